@@ -1,0 +1,96 @@
+import { errorResponse, statusOf } from "./error_response.ts";
+import { createBodyReader } from "./read_body.ts";
+import type { Handler, HttpRequest, HttpResponse } from "./types.ts";
+
+/** Options of {@linkcode createFetchHandler}. */
+export interface FetchHandlerOptions {
+  /**
+   * Peer address to report, since a Web `Request` does not carry one.
+   * @default {""}
+   */
+  remoteAddress?: string;
+  /** Called with every error that becomes a 500. */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Adapts a {@linkcode Handler} to the Web-standard `(Request) => Promise<Response>`
+ * shape used by Deno, Bun and Workers.
+ * @param handler the handler to serve
+ * @param options peer address and error hook
+ * @returns the fetch handler
+ * @example
+ * ```ts
+ * Deno.serve(createFetchHandler(handler));
+ * ```
+ */
+export function createFetchHandler(
+  handler: Handler,
+  options: FetchHandlerOptions = {},
+): (request: Request) => Promise<Response> {
+  return async function fetchHandler(request: Request): Promise<Response> {
+    let response: HttpResponse;
+    try {
+      response = await handler(toRequest(request, options.remoteAddress ?? ""));
+    } catch (error) {
+      if (statusOf(error) === 500) options.onError?.(error);
+      response = errorResponse(error);
+    }
+    return toResponse(response, request.method.toUpperCase());
+  };
+}
+
+function toRequest(request: Request, remoteAddress: string): HttpRequest {
+  const url = new URL(request.url);
+  const headers: Record<string, string> = {};
+  request.headers.forEach((value, name) => {
+    headers[name.toLowerCase()] = value;
+  });
+  const stream = request.body;
+  return {
+    method: request.method.toUpperCase(),
+    path: url.pathname,
+    query: url.search.slice(1),
+    headers,
+    remoteAddress,
+    origin: url.origin,
+    signal: request.signal,
+    body: createBodyReader(() => stream ?? emptyChunks(), headers["content-length"]),
+  };
+}
+
+async function* emptyChunks(): AsyncGenerator<Uint8Array> {
+  // A request without a body yields no chunks.
+}
+
+const encoder = new TextEncoder();
+
+function toResponse(response: HttpResponse, method: string): Response {
+  const headers = new Headers(response.headers);
+  const body = response.body;
+  const bodiless = method === "HEAD" || response.status === 204 || response.status === 304;
+  if (body === undefined || bodiless) {
+    if (body !== undefined && typeof body !== "string" && !(body instanceof Uint8Array)) {
+      void body[Symbol.asyncIterator]().return?.();
+    }
+    return new Response(null, { status: response.status, headers });
+  }
+  if (typeof body === "string" || body instanceof Uint8Array) {
+    return new Response(body, { status: response.status, headers });
+  }
+  const iterator = body[Symbol.asyncIterator]();
+  const readable = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await iterator.next();
+      if (next.done === true) {
+        controller.close();
+        return;
+      }
+      controller.enqueue(typeof next.value === "string" ? encoder.encode(next.value) : next.value);
+    },
+    async cancel() {
+      await iterator.return?.();
+    },
+  });
+  return new Response(readable, { status: response.status, headers });
+}

@@ -1,0 +1,23 @@
+import type { HttpResponse } from "./types.ts";
+
+/** The content type of every JSON response. */
+export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
+
+/**
+ * Builds a JSON response.
+ * @param status HTTP status
+ * @param value anything `JSON.stringify` accepts
+ * @param headers extra headers
+ * @returns the response record
+ */
+export function jsonResponse(
+  status: number,
+  value: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): HttpResponse {
+  return {
+    status,
+    headers: { ...headers, "content-type": JSON_CONTENT_TYPE },
+    body: JSON.stringify(value),
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * The HTTP layer shared by every service: plain request and response records,
+ * a router, `node:http` and Web `fetch` adapters, body and JSON limits, JSON
+ * errors from one code-to-status table, CORS, API keys, rate limits and
+ * deadlines.
+ * @module
+ */
+export { HttpError } from "./errors.ts";
+export type { HttpErrorCode, HttpErrorOptions } from "./errors.ts";
+export { ERROR_STATUS, errorBody, errorDetail, errorResponse, statusOf } from "./error_response.ts";
+export type { ErrorDetail } from "./error_response.ts";
+export { JSON_CONTENT_TYPE, jsonResponse } from "./json_response.ts";
+export { decodeComponent, parseQuery } from "./parse_query.ts";
+export type { QueryParameter } from "./parse_query.ts";
+export { createRouter } from "./router.ts";
+export type { Route } from "./router.ts";
+export { createBodyReader } from "./read_body.ts";
+export { checkJsonDepth, readJson } from "./read_json.ts";
+export type { ReadJsonOptions } from "./read_json.ts";
+export { createNodeListener } from "./node_adapter.ts";
+export type { NodeListenerOptions } from "./node_adapter.ts";
+export { createFetchHandler } from "./fetch_adapter.ts";
+export type { FetchHandlerOptions } from "./fetch_adapter.ts";
+export { withCors } from "./cors.ts";
+export type { CorsOptions } from "./cors.ts";
+export { authenticateApiKey, indexApiKeys, parseApiKey } from "./api_keys.ts";
+export type { ApiKey, AuthenticateOptions, Identity } from "./api_keys.ts";
+export { RateLimiter } from "./rate_limiter.ts";
+export type { RateDecision, RateLimiterOptions } from "./rate_limiter.ts";
+export { withRateLimit } from "./with_rate_limit.ts";
+export { createDeadline } from "./deadline.ts";
+export type { Deadline } from "./deadline.ts";
+export type {
+  BodyChunks,
+  BodyReader,
+  Handler,
+  HttpRequest,
+  HttpResponse,
+  ResponseBody,
+  RouteHandler,
+  RouteParams,
+} from "./types.ts";
+export { mountHandlers } from "./mount.ts";
+export type { Mount } from "./mount.ts";

@@ -1,0 +1,120 @@
+/** Options of {@linkcode RateLimiter}. */
+export interface RateLimiterOptions {
+  /** Sustained requests per second per key; 0 turns the rate limit off. */
+  ratePerSecond: number;
+  /**
+   * Requests a key may make at once after being idle.
+   * @default {Math.max(1, ratePerSecond)}
+   */
+  burst?: number;
+  /** Requests per key in flight at once; 0 turns the limit off. */
+  maxConcurrent: number;
+  /** Monotonic clock in milliseconds. */
+  now: () => number;
+  /**
+   * Keys tracked before idle ones are forgotten.
+   * @default {10000}
+   */
+  maxKeys?: number;
+}
+
+/** The limiter's answer: a permit to release when done, or a refusal. */
+export type RateDecision =
+  | { readonly ok: true; readonly release: () => void }
+  | { readonly ok: false; readonly reason: "rate" | "concurrency"; readonly retryAfterSeconds: number };
+
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+  inFlight: number;
+}
+
+/**
+ * A per-key token bucket plus a per-key limit on requests in flight. Time
+ * comes from the injected clock, so tests control it.
+ * @example
+ * ```ts
+ * const limiter = new RateLimiter({ ratePerSecond: 2, maxConcurrent: 1, now: () => performance.now() });
+ * const decision = limiter.acquire("key-a");
+ * if (decision.ok) decision.release();
+ * ```
+ */
+export class RateLimiter {
+  readonly #rate: number;
+  readonly #burst: number;
+  readonly #maxConcurrent: number;
+  readonly #now: () => number;
+  readonly #maxKeys: number;
+  readonly #buckets = new Map<string, Bucket>();
+
+  /**
+   * Creates a limiter.
+   * @param options rate, burst, concurrency and clock
+   * @throws {RangeError} when a limit is negative or not finite
+   */
+  constructor(options: RateLimiterOptions) {
+    for (const [name, value] of [
+      ["ratePerSecond", options.ratePerSecond],
+      ["maxConcurrent", options.maxConcurrent],
+      ["burst", options.burst ?? 1],
+    ] as const) {
+      if (!Number.isFinite(value) || value < 0) {
+        throw new RangeError(`Cannot create a rate limiter: "${name}" must be >= 0: current value is ${value}`);
+      }
+    }
+    this.#rate = options.ratePerSecond;
+    this.#burst = options.burst ?? Math.max(1, options.ratePerSecond);
+    this.#maxConcurrent = options.maxConcurrent;
+    this.#now = options.now;
+    this.#maxKeys = options.maxKeys ?? 10_000;
+  }
+
+  /**
+   * Asks to start one request for a key.
+   * @param key who the request counts against
+   * @returns a permit with `release()`, or the reason and the seconds to wait
+   */
+  acquire(key: string): RateDecision {
+    const now = this.#now();
+    let bucket = this.#buckets.get(key);
+    if (bucket === undefined) {
+      if (this.#buckets.size >= this.#maxKeys) this.#forgetIdle(now);
+      bucket = { tokens: this.#burst, updatedAt: now, inFlight: 0 };
+      this.#buckets.set(key, bucket);
+    }
+    if (this.#rate > 0) {
+      bucket.tokens = Math.min(this.#burst, bucket.tokens + ((now - bucket.updatedAt) * this.#rate) / 1000);
+      bucket.updatedAt = now;
+    }
+    if (this.#maxConcurrent > 0 && bucket.inFlight >= this.#maxConcurrent) {
+      return { ok: false, reason: "concurrency", retryAfterSeconds: 1 };
+    }
+    if (this.#rate > 0) {
+      if (bucket.tokens < 1) {
+        const seconds = Math.max(1, Math.ceil((1 - bucket.tokens) / this.#rate));
+        return { ok: false, reason: "rate", retryAfterSeconds: seconds };
+      }
+      bucket.tokens -= 1;
+    }
+    bucket.inFlight++;
+    const owned = bucket;
+    let released = false;
+    return {
+      ok: true,
+      release: () => {
+        if (released) return;
+        released = true;
+        owned.inFlight--;
+      },
+    };
+  }
+
+  #forgetIdle(now: number): void {
+    for (const [key, bucket] of this.#buckets) {
+      const refilled = bucket.tokens + ((now - bucket.updatedAt) * this.#rate) / 1000;
+      if (bucket.inFlight === 0 && (this.#rate === 0 || refilled >= this.#burst)) {
+        this.#buckets.delete(key);
+      }
+    }
+  }
+}

@@ -1,0 +1,100 @@
+import { HttpError } from "./errors.ts";
+import { decodeComponent } from "./parse_query.ts";
+import type { Handler, HttpRequest, HttpResponse, RouteHandler } from "./types.ts";
+
+/** One route: a method, a path pattern and its handler. */
+export interface Route {
+  /** Upper-case method; `GET` routes also answer `HEAD`. */
+  readonly method: string;
+  /**
+   * Path pattern: literal segments and `:name` parameters, e.g.
+   * `/api/v2/sync/user/since/:revision`.
+   */
+  readonly path: string;
+  readonly handler: RouteHandler;
+}
+
+interface CompiledRoute {
+  readonly method: string;
+  readonly segments: readonly string[];
+  readonly handler: RouteHandler;
+}
+
+/**
+ * Builds a handler that dispatches on method and path. An unknown path answers
+ * 404, a known path with another method 405 with `Allow`, and `OPTIONS` on a
+ * known path 204 with `Allow`. A trailing slash is ignored.
+ * @param routes the routes, tried in order
+ * @returns the dispatching handler
+ * @throws {TypeError} when a route's path does not start with `/`
+ * @example
+ * ```ts
+ * const handler = createRouter([
+ *   { method: "GET", path: "/items/:id", handler: (_req, { id }) => jsonResponse(200, { id }) },
+ * ]);
+ * ```
+ */
+export function createRouter(routes: readonly Route[]): Handler {
+  const compiled = routes.map(compileRoute);
+  return function route(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
+    const segments = splitPath(request.path);
+    const allowed = new Set<string>();
+    for (const candidate of compiled) {
+      const params = matchSegments(candidate.segments, segments);
+      if (params === undefined) continue;
+      if (candidate.method === request.method ||
+        (candidate.method === "GET" && request.method === "HEAD")) {
+        return candidate.handler(request, params);
+      }
+      allowed.add(candidate.method);
+      if (candidate.method === "GET") allowed.add("HEAD");
+    }
+    if (allowed.size === 0) {
+      throw new HttpError("ERR_HTTP_NOT_FOUND", `Cannot find ${request.path}: no such resource`);
+    }
+    allowed.add("OPTIONS");
+    const allow = [...allowed].join(", ");
+    if (request.method === "OPTIONS") return { status: 204, headers: { allow } };
+    throw new HttpError(
+      "ERR_HTTP_METHOD_NOT_ALLOWED",
+      `Cannot ${request.method} ${request.path}: the resource allows ${allow}`,
+      { headers: { allow } },
+    );
+  };
+}
+
+function compileRoute(route: Route): CompiledRoute {
+  if (!route.path.startsWith("/")) {
+    throw new TypeError(`Cannot add route "${route.path}": a path must start with "/"`);
+  }
+  return { method: route.method.toUpperCase(), segments: splitPath(route.path), handler: route.handler };
+}
+
+function splitPath(path: string): string[] {
+  const trimmed = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+  return trimmed.split("/").slice(1);
+}
+
+function matchSegments(
+  pattern: readonly string[],
+  segments: readonly string[],
+): Record<string, string> | undefined {
+  if (pattern.length !== segments.length) return undefined;
+  let params: Record<string, string> | undefined;
+  for (let i = 0; i < pattern.length; i++) {
+    const expected = pattern[i]!;
+    const actual = decodeSegment(segments[i]!);
+    if (expected.startsWith(":")) {
+      params ??= {};
+      params[expected.slice(1)] = actual;
+    } else if (expected !== actual) {
+      return undefined;
+    }
+  }
+  return params ?? {};
+}
+
+function decodeSegment(segment: string): string {
+  // A path segment keeps "+" literally; only percent escapes are decoded.
+  return segment.includes("%") ? decodeComponent(segment.replaceAll("+", "%2B"), segment) : segment;
+}
