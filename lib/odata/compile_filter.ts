@@ -1,0 +1,349 @@
+import type { BoundFilter, BoundValue } from "./bound.ts";
+import type { Column, ColumnTable, DictColumn, PostingIndex } from "./columns.ts";
+import { ODataError } from "./errors.ts";
+import { type BoundLeaf, evaluateLeaf } from "./evaluate.ts";
+import {
+  andKernel,
+  constantKernel,
+  dict16Kernel,
+  dict32Kernel,
+  dict8Kernel,
+  type Kernel,
+  MAX_BATCH,
+  notKernel,
+  numberRangeKernel,
+  orKernel,
+  rangesKernel,
+  rowListKernel,
+  rowTestKernel,
+} from "./_kernels.ts";
+import { EMPTY_SET, intersect, rangesFrom, type RowSet, sizeOf, union, unionRows } from "./_row_sets.ts";
+import type { Scalar } from "./schema.ts";
+
+/**
+ * A filter compiled against a {@linkcode ColumnTable}: a batch kernel, and
+ * where indexes or row grouping allow, a superset of the matching rows so
+ * that a selective query touches only those.
+ */
+export interface CompiledFilter {
+  /** Rows in the table. */
+  readonly length: number;
+  /** Rows that may match, ascending; `undefined` means every row. */
+  readonly candidates: RowSet | undefined;
+  /** Filters a batch of rows. */
+  readonly kernel: Kernel;
+}
+
+interface Plan {
+  readonly kernel: Kernel;
+  readonly candidates: RowSet | undefined;
+}
+
+/**
+ * Compiles a bound filter to batch kernels over a columnar table. Each
+ * condition reads one field: dictionary columns are tested once per distinct
+ * value into a lookup table, numeric comparisons become range checks, a
+ * condition on a group (a location, a dataset) becomes the row ranges of the
+ * matching groups, and posting indexes give candidate rows.
+ * @param filter the bound filter; `undefined` matches every row
+ * @param table the table
+ * @returns the compiled filter
+ * @throws {ODataError} `ERR_ODATA_UNSUPPORTED` for a condition on two fields
+ * @throws {TypeError} when the table lacks a bound field
+ */
+export function compileFilter(filter: BoundFilter | undefined, table: ColumnTable): CompiledFilter {
+  if (filter === undefined) {
+    return { length: table.length, candidates: undefined, kernel: constantKernel(true) };
+  }
+  const plan = compileNode(filter, table);
+  let candidates = plan.candidates;
+  // A long scattered row list is slower to follow than a plain scan.
+  if (candidates?.kind === "rows" && candidates.rows.length > table.length / 4) candidates = undefined;
+  return { length: table.length, candidates, kernel: plan.kernel };
+}
+
+function compileNode(node: BoundFilter, table: ColumnTable): Plan {
+  switch (node.kind) {
+    case "constant":
+      return { kernel: constantKernel(node.value), candidates: node.value ? undefined : EMPTY_SET };
+    case "and": {
+      const plans = node.operands.map((operand) => compileNode(operand, table));
+      let candidates: RowSet | undefined;
+      for (const plan of plans) {
+        if (plan.candidates === undefined) continue;
+        candidates = candidates === undefined ? plan.candidates : intersect(candidates, plan.candidates);
+      }
+      const ordered = [...plans].sort((a, b) => rank(a) - rank(b));
+      return { kernel: andKernel(ordered.map((plan) => plan.kernel)), candidates };
+    }
+    case "or": {
+      const plans = node.operands.map((operand) => compileNode(operand, table));
+      let candidates: RowSet | undefined = EMPTY_SET;
+      for (const plan of plans) {
+        if (plan.candidates === undefined || candidates === undefined) {
+          candidates = undefined;
+        } else {
+          candidates = union(candidates, plan.candidates);
+        }
+      }
+      return { kernel: orKernel(plans.map((plan) => plan.kernel)), candidates };
+    }
+    case "not":
+      return { kernel: notKernel(compileNode(node.operand, table).kernel), candidates: undefined };
+    case "compare":
+    case "in":
+    case "test":
+      return compileLeaf(node, table);
+  }
+}
+
+/** Runs cheap, selective kernels first: those with a small candidate set. */
+function rank(plan: Plan): number {
+  return plan.candidates === undefined ? Number.MAX_SAFE_INTEGER : sizeOf(plan.candidates);
+}
+
+function compileLeaf(leaf: BoundLeaf, table: ColumnTable): Plan {
+  const fields = new Set<string>();
+  for (const value of leafValues(leaf)) collectFields(value, fields);
+  if (fields.size === 0) {
+    const value = evaluateLeaf(leaf, () => null);
+    return { kernel: constantKernel(value), candidates: value ? undefined : EMPTY_SET };
+  }
+  if (fields.size > 1) {
+    throw new ODataError(
+      "ERR_ODATA_UNSUPPORTED",
+      `Cannot compare fields ${[...fields].map((f) => `"${f}"`).join(" and ")} with each other: ` +
+        "compare each field with a literal",
+      { target: [...fields][0]! },
+    );
+  }
+  const name = [...fields][0]!;
+  const column = table.column(name);
+  if (column === undefined) throw new TypeError(`Cannot compile filter: the table has no column "${name}"`);
+  const test = (value: Scalar | readonly Scalar[]): boolean =>
+    Array.isArray(value)
+      ? (value as readonly Scalar[]).some((one) => evaluateLeaf(leaf, () => one))
+      : evaluateLeaf(leaf, () => value as Scalar);
+  return compileOnColumn(leaf, test, column, table.length);
+}
+
+function compileOnColumn(
+  leaf: BoundLeaf,
+  test: (value: Scalar | readonly Scalar[]) => boolean,
+  column: Column,
+  length: number,
+): Plan {
+  switch (column.kind) {
+    case "dict":
+      return compileDict(test, column, length);
+    case "number": {
+      const range = numericRange(leaf);
+      const values = column.values;
+      if (range !== undefined) return { kernel: numberRangeKernel(values, range[0], range[1]), candidates: undefined };
+      return {
+        kernel: rowTestKernel((row) => {
+          const v = values[row]!;
+          return test(Number.isNaN(v) ? null : v);
+        }),
+        candidates: undefined,
+      };
+    }
+    case "rownumber":
+      return compileRowNumber(leaf, test, column.offset, length);
+    case "group":
+      return compileGroup(leaf, test, column.starts, column.column);
+    case "values": {
+      const values = column.values;
+      return { kernel: rowTestKernel((row) => test(values[row] ?? null)), candidates: undefined };
+    }
+  }
+}
+
+function compileDict(test: (value: Scalar) => boolean, column: DictColumn, length: number): Plan {
+  const values = column.values;
+  const table = new Uint8Array(values.length);
+  let hits = 0;
+  for (let code = 0; code < values.length; code++) {
+    if (test(values[code] ?? null)) {
+      table[code] = 1;
+      hits++;
+    }
+  }
+  if (hits === 0) return { kernel: constantKernel(false), candidates: EMPTY_SET };
+  if (hits === values.length) return { kernel: constantKernel(true), candidates: undefined };
+  const codes = column.codes;
+  const kernel = codes instanceof Uint8Array
+    ? dict8Kernel(codes, table)
+    : codes instanceof Uint16Array
+    ? dict16Kernel(codes, table)
+    : dict32Kernel(codes, table);
+  const candidates = column.index === undefined ? undefined : postingRows(column.index, table, length);
+  return { kernel, candidates };
+}
+
+/** Rows of the index keys that hold a matching code, or undefined when too many to help. */
+function postingRows(index: PostingIndex, table: Uint8Array, length: number): RowSet | undefined {
+  const keys = new Set<number>();
+  for (let code = 0; code < table.length; code++) {
+    if (table[code] !== 0) keys.add(index.keyOf === undefined ? code : index.keyOf[code]!);
+  }
+  let total = 0;
+  for (const key of keys) total += index.starts[key + 1]! - index.starts[key]!;
+  if (total > length / 4) return undefined;
+  let rows: Uint32Array | undefined;
+  for (const key of [...keys].sort((a, b) => a - b)) {
+    const part = index.rows.subarray(index.starts[key]!, index.starts[key + 1]!);
+    rows = rows === undefined ? part : unionRows(rows, part);
+  }
+  return { kind: "rows", rows: rows ?? new Uint32Array(0) };
+}
+
+function compileRowNumber(
+  leaf: BoundLeaf,
+  test: (value: Scalar) => boolean,
+  offset: number,
+  length: number,
+): Plan {
+  const set = rowNumberSet(leaf, offset, length);
+  if (set === undefined) {
+    return { kernel: rowTestKernel((row) => test(row + offset)), candidates: undefined };
+  }
+  const kernel = set.kind === "ranges" ? rangesKernel(set.ranges) : rowListKernel(set.rows);
+  return { kernel, candidates: set };
+}
+
+/** The rows a condition on a row number selects, when it is a plain comparison or `in`. */
+function rowNumberSet(leaf: BoundLeaf, offset: number, length: number): RowSet | undefined {
+  if (leaf.kind === "in" && leaf.operand.kind === "field") {
+    const rows = new Set<number>();
+    for (const value of leaf.values) {
+      if (typeof value !== "number" || !Number.isInteger(value)) continue;
+      const row = value - offset;
+      if (row >= 0 && row < length) rows.add(row);
+    }
+    return { kind: "rows", rows: Uint32Array.from([...rows].sort((a, b) => a - b)) };
+  }
+  if (leaf.kind !== "compare" || leaf.left.kind !== "field" || leaf.right.kind !== "literal") return undefined;
+  const value = leaf.right.value;
+  if (value === null) return leaf.op === "ne" ? rangesFrom([0, length]) : EMPTY_SET;
+  if (typeof value !== "number") return undefined;
+  const k = value - offset;
+  const clamp = (row: number): number => Math.min(length, Math.max(0, row));
+  switch (leaf.op) {
+    case "eq":
+      return Number.isInteger(k) ? rangesFrom([clamp(k), clamp(k + 1)]) : EMPTY_SET;
+    case "ne":
+      return Number.isInteger(k)
+        ? rangesFrom([0, clamp(k), clamp(k + 1), length])
+        : rangesFrom([0, length]);
+    case "lt":
+      return rangesFrom([0, clamp(Math.ceil(k))]);
+    case "le":
+      return rangesFrom([0, clamp(Math.floor(k) + 1)]);
+    case "gt":
+      return rangesFrom([clamp(Math.floor(k) + 1), length]);
+    case "ge":
+      return rangesFrom([clamp(Math.ceil(k)), length]);
+  }
+}
+
+function compileGroup(
+  leaf: BoundLeaf,
+  test: (value: Scalar | readonly Scalar[]) => boolean,
+  starts: Uint32Array,
+  inner: Column,
+): Plan {
+  const groups = starts.length - 1;
+  const plan = compileOnColumn(leaf, test, inner, groups);
+  const matching = runAll(plan, groups);
+  const pairs: number[] = [];
+  for (let i = 0; i < matching.length; i++) {
+    const g = matching[i]!;
+    pairs.push(starts[g]!, starts[g + 1]!);
+  }
+  const set = rangesFrom(pairs);
+  return { kernel: rangesKernel(set.kind === "ranges" ? set.ranges : new Uint32Array(0)), candidates: set };
+}
+
+/** All rows of a plan, ascending. */
+function runAll(plan: Plan, length: number): Uint32Array {
+  const out: number[] = [];
+  const buffer = new Uint32Array(MAX_BATCH);
+  const visit = (sel: Uint32Array | null, start: number, n: number): void => {
+    const m = plan.kernel(sel, start, n, buffer);
+    for (let i = 0; i < m; i++) out.push(buffer[i]!);
+  };
+  const candidates = plan.candidates;
+  if (candidates === undefined) {
+    for (let s = 0; s < length; s += MAX_BATCH) visit(null, s, Math.min(MAX_BATCH, length - s));
+  } else if (candidates.kind === "ranges") {
+    const r = candidates.ranges;
+    for (let k = 0; k < r.length; k += 2) {
+      for (let s = r[k]!; s < r[k + 1]!; s += MAX_BATCH) visit(null, s, Math.min(MAX_BATCH, r[k + 1]! - s));
+    }
+  } else {
+    const rows = candidates.rows;
+    for (let s = 0; s < rows.length; s += MAX_BATCH) {
+      const sel = rows.subarray(s, Math.min(rows.length, s + MAX_BATCH));
+      visit(sel, 0, sel.length);
+    }
+  }
+  return Uint32Array.from(out);
+}
+
+/**
+ * The closed interval a plain numeric comparison selects, or undefined for
+ * other forms (functions, `ne`, null, `in`).
+ */
+function numericRange(leaf: BoundLeaf): [number, number] | undefined {
+  if (leaf.kind !== "compare" || leaf.left.kind !== "field" || leaf.right.kind !== "literal") return undefined;
+  const k = leaf.right.value;
+  if (typeof k !== "number") return undefined;
+  switch (leaf.op) {
+    case "eq":
+      return [k, k];
+    case "lt":
+      return [-Infinity, nextDown(k)];
+    case "le":
+      return [-Infinity, k];
+    case "gt":
+      return [nextUp(k), Infinity];
+    case "ge":
+      return [k, Infinity];
+    case "ne":
+      return undefined;
+  }
+}
+
+const scratch = new DataView(new ArrayBuffer(8));
+
+/** The smallest double greater than `x`. */
+export function nextUp(x: number): number {
+  if (Number.isNaN(x) || x === Infinity) return x;
+  if (x === 0) return Number.MIN_VALUE;
+  scratch.setFloat64(0, x);
+  const bits = scratch.getBigUint64(0);
+  scratch.setBigUint64(0, x > 0 ? bits + 1n : bits - 1n);
+  return scratch.getFloat64(0);
+}
+
+/** The largest double less than `x`. */
+export function nextDown(x: number): number {
+  return -nextUp(-x);
+}
+
+function leafValues(leaf: BoundLeaf): readonly BoundValue[] {
+  switch (leaf.kind) {
+    case "compare":
+      return [leaf.left, leaf.right];
+    case "in":
+      return [leaf.operand];
+    case "test":
+      return [leaf.value];
+  }
+}
+
+function collectFields(value: BoundValue, into: Set<string>): void {
+  if (value.kind === "field") into.add(value.name);
+  else if (value.kind === "call") for (const arg of value.args) collectFields(arg, into);
+}

@@ -1,0 +1,146 @@
+import type { CompiledFilter } from "./compile_filter.ts";
+import type { Kernel } from "./_kernels.ts";
+import { MAX_BATCH } from "./_kernels.ts";
+import { firstRangeEndingAfter, lowerBound } from "./_row_sets.ts";
+
+/** Options of {@linkcode MatchCursor}. */
+export interface MatchCursorOptions {
+  /**
+   * First row to consider.
+   * @default {0}
+   */
+  from?: number;
+  /** Called before each batch; throws to stop a query that has run too long. */
+  checkpoint?: () => void;
+}
+
+const FIRST_BATCH = 256;
+
+/**
+ * Walks the rows matching a {@linkcode CompiledFilter} in ascending order,
+ * batch by batch, touching only the candidate rows. Batches start small, so
+ * a short page is cheap, and grow to {@linkcode MAX_BATCH}.
+ * @example
+ * ```ts
+ * const cursor = new MatchCursor(compileFilter(bound, table), { from: 1000 });
+ * const page = new Uint32Array(100);
+ * const n = cursor.next(page);
+ * ```
+ */
+export class MatchCursor {
+  readonly #kernel: Kernel;
+  readonly #checkpoint: (() => void) | undefined;
+  readonly #ranges: Uint32Array | undefined;
+  readonly #rows: Uint32Array | undefined;
+  #k = 0;
+  #row = 0;
+  #i = 0;
+  #batch = FIRST_BATCH;
+  readonly #pending = new Uint32Array(MAX_BATCH);
+  #pendingAt = 0;
+  #pendingEnd = 0;
+
+  /**
+   * Starts a walk.
+   * @param filter the compiled filter
+   * @param options first row and checkpoint
+   */
+  constructor(filter: CompiledFilter, options: MatchCursorOptions = {}) {
+    this.#kernel = filter.kernel;
+    this.#checkpoint = options.checkpoint;
+    const candidates = filter.candidates;
+    if (candidates === undefined) this.#ranges = Uint32Array.of(0, filter.length);
+    else if (candidates.kind === "ranges") this.#ranges = candidates.ranges;
+    else this.#rows = candidates.rows;
+    if (options.from !== undefined && options.from > 0) this.seek(options.from);
+  }
+
+  /**
+   * Writes the next matching rows to `out`.
+   * @param out where to write rows
+   * @param max most rows to write
+   * @returns how many were written; fewer than `max` only when the walk is over
+   */
+  next(out: Uint32Array, max: number = out.length): number {
+    let m = 0;
+    while (m < max) {
+      if (this.#pendingAt < this.#pendingEnd) {
+        const take = Math.min(max - m, this.#pendingEnd - this.#pendingAt);
+        out.set(this.#pending.subarray(this.#pendingAt, this.#pendingAt + take), m);
+        this.#pendingAt += take;
+        m += take;
+        continue;
+      }
+      if (!this.#fill()) break;
+    }
+    return m;
+  }
+
+  /**
+   * Skips to the first match at or after `row`; a cursor never moves back.
+   * @param row the row to skip to
+   */
+  seek(row: number): void {
+    while (this.#pendingAt < this.#pendingEnd && this.#pending[this.#pendingAt]! < row) this.#pendingAt++;
+    if (this.#ranges !== undefined) {
+      if (row > this.#row) this.#row = row;
+      this.#k = Math.max(this.#k, firstRangeEndingAfter(this.#ranges, row));
+    } else if (this.#rows !== undefined) {
+      this.#i = Math.max(this.#i, lowerBound(this.#rows, row, this.#i));
+    }
+  }
+
+  /** Runs one batch into the pending buffer; false when no rows are left. */
+  #fill(): boolean {
+    this.#pendingAt = 0;
+    this.#pendingEnd = 0;
+    const ranges = this.#ranges;
+    if (ranges !== undefined) {
+      while (this.#k < ranges.length) {
+        const start = Math.max(this.#row, ranges[this.#k]!);
+        const end = ranges[this.#k + 1]!;
+        if (start >= end) {
+          this.#k += 2;
+          continue;
+        }
+        this.#checkpoint?.();
+        const n = Math.min(this.#batch, end - start);
+        this.#pendingEnd = this.#kernel(null, start, n, this.#pending);
+        this.#row = start + n;
+        if (this.#row >= end) this.#k += 2;
+        this.#grow();
+        return true;
+      }
+      return false;
+    }
+    const rows = this.#rows!;
+    if (this.#i >= rows.length) return false;
+    this.#checkpoint?.();
+    const n = Math.min(this.#batch, rows.length - this.#i);
+    this.#pendingEnd = this.#kernel(rows.subarray(this.#i, this.#i + n), 0, n, this.#pending);
+    this.#i += n;
+    this.#grow();
+    return true;
+  }
+
+  #grow(): void {
+    if (this.#batch < MAX_BATCH) this.#batch *= 2;
+  }
+}
+
+/**
+ * Counts the rows matching a compiled filter.
+ * @param filter the compiled filter
+ * @param options first row and checkpoint
+ * @returns the number of matching rows
+ */
+export function countMatches(filter: CompiledFilter, options: MatchCursorOptions = {}): number {
+  const cursor = new MatchCursor(filter, options);
+  const buffer = new Uint32Array(MAX_BATCH);
+  let total = 0;
+  for (;;) {
+    const n = cursor.next(buffer);
+    total += n;
+    if (n < buffer.length) return total;
+  }
+}

@@ -1,0 +1,151 @@
+import { ODataError } from "./errors.ts";
+
+/** A decoded `name=value` pair of the query string. */
+export interface QueryPair {
+  readonly name: string;
+  readonly value: string;
+}
+
+/** The system query options of one request, validated but not yet bound to a collection. */
+export interface QueryOptions {
+  /** `$filter` text, unparsed. */
+  readonly filter?: string;
+  /** `$select` names, trimmed, in the order given, without duplicates. */
+  readonly select?: readonly string[];
+  /** `$top`, if given. */
+  readonly top?: number;
+  /** The id after `Id:` in `$skiptoken`. */
+  readonly skipToken?: string;
+  /** `$count=true`. */
+  readonly count: boolean;
+  /** `$format`, if given. */
+  readonly format?: "json" | "csv";
+}
+
+/** Options of {@linkcode readQueryOptions}. */
+export interface ReadQueryOptionsOptions {
+  /**
+   * Largest accepted `$top`.
+   * @default {10000}
+   */
+  maxTop?: number;
+}
+
+const KNOWN = new Set(["filter", "select", "top", "skiptoken", "count", "format", "orderby", "skip"]);
+const UNSUPPORTED = new Set(["expand", "search", "apply", "compute", "levels", "index", "schemaversion"]);
+
+/**
+ * Reads the system query options from decoded query pairs, following OData
+ * 4.01: names are case-insensitive and the `$` may be left out. Empty options
+ * are ignored, as DataStream's clients send some empty. Custom options
+ * (names without `$` that are not system options) are ignored. `$orderby=Id`
+ * (or `Id asc`) is accepted, since results always come in ascending `Id`.
+ * @param pairs the decoded query string
+ * @param options `$top` limit
+ * @returns the options
+ * @throws {ODataError} `ERR_ODATA_QUERY_OPTION` naming the option in `target`: a
+ * repeated option, an unknown `$` option, `$top` outside 1..maxTop, a
+ * malformed `$skiptoken`, `$count` or `$format`, an empty `$select` entry, or
+ * an unsupported option
+ */
+export function readQueryOptions(
+  pairs: readonly QueryPair[],
+  options: ReadQueryOptionsOptions = {},
+): QueryOptions {
+  const maxTop = options.maxTop ?? 10_000;
+  const seen = new Map<string, string>();
+  for (const pair of pairs) {
+    const dollar = pair.name.startsWith("$");
+    const key = (dollar ? pair.name.slice(1) : pair.name).toLowerCase();
+    if (pair.value === "") continue;
+    if (!KNOWN.has(key)) {
+      if (UNSUPPORTED.has(key)) throw optionError(`$${key}`, `Cannot use $${key}: the service does not support it`);
+      if (dollar) {
+        throw optionError(
+          pair.name,
+          `Cannot use unknown query option "${pair.name}": use $filter, $select, $top, $skiptoken, $count or $format`,
+        );
+      }
+      continue;
+    }
+    if (seen.has(key)) throw optionError(`$${key}`, `Cannot use $${key} more than once in a request`);
+    seen.set(key, pair.value);
+  }
+  const filter = seen.get("filter");
+  const select = seen.get("select");
+  const top = seen.get("top");
+  const skipToken = seen.get("skiptoken");
+  const count = seen.get("count");
+  const format = seen.get("format");
+  checkOrderBy(seen.get("orderby"));
+  if (seen.has("skip")) {
+    throw optionError("$skip", "Cannot use $skip: page with $skiptoken by following @odata.nextLink");
+  }
+  return {
+    ...(filter === undefined ? {} : { filter }),
+    ...(select === undefined ? {} : { select: readSelect(select) }),
+    ...(top === undefined ? {} : { top: readTop(top, maxTop) }),
+    ...(skipToken === undefined ? {} : { skipToken: readSkipToken(skipToken) }),
+    count: count === undefined ? false : readCount(count),
+    ...(format === undefined ? {} : { format: readFormat(format) }),
+  };
+}
+
+function optionError(target: string, message: string): ODataError {
+  return new ODataError("ERR_ODATA_QUERY_OPTION", message, { target });
+}
+
+function readSelect(text: string): readonly string[] {
+  const names: string[] = [];
+  for (const part of text.split(",")) {
+    const name = part.trim();
+    if (name === "") {
+      throw optionError("$select", `Cannot read $select "${text}": it has an empty field name`);
+    }
+    if (!names.includes(name)) names.push(name);
+  }
+  return names;
+}
+
+function readTop(text: string, maxTop: number): number {
+  const trimmed = text.trim();
+  const value = /^[0-9]+$/.test(trimmed) ? Number(trimmed) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < 1 || value > maxTop) {
+    throw optionError("$top", `Cannot use $top=${text}: it must be an integer from 1 to ${maxTop}`);
+  }
+  return value;
+}
+
+function readSkipToken(text: string): string {
+  const match = /^Id:(.+)$/.exec(text.trim());
+  if (match === null) {
+    throw optionError(
+      "$skiptoken",
+      `Cannot use $skiptoken=${text}: expected the form Id:<id>, as given in @odata.nextLink`,
+    );
+  }
+  return match[1]!.trim();
+}
+
+function readCount(text: string): boolean {
+  const lower = text.trim().toLowerCase();
+  if (lower === "true") return true;
+  if (lower === "false") return false;
+  throw optionError("$count", `Cannot use $count=${text}: it must be true or false`);
+}
+
+function readFormat(text: string): "json" | "csv" {
+  const type = text.split(";")[0]!.trim().toLowerCase();
+  if (type === "json" || type === "application/json") return "json";
+  if (type === "csv" || type === "text/csv") return "csv";
+  throw optionError("$format", `Cannot use $format=${text}: use json or csv`);
+}
+
+function checkOrderBy(text: string | undefined): void {
+  if (text === undefined) return;
+  if (/^\s*Id(\s+asc)?\s*$/.test(text)) return;
+  throw optionError(
+    "$orderby",
+    `Cannot order by "${text}": results always come in ascending Id order`,
+  );
+}
