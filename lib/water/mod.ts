@@ -1,0 +1,46 @@
+/**
+ * The water-data query API over DataStream-schema datasets: the schema and
+ * vocabularies, an RFC 4180 CSV codec, the dataset loader, the columnar
+ * store, the four collections, `$metadata` and the HTTP service.
+ * @module
+ */
+export { CsvSyntaxError, WaterError } from "./errors.ts";
+export type { WaterErrorCode, WaterErrorOptions } from "./errors.ts";
+export {
+  COLLECTIONS,
+  DATASTREAM_CSV_COLUMNS,
+  LOCATION_COLUMNS,
+  METADATA_COLUMNS,
+  OBSERVATION_COLUMNS,
+  OPTIONAL_CSV_COLUMNS,
+  REQUIRED_CSV_COLUMNS,
+  SOURCE_FIELDS,
+} from "./fields.ts";
+export type { CollectionField, CollectionName, CollectionSchema, FieldLevel, SourceField } from "./fields.ts";
+export { CsvScanner, FIELD_ESCAPED, FIELD_PLAIN, FIELD_QUOTED, unescapeField } from "./csv_scanner.ts";
+export type { CsvScannerOptions } from "./csv_scanner.ts";
+export { parseCsv } from "./parse_csv.ts";
+export { formatCsvField, formatCsvRow } from "./format_csv.ts";
+export { normalizeCoordinates } from "./normalize_coordinates.ts";
+export type { NormalizedCoordinates } from "./normalize_coordinates.ts";
+export { WaterStore } from "./store.ts";
+export type { DatasetRecord, WaterStoreParts } from "./store.ts";
+export { StoreBuilder } from "./store_builder.ts";
+export type { DatasetInput, DatasetLoadResult, LoadIssue, StoreBuilderOptions } from "./store_builder.ts";
+export { readDatasetMetadata } from "./read_dataset_metadata.ts";
+export { loadDatasets } from "./load_datasets.ts";
+export type { DatasetReport, LoadDatasetsOptions, LoadReport } from "./load_datasets.ts";
+export {
+  filterSchemaOf,
+  observationBatches,
+  prepareFilter,
+  queryCount,
+  queryPage,
+  readRowToken,
+} from "./query_collection.ts";
+export type { CollectionQuery, PageResult } from "./query_collection.ts";
+export { createRowWriter, selectFields } from "./render_rows.ts";
+export type { FieldWriter, RowWriter } from "./render_rows.ts";
+export { metadataDocument, SCHEMA_NAMESPACE, serviceDocument } from "./service_document.ts";
+export { createWaterService } from "./create_water_service.ts";
+export type { WaterServiceOptions } from "./create_water_service.ts";

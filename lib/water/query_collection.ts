@@ -1,0 +1,274 @@
+import {
+  bindFilter,
+  type BoundFilter,
+  type BoundValue,
+  compileFilter,
+  countMatches,
+  type CompiledFilter,
+  type FilterSchema,
+  MatchCursor,
+  ODataError,
+  parseFilter,
+} from "../odata/mod.ts";
+import type { CollectionSchema, FieldLevel } from "./fields.ts";
+import type { WaterStore } from "./store.ts";
+
+const DEPTH: Readonly<Record<FieldLevel, number>> = { dataset: 0, location: 1, observation: 2 };
+const schemas = new WeakMap<CollectionSchema, FilterSchema>();
+
+/**
+ * The filter schema of a collection: its filterable names and their types.
+ * @param collection the collection
+ * @returns names to types
+ */
+export function filterSchemaOf(collection: CollectionSchema): FilterSchema {
+  let schema = schemas.get(collection);
+  if (schema === undefined) {
+    schema = new Map(
+      [...collection.filter].map(([name, field]) => [
+        name,
+        { type: field.source.type, ...(field.source.multiValued === true ? { multiValued: true } : {}) },
+      ]),
+    );
+    schemas.set(collection, schema);
+  }
+  return schema;
+}
+
+/**
+ * Parses and binds a `$filter` for a collection.
+ * @param collection the collection
+ * @param text the filter text
+ * @returns the bound filter
+ * @throws {FilterSyntaxError} or {ODataError} for a bad filter
+ */
+export function prepareFilter(collection: CollectionSchema, text: string): BoundFilter {
+  return bindFilter(parseFilter(text), filterSchemaOf(collection));
+}
+
+/** One query against a collection. */
+export interface CollectionQuery {
+  readonly collection: CollectionSchema;
+  readonly filter?: BoundFilter;
+  /** Called between batches; throws to stop a query past its deadline. */
+  readonly checkpoint?: () => void;
+}
+
+/** A page of results: indexes at the collection's level, in ascending id order. */
+export interface PageResult {
+  readonly rows: readonly number[];
+  /** Whether rows follow the page. */
+  readonly more: boolean;
+}
+
+/**
+ * Finds one page of a collection's rows after a skip token. Conditions on
+ * finer levels are existential: a location (or dataset) matches when one of
+ * its observations (or locations) satisfies the filter.
+ * @param store the store
+ * @param query collection, filter and checkpoint
+ * @param skipToken the id after `Id:` in `$skiptoken`, if any
+ * @param top page size
+ * @returns the page
+ * @throws {ODataError} `ERR_ODATA_QUERY_OPTION` for a skip token that is not an id of the collection
+ */
+export function queryPage(
+  store: WaterStore,
+  query: CollectionQuery,
+  skipToken: string | undefined,
+  top: number,
+): PageResult {
+  const level = query.collection.level;
+  if (level === "dataset") {
+    const matching = matchingDatasets(store, query)
+      .map((d) => ({ d, id: store.datasets[d]!.id }))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const after = skipToken === undefined ? undefined : readUuidToken(skipToken);
+    const rest = after === undefined ? matching : matching.filter((m) => m.id > after);
+    return { rows: rest.slice(0, top).map((m) => m.d), more: rest.length > top };
+  }
+  const from = skipToken === undefined ? 0 : readRowToken(skipToken);
+  const rows = level === "location"
+    ? matchingLocations(store, query, from, top + 1)
+    : matchingObservations(store, query, from, top + 1);
+  return { rows: rows.slice(0, top), more: rows.length > top };
+}
+
+/**
+ * Counts a collection's rows that match a filter.
+ * @param store the store
+ * @param query collection, filter and checkpoint
+ * @returns the count
+ */
+export function queryCount(store: WaterStore, query: CollectionQuery): number {
+  switch (query.collection.level) {
+    case "dataset":
+      return matchingDatasets(store, query).length;
+    case "location":
+      if (query.filter === undefined) return store.locationCount;
+      return matchingLocations(store, query, 0, Infinity).length;
+    case "observation": {
+      if (query.filter === undefined) return store.observationCount;
+      const compiled = compileAt(store, query, "observation");
+      return countMatches(compiled, optionsOf(query, 0));
+    }
+  }
+}
+
+/**
+ * Walks all matching observation rows from a start row, in batches, for streaming.
+ * @param store the store
+ * @param query collection, filter and checkpoint
+ * @param from first row to consider
+ * @param batch rows per batch
+ * @yields ascending rows
+ */
+export function* observationBatches(
+  store: WaterStore,
+  query: CollectionQuery,
+  from: number,
+  batch: number,
+): Generator<Uint32Array> {
+  const cursor = new MatchCursor(compileAt(store, query, "observation"), optionsOf(query, from));
+  for (;;) {
+    const buffer = new Uint32Array(batch);
+    const n = cursor.next(buffer);
+    if (n > 0) yield buffer.subarray(0, n);
+    if (n < batch) return;
+  }
+}
+
+function optionsOf(query: CollectionQuery, from: number): { from: number; checkpoint?: () => void } {
+  return query.checkpoint === undefined ? { from } : { from, checkpoint: query.checkpoint };
+}
+
+function matchingObservations(store: WaterStore, query: CollectionQuery, from: number, limit: number): number[] {
+  const cursor = new MatchCursor(compileAt(store, query, "observation"), optionsOf(query, from));
+  const buffer = new Uint32Array(Math.min(limit, 1 << 16));
+  const n = cursor.next(buffer, Math.min(limit, buffer.length));
+  return Array.from(buffer.subarray(0, n));
+}
+
+function matchingLocations(store: WaterStore, query: CollectionQuery, from: number, limit: number): number[] {
+  if (levelOf(query) !== "observation") {
+    const compiled = compileAt(store, query, "location");
+    const out: number[] = [];
+    const cursor = new MatchCursor(compiled, optionsOf(query, from));
+    const buffer = new Uint32Array(4096);
+    while (out.length < limit) {
+      const n = cursor.next(buffer, Math.min(buffer.length, limit - out.length));
+      for (let i = 0; i < n; i++) out.push(buffer[i]!);
+      if (n < buffer.length) break;
+    }
+    return out;
+  }
+  const compiled = compileAt(store, query, "observation");
+  return distinctGroups(compiled, store.locationRowStarts, from, limit, query.checkpoint);
+}
+
+function matchingDatasets(store: WaterStore, query: CollectionQuery): number[] {
+  const level = levelOf(query);
+  if (level === "dataset") {
+    const compiled = compileAt(store, query, "dataset");
+    const buffer = new Uint32Array(store.datasetCount);
+    const n = new MatchCursor(compiled, optionsOf(query, 0)).next(buffer);
+    return Array.from(buffer.subarray(0, n));
+  }
+  const compiled = compileAt(store, query, level);
+  const starts = level === "location"
+    ? store.datasetLocationStarts
+    : store.datasetLocationStarts.map((l) => store.locationRowStarts[l]!);
+  return distinctGroups(compiled, starts, 0, Infinity, query.checkpoint);
+}
+
+/** Groups (locations, datasets) holding at least one matching row, from group `from` on. */
+function distinctGroups(
+  compiled: CompiledFilter,
+  starts: Uint32Array,
+  from: number,
+  limit: number,
+  checkpoint: (() => void) | undefined,
+): number[] {
+  const groups = starts.length - 1;
+  if (from >= groups) return [];
+  const cursor = new MatchCursor(compiled, checkpoint === undefined ? { from: starts[from]! } : {
+    from: starts[from]!,
+    checkpoint,
+  });
+  const out: number[] = [];
+  const one = new Uint32Array(1);
+  let group = from;
+  while (out.length < limit && cursor.next(one, 1) === 1) {
+    const row = one[0]!;
+    while (starts[group + 1]! <= row) group++;
+    out.push(group);
+    cursor.seek(starts[group + 1]!);
+  }
+  return out;
+}
+
+function compileAt(store: WaterStore, query: CollectionQuery, level: FieldLevel): CompiledFilter {
+  return compileFilter(query.filter, store.view(level, query.collection.filter));
+}
+
+/** The finest level a query's filter reads, or the collection's own level when coarser. */
+function levelOf(query: CollectionQuery): FieldLevel {
+  let level: FieldLevel = "dataset";
+  const visit = (value: BoundValue): void => {
+    if (value.kind === "field") {
+      const field = query.collection.filter.get(value.name);
+      if (field !== undefined && DEPTH[field.source.level] > DEPTH[level]) level = field.source.level;
+    } else if (value.kind === "call") {
+      value.args.forEach(visit);
+    }
+  };
+  const walk = (filter: BoundFilter): void => {
+    switch (filter.kind) {
+      case "and":
+      case "or":
+        filter.operands.forEach(walk);
+        break;
+      case "not":
+        walk(filter.operand);
+        break;
+      case "compare":
+        visit(filter.left);
+        visit(filter.right);
+        break;
+      case "in":
+        visit(filter.operand);
+        break;
+      case "test":
+        visit(filter.value);
+        break;
+      case "constant":
+        break;
+    }
+  };
+  if (query.filter !== undefined) walk(query.filter);
+  return DEPTH[level] < DEPTH[query.collection.level] ? query.collection.level : level;
+}
+
+/**
+ * Reads the id in a `$skiptoken` of an integer-keyed collection as the next row to read.
+ * @param token the text after `Id:`
+ * @returns the row after the one with that id
+ * @throws {ODataError} `ERR_ODATA_QUERY_OPTION` when the id is not an integer
+ */
+export function readRowToken(token: string): number {
+  if (!/^[0-9]{1,15}$/.test(token)) {
+    throw new ODataError("ERR_ODATA_QUERY_OPTION", `Cannot use $skiptoken=Id:${token}: the id must be an integer`, {
+      target: "$skiptoken",
+    });
+  }
+  return Number(token);
+}
+
+function readUuidToken(token: string): string {
+  if (!/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(token)) {
+    throw new ODataError("ERR_ODATA_QUERY_OPTION", `Cannot use $skiptoken=Id:${token}: the id must be a UUID`, {
+      target: "$skiptoken",
+    });
+  }
+  return token.toLowerCase();
+}

@@ -1,0 +1,733 @@
+import type { CodeArray, Column, PostingIndex, Scalar } from "../odata/mod.ts";
+import { isCalendarDate } from "../odata/mod.ts";
+import { ByteDictionary, type ValueCheck } from "./_byte_dictionary.ts";
+import { CodeColumn, NumberColumnBuilder } from "./_code_column.ts";
+import { CsvScanner, FIELD_ESCAPED, unescapeField } from "./csv_scanner.ts";
+import { CsvSyntaxError } from "./errors.ts";
+import {
+  LIST_METADATA_COLUMNS,
+  LOCATION_COLUMNS,
+  METADATA_COLUMNS,
+  NUMERIC_LOCATION_COLUMNS,
+  NUMERIC_OBSERVATION_COLUMNS,
+  OBSERVATION_COLUMNS,
+  REQUIRED_CSV_COLUMNS,
+} from "./fields.ts";
+import { normalizeCoordinates } from "./normalize_coordinates.ts";
+import { parseNumberBytes } from "./_parse_number.ts";
+import type { DatasetRecord } from "./store.ts";
+import { WaterStore } from "./store.ts";
+import { activityGroupTypeOf } from "./vocabulary.ts";
+
+/** A dataset's metadata, read and checked, ready for {@linkcode StoreBuilder.beginDataset}. */
+export interface DatasetInput extends DatasetRecord {
+  /** Region ids of every location of the dataset. */
+  readonly regionIds: readonly string[];
+  /** Region ids of particular locations, by MonitoringLocationID; they replace `regionIds`. */
+  readonly locationRegionIds: ReadonlyMap<string, readonly string[]>;
+}
+
+/** A problem with one row or with a whole file; line and column are 1-based. */
+export interface LoadIssue {
+  readonly file: string;
+  readonly line: number;
+  /** 1-based field number; 0 when the issue is not about one field. */
+  readonly column: number;
+  /** The header name of the column, when known. */
+  readonly field?: string;
+  readonly message: string;
+}
+
+/** What loading one dataset's data file produced. */
+export interface DatasetLoadResult {
+  readonly rows: number;
+  readonly locations: number;
+  readonly skippedRows: number;
+  /** The first issues (up to the builder's limit); `skippedRows` counts them all. */
+  readonly issues: readonly LoadIssue[];
+  /** Header columns that are not DataStream columns, ignored. */
+  readonly ignoredColumns: readonly string[];
+}
+
+/** Options of {@linkcode StoreBuilder}. */
+export interface StoreBuilderOptions {
+  /**
+   * Issues kept per data file; the rest are only counted.
+   * @default {100}
+   */
+  maxIssuesPerFile?: number;
+  /**
+   * Longest record, in bytes, before a file is given up on (e.g. a quote never closed).
+   * @default {1048576}
+   */
+  maxRecordBytes?: number;
+}
+
+const STAGE_ROWS = 16_384;
+const TIME = /^(?:[01]?[0-9]|2[0-3]):[0-5]?[0-9](?::[0-5]?[0-9](?:\.[0-9]{1,3})?)?$/;
+const TIME_ZONE = /^(?:Z|[+-](?:0[0-9]|1[0-9]|2[0-4]):[0-5][0-9])$/;
+
+const CHECKS: Readonly<Record<string, ValueCheck>> = {
+  date: (text) => (isCalendarDate(text) ? undefined : `found "${text}", which is not a YYYY-MM-DD date`),
+  time: (text) => (TIME.test(text) ? undefined : `found "${text}", which is not a HH:MM[:SS[.sss]] time`),
+  zone: (text) => (TIME_ZONE.test(text) ? undefined : `found "${text}", which is not a time zone like -04:00 or Z`),
+};
+
+function checkFor(name: string): ValueCheck | undefined {
+  if (name.endsWith("Date")) return CHECKS["date"];
+  if (name.endsWith("TimeZone")) return CHECKS["zone"];
+  if (name.endsWith("Time")) return CHECKS["time"];
+  return undefined;
+}
+
+interface ObservationSlot {
+  readonly name: string;
+  readonly numeric: boolean;
+  readonly dictionary: ByteDictionary | undefined;
+  readonly codes: CodeColumn | undefined;
+  readonly numbers: NumberColumnBuilder | undefined;
+  readonly stagedCodes: Uint32Array;
+  readonly stagedNumbers: Float64Array;
+}
+
+interface LocationRecord {
+  readonly id: string;
+  readonly values: readonly Scalar[];
+  readonly regionIds: readonly string[];
+}
+
+interface OpenDataset {
+  readonly input: DatasetInput;
+  readonly file: string;
+  readonly rowBase: number;
+  readonly locationBase: number;
+  header: readonly string[] | undefined;
+  /** Per header column: index into the observation slots, or -1. */
+  observationTarget: Int32Array;
+  /** Per header column: index into LOCATION_COLUMNS, or -1. */
+  locationTarget: Int32Array;
+  locationIdColumn: number;
+  requiredColumns: readonly number[];
+  /** Observation columns the file does not have; their values are null. */
+  absentSlots: readonly ObservationSlot[];
+  ignoredColumns: string[];
+  locationDictionary: ByteDictionary;
+  /** Local location code (dictionary code) to global location index, -1 until created. */
+  localToGlobal: Int32Array;
+  /** Local location code of each committed row, for regrouping. */
+  rowLocal: Uint32Array;
+  rows: number;
+  grouped: boolean;
+  lastLocal: number;
+  staged: number;
+  skipped: number;
+  issues: LoadIssue[];
+  carry: Uint8Array;
+  carryLength: number;
+  atStart: boolean;
+  line: number;
+  stopped: boolean;
+}
+
+/**
+ * Builds a {@linkcode WaterStore} from datasets, one at a time, fed as raw
+ * bytes of their DataStream CSV files. Rows are checked as they are read (a
+ * wrong field count, an empty required field, a bad number, date, time or
+ * time zone, a quoting error); a bad row is skipped and reported with its
+ * file, line and column, and the rest of the file still loads. Rows are
+ * staged in fixed buffers and appended to typed-array columns in bulk; at
+ * the end of a dataset its rows are regrouped by location if the file
+ * interleaved them.
+ * @example
+ * ```ts
+ * const builder = new StoreBuilder();
+ * builder.beginDataset(input, "data/datasets/a/data.csv");
+ * builder.push(bytes);
+ * const result = builder.endDataset();
+ * const store = builder.finish();
+ * ```
+ */
+export class StoreBuilder {
+  readonly #maxIssues: number;
+  readonly #maxRecord: number;
+  readonly #scanner = new CsvScanner();
+  readonly #slots: ObservationSlot[];
+  readonly #slotIndex: ReadonlyMap<string, number>;
+  readonly #datasets: DatasetInput[] = [];
+  readonly #datasetLocationStarts: number[] = [0];
+  readonly #locations: LocationRecord[] = [];
+  #locationRowStarts = new Uint32Array(1024);
+  #rowCount = 0;
+  #open: OpenDataset | undefined;
+  #scratch = new Uint8Array(4096);
+  #finished = false;
+
+  /**
+   * Creates an empty builder.
+   * @param options issue and record limits
+   */
+  constructor(options: StoreBuilderOptions = {}) {
+    this.#maxIssues = options.maxIssuesPerFile ?? 100;
+    this.#maxRecord = options.maxRecordBytes ?? 1 << 20;
+    this.#slots = OBSERVATION_COLUMNS.map((name) => {
+      const numeric = NUMERIC_OBSERVATION_COLUMNS.has(name);
+      return {
+        name,
+        numeric,
+        dictionary: numeric ? undefined : new ByteDictionary(checkFor(name)),
+        codes: numeric ? undefined : new CodeColumn(),
+        numbers: numeric ? new NumberColumnBuilder() : undefined,
+        stagedCodes: new Uint32Array(numeric ? 0 : STAGE_ROWS),
+        stagedNumbers: new Float64Array(numeric ? STAGE_ROWS : 0),
+      };
+    });
+    this.#slotIndex = new Map(this.#slots.map((slot, i) => [slot.name, i]));
+  }
+
+  /**
+   * Starts a dataset; its data file's bytes follow through {@linkcode push}.
+   * @param input the dataset's checked metadata
+   * @param file the data file's path, for issues
+   * @throws {TypeError} when a dataset is already open or the builder is finished
+   */
+  beginDataset(input: DatasetInput, file: string): void {
+    if (this.#open !== undefined || this.#finished) {
+      throw new TypeError("Cannot begin a dataset: another is open or the store is finished");
+    }
+    this.#open = {
+      input,
+      file,
+      rowBase: this.#rowCount,
+      locationBase: this.#locations.length,
+      header: undefined,
+      observationTarget: new Int32Array(0),
+      locationTarget: new Int32Array(0),
+      locationIdColumn: -1,
+      requiredColumns: [],
+      absentSlots: [],
+      ignoredColumns: [],
+      locationDictionary: new ByteDictionary(),
+      localToGlobal: new Int32Array(64).fill(-1),
+      rowLocal: new Uint32Array(1024),
+      rows: 0,
+      grouped: true,
+      lastLocal: 0,
+      staged: 0,
+      skipped: 0,
+      issues: [],
+      carry: new Uint8Array(0),
+      carryLength: 0,
+      atStart: true,
+      line: 1,
+      stopped: false,
+    };
+  }
+
+  /**
+   * Feeds the next bytes of the open dataset's data file.
+   * @param chunk bytes, in file order
+   * @throws {CsvSyntaxError} for a header that cannot be used (the dataset must then be aborted)
+   */
+  push(chunk: Uint8Array): void {
+    const open = this.#requireOpen();
+    if (open.stopped || chunk.length === 0) return;
+    let buf: Uint8Array;
+    let limit: number;
+    if (open.carryLength > 0) {
+      const needed = open.carryLength + chunk.length;
+      if (open.carry.length < needed) {
+        const bigger = new Uint8Array(Math.max(needed, open.carry.length * 2));
+        bigger.set(open.carry.subarray(0, open.carryLength));
+        open.carry = bigger;
+      }
+      open.carry.set(chunk, open.carryLength);
+      buf = open.carry;
+      limit = needed;
+    } else {
+      buf = chunk;
+      limit = chunk.length;
+    }
+    const pos = this.#consume(open, buf, 0, limit, false);
+    const rest = limit - pos;
+    if (rest > this.#maxRecord) {
+      this.#fileIssue(open, `found a record longer than ${this.#maxRecord} bytes (is a quote never closed?); ` +
+        "the rest of the file is skipped");
+      open.stopped = true;
+      open.carryLength = 0;
+      return;
+    }
+    if (buf === open.carry) {
+      open.carry.copyWithin(0, pos, limit);
+    } else {
+      if (open.carry.length < rest) open.carry = new Uint8Array(Math.max(rest, 65_536));
+      open.carry.set(buf.subarray(pos, limit));
+    }
+    open.carryLength = rest;
+  }
+
+  /**
+   * Ends the open dataset: reads what is left, regroups rows by location if
+   * needed, and adds the dataset to the store.
+   * @returns the dataset's row and issue counts
+   * @throws {CsvSyntaxError} for a missing or unusable header (the dataset must then be aborted)
+   */
+  endDataset(): DatasetLoadResult {
+    const open = this.#requireOpen();
+    if (!open.stopped && open.carryLength > 0) this.#consume(open, open.carry, 0, open.carryLength, true);
+    if (open.header === undefined) {
+      throw new CsvSyntaxError("found no header row", 1, 1, 0);
+    }
+    this.#flush(open);
+    if (!open.grouped) this.#regroup(open);
+    const locationCount = this.#locations.length - open.locationBase;
+    const counts = new Uint32Array(locationCount);
+    for (let i = 0; i < open.rows; i++) counts[open.localToGlobal[open.rowLocal[i]!]! - open.locationBase]!++;
+    for (let l = 0; l < locationCount; l++) {
+      const index = open.locationBase + l;
+      this.#reserveLocationStarts(index + 2);
+      this.#locationRowStarts[index + 1] = this.#locationRowStarts[index]! + counts[l]!;
+    }
+    this.#rowCount += open.rows;
+    this.#datasets.push(open.input);
+    this.#datasetLocationStarts.push(this.#locations.length);
+    this.#open = undefined;
+    return {
+      rows: open.rows,
+      locations: locationCount,
+      skippedRows: open.skipped,
+      issues: open.issues,
+      ignoredColumns: open.ignoredColumns,
+    };
+  }
+
+  /** Drops the open dataset and everything read from it, e.g. after a read error. */
+  abortDataset(): void {
+    const open = this.#open;
+    if (open === undefined) return;
+    open.staged = 0;
+    for (const slot of this.#slots) {
+      slot.codes?.truncate(open.rowBase);
+      slot.numbers?.truncate(open.rowBase);
+    }
+    this.#locations.length = open.locationBase;
+    this.#open = undefined;
+  }
+
+  /**
+   * Builds the store: trims columns, builds the location and dataset
+   * columns, derived fields and posting indexes.
+   * @returns the store
+   */
+  finish(): WaterStore {
+    if (this.#open !== undefined) throw new TypeError("Cannot finish the store: a dataset is still open");
+    this.#finished = true;
+    const columns = new Map<string, Column>();
+    this.#addObservationColumns(columns);
+    this.#addLocationColumns(columns);
+    this.#addDatasetColumns(columns);
+    const locationCount = this.#locations.length;
+    return new WaterStore({
+      datasets: this.#datasets.map((d) => ({ id: d.id, doi: d.doi, folder: d.folder, metadata: d.metadata })),
+      datasetLocationStarts: Uint32Array.from(this.#datasetLocationStarts),
+      locationRowStarts: this.#locationRowStarts.slice(0, locationCount + 1),
+      columns,
+    });
+  }
+
+  #requireOpen(): OpenDataset {
+    if (this.#open === undefined) throw new TypeError("Cannot read data: no dataset is open");
+    return this.#open;
+  }
+
+  /** Scans whole records in `buf[pos..limit)`; returns where the first incomplete one starts. */
+  #consume(open: OpenDataset, buf: Uint8Array, start: number, limit: number, final: boolean): number {
+    let pos = start;
+    if (open.atStart) {
+      if (limit - pos < 3 && !final) return pos;
+      if (buf[pos] === 0xef && buf[pos + 1] === 0xbb && buf[pos + 2] === 0xbf) pos += 3;
+      open.atStart = false;
+    }
+    const scanner = this.#scanner;
+    while (pos < limit) {
+      scanner.line = open.line;
+      let next: number;
+      try {
+        next = scanner.scan(buf, pos, limit, final);
+      } catch (error) {
+        if (!(error instanceof CsvSyntaxError) || open.header === undefined) throw error;
+        next = this.#skipBadRecord(open, buf, pos, limit, final, error);
+        if (next === -1) return pos;
+        pos = next;
+        continue;
+      }
+      if (next === -1) return pos;
+      const breaks = scanner.lineBreaks;
+      if (open.header === undefined) {
+        this.#readHeader(open, buf);
+      } else if (!(scanner.count === 1 && scanner.starts[0] === scanner.ends[0])) {
+        this.#readRow(open, buf);
+      }
+      open.line += breaks;
+      pos = next;
+    }
+    return pos;
+  }
+
+  #skipBadRecord(
+    open: OpenDataset,
+    buf: Uint8Array,
+    pos: number,
+    limit: number,
+    final: boolean,
+    error: CsvSyntaxError,
+  ): number {
+    const lineEnd = buf.indexOf(0x0a, error.offset);
+    if (lineEnd === -1 || lineEnd >= limit) {
+      if (!final) return -1;
+      this.#issue(open, error.line, error.column, error.message.replace(/^Cannot parse CSV at [^:]*: /, ""));
+      open.line += countLineBreaks(buf, pos, limit);
+      return limit;
+    }
+    this.#issue(open, error.line, error.column, error.message.replace(/^Cannot parse CSV at [^:]*: /, ""));
+    open.line += countLineBreaks(buf, pos, lineEnd + 1);
+    return lineEnd + 1;
+  }
+
+  #readHeader(open: OpenDataset, buf: Uint8Array): void {
+    const scanner = this.#scanner;
+    const names: string[] = [];
+    for (let f = 0; f < scanner.count; f++) {
+      names.push(new TextDecoder().decode(this.#fieldBytes(buf, f)).trim());
+    }
+    const seen = new Set<string>();
+    for (let f = 0; f < names.length; f++) {
+      if (seen.has(names[f]!)) {
+        throw new CsvSyntaxError(`found column "${names[f]}" twice in the header`, 1, f + 1, 0);
+      }
+      seen.add(names[f]!);
+    }
+    for (const required of REQUIRED_CSV_COLUMNS) {
+      if (!seen.has(required)) {
+        throw new CsvSyntaxError(`found no "${required}" column in the header; it is required`, 1, names.length + 1, 0);
+      }
+    }
+    open.header = names;
+    open.observationTarget = new Int32Array(names.length).fill(-1);
+    open.locationTarget = new Int32Array(names.length).fill(-1);
+    const locationColumns: readonly string[] = LOCATION_COLUMNS;
+    names.forEach((name, f) => {
+      const slot = this.#slotIndex.get(name);
+      if (slot !== undefined) open.observationTarget[f] = slot;
+      const location = locationColumns.indexOf(name);
+      if (location !== -1) open.locationTarget[f] = location;
+      if (name === "MonitoringLocationID") open.locationIdColumn = f;
+      if (slot === undefined && location === -1 && name !== "DatasetName") open.ignoredColumns.push(name);
+    });
+    open.requiredColumns = REQUIRED_CSV_COLUMNS.map((name) => names.indexOf(name));
+    open.absentSlots = this.#slots.filter((slot) => !seen.has(slot.name));
+  }
+
+  /** The bytes of field `f` of the scanned record, unescaped. */
+  #fieldBytes(buf: Uint8Array, f: number): Uint8Array {
+    const scanner = this.#scanner;
+    const start = scanner.starts[f]!;
+    const end = scanner.ends[f]!;
+    if (scanner.kinds[f] !== FIELD_ESCAPED) return buf.subarray(start, end);
+    if (this.#scratch.length < end - start) this.#scratch = new Uint8Array(end - start);
+    return this.#scratch.subarray(0, unescapeField(buf, start, end, this.#scratch));
+  }
+
+  #readRow(open: OpenDataset, buf: Uint8Array): void {
+    const scanner = this.#scanner;
+    const header = open.header!;
+    if (scanner.count !== header.length) {
+      this.#issue(open, open.line, Math.min(scanner.count, header.length) + 1,
+        `found ${scanner.count} fields but the header has ${header.length}`);
+      return;
+    }
+    for (const f of open.requiredColumns) {
+      if (scanner.starts[f] === scanner.ends[f]) {
+        this.#issue(open, open.line, f + 1, `found "${header[f]}" empty; it is required`, header[f]);
+        return;
+      }
+    }
+    const local = this.#locationOf(open, buf);
+    if (local < 0) return;
+    const at = open.staged;
+    for (let f = 0; f < header.length; f++) {
+      const target = open.observationTarget[f]!;
+      if (target === -1) continue;
+      const slot = this.#slots[target]!;
+      const bytes = this.#fieldBytes(buf, f);
+      if (slot.numeric) {
+        const value = parseNumberBytes(bytes, 0, bytes.length);
+        if (value === undefined) {
+          this.#issue(open, open.line, f + 1, `found "${text(bytes)}", which is not a number`, header[f]);
+          return;
+        }
+        slot.stagedNumbers[at] = value;
+      } else {
+        const code = slot.dictionary!.codeOf(bytes, 0, bytes.length);
+        if (code < 0) {
+          this.#issue(open, open.line, f + 1, slot.dictionary!.error, header[f]);
+          return;
+        }
+        slot.stagedCodes[at] = code;
+      }
+    }
+    for (const slot of open.absentSlots) {
+      if (slot.numeric) slot.stagedNumbers[at] = Number.NaN;
+      else slot.stagedCodes[at] = 0;
+    }
+    if (open.rows >= open.rowLocal.length) {
+      const bigger = new Uint32Array(open.rowLocal.length * 2);
+      bigger.set(open.rowLocal);
+      open.rowLocal = bigger;
+    }
+    open.rowLocal[open.rows++] = local;
+    if (local < open.lastLocal) open.grouped = false;
+    open.lastLocal = local;
+    open.staged++;
+    if (open.staged === STAGE_ROWS) this.#flush(open);
+  }
+
+  /** The local location code of the current row, creating the location on first sight; -1 when refused. */
+  #locationOf(open: OpenDataset, buf: Uint8Array): number {
+    const bytes = this.#fieldBytes(buf, open.locationIdColumn);
+    const local = open.locationDictionary.codeOf(bytes, 0, bytes.length);
+    if (local < 0) {
+      this.#issue(open, open.line, open.locationIdColumn + 1, open.locationDictionary.error, "MonitoringLocationID");
+      return -1;
+    }
+    if (local >= open.localToGlobal.length) {
+      const bigger = new Int32Array(open.localToGlobal.length * 2).fill(-1);
+      bigger.set(open.localToGlobal);
+      open.localToGlobal = bigger;
+    }
+    if (open.localToGlobal[local] !== -1) return local;
+    const values: Scalar[] = LOCATION_COLUMNS.map(() => null);
+    const header = open.header!;
+    for (let f = 0; f < header.length; f++) {
+      const target = open.locationTarget[f]!;
+      if (target === -1) continue;
+      const name = LOCATION_COLUMNS[target]!;
+      const bytes = this.#fieldBytes(buf, f);
+      if (NUMERIC_LOCATION_COLUMNS.has(name)) {
+        const value = parseNumberBytes(bytes, 0, bytes.length);
+        const limit = name === "MonitoringLocationLatitude" ? 90 : name === "MonitoringLocationLongitude" ? 180 : Infinity;
+        if (value === undefined || Math.abs(value) > limit) {
+          const what = limit === Infinity ? "a number" : `a number from -${limit} to ${limit}`;
+          this.#issue(open, open.line, f + 1, `found "${text(bytes)}", which is not ${what}`, name);
+          return -1;
+        }
+        values[target] = Number.isNaN(value) ? null : value;
+      } else {
+        const decoded = bytes.length === 0 ? null : new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+        values[target] = decoded;
+      }
+    }
+    const id = String(values[0]);
+    open.localToGlobal[local] = this.#locations.length;
+    this.#locations.push({
+      id,
+      values,
+      regionIds: open.input.locationRegionIds.get(id) ?? open.input.regionIds,
+    });
+    return local;
+  }
+
+  #flush(open: OpenDataset): void {
+    const n = open.staged;
+    if (n === 0) return;
+    for (const slot of this.#slots) {
+      if (slot.numeric) slot.numbers!.append(slot.stagedNumbers, n);
+      else slot.codes!.append(slot.stagedCodes, n, slot.dictionary!.size);
+    }
+    open.staged = 0;
+  }
+
+  /** Reorders the open dataset's rows so that each location's rows are contiguous. */
+  #regroup(open: OpenDataset): void {
+    const n = open.rows;
+    const localCount = open.locationDictionary.size;
+    const starts = new Uint32Array(localCount + 1);
+    for (let i = 0; i < n; i++) starts[open.rowLocal[i]! + 1]!++;
+    for (let k = 0; k < localCount; k++) starts[k + 1]! += starts[k]!;
+    const perm = new Uint32Array(n);
+    const sorted = new Uint32Array(n);
+    for (let i = 0; i < n; i++) {
+      const local = open.rowLocal[i]!;
+      const at = starts[local]!++;
+      perm[at] = i;
+      sorted[at] = local;
+    }
+    for (const slot of this.#slots) {
+      slot.codes?.permute(open.rowBase, perm);
+      slot.numbers?.permute(open.rowBase, perm);
+    }
+    open.rowLocal = sorted;
+    open.grouped = true;
+  }
+
+  #reserveLocationStarts(size: number): void {
+    if (size <= this.#locationRowStarts.length) return;
+    const bigger = new Uint32Array(Math.max(size, this.#locationRowStarts.length * 2));
+    bigger.set(this.#locationRowStarts);
+    this.#locationRowStarts = bigger;
+  }
+
+  #issue(open: OpenDataset, line: number, column: number, message: string, field?: string): void {
+    open.skipped++;
+    if (open.issues.length >= this.#maxIssues) return;
+    open.issues.push({ file: open.file, line, column, ...(field === undefined ? {} : { field }), message });
+  }
+
+  #fileIssue(open: OpenDataset, message: string): void {
+    open.issues.push({ file: open.file, line: open.line, column: 0, message });
+  }
+
+  #addObservationColumns(columns: Map<string, Column>): void {
+    const rows = this.#rowCount;
+    let activityType: { codes: CodeArray; values: readonly Scalar[] } | undefined;
+    let startDate: { codes: CodeArray; values: readonly Scalar[] } | undefined;
+    for (const slot of this.#slots) {
+      const key = `observation.${slot.name}`;
+      if (slot.numeric) {
+        columns.set(key, { kind: "number", values: slot.numbers!.finish() });
+        continue;
+      }
+      const dictionary = slot.dictionary!;
+      dictionary.seal();
+      const codes = slot.codes!.finish();
+      const values = dictionary.values;
+      const indexed = slot.name === "CharacteristicName" || slot.name === "ActivityMediaName";
+      columns.set(key, {
+        kind: "dict",
+        codes,
+        values,
+        ...(indexed ? { index: buildPostings(codes, values.length, undefined) } : {}),
+      });
+      if (slot.name === "ActivityType") activityType = { codes, values };
+      if (slot.name === "ActivityStartDate") startDate = { codes, values };
+    }
+    columns.set("observation.Id", { kind: "rownumber", offset: 1 });
+    if (activityType !== undefined) {
+      const groups = activityType.values.map((value) => (value === null ? null : activityGroupTypeOf(String(value))));
+      columns.set("observation.ActivityGroupType", derivedColumn(activityType.codes, groups));
+    }
+    if (startDate !== undefined) {
+      const years = startDate.values.map((value) => (value === null ? null : Number(String(value).slice(0, 4))));
+      columns.set("observation.ActivityStartYear", derivedColumn(startDate.codes, years));
+    }
+    if (rows !== this.#rowCount) throw new TypeError("Cannot finish the store: row counts disagree");
+  }
+
+  #addLocationColumns(columns: Map<string, Column>): void {
+    const locations = this.#locations;
+    LOCATION_COLUMNS.forEach((name, i) => {
+      const values = locations.map((location) => location.values[i] ?? null);
+      columns.set(
+        `location.${name}`,
+        NUMERIC_LOCATION_COLUMNS.has(name) ? numberColumn(values) : dictColumn(values),
+      );
+    });
+    const normalized = locations.map((location) =>
+      normalizeCoordinates(
+        (location.values[2] as number | null) ?? Number.NaN,
+        (location.values[3] as number | null) ?? Number.NaN,
+        location.values[4] as string | null,
+      )
+    );
+    columns.set("location.Id", { kind: "rownumber", offset: 1 });
+    columns.set("location.LatitudeNormalized", numberColumn(normalized.map((c) => c.latitude)));
+    columns.set("location.LongitudeNormalized", numberColumn(normalized.map((c) => c.longitude)));
+    columns.set(
+      "location.HorizontalCoordinateReferenceSystemNormalized",
+      dictColumn(locations.map(() => "WGS84")),
+    );
+    columns.set("location.RegionId", { kind: "values", values: locations.map((location) => location.regionIds) });
+  }
+
+  #addDatasetColumns(columns: Map<string, Column>): void {
+    const datasets = this.#datasets;
+    columns.set("dataset.Id", { kind: "values", values: datasets.map((d) => d.id) });
+    for (const name of METADATA_COLUMNS) {
+      const values = datasets.map((d) => {
+        const value = d.metadata[name] ?? null;
+        if (name.endsWith("Timestamp")) return typeof value === "string" ? Date.parse(value) : null;
+        if (LIST_METADATA_COLUMNS.has(name)) return Array.isArray(value) ? value : [];
+        return value;
+      });
+      columns.set(`dataset.${name}`, { kind: "values", values: values as (Scalar | readonly Scalar[])[] });
+    }
+  }
+}
+
+function text(bytes: Uint8Array): string {
+  return new TextDecoder().decode(bytes.subarray(0, 80));
+}
+
+function countLineBreaks(buf: Uint8Array, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) if (buf[i] === 0x0a) n++;
+  return n;
+}
+
+/** A dictionary column sharing another's codes, with values mapped, and postings by distinct value. */
+function derivedColumn(codes: CodeArray, values: readonly Scalar[]): Column {
+  const keys = new Map<Scalar, number>();
+  const keyOf = new Uint32Array(values.length);
+  values.forEach((value, code) => {
+    let key = keys.get(value);
+    if (key === undefined) {
+      key = keys.size;
+      keys.set(value, key);
+    }
+    keyOf[code] = key;
+  });
+  return { kind: "dict", codes, values, index: buildPostings(codes, keys.size, keyOf) };
+}
+
+/** Builds a posting index by counting sort: O(rows). */
+function buildPostings(codes: CodeArray, keys: number, keyOf: Uint32Array | undefined): PostingIndex {
+  const starts = new Uint32Array(keys + 1);
+  const n = codes.length;
+  for (let r = 0; r < n; r++) {
+    const code = codes[r]!;
+    starts[(keyOf === undefined ? code : keyOf[code]!) + 1]!++;
+  }
+  for (let k = 0; k < keys; k++) starts[k + 1]! += starts[k]!;
+  const fill = starts.slice(0, keys);
+  const rows = new Uint32Array(n);
+  for (let r = 0; r < n; r++) {
+    const code = codes[r]!;
+    rows[fill[keyOf === undefined ? code : keyOf[code]!]!++] = r;
+  }
+  return { ...(keyOf === undefined ? {} : { keyOf }), starts, rows };
+}
+
+/** A dictionary column from plain values (location-level columns). */
+function dictColumn(values: readonly Scalar[]): Column {
+  const dictionary: Scalar[] = [null];
+  const codesOf = new Map<Scalar, number>([[null, 0]]);
+  const size = new Set(values).size + 1;
+  const codes: CodeArray = size <= 0x100
+    ? new Uint8Array(values.length)
+    : size <= 0x10000
+    ? new Uint16Array(values.length)
+    : new Uint32Array(values.length);
+  values.forEach((value, i) => {
+    let code = codesOf.get(value);
+    if (code === undefined) {
+      code = dictionary.length;
+      dictionary.push(value);
+      codesOf.set(value, code);
+    }
+    codes[i] = code;
+  });
+  return { kind: "dict", codes, values: dictionary };
+}
+
+function numberColumn(values: readonly (Scalar | undefined)[]): Column {
+  return { kind: "number", values: Float64Array.from(values, (v) => (typeof v === "number" ? v : Number.NaN)) };
+}
