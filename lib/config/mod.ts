@@ -1,0 +1,8 @@
+/**
+ * The server's configuration: environment variables to a typed record, with
+ * errors that name the variable.
+ * @module
+ */
+export { ConfigError } from "./errors.ts";
+export { AVAILABLE_SERVICES, readApiKeysFile, readConfig } from "./read_config.ts";
+export type { Config, Environment, ServiceName } from "./read_config.ts";

@@ -1,0 +1,164 @@
+import { type ApiKey, parseApiKey } from "../http/mod.ts";
+import { ConfigError } from "./errors.ts";
+
+/** Services the server can run. */
+export const AVAILABLE_SERVICES = ["water"] as const;
+
+/** A service name. */
+export type ServiceName = (typeof AVAILABLE_SERVICES)[number];
+
+/** The server's configuration, read from the environment. */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly services: readonly ServiceName[];
+  readonly dataDir: string;
+  /** Path of the API keys file; empty for none. */
+  readonly apiKeysFile: string;
+  /** Keys from `API_KEYS`, accepted in addition to the file's. */
+  readonly apiKeys: readonly ApiKey[];
+  readonly corsOrigins: readonly string[];
+  readonly ratePerSecond: number;
+  readonly maxConcurrent: number;
+  readonly queryTimeoutMs: number;
+  readonly maxResponseBytes: number;
+  /** Origin for links in responses, instead of the request's `Host`. */
+  readonly publicUrl: string | undefined;
+}
+
+/** Environment variables, as `process.env` holds them. */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Reads the configuration from environment variables, with safe defaults.
+ * @param env the environment
+ * @returns the configuration
+ * @throws {ConfigError} naming the variable and what it accepts
+ * @example
+ * ```ts
+ * const config = readConfig({ PORT: "8080", RATE_LIMIT_PER_SECOND: "5" });
+ * config.port; // 8080
+ * ```
+ */
+export function readConfig(env: Environment): Config {
+  const portVariable = env["WEBHOOK_PORT"] !== undefined && env["WEBHOOK_PORT"] !== "" ? "WEBHOOK_PORT" : "PORT";
+  return {
+    port: integer(env, portVariable, 8000, 0, 65_535),
+    host: text(env, "HOST", "127.0.0.1"),
+    services: services(env),
+    dataDir: text(env, "DATA_DIR", "data/datasets"),
+    apiKeysFile: env["API_KEYS_FILE"] ?? "data/api_keys.json",
+    apiKeys: list(env, "API_KEYS").map((entry, i) => {
+      try {
+        return parseApiKey(`API_KEYS[${i + 1}]`, entry);
+      } catch (error) {
+        throw new ConfigError("API_KEYS", `Cannot start: API_KEYS entry ${i + 1} is not usable: ${(error as Error).message}`);
+      }
+    }),
+    corsOrigins: list(env, "CORS_ORIGINS").map((entry) => origin("CORS_ORIGINS", entry)),
+    ratePerSecond: number(env, "RATE_LIMIT_PER_SECOND", 2, 0),
+    maxConcurrent: integer(env, "RATE_LIMIT_CONCURRENCY", 1, 0, 1_000_000),
+    queryTimeoutMs: integer(env, "QUERY_TIMEOUT_MS", 30_000, 1, 3_600_000),
+    maxResponseBytes: integer(env, "MAX_RESPONSE_BYTES", 32 * 1024 * 1024, 1024, 2 ** 31),
+    publicUrl: env["PUBLIC_URL"] === undefined || env["PUBLIC_URL"] === ""
+      ? undefined
+      : origin("PUBLIC_URL", env["PUBLIC_URL"]),
+  };
+}
+
+/**
+ * Reads an API keys file: `{"api_keys": [{"name": "...", "key": "..."}]}`,
+ * each key plain or `sha256:<64 hex digits>`.
+ * @param text the file's text
+ * @param file the file's path, for messages
+ * @returns the keys, and the plain ones by name (to print for a demo)
+ * @throws {ConfigError} naming the file and the entry at fault
+ */
+export function readApiKeysFile(text: string, file: string): { keys: ApiKey[]; plain: Map<string, string> } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError("API_KEYS_FILE", `Cannot start: ${file} is not valid JSON: ${(error as Error).message}`);
+  }
+  const entries = typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+    ? (parsed as Record<string, unknown>)["api_keys"]
+    : undefined;
+  if (!Array.isArray(entries)) {
+    throw new ConfigError("API_KEYS_FILE", `Cannot start: ${file} must hold {"api_keys": [{"name", "key"}, ...]}`);
+  }
+  const keys: ApiKey[] = [];
+  const plain = new Map<string, string>();
+  entries.forEach((entry: unknown, i) => {
+    const record = typeof entry === "object" && entry !== null ? (entry as Record<string, unknown>) : {};
+    const name = record["name"];
+    const key = record["key"];
+    if (typeof name !== "string" || name === "" || typeof key !== "string") {
+      throw new ConfigError("API_KEYS_FILE", `Cannot start: ${file} entry ${i + 1} needs a "name" and a "key" string`);
+    }
+    try {
+      keys.push(parseApiKey(name, key));
+    } catch (error) {
+      throw new ConfigError("API_KEYS_FILE", `Cannot start: ${file} entry ${i + 1}: ${(error as Error).message}`);
+    }
+    if (!key.startsWith("sha256:")) plain.set(name, key);
+  });
+  return { keys, plain };
+}
+
+function text(env: Environment, name: string, fallback: string): string {
+  const value = env[name];
+  return value === undefined || value === "" ? fallback : value;
+}
+
+function list(env: Environment, name: string): string[] {
+  const value = env[name];
+  if (value === undefined || value.trim() === "") return [];
+  return value.split(",").map((part) => part.trim()).filter((part) => part !== "");
+}
+
+function integer(env: Environment, name: string, fallback: number, min: number, max: number): number {
+  const value = env[name];
+  if (value === undefined || value === "") return fallback;
+  const parsed = /^[0-9]+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
+    throw new ConfigError(name, `Cannot start: ${name} must be an integer from ${min} to ${max}: current value is "${value}"`);
+  }
+  return parsed;
+}
+
+function number(env: Environment, name: string, fallback: number, min: number): number {
+  const value = env[name];
+  if (value === undefined || value === "") return fallback;
+  const parsed = /^[0-9]+(\.[0-9]+)?$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!Number.isFinite(parsed) || parsed < min) {
+    throw new ConfigError(name, `Cannot start: ${name} must be a number >= ${min}: current value is "${value}"`);
+  }
+  return parsed;
+}
+
+function origin(name: string, entry: string): string {
+  const url = URL.parse(entry);
+  if (url === null || (url.protocol !== "http:" && url.protocol !== "https:") || entry.replace(/\/$/, "") !== url.origin) {
+    throw new ConfigError(
+      name,
+      `Cannot start: ${name} must list origins like https://app.example.org (scheme, host, optional port, no path): current value is "${entry}"`,
+    );
+  }
+  return url.origin;
+}
+
+function services(env: Environment): ServiceName[] {
+  const names = list(env, "SERVICES");
+  if (names.length === 0) return [...AVAILABLE_SERVICES];
+  return names.map((name) => {
+    const found = AVAILABLE_SERVICES.find((service) => service === name);
+    if (found === undefined) {
+      throw new ConfigError(
+        "SERVICES",
+        `Cannot start: SERVICES lists "${name}", which is not available; available: ${AVAILABLE_SERVICES.join(", ")}`,
+      );
+    }
+    return found;
+  });
+}

@@ -1,0 +1,11 @@
+/**
+ * tributary: a water-data OData API, an OAuth token and sync service, and a
+ * multi-tenant webhook relay, as one zero-dependency library. Each domain is
+ * exported as a namespace.
+ * @module
+ */
+export * as config from "./config/mod.ts";
+export * as crypto from "./crypto/mod.ts";
+export * as http from "./http/mod.ts";
+export * as odata from "./odata/mod.ts";
+export * as water from "./water/mod.ts";
