@@ -35,29 +35,36 @@ export function evaluateFilter(filter: BoundFilter, get: FieldGetter): boolean {
 /** A filter node that is a single condition: a comparison, `in`, or a boolean test. */
 export type BoundLeaf = Extract<BoundFilter, { kind: "compare" | "in" | "test" }>;
 
-function evaluateLeafAny(leaf: BoundLeaf, get: FieldGetter): boolean {
-  const multi = findMultiValued(leaf);
+/**
+ * Evaluates a leaf once per value of each multi-valued field in it; `fixed`
+ * lists the fields already replaced by one of their values.
+ */
+function evaluateLeafAny(leaf: BoundLeaf, get: FieldGetter, fixed: readonly string[] = []): boolean {
+  const multi = findMultiValued(leaf, fixed);
   if (multi === undefined) return evaluateLeaf(leaf, get as (name: string) => Scalar);
   const values = get(multi);
   const list = Array.isArray(values) ? values : [values as Scalar];
+  const done = [...fixed, multi];
   return list.some((value) =>
-    evaluateLeafAny(leaf, (name) => (name === multi ? (value as Scalar) : get(name)))
-  ) ;
+    evaluateLeafAny(leaf, (name) => (name === multi ? (value as Scalar) : get(name)), done)
+  );
 }
 
-function findMultiValued(leaf: BoundLeaf): string | undefined {
+function findMultiValued(leaf: BoundLeaf, fixed: readonly string[]): string | undefined {
   for (const value of leafValues(leaf)) {
-    const found = findMultiInValue(value);
+    const found = findMultiInValue(value, fixed);
     if (found !== undefined) return found;
   }
   return undefined;
 }
 
-function findMultiInValue(value: BoundValue): string | undefined {
-  if (value.kind === "field") return value.multiValued ? value.name : undefined;
+function findMultiInValue(value: BoundValue, fixed: readonly string[]): string | undefined {
+  if (value.kind === "field") {
+    return value.multiValued && !fixed.includes(value.name) ? value.name : undefined;
+  }
   if (value.kind === "call") {
     for (const arg of value.args) {
-      const found = findMultiInValue(arg);
+      const found = findMultiInValue(arg, fixed);
       if (found !== undefined) return found;
     }
   }

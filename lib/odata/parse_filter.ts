@@ -161,9 +161,11 @@ class Parser {
       case "(": {
         this.#enter(token);
         const inner = this.parseOr();
-        this.#expect(")", "\")\"");
+        const close = this.#expect(")", "\")\"");
         this.#leave();
-        return inner;
+        // The parentheses belong to the node, so that the spans of `not (...)`
+        // and `(...) and ...` cover their whole text.
+        return { ...inner, span: { start: token.start, end: close.end } };
       }
       case "string":
         return { kind: "literal", type: "string", value: token.text, span: spanOf(token) };
