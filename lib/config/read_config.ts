@@ -101,7 +101,7 @@ export function readApiKeysFile(text: string, file: string): { keys: ApiKey[]; p
     } catch (error) {
       throw new ConfigError("API_KEYS_FILE", `Cannot start: ${file} entry ${i + 1}: ${(error as Error).message}`);
     }
-    if (!key.startsWith("sha256:")) plain.set(name, key);
+    if (!key.trim().startsWith("sha256:")) plain.set(name, key);
   });
   return { keys, plain };
 }

@@ -78,7 +78,8 @@ export function indexApiKeys(keys: Iterable<ApiKey>): ReadonlyMap<string, ApiKey
  * @throws {HttpError} `ERR_HTTP_UNAUTHORIZED` without a key, `ERR_HTTP_FORBIDDEN` for an unknown key
  */
 export function authenticateApiKey(request: HttpRequest, options: AuthenticateOptions): Identity {
-  const header = options.header ?? "x-api-key";
+  // Header names are case-insensitive, and the request record holds them in lower case.
+  const header = (options.header ?? "x-api-key").toLowerCase();
   const presented = request.headers[header];
   if (presented === undefined || presented.trim() === "") {
     const origin = request.headers["origin"];
