@@ -28,15 +28,33 @@ export function createFetchHandler(
   handler: Handler,
   options: FetchHandlerOptions = {},
 ): (request: Request) => Promise<Response> {
+  const fail = (error: unknown): HttpResponse => {
+    if (statusOf(error) === 500) options.onError?.(error);
+    return errorResponse(error);
+  };
   return async function fetchHandler(request: Request): Promise<Response> {
+    const method = request.method.toUpperCase();
     let response: HttpResponse;
     try {
       response = await handler(toRequest(request, options.remoteAddress ?? ""));
     } catch (error) {
-      if (statusOf(error) === 500) options.onError?.(error);
-      response = errorResponse(error);
+      response = fail(error);
     }
-    return toResponse(response, request.method.toUpperCase());
+    const body = response.body;
+    const bodiless = method === "HEAD" || response.status === 204 || response.status === 304;
+    if (body === undefined || typeof body === "string" || body instanceof Uint8Array || bodiless) {
+      return toResponse(response, bodiless);
+    }
+    // Pull the first chunk before answering, so that a stream failing at
+    // once still gets a proper error status, as with the node adapter.
+    const iterator = body[Symbol.asyncIterator]();
+    let first: IteratorResult<string | Uint8Array>;
+    try {
+      first = await iterator.next();
+    } catch (error) {
+      return toResponse(fail(error), false);
+    }
+    return streamResponse(response, iterator, first);
   };
 }
 
@@ -65,23 +83,28 @@ async function* emptyChunks(): AsyncGenerator<Uint8Array> {
 
 const encoder = new TextEncoder();
 
-function toResponse(response: HttpResponse, method: string): Response {
+function toResponse(response: HttpResponse, bodiless: boolean): Response {
   const headers = new Headers(response.headers);
   const body = response.body;
-  const bodiless = method === "HEAD" || response.status === 204 || response.status === 304;
   if (body === undefined || bodiless) {
     if (body !== undefined && typeof body !== "string" && !(body instanceof Uint8Array)) {
       void body[Symbol.asyncIterator]().return?.();
     }
     return new Response(null, { status: response.status, headers });
   }
-  if (typeof body === "string" || body instanceof Uint8Array) {
-    return new Response(body, { status: response.status, headers });
-  }
-  const iterator = body[Symbol.asyncIterator]();
+  return new Response(body as string | Uint8Array, { status: response.status, headers });
+}
+
+function streamResponse(
+  response: HttpResponse,
+  iterator: AsyncIterator<string | Uint8Array>,
+  first: IteratorResult<string | Uint8Array>,
+): Response {
+  let pending: IteratorResult<string | Uint8Array> | undefined = first;
   const readable = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const next = await iterator.next();
+      const next = pending ?? await iterator.next();
+      pending = undefined;
       if (next.done === true) {
         controller.close();
         return;
@@ -92,5 +115,5 @@ function toResponse(response: HttpResponse, method: string): Response {
       await iterator.return?.();
     },
   });
-  return new Response(readable, { status: response.status, headers });
+  return new Response(readable, { status: response.status, headers: new Headers(response.headers) });
 }
