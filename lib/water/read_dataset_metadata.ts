@@ -1,5 +1,6 @@
 import { isUuid, nameUuid } from "../crypto/mod.ts";
 import { WaterError } from "./errors.ts";
+import { jsonErrorPosition } from "./_json_error_position.ts";
 import { LIST_METADATA_COLUMNS, METADATA_COLUMNS } from "./fields.ts";
 import type { DatasetInput } from "./store_builder.ts";
 
@@ -21,10 +22,10 @@ export function readDatasetMetadata(text: string, folder: string): DatasetInput 
   try {
     parsed = JSON.parse(text);
   } catch (cause) {
-    const message = cause instanceof Error ? cause.message : String(cause);
-    const position = /position (\d+)/.exec(message);
-    const where = position === null ? "" : ` at ${lineAndColumn(text, Number(position[1]))}`;
-    throw new WaterError("ERR_WATER_DATASET", `Cannot parse metadata.json${where}: ${message}`, { cause });
+    const where = lineAndColumn(text, jsonErrorPosition(text));
+    throw new WaterError("ERR_WATER_DATASET", `Cannot parse metadata.json at ${where}: it is not valid JSON`, {
+      cause,
+    });
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw invalid("the file must hold a JSON object");
