@@ -1,0 +1,324 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  AVAILABLE_SERVICES,
+  ConfigError,
+  readApiKeysFile,
+  readConfig,
+} from "../../lib/config/mod.ts";
+import { sha256Hex } from "../../lib/crypto/mod.ts";
+
+const HASH = sha256Hex("hashed-secret");
+
+/**
+ * Asserts that `fn` throws a ConfigError whose `variable` is `variable` and
+ * whose message contains `named` (the variable, or the file at fault).
+ */
+function assertConfigError(fn: () => unknown, variable: string, named = variable): void {
+  assert.throws(fn, (error: unknown) => {
+    assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
+    assert.equal(error.name, "ConfigError");
+    assert.equal(error.code, "ERR_CONFIG_INVALID");
+    assert.equal(error.variable, variable);
+    assert.ok(error.message.includes(named), `message names ${named}: ${error.message}`);
+    return true;
+  });
+}
+
+describe("readConfig()", () => {
+  it("uses safe defaults for an empty environment", () => {
+    assert.deepEqual(readConfig({}), {
+      port: 8000,
+      host: "127.0.0.1",
+      services: ["water"],
+      dataDir: "data/datasets",
+      apiKeysFile: "data/api_keys.json",
+      apiKeys: [],
+      corsOrigins: [],
+      ratePerSecond: 2,
+      maxConcurrent: 1,
+      queryTimeoutMs: 30_000,
+      maxResponseBytes: 32 * 1024 * 1024,
+      publicUrl: undefined,
+    });
+  });
+
+  it("treats empty values as unset", () => {
+    assert.deepEqual(
+      readConfig({
+        PORT: "",
+        HOST: "",
+        SERVICES: " ",
+        DATA_DIR: "",
+        RATE_LIMIT_PER_SECOND: "",
+        QUERY_TIMEOUT_MS: "",
+        PUBLIC_URL: "",
+        CORS_ORIGINS: "",
+        API_KEYS: "",
+      }),
+      { ...readConfig({}) },
+    );
+  });
+
+  it("reads every variable", () => {
+    const config = readConfig({
+      PORT: "8080",
+      HOST: "0.0.0.0",
+      SERVICES: "water",
+      DATA_DIR: "/srv/data",
+      API_KEYS_FILE: "/etc/keys.json",
+      RATE_LIMIT_PER_SECOND: "0.5",
+      RATE_LIMIT_CONCURRENCY: "4",
+      QUERY_TIMEOUT_MS: "1000",
+      MAX_RESPONSE_BYTES: "1024",
+      PUBLIC_URL: "https://api.example.org",
+    });
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, "0.0.0.0");
+    assert.deepEqual(config.services, ["water"]);
+    assert.equal(config.dataDir, "/srv/data");
+    assert.equal(config.apiKeysFile, "/etc/keys.json");
+    assert.equal(config.ratePerSecond, 0.5);
+    assert.equal(config.maxConcurrent, 4);
+    assert.equal(config.queryTimeoutMs, 1000);
+    assert.equal(config.maxResponseBytes, 1024);
+    assert.equal(config.publicUrl, "https://api.example.org");
+  });
+
+  it("lets an empty API_KEYS_FILE mean no file", () => {
+    assert.equal(readConfig({ API_KEYS_FILE: "" }).apiKeysFile, "");
+  });
+
+  it("lets WEBHOOK_PORT win over PORT", () => {
+    assert.equal(readConfig({ PORT: "8001", WEBHOOK_PORT: "9001" }).port, 9001);
+  });
+
+  it("uses PORT when WEBHOOK_PORT is empty", () => {
+    assert.equal(readConfig({ PORT: "8001", WEBHOOK_PORT: "" }).port, 8001);
+  });
+
+  it("ignores surrounding spaces in numbers", () => {
+    assert.equal(readConfig({ PORT: " 8080 " }).port, 8080);
+  });
+
+  const bounds = [
+    { name: "accepts port 0", env: { PORT: "0" }, key: "port", expected: 0 },
+    { name: "accepts port 65535", env: { PORT: "65535" }, key: "port", expected: 65_535 },
+    {
+      name: "accepts rate 0 (no rate limit)",
+      env: { RATE_LIMIT_PER_SECOND: "0" },
+      key: "ratePerSecond",
+      expected: 0,
+    },
+    {
+      name: "accepts concurrency 0 (no limit)",
+      env: { RATE_LIMIT_CONCURRENCY: "0" },
+      key: "maxConcurrent",
+      expected: 0,
+    },
+    {
+      name: "accepts a timeout of 1 ms",
+      env: { QUERY_TIMEOUT_MS: "1" },
+      key: "queryTimeoutMs",
+      expected: 1,
+    },
+  ] as const;
+  for (const c of bounds) it(c.name, () => assert.equal(readConfig(c.env)[c.key], c.expected));
+
+  it("parses API_KEYS into hashed keys, plain or sha256", () => {
+    const config = readConfig({ API_KEYS: ` alpha , sha256:${HASH.toUpperCase()} ,` });
+    assert.deepEqual(config.apiKeys, [
+      { name: "API_KEYS[1]", hash: sha256Hex("alpha") },
+      { name: "API_KEYS[2]", hash: HASH },
+    ]);
+  });
+
+  it("normalizes CORS_ORIGINS: trims entries and drops a trailing slash", () => {
+    const config = readConfig({
+      CORS_ORIGINS: " https://app.example.org/ ,http://localhost:5173,,",
+    });
+    assert.deepEqual(config.corsOrigins, ["https://app.example.org", "http://localhost:5173"]);
+  });
+
+  it("drops a trailing slash from PUBLIC_URL", () => {
+    const config = readConfig({ PUBLIC_URL: "https://api.example.org:8443/" });
+    assert.equal(config.publicUrl, "https://api.example.org:8443");
+  });
+
+  const invalid = [
+    { name: "refuses PORT=abc", env: { PORT: "abc" }, variable: "PORT" },
+    { name: "refuses PORT=70000", env: { PORT: "70000" }, variable: "PORT" },
+    { name: "refuses PORT=-1", env: { PORT: "-1" }, variable: "PORT" },
+    { name: "refuses PORT=80.5", env: { PORT: "80.5" }, variable: "PORT" },
+    { name: "refuses PORT=1e3", env: { PORT: "1e3" }, variable: "PORT" },
+    {
+      name: "names WEBHOOK_PORT when it is the bad one",
+      env: { PORT: "8000", WEBHOOK_PORT: "x" },
+      variable: "WEBHOOK_PORT",
+    },
+    {
+      name: "refuses RATE_LIMIT_PER_SECOND=-1",
+      env: { RATE_LIMIT_PER_SECOND: "-1" },
+      variable: "RATE_LIMIT_PER_SECOND",
+    },
+    {
+      name: "refuses RATE_LIMIT_PER_SECOND=fast",
+      env: { RATE_LIMIT_PER_SECOND: "fast" },
+      variable: "RATE_LIMIT_PER_SECOND",
+    },
+    {
+      name: "refuses RATE_LIMIT_CONCURRENCY=1.5",
+      env: { RATE_LIMIT_CONCURRENCY: "1.5" },
+      variable: "RATE_LIMIT_CONCURRENCY",
+    },
+    {
+      name: "refuses QUERY_TIMEOUT_MS=0",
+      env: { QUERY_TIMEOUT_MS: "0" },
+      variable: "QUERY_TIMEOUT_MS",
+    },
+    {
+      name: "refuses QUERY_TIMEOUT_MS above one hour",
+      env: { QUERY_TIMEOUT_MS: "3600001" },
+      variable: "QUERY_TIMEOUT_MS",
+    },
+    {
+      name: "refuses MAX_RESPONSE_BYTES=10",
+      env: { MAX_RESPONSE_BYTES: "10" },
+      variable: "MAX_RESPONSE_BYTES",
+    },
+    {
+      name: "refuses CORS_ORIGINS with a path",
+      env: { CORS_ORIGINS: "https://app.example.org/app" },
+      variable: "CORS_ORIGINS",
+    },
+    {
+      name: "refuses CORS_ORIGINS with a query",
+      env: { CORS_ORIGINS: "https://app.example.org/?a=1" },
+      variable: "CORS_ORIGINS",
+    },
+    {
+      name: "refuses CORS_ORIGINS with an ftp scheme",
+      env: { CORS_ORIGINS: "ftp://files.example.org" },
+      variable: "CORS_ORIGINS",
+    },
+    {
+      name: "refuses CORS_ORIGINS that is not a URL",
+      env: { CORS_ORIGINS: "app.example.org" },
+      variable: "CORS_ORIGINS",
+    },
+    {
+      name: "refuses a bad CORS_ORIGINS entry after a good one",
+      env: { CORS_ORIGINS: "https://a.example.org, javascript:alert(1)" },
+      variable: "CORS_ORIGINS",
+    },
+    { name: "refuses SERVICES=unknown", env: { SERVICES: "unknown" }, variable: "SERVICES" },
+    {
+      name: "refuses an unknown service after a known one",
+      env: { SERVICES: "water,relay" },
+      variable: "SERVICES",
+    },
+    {
+      name: "refuses PUBLIC_URL=not-a-url",
+      env: { PUBLIC_URL: "not-a-url" },
+      variable: "PUBLIC_URL",
+    },
+    {
+      name: "refuses PUBLIC_URL with a path",
+      env: { PUBLIC_URL: "https://example.org/api" },
+      variable: "PUBLIC_URL",
+    },
+    { name: "refuses API_KEYS=sha256:xyz", env: { API_KEYS: "sha256:xyz" }, variable: "API_KEYS" },
+    {
+      name: "refuses a bad API_KEYS entry after a good one",
+      env: { API_KEYS: "ok,sha256:" },
+      variable: "API_KEYS",
+    },
+  ] as const;
+  for (const c of invalid) {
+    it(`${c.name} with a ConfigError naming ${c.variable}`, () => {
+      assertConfigError(() => readConfig(c.env), c.variable);
+    });
+  }
+});
+
+describe("AVAILABLE_SERVICES", () => {
+  it("lists the water service", () => assert.deepEqual([...AVAILABLE_SERVICES], ["water"]));
+});
+
+describe("readApiKeysFile()", () => {
+  const file = JSON.stringify({
+    api_keys: [
+      { name: "demo", key: "demo-secret" },
+      { name: "ops", key: `sha256:${HASH}` },
+    ],
+  });
+
+  it("reads every key as a hash", () => {
+    assert.deepEqual(readApiKeysFile(file, "keys.json").keys, [
+      { name: "demo", hash: sha256Hex("demo-secret") },
+      { name: "ops", hash: HASH },
+    ]);
+  });
+
+  it("reports plain keys by name, and not sha256 ones", () => {
+    assert.deepEqual(readApiKeysFile(file, "keys.json").plain, new Map([["demo", "demo-secret"]]));
+  });
+
+  it("does not report a sha256 key with surrounding spaces as plain", () => {
+    const text = JSON.stringify({ api_keys: [{ name: "ops", key: ` sha256:${HASH} ` }] });
+    const result = readApiKeysFile(text, "keys.json");
+    assert.deepEqual(result.keys, [{ name: "ops", hash: HASH }]);
+    assert.equal(result.plain.size, 0);
+  });
+
+  it("reads an empty key list", () => {
+    assert.deepEqual(readApiKeysFile('{"api_keys": []}', "keys.json"), {
+      keys: [],
+      plain: new Map(),
+    });
+  });
+
+  const invalid = [
+    { name: "refuses invalid JSON", text: "{api_keys:" },
+    { name: "refuses a top-level array", text: "[]" },
+    { name: "refuses a top-level null", text: "null" },
+    { name: "refuses an object without api_keys", text: '{"keys": []}' },
+    {
+      name: "refuses api_keys that is not an array",
+      text: '{"api_keys": {"name": "a", "key": "b"}}',
+    },
+    { name: "refuses an entry without a name", text: '{"api_keys": [{"key": "k"}]}' },
+    {
+      name: "refuses an entry with an empty name",
+      text: '{"api_keys": [{"name": "", "key": "k"}]}',
+    },
+    { name: "refuses an entry without a key", text: '{"api_keys": [{"name": "a"}]}' },
+    {
+      name: "refuses a key that is not a string",
+      text: '{"api_keys": [{"name": "a", "key": 42}]}',
+    },
+    { name: "refuses an entry that is not an object", text: '{"api_keys": ["a"]}' },
+    { name: "refuses a null entry", text: '{"api_keys": [null]}' },
+    { name: "refuses an empty key", text: '{"api_keys": [{"name": "a", "key": ""}]}' },
+    {
+      name: "refuses a malformed sha256 key",
+      text: '{"api_keys": [{"name": "a", "key": "sha256:abc"}]}',
+    },
+  ] as const;
+  for (const c of invalid) {
+    it(`${c.name} with a ConfigError for API_KEYS_FILE naming the file`, () => {
+      const file = "/etc/tributary/keys.json";
+      assertConfigError(() => readApiKeysFile(c.text, file), "API_KEYS_FILE", file);
+    });
+  }
+});
+
+describe("ConfigError", () => {
+  it("sets name, code and variable", () => {
+    const error = new ConfigError("PORT", "Cannot start: PORT is bad");
+    assert.ok(error instanceof Error);
+    assert.equal(error.name, "ConfigError");
+    assert.equal(error.code, "ERR_CONFIG_INVALID");
+    assert.equal(error.variable, "PORT");
+  });
+});

@@ -1,0 +1,273 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  ERROR_STATUS,
+  errorBody,
+  errorDetail,
+  errorResponse,
+  HttpError,
+  JSON_CONTENT_TYPE,
+  jsonResponse,
+  statusOf,
+} from "../../lib/http/mod.ts";
+
+/** Every code the table must map, with its status, written out independently of the table. */
+const EXPECTED_STATUS = {
+  ERR_HTTP_BAD_REQUEST: 400,
+  ERR_HTTP_MALFORMED_URL: 400,
+  ERR_HTTP_INVALID_JSON: 400,
+  ERR_HTTP_JSON_TOO_DEEP: 400,
+  ERR_HTTP_UNAUTHORIZED: 401,
+  ERR_HTTP_FORBIDDEN: 403,
+  ERR_HTTP_ORIGIN_NOT_ALLOWED: 403,
+  ERR_HTTP_NOT_FOUND: 404,
+  ERR_HTTP_METHOD_NOT_ALLOWED: 405,
+  ERR_HTTP_TIMEOUT: 408,
+  ERR_HTTP_BODY_TOO_LARGE: 413,
+  ERR_HTTP_UNSUPPORTED_MEDIA_TYPE: 415,
+  ERR_HTTP_RATE_LIMITED: 429,
+  ERR_HTTP_UNAVAILABLE: 503,
+  ERR_ODATA_SYNTAX: 400,
+  ERR_ODATA_UNKNOWN_FIELD: 400,
+  ERR_ODATA_TYPE: 400,
+  ERR_ODATA_QUERY_OPTION: 400,
+  ERR_ODATA_UNSUPPORTED: 400,
+  ERR_WATER_NOT_FOUND: 404,
+  ERR_WATER_RESPONSE_TOO_LARGE: 413,
+} as const;
+
+/** An error of another domain: a code, and a position like a syntax error's. */
+class PositionedError extends SyntaxError {
+  readonly code = "ERR_ODATA_SYNTAX";
+  readonly position = 7;
+  constructor() {
+    super("Cannot parse filter at position 7");
+    this.name = "FilterSyntaxError";
+  }
+}
+
+function codeIn(body: unknown): unknown {
+  return (JSON.parse(String(body)) as { error: { code: unknown } }).error.code;
+}
+
+function withCode(code: string): Error {
+  return Object.assign(new Error("coded"), { code });
+}
+
+describe("ERROR_STATUS", () => {
+  it("lists exactly the expected codes", () => {
+    assert.deepEqual(Object.keys(ERROR_STATUS).sort(), Object.keys(EXPECTED_STATUS).sort());
+  });
+});
+
+describe("statusOf()", () => {
+  for (const [code, status] of Object.entries(EXPECTED_STATUS)) {
+    it(`maps ${code} to ${status}`, () => assert.equal(statusOf(withCode(code)), status));
+  }
+
+  it("reads the code of an HttpError", () => {
+    assert.equal(statusOf(new HttpError("ERR_HTTP_RATE_LIMITED", "slow down")), 429);
+  });
+
+  const unknown = [
+    { name: "gives 500 for a plain Error", error: new Error("boom") },
+    { name: "gives 500 for an unknown code", error: withCode("ERR_SOMETHING_ELSE") },
+    { name: "gives 500 for a system error code", error: withCode("ENOENT") },
+    {
+      name: "gives 500 for a non-string code",
+      error: Object.assign(new Error("x"), { code: 404 }),
+    },
+    { name: "gives 500 for a thrown string", error: "ERR_HTTP_NOT_FOUND" },
+    { name: "gives 500 for null", error: null },
+    { name: "gives 500 for undefined", error: undefined },
+  ] as const;
+  for (const c of unknown) it(c.name, () => assert.equal(statusOf(c.error), 500));
+});
+
+describe("errorDetail()", () => {
+  it("gives the code and message of a known error", () => {
+    assert.deepEqual(errorDetail(new HttpError("ERR_HTTP_NOT_FOUND", "no such thing")), {
+      code: "ERR_HTTP_NOT_FOUND",
+      message: "no such thing",
+    });
+  });
+
+  it("adds the target when the error has one", () => {
+    const detail = errorDetail(new HttpError("ERR_HTTP_MALFORMED_URL", "bad", { target: "$top" }));
+    assert.equal(detail.target, "$top");
+  });
+
+  it("adds the position as innererror", () => {
+    assert.deepEqual(errorDetail(new PositionedError()).innererror, { position: 7 });
+  });
+
+  const internal = [
+    { name: "hides a plain Error", error: new Error("secret path /etc/passwd") },
+    { name: "hides a thrown string", error: "secret string" },
+    { name: "hides an error with an unknown code", error: withCode("ERR_SECRET") },
+    {
+      name: "hides a non-Error object even with a known code",
+      error: { code: "ERR_HTTP_NOT_FOUND", message: "secret" },
+    },
+  ] as const;
+  for (const c of internal) {
+    it(c.name, () => {
+      const detail = errorDetail(c.error);
+      assert.equal(detail.code, "ERR_INTERNAL");
+      assert.equal(detail.message.includes("secret"), false);
+      assert.equal(detail.target, undefined);
+    });
+  }
+});
+
+describe("errorBody()", () => {
+  it("renders {error, errors: [error]} with code, message and target", () => {
+    const error = new HttpError("ERR_HTTP_MALFORMED_URL", "bad escape", { target: "$top" });
+    const body: unknown = JSON.parse(errorBody(error));
+    const detail = { code: "ERR_HTTP_MALFORMED_URL", message: "bad escape", target: "$top" };
+    assert.deepEqual(body, { error: detail, errors: [detail] });
+  });
+
+  it("omits target and innererror when the error has neither", () => {
+    const body: unknown = JSON.parse(errorBody(new HttpError("ERR_HTTP_NOT_FOUND", "gone")));
+    const detail = { code: "ERR_HTTP_NOT_FOUND", message: "gone" };
+    assert.deepEqual(body, { error: detail, errors: [detail] });
+  });
+
+  it("renders the position as innererror.position", () => {
+    const body: unknown = JSON.parse(errorBody(new PositionedError()));
+    const detail = {
+      code: "ERR_ODATA_SYNTAX",
+      message: "Cannot parse filter at position 7",
+      innererror: { position: 7 },
+    };
+    assert.deepEqual(body, { error: detail, errors: [detail] });
+  });
+
+  it("does not leak the message of an unknown error", () => {
+    const text = errorBody(new Error("secret-db-password"));
+    assert.equal(text.includes("secret-db-password"), false);
+    const body = JSON.parse(text) as { error: { code: string } };
+    assert.equal(body.error.code, "ERR_INTERNAL");
+  });
+});
+
+describe("errorResponse()", () => {
+  it("uses the status of the error's code", () => {
+    assert.equal(errorResponse(new HttpError("ERR_HTTP_UNSUPPORTED_MEDIA_TYPE", "x")).status, 415);
+  });
+
+  it("sets the JSON content type", () => {
+    const response = errorResponse(new HttpError("ERR_HTTP_NOT_FOUND", "x"));
+    assert.equal(response.headers?.["content-type"], JSON_CONTENT_TYPE);
+  });
+
+  it("puts the error body in the response", () => {
+    const error = new HttpError("ERR_HTTP_NOT_FOUND", "x");
+    assert.equal(errorResponse(error).body, errorBody(error));
+  });
+
+  it("carries a retry-after header over", () => {
+    const error = new HttpError("ERR_HTTP_RATE_LIMITED", "x", { headers: { "retry-after": "3" } });
+    assert.equal(errorResponse(error).headers?.["retry-after"], "3");
+  });
+
+  it("carries an allow header over", () => {
+    const error = new HttpError("ERR_HTTP_METHOD_NOT_ALLOWED", "x", {
+      headers: { allow: "GET, HEAD" },
+    });
+    assert.equal(errorResponse(error).headers?.["allow"], "GET, HEAD");
+  });
+
+  it("lower-cases the names of carried headers", () => {
+    const error = new HttpError("ERR_HTTP_UNAUTHORIZED", "x", {
+      headers: { "WWW-Authenticate": "ApiKey" },
+    });
+    assert.deepEqual(errorResponse(error).headers, {
+      "www-authenticate": "ApiKey",
+      "content-type": JSON_CONTENT_TYPE,
+    });
+  });
+
+  it("ignores header values that are not strings", () => {
+    const error = Object.assign(withCode("ERR_HTTP_BAD_REQUEST"), {
+      headers: { "x-n": 1, "x-s": "ok" },
+    });
+    assert.deepEqual(errorResponse(error).headers, {
+      "x-s": "ok",
+      "content-type": JSON_CONTENT_TYPE,
+    });
+  });
+
+  it("ignores a headers property that is not an object", () => {
+    const error = Object.assign(withCode("ERR_HTTP_BAD_REQUEST"), { headers: "x-a: 1" });
+    assert.deepEqual(errorResponse(error).headers, { "content-type": JSON_CONTENT_TYPE });
+  });
+
+  it("does not let the error override the content type", () => {
+    const error = new HttpError("ERR_HTTP_BAD_REQUEST", "x", {
+      headers: { "content-type": "text/html" },
+    });
+    assert.equal(errorResponse(error).headers?.["content-type"], JSON_CONTENT_TYPE);
+  });
+
+  it("answers a plain Error with 500 and ERR_INTERNAL, without its message", () => {
+    const response = errorResponse(new Error("secret-stack-detail"));
+    assert.equal(response.status, 500);
+    assert.equal(String(response.body).includes("secret-stack-detail"), false);
+    assert.equal(codeIn(response.body), "ERR_INTERNAL");
+  });
+
+  it("answers a thrown string with 500 and ERR_INTERNAL, without its text", () => {
+    const response = errorResponse("secret-string");
+    assert.equal(response.status, 500);
+    assert.equal(String(response.body).includes("secret-string"), false);
+    assert.equal(codeIn(response.body), "ERR_INTERNAL");
+  });
+
+  it("drops the headers of an error that becomes a 500", () => {
+    const error = Object.assign(new Error("x"), { headers: { "x-leak": "secret" } });
+    assert.deepEqual(errorResponse(error).headers, { "content-type": JSON_CONTENT_TYPE });
+  });
+});
+
+describe("HttpError", () => {
+  it("sets name, code, target and headers", () => {
+    const error = new HttpError("ERR_HTTP_FORBIDDEN", "no", {
+      target: "x-api-key",
+      headers: { a: "b" },
+    });
+    assert.ok(error instanceof Error);
+    assert.equal(error.name, "HttpError");
+    assert.equal(error.code, "ERR_HTTP_FORBIDDEN");
+    assert.equal(error.target, "x-api-key");
+    assert.deepEqual(error.headers, { a: "b" });
+  });
+
+  it("defaults to no headers and no target", () => {
+    const error = new HttpError("ERR_HTTP_FORBIDDEN", "no");
+    assert.deepEqual(error.headers, {});
+    assert.equal(error.target, undefined);
+    assert.equal("cause" in error, false);
+  });
+
+  it("passes the cause through", () => {
+    const cause = new Error("inner");
+    assert.equal(new HttpError("ERR_HTTP_BAD_REQUEST", "outer", { cause }).cause, cause);
+  });
+});
+
+describe("jsonResponse()", () => {
+  it("serializes the value with the JSON content type", () => {
+    assert.deepEqual(jsonResponse(201, { a: [1, "x"] }), {
+      status: 201,
+      headers: { "content-type": JSON_CONTENT_TYPE },
+      body: '{"a":[1,"x"]}',
+    });
+  });
+
+  it("keeps extra headers but not a conflicting content type", () => {
+    const response = jsonResponse(200, null, { link: "<x>", "content-type": "text/plain" });
+    assert.deepEqual(response.headers, { link: "<x>", "content-type": JSON_CONTENT_TYPE });
+  });
+});

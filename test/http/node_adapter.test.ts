@@ -1,0 +1,424 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { type IncomingMessage, request as httpRequest } from "node:http";
+import { describe, it } from "node:test";
+import {
+  type BodyChunks,
+  createNodeListener,
+  type Handler,
+  HttpError,
+  type HttpRequest,
+  JSON_CONTENT_TYPE,
+  type NodeListenerOptions,
+  readJson,
+} from "../../lib/http/mod.ts";
+import { rawRequest, startServer, type TestServer } from "../_helpers/http.ts";
+
+/** Bound for the suite, which talks to servers; no test sleeps, this only stops a hang. */
+const NETWORK = { timeout: 30_000 } as const;
+
+interface Closable {
+  after(fn: () => Promise<void>): void;
+}
+
+async function serve(
+  t: Closable,
+  handler: Handler,
+  options: NodeListenerOptions = {},
+): Promise<TestServer> {
+  const server = await startServer(handler, options);
+  t.after(() => server.close());
+  return server;
+}
+
+/** Serves a handler that records the request record it gets. */
+async function serveRecording(
+  t: Closable,
+  options: NodeListenerOptions = {},
+): Promise<{ server: TestServer; seen: () => HttpRequest }> {
+  let seen: HttpRequest | undefined;
+  const server = await serve(t, (request) => {
+    seen = request;
+    return { status: 204 };
+  }, options);
+  return {
+    server,
+    seen: () => {
+      assert.ok(seen !== undefined, "the handler was not called");
+      return seen;
+    },
+  };
+}
+
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve: (value: T) => void = () => {};
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/** Fetches a URL and reads its body: "complete", or "cut off" when either step fails. */
+function fetchOutcome(url: string): Promise<string> {
+  return fetch(url).then((r) => r.text()).then(() => "complete", () => "cut off");
+}
+
+function errorCode(text: string): unknown {
+  return (JSON.parse(text) as { error: { code: unknown } }).error.code;
+}
+
+describe("createNodeListener()", NETWORK, () => {
+  it("builds the request record: method, raw path, raw query and lower-case headers", async (t) => {
+    const { server, seen } = await serveRecording(t);
+    await fetch(`${server.url}/a/%24b?x=1&y=%20`, { headers: { "X-Custom": "Value" } });
+    const request = seen();
+    assert.equal(request.method, "GET");
+    assert.equal(request.path, "/a/%24b");
+    assert.equal(request.query, "x=1&y=%20");
+    assert.equal(request.headers["x-custom"], "Value");
+    assert.equal(request.headers["X-Custom"], undefined);
+  });
+
+  it("gives an empty query when the target has none", async (t) => {
+    const { server, seen } = await serveRecording(t);
+    await fetch(`${server.url}/plain`);
+    assert.equal(seen().query, "");
+  });
+
+  it("reports the peer's address and the origin from Host", async (t) => {
+    const { server, seen } = await serveRecording(t);
+    await fetch(`${server.url}/`);
+    assert.equal(seen().remoteAddress, "127.0.0.1");
+    assert.equal(seen().origin, server.url);
+  });
+
+  it("takes the origin from a Host header naming another host", async (t) => {
+    const { server, seen } = await serveRecording(t);
+    await rawRequest(server.port, { headers: { host: "api.example.org:8443" } });
+    assert.equal(seen().origin, "http://api.example.org:8443");
+  });
+
+  it("falls back to the local address when Host is not a plain host name", async (t) => {
+    const { server, seen } = await serveRecording(t);
+    await rawRequest(server.port, { headers: { host: "bad_host/x" } });
+    assert.equal(seen().origin, server.url);
+  });
+
+  it("reports publicOrigin instead of the origin from Host", async (t) => {
+    const { server, seen } = await serveRecording(t, { publicOrigin: "https://api.example.org" });
+    await fetch(`${server.url}/`);
+    assert.equal(seen().origin, "https://api.example.org");
+  });
+
+  it("joins repeated headers with ', '", async (t) => {
+    const { server, seen } = await serveRecording(t);
+    await rawRequest(server.port, {
+      headers: { "x-dup": ["1", "2"], "set-cookie": ["a=1", "b=2"] },
+    });
+    assert.equal(seen().headers["x-dup"], "1, 2");
+    assert.equal(seen().headers["set-cookie"], "a=1, b=2");
+  });
+
+  it("gives a signal that is not aborted for a request in progress", async (t) => {
+    const { server, seen } = await serveRecording(t);
+    await fetch(`${server.url}/`);
+    assert.equal(seen().signal.aborted, false);
+  });
+
+  it("splits an absolute-form request target into path and query", async (t) => {
+    const { server, seen } = await serveRecording(t);
+    await rawRequest(server.port, { path: "http://example.org/a/%24b?x=1" });
+    assert.equal(seen().path, "/a/%24b");
+    assert.equal(seen().query, "x=1");
+  });
+
+  it("drops a fragment from the request target", async (t) => {
+    const { server, seen } = await serveRecording(t);
+    await rawRequest(server.port, { path: "/a?x=1#frag" });
+    assert.equal(seen().path, "/a");
+    assert.equal(seen().query, "x=1");
+  });
+
+  it("answers a request target that is not a URL with 400 ERR_HTTP_MALFORMED_URL", async (t) => {
+    let called = false;
+    const server = await serve(t, () => {
+      called = true;
+      return { status: 204 };
+    });
+    const response = await rawRequest(server.port, { method: "OPTIONS", path: "*" });
+    assert.equal(response.status, 400);
+    assert.equal(errorCode(response.body.toString()), "ERR_HTTP_MALFORMED_URL");
+    assert.equal(called, false);
+  });
+
+  it("lets the handler read the request body", async (t) => {
+    const server = await serve(t, async (request) => ({
+      status: 200,
+      body: JSON.stringify(await readJson(request)),
+    }));
+    const response = await fetch(`${server.url}/`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"a":[1,2]}',
+    });
+    assert.deepEqual(await response.json(), { a: [1, 2] });
+  });
+
+  it("answers a declared body above the reader's limit with 413", async (t) => {
+    const server = await serve(t, async (request) => {
+      await request.body.bytes(10);
+      return { status: 204 };
+    });
+    const response = await fetch(`${server.url}/`, { method: "POST", body: "x".repeat(100) });
+    assert.equal(response.status, 413);
+    assert.equal(errorCode(await response.text()), "ERR_HTTP_BODY_TOO_LARGE");
+  });
+
+  it("answers a chunked body that grows past the reader's limit with 413", async (t) => {
+    const server = await serve(t, async (request) => {
+      await request.body.bytes(10);
+      return { status: 204 };
+    });
+    const response = await rawRequest(server.port, {
+      method: "POST",
+      headers: { "transfer-encoding": "chunked" },
+      body: Array.from({ length: 16 }, () => new Uint8Array(65_536)),
+    });
+    assert.equal(response.status, 413);
+    assert.equal(errorCode(response.body.toString()), "ERR_HTTP_BODY_TOO_LARGE");
+  });
+
+  it("turns a thrown HttpError into a JSON error with its status and headers", async (t) => {
+    const server = await serve(t, () => {
+      throw new HttpError("ERR_HTTP_RATE_LIMITED", "slow down", {
+        headers: { "retry-after": "7" },
+      });
+    });
+    const response = await fetch(`${server.url}/`);
+    assert.equal(response.status, 429);
+    assert.equal(response.headers.get("retry-after"), "7");
+    assert.equal(response.headers.get("content-type"), JSON_CONTENT_TYPE);
+    assert.equal(errorCode(await response.text()), "ERR_HTTP_RATE_LIMITED");
+  });
+
+  it("does not call onError for an error with a known status", async (t) => {
+    const errors: unknown[] = [];
+    const server = await serve(t, () => {
+      throw new HttpError("ERR_HTTP_NOT_FOUND", "gone");
+    }, { onError: (e) => errors.push(e) });
+    assert.equal((await fetch(`${server.url}/`)).status, 404);
+    assert.deepEqual(errors, []);
+  });
+
+  it("answers an unknown error with 500, hides its message and calls onError", async (t) => {
+    const errors: unknown[] = [];
+    const failure = new Error("secret-internals");
+    const server = await serve(t, async () => {
+      throw failure;
+    }, { onError: (e) => errors.push(e) });
+    const response = await fetch(`${server.url}/`);
+    assert.equal(response.status, 500);
+    const text = await response.text();
+    assert.equal(text.includes("secret-internals"), false);
+    assert.equal(errorCode(text), "ERR_INTERNAL");
+    assert.deepEqual(errors, [failure]);
+  });
+
+  it("answers an unknown error with 500 without an onError hook", async (t) => {
+    const server = await serve(t, () => {
+      throw new Error("x");
+    });
+    assert.equal((await fetch(`${server.url}/`)).status, 500);
+  });
+
+  it("sends a string body with its UTF-8 byte length", async (t) => {
+    const server = await serve(t, () => ({ status: 200, headers: { "x-a": "1" }, body: "héllo" }));
+    const response = await rawRequest(server.port);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers["x-a"], "1");
+    assert.equal(response.headers["content-length"], "6");
+    assert.equal(response.body.toString(), "héllo");
+  });
+
+  it("sends a bytes body with its length", async (t) => {
+    const server = await serve(t, () => ({ status: 200, body: new Uint8Array([0, 1, 2, 255]) }));
+    const response = await rawRequest(server.port);
+    assert.equal(response.headers["content-length"], "4");
+    assert.deepEqual([...response.body], [0, 1, 2, 255]);
+  });
+
+  it("sends content-length 0 for a response without a body", async (t) => {
+    const server = await serve(t, () => ({ status: 200 }));
+    const response = await rawRequest(server.port);
+    assert.equal(response.headers["content-length"], "0");
+    assert.equal(response.body.length, 0);
+  });
+
+  it("sends no body for HEAD but the length of the GET body", async (t) => {
+    const server = await serve(t, () => ({ status: 200, body: "hello" }));
+    const response = await rawRequest(server.port, { method: "HEAD" });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers["content-length"], "5");
+    assert.equal(response.body.length, 0);
+  });
+
+  it("keeps a content-length the handler set", async (t) => {
+    const server = await serve(t, () => ({ status: 200, headers: { "content-length": "42" } }));
+    const response = await rawRequest(server.port, { method: "HEAD" });
+    assert.equal(response.headers["content-length"], "42");
+  });
+
+  it("sends neither body nor content-length with 204", async (t) => {
+    const server = await serve(t, () => ({
+      status: 204,
+      headers: { allow: "GET" },
+      body: "ignored",
+    }));
+    const response = await rawRequest(server.port);
+    assert.equal(response.status, 204);
+    assert.equal(response.headers["allow"], "GET");
+    assert.equal(response.headers["content-length"], undefined);
+    assert.equal(response.body.length, 0);
+  });
+
+  it("streams an async-iterable body complete and in order", async (t) => {
+    const count = 64;
+    const size = 65_536;
+    const server = await serve(t, () => ({
+      status: 200,
+      headers: { "content-type": "application/octet-stream" },
+      body: (async function* (): AsyncGenerator<string | Uint8Array> {
+        yield "start:";
+        for (let i = 0; i < count; i++) yield new Uint8Array(size).fill(i);
+        yield ":end";
+      })(),
+    }));
+    const response = await fetch(`${server.url}/`);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("content-length"), null);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    assert.equal(bytes.byteLength, 6 + count * size + 4);
+    assert.equal(new TextDecoder().decode(bytes.subarray(0, 6)), "start:");
+    assert.equal(new TextDecoder().decode(bytes.subarray(-4)), ":end");
+    for (let i = 0; i < count; i++) {
+      const chunk = bytes.subarray(6 + i * size, 6 + (i + 1) * size);
+      assert.ok(chunk.every((b) => b === i), `chunk ${i} is out of place`);
+    }
+  });
+
+  it("answers a stream failing with an HttpError before any chunk with its status", async (t) => {
+    const server = await serve(t, () => ({
+      status: 200,
+      body: (async function* (): AsyncGenerator<string> {
+        throw new HttpError("ERR_HTTP_UNAVAILABLE", "try later", {
+          headers: { "retry-after": "5" },
+        });
+      })(),
+    }));
+    const response = await fetch(`${server.url}/`);
+    assert.equal(response.status, 503);
+    assert.equal(response.headers.get("retry-after"), "5");
+    assert.equal(errorCode(await response.text()), "ERR_HTTP_UNAVAILABLE");
+  });
+
+  it("answers a stream that throws an unknown error before its first chunk with 500", async (t) => {
+    const errors: unknown[] = [];
+    const failure = new Error("secret-stream");
+    const server = await serve(t, () => ({
+      status: 200,
+      body: (async function* (): AsyncGenerator<string> {
+        throw failure;
+      })(),
+    }), { onError: (e) => errors.push(e) });
+    const response = await fetch(`${server.url}/`);
+    assert.equal(response.status, 500);
+    const text = await response.text();
+    assert.equal(text.includes("secret-stream"), false);
+    assert.equal(errorCode(text), "ERR_INTERNAL");
+    assert.deepEqual(errors, [failure]);
+  });
+
+  it("cuts the response off and calls onError when a stream fails after a chunk", async (t) => {
+    const reported = deferred<unknown>();
+    const failure = new Error("late failure");
+    const server = await serve(t, () => ({
+      status: 200,
+      body: (async function* (): AsyncGenerator<string> {
+        yield "partial";
+        throw failure;
+      })(),
+    }), { onError: (e) => reported.resolve(e) });
+    assert.equal(await fetchOutcome(`${server.url}/`), "cut off");
+    assert.equal(await reported.promise, failure);
+  });
+
+  it("reports a non-Error thrown by a stream after its first chunk to onError", async (t) => {
+    const reported = deferred<unknown>();
+    const server = await serve(t, () => ({
+      status: 200,
+      body: (async function* (): AsyncGenerator<string> {
+        yield "partial";
+        throw "plain string failure";
+      })(),
+    }), { onError: (e) => reported.resolve(e) });
+    assert.equal(await fetchOutcome(`${server.url}/`), "cut off");
+    assert.equal(await reported.promise, "plain string failure");
+  });
+
+  it("calls return() on the stream's iterator when the client disconnects early", async (t) => {
+    const closed = deferred<{ completed: boolean; sent: number }>();
+    const server = await serve(t, (request) => ({
+      status: 200,
+      body: (async function* (): AsyncGenerator<string> {
+        let completed = false;
+        let sent = 0;
+        try {
+          yield "first";
+          sent++;
+          if (!request.signal.aborted) await once(request.signal, "abort");
+          for (; sent < 1000; sent++) yield "more";
+          completed = true;
+        } finally {
+          closed.resolve({ completed, sent });
+        }
+      })(),
+    }));
+    const req = httpRequest({ host: "127.0.0.1", port: server.port, path: "/", agent: false });
+    req.on("error", () => {});
+    req.end();
+    const [res] = (await once(req, "response")) as [IncomingMessage];
+    res.on("error", () => {});
+    await once(res, "data");
+    req.destroy();
+    const outcome = await closed.promise;
+    assert.equal(outcome.completed, false);
+    assert.ok(outcome.sent < 1000);
+  });
+
+  it("closes a streamed body without sending it for HEAD", async (t) => {
+    let pulled = 0;
+    let returned = false;
+    const body: BodyChunks = {
+      [Symbol.asyncIterator]: () => ({
+        next: () => {
+          pulled++;
+          return Promise.resolve({ done: false, value: "x" });
+        },
+        return: () => {
+          returned = true;
+          return Promise.resolve({ done: true, value: undefined });
+        },
+      }),
+    };
+    const server = await serve(t, () => ({ status: 200, body }));
+    const response = await rawRequest(server.port, { method: "HEAD" });
+    assert.equal(response.status, 200);
+    assert.equal(response.body.length, 0);
+    assert.equal(returned, true);
+    assert.equal(pulled, 0);
+  });
+
+  it("returns a listener usable with http.createServer", () => {
+    assert.equal(typeof createNodeListener(() => ({ status: 204 })), "function");
+  });
+});

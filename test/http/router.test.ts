@@ -1,0 +1,230 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { createRouter, type RouteHandler, type RouteParams, statusOf } from "../../lib/http/mod.ts";
+import { callHandler, makeRequest } from "../_helpers/http.ts";
+
+/** A route handler that answers with its name and the parameters it got. */
+function echo(name: string): RouteHandler {
+  return (_request, params) => ({ status: 200, body: JSON.stringify({ name, params }) });
+}
+
+async function dispatch(
+  method: string,
+  path: string,
+): Promise<{ name: string; params: RouteParams }> {
+  const response = await callHandler(router, makeRequest({ method, path }));
+  assert.equal(typeof response.body, "string");
+  return JSON.parse(response.body as string) as { name: string; params: RouteParams };
+}
+
+const router = createRouter([
+  { method: "GET", path: "/", handler: echo("root") },
+  { method: "GET", path: "/items", handler: echo("list") },
+  { method: "POST", path: "/items", handler: echo("create") },
+  { method: "GET", path: "/items/new", handler: echo("new") },
+  { method: "GET", path: "/items/:id", handler: echo("item") },
+  { method: "delete", path: "/items/:id", handler: echo("delete") },
+  { method: "GET", path: "/items/:id/parts/:part", handler: echo("part") },
+  { method: "GET", path: "/$metadata", handler: echo("metadata") },
+  { method: "PUT", path: "/only-put", handler: echo("put") },
+]);
+
+describe("createRouter()", () => {
+  const matches = [
+    { name: "matches a literal path", method: "GET", path: "/items", route: "list", params: {} },
+    { name: "matches the root path", method: "GET", path: "/", route: "root", params: {} },
+    {
+      name: "dispatches on the method",
+      method: "POST",
+      path: "/items",
+      route: "create",
+      params: {},
+    },
+    {
+      name: "captures a ':param' segment",
+      method: "GET",
+      path: "/items/42",
+      route: "item",
+      params: { id: "42" },
+    },
+    {
+      name: "captures several parameters",
+      method: "GET",
+      path: "/items/7/parts/wheel",
+      route: "part",
+      params: { id: "7", part: "wheel" },
+    },
+    {
+      name: "percent-decodes parameters",
+      method: "GET",
+      path: "/items/a%20b%C3%A9",
+      route: "item",
+      params: { id: "a bé" },
+    },
+    {
+      name: "keeps an encoded slash inside one parameter",
+      method: "GET",
+      path: "/items/a%2Fb",
+      route: "item",
+      params: { id: "a/b" },
+    },
+    {
+      name: "keeps '+' in a path parameter literally",
+      method: "GET",
+      path: "/items/a+b",
+      route: "item",
+      params: { id: "a+b" },
+    },
+    {
+      name: "keeps '+' literally next to an escape",
+      method: "GET",
+      path: "/items/a+b%20c",
+      route: "item",
+      params: { id: "a+b c" },
+    },
+    {
+      name: "matches '%24metadata' to a '/$metadata' route",
+      method: "GET",
+      path: "/%24metadata",
+      route: "metadata",
+      params: {},
+    },
+    {
+      name: "matches '/$metadata' literally",
+      method: "GET",
+      path: "/$metadata",
+      route: "metadata",
+      params: {},
+    },
+    { name: "ignores a trailing slash", method: "GET", path: "/items/", route: "list", params: {} },
+    {
+      name: "ignores a trailing slash after a parameter",
+      method: "GET",
+      path: "/items/9/",
+      route: "item",
+      params: { id: "9" },
+    },
+    { name: "tries routes in order", method: "GET", path: "/items/new", route: "new", params: {} },
+    {
+      name: "lets a GET route answer HEAD",
+      method: "HEAD",
+      path: "/items/5",
+      route: "item",
+      params: { id: "5" },
+    },
+    {
+      name: "upper-cases the method of a route",
+      method: "DELETE",
+      path: "/items/5",
+      route: "delete",
+      params: { id: "5" },
+    },
+  ] as const;
+  for (const c of matches) {
+    it(c.name, async () => {
+      assert.deepEqual(await dispatch(c.method, c.path), { name: c.route, params: c.params });
+    });
+  }
+
+  it("ignores a trailing slash in a route's path", async () => {
+    const slashed = createRouter([{ method: "GET", path: "/things/", handler: echo("things") }]);
+    const response = await callHandler(slashed, makeRequest({ path: "/things" }));
+    assert.equal(response.status, 200);
+  });
+
+  it("passes the request record to the handler", async () => {
+    const request = makeRequest({ path: "/x" });
+    let seen: unknown;
+    const single = createRouter([{
+      method: "GET",
+      path: "/x",
+      handler: (r) => {
+        seen = r;
+        return { status: 204 };
+      },
+    }]);
+    await callHandler(single, request);
+    assert.equal(seen, request);
+  });
+
+  const notFound = [
+    { name: "answers an unknown path with ERR_HTTP_NOT_FOUND", path: "/nothing" },
+    { name: "answers a path with extra segments with ERR_HTTP_NOT_FOUND", path: "/items/1/2" },
+    { name: "does not treat '%2F' as a separator", path: "/items%2F1" },
+  ] as const;
+  for (const c of notFound) {
+    it(c.name, async () => {
+      await assert.rejects(callHandler(router, makeRequest({ path: c.path })), {
+        name: "HttpError",
+        code: "ERR_HTTP_NOT_FOUND",
+      });
+    });
+  }
+
+  it("maps a not-found error to status 404", async () => {
+    const error = await callHandler(router, makeRequest({ path: "/nothing" }))
+      .catch((e: unknown) => e);
+    assert.equal(statusOf(error), 404);
+  });
+
+  it("answers a known path with another method with ERR_HTTP_METHOD_NOT_ALLOWED", async () => {
+    await assert.rejects(callHandler(router, makeRequest({ method: "PATCH", path: "/items" })), {
+      name: "HttpError",
+      code: "ERR_HTTP_METHOD_NOT_ALLOWED",
+    });
+  });
+
+  it("lists the path's methods in the allow header of a 405", async () => {
+    const error = await callHandler(router, makeRequest({ method: "PATCH", path: "/items" }))
+      .catch((e: unknown) => e);
+    assert.equal(statusOf(error), 405);
+    const allow = (error as { headers: Record<string, string> }).headers["allow"] ?? "";
+    assert.deepEqual(allow.split(", ").sort(), ["GET", "HEAD", "OPTIONS", "POST"]);
+  });
+
+  it("does not let a non-GET route answer HEAD", async () => {
+    const error = await callHandler(router, makeRequest({ method: "HEAD", path: "/only-put" }))
+      .catch((e: unknown) => e);
+    assert.equal((error as { code?: unknown }).code, "ERR_HTTP_METHOD_NOT_ALLOWED");
+    const allow = (error as { headers: Record<string, string> }).headers["allow"] ?? "";
+    assert.deepEqual(allow.split(", ").sort(), ["OPTIONS", "PUT"]);
+  });
+
+  it("answers OPTIONS on a known path with 204 and allow", async () => {
+    const request = makeRequest({ method: "OPTIONS", path: "/items/3" });
+    const response = await callHandler(router, request);
+    assert.equal(response.status, 204);
+    assert.equal(response.body, undefined);
+    const allow = response.headers?.["allow"] ?? "";
+    assert.deepEqual(allow.split(", ").sort(), ["DELETE", "GET", "HEAD", "OPTIONS"]);
+  });
+
+  it("answers OPTIONS on an unknown path with ERR_HTTP_NOT_FOUND", async () => {
+    const request = makeRequest({ method: "OPTIONS", path: "/nothing" });
+    await assert.rejects(callHandler(router, request), {
+      code: "ERR_HTTP_NOT_FOUND",
+    });
+  });
+
+  it("lets an explicit OPTIONS route answer OPTIONS", async () => {
+    const custom = createRouter([
+      { method: "OPTIONS", path: "/x", handler: () => ({ status: 200, body: "mine" }) },
+    ]);
+    const response = await callHandler(custom, makeRequest({ method: "OPTIONS", path: "/x" }));
+    assert.deepEqual(response, { status: 200, body: "mine" });
+  });
+
+  it("refuses a broken escape in the path with ERR_HTTP_MALFORMED_URL", async () => {
+    await assert.rejects(callHandler(router, makeRequest({ path: "/items/%zz" })), {
+      name: "HttpError",
+      code: "ERR_HTTP_MALFORMED_URL",
+      target: "%zz",
+    });
+  });
+
+  it("throws TypeError for a route path without a leading slash", () => {
+    assert.throws(() => createRouter([{ method: "GET", path: "items", handler: echo("x") }]), {
+      name: "TypeError",
+    });
+  });
+});

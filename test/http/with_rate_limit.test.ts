@@ -1,0 +1,202 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  type BodyChunks,
+  type Handler,
+  HttpError,
+  type HttpResponse,
+  RateLimiter,
+  statusOf,
+  withRateLimit,
+} from "../../lib/http/mod.ts";
+import { bodyText, callHandler, makeRequest } from "../_helpers/http.ts";
+
+/** One request at a time per key, no rate limit. */
+function singleFlight(): RateLimiter {
+  return new RateLimiter({ ratePerSecond: 0, maxConcurrent: 1, now: () => 0 });
+}
+
+/** Whether the key could start a request now; the test permit is released at once. */
+function canAcquire(limiter: RateLimiter, key: string): boolean {
+  const decision = limiter.acquire(key);
+  if (decision.ok) decision.release();
+  return decision.ok;
+}
+
+const byKey = (): string => "k";
+
+function streaming(chunks: readonly string[], state: { finished: boolean }): Handler {
+  return () => ({
+    status: 200,
+    body: (async function* (): AsyncGenerator<string> {
+      try {
+        yield* chunks;
+      } finally {
+        state.finished = true;
+      }
+    })(),
+  });
+}
+
+describe("withRateLimit()", () => {
+  it("passes an accepted request to the handler and returns its response", async () => {
+    const response: HttpResponse = { status: 200, body: "ok" };
+    const handler = withRateLimit(() => response, singleFlight(), byKey);
+    assert.equal(await handler(makeRequest()), response);
+  });
+
+  it("gives identify the request and counts against the key it returns", async () => {
+    const limiter = singleFlight();
+    const request = makeRequest({ headers: { "x-user": "u1" } });
+    let seen: unknown;
+    let inside = true;
+    const handler = withRateLimit(() => {
+      inside = canAcquire(limiter, "u1");
+      return { status: 204 };
+    }, limiter, (r) => {
+      seen = r;
+      return r.headers["x-user"] ?? "";
+    });
+    await handler(request);
+    assert.equal(seen, request);
+    assert.equal(inside, false);
+  });
+
+  it("refuses a request over the rate with ERR_HTTP_RATE_LIMITED and retry-after", async () => {
+    const limiter = new RateLimiter({ ratePerSecond: 2, maxConcurrent: 0, now: () => 0 });
+    const handler = withRateLimit(() => ({ status: 204 }), limiter, byKey);
+    await handler(makeRequest());
+    await handler(makeRequest());
+    await assert.rejects(callHandler(handler, makeRequest()), {
+      name: "HttpError",
+      code: "ERR_HTTP_RATE_LIMITED",
+      headers: { "retry-after": "1" },
+    });
+  });
+
+  it("refuses a concurrent request with ERR_HTTP_RATE_LIMITED", async () => {
+    const limiter = singleFlight();
+    const held = limiter.acquire("k");
+    assert.ok(held.ok);
+    const handler = withRateLimit(() => ({ status: 204 }), limiter, byKey);
+    await assert.rejects(callHandler(handler, makeRequest()), {
+      code: "ERR_HTTP_RATE_LIMITED",
+      headers: { "retry-after": "1" },
+    });
+  });
+
+  it("maps a refusal to status 429", async () => {
+    const limiter = singleFlight();
+    limiter.acquire("k");
+    const handler = withRateLimit(() => ({ status: 204 }), limiter, byKey);
+    const error = await callHandler(handler, makeRequest()).catch((e: unknown) => e);
+    assert.equal(statusOf(error), 429);
+  });
+
+  it("raises identify errors before the limiter is consulted", async () => {
+    const limiter = new RateLimiter({ ratePerSecond: 1, burst: 1, maxConcurrent: 0, now: () => 0 });
+    let called = false;
+    const handler = withRateLimit(() => {
+      called = true;
+      return { status: 204 };
+    }, limiter, () => {
+      throw new HttpError("ERR_HTTP_UNAUTHORIZED", "no key");
+    });
+    await assert.rejects(callHandler(handler, makeRequest()), { code: "ERR_HTTP_UNAUTHORIZED" });
+    assert.equal(called, false);
+    assert.equal(canAcquire(limiter, "k"), true); // the one token is still there
+  });
+
+  it("releases the permit after a plain response", async () => {
+    const limiter = singleFlight();
+    await withRateLimit(() => ({ status: 200, body: "ok" }), limiter, byKey)(makeRequest());
+    assert.equal(canAcquire(limiter, "k"), true);
+  });
+
+  it("releases the permit after a bytes response", async () => {
+    const limiter = singleFlight();
+    const bytes: Handler = () => ({ status: 200, body: new Uint8Array([1]) });
+    const handler = withRateLimit(bytes, limiter, byKey);
+    await handler(makeRequest());
+    assert.equal(canAcquire(limiter, "k"), true);
+  });
+
+  it("releases the permit after a response without a body", async () => {
+    const limiter = singleFlight();
+    await withRateLimit(() => ({ status: 204 }), limiter, byKey)(makeRequest());
+    assert.equal(canAcquire(limiter, "k"), true);
+  });
+
+  it("releases the permit after the handler throws, and rethrows", async () => {
+    const limiter = singleFlight();
+    const handler = withRateLimit(() => {
+      throw new HttpError("ERR_HTTP_NOT_FOUND", "gone");
+    }, limiter, byKey);
+    await assert.rejects(callHandler(handler, makeRequest()), { code: "ERR_HTTP_NOT_FOUND" });
+    assert.equal(canAcquire(limiter, "k"), true);
+  });
+
+  it("holds the permit while a streamed body is unread", async () => {
+    const limiter = singleFlight();
+    await withRateLimit(streaming(["a"], { finished: false }), limiter, byKey)(makeRequest());
+    assert.equal(canAcquire(limiter, "k"), false);
+  });
+
+  it("passes the streamed chunks through and releases when the stream finishes", async () => {
+    const limiter = singleFlight();
+    const handler = withRateLimit(streaming(["a", "b", "c"], { finished: false }), limiter, byKey);
+    const response = await handler(makeRequest());
+    assert.equal(await bodyText(response), "abc");
+    assert.equal(canAcquire(limiter, "k"), true);
+  });
+
+  it("releases the permit when a streamed body throws", async () => {
+    const limiter = singleFlight();
+    const failing: Handler = () => ({
+      status: 200,
+      body: (async function* (): AsyncGenerator<string> {
+        yield "a";
+        throw new Error("disk gone");
+      })(),
+    });
+    const response = await withRateLimit(failing, limiter, byKey)(makeRequest());
+    await assert.rejects(bodyText(response), { message: "disk gone" });
+    assert.equal(canAcquire(limiter, "k"), true);
+  });
+
+  it("releases the permit when a streamed body is abandoned with return()", async () => {
+    const limiter = singleFlight();
+    const state = { finished: false };
+    const handler = withRateLimit(streaming(["a", "b", "c"], state), limiter, byKey);
+    const response = await handler(makeRequest());
+    const iterator = (response.body as BodyChunks)[Symbol.asyncIterator]();
+    assert.deepEqual(await iterator.next(), { done: false, value: "a" });
+    assert.equal(canAcquire(limiter, "k"), false);
+    await iterator.return?.();
+    assert.equal(canAcquire(limiter, "k"), true);
+    assert.equal(state.finished, true);
+  });
+
+  it("ends an abandoned stream whose iterator has no return()", async () => {
+    const limiter = singleFlight();
+    const bare: BodyChunks = {
+      [Symbol.asyncIterator]: () => ({ next: () => Promise.resolve({ done: false, value: "x" }) }),
+    };
+    const handler = withRateLimit(() => ({ status: 200, body: bare }), limiter, byKey);
+    const response = await handler(makeRequest());
+    const iterator = (response.body as BodyChunks)[Symbol.asyncIterator]();
+    assert.deepEqual(await iterator.return?.(), { done: true, value: undefined });
+    assert.equal(canAcquire(limiter, "k"), true);
+  });
+
+  it("keeps status and headers of a streamed response", async () => {
+    const handler: Handler = () => ({
+      status: 206,
+      headers: { "x-a": "1" },
+      body: (async function* (): AsyncGenerator<string> {})(),
+    });
+    const response = await withRateLimit(handler, singleFlight(), byKey)(makeRequest());
+    assert.equal(response.status, 206);
+    assert.deepEqual(response.headers, { "x-a": "1" });
+  });
+});
