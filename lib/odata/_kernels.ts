@@ -25,69 +25,153 @@ export function constantKernel(value: boolean): Kernel {
   };
 }
 
+// The loops live in top-level functions that take their arrays as
+// parameters: no closure context to reload, one input form per function, so
+// type feedback stays stable whatever other queries have run. The kernels
+// below are thin dispatchers over them.
+
+function tableRange8(c: Uint8Array, t: Uint8Array, start: number, n: number, out: Uint32Array): number {
+  let m = 0;
+  for (let r = start, end = start + n; r < end; r++) if (t[c[r]!] !== 0) out[m++] = r;
+  return m;
+}
+
+function tableSel8(c: Uint8Array, t: Uint8Array, sel: Uint32Array, n: number, out: Uint32Array): number {
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    const r = sel[i]!;
+    if (t[c[r]!] !== 0) out[m++] = r;
+  }
+  return m;
+}
+
+function tableRange16(c: Uint16Array, t: Uint8Array, start: number, n: number, out: Uint32Array): number {
+  let m = 0;
+  for (let r = start, end = start + n; r < end; r++) if (t[c[r]!] !== 0) out[m++] = r;
+  return m;
+}
+
+function tableSel16(c: Uint16Array, t: Uint8Array, sel: Uint32Array, n: number, out: Uint32Array): number {
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    const r = sel[i]!;
+    if (t[c[r]!] !== 0) out[m++] = r;
+  }
+  return m;
+}
+
+function tableRange32(c: Uint32Array, t: Uint8Array, start: number, n: number, out: Uint32Array): number {
+  let m = 0;
+  for (let r = start, end = start + n; r < end; r++) if (t[c[r]!] !== 0) out[m++] = r;
+  return m;
+}
+
+function tableSel32(c: Uint32Array, t: Uint8Array, sel: Uint32Array, n: number, out: Uint32Array): number {
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    const r = sel[i]!;
+    if (t[c[r]!] !== 0) out[m++] = r;
+  }
+  return m;
+}
+
+function eqRange8(c: Uint8Array, k: number, start: number, n: number, out: Uint32Array): number {
+  let m = 0;
+  for (let r = start, end = start + n; r < end; r++) if (c[r] === k) out[m++] = r;
+  return m;
+}
+
+function eqSel8(c: Uint8Array, k: number, sel: Uint32Array, n: number, out: Uint32Array): number {
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    const r = sel[i]!;
+    if (c[r] === k) out[m++] = r;
+  }
+  return m;
+}
+
+function eqRange16(c: Uint16Array, k: number, start: number, n: number, out: Uint32Array): number {
+  let m = 0;
+  for (let r = start, end = start + n; r < end; r++) if (c[r] === k) out[m++] = r;
+  return m;
+}
+
+function eqSel16(c: Uint16Array, k: number, sel: Uint32Array, n: number, out: Uint32Array): number {
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    const r = sel[i]!;
+    if (c[r] === k) out[m++] = r;
+  }
+  return m;
+}
+
+function eqRange32(c: Uint32Array, k: number, start: number, n: number, out: Uint32Array): number {
+  let m = 0;
+  for (let r = start, end = start + n; r < end; r++) if (c[r] === k) out[m++] = r;
+  return m;
+}
+
+function eqSel32(c: Uint32Array, k: number, sel: Uint32Array, n: number, out: Uint32Array): number {
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    const r = sel[i]!;
+    if (c[r] === k) out[m++] = r;
+  }
+  return m;
+}
+
+function betweenRange(v: Float64Array, lo: number, hi: number, start: number, n: number, out: Uint32Array): number {
+  let m = 0;
+  for (let r = start, end = start + n; r < end; r++) {
+    const x = v[r]!;
+    if (x >= lo && x <= hi) out[m++] = r;
+  }
+  return m;
+}
+
+function betweenSel(v: Float64Array, lo: number, hi: number, sel: Uint32Array, n: number, out: Uint32Array): number {
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    const r = sel[i]!;
+    const x = v[r]!;
+    if (x >= lo && x <= hi) out[m++] = r;
+  }
+  return m;
+}
+
 export function dict8Kernel(codes: Uint8Array, table: Uint8Array): Kernel {
-  return function dict8(sel, start, n, out) {
-    let m = 0;
-    if (sel === null) {
-      for (let r = start, end = start + n; r < end; r++) if (table[codes[r]!] !== 0) out[m++] = r;
-    } else {
-      for (let i = 0; i < n; i++) {
-        const r = sel[i]!;
-        if (table[codes[r]!] !== 0) out[m++] = r;
-      }
-    }
-    return m;
-  };
+  return (sel, start, n, out) =>
+    sel === null ? tableRange8(codes, table, start, n, out) : tableSel8(codes, table, sel, n, out);
 }
 
 export function dict16Kernel(codes: Uint16Array, table: Uint8Array): Kernel {
-  return function dict16(sel, start, n, out) {
-    let m = 0;
-    if (sel === null) {
-      for (let r = start, end = start + n; r < end; r++) if (table[codes[r]!] !== 0) out[m++] = r;
-    } else {
-      for (let i = 0; i < n; i++) {
-        const r = sel[i]!;
-        if (table[codes[r]!] !== 0) out[m++] = r;
-      }
-    }
-    return m;
-  };
+  return (sel, start, n, out) =>
+    sel === null ? tableRange16(codes, table, start, n, out) : tableSel16(codes, table, sel, n, out);
 }
 
 export function dict32Kernel(codes: Uint32Array, table: Uint8Array): Kernel {
-  return function dict32(sel, start, n, out) {
-    let m = 0;
-    if (sel === null) {
-      for (let r = start, end = start + n; r < end; r++) if (table[codes[r]!] !== 0) out[m++] = r;
-    } else {
-      for (let i = 0; i < n; i++) {
-        const r = sel[i]!;
-        if (table[codes[r]!] !== 0) out[m++] = r;
-      }
-    }
-    return m;
-  };
+  return (sel, start, n, out) =>
+    sel === null ? tableRange32(codes, table, start, n, out) : tableSel32(codes, table, sel, n, out);
+}
+
+export function eq8Kernel(codes: Uint8Array, code: number): Kernel {
+  return (sel, start, n, out) => sel === null ? eqRange8(codes, code, start, n, out) : eqSel8(codes, code, sel, n, out);
+}
+
+export function eq16Kernel(codes: Uint16Array, code: number): Kernel {
+  return (sel, start, n, out) =>
+    sel === null ? eqRange16(codes, code, start, n, out) : eqSel16(codes, code, sel, n, out);
+}
+
+export function eq32Kernel(codes: Uint32Array, code: number): Kernel {
+  return (sel, start, n, out) =>
+    sel === null ? eqRange32(codes, code, start, n, out) : eqSel32(codes, code, sel, n, out);
 }
 
 /** Keeps rows whose value is within `[lo, hi]`; NaN (null) never is. */
 export function numberRangeKernel(values: Float64Array, lo: number, hi: number): Kernel {
-  return function numberRange(sel, start, n, out) {
-    let m = 0;
-    if (sel === null) {
-      for (let r = start, end = start + n; r < end; r++) {
-        const v = values[r]!;
-        if (v >= lo && v <= hi) out[m++] = r;
-      }
-    } else {
-      for (let i = 0; i < n; i++) {
-        const r = sel[i]!;
-        const v = values[r]!;
-        if (v >= lo && v <= hi) out[m++] = r;
-      }
-    }
-    return m;
-  };
+  return (sel, start, n, out) =>
+    sel === null ? betweenRange(values, lo, hi, start, n, out) : betweenSel(values, lo, hi, sel, n, out);
 }
 
 /** Keeps rows for which `test(row)` holds; the slow path for rare forms. */

@@ -20,6 +20,8 @@ export interface DictColumn {
   readonly codes: CodeArray;
   readonly values: readonly Scalar[];
   readonly index?: PostingIndex;
+  /** Rows per code, when known: lets the planner order conditions by selectivity. */
+  readonly counts?: Uint32Array;
 }
 
 /** A numeric column; `NaN` means null. */

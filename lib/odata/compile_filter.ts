@@ -1,5 +1,5 @@
 import type { BoundFilter, BoundValue } from "./bound.ts";
-import type { Column, ColumnTable, DictColumn, PostingIndex } from "./columns.ts";
+import type { CodeArray, Column, ColumnTable, DictColumn, PostingIndex } from "./columns.ts";
 import { ODataError } from "./errors.ts";
 import { type BoundLeaf, evaluateLeaf } from "./evaluate.ts";
 import {
@@ -8,6 +8,9 @@ import {
   dict16Kernel,
   dict32Kernel,
   dict8Kernel,
+  eq16Kernel,
+  eq32Kernel,
+  eq8Kernel,
   type Kernel,
   MAX_BATCH,
   notKernel,
@@ -18,6 +21,7 @@ import {
   rowTestKernel,
 } from "./_kernels.ts";
 import { EMPTY_SET, intersect, rangesFrom, type RowSet, sizeOf, union, unionRows } from "./_row_sets.ts";
+import { type FusedExpr, fuseKernel } from "./_fused.ts";
 import type { Scalar } from "./schema.ts";
 
 /**
@@ -32,12 +36,24 @@ export interface CompiledFilter {
   readonly candidates: RowSet | undefined;
   /** Filters a batch of rows. */
   readonly kernel: Kernel;
+  /** Counts a batch's matches without writing rows, when the filter is fused. */
+  readonly count?: (sel: Uint32Array | null, start: number, n: number) => number;
 }
 
 interface Plan {
-  readonly kernel: Kernel;
+  /** Builds the plan's batch kernel (lazily: a fused parent may never need it). */
+  readonly make: () => Kernel;
+  /** The plan as one fusable condition, when all of it is simple enough. */
+  readonly fused?: FusedExpr;
   readonly candidates: RowSet | undefined;
+  /** Estimated share of rows that pass, 0..1. */
+  readonly selectivity: number;
+  /** Estimated passes over a batch. */
+  readonly cost: number;
 }
+
+/** What a plan costs when nothing is known about its selectivity. */
+const UNKNOWN = 0.5;
 
 /**
  * Compiles a bound filter to batch kernels over a columnar table. Each
@@ -59,37 +75,82 @@ export function compileFilter(filter: BoundFilter | undefined, table: ColumnTabl
   let candidates = plan.candidates;
   // A long scattered row list is slower to follow than a plain scan.
   if (candidates?.kind === "rows" && candidates.rows.length > table.length / 4) candidates = undefined;
-  return { length: table.length, candidates, kernel: plan.kernel };
+  if (plan.fused !== undefined) {
+    const fused = fuseKernel(plan.fused);
+    return { length: table.length, candidates, kernel: fused.kernel, count: fused.count };
+  }
+  return { length: table.length, candidates, kernel: plan.make() };
 }
 
 function compileNode(node: BoundFilter, table: ColumnTable): Plan {
   switch (node.kind) {
     case "constant":
-      return { kernel: constantKernel(node.value), candidates: node.value ? undefined : EMPTY_SET };
+      return constantPlan(node.value);
     case "and": {
       const plans = node.operands.map((operand) => compileNode(operand, table));
+      if (plans.some((plan) => plan.selectivity === 0 && plan.cost === 0)) return constantPlan(false);
       let candidates: RowSet | undefined;
       for (const plan of plans) {
         if (plan.candidates === undefined) continue;
         candidates = candidates === undefined ? plan.candidates : intersect(candidates, plan.candidates);
       }
-      const ordered = [...plans].sort((a, b) => rank(a) - rank(b));
-      return { kernel: andKernel(ordered.map((plan) => plan.kernel)), candidates };
+      // Cheap conditions that reject many rows run first, so that costly
+      // ones see few rows (the classic cost / (1 - selectivity) order).
+      const ordered = plans.filter((plan) => !isTrue(plan)).sort((a, b) => rank(a) - rank(b));
+      if (ordered.length === 0) return constantPlan(true);
+      let selectivity = 1;
+      let cost = 0;
+      for (const plan of ordered) {
+        cost += plan.cost * selectivity;
+        selectivity *= plan.selectivity;
+      }
+      const simple = ordered.filter((plan) => plan.fused !== undefined);
+      const fused: FusedExpr | undefined = simple.length === ordered.length
+        ? { kind: "and", operands: simple.map((plan) => plan.fused!) }
+        : undefined;
+      const make = (): Kernel => {
+        if (fused !== undefined) return fuseKernel(fused).kernel;
+        // The simple conditions run fused, in one pass, before the others.
+        const kernels = simple.length > 1
+          ? [fuseKernel({ kind: "and", operands: simple.map((plan) => plan.fused!) }).kernel]
+          : simple.map((plan) => plan.make());
+        for (const plan of ordered) if (plan.fused === undefined) kernels.push(plan.make());
+        return andKernel(kernels);
+      };
+      return { make, ...(fused === undefined ? {} : { fused }), candidates, selectivity, cost };
     }
     case "or": {
       const plans = node.operands.map((operand) => compileNode(operand, table));
+      if (plans.some(isTrue)) return constantPlan(true);
+      const live = plans.filter((plan) => !(plan.selectivity === 0 && plan.cost === 0));
+      if (live.length === 0) return constantPlan(false);
       let candidates: RowSet | undefined = EMPTY_SET;
-      for (const plan of plans) {
-        if (plan.candidates === undefined || candidates === undefined) {
-          candidates = undefined;
-        } else {
-          candidates = union(candidates, plan.candidates);
-        }
+      for (const plan of live) {
+        candidates = plan.candidates === undefined || candidates === undefined
+          ? undefined
+          : union(candidates, plan.candidates);
       }
-      return { kernel: orKernel(plans.map((plan) => plan.kernel)), candidates };
+      const ordered = [...live].sort((a, b) => b.selectivity / b.cost - a.selectivity / a.cost);
+      const selectivity = 1 - ordered.reduce((rest, plan) => rest * (1 - plan.selectivity), 1);
+      const cost = ordered.reduce((sum, plan) => sum + plan.cost, 3);
+      const fused: FusedExpr | undefined = ordered.every((plan) => plan.fused !== undefined)
+        ? { kind: "or", operands: ordered.map((plan) => plan.fused!) }
+        : undefined;
+      const make = (): Kernel =>
+        fused !== undefined ? fuseKernel(fused).kernel : orKernel(ordered.map((plan) => plan.make()));
+      return { make, ...(fused === undefined ? {} : { fused }), candidates, selectivity, cost };
     }
-    case "not":
-      return { kernel: notKernel(compileNode(node.operand, table).kernel), candidates: undefined };
+    case "not": {
+      const inner = compileNode(node.operand, table);
+      const fused: FusedExpr | undefined = inner.fused === undefined ? undefined : { kind: "not", operand: inner.fused };
+      return {
+        make: () => (fused !== undefined ? fuseKernel(fused).kernel : notKernel(inner.make())),
+        ...(fused === undefined ? {} : { fused }),
+        candidates: undefined,
+        selectivity: 1 - inner.selectivity,
+        cost: inner.cost + 1,
+      };
+    }
     case "compare":
     case "in":
     case "test":
@@ -97,18 +158,28 @@ function compileNode(node: BoundFilter, table: ColumnTable): Plan {
   }
 }
 
-/** Runs cheap, selective kernels first: those with a small candidate set. */
+/** Lower runs first in an `and`: cost per rejected row. */
 function rank(plan: Plan): number {
-  return plan.candidates === undefined ? Number.MAX_SAFE_INTEGER : sizeOf(plan.candidates);
+  return plan.cost / Math.max(1e-9, 1 - plan.selectivity);
+}
+
+function constantPlan(value: boolean): Plan {
+  return {
+    make: () => constantKernel(value),
+    candidates: value ? undefined : EMPTY_SET,
+    selectivity: value ? 1 : 0,
+    cost: 0,
+  };
+}
+
+function isTrue(plan: Plan): boolean {
+  return plan.selectivity === 1 && plan.cost === 0;
 }
 
 function compileLeaf(leaf: BoundLeaf, table: ColumnTable): Plan {
   const fields = new Set<string>();
   for (const value of leafValues(leaf)) collectFields(value, fields);
-  if (fields.size === 0) {
-    const value = evaluateLeaf(leaf, () => null);
-    return { kernel: constantKernel(value), candidates: value ? undefined : EMPTY_SET };
-  }
+  if (fields.size === 0) return constantPlan(evaluateLeaf(leaf, () => null));
   if (fields.size > 1) {
     throw new ODataError(
       "ERR_ODATA_UNSUPPORTED",
@@ -139,13 +210,24 @@ function compileOnColumn(
     case "number": {
       const range = numericRange(leaf);
       const values = column.values;
-      if (range !== undefined) return { kernel: numberRangeKernel(values, range[0], range[1]), candidates: undefined };
+      if (range !== undefined) {
+        const [lo, hi] = range;
+        return {
+          make: () => numberRangeKernel(values, lo, hi),
+          fused: { kind: "between", values, lo, hi },
+          candidates: undefined,
+          selectivity: UNKNOWN,
+          cost: 1,
+        };
+      }
       return {
-        kernel: rowTestKernel((row) => {
+        make: () => rowTestKernel((row) => {
           const v = values[row]!;
           return test(Number.isNaN(v) ? null : v);
         }),
         candidates: undefined,
+        selectivity: UNKNOWN,
+        cost: 4,
       };
     }
     case "rownumber":
@@ -154,7 +236,12 @@ function compileOnColumn(
       return compileGroup(leaf, test, column.starts, column.column);
     case "values": {
       const values = column.values;
-      return { kernel: rowTestKernel((row) => test(values[row] ?? null)), candidates: undefined };
+      return {
+        make: () => rowTestKernel((row) => test(values[row] ?? null)),
+        candidates: undefined,
+        selectivity: UNKNOWN,
+        cost: 4,
+      };
     }
   }
 }
@@ -169,16 +256,34 @@ function compileDict(test: (value: Scalar) => boolean, column: DictColumn, lengt
       hits++;
     }
   }
-  if (hits === 0) return { kernel: constantKernel(false), candidates: EMPTY_SET };
-  if (hits === values.length) return { kernel: constantKernel(true), candidates: undefined };
+  if (hits === 0) return constantPlan(false);
+  if (hits === values.length) return constantPlan(true);
   const codes = column.codes;
-  const kernel = codes instanceof Uint8Array
+  const code = table.indexOf(1);
+  const make = (): Kernel => hits === 1 ? equalityKernel(codes, code) : codes instanceof Uint8Array
     ? dict8Kernel(codes, table)
     : codes instanceof Uint16Array
     ? dict16Kernel(codes, table)
     : dict32Kernel(codes, table);
+  const fused: FusedExpr = hits === 1 ? { kind: "eq", codes, code } : { kind: "table", codes, table };
   const candidates = column.index === undefined ? undefined : postingRows(column.index, table, length);
-  return { kernel, candidates };
+  return { make, fused, candidates, selectivity: dictSelectivity(column, table, hits, length), cost: 1 };
+}
+
+/** The share of rows whose code matches: exact from row counts, else from the share of codes. */
+function dictSelectivity(column: DictColumn, table: Uint8Array, hits: number, length: number): number {
+  const counts = column.counts;
+  if (counts === undefined || length === 0) return hits / table.length;
+  let rows = 0;
+  for (let code = 0; code < table.length; code++) if (table[code] !== 0) rows += counts[code] ?? 0;
+  return rows / length;
+}
+
+/** A kernel for one matching code: a plain comparison instead of a table lookup. */
+function equalityKernel(codes: CodeArray, code: number): Kernel {
+  if (codes instanceof Uint8Array) return eq8Kernel(codes, code);
+  if (codes instanceof Uint16Array) return eq16Kernel(codes, code);
+  return eq32Kernel(codes, code);
 }
 
 /** Rows of the index keys that hold a matching code, or undefined when too many to help. */
@@ -206,10 +311,10 @@ function compileRowNumber(
 ): Plan {
   const set = rowNumberSet(leaf, offset, length);
   if (set === undefined) {
-    return { kernel: rowTestKernel((row) => test(row + offset)), candidates: undefined };
+    return { make: () => rowTestKernel((row) => test(row + offset)), candidates: undefined, selectivity: UNKNOWN, cost: 4 };
   }
-  const kernel = set.kind === "ranges" ? rangesKernel(set.ranges) : rowListKernel(set.rows);
-  return { kernel, candidates: set };
+  const make = (): Kernel => (set.kind === "ranges" ? rangesKernel(set.ranges) : rowListKernel(set.rows));
+  return { make, candidates: set, selectivity: length === 0 ? 0 : sizeOf(set) / length, cost: 1 };
 }
 
 /** The rows a condition on a row number selects, when it is a plain comparison or `in`. */
@@ -255,25 +360,30 @@ function compileGroup(
 ): Plan {
   const groups = starts.length - 1;
   const plan = compileOnColumn(leaf, test, inner, groups);
-  const matching = runAll(plan, groups);
+  const matching = runAll(plan.make(), plan.candidates, groups);
   const pairs: number[] = [];
   for (let i = 0; i < matching.length; i++) {
     const g = matching[i]!;
     pairs.push(starts[g]!, starts[g + 1]!);
   }
   const set = rangesFrom(pairs);
-  return { kernel: rangesKernel(set.kind === "ranges" ? set.ranges : new Uint32Array(0)), candidates: set };
+  const length = starts[groups] ?? 0;
+  return {
+    make: () => rangesKernel(set.kind === "ranges" ? set.ranges : new Uint32Array(0)),
+    candidates: set,
+    selectivity: length === 0 ? 0 : sizeOf(set) / length,
+    cost: 1,
+  };
 }
 
-/** All rows of a plan, ascending. */
-function runAll(plan: Plan, length: number): Uint32Array {
+/** All rows a kernel keeps of its candidates, ascending. */
+function runAll(kernel: Kernel, candidates: RowSet | undefined, length: number): Uint32Array {
   const out: number[] = [];
-  const buffer = new Uint32Array(MAX_BATCH);
+  const buffer = new Uint32Array(Math.min(MAX_BATCH, candidates === undefined ? length : sizeOf(candidates)));
   const visit = (sel: Uint32Array | null, start: number, n: number): void => {
-    const m = plan.kernel(sel, start, n, buffer);
+    const m = kernel(sel, start, n, buffer);
     for (let i = 0; i < m; i++) out.push(buffer[i]!);
   };
-  const candidates = plan.candidates;
   if (candidates === undefined) {
     for (let s = 0; s < length; s += MAX_BATCH) visit(null, s, Math.min(MAX_BATCH, length - s));
   } else if (candidates.kind === "ranges") {

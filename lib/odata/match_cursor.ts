@@ -15,6 +15,8 @@ export interface MatchCursorOptions {
 }
 
 const FIRST_BATCH = 256;
+/** Rows a fused counter takes per call; the checkpoint runs between calls. */
+const COUNT_BATCH = 1 << 20;
 
 /**
  * Walks the rows matching a {@linkcode CompiledFilter} in ascending order,
@@ -36,7 +38,8 @@ export class MatchCursor {
   #row = 0;
   #i = 0;
   #batch = FIRST_BATCH;
-  readonly #pending = new Uint32Array(MAX_BATCH);
+  // Grows with the batch size, so that a short page never zero-fills a large buffer.
+  #pending = new Uint32Array(FIRST_BATCH);
   #pendingAt = 0;
   #pendingEnd = 0;
 
@@ -105,7 +108,7 @@ export class MatchCursor {
         }
         this.#checkpoint?.();
         const n = Math.min(this.#batch, end - start);
-        this.#pendingEnd = this.#kernel(null, start, n, this.#pending);
+        this.#pendingEnd = this.#kernel(null, start, n, this.#buffer(n));
         this.#row = start + n;
         if (this.#row >= end) this.#k += 2;
         this.#grow();
@@ -117,7 +120,7 @@ export class MatchCursor {
     if (this.#i >= rows.length) return false;
     this.#checkpoint?.();
     const n = Math.min(this.#batch, rows.length - this.#i);
-    this.#pendingEnd = this.#kernel(rows.subarray(this.#i, this.#i + n), 0, n, this.#pending);
+    this.#pendingEnd = this.#kernel(rows.subarray(this.#i, this.#i + n), 0, n, this.#buffer(n));
     this.#i += n;
     this.#grow();
     return true;
@@ -125,6 +128,12 @@ export class MatchCursor {
 
   #grow(): void {
     if (this.#batch < MAX_BATCH) this.#batch *= 2;
+  }
+
+  /** The pending buffer, large enough for a batch of `n` rows. */
+  #buffer(n: number): Uint32Array {
+    if (this.#pending.length < n) this.#pending = new Uint32Array(this.#batch);
+    return this.#pending;
   }
 }
 
@@ -135,12 +144,32 @@ export class MatchCursor {
  * @returns the number of matching rows
  */
 export function countMatches(filter: CompiledFilter, options: MatchCursorOptions = {}): number {
-  const cursor = new MatchCursor(filter, options);
+  // A plain loop, without a cursor: counting keeps no rows.
+  const from = options.from ?? 0;
+  const checkpoint = options.checkpoint;
+  const kernel = filter.kernel;
   const buffer = new Uint32Array(MAX_BATCH);
+  // A fused counter writes no rows, so it takes long stretches at a time.
+  const batch = filter.count === undefined ? MAX_BATCH : COUNT_BATCH;
+  const count = filter.count ?? ((sel: Uint32Array | null, start: number, n: number) => kernel(sel, start, n, buffer));
+  const candidates = filter.candidates;
   let total = 0;
-  for (;;) {
-    const n = cursor.next(buffer);
-    total += n;
-    if (n < buffer.length) return total;
+  if (candidates === undefined || candidates.kind === "ranges") {
+    const ranges = candidates === undefined ? Uint32Array.of(0, filter.length) : candidates.ranges;
+    for (let k = firstRangeEndingAfter(ranges, from); k < ranges.length; k += 2) {
+      const end = ranges[k + 1]!;
+      for (let s = Math.max(from, ranges[k]!); s < end; s += batch) {
+        checkpoint?.();
+        total += count(null, s, Math.min(batch, end - s));
+      }
+    }
+    return total;
   }
+  const rows = candidates.rows;
+  for (let i = lowerBound(rows, from); i < rows.length; i += batch) {
+    checkpoint?.();
+    const n = Math.min(batch, rows.length - i);
+    total += count(rows.subarray(i, i + n), 0, n);
+  }
+  return total;
 }
