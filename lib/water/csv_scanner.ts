@@ -5,6 +5,13 @@ const QUOTE = 0x22;
 const LF = 0x0a;
 const CR = 0x0d;
 
+/** Bytes that end or break an unquoted field: comma, quote, CR, LF. */
+const SPECIAL = new Uint8Array(256);
+SPECIAL[COMMA] = 1;
+SPECIAL[QUOTE] = 1;
+SPECIAL[LF] = 1;
+SPECIAL[CR] = 1;
+
 /** How a scanned field was written. */
 export const FIELD_PLAIN = 0;
 /** A quoted field without doubled quotes inside: its bytes need no unescaping. */
@@ -71,6 +78,9 @@ export class CsvScanner {
    * field, text after a closing quote, or too many fields
    */
   scan(buf: Uint8Array, pos: number, limit: number, final: boolean): number {
+    const starts = this.starts;
+    const ends = this.ends;
+    const kinds = this.kinds;
     let i = pos;
     let f = 0;
     let breaks = 0;
@@ -102,9 +112,9 @@ export class CsvScanner {
           if (c === LF) breaks++;
           i++;
         }
-        this.starts[f] = start;
-        this.ends[f] = i;
-        this.kinds[f] = escaped ? FIELD_ESCAPED : FIELD_QUOTED;
+        starts[f] = start;
+        ends[f] = i;
+        kinds[f] = escaped ? FIELD_ESCAPED : FIELD_QUOTED;
         i++;
         f++;
         if (i >= limit) {
@@ -117,18 +127,14 @@ export class CsvScanner {
         }
       } else {
         const start = i;
-        while (i < limit) {
-          c = buf[i]!;
-          if (c === COMMA || c === LF || c === CR) break;
-          if (c === QUOTE) {
-            throw new CsvSyntaxError("found a quote inside an unquoted field; quote the whole field", this.line, f + 1, i);
-          }
-          i++;
+        while (i < limit && SPECIAL[buf[i]!] === 0) i++;
+        if (i < limit && buf[i] === QUOTE) {
+          throw new CsvSyntaxError("found a quote inside an unquoted field; quote the whole field", this.line, f + 1, i);
         }
         if (i >= limit && !final) return -1;
-        this.starts[f] = start;
-        this.ends[f] = i;
-        this.kinds[f] = FIELD_PLAIN;
+        starts[f] = start;
+        ends[f] = i;
+        kinds[f] = FIELD_PLAIN;
         f++;
         if (i >= limit) break;
         c = buf[i]!;

@@ -1,5 +1,5 @@
 import { createReadStream } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { CsvSyntaxError, WaterError } from "./errors.ts";
 import { readDatasetMetadata } from "./read_dataset_metadata.ts";
@@ -53,7 +53,14 @@ export async function loadDatasets(
   }
   const failures: LoadIssue[] = [];
   const inputs: { input: DatasetInput; file: string; created: number }[] = [];
-  for (const entry of entries.filter((e) => e.isDirectory()).sort((a, b) => compare(a.name, b.name))) {
+  const folders: string[] = [];
+  for (const entry of entries) {
+    // Dataset folders may be symbolic links, e.g. to share data between servers.
+    const linked = entry.isSymbolicLink() && (await stat(join(dir, entry.name)).catch(() => undefined))?.isDirectory();
+    if (entry.isDirectory() || linked === true) folders.push(entry.name);
+  }
+  for (const name of folders.sort(compare)) {
+    const entry = { name };
     const metadataFile = join(dir, entry.name, "metadata.json");
     try {
       const input = readDatasetMetadata(await readFile(metadataFile, "utf8"), entry.name);

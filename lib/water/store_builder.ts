@@ -228,9 +228,11 @@ export class StoreBuilder {
    * @param chunk bytes, in file order
    * @throws {CsvSyntaxError} for a header that cannot be used (the dataset must then be aborted)
    */
-  push(chunk: Uint8Array): void {
+  push(bytes: Uint8Array): void {
     const open = this.#requireOpen();
-    if (open.stopped || chunk.length === 0) return;
+    if (open.stopped || bytes.length === 0) return;
+    // A plain Uint8Array view keeps byte access monomorphic (a Node Buffer is a subclass).
+    const chunk = bytes.constructor === Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
     let buf: Uint8Array;
     let limit: number;
     if (open.carryLength > 0) {
@@ -427,14 +429,32 @@ export class StoreBuilder {
     open.absentSlots = this.#slots.filter((slot) => !seen.has(slot.name));
   }
 
-  /** The bytes of field `f` of the scanned record, unescaped. */
-  #fieldBytes(buf: Uint8Array, f: number): Uint8Array {
+  // Where field `f` of the scanned record lies, unescaped: set by #locate.
+  #fieldBuf: Uint8Array = new Uint8Array(0);
+  #fieldStart = 0;
+  #fieldEnd = 0;
+
+  /** Points #fieldBuf/#fieldStart/#fieldEnd at field `f`, unescaping it into scratch if needed. */
+  #locate(buf: Uint8Array, f: number): void {
     const scanner = this.#scanner;
     const start = scanner.starts[f]!;
     const end = scanner.ends[f]!;
-    if (scanner.kinds[f] !== FIELD_ESCAPED) return buf.subarray(start, end);
+    if (scanner.kinds[f] !== FIELD_ESCAPED) {
+      this.#fieldBuf = buf;
+      this.#fieldStart = start;
+      this.#fieldEnd = end;
+      return;
+    }
     if (this.#scratch.length < end - start) this.#scratch = new Uint8Array(end - start);
-    return this.#scratch.subarray(0, unescapeField(buf, start, end, this.#scratch));
+    this.#fieldBuf = this.#scratch;
+    this.#fieldStart = 0;
+    this.#fieldEnd = unescapeField(buf, start, end, this.#scratch);
+  }
+
+  /** The bytes of field `f` of the scanned record, unescaped (a view; for rare paths). */
+  #fieldBytes(buf: Uint8Array, f: number): Uint8Array {
+    this.#locate(buf, f);
+    return this.#fieldBuf.subarray(this.#fieldStart, this.#fieldEnd);
   }
 
   #readRow(open: OpenDataset, buf: Uint8Array): void {
@@ -454,20 +474,38 @@ export class StoreBuilder {
     const local = this.#locationOf(open, buf);
     if (local < 0) return;
     const at = open.staged;
+    const starts = scanner.starts;
+    const ends = scanner.ends;
+    const kinds = scanner.kinds;
+    const targets = open.observationTarget;
     for (let f = 0; f < header.length; f++) {
-      const target = open.observationTarget[f]!;
+      const target = targets[f]!;
       if (target === -1) continue;
       const slot = this.#slots[target]!;
-      const bytes = this.#fieldBytes(buf, f);
+      let fieldBuf = buf;
+      let start = starts[f]!;
+      let end = ends[f]!;
+      if (start === end) {
+        // An empty field is null: the commonest case, decided without a lookup.
+        if (slot.numeric) slot.stagedNumbers[at] = Number.NaN;
+        else slot.stagedCodes[at] = 0;
+        continue;
+      }
+      if (kinds[f] === FIELD_ESCAPED) {
+        this.#locate(buf, f);
+        fieldBuf = this.#fieldBuf;
+        start = this.#fieldStart;
+        end = this.#fieldEnd;
+      }
       if (slot.numeric) {
-        const value = parseNumberBytes(bytes, 0, bytes.length);
+        const value = parseNumberBytes(fieldBuf, start, end);
         if (value === undefined) {
-          this.#issue(open, open.line, f + 1, `found "${text(bytes)}", which is not a number`, header[f]);
+          this.#issue(open, open.line, f + 1, `found "${text(this.#fieldBytes(buf, f))}", which is not a number`, header[f]);
           return;
         }
         slot.stagedNumbers[at] = value;
       } else {
-        const code = slot.dictionary!.codeOf(bytes, 0, bytes.length);
+        const code = slot.dictionary!.codeOf(fieldBuf, start, end);
         if (code < 0) {
           this.#issue(open, open.line, f + 1, slot.dictionary!.error, header[f]);
           return;
@@ -493,8 +531,8 @@ export class StoreBuilder {
 
   /** The local location code of the current row, creating the location on first sight; -1 when refused. */
   #locationOf(open: OpenDataset, buf: Uint8Array): number {
-    const bytes = this.#fieldBytes(buf, open.locationIdColumn);
-    const local = open.locationDictionary.codeOf(bytes, 0, bytes.length);
+    this.#locate(buf, open.locationIdColumn);
+    const local = open.locationDictionary.codeOf(this.#fieldBuf, this.#fieldStart, this.#fieldEnd);
     if (local < 0) {
       this.#issue(open, open.line, open.locationIdColumn + 1, open.locationDictionary.error, "MonitoringLocationID");
       return -1;
@@ -588,8 +626,8 @@ export class StoreBuilder {
 
   #addObservationColumns(columns: Map<string, Column>): void {
     const rows = this.#rowCount;
-    let activityType: { codes: CodeArray; values: readonly Scalar[] } | undefined;
-    let startDate: { codes: CodeArray; values: readonly Scalar[] } | undefined;
+    let activityType: { codes: CodeArray; values: readonly Scalar[]; counts: Uint32Array } | undefined;
+    let startDate: { codes: CodeArray; values: readonly Scalar[]; counts: Uint32Array } | undefined;
     for (const slot of this.#slots) {
       const key = `observation.${slot.name}`;
       if (slot.numeric) {
@@ -600,24 +638,26 @@ export class StoreBuilder {
       dictionary.seal();
       const codes = slot.codes!.finish();
       const values = dictionary.values;
+      const counts = countCodes(codes, values.length);
       const indexed = slot.name === "CharacteristicName" || slot.name === "ActivityMediaName";
       columns.set(key, {
         kind: "dict",
         codes,
         values,
+        counts,
         ...(indexed ? { index: buildPostings(codes, values.length, undefined) } : {}),
       });
-      if (slot.name === "ActivityType") activityType = { codes, values };
-      if (slot.name === "ActivityStartDate") startDate = { codes, values };
+      if (slot.name === "ActivityType") activityType = { codes, values, counts };
+      if (slot.name === "ActivityStartDate") startDate = { codes, values, counts };
     }
     columns.set("observation.Id", { kind: "rownumber", offset: 1 });
     if (activityType !== undefined) {
       const groups = activityType.values.map((value) => (value === null ? null : activityGroupTypeOf(String(value))));
-      columns.set("observation.ActivityGroupType", derivedColumn(activityType.codes, groups));
+      columns.set("observation.ActivityGroupType", derivedColumn(activityType.codes, groups, activityType.counts));
     }
     if (startDate !== undefined) {
       const years = startDate.values.map((value) => (value === null ? null : Number(String(value).slice(0, 4))));
-      columns.set("observation.ActivityStartYear", derivedColumn(startDate.codes, years));
+      columns.set("observation.ActivityStartYear", derivedColumn(startDate.codes, years, startDate.counts));
     }
     if (rows !== this.#rowCount) throw new TypeError("Cannot finish the store: row counts disagree");
   }
@@ -673,8 +713,15 @@ function countLineBreaks(buf: Uint8Array, from: number, to: number): number {
   return n;
 }
 
+/** Rows per code. */
+function countCodes(codes: CodeArray, size: number): Uint32Array {
+  const counts = new Uint32Array(size);
+  for (let r = 0; r < codes.length; r++) counts[codes[r]!]!++;
+  return counts;
+}
+
 /** A dictionary column sharing another's codes, with values mapped, and postings by distinct value. */
-function derivedColumn(codes: CodeArray, values: readonly Scalar[]): Column {
+function derivedColumn(codes: CodeArray, values: readonly Scalar[], counts: Uint32Array): Column {
   const keys = new Map<Scalar, number>();
   const keyOf = new Uint32Array(values.length);
   values.forEach((value, code) => {
@@ -685,7 +732,7 @@ function derivedColumn(codes: CodeArray, values: readonly Scalar[]): Column {
     }
     keyOf[code] = key;
   });
-  return { kind: "dict", codes, values, index: buildPostings(codes, keys.size, keyOf) };
+  return { kind: "dict", codes, values, counts, index: buildPostings(codes, keys.size, keyOf) };
 }
 
 /** Builds a posting index by counting sort: O(rows). */
@@ -725,7 +772,7 @@ function dictColumn(values: readonly Scalar[]): Column {
     }
     codes[i] = code;
   });
-  return { kind: "dict", codes, values: dictionary };
+  return { kind: "dict", codes, values: dictionary, counts: countCodes(codes, dictionary.length) };
 }
 
 function numberColumn(values: readonly (Scalar | undefined)[]): Column {

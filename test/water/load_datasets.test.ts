@@ -130,3 +130,18 @@ describe("readDatasetMetadata() syntax errors", () => {
     });
   }
 });
+
+describe("loadDatasets() with linked folders", () => {
+  it("follows a symbolic link to a dataset folder and skips a dangling one", async () => {
+    const { symlinkSync } = await import("node:fs");
+    const source = join(root, "source");
+    writeDataset(source, "real", { DOI: "10.25976/link-aa01", DatasetName: "Linked" }, HEADER + fixtureRow({ DatasetName: "Linked" }));
+    const dir = join(root, "linked");
+    mkdirSync(dir, { recursive: true });
+    symlinkSync(join(source, "real"), join(dir, "via-link"));
+    symlinkSync(join(source, "missing"), join(dir, "dangling"));
+    const { store, report } = await loadDatasets(dir);
+    assert.deepEqual(report.datasets.map((d) => d.folder), ["via-link"]);
+    assert.equal(store.observationCount, 1);
+  });
+});
