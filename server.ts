@@ -33,6 +33,7 @@ async function main(): Promise<void> {
         maxConcurrent: config.maxConcurrent,
         queryTimeoutMs: config.queryTimeoutMs,
         maxResponseBytes: config.maxResponseBytes,
+        renderCacheBytes: config.renderCacheBytes,
       }),
     });
   }

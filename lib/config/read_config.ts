@@ -22,6 +22,8 @@ export interface Config {
   readonly maxConcurrent: number;
   readonly queryTimeoutMs: number;
   readonly maxResponseBytes: number;
+  /** Bytes of rendered rows kept for reuse; 0 turns the cache off. */
+  readonly renderCacheBytes: number;
   /** Origin for links in responses, instead of the request's `Host`. */
   readonly publicUrl: string | undefined;
 }
@@ -60,6 +62,7 @@ export function readConfig(env: Environment): Config {
     maxConcurrent: integer(env, "RATE_LIMIT_CONCURRENCY", 1, 0, 1_000_000),
     queryTimeoutMs: integer(env, "QUERY_TIMEOUT_MS", 30_000, 1, 3_600_000),
     maxResponseBytes: integer(env, "MAX_RESPONSE_BYTES", 32 * 1024 * 1024, 1024, 2 ** 31),
+    renderCacheBytes: integer(env, "RENDER_CACHE_BYTES", 64 * 1024 * 1024, 0, 2 ** 40),
     publicUrl: env["PUBLIC_URL"] === undefined || env["PUBLIC_URL"] === ""
       ? undefined
       : origin("PUBLIC_URL", env["PUBLIC_URL"]),

@@ -58,6 +58,30 @@ export interface AuthenticateOptions {
 }
 
 /**
+ * Presented keys already found valid, per key index: hashing costs more than
+ * the rest of authentication. Only valid keys are remembered, so callers
+ * sending random keys cannot grow it; it is bounded all the same.
+ */
+const known = new WeakMap<ReadonlyMap<string, ApiKey>, Map<string, ApiKey>>();
+const MAX_KNOWN = 4096;
+
+function lookUp(keys: ReadonlyMap<string, ApiKey>, presented: string): ApiKey | undefined {
+  let valid = known.get(keys);
+  if (valid === undefined) {
+    valid = new Map();
+    known.set(keys, valid);
+  }
+  const remembered = valid.get(presented);
+  if (remembered !== undefined) return remembered;
+  const key = keys.get(sha256Hex(presented));
+  if (key !== undefined) {
+    if (valid.size >= MAX_KNOWN) valid.clear();
+    valid.set(presented, key);
+  }
+  return key;
+}
+
+/**
  * Indexes keys by their hash, for {@linkcode authenticateApiKey}.
  * @param keys the keys
  * @returns a map from hash to key
@@ -93,7 +117,7 @@ export function authenticateApiKey(request: HttpRequest, options: AuthenticateOp
       { target: header },
     );
   }
-  const key = options.keys.get(sha256Hex(presented.trim()));
+  const key = lookUp(options.keys, presented.trim());
   if (key === undefined) {
     throw new HttpError(
       "ERR_HTTP_FORBIDDEN",

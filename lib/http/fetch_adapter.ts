@@ -42,12 +42,12 @@ export function createFetchHandler(
     }
     const body = response.body;
     const bodiless = method === "HEAD" || response.status === 204 || response.status === 304;
-    if (body === undefined || typeof body === "string" || body instanceof Uint8Array || bodiless) {
+    if (body === undefined || typeof body === "string" || body instanceof Uint8Array || Array.isArray(body) || bodiless) {
       return toResponse(response, bodiless);
     }
     // Pull the first chunk before answering, so that a stream failing at
     // once still gets a proper error status, as with the node adapter.
-    const iterator = body[Symbol.asyncIterator]();
+    const iterator = (body as AsyncIterable<string | Uint8Array>)[Symbol.asyncIterator]();
     let first: IteratorResult<string | Uint8Array>;
     try {
       first = await iterator.next();
@@ -87,11 +87,13 @@ function toResponse(response: HttpResponse, bodiless: boolean): Response {
   const headers = new Headers(response.headers);
   const body = response.body;
   if (body === undefined || bodiless) {
-    if (body !== undefined && typeof body !== "string" && !(body instanceof Uint8Array)) {
-      void body[Symbol.asyncIterator]().return?.();
+    if (body !== undefined && typeof body !== "string" && !(body instanceof Uint8Array) && !Array.isArray(body)) {
+      const ended = (body as AsyncIterable<unknown>)[Symbol.asyncIterator]().return?.();
+      void Promise.resolve(ended).catch(() => undefined);
     }
     return new Response(null, { status: response.status, headers });
   }
+  if (Array.isArray(body)) return new Response(new Blob(body as Uint8Array[]), { status: response.status, headers });
   return new Response(body as string | Uint8Array, { status: response.status, headers });
 }
 

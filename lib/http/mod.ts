@@ -32,6 +32,7 @@ export { createDeadline } from "./deadline.ts";
 export type { Deadline } from "./deadline.ts";
 export type {
   BodyChunks,
+  BodyParts,
   BodyReader,
   Handler,
   HttpRequest,

@@ -63,9 +63,17 @@ async function serve(
 }
 
 function toRequest(req: IncomingMessage, signal: AbortSignal, publicOrigin?: string): HttpRequest {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+  // Node gives lower-case names and strings, arrays only for a few repeated
+  // headers (set-cookie); copy only then.
+  let headers = req.headers as Record<string, string>;
+  for (const name in req.headers) {
+    if (typeof req.headers[name] !== "string") {
+      headers = {};
+      for (const [key, value] of Object.entries(req.headers)) {
+        if (value !== undefined) headers[key] = Array.isArray(value) ? value.join(", ") : value;
+      }
+      break;
+    }
   }
   const { path, query } = splitTarget(req.url ?? "/");
   return {
@@ -114,6 +122,22 @@ async function send(
 ): Promise<void> {
   const body = response.body;
   const bodiless = method === "HEAD" || response.status === 204 || response.status === 304;
+  if (Array.isArray(body)) {
+    const parts = body as readonly Uint8Array[];
+    let length = 0;
+    for (const part of parts) length += part.byteLength;
+    res.writeHead(response.status, { ...response.headers, "content-length": String(length) });
+    if (bodiless) {
+      res.end();
+      return;
+    }
+    // Corked, the parts leave in one write without being joined first.
+    res.cork();
+    for (let i = 0; i + 1 < parts.length; i++) res.write(parts[i]!);
+    res.end(parts.length > 0 ? parts[parts.length - 1] : undefined);
+    res.uncork();
+    return;
+  }
   if (body === undefined || typeof body === "string" || body instanceof Uint8Array) {
     const length = body === undefined ? 0 : typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
     const headers = response.status === 204 || response.status === 304 || response.headers?.["content-length"] !== undefined
@@ -123,7 +147,7 @@ async function send(
     res.end(bodiless ? undefined : body);
     return;
   }
-  const iterator = body[Symbol.asyncIterator]();
+  const iterator = (body as AsyncIterable<string | Uint8Array>)[Symbol.asyncIterator]();
   if (bodiless) {
     await iterator.return?.();
     res.writeHead(response.status, response.headers);

@@ -33,8 +33,14 @@ export interface HttpRequest {
 /** Chunks of a streamed response body. */
 export type BodyChunks = AsyncIterable<string | Uint8Array>;
 
-/** A response body: text, bytes, or chunks streamed with backpressure. */
-export type ResponseBody = string | Uint8Array | BodyChunks;
+/**
+ * A complete body in parts, sent one after another without being joined
+ * first (e.g. a cached block between a head and a tail).
+ */
+export type BodyParts = readonly Uint8Array[];
+
+/** A response body: text, bytes, parts of bytes, or chunks streamed with backpressure. */
+export type ResponseBody = string | Uint8Array | BodyParts | BodyChunks;
 
 /** A response as handlers produce it. */
 export interface HttpResponse {

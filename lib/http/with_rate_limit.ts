@@ -38,11 +38,11 @@ export function withRateLimit(
       throw error;
     }
     const body = response.body;
-    if (body === undefined || typeof body === "string" || body instanceof Uint8Array) {
+    if (body === undefined || typeof body === "string" || body instanceof Uint8Array || Array.isArray(body)) {
       decision.release();
       return response;
     }
-    return { ...response, body: releasing(body, decision.release) };
+    return { ...response, body: releasing(body as BodyChunks, decision.release) };
   };
 }
 

@@ -36,7 +36,7 @@ export function buildNextLink(options: NextLinkOptions): string {
   return `${options.origin}${options.path}?${parts.join("&")}`;
 }
 
-const KEEP = /[A-Za-z0-9\-._~'()*!:,$/@]/;
+const ENCODE = /[^A-Za-z0-9\-._~'()*!:,$/@]/gu;
 
 /**
  * Percent-encodes a query value, keeping the characters that are safe in a
@@ -45,9 +45,5 @@ const KEEP = /[A-Za-z0-9\-._~'()*!:,$/@]/;
  * @returns the encoded value
  */
 export function encodeQueryValue(value: string): string {
-  let out = "";
-  for (const char of value) {
-    out += KEEP.test(char) ? char : encodeURIComponent(char);
-  }
-  return out;
+  return value.replace(ENCODE, encodeURIComponent);
 }

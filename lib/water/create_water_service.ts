@@ -14,7 +14,7 @@ import {
   withCors,
   withRateLimit,
 } from "../http/mod.ts";
-import { buildNextLink, type QueryOptions, readQueryOptions } from "../odata/mod.ts";
+import { type BoundFilter, buildNextLink, type QueryOptions, readQueryOptions } from "../odata/mod.ts";
 import { WaterError } from "./errors.ts";
 import { type CollectionName, type CollectionSchema, COLLECTIONS } from "./fields.ts";
 import {
@@ -25,7 +25,8 @@ import {
   queryPage,
   readRowToken,
 } from "./query_collection.ts";
-import { createRowWriter, type RowWriter, selectFields } from "./render_rows.ts";
+import { RenderCache, type RenderedRow, renderKey, RowWriterCache } from "./render_cache.ts";
+import type { RowWriter } from "./render_rows.ts";
 import { metadataDocument, serviceDocument } from "./service_document.ts";
 import type { WaterStore } from "./store.ts";
 
@@ -70,10 +71,14 @@ export interface WaterServiceOptions {
    * @default {1000}
    */
   defaultTop?: number;
+  /**
+   * Bytes of rendered rows kept for reuse (see {@linkcode RenderCache}); 0 turns the cache off.
+   * @default {67108864}
+   */
+  renderCacheBytes?: number;
 }
 
 const encoder = new TextEncoder();
-const RENDER_SLICE = 1000;
 const CSV_BATCH = 2048;
 
 /**
@@ -91,10 +96,14 @@ const CSV_BATCH = 2048;
  */
 export function createWaterService(store: WaterStore, options: WaterServiceOptions): Handler {
   const base = options.basePath ?? "/v1/odata/v4";
-  const settings = {
+  const cache = new RenderCache(options.renderCacheBytes ?? 64 * 1024 * 1024);
+  const settings: Settings = {
     timeout: options.queryTimeoutMs ?? 30_000,
     maxBytes: options.maxResponseBytes ?? 32 * 1024 * 1024,
     defaultTop: options.defaultTop ?? 1000,
+    cache,
+    writers: new RowWriterCache(store, cache),
+    filters: new Map(),
   };
   const origin = (request: HttpRequest): string => request.origin;
   const router = createRouter([
@@ -127,7 +136,7 @@ export function createWaterService(store: WaterStore, options: WaterServiceOptio
       handler: (request, params) => {
         const collection = collectionOf(params["collection"]!);
         const deadline = createDeadline(settings.timeout, options.now);
-        const query = readQuery(collection, readQueryOptions(parseQuery(request.query)), deadline);
+        const query = readQuery(collection, readQueryOptions(parseQuery(request.query)), deadline, settings.filters);
         return {
           status: 200,
           headers: { "content-type": "text/plain; charset=utf-8", ...ODATA_HEADERS },
@@ -167,18 +176,34 @@ function collectionOf(name: string): CollectionSchema {
   return collection;
 }
 
-function readQuery(collection: CollectionSchema, options: QueryOptions, deadline: Deadline): CollectionQuery {
-  return {
-    collection,
-    ...(options.filter === undefined ? {} : { filter: prepareFilter(collection, options.filter) }),
-    checkpoint: deadline.check,
-  };
+/** Bound filters by collection and text, so that paging through a result binds its filter once. */
+const MAX_FILTERS = 512;
+
+function readQuery(
+  collection: CollectionSchema,
+  options: QueryOptions,
+  deadline: Deadline,
+  filters: Map<string, BoundFilter>,
+): CollectionQuery {
+  const text = options.filter;
+  if (text === undefined) return { collection, checkpoint: deadline.check };
+  const key = `${collection.name}\n${text}`;
+  let filter = filters.get(key);
+  if (filter === undefined) {
+    filter = prepareFilter(collection, text);
+    if (filters.size >= MAX_FILTERS) filters.delete(filters.keys().next().value!);
+    filters.set(key, filter);
+  }
+  return { collection, filter, checkpoint: deadline.check };
 }
 
 interface Settings {
   readonly timeout: number;
   readonly maxBytes: number;
   readonly defaultTop: number;
+  readonly cache: RenderCache;
+  readonly writers: RowWriterCache;
+  readonly filters: Map<string, BoundFilter>;
 }
 
 function answerQuery(
@@ -190,12 +215,12 @@ function answerQuery(
   root: { readonly origin: string; readonly base: string },
 ): HttpResponse {
   const options = readQueryOptions(parseQuery(request.query));
-  const query = readQuery(collection, options, deadline);
+  const query = readQuery(collection, options, deadline, settings.filters);
   if (options.count) {
     const n = queryCount(store, query);
     return jsonResponse(200, { "@odata.count": n, value: n }, ODATA_HEADERS);
   }
-  const writer = createRowWriter(store, collection, selectFields(collection, options.select));
+  const { writer, id } = settings.writers.get(collection, options.select);
   const format = options.format ?? (prefersCsv(request.headers["accept"]) ? "csv" : "json");
   if (format === "csv" && options.top === undefined) return streamCsv(store, query, writer, options, deadline);
   const top = options.top ?? settings.defaultTop;
@@ -222,19 +247,122 @@ function answerQuery(
       body: writer.csvHeader() + writer.csv(page.rows),
     };
   }
-  let body = "{\"value\":[";
-  for (let i = 0; i < page.rows.length; i += RENDER_SLICE) {
-    if (i > 0) body += ",";
-    body += writer.json(page.rows.slice(i, i + RENDER_SLICE));
-    if (body.length > settings.maxBytes) throw tooLarge(settings.maxBytes);
-    deadline.check();
+  const tail = link === undefined ? "]}" : `],"@odata.nextLink":${JSON.stringify(link)}}`;
+  const body = renderJsonPage(page.rows, writer, id, settings, tail, deadline);
+  return { status: 200, headers: { ...headers, "content-type": JSON_CONTENT_TYPE }, body };
+}
+
+const HEAD = encoder.encode("{\"value\":[");
+const COMMA = 0x2c;
+const COMMA_BYTES = Uint8Array.of(COMMA);
+/** Runs sent as separate parts before joining them is cheaper. */
+const MAX_PARTS = 4;
+
+/**
+ * Renders a JSON page from cached or freshly rendered rows, refusing one
+ * above the byte limit. Rows missing from the cache are rendered in runs
+ * into one block, comma-separated, and cached as views into it; rows that
+ * are neighbours in a block are then copied in one go, so a page of
+ * consecutive rows (a location's, say) costs one copy.
+ */
+function renderJsonPage(
+  rows: readonly number[],
+  writer: RowWriter,
+  selection: number,
+  settings: Settings,
+  tail: string,
+  deadline: Deadline,
+): Uint8Array[] {
+  const views: RenderedRow[] = new Array(rows.length);
+  let missing: number[] = [];
+  const flush = (): void => {
+    if (missing.length === 0) return;
+    renderRun(missing, rows, views, writer, selection, settings);
+    missing = [];
+  };
+  for (let i = 0; i < rows.length; i++) {
+    const cached = settings.cache.get(renderKey(selection, rows[i]!));
+    if (cached === undefined) {
+      missing.push(i);
+    } else {
+      flush();
+      views[i] = cached;
+    }
+    if ((i & 1023) === 1023) deadline.check();
   }
-  body += "]";
-  if (link !== undefined) body += `,"@odata.nextLink":${JSON.stringify(link)}`;
-  body += "}";
-  const bytes = encoder.encode(body);
-  if (bytes.length > settings.maxBytes) throw tooLarge(settings.maxBytes);
-  return { status: 200, headers: { ...headers, "content-type": JSON_CONTENT_TYPE }, body: bytes };
+  flush();
+  // Merge neighbours: a row that starts one comma after the previous one ends,
+  // in the same block, extends the run.
+  const runs: Uint8Array[] = [];
+  let total = HEAD.length;
+  let block: Uint8Array | undefined;
+  let from = 0;
+  let to = 0;
+  for (const view of views) {
+    if (view.block === block && view.start === to + 1) {
+      to = view.end;
+      continue;
+    }
+    if (block !== undefined) runs.push(block.subarray(from, to));
+    block = view.block;
+    from = view.start;
+    to = view.end;
+  }
+  if (block !== undefined) runs.push(block.subarray(from, to));
+  const end = encoder.encode(tail);
+  for (const part of runs) total += part.length + 1;
+  total += end.length - (runs.length > 0 ? 1 : 0);
+  if (total > settings.maxBytes) throw tooLarge(settings.maxBytes);
+  if (runs.length <= MAX_PARTS) {
+    // Few runs (a page of consecutive rows is one): send them as they are.
+    const parts: Uint8Array[] = [HEAD];
+    runs.forEach((part, i) => {
+      if (i > 0) parts.push(COMMA_BYTES);
+      parts.push(part);
+    });
+    parts.push(end);
+    return parts;
+  }
+  const out = new Uint8Array(total);
+  out.set(HEAD);
+  let at = HEAD.length;
+  for (let i = 0; i < runs.length; i++) {
+    if (i > 0) out[at++] = COMMA;
+    out.set(runs[i]!, at);
+    at += runs[i]!.length;
+  }
+  out.set(end, at);
+  return [out];
+}
+
+/** Renders rows `rows[indexes[..]]` into one comma-separated block and caches a view per row. */
+function renderRun(
+  indexes: readonly number[],
+  rows: readonly number[],
+  views: RenderedRow[],
+  writer: RowWriter,
+  selection: number,
+  settings: Settings,
+): void {
+  const texts = indexes.map((i) => writer.json([rows[i]!]));
+  let capacity = texts.length;
+  for (const text of texts) capacity += text.length * 3;
+  const scratch = new Uint8Array(capacity);
+  const starts: number[] = [];
+  let at = 0;
+  for (let k = 0; k < texts.length; k++) {
+    if (k > 0) scratch[at++] = COMMA;
+    starts.push(at);
+    at += encoder.encodeInto(texts[k]!, scratch.subarray(at)).written;
+  }
+  const block = scratch.slice(0, at);
+  for (let k = 0; k < texts.length; k++) {
+    const from = starts[k]!;
+    const to = k + 1 < texts.length ? starts[k + 1]! - 1 : at;
+    const view: RenderedRow = { block, start: from, end: to };
+    views[indexes[k]!] = view;
+    settings.cache.set(renderKey(selection, rows[indexes[k]!]!), view);
+  }
 }
 
 function streamCsv(

@@ -207,8 +207,33 @@ function distinctGroups(
   return out;
 }
 
+/**
+ * Compiled plans by store and bound filter: a client paging through a result
+ * sends the same filter with every page, and a plan, being immutable, serves
+ * them all. Plans go when their bound filter is no longer referenced.
+ */
+const plans = new WeakMap<WaterStore, WeakMap<BoundFilter, Map<string, CompiledFilter>>>();
+
 function compileAt(store: WaterStore, query: CollectionQuery, level: FieldLevel): CompiledFilter {
-  return compileFilter(query.filter, store.view(level, query.collection.filter));
+  const filter = query.filter;
+  if (filter === undefined) return compileFilter(undefined, store.view(level, query.collection.filter));
+  let byFilter = plans.get(store);
+  if (byFilter === undefined) {
+    byFilter = new WeakMap();
+    plans.set(store, byFilter);
+  }
+  let byLevel = byFilter.get(filter);
+  if (byLevel === undefined) {
+    byLevel = new Map();
+    byFilter.set(filter, byLevel);
+  }
+  const key = `${query.collection.name}:${level}`;
+  let compiled = byLevel.get(key);
+  if (compiled === undefined) {
+    compiled = compileFilter(filter, store.view(level, query.collection.filter));
+    byLevel.set(key, compiled);
+  }
+  return compiled;
 }
 
 /** The finest level a query's filter reads, or the collection's own level when coarser. */

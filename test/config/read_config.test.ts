@@ -39,8 +39,15 @@ describe("readConfig()", () => {
       maxConcurrent: 1,
       queryTimeoutMs: 30_000,
       maxResponseBytes: 32 * 1024 * 1024,
+      renderCacheBytes: 64 * 1024 * 1024,
       publicUrl: undefined,
     });
+  });
+
+  it("reads RENDER_CACHE_BYTES, 0 turning the cache off", () => {
+    assert.equal(readConfig({ RENDER_CACHE_BYTES: "0" }).renderCacheBytes, 0);
+    assert.equal(readConfig({ RENDER_CACHE_BYTES: "1048576" }).renderCacheBytes, 1_048_576);
+    assert.throws(() => readConfig({ RENDER_CACHE_BYTES: "lots" }), { name: "ConfigError", variable: "RENDER_CACHE_BYTES" });
   });
 
   it("treats empty values as unset", () => {

@@ -296,3 +296,11 @@ describe("createFetchHandler()", () => {
     assert.equal(response.headers.get("allow"), "GET, HEAD, OPTIONS");
   });
 });
+
+describe("createFetchHandler() with a body in parts", () => {
+  it("joins the parts in order", async () => {
+    const handler = createFetchHandler(() => ({ status: 200, body: [new TextEncoder().encode("ab"), new TextEncoder().encode("c")] }));
+    const response = await handler(new Request("http://127.0.0.1/"));
+    assert.equal(await response.text(), "abc");
+  });
+});

@@ -422,3 +422,28 @@ describe("createNodeListener()", NETWORK, () => {
     assert.equal(typeof createNodeListener(() => ({ status: 204 })), "function");
   });
 });
+
+describe("createNodeListener() with a body in parts", () => {
+  it("sends the parts in order with their total content-length", async () => {
+    const { createServer } = await import("node:http");
+    const server = createServer(createNodeListener(() => ({
+      status: 200,
+      headers: { "content-type": "text/plain" },
+      body: [new TextEncoder().encode("ab"), new TextEncoder().encode("cde"), new Uint8Array(0), new TextEncoder().encode("f")],
+    })));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    try {
+      const address = server.address() as { port: number };
+      const response = await fetch(`http://127.0.0.1:${address.port}/`);
+      assert.equal(response.headers.get("content-length"), "6");
+      assert.equal(await response.text(), "abcdef");
+      const head = await fetch(`http://127.0.0.1:${address.port}/`, { method: "HEAD" });
+      assert.equal(head.headers.get("content-length"), "6");
+      assert.equal(await head.text(), "");
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});

@@ -200,3 +200,13 @@ describe("withRateLimit()", () => {
     assert.deepEqual(response.headers, { "x-a": "1" });
   });
 });
+
+describe("withRateLimit() with a body in parts", () => {
+  it("releases the permit at once, as for any complete body", async () => {
+    const limiter = new RateLimiter({ ratePerSecond: 0, maxConcurrent: 1, now: () => 0 });
+    const handler = withRateLimit(() => ({ status: 200, body: [new Uint8Array(1)] }), limiter, () => "k");
+    const response = await callHandler(handler, makeRequest());
+    assert.ok(Array.isArray(response.body));
+    assert.equal(limiter.acquire("k").ok, true);
+  });
+});

@@ -89,10 +89,11 @@ describe("water service: rate limits", () => {
 
 describe("water service: deadlines and sizes", () => {
   it("answers 408 when a query passes QUERY_TIMEOUT_MS", async () => {
+    // Every clock reading is 100 ms later, so the first checkpoint is past the deadline.
     let t = 0;
     const handler = waterHandler(store, {
       queryTimeoutMs: 50,
-      now: () => (t += 10),
+      now: () => (t += 100),
     });
     const result = await call(handler, `${BASE}/Observations?$count=true&$filter=${encodeURIComponent("ResultValue gt 1000000")}`);
     assert.equal(result.status, 408);

@@ -1,0 +1,108 @@
+import assert from "node:assert/strict";
+import { before, describe, it } from "node:test";
+import { COLLECTIONS, RenderCache, type RenderedRow, renderKey, RowWriterCache, type WaterStore } from "../../lib/water/mod.ts";
+import { call, demoStore, waterHandler } from "../_helpers/water.ts";
+
+const bytes = (n: number, fill = 1): RenderedRow => ({ block: new Uint8Array(n).fill(fill), start: 0, end: n });
+
+describe("RenderCache", () => {
+  it("returns what it kept", () => {
+    const cache = new RenderCache(100);
+    cache.set(1, bytes(10));
+    assert.deepEqual(cache.get(1)?.block, bytes(10).block);
+    assert.equal(cache.get(2), undefined);
+  });
+
+  it("drops the oldest entries beyond its budget", () => {
+    const cache = new RenderCache(30);
+    cache.set(1, bytes(10));
+    cache.set(2, bytes(10));
+    cache.set(3, bytes(10));
+    cache.set(4, bytes(10));
+    assert.equal(cache.get(1), undefined);
+    assert.ok(cache.get(2) !== undefined && cache.get(3) !== undefined && cache.get(4) !== undefined);
+    assert.equal(cache.bytes, 30);
+  });
+
+  it("replaces an entry without counting it twice", () => {
+    const cache = new RenderCache(100);
+    cache.set(1, bytes(10));
+    cache.set(1, bytes(20, 2));
+    assert.equal(cache.bytes, 20);
+    assert.equal(cache.get(1)!.block[0], 2);
+  });
+
+  it("keeps nothing with a budget of 0 and nothing larger than its budget", () => {
+    const off = new RenderCache(0);
+    off.set(1, bytes(1));
+    assert.equal(off.get(1), undefined);
+    const small = new RenderCache(5);
+    small.set(1, bytes(6));
+    assert.equal(small.get(1), undefined);
+  });
+
+  it("clears", () => {
+    const cache = new RenderCache(100);
+    cache.set(1, bytes(10));
+    cache.clear();
+    assert.equal(cache.get(1), undefined);
+    assert.equal(cache.bytes, 0);
+  });
+
+  it("refuses a negative budget", () => {
+    assert.throws(() => new RenderCache(-1), RangeError);
+  });
+});
+
+describe("renderKey()", () => {
+  it("keeps rows of different selections apart, exactly", () => {
+    assert.notEqual(renderKey(0, 5), renderKey(1, 5));
+    assert.ok(Number.isSafeInteger(renderKey(2 ** 20 - 1, 2 ** 32 - 1)));
+  });
+});
+
+describe("RowWriterCache", () => {
+  let store: WaterStore;
+  before(async () => {
+    store = (await demoStore()).store;
+  });
+  const observations = COLLECTIONS.get("Observations")!;
+
+  it("gives one writer and number per selection", () => {
+    const writers = new RowWriterCache(store, new RenderCache(1000));
+    const a = writers.get(observations, ["Id"]);
+    assert.equal(writers.get(observations, ["Id"]), a);
+    assert.notEqual(writers.get(observations, ["Id", "DOI"]).id, a.id);
+    assert.notEqual(writers.get(COLLECTIONS.get("Records")!, ["Id"]).id, a.id);
+  });
+
+  it("clears the render cache instead of giving a number twice", () => {
+    const cache = new RenderCache(1000);
+    const writers = new RowWriterCache(store, cache, { maxSelections: 2 });
+    const first = writers.get(observations, ["Id"]);
+    cache.set(renderKey(first.id, 7), bytes(3));
+    writers.get(observations, ["DOI"]);
+    const third = writers.get(observations, ["LocationId"]);
+    assert.equal(third.id, first.id);
+    assert.equal(cache.get(renderKey(first.id, 7)), undefined);
+  });
+});
+
+describe("water service with the render cache", () => {
+  it("answers byte for byte what it answers without it, first and second time", async () => {
+    const { store } = await demoStore();
+    const cached = waterHandler(store, { renderCacheBytes: 1 << 20 });
+    const uncached = waterHandler(store, { renderCacheBytes: 0 });
+    for (const target of [
+      "/v1/odata/v4/Observations?$top=250&$filter=LocationId%20eq%205",
+      "/v1/odata/v4/Observations?$top=250&$filter=LocationId%20eq%205&$select=Id,ResultValue",
+      "/v1/odata/v4/Records?$top=40&$skiptoken=Id:100",
+      "/v1/odata/v4/Locations?$top=30",
+      "/v1/odata/v4/Metadata",
+    ]) {
+      const expected = (await call(uncached, target)).text;
+      assert.equal((await call(cached, target)).text, expected, target);
+      assert.equal((await call(cached, target)).text, expected, `${target}, again`);
+    }
+  });
+});
