@@ -1,6 +1,6 @@
 // Benchmark data: seeded DataStream data sets written by the demo-data
 // generator into .bench-data/ (ignored by git) and reused across runs.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateDatasets } from "../data/generate.ts";
 
@@ -51,11 +51,6 @@ export function dataFiles(dir: string): string[] {
   return readdirSync(dir).sort().map((folder) => join(dir, folder, "data.csv"));
 }
 
-/** Reads a part's generation summary. */
-export function partSummary(k: number): { observations: number; bytes: number } {
-  return JSON.parse(readFileSync(join(BENCH_DIR, `part-${k}`, "done.json"), "utf8")) as { observations: number; bytes: number };
-}
-
 /** The best (smallest) of several timings, in milliseconds. */
 export async function best(runs: number, fn: () => unknown): Promise<number> {
   let fastest = Infinity;
@@ -65,18 +60,6 @@ export async function best(runs: number, fn: () => unknown): Promise<number> {
     fastest = Math.min(fastest, performance.now() - start);
   }
   return fastest;
-}
-
-/** The median of several timings, in milliseconds. */
-export async function median(runs: number, fn: () => unknown): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    await fn();
-    times.push(performance.now() - start);
-  }
-  times.sort((a, b) => a - b);
-  return times[times.length >> 1]!;
 }
 
 /** One benchmark's outcome, printed as the last line of its output for bench/run.ts. */

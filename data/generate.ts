@@ -16,8 +16,7 @@ import path from "node:path";
 import { finished } from "node:stream/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { formatCsvRow } from "../lib/water/format_csv.ts";
-import type { RegionId } from "../lib/water/vocabulary.ts";
+import { DATASTREAM_CSV_COLUMNS, formatCsvRow, type RegionId } from "../lib/water/mod.ts";
 
 /** Options of {@linkcode generateDatasets}. */
 export interface GenerateOptions {
@@ -75,51 +74,10 @@ const DEFAULTS = {
   years: 13,
 } as const;
 
-/** The CSV header: the standard 40 columns plus the two activity time zones. */
-const HEADER = [
-  "DatasetName",
-  "MonitoringLocationID",
-  "MonitoringLocationName",
-  "MonitoringLocationLatitude",
-  "MonitoringLocationLongitude",
-  "MonitoringLocationHorizontalCoordinateReferenceSystem",
-  "MonitoringLocationHorizontalAccuracyMeasure",
-  "MonitoringLocationHorizontalAccuracyUnit",
-  "MonitoringLocationVerticalMeasure",
-  "MonitoringLocationVerticalUnit",
-  "MonitoringLocationType",
-  "ActivityType",
-  "ActivityMediaName",
-  "ActivityStartDate",
-  "ActivityStartTime",
-  "ActivityStartTimeZone",
-  "ActivityEndDate",
-  "ActivityEndTime",
-  "ActivityEndTimeZone",
-  "ActivityDepthHeightMeasure",
-  "ActivityDepthHeightUnit",
-  "SampleCollectionEquipmentName",
-  "CharacteristicName",
-  "MethodSpeciation",
-  "ResultSampleFraction",
-  "ResultValue",
-  "ResultUnit",
-  "ResultValueType",
-  "ResultDetectionCondition",
-  "ResultDetectionQuantitationLimitMeasure",
-  "ResultDetectionQuantitationLimitUnit",
-  "ResultDetectionQuantitationLimitType",
-  "ResultStatusID",
-  "ResultComment",
-  "ResultAnalyticalMethodID",
-  "ResultAnalyticalMethodContext",
-  "ResultAnalyticalMethodName",
-  "AnalysisStartDate",
-  "AnalysisStartTime",
-  "AnalysisStartTimeZone",
-  "LaboratoryName",
-  "LaboratorySampleID",
-] as const;
+/** The CSV header: the standard 40 columns with the two activity time zones after their times. */
+const HEADER: readonly string[] = DATASTREAM_CSV_COLUMNS.flatMap((name) =>
+  name === "ActivityStartTime" || name === "ActivityEndTime" ? [name, `${name}Zone`] : [name]
+);
 
 // The first 11 columns describe the location; a row is that cached prefix
 // followed by the 31 activity and result columns.

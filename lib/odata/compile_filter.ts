@@ -1,7 +1,7 @@
 import type { BoundFilter, BoundValue } from "./bound.ts";
 import type { CodeArray, Column, ColumnTable, DictColumn, PostingIndex } from "./columns.ts";
 import { ODataError } from "./errors.ts";
-import { type BoundLeaf, evaluateLeaf } from "./evaluate.ts";
+import { type BoundLeaf, evaluateLeaf, leafValues } from "./evaluate.ts";
 import {
   andKernel,
   constantKernel,
@@ -440,17 +440,6 @@ export function nextUp(x: number): number {
 /** The largest double less than `x`. */
 export function nextDown(x: number): number {
   return -nextUp(-x);
-}
-
-function leafValues(leaf: BoundLeaf): readonly BoundValue[] {
-  switch (leaf.kind) {
-    case "compare":
-      return [leaf.left, leaf.right];
-    case "in":
-      return [leaf.operand];
-    case "test":
-      return [leaf.value];
-  }
 }
 
 function collectFields(value: BoundValue, into: Set<string>): void {

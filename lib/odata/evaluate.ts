@@ -71,7 +71,12 @@ function findMultiInValue(value: BoundValue, fixed: readonly string[]): string |
   return undefined;
 }
 
-function leafValues(leaf: BoundLeaf): readonly BoundValue[] {
+/**
+ * The value expressions a condition reads.
+ * @param leaf the condition
+ * @returns its operands
+ */
+export function leafValues(leaf: BoundLeaf): readonly BoundValue[] {
   switch (leaf.kind) {
     case "compare":
       return [leaf.left, leaf.right];

@@ -26,7 +26,7 @@ export type { ArgumentKind, FunctionSignature } from "./functions.ts";
 export type { FieldInfo, FieldType, FilterSchema, Scalar } from "./schema.ts";
 export { bindFilter } from "./bind_filter.ts";
 export type { BoundCall, BoundField, BoundFilter, BoundLiteral, BoundValue } from "./bound.ts";
-export { compareScalars, evaluateFilter, evaluateLeaf, evaluateValue } from "./evaluate.ts";
+export { compareScalars, evaluateFilter, evaluateLeaf, evaluateValue, leafValues } from "./evaluate.ts";
 export type { BoundLeaf, FieldGetter } from "./evaluate.ts";
 export type {
   CodeArray,

@@ -33,9 +33,7 @@ export class CodeColumn {
    * @param perm the permutation, relative to `base`
    */
   permute(base: number, perm: Uint32Array): void {
-    const segment = this.#codes.slice(base, base + perm.length);
-    const codes = this.#codes;
-    for (let i = 0; i < perm.length; i++) codes[base + i] = segment[perm[i]!]!;
+    permuteSegment(this.#codes, base, perm);
   }
 
   /**
@@ -109,9 +107,7 @@ export class NumberColumnBuilder {
    * @param perm the permutation, relative to `base`
    */
   permute(base: number, perm: Uint32Array): void {
-    const segment = this.#values.slice(base, base + perm.length);
-    const values = this.#values;
-    for (let i = 0; i < perm.length; i++) values[base + i] = segment[perm[i]!]!;
+    permuteSegment(this.#values, base, perm);
   }
 
   /**
@@ -126,4 +122,10 @@ export class NumberColumnBuilder {
   finish(): Float64Array {
     return this.#values.slice(0, this.#length);
   }
+}
+
+/** Reorders `array[base .. base + perm.length - 1]` so that new element `i` is old element `perm[i]`. */
+function permuteSegment(array: CodeArray | Float64Array, base: number, perm: Uint32Array): void {
+  const segment = array.slice(base, base + perm.length);
+  for (let i = 0; i < perm.length; i++) array[base + i] = segment[perm[i]!]!;
 }

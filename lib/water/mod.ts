@@ -46,3 +46,20 @@ export type { FieldWriter, RowWriter } from "./render_rows.ts";
 export { metadataDocument, SCHEMA_NAMESPACE, serviceDocument } from "./service_document.ts";
 export { createWaterService } from "./create_water_service.ts";
 export type { WaterServiceOptions } from "./create_water_service.ts";
+export {
+  ACTIVITY_DEPTH_HEIGHT_UNITS,
+  ACTIVITY_GROUP_TYPES,
+  ACTIVITY_MEDIA_NAMES,
+  ACTIVITY_TYPES,
+  activityGroupTypeOf,
+  HORIZONTAL_ACCURACY_UNITS,
+  HORIZONTAL_COORDINATE_REFERENCE_SYSTEMS,
+  MONITORING_LOCATION_TYPES,
+  REGION_IDS,
+  RESULT_DETECTION_CONDITIONS,
+  RESULT_DETECTION_QUANTITATION_LIMIT_TYPES,
+  RESULT_STATUS_IDS,
+  RESULT_VALUE_TYPES,
+  VERTICAL_UNITS,
+} from "./vocabulary.ts";
+export type { ActivityGroupType, ActivityType, RegionId } from "./vocabulary.ts";

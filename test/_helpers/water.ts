@@ -89,6 +89,12 @@ export function waterHandler(store: WaterStore, options: Partial<WaterServiceOpt
   });
 }
 
+/** A JSON page of the water API. */
+export interface Page {
+  value: Record<string, unknown>[];
+  "@odata.nextLink"?: string;
+}
+
 /** What {@linkcode call} returns. */
 export interface CallResult {
   readonly status: number;

@@ -4,7 +4,7 @@ import type { Handler } from "../../lib/http/mod.ts";
 import { evaluateFilter, type Scalar } from "../../lib/odata/mod.ts";
 import { COLLECTIONS, loadDatasets, prepareFilter, type WaterStore } from "../../lib/water/mod.ts";
 import { createPrng } from "../_helpers/prng.ts";
-import { call, DEMO_DIR, demoStore, waterHandler } from "../_helpers/water.ts";
+import { call, DEMO_DIR, demoStore, type Page, waterHandler } from "../_helpers/water.ts";
 
 const BASE = "/v1/odata/v4";
 const ORIGIN = "http://localhost:8000";
@@ -15,11 +15,6 @@ before(async () => {
   store = (await demoStore()).store;
   handler = waterHandler(store);
 });
-
-interface Page {
-  value: Record<string, unknown>[];
-  "@odata.nextLink"?: string;
-}
 
 /** Follows @odata.nextLink (or the Link header) from a first target; returns every page. */
 async function follow(first: string, via: "body" | "header", h: Handler = handler): Promise<{ pages: Page[]; links: string[] }> {

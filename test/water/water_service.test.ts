@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import type { Handler } from "../../lib/http/mod.ts";
 import type { WaterStore } from "../../lib/water/mod.ts";
-import { call, demoStore, waterHandler } from "../_helpers/water.ts";
+import { call, demoStore, type Page, waterHandler } from "../_helpers/water.ts";
 
 const BASE = "/v1/odata/v4";
 let store: WaterStore;
@@ -12,11 +12,6 @@ before(async () => {
   store = (await demoStore()).store;
   handler = waterHandler(store);
 });
-
-interface Page {
-  value: Record<string, unknown>[];
-  "@odata.nextLink"?: string;
-}
 
 async function page(target: string, headers?: Record<string, string>): Promise<Page> {
   const result = await call(handler, target, headers === undefined ? {} : { headers: { "x-api-key": "test-key", ...headers } });
