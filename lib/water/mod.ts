@@ -40,7 +40,7 @@ export {
 } from "./query_collection.ts";
 export type { CollectionQuery, PageResult } from "./query_collection.ts";
 export { createRowWriter, selectFields } from "./render_rows.ts";
-export { MAX_SELECTIONS, RenderCache, renderKey, RowWriterCache } from "./render_cache.ts";
+export { ENTRY_OVERHEAD, MAX_SELECTIONS, RenderCache, renderKey, RowWriterCache } from "./render_cache.ts";
 export type { RenderedRow, RowWriterCacheOptions } from "./render_cache.ts";
 export type { FieldWriter, RowWriter } from "./render_rows.ts";
 export { metadataDocument, SCHEMA_NAMESPACE, serviceDocument } from "./service_document.ts";

@@ -231,9 +231,20 @@ function compileAt(store: WaterStore, query: CollectionQuery, level: FieldLevel)
   let compiled = byLevel.get(key);
   if (compiled === undefined) {
     compiled = compileFilter(filter, store.view(level, query.collection.filter));
-    byLevel.set(key, compiled);
+    // A plan may hold a materialized candidate list (a union of postings, say);
+    // only small ones are kept, so that cached plans cannot pin much memory.
+    if (candidateEntries(compiled) <= MAX_CACHED_CANDIDATES) byLevel.set(key, compiled);
   }
   return compiled;
+}
+
+/** Candidate entries a plan holds; a plan above this is compiled again each time. */
+const MAX_CACHED_CANDIDATES = 1 << 16;
+
+function candidateEntries(compiled: CompiledFilter): number {
+  const candidates = compiled.candidates;
+  if (candidates === undefined) return 0;
+  return candidates.kind === "rows" ? candidates.rows.length : candidates.ranges.length;
 }
 
 /** The finest level a query's filter reads, or the collection's own level when coarser. */

@@ -20,6 +20,12 @@ export interface RenderedRow {
   readonly end: number;
 }
 
+/**
+ * What an entry costs beyond its bytes (the map slot and the record), counted
+ * against the budget so that tiny rows cannot fill memory with entries.
+ */
+export const ENTRY_OVERHEAD = 96;
+
 export class RenderCache {
   readonly #maxBytes: number;
   readonly #entries = new Map<number, RenderedRow>();
@@ -37,7 +43,7 @@ export class RenderCache {
     this.#maxBytes = maxBytes;
   }
 
-  /** Bytes held. */
+  /** Bytes held, each entry's overhead included. */
   get bytes(): number {
     return this.#bytes;
   }
@@ -63,21 +69,25 @@ export class RenderCache {
    * @param row where its bytes are
    */
   set(key: number, row: RenderedRow): void {
-    const size = row.end - row.start;
+    const size = sizeOf(row);
     if (size > this.#maxBytes) return;
     const old = this.#entries.get(key);
     if (old !== undefined) {
       this.#entries.delete(key);
-      this.#bytes -= old.end - old.start;
+      this.#bytes -= sizeOf(old);
     }
     this.#entries.set(key, row);
     this.#bytes += size;
     for (const [oldest, value] of this.#entries) {
       if (this.#bytes <= this.#maxBytes) break;
       this.#entries.delete(oldest);
-      this.#bytes -= value.end - value.start;
+      this.#bytes -= sizeOf(value);
     }
   }
+}
+
+function sizeOf(row: RenderedRow): number {
+  return row.end - row.start + ENTRY_OVERHEAD;
 }
 
 /** Selections tell their rows apart in the key; rows take the low 32 bits. */

@@ -1,48 +1,64 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import { COLLECTIONS, RenderCache, type RenderedRow, renderKey, RowWriterCache, type WaterStore } from "../../lib/water/mod.ts";
+import {
+  COLLECTIONS,
+  ENTRY_OVERHEAD,
+  RenderCache,
+  type RenderedRow,
+  renderKey,
+  RowWriterCache,
+  type WaterStore,
+} from "../../lib/water/mod.ts";
 import { call, demoStore, waterHandler } from "../_helpers/water.ts";
 
 const bytes = (n: number, fill = 1): RenderedRow => ({ block: new Uint8Array(n).fill(fill), start: 0, end: n });
 
 describe("RenderCache", () => {
   it("returns what it kept", () => {
-    const cache = new RenderCache(100);
+    const cache = new RenderCache(1000);
     cache.set(1, bytes(10));
     assert.deepEqual(cache.get(1)?.block, bytes(10).block);
     assert.equal(cache.get(2), undefined);
   });
 
   it("drops the oldest entries beyond its budget", () => {
-    const cache = new RenderCache(30);
+    const cache = new RenderCache(3 * (10 + ENTRY_OVERHEAD));
     cache.set(1, bytes(10));
     cache.set(2, bytes(10));
     cache.set(3, bytes(10));
     cache.set(4, bytes(10));
     assert.equal(cache.get(1), undefined);
     assert.ok(cache.get(2) !== undefined && cache.get(3) !== undefined && cache.get(4) !== undefined);
-    assert.equal(cache.bytes, 30);
+    assert.equal(cache.bytes, 3 * (10 + ENTRY_OVERHEAD));
   });
 
   it("replaces an entry without counting it twice", () => {
-    const cache = new RenderCache(100);
+    const cache = new RenderCache(1000);
     cache.set(1, bytes(10));
     cache.set(1, bytes(20, 2));
-    assert.equal(cache.bytes, 20);
+    assert.equal(cache.bytes, 20 + ENTRY_OVERHEAD);
     assert.equal(cache.get(1)!.block[0], 2);
+  });
+
+  it("counts each entry's overhead, so tiny rows cannot fill memory with entries", () => {
+    const cache = new RenderCache(10 * ENTRY_OVERHEAD);
+    for (let key = 0; key < 100; key++) cache.set(key, bytes(1));
+    assert.ok(cache.bytes <= 10 * ENTRY_OVERHEAD);
+    assert.equal(cache.get(0), undefined);
+    assert.ok(cache.get(99) !== undefined);
   });
 
   it("keeps nothing with a budget of 0 and nothing larger than its budget", () => {
     const off = new RenderCache(0);
     off.set(1, bytes(1));
     assert.equal(off.get(1), undefined);
-    const small = new RenderCache(5);
+    const small = new RenderCache(5 + ENTRY_OVERHEAD);
     small.set(1, bytes(6));
     assert.equal(small.get(1), undefined);
   });
 
   it("clears", () => {
-    const cache = new RenderCache(100);
+    const cache = new RenderCache(1000);
     cache.set(1, bytes(10));
     cache.clear();
     assert.equal(cache.get(1), undefined);
@@ -103,6 +119,20 @@ describe("water service with the render cache", () => {
       const expected = (await call(uncached, target)).text;
       assert.equal((await call(cached, target)).text, expected, target);
       assert.equal((await call(cached, target)).text, expected, `${target}, again`);
+    }
+  });
+});
+
+describe("water service plan reuse", () => {
+  it("answers a repeated filter the same way, whether its plan was kept or not", async () => {
+    const { store } = await demoStore();
+    const handler = waterHandler(store);
+    // A wide candidate list (two common names) and a narrow one (one location).
+    for (const filter of ["CharacteristicName in ('pH', 'Temperature, water')", "LocationId eq 9 and CharacteristicName eq 'pH'"]) {
+      const target = `/v1/odata/v4/Observations?$top=5000&$select=Id&$filter=${encodeURIComponent(filter)}`;
+      const first = (await call(handler, target)).text;
+      assert.equal((await call(handler, target)).text, first, filter);
+      assert.equal((await call(waterHandler(store), target)).text, first, filter);
     }
   });
 });
