@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 /**
  * Hashes text or bytes with SHA-256.
@@ -6,5 +6,6 @@ import { createHash } from "node:crypto";
  * @returns the digest as 64 lower-case hex digits
  */
 export function sha256Hex(input: string | Uint8Array): string {
-  return createHash("sha256").update(input).digest("hex");
+  // The one-shot hash skips the Hash object: about twice as fast for short input.
+  return hash("sha256", input, "hex");
 }

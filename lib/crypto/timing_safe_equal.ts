@@ -1,16 +1,13 @@
-import { timingSafeEqual as nodeTimingSafeEqual } from "node:crypto";
-
-const encoder = new TextEncoder();
-
 /**
- * Compares two strings in time that depends only on their lengths.
+ * Compares two strings in time that depends only on their lengths: every
+ * code unit is compared, whatever the first difference.
  * @param a first string
  * @param b second string
  * @returns whether the strings are equal
  */
 export function timingSafeEqual(a: string, b: string): boolean {
-  const left = encoder.encode(a);
-  const right = encoder.encode(b);
-  if (left.length !== right.length) return false;
-  return nodeTimingSafeEqual(left, right);
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
 }

@@ -4,9 +4,11 @@ import {
   CryptoError,
   isUuid,
   nameUuid,
+  pooledRandom,
   sha256Hex,
   timingSafeEqual,
   URL_NAMESPACE,
+  uuidV4,
 } from "../../lib/crypto/mod.ts";
 
 const DNS_NAMESPACE = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
@@ -59,7 +61,9 @@ describe("timingSafeEqual()", () => {
     { name: "is false for a prefix", a: "", b: "a", expected: false },
     { name: "is true for equal non-ASCII strings", a: "clé-ü-🔑", b: "clé-ü-🔑", expected: true },
     { name: "is false for non-ASCII strings that differ", a: "clé", b: "cle", expected: false },
-    { name: "compares UTF-8 bytes, not UTF-16 units", a: "é", b: "ab", expected: false },
+    { name: "is false when only the UTF-8 lengths agree", a: "é", b: "ab", expected: false },
+    { name: "is false for a difference in the first unit only", a: "Xsecret", b: "ysecret", expected: false },
+    { name: "is false for strings differing in a high bit only", a: "a\u0161", b: "a\u0061", expected: false },
   ] as const;
   for (const c of cases) it(c.name, () => assert.equal(timingSafeEqual(c.a, c.b), c.expected));
 });
@@ -161,5 +165,40 @@ describe("CryptoError", () => {
     assert.equal(error.name, "CryptoError");
     assert.equal(error.code, "ERR_CRYPTO_DECRYPT_FAILED");
     assert.equal(error.cause, cause);
+  });
+});
+
+describe("uuidV4()", () => {
+  it("sets the version and variant bits of the random bytes", () => {
+    assert.equal(uuidV4((size) => new Uint8Array(size).fill(0xff)), "ffffffff-ffff-4fff-bfff-ffffffffffff");
+    assert.equal(uuidV4((size) => new Uint8Array(size)), "00000000-0000-4000-8000-000000000000");
+  });
+
+  it("is a valid UUID for random input", () => {
+    assert.equal(isUuid(uuidV4(pooledRandom())), true);
+  });
+});
+
+describe("pooledRandom()", () => {
+  it("hands out fresh bytes of the asked size, across pool refills", () => {
+    const random = pooledRandom({ poolSize: 64 });
+    const seen = new Set<string>();
+    for (let i = 0; i < 100; i++) {
+      const bytes = random(16);
+      assert.equal(bytes.length, 16);
+      seen.add(Buffer.from(bytes).toString("hex"));
+    }
+    assert.equal(seen.size, 100);
+  });
+
+  it("serves a request larger than the pool", () => {
+    assert.equal(pooledRandom({ poolSize: 8 })(100).length, 100);
+  });
+
+  it("gives copies: changing one does not change the next", () => {
+    const random = pooledRandom({ poolSize: 64 });
+    const a = random(8);
+    a.fill(0);
+    assert.notDeepEqual(random(8), new Uint8Array(8));
   });
 });
