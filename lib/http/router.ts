@@ -1,6 +1,6 @@
 import { HttpError } from "./errors.ts";
 import { decodeComponent } from "./parse_query.ts";
-import type { Handler, HttpRequest, HttpResponse, RouteHandler } from "./types.ts";
+import type { Handler, HttpRequest, HttpResponse, RouteHandler, RouteParams } from "./types.ts";
 
 /** One route: a method, a path pattern and its handler. */
 export interface Route {
@@ -36,9 +36,23 @@ interface CompiledRoute {
  */
 export function createRouter(routes: readonly Route[]): Handler {
   const compiled = routes.map(compileRoute);
+  // Literal paths (most routes) are found by one lookup; a trailing slash is trimmed first.
+  const literal = new Map<string, CompiledRoute[]>();
+  for (const candidate of compiled) {
+    if (candidate.segments.some((segment) => segment.startsWith(":"))) continue;
+    const key = `/${candidate.segments.join("/")}`;
+    literal.set(key, [...(literal.get(key) ?? []), candidate]);
+  }
+  const NO_PARAMS: RouteParams = Object.freeze({});
   return function route(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
+    const exact = literal.get(request.path);
+    if (exact !== undefined) {
+      for (const candidate of exact) {
+        if (candidate.method === request.method) return candidate.handler(request, NO_PARAMS);
+      }
+    }
     const segments = splitPath(request.path);
-    const allowed = new Set<string>();
+    let allowed: Set<string> | undefined;
     for (const candidate of compiled) {
       const params = matchSegments(candidate.segments, segments);
       if (params === undefined) continue;
@@ -46,10 +60,11 @@ export function createRouter(routes: readonly Route[]): Handler {
         (candidate.method === "GET" && request.method === "HEAD")) {
         return candidate.handler(request, params);
       }
+      allowed ??= new Set<string>();
       allowed.add(candidate.method);
       if (candidate.method === "GET") allowed.add("HEAD");
     }
-    if (allowed.size === 0) {
+    if (allowed === undefined) {
       throw new HttpError("ERR_HTTP_NOT_FOUND", `Cannot find ${request.path}: no such resource`);
     }
     allowed.add("OPTIONS");

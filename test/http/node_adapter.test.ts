@@ -188,6 +188,54 @@ describe("createNodeListener()", NETWORK, () => {
     assert.equal(errorCode(response.body.toString()), "ERR_HTTP_BODY_TOO_LARGE");
   });
 
+  it("reads a body that arrives after the headers, in pieces", async (t) => {
+    const called = deferred<void>();
+    const server = await serve(t, async (request) => {
+      called.resolve();
+      const bytes = await request.body.bytes(1000);
+      return { status: 200, body: new TextDecoder().decode(bytes) };
+    });
+    const req = httpRequest(`${server.url}/`, { method: "POST", headers: { "transfer-encoding": "chunked" } });
+    req.flushHeaders();
+    await called.promise;
+    req.write("first,");
+    req.end("second");
+    const [response] = (await once(req, "response")) as [IncomingMessage];
+    let text = "";
+    for await (const chunk of response) text += String(chunk);
+    assert.equal(response.statusCode, 200);
+    assert.equal(text, "first,second");
+  });
+
+  it("reads a body larger than the stream's buffer whole", async (t) => {
+    const server = await serve(t, async (request) => ({ status: 200, body: String((await request.body.bytes(4_000_000)).length) }));
+    const response = await fetch(`${server.url}/`, { method: "POST", body: "y".repeat(3_000_000) });
+    assert.equal(await response.text(), "3000000");
+  });
+
+  it("answers a small undeclared body above the reader's limit with 413", async (t) => {
+    const server = await serve(t, async (request) => {
+      await request.body.bytes(10);
+      return { status: 204 };
+    });
+    const response = await rawRequest(server.port, {
+      method: "POST",
+      headers: { "transfer-encoding": "chunked" },
+      body: [new TextEncoder().encode("x".repeat(20))],
+    });
+    assert.equal(response.status, 413);
+  });
+
+  it("refuses to read a body twice", async (t) => {
+    const server = await serve(t, async (request) => {
+      await request.body.bytes(10);
+      await request.body.bytes(10);
+      return { status: 204 };
+    });
+    const response = await fetch(`${server.url}/`, { method: "POST", body: "abc" });
+    assert.equal(response.status, 500);
+  });
+
   it("turns a thrown HttpError into a JSON error with its status and headers", async (t) => {
     const server = await serve(t, () => {
       throw new HttpError("ERR_HTTP_RATE_LIMITED", "slow down", {
