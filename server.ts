@@ -2,7 +2,9 @@
 // services and serves them on one port. It holds no logic of its own.
 import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
-import { type Config, ConfigError, readApiKeysFile, readConfig } from "./lib/config/mod.ts";
+import { createAuthService, LoginThrottle, MemoryAuthStore, TokenService } from "./lib/auth/mod.ts";
+import { pooledRandom } from "./lib/crypto/mod.ts";
+import { type Config, ConfigError, readApiKeysFile, readClientsFile, readConfig } from "./lib/config/mod.ts";
 import {
   type ApiKey,
   createNodeListener,
@@ -37,6 +39,30 @@ async function main(): Promise<void> {
       }),
     });
   }
+  if (config.services.includes("sync")) {
+    const { clients, plain: secrets } = readClientsFile(await readText(config.clientsFile, "CLIENTS_FILE"), config.clientsFile);
+    const store = new MemoryAuthStore();
+    const tokens = new TokenService({
+      store,
+      clients,
+      now: Date.now,
+      random: pooledRandom(),
+      throttle: new LoginThrottle({ now: Date.now, maxPerUser: config.loginMaxFailures }),
+      accessTtlSeconds: config.accessTokenTtlSeconds,
+      refreshTtlSeconds: config.refreshTokenTtlSeconds,
+      passwordCost: config.passwordHashCost,
+    });
+    const auth = createAuthService(tokens, { passwordCost: config.passwordHashCost });
+    for (const prefix of ["/oauth2", "/.well-known/oauth-authorization-server", "/api/v2/sign-up"]) {
+      mounts.push({ prefix, handler: auth });
+    }
+    setInterval(() => void store.sweep(Date.now()), 60_000).unref();
+    for (const client of clients) {
+      const secret = secrets.get(client.id);
+      const kind = client.secretHash === undefined ? "public" : secret === undefined ? "confidential" : `secret ${secret}`;
+      console.log(`OAuth client "${client.id}" (${kind}): ${[...client.grantTypes].join(", ")}; scopes ${client.scopes.join(" ")}`);
+    }
+  }
   mounts.push({ prefix: "/health", handler: () => jsonResponse(200, { status: "ok", services: config.services }) });
   const server = createServer(
     { requestTimeout: 60_000, headersTimeout: 15_000, keepAliveTimeout: 5_000, maxHeaderSize: 16_384 },
@@ -61,6 +87,14 @@ async function main(): Promise<void> {
       server.closeIdleConnections();
       setTimeout(() => process.exit(0), 10_000).unref();
     });
+  }
+}
+
+async function readText(file: string, variable: string): Promise<string> {
+  try {
+    return await readFile(file, "utf8");
+  } catch {
+    throw new ConfigError(variable, `Cannot start: ${variable} names ${file}, which cannot be read`);
   }
 }
 

@@ -1,8 +1,9 @@
+import { type Client, parseClients } from "../auth/mod.ts";
 import { type ApiKey, parseApiKey } from "../http/mod.ts";
 import { ConfigError } from "./errors.ts";
 
 /** Services the server can run. */
-export const AVAILABLE_SERVICES = ["water"] as const;
+export const AVAILABLE_SERVICES = ["water", "sync"] as const;
 
 /** A service name. */
 export type ServiceName = (typeof AVAILABLE_SERVICES)[number];
@@ -26,6 +27,18 @@ export interface Config {
   readonly renderCacheBytes: number;
   /** Origin for links in responses, instead of the request's `Host`. */
   readonly publicUrl: string | undefined;
+  /** Path of the registered OAuth clients. */
+  readonly clientsFile: string;
+  readonly accessTokenTtlSeconds: number;
+  readonly refreshTokenTtlSeconds: number;
+  /** scrypt cost (N) for new passwords. */
+  readonly passwordHashCost: number;
+  /** Failed password logins per user name before logins are refused for a while. */
+  readonly loginMaxFailures: number;
+  /** Objects above which a diff or snapshot is answered 202 and computed in the background. */
+  readonly syncQueueAboveObjects: number;
+  readonly revisionRetentionDays: number;
+  readonly ticketRetentionSeconds: number;
 }
 
 /** Environment variables, as `process.env` holds them. */
@@ -66,7 +79,52 @@ export function readConfig(env: Environment): Config {
     publicUrl: env["PUBLIC_URL"] === undefined || env["PUBLIC_URL"] === ""
       ? undefined
       : origin("PUBLIC_URL", env["PUBLIC_URL"]),
+    clientsFile: text(env, "CLIENTS_FILE", "data/clients.json"),
+    accessTokenTtlSeconds: integer(env, "ACCESS_TOKEN_TTL_SECONDS", 3600, 1, 366 * 24 * 3600),
+    refreshTokenTtlSeconds: integer(env, "REFRESH_TOKEN_TTL_SECONDS", 30 * 24 * 3600, 1, 10 * 366 * 24 * 3600),
+    passwordHashCost: powerOfTwo(env, "PASSWORD_HASH_COST", 16_384),
+    loginMaxFailures: integer(env, "LOGIN_MAX_FAILURES", 5, 1, 1000),
+    syncQueueAboveObjects: integer(env, "SYNC_QUEUE_ABOVE_OBJECTS", 1000, 0, 100_000_000),
+    revisionRetentionDays: integer(env, "REVISION_RETENTION_DAYS", 30, 1, 36_500),
+    ticketRetentionSeconds: integer(env, "TICKET_RETENTION_SECONDS", 600, 1, 7 * 24 * 3600),
   };
+}
+
+/**
+ * Reads the registered OAuth clients file: a JSON array of
+ * `{"client_id", "client_secret"?, "grant_types", "scopes"}`.
+ * @param text the file's text
+ * @param file the file's path, for messages
+ * @returns the clients, and the plain secrets by client id (to print for a demo)
+ * @throws {ConfigError} naming CLIENTS_FILE and the entry at fault
+ */
+export function readClientsFile(text: string, file: string): { clients: Client[]; plain: Map<string, string> } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError("CLIENTS_FILE", `Cannot start: ${file} is not valid JSON: ${(error as Error).message}`);
+  }
+  let clients: Client[];
+  try {
+    clients = parseClients(parsed);
+  } catch (error) {
+    throw new ConfigError("CLIENTS_FILE", `Cannot start: ${file}: ${(error as Error).message}`);
+  }
+  const plain = new Map<string, string>();
+  for (const entry of parsed as Record<string, unknown>[]) {
+    const secret = entry["client_secret"];
+    if (typeof secret === "string" && !secret.trim().startsWith("sha256:")) plain.set(String(entry["client_id"]), secret);
+  }
+  return { clients, plain };
+}
+
+function powerOfTwo(env: Environment, name: string, fallback: number): number {
+  const value = integer(env, name, fallback, 2, 2 ** 20);
+  if ((value & (value - 1)) !== 0) {
+    throw new ConfigError(name, `Cannot start: ${name} must be a power of two from 2 to 1048576: current value is "${env[name]}"`);
+  }
+  return value;
 }
 
 /**

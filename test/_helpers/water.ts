@@ -108,6 +108,7 @@ export interface CallOptions {
   readonly method?: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly origin?: string;
+  readonly body?: string;
 }
 
 /**
@@ -120,6 +121,7 @@ export async function call(handler: Handler, target: string, options: CallOption
     new Request(`${options.origin ?? "http://localhost:8000"}${target}`, {
       method: options.method ?? "GET",
       headers: options.headers ?? { "x-api-key": TEST_KEY },
+      ...(options.body === undefined ? {} : { body: options.body }),
     }),
   );
   const text = await response.text();

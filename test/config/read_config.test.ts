@@ -4,6 +4,7 @@ import {
   AVAILABLE_SERVICES,
   ConfigError,
   readApiKeysFile,
+  readClientsFile,
   readConfig,
 } from "../../lib/config/mod.ts";
 import { sha256Hex } from "../../lib/crypto/mod.ts";
@@ -30,7 +31,7 @@ describe("readConfig()", () => {
     assert.deepEqual(readConfig({}), {
       port: 8000,
       host: "127.0.0.1",
-      services: ["water"],
+      services: ["water", "sync"],
       dataDir: "data/datasets",
       apiKeysFile: "data/api_keys.json",
       apiKeys: [],
@@ -41,7 +42,27 @@ describe("readConfig()", () => {
       maxResponseBytes: 32 * 1024 * 1024,
       renderCacheBytes: 64 * 1024 * 1024,
       publicUrl: undefined,
+      clientsFile: "data/clients.json",
+      accessTokenTtlSeconds: 3600,
+      refreshTokenTtlSeconds: 30 * 24 * 3600,
+      passwordHashCost: 16_384,
+      loginMaxFailures: 5,
+      syncQueueAboveObjects: 1000,
+      revisionRetentionDays: 30,
+      ticketRetentionSeconds: 600,
     });
+  });
+
+  it("reads PASSWORD_HASH_COST only as a power of two", () => {
+    assert.equal(readConfig({ PASSWORD_HASH_COST: "1024" }).passwordHashCost, 1024);
+    assert.throws(() => readConfig({ PASSWORD_HASH_COST: "1000" }), { name: "ConfigError", variable: "PASSWORD_HASH_COST" });
+    assert.throws(() => readConfig({ PASSWORD_HASH_COST: "1" }), { name: "ConfigError", variable: "PASSWORD_HASH_COST" });
+  });
+
+  it("names the variable of a broken token or sync setting", () => {
+    for (const variable of ["ACCESS_TOKEN_TTL_SECONDS", "REFRESH_TOKEN_TTL_SECONDS", "LOGIN_MAX_FAILURES", "SYNC_QUEUE_ABOVE_OBJECTS", "REVISION_RETENTION_DAYS", "TICKET_RETENTION_SECONDS"]) {
+      assert.throws(() => readConfig({ [variable]: "-3" }), { name: "ConfigError", variable }, variable);
+    }
   });
 
   it("reads RENDER_CACHE_BYTES, 0 turning the cache off", () => {
@@ -249,7 +270,37 @@ describe("readConfig()", () => {
 });
 
 describe("AVAILABLE_SERVICES", () => {
-  it("lists the water service", () => assert.deepEqual([...AVAILABLE_SERVICES], ["water"]));
+  it("lists the water and sync services", () => assert.deepEqual([...AVAILABLE_SERVICES], ["water", "sync"]));
+});
+
+describe("readClientsFile()", () => {
+  const file = JSON.stringify([
+    { client_id: "backend", client_secret: "backend-secret", grant_types: ["client_credentials"], scopes: ["SignUp"] },
+    { client_id: "ops", client_secret: `sha256:${HASH}`, grant_types: ["client_credentials"], scopes: ["SignUp"] },
+    { client_id: "app", grant_types: ["password", "refresh_token"], scopes: ["UserActivity"] },
+  ]);
+
+  it("reads secrets as hashes and public clients without one", () => {
+    const { clients } = readClientsFile(file, "clients.json");
+    assert.deepEqual(clients.map((c) => [c.id, c.secretHash]), [
+      ["backend", sha256Hex("backend-secret")],
+      ["ops", HASH],
+      ["app", undefined],
+    ]);
+  });
+
+  it("reports plain secrets by client, and not sha256 ones", () => {
+    assert.deepEqual([...readClientsFile(file, "clients.json").plain], [["backend", "backend-secret"]]);
+  });
+
+  it("names CLIENTS_FILE and the file for invalid JSON", () => {
+    assertConfigError(() => readClientsFile("[{", "my-clients.json"), "CLIENTS_FILE", "my-clients.json");
+  });
+
+  it("names the entry at fault", () => {
+    const bad = JSON.stringify([{ client_id: "x", grant_types: ["implicit"], scopes: [] }]);
+    assertConfigError(() => readClientsFile(bad, "c.json"), "CLIENTS_FILE", "client 1");
+  });
 });
 
 describe("readApiKeysFile()", () => {

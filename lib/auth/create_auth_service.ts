@@ -1,0 +1,192 @@
+import {
+  createRouter,
+  errorResponse,
+  type Handler,
+  type HttpRequest,
+  type HttpResponse,
+  readJson,
+  type RouteHandler,
+  statusOf,
+} from "../http/mod.ts";
+import { GRANT_TYPES, SCOPES } from "./clients.ts";
+import { AuthError, type ValidationError } from "./errors.ts";
+import { hashPassword } from "./password_hash.ts";
+import { readTokenRequest } from "./read_token_request.ts";
+import { requireBearer } from "./require_bearer.ts";
+import type { TokenResponse, TokenService } from "./token_service.ts";
+import type { UserRecord } from "./types.ts";
+
+/** Options of {@linkcode createAuthService}. */
+export interface AuthServiceOptions {
+  /**
+   * scrypt cost for new passwords.
+   * @default {16384}
+   */
+  passwordCost?: number;
+  /** Called when a user signs up, e.g. to create the user's sync context. */
+  onUserCreated?: (user: UserRecord) => void | Promise<void>;
+}
+
+/** Headers of every token, revocation and introspection response (RFC 6749 §5.1). */
+export const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" } as const;
+
+const JSON_TYPE = "application/json; charset=utf-8";
+const LANGUAGES = ["en", "fr", "ru", "es", "de"];
+const USERNAME = /^[\p{L}\p{N}._-]{3,64}$/u;
+
+/**
+ * Creates the OAuth 2.0 endpoints and sign-up: `POST /oauth2/token`,
+ * `POST /oauth2/revoke` (RFC 7009), `POST /oauth2/introspect` (RFC 7662),
+ * `GET /.well-known/oauth-authorization-server` (RFC 8414) and
+ * `POST /api/v2/sign-up` (scope `SignUp`). Errors of the OAuth endpoints are
+ * RFC 6749 §5.2 JSON, and every response of theirs carries
+ * `Cache-Control: no-store` and `Pragma: no-cache`.
+ * @param tokens the token service
+ * @param options password cost and sign-up hook
+ * @returns the handler
+ */
+export function createAuthService(tokens: TokenService, options: AuthServiceOptions = {}): Handler {
+  const cost = options.passwordCost ?? 16_384;
+  return createRouter([
+    {
+      method: "POST",
+      path: "/oauth2/token",
+      handler: oauth(async (request) => {
+        const answer = await tokens.token(await readTokenRequest(request));
+        return { status: 200, headers: OAUTH_HEADERS, body: renderToken(answer) };
+      }),
+    },
+    {
+      method: "POST",
+      path: "/oauth2/revoke",
+      handler: oauth(async (request) => {
+        await tokens.revoke(await readTokenRequest(request));
+        return { status: 200, headers: { ...NO_STORE } };
+      }),
+    },
+    {
+      method: "POST",
+      path: "/oauth2/introspect",
+      handler: oauth(async (request) => oauthJson(200, await tokens.introspect(await readTokenRequest(request)))),
+    },
+    {
+      method: "GET",
+      path: "/.well-known/oauth-authorization-server",
+      handler: (request) => jsonBody(200, metadata(request.origin)),
+    },
+    {
+      method: "POST",
+      path: "/api/v2/sign-up",
+      handler: validationArray(async (request) => {
+        await requireBearer(request, tokens, "SignUp");
+        const { username, password, language } = readSignUp(await readJson(request, { maxBytes: 16_384, maxDepth: 4 }));
+        const user = await tokens.createUser(username, await hashPassword(password, { cost }), language);
+        if (user === undefined) {
+          throw new AuthError("ERR_AUTH_USERNAME_TAKEN", `The user name ${JSON.stringify(username)} is taken`);
+        }
+        await options.onUserCreated?.(user);
+        return jsonBody(201, { uuid: user.uuid, username: user.username });
+      }),
+    },
+  ]);
+}
+
+/** Answers a sign-up validation error as the API documents it: 422 with `[{message, field}]`. */
+function validationArray(handler: (request: HttpRequest) => Promise<HttpResponse>): RouteHandler {
+  return async (request) => {
+    try {
+      return await handler(request);
+    } catch (error) {
+      if (error instanceof AuthError && error.code === "ERR_AUTH_INVALID_SIGN_UP") return jsonBody(422, error.errors);
+      throw error;
+    }
+  };
+}
+
+/** The RFC 8414 metadata of the server at `issuer`. */
+function metadata(issuer: string): Record<string, unknown> {
+  const methods = ["client_secret_basic", "client_secret_post", "none"];
+  return {
+    issuer,
+    token_endpoint: `${issuer}/oauth2/token`,
+    revocation_endpoint: `${issuer}/oauth2/revoke`,
+    introspection_endpoint: `${issuer}/oauth2/introspect`,
+    grant_types_supported: [...GRANT_TYPES],
+    response_types_supported: [],
+    token_endpoint_auth_methods_supported: methods,
+    revocation_endpoint_auth_methods_supported: methods,
+    introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+    scopes_supported: [...SCOPES],
+  };
+}
+
+/** Renders errors of an OAuth endpoint as RFC 6749 §5.2 JSON with no-store headers. */
+function oauth(handler: (request: HttpRequest) => Promise<HttpResponse>): RouteHandler {
+  return async (request) => {
+    try {
+      return await handler(request);
+    } catch (error) {
+      const status = statusOf(error);
+      if (status === 500) return oauthJson(500, { error: "server_error" }, errorResponse(error).headers);
+      const code = error instanceof AuthError ? error.oauthError : "invalid_request";
+      const description = error instanceof Error ? error.message.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, "?") : "";
+      const headers = error instanceof AuthError ? error.headers : headersOf(error);
+      return oauthJson(status, { error: code, error_description: description }, headers);
+    }
+  };
+}
+
+function headersOf(error: unknown): Readonly<Record<string, string>> {
+  const headers = errorResponse(error).headers ?? {};
+  const { "content-type": _type, ...rest } = headers;
+  return rest;
+}
+
+const OAUTH_HEADERS: Readonly<Record<string, string>> = Object.freeze({ ...NO_STORE, "content-type": JSON_TYPE });
+
+function oauthJson(status: number, body: unknown, headers?: Readonly<Record<string, string>>): HttpResponse {
+  const all = headers === undefined ? OAUTH_HEADERS : { ...headers, ...OAUTH_HEADERS };
+  return { status, headers: all, body: JSON.stringify(body) };
+}
+
+/** A token response as JSON; tokens are base64url, so only the scope needs escaping. */
+function renderToken(answer: TokenResponse): string {
+  const refresh = answer.refresh_token === undefined ? "" : `,"refresh_token":"${answer.refresh_token}"`;
+  return `{"access_token":"${answer.access_token}","token_type":"Bearer","expires_in":${answer.expires_in},"scope":${JSON.stringify(answer.scope)}${refresh}}`;
+}
+
+function jsonBody(status: number, body: unknown): HttpResponse {
+  return { status, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(body) };
+}
+
+/** Checks a sign-up body: `{username, password, notify_language?}`. */
+function readSignUp(body: unknown): { username: string; password: string; language: string | null } {
+  const errors: ValidationError[] = [];
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw signUpError([{ message: "The body must be a JSON object" }]);
+  }
+  const record = body as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (!["username", "password", "notify_language"].includes(key)) {
+      errors.push({ message: `Unknown field ${JSON.stringify(key)}`, field: key });
+    }
+  }
+  const username = record["username"];
+  if (typeof username !== "string" || !USERNAME.test(username)) {
+    errors.push({ message: "User name must be 3 to 64 letters, digits, '.', '_' or '-'", field: "username" });
+  }
+  const password = record["password"];
+  if (typeof password !== "string" || password.length < 8 || password.length > 1024) {
+    errors.push({ message: "Password must be 8 to 1024 characters", field: "password" });
+  }
+  const language = record["notify_language"] ?? null;
+  if (language !== null && (typeof language !== "string" || !LANGUAGES.includes(language))) {
+    errors.push({ message: `notify_language must be one of ${LANGUAGES.join(", ")} or null`, field: "notify_language" });
+  }
+  if (errors.length > 0) throw signUpError(errors);
+  return { username: username as string, password: password as string, language: language as string | null };
+}
+
+function signUpError(errors: readonly ValidationError[]): AuthError {
+  return new AuthError("ERR_AUTH_INVALID_SIGN_UP", "Cannot sign up: the request has invalid fields", { errors });
+}

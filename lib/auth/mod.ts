@@ -1,0 +1,32 @@
+/**
+ * OAuth 2.0 authorization: registered clients, users with scrypt-hashed
+ * passwords, the `client_credentials`, `password` and `refresh_token`
+ * grants, opaque tokens stored as SHA-256 with rotation and reuse detection,
+ * revocation, introspection, server metadata, a bearer guard and sign-up.
+ * @module
+ */
+export { AuthError, OAUTH_ERRORS } from "./errors.ts";
+export type { AuthErrorCode, AuthErrorOptions, ValidationError } from "./errors.ts";
+export { GRANT_TYPES, parseClients, SCOPES } from "./clients.ts";
+export type { Client, GrantType } from "./clients.ts";
+export { hashPassword, verifyPassword } from "./password_hash.ts";
+export type { HashPasswordOptions } from "./password_hash.ts";
+export { TokenMint, tokenHash } from "./tokens.ts";
+export type { AuthStore, TokenRecord, UserRecord } from "./types.ts";
+export { MemoryAuthStore } from "./memory_auth_store.ts";
+export { LoginThrottle } from "./login_throttle.ts";
+export type { LoginThrottleOptions } from "./login_throttle.ts";
+export { resolveScope, TokenService } from "./token_service.ts";
+export type {
+  AccessGrant,
+  BasicCredentials,
+  IntrospectionResponse,
+  TokenRequest,
+  TokenResponse,
+  TokenServiceOptions,
+} from "./token_service.ts";
+export { readTokenRequest } from "./read_token_request.ts";
+export type { ReadTokenRequestOptions } from "./read_token_request.ts";
+export { requireBearer } from "./require_bearer.ts";
+export { createAuthService, NO_STORE } from "./create_auth_service.ts";
+export type { AuthServiceOptions } from "./create_auth_service.ts";

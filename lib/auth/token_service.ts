@@ -1,0 +1,404 @@
+import { timingSafeEqual, uuidV4 } from "../crypto/mod.ts";
+import { type Client, GRANT_TYPES, type GrantType } from "./clients.ts";
+import { AuthError } from "./errors.ts";
+import type { LoginThrottle } from "./login_throttle.ts";
+import { hashPassword, verifyPassword } from "./password_hash.ts";
+import { TokenMint, tokenHash } from "./tokens.ts";
+import type { AuthStore, TokenRecord } from "./types.ts";
+
+/** Credentials from an `Authorization: Basic` header, already form-url-decoded. */
+export interface BasicCredentials {
+  readonly id: string;
+  readonly secret: string;
+}
+
+/** A token, revocation or introspection request, parsed. */
+export interface TokenRequest {
+  /** Parameters, each at most once; parameters sent without a value are absent. */
+  readonly params: ReadonlyMap<string, string>;
+  readonly basic: BasicCredentials | undefined;
+  /** The client's network address, for login throttling. */
+  readonly address: string;
+}
+
+/** A successful token response (RFC 6749 §5.1). */
+export interface TokenResponse {
+  readonly access_token: string;
+  readonly token_type: "Bearer";
+  readonly expires_in: number;
+  readonly scope: string;
+  readonly refresh_token?: string;
+}
+
+/** What a valid access token grants. */
+export interface AccessGrant {
+  readonly clientId: string;
+  readonly userId: string | null;
+  readonly scope: readonly string[];
+  readonly expiresAt: number;
+}
+
+/** An introspection response (RFC 7662 §2.2). */
+export type IntrospectionResponse =
+  | { readonly active: false }
+  | {
+    readonly active: true;
+    readonly scope: string;
+    readonly client_id: string;
+    readonly token_type?: "Bearer";
+    readonly exp: number;
+    readonly iat: number;
+    readonly sub?: string;
+    readonly username?: string;
+  };
+
+/** Options of {@linkcode TokenService}. */
+export interface TokenServiceOptions {
+  readonly store: AuthStore;
+  readonly clients: readonly Client[];
+  /** Clock in epoch milliseconds. */
+  readonly now: () => number;
+  /** Random bytes (tokens, ids). */
+  readonly random: (size: number) => Uint8Array;
+  readonly throttle: LoginThrottle;
+  /**
+   * Access-token lifetime.
+   * @default {3600}
+   */
+  readonly accessTtlSeconds?: number;
+  /**
+   * Refresh-token lifetime, renewed by each rotation.
+   * @default {2592000}
+   */
+  readonly refreshTtlSeconds?: number;
+  /**
+   * scrypt cost of the decoy hash checked for unknown users, so that a
+   * missing user takes as long as a wrong password.
+   * @default {16384}
+   */
+  readonly passwordCost?: number;
+}
+
+/**
+ * The rules of the token endpoint (RFC 6749), revocation (RFC 7009) and
+ * introspection (RFC 7662): client authentication by HTTP Basic or body
+ * fields (never both), the `client_credentials`, `password` and
+ * `refresh_token` grants, scope checks, opaque 256-bit tokens stored only as
+ * SHA-256, and refresh-token rotation with reuse detection that revokes the
+ * whole family (RFC 9700 §4.14.2).
+ */
+export class TokenService {
+  readonly #store: AuthStore;
+  readonly #clients: ReadonlyMap<string, Client>;
+  readonly #now: () => number;
+  readonly #random: (size: number) => Uint8Array;
+  readonly #mint: TokenMint;
+  readonly #throttle: LoginThrottle;
+  readonly #accessTtl: number;
+  readonly #refreshTtl: number;
+  readonly #passwordCost: number;
+  #decoy: Promise<string> | undefined;
+
+  /**
+   * Creates the service.
+   * @param options store, clients, clock, randomness, throttle, lifetimes
+   */
+  constructor(options: TokenServiceOptions) {
+    this.#store = options.store;
+    this.#clients = new Map(options.clients.map((client) => [client.id, client]));
+    this.#now = options.now;
+    this.#random = options.random;
+    this.#mint = new TokenMint(options.random);
+    this.#throttle = options.throttle;
+    this.#accessTtl = options.accessTtlSeconds ?? 3600;
+    this.#refreshTtl = options.refreshTtlSeconds ?? 30 * 24 * 3600;
+    this.#passwordCost = options.passwordCost ?? 16_384;
+  }
+
+  /** The registered clients. */
+  get clients(): ReadonlyMap<string, Client> {
+    return this.#clients;
+  }
+
+  /**
+   * Answers a token request.
+   * @param request the parsed request
+   * @returns the token response
+   * @throws {AuthError} with the RFC 6749 §5.2 code
+   */
+  async token(request: TokenRequest): Promise<TokenResponse> {
+    const client = this.authenticateClient(request);
+    const grant = request.params.get("grant_type");
+    if (grant === undefined) throw invalidRequest("Missing grant_type");
+    if (!(GRANT_TYPES as readonly string[]).includes(grant)) {
+      throw new AuthError("ERR_AUTH_UNSUPPORTED_GRANT_TYPE", `Grant type ${quote(grant)} is not supported`);
+    }
+    if (!client.grantTypes.has(grant as GrantType)) {
+      throw new AuthError("ERR_AUTH_UNAUTHORIZED_CLIENT", `Client may not use the ${grant} grant`);
+    }
+    switch (grant as GrantType) {
+      case "client_credentials": {
+        const scope = resolveScope(request.params.get("scope"), client.scopes);
+        const access = await this.#issue("access", client.id, null, scope, null);
+        return { access_token: access, token_type: "Bearer", expires_in: this.#accessTtl, scope: scope.join(" ") };
+      }
+      case "password":
+        return this.#password(request, client);
+      case "refresh_token":
+        return this.#refresh(request, client);
+    }
+  }
+
+  /**
+   * Revokes a token the client holds (RFC 7009): an access token alone, a
+   * refresh token with its whole family. Unknown tokens and other clients'
+   * tokens are ignored, as the RFC asks.
+   * @param request the parsed request
+   * @throws {AuthError} for a bad client or a missing token
+   */
+  async revoke(request: TokenRequest): Promise<void> {
+    const client = this.authenticateClient(request);
+    const token = request.params.get("token");
+    if (token === undefined) throw invalidRequest("Missing token");
+    const record = await this.#store.token(tokenHash(token));
+    if (record === undefined || record.clientId !== client.id) return;
+    if (record.familyId !== null && record.kind === "refresh") await this.#store.revokeFamily(record.familyId);
+    await this.#store.deleteToken(record.hash);
+  }
+
+  /**
+   * Describes a token to a confidential client (RFC 7662). An unknown,
+   * expired, rotated or revoked token is `{active: false}`, without saying why.
+   * @param request the parsed request
+   * @returns the introspection response
+   * @throws {AuthError} for a public or bad client, or a missing token
+   */
+  async introspect(request: TokenRequest): Promise<IntrospectionResponse> {
+    const client = this.authenticateClient(request);
+    if (client.secretHash === undefined) {
+      throw new AuthError("ERR_AUTH_INVALID_CLIENT", "Only confidential clients may introspect tokens");
+    }
+    const token = request.params.get("token");
+    if (token === undefined) throw invalidRequest("Missing token");
+    const record = await this.#live(await this.#store.token(tokenHash(token)));
+    if (record === undefined) return { active: false };
+    const user = record.userId === null ? undefined : await this.#store.userById(record.userId);
+    return {
+      active: true,
+      scope: record.scope.join(" "),
+      client_id: record.clientId,
+      ...(record.kind === "access" ? { token_type: "Bearer" as const } : {}),
+      exp: Math.floor(record.expiresAt / 1000),
+      iat: Math.floor(record.issuedAt / 1000),
+      ...(user === undefined ? {} : { sub: user.uuid, username: user.username }),
+    };
+  }
+
+  /**
+   * Checks an access token.
+   * @param token the bearer token
+   * @returns what it grants, or undefined when it is unknown, expired or revoked
+   */
+  async verifyAccess(token: string): Promise<AccessGrant | undefined> {
+    const record = await this.#live(await this.#store.token(tokenHash(token)));
+    if (record === undefined || record.kind !== "access") return undefined;
+    return { clientId: record.clientId, userId: record.userId, scope: record.scope, expiresAt: record.expiresAt };
+  }
+
+  /**
+   * Authenticates the client of a request: HTTP Basic, or `client_id` (and
+   * `client_secret` for a confidential client) in the body, never both.
+   * @param request the parsed request
+   * @returns the client
+   * @throws {AuthError} `ERR_AUTH_INVALID_REQUEST` for two methods or mismatched ids,
+   * `ERR_AUTH_INVALID_CLIENT` (with a Basic challenge when Basic was used) otherwise
+   */
+  authenticateClient(request: TokenRequest): Client {
+    const bodyId = request.params.get("client_id");
+    const bodySecret = request.params.get("client_secret");
+    if (request.basic !== undefined) {
+      if (bodySecret !== undefined) throw invalidRequest("Use one client authentication method, not Basic and client_secret");
+      if (bodyId !== undefined && bodyId !== request.basic.id) throw invalidRequest("client_id differs from the Basic credentials");
+      const client = this.#clients.get(request.basic.id);
+      if (client === undefined || !matches(client, request.basic.secret)) {
+        throw new AuthError("ERR_AUTH_INVALID_CLIENT", "Client authentication failed", {
+          headers: { "www-authenticate": 'Basic realm="tributary", charset="UTF-8"' },
+        });
+      }
+      return client;
+    }
+    if (bodyId === undefined) throw new AuthError("ERR_AUTH_INVALID_CLIENT", "Client authentication failed: no client_id");
+    const client = this.#clients.get(bodyId);
+    if (client === undefined) throw new AuthError("ERR_AUTH_INVALID_CLIENT", "Client authentication failed");
+    if (client.secretHash === undefined) {
+      if (bodySecret !== undefined) throw new AuthError("ERR_AUTH_INVALID_CLIENT", "Client authentication failed: a public client has no secret");
+      return client;
+    }
+    if (bodySecret === undefined || !matches(client, bodySecret)) {
+      throw new AuthError("ERR_AUTH_INVALID_CLIENT", "Client authentication failed");
+    }
+    return client;
+  }
+
+  /**
+   * Registers a user with a hashed password.
+   * @param username the name (unique, case-insensitively)
+   * @param passwordHash from `hashPassword`
+   * @param notifyLanguage the user's notification language
+   * @returns the user, or undefined when the name is taken
+   */
+  async createUser(username: string, passwordHash: string, notifyLanguage: string | null) {
+    const user = { uuid: uuidV4(this.#random), username, passwordHash, notifyLanguage, createdAt: this.#now() };
+    return (await this.#store.createUser(user)) ? user : undefined;
+  }
+
+  async #password(request: TokenRequest, client: Client): Promise<TokenResponse> {
+    const username = request.params.get("username");
+    const password = request.params.get("password");
+    if (username === undefined) throw invalidRequest("Missing username");
+    if (password === undefined) throw invalidRequest("Missing password");
+    const scope = resolveScope(request.params.get("scope"), client.scopes);
+    const wait = this.#throttle.retryAfter(username, request.address);
+    if (wait > 0) {
+      throw new AuthError("ERR_AUTH_THROTTLED", `Too many failed logins; retry after ${wait} s`, {
+        headers: { "retry-after": String(wait) },
+      });
+    }
+    const user = await this.#store.userByName(username);
+    const ok = user === undefined
+      ? (await verifyPassword(password, await this.#decoyHash()), false)
+      : await verifyPassword(password, user.passwordHash);
+    if (!ok || user === undefined) {
+      this.#throttle.fail(username, request.address);
+      throw new AuthError("ERR_AUTH_INVALID_GRANT", "Wrong user name or password");
+    }
+    this.#throttle.succeed(username);
+    const family = uuidV4(this.#random);
+    const access = await this.#issue("access", client.id, user.uuid, scope, family);
+    const refresh = await this.#issue("refresh", client.id, user.uuid, scope, family);
+    return {
+      access_token: access,
+      token_type: "Bearer",
+      expires_in: this.#accessTtl,
+      scope: scope.join(" "),
+      refresh_token: refresh,
+    };
+  }
+
+  async #refresh(request: TokenRequest, client: Client): Promise<TokenResponse> {
+    const presented = request.params.get("refresh_token");
+    if (presented === undefined) throw invalidRequest("Missing refresh_token");
+    const record = await this.#store.token(tokenHash(presented));
+    const now = this.#now();
+    if (record === undefined || record.kind !== "refresh" || record.expiresAt <= now || record.familyId === null) {
+      throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token is invalid or expired");
+    }
+    if (record.clientId !== client.id) throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token was issued to another client");
+    if (await this.#store.isFamilyRevoked(record.familyId)) {
+      throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token was revoked");
+    }
+    // Rotation: each refresh token serves once. Presenting a used one means it
+    // leaked, so the whole family (one login) is revoked, the newest included.
+    if (record.rotatedAt !== null) {
+      await this.#store.revokeFamily(record.familyId);
+      throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token was already used; the session is revoked");
+    }
+    // Everything that can refuse the request is checked before the token is spent.
+    const requested = request.params.get("scope");
+    const scope = requested === undefined ? record.scope : resolveScope(requested, record.scope);
+    if (record.userId === null || (await this.#store.userById(record.userId)) === undefined) {
+      throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token's user no longer exists");
+    }
+    if (!(await this.#store.rotate(record.hash, now))) {
+      // Another request spent it in the meantime: the same reuse.
+      await this.#store.revokeFamily(record.familyId);
+      throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token was already used; the session is revoked");
+    }
+    const access = await this.#issue("access", client.id, record.userId, scope, record.familyId);
+    const refresh = await this.#issue("refresh", client.id, record.userId, record.scope, record.familyId);
+    return {
+      access_token: access,
+      token_type: "Bearer",
+      expires_in: this.#accessTtl,
+      scope: scope.join(" "),
+      refresh_token: refresh,
+    };
+  }
+
+  async #issue(
+    kind: "access" | "refresh",
+    clientId: string,
+    userId: string | null,
+    scope: readonly string[],
+    familyId: string | null,
+  ): Promise<string> {
+    const token = this.#mint.next();
+    const now = this.#now();
+    const ttl = kind === "access" ? this.#accessTtl : this.#refreshTtl;
+    await this.#store.putToken({
+      hash: tokenHash(token),
+      kind,
+      clientId,
+      userId,
+      scope,
+      issuedAt: now,
+      expiresAt: now + ttl * 1000,
+      familyId,
+      rotatedAt: null,
+    });
+    return token;
+  }
+
+  /** The record if the token is usable: known, not expired, not rotated, family not revoked. */
+  async #live(record: TokenRecord | undefined): Promise<TokenRecord | undefined> {
+    if (record === undefined || record.expiresAt <= this.#now() || record.rotatedAt !== null) return undefined;
+    if (record.familyId !== null && (await this.#store.isFamilyRevoked(record.familyId))) return undefined;
+    return record;
+  }
+
+  #decoyHash(): Promise<string> {
+    this.#decoy ??= hashPassword("decoy", { cost: this.#passwordCost, salt: this.#random(16) });
+    return this.#decoy;
+  }
+}
+
+/**
+ * The scopes granted for a request: the requested ones if all are allowed,
+ * else all allowed when none were requested (RFC 6749 §3.3).
+ * @param requested the `scope` parameter, space-delimited
+ * @param allowed what the client (or the refresh token) may have
+ * @returns the granted scopes
+ * @throws {AuthError} `ERR_AUTH_INVALID_SCOPE` for a scope that is not allowed
+ */
+export function resolveScope(requested: string | undefined, allowed: readonly string[]): readonly string[] {
+  if (requested === undefined) return allowed;
+  const wanted = [...new Set(requested.split(" ").filter((part) => part !== ""))];
+  if (wanted.length === 0) return allowed;
+  for (const scope of wanted) {
+    if (!allowed.includes(scope)) {
+      throw new AuthError("ERR_AUTH_INVALID_SCOPE", `Scope ${quote(scope)} is not allowed; allowed: ${allowed.join(" ")}`);
+    }
+  }
+  return wanted;
+}
+
+/** The last secret each client proved, compared in constant time before hashing a presented one. */
+const provenSecrets = new WeakMap<Client, string>();
+
+function matches(client: Client, secret: string): boolean {
+  if (client.secretHash === undefined) return false;
+  const proven = provenSecrets.get(client);
+  if (proven !== undefined && timingSafeEqual(secret, proven)) return true;
+  if (!timingSafeEqual(tokenHash(secret), client.secretHash)) return false;
+  provenSecrets.set(client, secret);
+  return true;
+}
+
+function invalidRequest(message: string): AuthError {
+  return new AuthError("ERR_AUTH_INVALID_REQUEST", message);
+}
+
+/** Quotes request text for an error_description, keeping only the characters RFC 6749 allows there. */
+function quote(text: string): string {
+  return `'${text.slice(0, 64).replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, "?")}'`;
+}

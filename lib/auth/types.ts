@@ -1,0 +1,52 @@
+/** A registered user. */
+export interface UserRecord {
+  readonly uuid: string;
+  readonly username: string;
+  /** From `hashPassword`. */
+  readonly passwordHash: string;
+  readonly notifyLanguage: string | null;
+  /** Epoch milliseconds. */
+  readonly createdAt: number;
+}
+
+/** An issued token, stored under its hash. */
+export interface TokenRecord {
+  /** SHA-256 (hex) of the token. */
+  readonly hash: string;
+  readonly kind: "access" | "refresh";
+  readonly clientId: string;
+  /** The user the token acts for; null for a client's own token. */
+  readonly userId: string | null;
+  readonly scope: readonly string[];
+  /** Epoch milliseconds. */
+  readonly issuedAt: number;
+  /** Epoch milliseconds. */
+  readonly expiresAt: number;
+  /** The refresh-token family (one login); null for client tokens. */
+  readonly familyId: string | null;
+  /** For a refresh token: when it was exchanged for a new one; presenting it again is reuse. */
+  readonly rotatedAt: number | null;
+}
+
+/**
+ * Where users and tokens live. In memory by default; a shared database can
+ * implement the same interface.
+ */
+export interface AuthStore {
+  /** Adds a user unless the name (case-insensitively) is taken; returns whether it was added. */
+  createUser(user: UserRecord): Promise<boolean>;
+  userByName(username: string): Promise<UserRecord | undefined>;
+  userById(uuid: string): Promise<UserRecord | undefined>;
+  putToken(token: TokenRecord): Promise<void>;
+  token(hash: string): Promise<TokenRecord | undefined>;
+  /**
+   * Marks a refresh token rotated, only if it was not yet: returns false when it already was
+   * (two refreshes racing; the loser is a reuse).
+   */
+  rotate(hash: string, at: number): Promise<boolean>;
+  deleteToken(hash: string): Promise<void>;
+  revokeFamily(familyId: string): Promise<void>;
+  isFamilyRevoked(familyId: string): Promise<boolean>;
+  /** Drops tokens expired before `now`. */
+  sweep(now: number): Promise<void>;
+}

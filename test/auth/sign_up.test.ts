@@ -1,0 +1,73 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { authFixture, form } from "../_helpers/auth.ts";
+import { call } from "../_helpers/water.ts";
+
+async function signUpToken(fixture: ReturnType<typeof authFixture>): Promise<string> {
+  const answer = await call(fixture.handler, "/oauth2/token", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: form({ grant_type: "client_credentials", client_id: "backend", client_secret: "backend-secret", scope: "SignUp" }),
+  });
+  return (answer.json() as { access_token: string }).access_token;
+}
+
+async function signUp(fixture: ReturnType<typeof authFixture>, body: unknown, token?: string, type = "application/json") {
+  return call(fixture.handler, "/api/v2/sign-up", {
+    method: "POST",
+    headers: { "content-type": type, authorization: `Bearer ${token ?? await signUpToken(fixture)}` },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+describe("POST /api/v2/sign-up", () => {
+  it("creates a user: 201 {uuid, username}, and the user can log in", async () => {
+    const fixture = authFixture();
+    const result = await signUp(fixture, { username: "erin", password: "correct horse", notify_language: "fr" });
+    assert.equal(result.status, 201);
+    const body = result.json() as { uuid: string; username: string };
+    assert.match(body.uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.equal(body.username, "erin");
+    assert.deepEqual(fixture.users.map((u) => u.uuid), [body.uuid], "onUserCreated was called");
+    const login = await call(fixture.handler, "/oauth2/token", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: form({ grant_type: "password", client_id: "app", username: "erin", password: "correct horse" }),
+    });
+    assert.equal(login.status, 200);
+  });
+
+  it("answers 409 for a name already taken, case-insensitively", async () => {
+    const fixture = authFixture();
+    assert.equal((await signUp(fixture, { username: "erin", password: "correct horse" })).status, 201);
+    const again = await signUp(fixture, { username: "ERIN", password: "another one" });
+    assert.equal(again.status, 409);
+    assert.equal((again.json() as { error: { code: string } }).error.code, "ERR_AUTH_USERNAME_TAKEN");
+  });
+
+  it("answers 422 with [{message, field}] listing every invalid field", async () => {
+    const result = await signUp(authFixture(), { username: "x", password: "short", notify_language: "xx", extra: 1 });
+    assert.equal(result.status, 422);
+    const errors = result.json() as { message: string; field: string }[];
+    assert.deepEqual(errors.map((e) => e.field).sort(), ["extra", "notify_language", "password", "username"]);
+    assert.ok(errors.every((e) => e.message.length > 0));
+  });
+
+  const bad = [
+    { name: "malformed JSON", body: "{\"username\":", type: "application/json", status: 400 },
+    { name: "a non-object body", body: "[]", type: "application/json", status: 422 },
+    { name: "a form body", body: "username=x", type: "application/x-www-form-urlencoded", status: 415 },
+    { name: "a deeply nested body", body: `{"username":${"[".repeat(10)}${"]".repeat(10)}}`, type: "application/json", status: 400 },
+  ] as const;
+  for (const c of bad) {
+    it(`answers ${c.status} to ${c.name}`, async () => {
+      const result = await signUp(authFixture(), c.body, undefined, c.type);
+      assert.equal(result.status, c.status, result.text);
+    });
+  }
+
+  it("answers 413 to an oversize body", async () => {
+    const result = await signUp(authFixture(), { username: "erin", password: "x".repeat(20_000) });
+    assert.equal(result.status, 413);
+  });
+});

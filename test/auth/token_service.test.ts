@@ -1,0 +1,198 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { resolveScope, type TokenRequest } from "../../lib/auth/mod.ts";
+import { authFixture } from "../_helpers/auth.ts";
+
+function request(params: Record<string, string>, address = "192.0.2.1"): TokenRequest {
+  return { params: new Map(Object.entries(params)), basic: undefined, address };
+}
+
+async function login(fixture: ReturnType<typeof authFixture>, username = "alice", password = "correct horse") {
+  return fixture.tokens.token(request({ grant_type: "password", client_id: "app", username, password }));
+}
+
+describe("TokenService password grant", () => {
+  it("issues an access token and a refresh token for the user, with the client's scope", async () => {
+    const fixture = authFixture();
+    const user = await fixture.addUser("alice", "correct horse");
+    const answer = await login(fixture);
+    assert.ok(answer.refresh_token !== undefined && answer.refresh_token !== answer.access_token);
+    assert.equal(answer.scope, "UserActivity");
+    const grant = await fixture.tokens.verifyAccess(answer.access_token);
+    assert.deepEqual({ user: grant?.userId, client: grant?.clientId }, { user: user.uuid, client: "app" });
+  });
+
+  it("matches user names case-insensitively", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("Alice", "correct horse");
+    assert.ok((await login(fixture, "aLiCe")).access_token.length > 0);
+  });
+
+  it("refuses a wrong password and an unknown user alike", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("alice", "correct horse");
+    await assert.rejects(login(fixture, "alice", "wrong"), { code: "ERR_AUTH_INVALID_GRANT" });
+    await assert.rejects(login(fixture, "nobody", "wrong"), { code: "ERR_AUTH_INVALID_GRANT" });
+  });
+
+  it("throttles repeated wrong passwords, even the right one, until the window passes", async () => {
+    const fixture = authFixture({ maxPerUser: 3 });
+    await fixture.addUser("alice", "correct horse");
+    for (let i = 0; i < 3; i++) await assert.rejects(login(fixture, "alice", "guess"), { code: "ERR_AUTH_INVALID_GRANT" });
+    await assert.rejects(login(fixture), (error: Error & { code?: string; headers?: Record<string, string> }) => {
+      assert.equal(error.code, "ERR_AUTH_THROTTLED");
+      assert.ok(Number(error.headers?.["retry-after"]) > 0);
+      return true;
+    });
+    fixture.advance(15 * 60_000 + 1);
+    assert.ok((await login(fixture)).access_token.length > 0);
+  });
+
+  it("throttles one address trying many user names", async () => {
+    const fixture = authFixture({ maxPerUser: 100 });
+    for (let i = 0; i < 20; i++) {
+      await assert.rejects(fixture.tokens.token(request({ grant_type: "password", client_id: "app", username: `u${i}`, password: "x" }, "198.51.100.7")));
+    }
+    await assert.rejects(
+      fixture.tokens.token(request({ grant_type: "password", client_id: "app", username: "fresh", password: "x" }, "198.51.100.7")),
+      { code: "ERR_AUTH_THROTTLED" },
+    );
+  });
+});
+
+describe("TokenService refresh_token grant", () => {
+  it("rotates: the new refresh token works, the old one is spent", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("alice", "correct horse");
+    const first = await login(fixture);
+    const second = await fixture.tokens.token(request({ grant_type: "refresh_token", client_id: "app", refresh_token: first.refresh_token! }));
+    assert.notEqual(second.refresh_token, first.refresh_token);
+    assert.ok((await fixture.tokens.verifyAccess(second.access_token)) !== undefined);
+  });
+
+  it("on reuse of a rotated token fails with invalid_grant and revokes the whole family, newest included", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("alice", "correct horse");
+    const first = await login(fixture);
+    const refresh = (token: string) =>
+      fixture.tokens.token(request({ grant_type: "refresh_token", client_id: "app", refresh_token: token }));
+    const second = await refresh(first.refresh_token!);
+    await assert.rejects(refresh(first.refresh_token!), { code: "ERR_AUTH_INVALID_GRANT" });
+    await assert.rejects(refresh(second.refresh_token!), { code: "ERR_AUTH_INVALID_GRANT" });
+    assert.equal(await fixture.tokens.verifyAccess(second.access_token), undefined);
+  });
+
+  it("leaves other logins of the same user alone when one family is revoked", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("alice", "correct horse");
+    const phone = await login(fixture);
+    const laptop = await login(fixture);
+    const refresh = (token: string) =>
+      fixture.tokens.token(request({ grant_type: "refresh_token", client_id: "app", refresh_token: token }));
+    await refresh(phone.refresh_token!);
+    await assert.rejects(refresh(phone.refresh_token!));
+    assert.ok((await refresh(laptop.refresh_token!)).access_token.length > 0);
+  });
+
+  it("may narrow the scope but keeps the refresh token's scope; a wider scope is invalid_scope and spends nothing", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("dave", "correct horse");
+    const first = await fixture.tokens.token(request({ grant_type: "password", client_id: "odd_client-id.1", client_secret: "s3cr3t:with spaces+plus&amp", username: "dave", password: "correct horse", scope: "UserActivity" }));
+    const auth = { client_id: "odd_client-id.1", client_secret: "s3cr3t:with spaces+plus&amp" };
+    await assert.rejects(
+      fixture.tokens.token(request({ ...auth, grant_type: "refresh_token", refresh_token: first.refresh_token!, scope: "UserActivity SignUp" })),
+      { code: "ERR_AUTH_INVALID_SCOPE" },
+    );
+    const second = await fixture.tokens.token(request({ ...auth, grant_type: "refresh_token", refresh_token: first.refresh_token! }));
+    assert.equal(second.scope, "UserActivity");
+  });
+
+  it("refuses a refresh token of another client and an expired one", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("alice", "correct horse");
+    const first = await login(fixture);
+    await assert.rejects(
+      fixture.tokens.token(request({ grant_type: "refresh_token", client_id: "odd_client-id.1", client_secret: "s3cr3t:with spaces+plus&amp", refresh_token: first.refresh_token! })),
+      { code: "ERR_AUTH_INVALID_GRANT" },
+    );
+    fixture.advance(31 * 24 * 3600 * 1000);
+    await assert.rejects(
+      fixture.tokens.token(request({ grant_type: "refresh_token", client_id: "app", refresh_token: first.refresh_token! })),
+      { code: "ERR_AUTH_INVALID_GRANT" },
+    );
+  });
+});
+
+describe("TokenService access tokens", () => {
+  it("expire after their lifetime", async () => {
+    const fixture = authFixture({ accessTtlSeconds: 60 });
+    const answer = await fixture.tokens.token(request({ grant_type: "client_credentials", client_id: "backend", client_secret: "backend-secret" }));
+    fixture.advance(59_000);
+    assert.ok((await fixture.tokens.verifyAccess(answer.access_token)) !== undefined);
+    fixture.advance(1_000);
+    assert.equal(await fixture.tokens.verifyAccess(answer.access_token), undefined);
+  });
+
+  it("are stored only as their SHA-256", async () => {
+    const fixture = authFixture();
+    const answer = await fixture.tokens.token(request({ grant_type: "client_credentials", client_id: "backend", client_secret: "backend-secret" }));
+    assert.equal(await fixture.store.token(answer.access_token), undefined);
+    const { tokenHash } = await import("../../lib/auth/mod.ts");
+    assert.equal((await fixture.store.token(tokenHash(answer.access_token)))?.kind, "access");
+  });
+});
+
+describe("TokenService revoke()", () => {
+  it("revokes a refresh token with its family, and ignores unknown and foreign tokens", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("alice", "correct horse");
+    const answer = await login(fixture);
+    await fixture.tokens.revoke(request({ client_id: "backend", client_secret: "backend-secret", token: answer.refresh_token! }));
+    assert.ok((await fixture.tokens.verifyAccess(answer.access_token)) !== undefined, "another client cannot revoke it");
+    await fixture.tokens.revoke(request({ client_id: "app", token: "unknown" }));
+    await fixture.tokens.revoke(request({ client_id: "app", token: answer.refresh_token!, token_type_hint: "refresh_token" }));
+    assert.equal(await fixture.tokens.verifyAccess(answer.access_token), undefined);
+    await assert.rejects(
+      fixture.tokens.token(request({ grant_type: "refresh_token", client_id: "app", refresh_token: answer.refresh_token! })),
+      { code: "ERR_AUTH_INVALID_GRANT" },
+    );
+  });
+
+  it("requires the token parameter", async () => {
+    await assert.rejects(authFixture().tokens.revoke(request({ client_id: "app" })), { code: "ERR_AUTH_INVALID_REQUEST" });
+  });
+});
+
+describe("TokenService introspect()", () => {
+  it("describes a live token and says only active:false for others", async () => {
+    const fixture = authFixture();
+    const user = await fixture.addUser("alice", "correct horse");
+    const answer = await login(fixture);
+    const by = { client_id: "backend", client_secret: "backend-secret" };
+    const live = await fixture.tokens.introspect(request({ ...by, token: answer.access_token }));
+    assert.deepEqual(
+      { active: live.active, sub: live.active ? live.sub : "", scope: live.active ? live.scope : "", type: live.active ? live.token_type : "" },
+      { active: true, sub: user.uuid, scope: "UserActivity", type: "Bearer" },
+    );
+    assert.deepEqual(await fixture.tokens.introspect(request({ ...by, token: "nope" })), { active: false });
+  });
+
+  it("is refused to a public client", async () => {
+    await assert.rejects(authFixture().tokens.introspect(request({ client_id: "app", token: "x" })), { code: "ERR_AUTH_INVALID_CLIENT" });
+  });
+});
+
+describe("resolveScope()", () => {
+  const cases = [
+    { name: "grants everything allowed when nothing is asked", requested: undefined, expected: ["SignUp", "UserActivity"] },
+    { name: "grants what is asked", requested: "UserActivity", expected: ["UserActivity"] },
+    { name: "ignores repeated spaces and duplicates", requested: " UserActivity  UserActivity ", expected: ["UserActivity"] },
+  ] as const;
+  for (const c of cases) {
+    it(c.name, () => assert.deepEqual(resolveScope(c.requested, ["SignUp", "UserActivity"]), c.expected));
+  }
+
+  it("refuses a scope that is not allowed, case-sensitively", () => {
+    assert.throws(() => resolveScope("useractivity", ["UserActivity"]), { code: "ERR_AUTH_INVALID_SCOPE" });
+  });
+});
