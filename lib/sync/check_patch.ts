@@ -1,0 +1,212 @@
+import type { RevisionLog } from "./revision_log.ts";
+import { ENTITIES, LIST_ENTITY_NAMES } from "./schema.ts";
+import type {
+  EntityName,
+  ErrorLevel,
+  ErrorMessage,
+  ErrorMessageCode,
+  ListEntityName,
+  ObjectErrors,
+  SyncObject,
+  SyncPatch,
+} from "./types.ts";
+import { completeObject } from "./_values.ts";
+
+/** The user a patch is submitted by. */
+export interface PatchUser {
+  readonly uuid: string;
+  readonly username: string;
+}
+
+type Section = ObjectErrors["section"];
+
+/** A level and code of the reference API's error list. */
+interface Kind {
+  readonly level: ErrorLevel;
+  readonly code: ErrorMessageCode;
+}
+const INPUT_DATA: Kind = { level: "dev_error", code: "input_data" };
+const ACCESS_DENIED: Kind = { level: "user_error", code: "access_denied" };
+const NOT_FOUND: Kind = { level: "user_error", code: "object_not_found" };
+const INPUT: Kind = { level: "user_error", code: "input" };
+
+/** Gathers messages by object and attribute, in the order first reported, each once. */
+class Report {
+  readonly #entries = new Map<string, { errors: ObjectErrors; messages: ErrorMessage[] }>();
+
+  add(
+    section: Section,
+    entity: EntityName,
+    key: string | null,
+    attribute: string | null,
+    kind: Kind,
+    message: string,
+  ): void {
+    const { level, code } = kind;
+    const id = JSON.stringify([section, entity, key, attribute]);
+    let entry = this.#entries.get(id);
+    if (entry === undefined) {
+      const messages: ErrorMessage[] = [];
+      const keyFields = key === null ? null : { uuid: key };
+      const errors = { section, entity, key: keyFields, attribute, messages };
+      entry = { errors, messages };
+      this.#entries.set(id, entry);
+    }
+    const same = (m: ErrorMessage): boolean =>
+      m.code === code && m.level === level && m.message === message;
+    if (!entry.messages.some(same)) {
+      entry.messages.push({ level, code, message });
+    }
+  }
+
+  list(): ObjectErrors[] {
+    return [...this.#entries.values()].map((entry) => entry.errors);
+  }
+}
+
+/**
+ * Checks a parsed patch against the current data and the rules of the user
+ * context. Objects of a patch are complete: an absent field takes its default
+ * (or, when read-only, keeps its current value), so an object lacking a
+ * required field is an error whether it is new or not. Rules:
+ *
+ * - `me.uuid` is not the user's own: `user_error` / `access_denied`;
+ * - a read-only field (`me.username`) differs from its value: `user_error` / `input`;
+ * - `deleted_objects.me` is set (no account deletion by sync): `user_error` / `access_denied`;
+ * - a deleted message or team does not exist: `user_error` / `object_not_found`;
+ * - a team the patch makes active (new, renamed or unarchived) shares its name, in any
+ *   case, with another non-archived team: `user_error` / `input`;
+ * - an object lacks a required field: `dev_error` / `input_data`;
+ * - a key is listed twice in a section, or in both sections: `dev_error` / `input_data`.
+ *
+ * @param patch the patch from {@linkcode parsePatch}
+ * @param log the context's log, read for the current data
+ * @param user the user submitting it
+ * @returns the errors (the ticket's `errors`), grouped by object and attribute; empty when
+ * the patch may be applied
+ */
+export function checkPatch(patch: SyncPatch, log: RevisionLog, user: PatchUser): ObjectErrors[] {
+  const report = new Report();
+  checkMe(patch, log, user, report);
+  for (const entity of LIST_ENTITY_NAMES) checkList(entity, patch, log, report);
+  checkTeamNames(patch, log, report);
+  return report.list();
+}
+
+function checkMe(patch: SyncPatch, log: RevisionLog, user: PatchUser, report: Report): void {
+  const me = patch.objects.me;
+  if (me !== null) {
+    const current = log.me ?? undefined;
+    if (Object.hasOwn(me, "uuid") && me["uuid"] !== user.uuid) {
+      const message = "Cannot change another user's profile";
+      report.add("objects", "me", null, "uuid", ACCESS_DENIED, message);
+    } else {
+      checkReadOnly("me", me, current, null, report);
+    }
+    for (const field of completeObject(ENTITIES.me, me, current).missing) {
+      report.add("objects", "me", null, field, INPUT_DATA, `Missing the required field ${field}`);
+    }
+  }
+  if (patch.deleted_objects.me !== null) {
+    const message = "Cannot delete the account through sync";
+    report.add("deleted_objects", "me", null, null, ACCESS_DENIED, message);
+  }
+}
+
+function checkList(
+  entity: ListEntityName,
+  patch: SyncPatch,
+  log: RevisionLog,
+  report: Report,
+): void {
+  const deleted = new Set<string>();
+  for (const key of patch.deleted_objects[entity]) {
+    if (deleted.has(key)) {
+      const message = "Listed more than once in deleted_objects";
+      report.add("deleted_objects", entity, key, null, INPUT_DATA, message);
+    } else if (log.get(entity, key) === undefined) {
+      const message = "Cannot delete: there is no such object";
+      report.add("deleted_objects", entity, key, null, NOT_FOUND, message);
+    }
+    deleted.add(key);
+  }
+  const seen = new Set<string>();
+  for (const object of patch.objects[entity]) {
+    const key = object["uuid"];
+    if (typeof key !== "string") {
+      report.add("objects", entity, null, "uuid", INPUT_DATA, "Missing the key uuid");
+      continue;
+    }
+    if (seen.has(key)) {
+      report.add("objects", entity, key, null, INPUT_DATA, "Listed more than once in objects");
+    }
+    seen.add(key);
+    if (deleted.has(key)) {
+      const message = "Listed in both objects and deleted_objects";
+      report.add("objects", entity, key, null, INPUT_DATA, message);
+    }
+    const current = log.get(entity, key);
+    checkReadOnly(entity, object, current, key, report);
+    for (const field of completeObject(ENTITIES[entity], object, current).missing) {
+      report.add("objects", entity, key, field, INPUT_DATA, `Missing the required field ${field}`);
+    }
+  }
+}
+
+/** A read-only field may be sent only with its current value. */
+function checkReadOnly(
+  entity: EntityName,
+  object: SyncObject,
+  current: SyncObject | undefined,
+  key: string | null,
+  report: Report,
+): void {
+  for (const field of ENTITIES[entity].fields) {
+    const name = field.name;
+    if (!field.readOnly || current === undefined || !Object.hasOwn(object, name)) continue;
+    if (object[name] !== current[name]) {
+      report.add("objects", entity, key, name, INPUT, `Cannot change ${name}: it is read-only`);
+    }
+  }
+}
+
+/**
+ * Names of non-archived teams are unique regardless of case, in the data as
+ * the patch would leave it. Only teams the patch makes active under a name
+ * (new, renamed or unarchived) answer for a clash: a clash made before is
+ * not the patch's fault.
+ */
+function checkTeamNames(patch: SyncPatch, log: RevisionLog, report: Report): void {
+  const sent = patch.objects.teams;
+  if (sent.length === 0) return;
+  const replaced = new Set<unknown>(patch.deleted_objects.teams);
+  const counts = new Map<string, number>();
+  const count = (name: string): void => void counts.set(name, (counts.get(name) ?? 0) + 1);
+  const candidates: { key: string; name: string }[] = [];
+  for (const object of sent) {
+    const key = object["uuid"];
+    if (typeof key !== "string") continue;
+    replaced.add(key);
+    const current = log.get("teams", key);
+    const name = activeName(completeObject(ENTITIES.teams, object, current).object);
+    if (name === undefined) continue;
+    count(name);
+    if (current === undefined || activeName(current) !== name) candidates.push({ key, name });
+  }
+  for (const team of log.objects("teams")) {
+    const name = activeName(team);
+    if (!replaced.has(team["uuid"]) && name !== undefined) count(name);
+  }
+  for (const candidate of candidates) {
+    if (Number(counts.get(candidate.name)) > 1) {
+      const message = "Cannot use this name: another team has it";
+      report.add("objects", "teams", candidate.key, "name", INPUT, message);
+    }
+  }
+}
+
+/** The lower-cased name of a team that is not archived. */
+function activeName(team: SyncObject): string | undefined {
+  const name = team["name"];
+  return team["archived"] !== true && typeof name === "string" ? name.toLowerCase() : undefined;
+}

@@ -1,0 +1,43 @@
+/** Codes of {@linkcode SyncError}. */
+export type SyncErrorCode =
+  | "ERR_SYNC_INVALID_PATCH"
+  | "ERR_SYNC_UNKNOWN_REVISION"
+  | "ERR_SYNC_REVISION_EXPIRED"
+  | "ERR_SYNC_UNKNOWN_TICKET"
+  | "ERR_SYNC_TICKET_EXPIRED";
+
+/** One problem of a patch body (the API's `ValidationError`, a 422 body holds a list of them). */
+export interface ValidationError {
+  readonly message: string;
+  /** Where the problem is, e.g. `objects.messages[2].subject`; absent for the body as a whole. */
+  readonly field?: string;
+}
+
+/** Options of {@linkcode SyncError}. */
+export interface SyncErrorOptions extends ErrorOptions {
+  /** The problems of an invalid patch. */
+  errors?: readonly ValidationError[];
+}
+
+/**
+ * An error of the sync domain: an invalid patch (`errors` lists every
+ * problem), or a revision or ticket that is unknown or past its retention.
+ */
+export class SyncError extends Error {
+  readonly code: SyncErrorCode;
+  /** The problems of an invalid patch; empty for the other codes. */
+  readonly errors: readonly ValidationError[];
+
+  /**
+   * Creates a sync error.
+   * @param code stable error code
+   * @param message human-readable message
+   * @param options the patch problems and the cause
+   */
+  constructor(code: SyncErrorCode, message: string, options: SyncErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "SyncError";
+    this.code = code;
+    this.errors = Object.freeze([...(options.errors ?? [])]);
+  }
+}

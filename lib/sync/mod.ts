@@ -1,0 +1,46 @@
+/**
+ * Sync of a user context, pure core: the entity schema, a revision log whose
+ * diffs cost the changes since their base (not the history or the data),
+ * snapshots, patches (structural parsing, rule checks, atomic application),
+ * applying a diff as a client does, and tickets for queued requests. No I/O:
+ * time and ids are passed in.
+ * @module
+ */
+export { applyDiff } from "./apply_diff.ts";
+export { applyPatch } from "./apply_patch.ts";
+export { checkPatch } from "./check_patch.ts";
+export type { PatchUser } from "./check_patch.ts";
+export { SyncError } from "./errors.ts";
+export type { SyncErrorCode, SyncErrorOptions, ValidationError } from "./errors.ts";
+export { parsePatch } from "./parse_patch.ts";
+export type { ParsePatchOptions } from "./parse_patch.ts";
+export { RevisionLog } from "./revision_log.ts";
+export type { RevisionLogOptions, RevisionStatus } from "./revision_log.ts";
+export { ENTITIES, ENTITY_NAMES, fieldOf, isEntityName, LIST_ENTITY_NAMES } from "./schema.ts";
+export type { EntitySchema, FieldSchema, FieldType } from "./schema.ts";
+export { TicketStore } from "./ticket_store.ts";
+export type {
+  Ticket,
+  TicketData,
+  TicketResult,
+  TicketStatus,
+  TicketStoreOptions,
+  TicketUpdate,
+} from "./ticket_store.ts";
+export type {
+  Change,
+  EntityName,
+  ErrorLevel,
+  ErrorMessage,
+  ErrorMessageCode,
+  FieldValue,
+  ListEntityName,
+  ObjectErrors,
+  Revision,
+  SyncData,
+  SyncDeletedObjects,
+  SyncDiff,
+  SyncObject,
+  SyncObjects,
+  SyncPatch,
+} from "./types.ts";
