@@ -1,0 +1,111 @@
+// A lean closed-loop HTTP/1.1 load generator for benchmarks: each connection
+// sends one request, waits for the whole response, then sends the next, until
+// the time is up. It does far less work per request than autocannon, so on a
+// small machine the server under test, not the client, sets the pace.
+// Loopback addresses only.
+import { connect, type Socket } from "node:net";
+
+/** What to send, where, how hard and for how long. */
+export interface LoadOptions {
+  readonly url: string;
+  readonly method: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+  readonly connections: number;
+  readonly seconds: number;
+}
+
+/** What a run measured. */
+export interface LoadResult {
+  readonly requests: number;
+  readonly perSecond: number;
+  /** Responses whose status was not 2xx. */
+  readonly non2xx: number;
+  /** The first response's status line and body, for checks. */
+  readonly sample: string;
+}
+
+const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|localhost)$/;
+const HEADER_END = Buffer.from("\r\n\r\n");
+
+/**
+ * Runs `connections` closed loops against `url` for `seconds`.
+ * @param options the request and the load
+ * @returns requests completed, their rate and the non-2xx count
+ * @throws {Error} for a host that is not a loopback address, or a connection error
+ */
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const url = new URL(options.url);
+  if (!LOOPBACK.test(url.hostname)) throw new Error(`Cannot load ${url.host}: benchmarks send traffic to loopback addresses only`);
+  const body = Buffer.from(options.body);
+  const head = [`${options.method} ${url.pathname}${url.search} HTTP/1.1`, `host: ${url.host}`, `content-length: ${body.length}`];
+  for (const [name, value] of Object.entries(options.headers)) head.push(`${name}: ${value}`);
+  const request = Buffer.concat([Buffer.from(`${head.join("\r\n")}\r\n\r\n`, "latin1"), body]);
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const port = Number(url.port || 80);
+
+  let requests = 0;
+  let non2xx = 0;
+  let sample = "";
+  let stopAt = Number.POSITIVE_INFINITY;
+  const started = performance.now();
+  stopAt = started + options.seconds * 1000;
+
+  const loops = Array.from({ length: options.connections }, () =>
+    new Promise<void>((resolve, reject) => {
+      const socket: Socket = connect({ host, port, noDelay: true });
+      let pending: Buffer = Buffer.alloc(0);
+      socket.on("connect", () => socket.write(request));
+      socket.on("error", reject);
+      socket.on("close", () => resolve());
+      socket.on("data", (chunk: Buffer) => {
+        pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+        for (;;) {
+          const size = responseSize(pending);
+          if (size === 0) return;
+          const status = pending[9]! - 48;
+          if (status !== 2) non2xx++;
+          if (sample === "") sample = pending.subarray(0, size).toString("latin1");
+          requests++;
+          pending = pending.subarray(size);
+          if (performance.now() >= stopAt) {
+            socket.end();
+            return;
+          }
+          socket.write(request);
+        }
+      });
+    })
+  );
+  await Promise.all(loops);
+  const seconds = (performance.now() - started) / 1000;
+  return { requests, perSecond: requests / seconds, non2xx, sample };
+}
+
+/** Bytes of the first whole response in `data`, or 0 if it has not all arrived. */
+function responseSize(data: Buffer): number {
+  const end = data.indexOf(HEADER_END);
+  if (end === -1) return 0;
+  const head = data.toString("latin1", 0, end).toLowerCase();
+  const length = /\r\ncontent-length: *(\d+)/.exec(head);
+  const bodyStart = end + 4;
+  if (length !== null) {
+    const total = bodyStart + Number(length[1]);
+    return data.length >= total ? total : 0;
+  }
+  if (!head.includes("transfer-encoding: chunked")) {
+    const status = data.toString("latin1", 9, 12);
+    if (status === "204" || status === "304") return bodyStart;
+    throw new Error(`Cannot measure a response without a length: ${head.split("\r\n")[0]}`);
+  }
+  let at = bodyStart;
+  for (;;) {
+    const lineEnd = data.indexOf("\r\n", at);
+    if (lineEnd === -1) return 0;
+    const chunk = Number.parseInt(data.toString("latin1", at, lineEnd), 16);
+    const next = lineEnd + 2 + chunk + 2;
+    if (data.length < next) return 0;
+    if (chunk === 0) return next;
+    at = next;
+  }
+}

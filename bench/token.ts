@@ -1,0 +1,85 @@
+// Token endpoint: client_credentials grants per second over HTTP, ours against
+// @node-oauth/oauth2-server with an in-memory model hashing tokens the same
+// way; same client, same connections, same run. Target: >= 2x.
+//
+// The client is bench/_load.ts, a lean closed loop: with autocannon on a
+// two-core machine the client, not the servers, set the pace. Each server's
+// CPU time per grant (from /proc) is printed too, as a check on the rate.
+// Both servers run pinned to the same core (taskset, where there is one).
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { report, ROOT } from "./_data.ts";
+import { runLoad } from "./_load.ts";
+
+const SECONDS = Number(process.env["BENCH_HTTP_SECONDS"] ?? 10);
+const CONNECTIONS = 10;
+const HEADERS = {
+  authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}`,
+  "content-type": "application/x-www-form-urlencoded",
+};
+const BODY = "grant_type=client_credentials";
+
+/**
+ * On Linux with two or more CPUs the servers run pinned to the last CPU, away
+ * from the client, so that neither server shares its core with the client.
+ */
+const PIN = existsSync("/usr/bin/taskset") && availableParallelism() >= 2 ? ["taskset", "-c", String(availableParallelism() - 1)] : [];
+
+async function start(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
+  const [command, ...rest] = [...PIN, process.execPath, ...args];
+  const child = spawn(command!, rest, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  for (;;) {
+    const match = /listening on (http:\/\/\S+)/.exec(output);
+    if (match !== null) return { child, url: match[1]! };
+    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
+    await once(child.stdout!, "data");
+  }
+}
+
+async function check(url: string): Promise<void> {
+  const response = await fetch(`${url}/oauth2/token`, { method: "POST", headers: HEADERS, body: BODY });
+  const body = await response.json() as { access_token?: string };
+  if (response.status !== 200 || typeof body.access_token !== "string") throw new Error(`${url}: ${response.status} ${JSON.stringify(body)}`);
+}
+
+/** CPU seconds a process has used so far (user + system), or NaN without /proc. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+const ours = await start(["--import", "tsx", "server.ts"], { PORT: "0", HOST: "127.0.0.1", SERVICES: "sync" });
+const peer = await start(["--import", "tsx", "bench/_oauth2_server.ts"]);
+try {
+  await check(ours.url);
+  await check(peer.url);
+  // Both warm up (JIT) before the measured rounds; each server keeps every
+  // token it issued, so later rounds run with fuller maps. Best against best.
+  for (const server of [peer, ours]) {
+    await runLoad({ url: `${server.url}/oauth2/token`, method: "POST", headers: HEADERS, body: BODY, connections: CONNECTIONS, seconds: 2 });
+  }
+  const rates = { ours: [] as number[], peer: [] as number[] };
+  for (let round = 0; round < 3; round++) {
+    for (const [name, server] of [["peer", peer], ["ours", ours]] as const) {
+      const before = cpuSeconds(server.child.pid!);
+      const result = await runLoad({ url: `${server.url}/oauth2/token`, method: "POST", headers: HEADERS, body: BODY, connections: CONNECTIONS, seconds: SECONDS });
+      const cpu = cpuSeconds(server.child.pid!) - before;
+      if (result.non2xx > 0) throw new Error(`${name}: ${result.non2xx} non-2xx responses, e.g. ${result.sample}`);
+      rates[name].push(result.perSecond);
+      console.log(`${name.padEnd(5)} ${result.perSecond.toFixed(0)} grants/s, server CPU ${(cpu * 1e6 / result.requests).toFixed(1)} µs/grant`);
+    }
+  }
+  const ratio = Math.max(...rates.ours) / Math.max(...rates.peer);
+  report([{ name: "token client_credentials", measure: "our grants/s / @node-oauth/oauth2-server grants/s", ratio, target: ">= 2", pass: ratio >= 2 }]);
+} finally {
+  ours.child.kill("SIGTERM");
+  peer.child.kill("SIGTERM");
+}
