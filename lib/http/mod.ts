@@ -10,6 +10,7 @@ export type { HttpErrorCode, HttpErrorOptions } from "./errors.ts";
 export { ERROR_STATUS, errorBody, errorDetail, errorResponse, statusOf } from "./error_response.ts";
 export type { ErrorDetail } from "./error_response.ts";
 export { JSON_CONTENT_TYPE, jsonResponse } from "./json_response.ts";
+export { ifNoneMatch } from "./if_none_match.ts";
 export { decodeComponent, parseQuery } from "./parse_query.ts";
 export type { QueryParameter } from "./parse_query.ts";
 export { createRouter } from "./router.ts";
