@@ -27,6 +27,6 @@ export type {
 } from "./token_service.ts";
 export { readTokenRequest } from "./read_token_request.ts";
 export type { ReadTokenRequestOptions } from "./read_token_request.ts";
-export { requireBearer } from "./require_bearer.ts";
+export { requireBearer, requireUser } from "./require_bearer.ts";
 export { createAuthService, NO_STORE } from "./create_auth_service.ts";
 export type { AuthServiceOptions } from "./create_auth_service.ts";

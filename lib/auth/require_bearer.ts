@@ -52,3 +52,30 @@ export async function requireBearer(
   }
   return grant;
 }
+
+/**
+ * Guards a user's resource: like {@linkcode requireBearer}, and the token
+ * must act for a user (a password-grant token), not for a client alone.
+ * @param request the request
+ * @param service checks tokens
+ * @param scope the scope the resource needs
+ * @param realm the protection realm
+ * @returns the uuid of the user the token acts for
+ * @throws {AuthError} as {@linkcode requireBearer}, and `ERR_AUTH_INVALID_TOKEN` (401) for a
+ * client's own token
+ */
+export async function requireUser(
+  request: HttpRequest,
+  service: TokenService,
+  scope: string,
+  realm = "tributary",
+): Promise<string> {
+  const grant = await requireBearer(request, service, scope, realm);
+  if (grant.userId === null) {
+    const description = "The access token acts for no user; log in with the password grant";
+    throw new AuthError("ERR_AUTH_INVALID_TOKEN", description, {
+      headers: { "www-authenticate": `Bearer realm="${realm}", error="invalid_token", error_description="${description}"` },
+    });
+  }
+  return grant.userId;
+}

@@ -1,0 +1,61 @@
+// The contract every AuthStore implementation passes: the in-memory store
+// now, a shared database later.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { AuthStore, TokenRecord, UserRecord } from "../../lib/auth/mod.ts";
+
+const USER: UserRecord = { uuid: "a11ce000-0000-4000-8000-000000000001", username: "Alice", passwordHash: "scrypt$…", notifyLanguage: null, createdAt: 1 };
+
+function token(hash: string, overrides: Partial<TokenRecord> = {}): TokenRecord {
+  return { hash, kind: "access", clientId: "app", userId: USER.uuid, scope: ["UserActivity"], issuedAt: 0, expiresAt: 1000, familyId: "f1", rotatedAt: null, ...overrides };
+}
+
+/**
+ * Runs the AuthStore contract.
+ * @param name the implementation's name
+ * @param make builds an empty store
+ */
+export function authStoreContract(name: string, make: () => Promise<AuthStore> | AuthStore): void {
+  describe(`AuthStore contract: ${name}`, () => {
+    it("adds a user once, names compared without case", async () => {
+      const store = await make();
+      assert.equal(await store.createUser(USER), true);
+      assert.equal(await store.createUser({ ...USER, uuid: "b0b00000-0000-4000-8000-000000000002", username: "ALICE" }), false);
+      assert.deepEqual(await store.userByName("alice"), USER);
+      assert.deepEqual(await store.userById(USER.uuid), USER);
+      assert.equal(await store.userByName("bob"), undefined);
+      assert.equal(await store.userById("b0b00000-0000-4000-8000-000000000002"), undefined);
+    });
+
+    it("stores, finds and deletes tokens by hash", async () => {
+      const store = await make();
+      await store.putToken(token("h1"));
+      assert.deepEqual(await store.token("h1"), token("h1"));
+      assert.equal(await store.token("h2"), undefined);
+      await store.deleteToken("h1");
+      assert.equal(await store.token("h1"), undefined);
+    });
+
+    it("rotates a refresh token once: a second rotation reports reuse", async () => {
+      const store = await make();
+      await store.putToken(token("r1", { kind: "refresh" }));
+      assert.equal(await store.rotate("r1", 50), true);
+      assert.equal((await store.token("r1"))?.rotatedAt, 50);
+      assert.equal(await store.rotate("r1", 60), false);
+      assert.equal(await store.rotate("unknown", 60), false);
+    });
+
+    it("revokes families and forgets expired tokens and then their revoked families", async () => {
+      const store = await make();
+      await store.putToken(token("a", { familyId: "f1", expiresAt: 100 }));
+      await store.putToken(token("b", { familyId: "f2", expiresAt: 500 }));
+      await store.revokeFamily("f1");
+      assert.equal(await store.isFamilyRevoked("f1"), true);
+      assert.equal(await store.isFamilyRevoked("f2"), false);
+      await store.sweep(200);
+      assert.equal(await store.token("a"), undefined);
+      assert.ok(await store.token("b"));
+      assert.equal(await store.isFamilyRevoked("f1"), false, "no token of f1 can be presented any more");
+    });
+  });
+}
