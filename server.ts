@@ -2,8 +2,8 @@
 // services and serves them on one port. It holds no logic of its own.
 import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
-import { createAuthService, LoginThrottle, MemoryAuthStore, TokenService } from "./lib/auth/mod.ts";
-import { pooledRandom } from "./lib/crypto/mod.ts";
+import { createAuthService, LoginThrottle, MemoryAuthStore, requireUser, TokenService } from "./lib/auth/mod.ts";
+import { pooledRandom, uuidV4 } from "./lib/crypto/mod.ts";
 import { type Config, ConfigError, readApiKeysFile, readClientsFile, readConfig } from "./lib/config/mod.ts";
 import {
   type ApiKey,
@@ -13,15 +13,19 @@ import {
   type Mount,
   mountHandlers,
 } from "./lib/http/mod.ts";
+import { createSyncService, MemorySyncStore, SerialJobs } from "./lib/sync/mod.ts";
 import { createWaterService, type LoadReport, loadDatasets } from "./lib/water/mod.ts";
 
 const WATER_BASE = "/v1/odata/v4";
+const SYNC_BASE = "/api/v2/sync/user";
 
 async function main(): Promise<void> {
   const config = readConfig(process.env);
   const { keys, plain } = await loadKeys(config);
   const now = (): number => performance.now();
   const mounts: Mount[] = [];
+  /** Work to finish before exiting, after the server stops accepting requests. */
+  const drains: (() => Promise<void>)[] = [];
   if (config.services.includes("water")) {
     const { store, report } = await loadDatasets(config.dataDir);
     printReport(report, config.dataDir);
@@ -41,22 +45,48 @@ async function main(): Promise<void> {
   }
   if (config.services.includes("sync")) {
     const { clients, plain: secrets } = readClientsFile(await readText(config.clientsFile, "CLIENTS_FILE"), config.clientsFile);
+    const random = pooledRandom();
     const store = new MemoryAuthStore();
     const tokens = new TokenService({
       store,
       clients,
       now: Date.now,
-      random: pooledRandom(),
+      random,
       throttle: new LoginThrottle({ now: Date.now, maxPerUser: config.loginMaxFailures }),
       accessTtlSeconds: config.accessTokenTtlSeconds,
       refreshTtlSeconds: config.refreshTokenTtlSeconds,
       passwordCost: config.passwordHashCost,
     });
-    const auth = createAuthService(tokens, { passwordCost: config.passwordHashCost });
+    const contexts = new MemorySyncStore({
+      now: Date.now,
+      uuid: () => uuidV4(random),
+      revisionRetention: config.revisionRetentionDays * 24 * 3600 * 1000,
+      ticketRetention: config.ticketRetentionSeconds * 1000,
+    });
+    const auth = createAuthService(tokens, {
+      passwordCost: config.passwordHashCost,
+      onUserCreated: async (user) => {
+        await contexts.createContext({ uuid: user.uuid, username: user.username, notifyLanguage: user.notifyLanguage });
+      },
+    });
     for (const prefix of ["/oauth2", "/.well-known/oauth-authorization-server", "/api/v2/sign-up"]) {
       mounts.push({ prefix, handler: auth });
     }
-    setInterval(() => void store.sweep(Date.now()), 60_000).unref();
+    const jobs = new SerialJobs({ onError: (error) => console.error("Sync job failed:", error) });
+    drains.push(() => jobs.idle());
+    mounts.push({
+      prefix: SYNC_BASE,
+      handler: createSyncService(contexts, {
+        authorize: (request) => requireUser(request, tokens, "UserActivity"),
+        jobs,
+        queueAboveObjects: config.syncQueueAboveObjects,
+        base: SYNC_BASE,
+      }),
+    });
+    setInterval(() => {
+      void store.sweep(Date.now());
+      void contexts.sweep();
+    }, 60_000).unref();
     for (const client of clients) {
       const secret = secrets.get(client.id);
       const kind = client.secretHash === undefined ? "public" : secret === undefined ? "confidential" : `secret ${secret}`;
@@ -83,7 +113,7 @@ async function main(): Promise<void> {
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => {
       console.log(`${signal}: finishing requests in flight, then exiting`);
-      server.close(() => process.exit(0));
+      server.close(() => void Promise.all(drains.map((drain) => drain())).then(() => process.exit(0)));
       server.closeIdleConnections();
       setTimeout(() => process.exit(0), 10_000).unref();
     });

@@ -4,8 +4,10 @@
  * exported as a namespace.
  * @module
  */
+export * as auth from "./auth/mod.ts";
 export * as config from "./config/mod.ts";
 export * as crypto from "./crypto/mod.ts";
 export * as http from "./http/mod.ts";
 export * as odata from "./odata/mod.ts";
+export * as sync from "./sync/mod.ts";
 export * as water from "./water/mod.ts";

@@ -1,6 +1,8 @@
 /** Codes of {@linkcode SyncError}. */
 export type SyncErrorCode =
   | "ERR_SYNC_INVALID_PATCH"
+  | "ERR_SYNC_INVALID_ID"
+  | "ERR_SYNC_NO_CONTEXT"
   | "ERR_SYNC_UNKNOWN_REVISION"
   | "ERR_SYNC_REVISION_EXPIRED"
   | "ERR_SYNC_UNKNOWN_TICKET"
@@ -21,7 +23,8 @@ export interface SyncErrorOptions extends ErrorOptions {
 
 /**
  * An error of the sync domain: an invalid patch (`errors` lists every
- * problem), or a revision or ticket that is unknown or past its retention.
+ * problem), a malformed revision or ticket id, a user without a sync
+ * context, or a revision or ticket that is unknown or past its retention.
  */
 export class SyncError extends Error {
   readonly code: SyncErrorCode;

@@ -1,12 +1,20 @@
 /**
- * Sync of a user context, pure core: the entity schema, a revision log whose
- * diffs cost the changes since their base (not the history or the data),
- * snapshots, patches (structural parsing, rule checks, atomic application),
- * applying a diff as a client does, and tickets for queued requests. No I/O:
- * time and ids are passed in.
+ * Sync of a user context. The pure core: the entity schema, a revision log
+ * whose diffs cost the changes since their base (not the history or the
+ * data), snapshots, patches (structural parsing, rule checks, atomic
+ * application), applying a diff as a client does, and tickets for queued
+ * requests; time and ids are passed in. At the edge: the `SyncStore` port
+ * with its in-memory implementation, a serial job queue, and the routes.
  * @module
  */
 export { applyDiff } from "./apply_diff.ts";
+export { createSyncService } from "./create_sync_service.ts";
+export type { SyncServiceOptions } from "./create_sync_service.ts";
+export { MemorySyncStore } from "./memory_sync_store.ts";
+export type { MemorySyncStoreOptions } from "./memory_sync_store.ts";
+export { SerialJobs } from "./serial_jobs.ts";
+export type { SerialJobsOptions } from "./serial_jobs.ts";
+export type { SubmitResult, SyncStore, SyncUser } from "./sync_store.ts";
 export { applyPatch } from "./apply_patch.ts";
 export { checkPatch } from "./check_patch.ts";
 export type { PatchUser } from "./check_patch.ts";

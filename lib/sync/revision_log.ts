@@ -126,6 +126,11 @@ export class RevisionLog {
     return this.#revisionAt(this.#firstSerial);
   }
 
+  /** The number of current objects, `me` included: what a snapshot lists. */
+  get size(): number {
+    return this.#state[0].size + this.#state[1].size + this.#state[2].size;
+  }
+
   /** The current `me`, or null if it was deleted. */
   get me(): SyncObject | null {
     return firstValue(this.#state[0]);

@@ -422,3 +422,16 @@ describe("RevisionLog.get()", () => {
     assert.throws(() => log.get("accounts" as never, key(1)), TypeError);
   });
 });
+
+describe("RevisionLog.size", () => {
+  it("counts the current objects, me included, as a snapshot lists them", () => {
+    const { log } = setup();
+    assert.equal(log.size, 1);
+    log.commit([put(message(1)), put(message(2)), put(team(1), "teams")]);
+    assert.equal(log.size, 4);
+    log.commit([remove(key(1))]);
+    assert.equal(log.size, 3);
+    const data = log.snapshot();
+    assert.equal(1 + data.objects.messages.length + data.objects.teams.length, log.size);
+  });
+});

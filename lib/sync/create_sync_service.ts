@@ -1,0 +1,209 @@
+import {
+  createRouter,
+  type Handler,
+  type HttpRequest,
+  type HttpResponse,
+  ifNoneMatch,
+  JSON_CONTENT_TYPE,
+  readJson,
+  type RouteHandler,
+  type RouteParams,
+} from "../http/mod.ts";
+import { SyncError } from "./errors.ts";
+import { parsePatch } from "./parse_patch.ts";
+import type { SyncStore } from "./sync_store.ts";
+import type { Ticket, TicketData } from "./ticket_store.ts";
+import type { Revision, SyncData } from "./types.ts";
+import { isUuid } from "./_uuid.ts";
+
+/** Options of {@linkcode createSyncService}. */
+export interface SyncServiceOptions {
+  /**
+   * Checks the request's credentials and gives the uuid of the user whose
+   * context it may use; throws an error with a `code` (e.g. a bearer failure).
+   */
+  readonly authorize: (request: HttpRequest) => Promise<string>;
+  /** Runs queued work (large snapshots and diffs, patches) after the answer, in order. */
+  readonly jobs: { push(job: () => Promise<void>): void };
+  /**
+   * Objects above which a snapshot or diff is answered 202 and computed in the background.
+   * @default {1000}
+   */
+  readonly queueAboveObjects?: number;
+  /**
+   * Largest patch body in bytes.
+   * @default {33554432}
+   */
+  readonly maxPatchBytes?: number;
+  /**
+   * Most objects and deletions in one patch.
+   * @default {10000}
+   */
+  readonly maxPatchObjects?: number;
+  /**
+   * Path of the user context.
+   * @default {"/api/v2/sync/user"}
+   */
+  readonly base?: string;
+}
+
+/** Every cached answer is revalidated; it is the user's own data. */
+const CACHED = "private, no-cache";
+
+/**
+ * Creates the sync API of the user context: `GET <base>` (snapshot: 200,
+ * 202, 304), `GET <base>/since/<revision>` (diff: 200, 202, 204, 304, 404,
+ * 410), `POST <base>` (patch: 202 with a ticket, 422 with `[{message, field}]`
+ * for a body that is not a patch), `GET <base>/ticket/<uuid>` (200, 404, 410).
+ * Answers are `{ticket, data}`; snapshots and diffs carry an `ETag`, and a
+ * matching `If-None-Match` answers 304.
+ * @param store the contexts and tickets
+ * @param options authorization, job queue and limits
+ * @returns the handler
+ */
+export function createSyncService(store: SyncStore, options: SyncServiceOptions): Handler {
+  const base = options.base ?? "/api/v2/sync/user";
+  const queueAbove = options.queueAboveObjects ?? 1000;
+  const maxBytes = options.maxPatchBytes ?? 32 * 1024 * 1024;
+  const maxObjects = options.maxPatchObjects ?? 10_000;
+  const { authorize, jobs } = options;
+
+  /** Queues a snapshot or diff: answers 202 now, the ticket ends `done` with the data or `failed`. */
+  async function queue(owner: string, compute: () => Promise<TicketData | undefined>): Promise<HttpResponse> {
+    const ticket = await store.createTicket(owner, null);
+    jobs.push(async () => {
+      await store.updateTicket(ticket.uuid, "work");
+      let data: TicketData | undefined;
+      try {
+        data = await compute();
+      } catch (error) {
+        await store.updateTicket(ticket.uuid, "failed");
+        // A base that expired while queued is a normal outcome; anything else is reported.
+        if (!(error instanceof SyncError)) throw error;
+        return;
+      }
+      await store.updateTicket(ticket.uuid, "done", data === undefined ? {} : { data });
+    });
+    return accepted(ticket);
+  }
+
+  return createRouter([
+    {
+      method: "GET",
+      path: base,
+      handler: async (request) => {
+        const owner = await authorize(request);
+        const head = await headOf(store, owner);
+        const etag = `"${head.uuid}"`;
+        if (ifNoneMatch(request, etag)) return notModified(etag);
+        if ((await store.size(owner)) > queueAbove) return queue(owner, () => store.snapshot(owner, head));
+        return { status: 200, headers: { "content-type": JSON_CONTENT_TYPE, etag, "cache-control": CACHED }, body: renderSnapshot(await store.snapshot(owner, head)) };
+      },
+    },
+    {
+      method: "GET",
+      path: `${base}/since/:revision`,
+      handler: async (request, params) => {
+        const owner = await authorize(request);
+        const from = await store.revision(owner, idOf(params, "revision"));
+        const head = await headOf(store, owner);
+        if (from.serial === head.serial) return { status: 204, headers: { etag: `"${head.uuid}"`, "cache-control": CACHED } };
+        const etag = `"${from.uuid}.${head.uuid}"`;
+        if (ifNoneMatch(request, etag)) return notModified(etag);
+        if ((await store.changedSince(owner, from)) > queueAbove) return queue(owner, () => store.diff(owner, from, head));
+        const data = await store.diff(owner, from, head);
+        return { status: 200, headers: { "content-type": JSON_CONTENT_TYPE, etag, "cache-control": CACHED }, body: JSON.stringify({ ticket: null, data }) };
+      },
+    },
+    {
+      method: "GET",
+      path: `${base}/ticket/:ticket`,
+      handler: async (request, params) => {
+        const owner = await authorize(request);
+        const uuid = idOf(params, "ticket");
+        const result = await store.ticket(owner, uuid);
+        if (result === "expired") {
+          throw new SyncError("ERR_SYNC_TICKET_EXPIRED", `Ticket ${uuid} has expired: its result is no longer kept`);
+        }
+        if (result === undefined) throw new SyncError("ERR_SYNC_UNKNOWN_TICKET", `Cannot find ticket ${uuid}`);
+        return { status: 200, headers: { "content-type": JSON_CONTENT_TYPE, "cache-control": "no-store" }, body: JSON.stringify(result) };
+      },
+    },
+    {
+      method: "POST",
+      path: base,
+      handler: validationArray(async (request) => {
+        const owner = await authorize(request);
+        await headOf(store, owner);
+        const patch = parsePatch(await readJson(request, { maxBytes, maxDepth: 8 }), { maxObjects });
+        const ticket = await store.createTicket(owner, patch.serial);
+        jobs.push(async () => {
+          await store.updateTicket(ticket.uuid, "work");
+          try {
+            const { errors } = await store.submit(owner, patch);
+            await store.updateTicket(ticket.uuid, errors.length > 0 ? "aborted" : "done", { errors });
+          } catch (error) {
+            await store.updateTicket(ticket.uuid, "failed");
+            throw error;
+          }
+        });
+        return accepted(ticket);
+      }),
+    },
+  ]);
+}
+
+/** Rendered snapshots: the store gives the same frozen snapshot until the next commit. */
+const renderedSnapshots = new WeakMap<SyncData, string>();
+
+function renderSnapshot(data: SyncData): string {
+  let body = renderedSnapshots.get(data);
+  if (body === undefined) {
+    body = JSON.stringify({ ticket: null, data });
+    renderedSnapshots.set(data, body);
+  }
+  return body;
+}
+
+async function headOf(store: SyncStore, owner: string): Promise<Revision> {
+  const head = await store.head(owner);
+  if (head === undefined) throw new SyncError("ERR_SYNC_NO_CONTEXT", "Cannot sync: this user has no sync context");
+  return head;
+}
+
+/** A revision or ticket id from the path, lower-cased. */
+function idOf(params: RouteParams, name: "revision" | "ticket"): string {
+  const raw: string = params[name] ?? "";
+  const valid: boolean = isUuid(raw);
+  if (!valid) {
+    const shown = JSON.stringify(raw.length > 64 ? `${raw.slice(0, 64)}…` : raw);
+    throw new SyncError("ERR_SYNC_INVALID_ID", `Cannot find ${name} ${shown}: a ${name} id is a UUID`);
+  }
+  return raw.toLowerCase();
+}
+
+function accepted(ticket: Ticket): HttpResponse {
+  return {
+    status: 202,
+    headers: { "content-type": JSON_CONTENT_TYPE, "cache-control": "no-store" },
+    body: JSON.stringify({ ticket, data: null }),
+  };
+}
+
+function notModified(etag: string): HttpResponse {
+  return { status: 304, headers: { etag, "cache-control": CACHED } };
+}
+
+/** Answers a patch that is not one as the API documents it: 422 with `[{message, field}]`. */
+function validationArray(handler: (request: HttpRequest) => Promise<HttpResponse>): RouteHandler {
+  return async (request) => {
+    try {
+      return await handler(request);
+    } catch (error) {
+      if (error instanceof SyncError && error.code === "ERR_SYNC_INVALID_PATCH") {
+        return { status: 422, headers: { "content-type": JSON_CONTENT_TYPE }, body: JSON.stringify(error.errors) };
+      }
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { SerialJobs } from "../../lib/sync/mod.ts";
+
+/** A queue whose runs start only when the test says. */
+function manual(onError?: (error: unknown) => void) {
+  const runs: (() => void)[] = [];
+  const jobs = new SerialJobs({ defer: (run) => runs.push(run), ...(onError === undefined ? {} : { onError }) });
+  return { jobs, start: () => runs.splice(0).forEach((run) => run()), runs };
+}
+
+describe("SerialJobs", () => {
+  it("runs nothing until the deferred run starts, then every job in order, one at a time", async () => {
+    const { jobs, start, runs } = manual();
+    const log: string[] = [];
+    let active = 0;
+    for (const name of ["a", "b", "c"]) {
+      jobs.push(async () => {
+        active++;
+        assert.equal(active, 1, "one job at a time");
+        await Promise.resolve();
+        log.push(name);
+        active--;
+      });
+    }
+    assert.equal(runs.length, 1, "one run is scheduled for the burst");
+    assert.equal(jobs.pending, 3);
+    assert.deepEqual(log, []);
+    start();
+    await jobs.idle();
+    assert.deepEqual(log, ["a", "b", "c"]);
+    assert.equal(jobs.pending, 0);
+  });
+
+  it("reports a failing job and goes on with the next", async () => {
+    const errors: unknown[] = [];
+    const { jobs, start } = manual((error) => errors.push(error));
+    const log: string[] = [];
+    jobs.push(() => Promise.reject(new Error("boom")));
+    jobs.push(async () => {
+      log.push("after");
+    });
+    start();
+    await jobs.idle();
+    assert.deepEqual(log, ["after"]);
+    assert.equal((errors[0] as Error).message, "boom");
+  });
+
+  it("takes jobs queued while running into the same run", async () => {
+    const { jobs, start, runs } = manual();
+    const log: string[] = [];
+    jobs.push(async () => {
+      log.push("first");
+      jobs.push(async () => {
+        log.push("second");
+      });
+    });
+    start();
+    await jobs.idle();
+    assert.deepEqual(log, ["first", "second"]);
+    assert.equal(runs.length, 0);
+  });
+
+  it("is idle at once when empty, and runs on setImmediate by default", async () => {
+    const jobs = new SerialJobs();
+    await jobs.idle();
+    let ran = false;
+    jobs.push(async () => {
+      ran = true;
+    });
+    assert.equal(ran, false);
+    await jobs.idle();
+    assert.equal(ran, true);
+  });
+});

@@ -1,0 +1,364 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { applyDiff, type SyncData, type SyncDiff, type SyncStore, type Ticket } from "../../lib/sync/mod.ts";
+import { ALICE, BASE, BOB, key, message, syncFixture, type SyncFixture, T0, team } from "../_helpers/sync.ts";
+import { call } from "../_helpers/water.ts";
+
+const DAY = 24 * 3600 * 1000;
+
+interface Answer<T> {
+  ticket: Ticket | null;
+  data: T | null;
+}
+
+async function snapshot(fixture: SyncFixture, user = ALICE): Promise<SyncData> {
+  const response = await fixture.request(user, BASE);
+  assert.equal(response.status, 200, response.text);
+  return (response.json() as Answer<SyncData>).data!;
+}
+
+/** Submits a patch, runs the job, and returns the finished ticket. */
+async function submit(fixture: SyncFixture, patch: unknown, user = ALICE): Promise<Ticket> {
+  const response = await fixture.request(user, BASE, { method: "POST", body: JSON.stringify(patch) });
+  assert.equal(response.status, 202, response.text);
+  const { ticket } = response.json() as Answer<never>;
+  await fixture.runJobs();
+  return ((await fixture.request(user, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<never>).ticket!;
+}
+
+function errorCode(text: string): unknown {
+  return (JSON.parse(text) as { error: { code: unknown } }).error.code;
+}
+
+describe("GET /api/v2/sync/user (snapshot)", () => {
+  it("answers 200 {ticket: null, data} with the user's objects, an ETag and revalidation", async () => {
+    const fixture = await syncFixture();
+    const response = await fixture.request(ALICE, BASE);
+    assert.equal(response.status, 200);
+    const body = response.json() as Answer<SyncData>;
+    assert.equal(body.ticket, null);
+    assert.deepEqual(body.data!.objects, {
+      me: { uuid: ALICE, username: "alice", notify_language: null },
+      messages: [],
+      teams: [],
+    });
+    assert.equal(body.data!.serial, 1);
+    assert.equal(body.data!.created_at, "2026-01-05T10:00:00Z");
+    assert.equal(response.headers["etag"], `"${body.data!.revision}"`);
+    assert.equal(response.headers["cache-control"], "private, no-cache");
+    assert.match(response.headers["content-type"]!, /^application\/json/);
+  });
+
+  it("answers 304 without a body for a matching If-None-Match, and 200 once the data changed", async () => {
+    const fixture = await syncFixture();
+    const etag = (await fixture.request(ALICE, BASE)).headers["etag"]!;
+    const cached = await fixture.request(ALICE, BASE, { headers: { "if-none-match": etag } });
+    assert.equal(cached.status, 304);
+    assert.equal(cached.text, "");
+    assert.equal(cached.headers["etag"], etag);
+    await submit(fixture, { objects: { messages: [message(1)] } });
+    const changed = await fixture.request(ALICE, BASE, { headers: { "if-none-match": etag } });
+    assert.equal(changed.status, 200);
+    assert.notEqual(changed.headers["etag"], etag);
+  });
+
+  it("answers 202 with a new ticket above the queue size, then the ticket is done with the snapshot", async () => {
+    const fixture = await syncFixture({ queueAboveObjects: 2 });
+    await submit(fixture, { objects: { messages: [message(1), message(2)] } });
+    const response = await fixture.request(ALICE, BASE);
+    assert.equal(response.status, 202);
+    const { ticket, data } = response.json() as Answer<SyncData>;
+    assert.equal(data, null);
+    assert.equal(ticket!.status, "new");
+    assert.equal(ticket!.client_serial, null);
+    assert.deepEqual(ticket!.errors, []);
+    assert.equal(response.headers["cache-control"], "no-store");
+    const waiting = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<SyncData>;
+    assert.equal(waiting.ticket!.status, "new");
+    assert.equal(waiting.data, null);
+    await fixture.runJobs();
+    const done = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<SyncData>;
+    assert.equal(done.ticket!.status, "done");
+    assert.deepEqual(done.data!.objects.messages.map((m) => m["uuid"]), [key(1), key(2)]);
+    assert.equal(done.data!.serial, 2);
+  });
+
+  it("shows each user only their own context", async () => {
+    const fixture = await syncFixture();
+    await submit(fixture, { objects: { messages: [message(1)] } }, ALICE);
+    const bob = await snapshot(fixture, BOB);
+    assert.deepEqual(bob.objects, { me: { uuid: BOB, username: "bob", notify_language: "fr" }, messages: [], teams: [] });
+  });
+
+  it("answers 404 ERR_SYNC_NO_CONTEXT for a user without a context", async () => {
+    const fixture = await syncFixture();
+    const response = await fixture.request("c0000000-0000-4000-8000-000000000003", BASE);
+    assert.equal(response.status, 404);
+    assert.equal(errorCode(response.text), "ERR_SYNC_NO_CONTEXT");
+  });
+
+  it("passes the authorizer's refusal on", async () => {
+    const fixture = await syncFixture();
+    const response = await call(fixture.handler, BASE, { headers: {} });
+    assert.equal(response.status, 401);
+    assert.equal(errorCode(response.text), "ERR_HTTP_UNAUTHORIZED");
+  });
+});
+
+describe("GET /api/v2/sync/user/since/<revision> (diff)", () => {
+  it("answers 200 with what changed after the base: objects changed and keys deleted", async () => {
+    const fixture = await syncFixture();
+    await submit(fixture, { objects: { messages: [message(1), message(2)], teams: [team(1)] } });
+    const base = await snapshot(fixture);
+    await submit(fixture, {
+      objects: { messages: [message(2, "Changed")], teams: [team(2)] },
+      deleted_objects: { messages: [key(1)] },
+    });
+    const response = await fixture.request(ALICE, `${BASE}/since/${base.revision}`);
+    assert.equal(response.status, 200);
+    const { ticket, data } = response.json() as Answer<SyncDiff>;
+    assert.equal(ticket, null);
+    assert.equal(data!.base_revision, base.revision);
+    assert.equal(data!.serial, 3);
+    assert.deepEqual(data!.deleted_objects, { me: null, messages: [key(1)], teams: [] });
+    assert.deepEqual(data!.objects.me, null);
+    assert.deepEqual(data!.objects.messages.map((m) => m["subject"]), ["Changed"]);
+    assert.deepEqual(data!.objects.teams.map((t) => t["uuid"]), [key(1002)]);
+    assert.equal(response.headers["etag"], `"${base.revision}.${data!.revision}"`);
+    // A client applying the diff to its copy holds the current snapshot.
+    assert.deepEqual(applyDiff(base, data!), await snapshot(fixture));
+  });
+
+  it("answers 204 when nothing changed after the base", async () => {
+    const fixture = await syncFixture();
+    const base = await snapshot(fixture);
+    const response = await fixture.request(ALICE, `${BASE}/since/${base.revision}`);
+    assert.equal(response.status, 204);
+    assert.equal(response.text, "");
+  });
+
+  it("answers 304 for a matching If-None-Match, 200 once the head moved", async () => {
+    const fixture = await syncFixture();
+    const base = await snapshot(fixture);
+    await submit(fixture, { objects: { messages: [message(1)] } });
+    const first = await fixture.request(ALICE, `${BASE}/since/${base.revision}`);
+    const etag = first.headers["etag"]!;
+    const again = await fixture.request(ALICE, `${BASE}/since/${base.revision}`, { headers: { "if-none-match": `W/${etag}` } });
+    assert.equal(again.status, 304);
+    assert.equal(again.text, "");
+    await submit(fixture, { objects: { messages: [message(2)] } });
+    const moved = await fixture.request(ALICE, `${BASE}/since/${base.revision}`, { headers: { "if-none-match": etag } });
+    assert.equal(moved.status, 200);
+  });
+
+  it("accepts the revision id in upper case", async () => {
+    const fixture = await syncFixture();
+    const base = await snapshot(fixture);
+    await submit(fixture, { objects: { messages: [message(1)] } });
+    const response = await fixture.request(ALICE, `${BASE}/since/${base.revision.toUpperCase()}`);
+    assert.equal(response.status, 200);
+  });
+
+  it("answers 404 for a revision never issued, and for another user's revision, never data", async () => {
+    const fixture = await syncFixture();
+    const never = await fixture.request(ALICE, `${BASE}/since/99999999-0000-4000-8000-000000000000`);
+    assert.equal(never.status, 404);
+    assert.equal(errorCode(never.text), "ERR_SYNC_UNKNOWN_REVISION");
+    const bobs = await snapshot(fixture, BOB);
+    await submit(fixture, { objects: { messages: [message(1)] } }, BOB);
+    const response = await fixture.request(ALICE, `${BASE}/since/${bobs.revision}`);
+    assert.equal(response.status, 404);
+    assert.equal(errorCode(response.text), "ERR_SYNC_UNKNOWN_REVISION");
+    assert.doesNotMatch(response.text, new RegExp(key(1)));
+  });
+
+  it("answers 410 for a base revision past the retention, 30 days by default", async () => {
+    const fixture = await syncFixture();
+    const old = await snapshot(fixture);
+    await submit(fixture, { objects: { messages: [message(1)] } });
+    fixture.clock.time = T0 + 29 * DAY;
+    await submit(fixture, { objects: { messages: [message(2)] } });
+    assert.equal((await fixture.request(ALICE, `${BASE}/since/${old.revision}`)).status, 200);
+    fixture.clock.time = T0 + 30 * DAY + 1;
+    const response = await fixture.request(ALICE, `${BASE}/since/${old.revision}`);
+    assert.equal(response.status, 410);
+    assert.equal(errorCode(response.text), "ERR_SYNC_REVISION_EXPIRED");
+    // The head never expires: a client holding it has nothing to fetch.
+    fixture.clock.time = T0 + 90 * DAY;
+    const head = await snapshot(fixture);
+    assert.equal((await fixture.request(ALICE, `${BASE}/since/${head.revision}`)).status, 204);
+  });
+
+  it("answers 202 above the queue size, then the ticket is done with the diff", async () => {
+    const fixture = await syncFixture({ queueAboveObjects: 1 });
+    const base = await snapshot(fixture);
+    await submit(fixture, { objects: { messages: [message(1), message(2)] } });
+    const response = await fixture.request(ALICE, `${BASE}/since/${base.revision}`);
+    assert.equal(response.status, 202);
+    const { ticket, data } = response.json() as Answer<SyncDiff>;
+    assert.equal(data, null);
+    assert.equal(ticket!.status, "new");
+    await fixture.runJobs();
+    const done = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<SyncDiff>;
+    assert.equal(done.ticket!.status, "done");
+    assert.equal(done.data!.base_revision, base.revision);
+    assert.deepEqual(done.data!.objects.messages.map((m) => m["uuid"]), [key(1), key(2)]);
+  });
+
+  it("fails a queued diff whose base expired before it ran, without reporting an error", async () => {
+    const fixture = await syncFixture({ queueAboveObjects: 0 });
+    const base = (await fixture.store.head(ALICE))!;
+    fixture.clock.time = T0 + 30 * DAY - 60_000;
+    await submit(fixture, { objects: { messages: [message(1)] } });
+    const { ticket } = (await fixture.request(ALICE, `${BASE}/since/${base.uuid}`)).json() as Answer<SyncDiff>;
+    fixture.clock.time = T0 + 30 * DAY + 60_000;
+    await fixture.runJobs();
+    const failed = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<SyncDiff>;
+    assert.equal(failed.ticket!.status, "failed");
+    assert.equal(failed.data, null);
+    assert.deepEqual(fixture.jobErrors, []);
+  });
+
+  it("answers 400 ERR_SYNC_INVALID_ID for a revision that is not a UUID", async () => {
+    const fixture = await syncFixture();
+    for (const bad of ["not-a-uuid", "123", "00000000-0000-4000-8000-00000000000g", "%E2%9C%93"]) {
+      const response = await fixture.request(ALICE, `${BASE}/since/${bad}`);
+      assert.equal(response.status, 400, bad);
+      assert.equal(errorCode(response.text), "ERR_SYNC_INVALID_ID");
+    }
+  });
+});
+
+describe("POST /api/v2/sync/user (patch)", () => {
+  it("answers 202 with a new ticket echoing the serial, then applies the patch as one revision", async () => {
+    const fixture = await syncFixture();
+    const response = await fixture.request(ALICE, BASE, {
+      method: "POST",
+      body: JSON.stringify({ objects: { messages: [message(1)], teams: [team(1)] }, serial: 42 }),
+    });
+    assert.equal(response.status, 202);
+    const { ticket, data } = response.json() as Answer<never>;
+    assert.equal(data, null);
+    assert.equal(ticket!.status, "new");
+    assert.equal(ticket!.client_serial, 42);
+    assert.equal((await snapshot(fixture)).serial, 1, "nothing applied before the job runs");
+    await fixture.runJobs();
+    const done = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<never>;
+    assert.equal(done.ticket!.status, "done");
+    assert.equal(done.data, null);
+    const after = await snapshot(fixture);
+    assert.equal(after.serial, 2);
+    assert.equal(after.objects.messages.length, 1);
+    assert.equal(after.objects.teams.length, 1);
+  });
+
+  it("applies queued patches in the order they were accepted", async () => {
+    const fixture = await syncFixture();
+    await fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify({ objects: { messages: [message(1, "first")] } }) });
+    await fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify({ objects: { messages: [message(1, "second")] } }) });
+    await fixture.runJobs();
+    const after = await snapshot(fixture);
+    assert.equal(after.serial, 3);
+    assert.equal(after.objects.messages[0]!["subject"], "second");
+  });
+
+  it("ends the ticket aborted with the object's errors when a rule is broken, applying nothing", async () => {
+    const fixture = await syncFixture();
+    const ticket = await submit(fixture, { objects: { messages: [message(2)] }, deleted_objects: { messages: [key(1)] } });
+    assert.equal(ticket.status, "aborted");
+    assert.deepEqual(ticket.errors, [{
+      section: "deleted_objects",
+      entity: "messages",
+      key: { uuid: key(1) },
+      attribute: null,
+      messages: [{ level: "user_error", code: "object_not_found", message: ticket.errors[0]!.messages[0]!.message }],
+    }]);
+    assert.equal((await snapshot(fixture)).serial, 1);
+  });
+
+  it("answers 422 with [{message, field}] for a body that is not a patch", async () => {
+    const fixture = await syncFixture();
+    const cases = [
+      { body: { objects: { messages: [{ ...message(1), subject: 7 }] } }, field: "objects.messages[0].subject" },
+      { body: { objects: { messages: [message(1)] }, colour: "red" }, field: "colour" },
+      { body: { serial: 1 }, field: "objects" },
+      { body: [], field: undefined },
+      { body: { objects: { messages: [{ ...message(1), uuid: "nope" }] } }, field: "objects.messages[0].uuid" },
+    ];
+    for (const c of cases) {
+      const response = await fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify(c.body) });
+      assert.equal(response.status, 422, JSON.stringify(c.body));
+      const errors = response.json() as { message: string; field?: string }[];
+      assert.ok(Array.isArray(errors) && errors.length > 0);
+      assert.ok(errors.every((e) => typeof e.message === "string" && e.message !== ""));
+      assert.equal(errors[0]!.field, c.field, JSON.stringify(errors));
+    }
+    assert.equal(fixture.waiting(), 0, "nothing was queued");
+  });
+
+  it("answers 400 for malformed JSON, 415 for another content type, 413 for an oversize body", async () => {
+    const fixture = await syncFixture({ maxPatchBytes: 1024 });
+    const broken = await fixture.request(ALICE, BASE, { method: "POST", body: '{"objects": {' });
+    assert.equal(broken.status, 400);
+    assert.equal(errorCode(broken.text), "ERR_HTTP_INVALID_JSON");
+    const form = await fixture.request(ALICE, BASE, { method: "POST", body: "objects=1", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    assert.equal(form.status, 415);
+    const big = await fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify({ objects: { messages: [message(1, "x".repeat(2000))] } }) });
+    assert.equal(big.status, 413);
+    const deep = await fixture.request(ALICE, BASE, { method: "POST", body: `${"[".repeat(20)}${"]".repeat(20)}` });
+    assert.equal(deep.status, 400);
+    assert.equal(fixture.waiting(), 0);
+  });
+
+  it("ends the ticket failed and reports the error when the store fails", async () => {
+    const fixture = await syncFixture({
+      store: (store) => Object.assign(Object.create(store) as SyncStore, {
+        createTicket: store.createTicket.bind(store),
+        updateTicket: store.updateTicket.bind(store),
+        ticket: store.ticket.bind(store),
+        head: store.head.bind(store),
+        submit: () => Promise.reject(new Error("disk full")),
+      }),
+    });
+    const ticket = await submit(fixture, { objects: { messages: [message(1)] } });
+    assert.equal(ticket.status, "failed");
+    assert.equal((fixture.jobErrors[0] as Error).message, "disk full");
+  });
+});
+
+describe("GET /api/v2/sync/user/ticket/<uuid>", () => {
+  it("answers 410 once the ticket's retention (10 minutes) has passed", async () => {
+    const fixture = await syncFixture();
+    const ticket = await submit(fixture, { objects: { messages: [message(1)] } });
+    fixture.clock.time = T0 + 10 * 60 * 1000;
+    assert.equal((await fixture.request(ALICE, `${BASE}/ticket/${ticket.uuid}`)).status, 200);
+    fixture.clock.time = T0 + 10 * 60 * 1000 + 1;
+    const response = await fixture.request(ALICE, `${BASE}/ticket/${ticket.uuid}`);
+    assert.equal(response.status, 410);
+    assert.equal(errorCode(response.text), "ERR_SYNC_TICKET_EXPIRED");
+  });
+
+  it("answers 404 for an unknown ticket and for another user's", async () => {
+    const fixture = await syncFixture();
+    const ticket = await submit(fixture, { objects: { messages: [message(1)] } });
+    const unknown = await fixture.request(ALICE, `${BASE}/ticket/99999999-0000-4000-8000-000000000000`);
+    assert.equal(unknown.status, 404);
+    assert.equal(errorCode(unknown.text), "ERR_SYNC_UNKNOWN_TICKET");
+    assert.equal((await fixture.request(BOB, `${BASE}/ticket/${ticket.uuid}`)).status, 404);
+  });
+
+  it("answers 400 for a ticket id that is not a UUID", async () => {
+    const fixture = await syncFixture();
+    const response = await fixture.request(ALICE, `${BASE}/ticket/${"x".repeat(300)}`);
+    assert.equal(response.status, 400);
+    assert.equal(errorCode(response.text), "ERR_SYNC_INVALID_ID");
+    assert.ok(response.text.length < 1000, "the id is not echoed whole");
+  });
+
+  it("is never cached", async () => {
+    const fixture = await syncFixture();
+    const ticket = await submit(fixture, { objects: { messages: [message(1)] } });
+    const response = await fixture.request(ALICE, `${BASE}/ticket/${ticket.uuid}`);
+    assert.equal(response.headers["cache-control"], "no-store");
+  });
+});
