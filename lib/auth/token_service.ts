@@ -115,11 +115,6 @@ export class TokenService {
     this.#passwordCost = options.passwordCost ?? 16_384;
   }
 
-  /** The registered clients. */
-  get clients(): ReadonlyMap<string, Client> {
-    return this.#clients;
-  }
-
   /**
    * Answers a token request.
    * @param request the parsed request

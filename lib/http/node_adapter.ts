@@ -254,7 +254,8 @@ async function send(
     res.end();
     return;
   }
-  await stream(res, response, iterator, request?.signal ?? closedSignal(res), options);
+  // Without a request record (its target was malformed) the response is an error, never a stream.
+  await stream(res, response, iterator, request!.signal, options);
 }
 
 async function stream(
@@ -292,15 +293,6 @@ async function stream(
       res.destroy();
     }
   }
-}
-
-/** The signal of a response whose request could not be read: aborted when the client goes. */
-function closedSignal(res: ServerResponse): AbortSignal {
-  const controller = new AbortController();
-  res.on("close", () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return controller.signal;
 }
 
 function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {

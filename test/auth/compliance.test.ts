@@ -2,7 +2,9 @@
 // (after @node-oauth/oauth2-server's test/compliance), quoting the rule.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { AuthError, requireUser } from "../../lib/auth/mod.ts";
 import { authFixture, basic, form } from "../_helpers/auth.ts";
+import { makeRequest } from "../_helpers/http.ts";
 import { call, type CallResult } from "../_helpers/water.ts";
 
 const FORM = "application/x-www-form-urlencoded";
@@ -186,5 +188,30 @@ describe("RFC 6750 §3 challenges of a bearer-protected resource (sign-up)", () 
     });
     assert.equal(result.status, 403);
     assert.equal(result.headers["www-authenticate"], 'Bearer realm="tributary", error="insufficient_scope", scope="SignUp"');
+  });
+});
+
+describe("requireUser(): a user's resource", () => {
+  it("answers a client's own token 401 invalid_token, even with the right scope", async () => {
+    const fixture = authFixture();
+    const grant = await post(fixture, "/oauth2/token", form({ grant_type: "client_credentials", scope: "UserActivity" }), {
+      authorization: basic("odd_client-id.1", "s3cr3t:with spaces+plus&amp"),
+    });
+    const token = (grant.json() as { access_token: string }).access_token;
+    const request = makeRequest({ headers: { authorization: `Bearer ${token}` } });
+    await assert.rejects(requireUser(request, fixture.tokens, "UserActivity"), (error: unknown) => {
+      assert.ok(error instanceof AuthError);
+      assert.equal(error.code, "ERR_AUTH_INVALID_TOKEN");
+      assert.match(error.headers["www-authenticate"]!, /^Bearer realm="tributary", error="invalid_token"/);
+      return true;
+    });
+  });
+
+  it("gives the uuid of the user a password-grant token acts for", async () => {
+    const fixture = authFixture();
+    const user = await fixture.addUser("erin", "correct horse");
+    const login = await post(fixture, "/oauth2/token", form({ grant_type: "password", client_id: "app", username: "erin", password: "correct horse" }));
+    const token = (login.json() as { access_token: string }).access_token;
+    assert.equal(await requireUser(makeRequest({ headers: { authorization: `Bearer ${token}` } }), fixture.tokens, "UserActivity"), user.uuid);
   });
 });

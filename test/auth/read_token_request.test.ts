@@ -31,6 +31,10 @@ describe("readTokenRequest()", () => {
     { name: "an unsupported content type", body: "a=1", headers: { "content-type": "text/plain" } },
     { name: "Basic credentials that are not base64", body: "a=1", headers: { ...FORM, authorization: "Basic !!!" } },
     { name: "Basic credentials without a colon", body: "a=1", headers: { ...FORM, authorization: `Basic ${btoa("noColon")}` } },
+    { name: "Basic credentials that are not UTF-8", body: "a=1", headers: { ...FORM, authorization: `Basic ${btoa("id:\xff\xfe")}` } },
+    { name: "Basic credentials with a broken percent escape", body: "a=1", headers: { ...FORM, authorization: `Basic ${btoa("id:%zz")}` } },
+    { name: "a JSON key that is not a string", body: "{a: \"1\"}", headers: { "content-type": "application/json" } },
+    { name: "JSON without a colon", body: '{"a" "1"}', headers: { "content-type": "application/json" } },
   ] as const;
   for (const c of refused) {
     it(`refuses ${c.name} with invalid_request`, async () => {
@@ -46,6 +50,22 @@ describe("readTokenRequest()", () => {
   it("form-url-decodes both halves of Basic credentials", async () => {
     const request = await read("a=1", { ...FORM, authorization: `Basic ${btoa("MY%5FCLIENT%5FID:se+cret%3A")}` });
     assert.deepEqual(request.basic, { id: "MY_CLIENT_ID", secret: "se cret:" });
+  });
+
+  it("decodes UTF-8 Basic credentials", async () => {
+    const utf8 = String.fromCharCode(...new TextEncoder().encode("clé:sécret"));
+    const request = await read("a=1", { ...FORM, authorization: `Basic ${btoa(utf8)}` });
+    assert.deepEqual(request.basic, { id: "clé", secret: "sécret" });
+  });
+
+  it("decodes a repeated Basic header alike", async () => {
+    const headers = { ...FORM, authorization: `Basic ${btoa("again:pw%21")}` };
+    assert.deepEqual((await read("a=1", headers)).basic, { id: "again", secret: "pw!" });
+    assert.deepEqual((await read("a=1", headers)).basic, { id: "again", secret: "pw!" });
+  });
+
+  it("reads an empty JSON object", async () => {
+    assert.equal((await read(" { } ", { "content-type": "application/json" })).params.size, 0);
   });
 
   it("ignores an Authorization header of another scheme", async () => {

@@ -82,6 +82,20 @@ describe("TokenService refresh_token grant", () => {
     assert.equal(await fixture.tokens.verifyAccess(second.access_token), undefined);
   });
 
+  it("lets only one of two refreshes racing with the same token win, and then revokes the family", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("alice", "correct horse");
+    const first = await login(fixture);
+    const refresh = (token: string) =>
+      fixture.tokens.token(request({ grant_type: "refresh_token", client_id: "app", refresh_token: token }));
+    const results = await Promise.allSettled([refresh(first.refresh_token!), refresh(first.refresh_token!)]);
+    const won = results.filter((r) => r.status === "fulfilled");
+    assert.equal(won.length, 1);
+    assert.equal((results.find((r) => r.status === "rejected") as PromiseRejectedResult).reason.code, "ERR_AUTH_INVALID_GRANT");
+    const winner = (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof refresh>>>).value;
+    assert.equal(await fixture.tokens.verifyAccess(winner.access_token), undefined, "the race counts as reuse");
+  });
+
   it("leaves other logins of the same user alone when one family is revoked", async () => {
     const fixture = authFixture();
     await fixture.addUser("alice", "correct horse");

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { type IncomingMessage, request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { describe, it } from "node:test";
 import {
   type BodyChunks,
@@ -224,6 +225,40 @@ describe("createNodeListener()", NETWORK, () => {
       body: [new TextEncoder().encode("x".repeat(20))],
     });
     assert.equal(response.status, 413);
+  });
+
+  it("answers 413 to an undeclared body above the limit that arrives with its headers", async (t) => {
+    const server = await serve(t, async (request) => {
+      await request.body.bytes(10);
+      return { status: 204 };
+    });
+    const socket = connect(server.port, "127.0.0.1");
+    const body = "x".repeat(20);
+    // One write: headers and the whole chunked body arrive together.
+    socket.end(`POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n14\r\n${body}\r\n0\r\n\r\n`);
+    let answer = "";
+    for await (const chunk of socket) answer += String(chunk);
+    assert.match(answer, /^HTTP\/1\.1 413 /);
+  });
+
+  it("rejects the body read when the client goes away mid-body", async (t) => {
+    const failed = deferred<unknown>();
+    const called = deferred<void>();
+    const server = await serve(t, async (request) => {
+      called.resolve();
+      try {
+        await request.body.bytes(1000);
+      } catch (error) {
+        failed.resolve(error);
+      }
+      return { status: 204 };
+    });
+    const socket = connect(server.port, "127.0.0.1");
+    socket.write("POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n");
+    await called.promise;
+    socket.write("partial");
+    socket.destroy();
+    assert.ok((await failed.promise) instanceof Error);
   });
 
   it("refuses to read a body twice", async (t) => {
