@@ -139,12 +139,14 @@ class NodeBodyReader implements BodyReader {
     const req = this.#req;
     if (this.#declaredLength !== undefined && Number(this.#declaredLength) > maxBytes) return Promise.reject(tooLarge(maxBytes));
     if (req.readableEnded) return Promise.resolve(new Uint8Array(0));
+    if (req.destroyed) return Promise.reject(aborted());
     // A small body usually arrives with the headers: by the next microtask the
     // parser has buffered all of it, and it can be taken without listeners.
     return Promise.resolve().then(() => req.complete ? this.#buffered(maxBytes) : this.#listen(maxBytes));
   }
 
   #buffered(maxBytes: number): Uint8Array {
+    if (this.#req.destroyed) throw aborted();
     const whole = (this.#req.read() as Buffer | null) ?? Buffer.alloc(0);
     if (whole.length > maxBytes) throw tooLarge(maxBytes);
     return new Uint8Array(whole.buffer, whole.byteOffset, whole.length);
@@ -170,20 +172,28 @@ class NodeBodyReader implements BodyReader {
         const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
         resolve(new Uint8Array(whole.buffer, whole.byteOffset, whole.length));
       };
-      const onError = (error: Error): void => {
+      // A client going away mid-body ends the read: with "error", or only "close".
+      const onGone = (): void => {
         cleanup();
-        reject(error);
+        reject(aborted());
       };
       const cleanup = (): void => {
         req.off("data", onData);
         req.off("end", onEnd);
-        req.off("error", onError);
+        req.off("error", onGone);
+        req.off("close", onGone);
       };
       req.on("data", onData);
       req.on("end", onEnd);
-      req.on("error", onError);
+      req.on("error", onGone);
+      req.on("close", onGone);
+      if (req.destroyed) onGone();
     });
   }
+}
+
+function aborted(): HttpError {
+  return new HttpError("ERR_HTTP_ABORTED", "Cannot read the request body: the client closed the connection before sending it whole");
 }
 
 function tooLarge(maxBytes: number): HttpError {

@@ -36,7 +36,8 @@ interface CompiledRoute {
  */
 export function createRouter(routes: readonly Route[]): Handler {
   const compiled = routes.map(compileRoute);
-  // Literal paths (most routes) are found by one lookup; a trailing slash is trimmed first.
+  // Literal paths (most routes) are found by one lookup of the raw path; a
+  // path with a trailing slash or percent escapes takes the general match below.
   const literal = new Map<string, CompiledRoute[]>();
   for (const candidate of compiled) {
     if (candidate.segments.some((segment) => segment.startsWith(":"))) continue;

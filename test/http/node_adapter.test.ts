@@ -258,7 +258,30 @@ describe("createNodeListener()", NETWORK, () => {
     await called.promise;
     socket.write("partial");
     socket.destroy();
-    assert.ok((await failed.promise) instanceof Error);
+    assert.equal((await failed.promise as { code?: string }).code, "ERR_HTTP_ABORTED");
+  });
+
+  it("rejects the body read when the client went away before the handler asked for it", async (t) => {
+    const failed = deferred<unknown>();
+    const gone = deferred<void>();
+    const called = deferred<void>();
+    const server = await serve(t, async (request) => {
+      // Like a route that checks a token first: the body is read only later.
+      request.signal.addEventListener("abort", () => gone.resolve());
+      called.resolve();
+      await gone.promise;
+      try {
+        await request.body.bytes(1000);
+      } catch (error) {
+        failed.resolve(error);
+      }
+      return { status: 204 };
+    });
+    const socket = connect(server.port, "127.0.0.1");
+    socket.write("POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\npartial");
+    await called.promise;
+    socket.destroy();
+    assert.equal((await failed.promise as { code?: string }).code, "ERR_HTTP_ABORTED");
   });
 
   it("refuses to read a body twice", async (t) => {
