@@ -1,12 +1,15 @@
 /**
- * Cryptographic helpers on `node:crypto`: hashing, constant-time comparison
- * and name-based ids.
+ * Cryptographic helpers on `node:crypto`: hashing, scrypt, constant-time
+ * comparison, base64url, random and name-based ids.
  * @module
  */
 export { CryptoError } from "./errors.ts";
 export type { CryptoErrorCode } from "./errors.ts";
 export { sha256Hex } from "./sha256.ts";
-export { timingSafeEqual } from "./timing_safe_equal.ts";
+export { bytesEqual, timingSafeEqual } from "./timing_safe_equal.ts";
+export { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
+export { scryptKey } from "./scrypt.ts";
+export type { ScryptParameters } from "./scrypt.ts";
 export { isUuid, nameUuid, URL_NAMESPACE } from "./name_uuid.ts";
 export { uuidV4 } from "./uuid_v4.ts";
 export { pooledRandom } from "./pooled_random.ts";

@@ -12,7 +12,7 @@ export interface PooledRandomOptions {
 /**
  * A cryptographically secure random source that fetches bytes from the
  * system in blocks and hands them out in slices: one system call serves many
- * tokens. Every byte is handed out once.
+ * tokens. Every byte is handed out once, and zeroed in the pool when it is.
  * @param options block size
  * @returns a function giving `size` fresh random bytes
  */
@@ -27,6 +27,8 @@ export function pooledRandom(options: PooledRandomOptions = {}): (size: number) 
       at = 0;
     }
     const bytes = pool.slice(at, at + size);
+    // Bytes handed out (tokens, salts) do not stay behind in the pool.
+    pool.fill(0, at, at + size);
     at += size;
     return bytes;
   };

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  bytesEqual,
   CryptoError,
+  decodeBase64Url,
+  encodeBase64Url,
   isUuid,
   nameUuid,
   pooledRandom,
@@ -200,5 +203,29 @@ describe("pooledRandom()", () => {
     const a = random(8);
     a.fill(0);
     assert.notDeepEqual(random(8), new Uint8Array(8));
+  });
+});
+
+describe("bytesEqual()", () => {
+  it("compares every byte, lengths first", () => {
+    assert.equal(bytesEqual(Uint8Array.of(1, 2, 3), Uint8Array.of(1, 2, 3)), true);
+    assert.equal(bytesEqual(Uint8Array.of(9, 2, 3), Uint8Array.of(1, 2, 3)), false);
+    assert.equal(bytesEqual(Uint8Array.of(1, 2, 3), Uint8Array.of(1, 2, 4)), false);
+    assert.equal(bytesEqual(Uint8Array.of(1, 2), Uint8Array.of(1, 2, 3)), false);
+    assert.equal(bytesEqual(new Uint8Array(0), new Uint8Array(0)), true);
+  });
+});
+
+describe("encodeBase64Url() and decodeBase64Url()", () => {
+  it("encode without padding in the URL alphabet, and decode back", () => {
+    const bytes = Uint8Array.of(0xfb, 0xff, 0xbf, 0x00, 0x10);
+    assert.equal(encodeBase64Url(bytes), "-_-_ABA");
+    assert.deepEqual(decodeBase64Url("-_-_ABA"), bytes);
+    assert.deepEqual(decodeBase64Url("-_-_ABA="), bytes);
+  });
+
+  it("encode a view of a larger buffer by its own bytes only", () => {
+    const whole = Uint8Array.of(1, 2, 3, 4, 5, 6);
+    assert.equal(encodeBase64Url(whole.subarray(2, 5)), encodeBase64Url(Uint8Array.of(3, 4, 5)));
   });
 });
