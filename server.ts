@@ -64,7 +64,6 @@ async function main(): Promise<void> {
       ticketRetention: config.ticketRetentionSeconds * 1000,
     });
     const auth = createAuthService(tokens, {
-      passwordCost: config.passwordHashCost,
       onUserCreated: async (user) => {
         await contexts.createContext({ uuid: user.uuid, username: user.username, notifyLanguage: user.notifyLanguage });
       },
@@ -77,7 +76,7 @@ async function main(): Promise<void> {
     mounts.push({
       prefix: SYNC_BASE,
       handler: createSyncService(contexts, {
-        authorize: (request) => requireUser(request, tokens, "UserActivity"),
+        authorize: (request) => requireUser(request, tokens, { scope: "UserActivity" }),
         jobs,
         queueAboveObjects: config.syncQueueAboveObjects,
         base: SYNC_BASE,

@@ -6,6 +6,12 @@ export const GRANT_TYPES = ["client_credentials", "password", "refresh_token"] a
 /** A grant type. */
 export type GrantType = (typeof GRANT_TYPES)[number];
 
+/** What a user name may be: 3 to 64 letters, digits, `.`, `_` or `-`. */
+export const USERNAME = /^[\p{L}\p{N}._-]{3,64}$/u;
+
+/** The longest password accepted, in UTF-16 code units. */
+export const MAX_PASSWORD_LENGTH = 1024;
+
 /** Scopes the service knows: `SignUp` registers users, `UserActivity` acts for a user. */
 export const SCOPES = ["SignUp", "UserActivity"] as const;
 

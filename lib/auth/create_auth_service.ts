@@ -6,11 +6,11 @@ import {
   type HttpResponse,
   readJson,
   type RouteHandler,
+  type RouteParams,
   statusOf,
 } from "../http/mod.ts";
-import { GRANT_TYPES, SCOPES } from "./clients.ts";
+import { GRANT_TYPES, MAX_PASSWORD_LENGTH, SCOPES, USERNAME } from "./clients.ts";
 import { AuthError, type ValidationError } from "./errors.ts";
-import { hashPassword } from "./password_hash.ts";
 import { readTokenRequest } from "./read_token_request.ts";
 import { requireBearer } from "./require_bearer.ts";
 import type { TokenResponse, TokenService } from "./token_service.ts";
@@ -18,11 +18,6 @@ import type { UserRecord } from "./types.ts";
 
 /** Options of {@linkcode createAuthService}. */
 export interface AuthServiceOptions {
-  /**
-   * scrypt cost for new passwords.
-   * @default {16384}
-   */
-  passwordCost?: number;
   /** Called when a user signs up, e.g. to create the user's sync context. */
   onUserCreated?: (user: UserRecord) => void | Promise<void>;
 }
@@ -32,7 +27,6 @@ export const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" } as c
 
 const JSON_TYPE = "application/json; charset=utf-8";
 const LANGUAGES = ["en", "fr", "ru", "es", "de"];
-const USERNAME = /^[\p{L}\p{N}._-]{3,64}$/u;
 
 /**
  * Creates the OAuth 2.0 endpoints and sign-up: `POST /oauth2/token`,
@@ -42,45 +36,45 @@ const USERNAME = /^[\p{L}\p{N}._-]{3,64}$/u;
  * RFC 6749 §5.2 JSON, and every response of theirs carries
  * `Cache-Control: no-store` and `Pragma: no-cache`.
  * @param tokens the token service
- * @param options password cost and sign-up hook
+ * @param options the sign-up hook
  * @returns the handler
  */
 export function createAuthService(tokens: TokenService, options: AuthServiceOptions = {}): Handler {
-  const cost = options.passwordCost ?? 16_384;
-  return createRouter([
+  const routes = createRouter([
     {
       method: "POST",
       path: "/oauth2/token",
-      handler: oauth(async (request) => {
+      handler: async (request) => {
         const answer = await tokens.token(await readTokenRequest(request));
         return { status: 200, headers: OAUTH_HEADERS, body: renderToken(answer) };
-      }),
+      },
     },
     {
       method: "POST",
       path: "/oauth2/revoke",
-      handler: oauth(async (request) => {
+      handler: async (request) => {
         await tokens.revoke(await readTokenRequest(request));
-        return { status: 200, headers: { ...NO_STORE } };
-      }),
+        return { status: 200, headers: NO_STORE };
+      },
     },
     {
       method: "POST",
       path: "/oauth2/introspect",
-      handler: oauth(async (request) => oauthJson(200, await tokens.introspect(await readTokenRequest(request)))),
+      handler: async (request) => oauthJson(200, await tokens.introspect(await readTokenRequest(request))),
     },
     {
       method: "GET",
       path: "/.well-known/oauth-authorization-server",
-      handler: (request) => jsonBody(200, metadata(request.origin)),
+      // The issuer follows the request's origin unless PUBLIC_URL fixes it: never cached.
+      handler: (request) => ({ ...jsonBody(200, metadata(request.origin)), headers: OAUTH_HEADERS }),
     },
     {
       method: "POST",
       path: "/api/v2/sign-up",
       handler: validationArray(async (request) => {
-        await requireBearer(request, tokens, "SignUp");
+        await requireBearer(request, tokens, { scope: "SignUp" });
         const { username, password, language } = readSignUp(await readJson(request, { maxBytes: 16_384, maxDepth: 4 }));
-        const user = await tokens.createUser(username, await hashPassword(password, { cost }), language);
+        const user = await tokens.createUser({ username, password, notifyLanguage: language });
         if (user === undefined) {
           throw new AuthError("ERR_AUTH_USERNAME_TAKEN", `The user name ${JSON.stringify(username)} is taken`);
         }
@@ -89,7 +83,14 @@ export function createAuthService(tokens: TokenService, options: AuthServiceOpti
       }),
     },
   ]);
+  // Everything under /oauth2, unknown paths and methods included, answers OAuth errors with no-store.
+  const oauthRoutes = oauth(async (request) => routes(request));
+  return function authService(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
+    return request.path.startsWith("/oauth2/") || request.path === "/oauth2" ? oauthRoutes(request, NO_PARAMS) : routes(request);
+  };
 }
+
+const NO_PARAMS: RouteParams = Object.freeze({});
 
 /** Answers a sign-up validation error as the API documents it: 422 with `[{message, field}]`. */
 function validationArray(handler: (request: HttpRequest) => Promise<HttpResponse>): RouteHandler {
@@ -176,8 +177,8 @@ function readSignUp(body: unknown): { username: string; password: string; langua
     errors.push({ message: "User name must be 3 to 64 letters, digits, '.', '_' or '-'", field: "username" });
   }
   const password = record["password"];
-  if (typeof password !== "string" || password.length < 8 || password.length > 1024) {
-    errors.push({ message: "Password must be 8 to 1024 characters", field: "password" });
+  if (typeof password !== "string" || password.length < 8 || password.length > MAX_PASSWORD_LENGTH) {
+    errors.push({ message: `Password must be 8 to ${MAX_PASSWORD_LENGTH} characters`, field: "password" });
   }
   const language = record["notify_language"] ?? null;
   if (language !== null && (typeof language !== "string" || !LANGUAGES.includes(language))) {

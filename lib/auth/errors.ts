@@ -2,6 +2,7 @@
 export type AuthErrorCode =
   | "ERR_AUTH_INVALID_REQUEST"
   | "ERR_AUTH_INVALID_CLIENT"
+  | "ERR_AUTH_INVALID_CLIENT_CREDENTIALS"
   | "ERR_AUTH_INVALID_GRANT"
   | "ERR_AUTH_UNAUTHORIZED_CLIENT"
   | "ERR_AUTH_UNSUPPORTED_GRANT_TYPE"
@@ -18,6 +19,7 @@ export type AuthErrorCode =
 export const OAUTH_ERRORS: Readonly<Record<AuthErrorCode, string>> = {
   ERR_AUTH_INVALID_REQUEST: "invalid_request",
   ERR_AUTH_INVALID_CLIENT: "invalid_client",
+  ERR_AUTH_INVALID_CLIENT_CREDENTIALS: "invalid_client",
   ERR_AUTH_INVALID_GRANT: "invalid_grant",
   ERR_AUTH_UNAUTHORIZED_CLIENT: "unauthorized_client",
   ERR_AUTH_UNSUPPORTED_GRANT_TYPE: "unsupported_grant_type",

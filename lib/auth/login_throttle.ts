@@ -8,7 +8,8 @@ export interface LoginThrottleOptions {
    */
   maxPerUser?: number;
   /**
-   * Failed logins allowed per client address within the window.
+   * Failed logins allowed per client address within the window; 0 for no
+   * address limit (behind a proxy every client shares its address).
    * @default {20}
    */
   maxPerAddress?: number;
@@ -28,7 +29,8 @@ export interface LoginThrottleOptions {
  * Counts failed password logins per user name and per client address in a
  * sliding window (RFC 6749 §4.3.2 asks for brute-force protection). Past the
  * limit, logins for that name or from that address are refused, right
- * password or not, until the oldest failure leaves the window.
+ * password or not, until the oldest failure leaves the window. Every attempt
+ * counts from its start until it succeeds.
  */
 export class LoginThrottle {
   readonly #now: () => number;
@@ -51,41 +53,41 @@ export class LoginThrottle {
   }
 
   /**
-   * Seconds to wait before a login for this name from this address may be tried; 0 when it may now.
+   * Starts a login attempt. An allowed attempt counts as a failure at once,
+   * so that attempts running in parallel cannot pass the limit together;
+   * {@linkcode LoginThrottle.succeed} takes it back.
    * @param username the user name (case-insensitive)
    * @param address the client's address
-   * @returns seconds to wait
+   * @returns 0 when the attempt may go on; else the seconds to wait, and nothing is counted
    */
-  retryAfter(username: string, address: string): number {
+  start(username: string, address: string): number {
     const now = this.#now();
-    return Math.max(
-      this.#wait(`u:${username.toLowerCase()}`, this.#maxPerUser, now),
-      this.#wait(`a:${address}`, this.#maxPerAddress, now),
+    const userKey = `u:${username.toLowerCase()}`;
+    const addressKey = `a:${address}`;
+    const wait = Math.max(
+      this.#wait(userKey, this.#maxPerUser, now),
+      this.#maxPerAddress === 0 ? 0 : this.#wait(addressKey, this.#maxPerAddress, now),
     );
-  }
-
-  /**
-   * Records a failed login.
-   * @param username the user name tried
-   * @param address the client's address
-   */
-  fail(username: string, address: string): void {
-    const now = this.#now();
-    for (const key of [`u:${username.toLowerCase()}`, `a:${address}`]) {
+    if (wait > 0) return wait;
+    for (const key of [userKey, addressKey]) {
       const times = this.#recent(key, now);
       times.push(now);
       this.#failures.delete(key);
       this.#failures.set(key, times);
     }
     while (this.#failures.size > this.#maxKeys) this.#failures.delete(this.#failures.keys().next().value!);
+    return 0;
   }
 
   /**
-   * Clears a user name's failures after a successful login.
+   * Ends an attempt that succeeded: clears the name's failures and takes the
+   * attempt back from the address's count.
    * @param username the user name
+   * @param address the client's address
    */
-  succeed(username: string): void {
+  succeed(username: string, address: string): void {
     this.#failures.delete(`u:${username.toLowerCase()}`);
+    this.#failures.get(`a:${address}`)?.pop();
   }
 
   #recent(key: string, now: number): number[] {

@@ -11,7 +11,7 @@ export { GRANT_TYPES, parseClients, SCOPES } from "./clients.ts";
 export type { Client, GrantType } from "./clients.ts";
 export { hashPassword, verifyPassword } from "./password_hash.ts";
 export type { HashPasswordOptions } from "./password_hash.ts";
-export { TokenMint, tokenHash } from "./tokens.ts";
+export { newToken, tokenHash } from "./tokens.ts";
 export type { AuthStore, TokenRecord, UserRecord } from "./types.ts";
 export { MemoryAuthStore } from "./memory_auth_store.ts";
 export { LoginThrottle } from "./login_throttle.ts";
@@ -28,5 +28,6 @@ export type {
 export { readTokenRequest } from "./read_token_request.ts";
 export type { ReadTokenRequestOptions } from "./read_token_request.ts";
 export { requireBearer, requireUser } from "./require_bearer.ts";
+export type { RequireBearerOptions } from "./require_bearer.ts";
 export { createAuthService, NO_STORE } from "./create_auth_service.ts";
 export type { AuthServiceOptions } from "./create_auth_service.ts";

@@ -119,21 +119,9 @@ function end(text: string, at: number, params: Map<string, string>): Map<string,
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-/** Headers already decoded, so that a client repeating its request is not decoded again. */
-const decodedHeaders = new Map<string, BasicCredentials>();
-const DECODED_HEADERS_MAX = 256;
-
 /** Credentials of an `Authorization: Basic` header; undefined for none or another scheme. */
 function basicCredentials(header: string | undefined): BasicCredentials | undefined {
-  if (header === undefined) return undefined;
-  const known = decodedHeaders.get(header);
-  if (known !== undefined) return known;
-  const credentials = decodeBasic(header);
-  if (credentials !== undefined) {
-    if (decodedHeaders.size >= DECODED_HEADERS_MAX) decodedHeaders.clear();
-    decodedHeaders.set(header, credentials);
-  }
-  return credentials;
+  return header === undefined ? undefined : decodeBasic(header);
 }
 
 function decodeBasic(header: string): BasicCredentials | undefined {
@@ -152,7 +140,7 @@ function decodeBasic(header: string): BasicCredentials | undefined {
   }
   const colon = decoded.indexOf(":");
   if (colon === -1) throw invalid("The Basic credentials need client_id:client_secret");
-  return Object.freeze({ id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) });
+  return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
 }
 
 function formDecode(text: string): string {

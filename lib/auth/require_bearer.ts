@@ -3,17 +3,29 @@ import { AuthError } from "./errors.ts";
 import type { AccessGrant, TokenService } from "./token_service.ts";
 
 const BEARER = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)\s*$/i;
+const BEARER_SCHEME = /^Bearer(?:[ ]|$)/i;
+
+/** Options of {@linkcode requireBearer} and {@linkcode requireUser}. */
+export interface RequireBearerOptions {
+  /** The scope the resource needs. */
+  readonly scope: string;
+  /**
+   * The protection realm named in challenges.
+   * @default {"tributary"}
+   */
+  readonly realm?: string;
+}
 
 /**
  * Guards a resource with a bearer token (RFC 6750): the request must carry
  * `Authorization: Bearer <token>` for a live access token with `scope`.
  * Failures carry the RFC 6750 §3 challenge: a bare `Bearer realm` without
- * credentials, `invalid_request` for a malformed header, `invalid_token`,
- * and `insufficient_scope` with the scope needed.
+ * bearer credentials (none, or another scheme), `invalid_request` for a
+ * malformed bearer header, `invalid_token`, and `insufficient_scope` with the
+ * scope needed.
  * @param request the request
  * @param service checks tokens
- * @param scope the scope the resource needs
- * @param realm the protection realm
+ * @param options the scope needed and the realm
  * @returns what the token grants
  * @throws {AuthError} `ERR_AUTH_MISSING_TOKEN` (401), `ERR_AUTH_INVALID_REQUEST` (400),
  * `ERR_AUTH_INVALID_TOKEN` (401), `ERR_AUTH_INSUFFICIENT_SCOPE` (403)
@@ -21,11 +33,12 @@ const BEARER = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)\s*$/i;
 export async function requireBearer(
   request: HttpRequest,
   service: TokenService,
-  scope: string,
-  realm = "tributary",
+  options: RequireBearerOptions,
 ): Promise<AccessGrant> {
+  const { scope, realm = "tributary" } = options;
   const header = request.headers["authorization"];
-  if (header === undefined || header.trim() === "") {
+  // Another scheme (Basic, …) is no bearer credentials at all (RFC 6750 §3.1).
+  if (header === undefined || !BEARER_SCHEME.test(header.trim())) {
     throw new AuthError("ERR_AUTH_MISSING_TOKEN", "Send an access token: Authorization: Bearer <token>", {
       headers: { "www-authenticate": `Bearer realm="${realm}"` },
     });
@@ -58,8 +71,7 @@ export async function requireBearer(
  * must act for a user (a password-grant token), not for a client alone.
  * @param request the request
  * @param service checks tokens
- * @param scope the scope the resource needs
- * @param realm the protection realm
+ * @param options the scope needed and the realm
  * @returns the uuid of the user the token acts for
  * @throws {AuthError} as {@linkcode requireBearer}, and `ERR_AUTH_INVALID_TOKEN` (401) for a
  * client's own token
@@ -67,10 +79,10 @@ export async function requireBearer(
 export async function requireUser(
   request: HttpRequest,
   service: TokenService,
-  scope: string,
-  realm = "tributary",
+  options: RequireBearerOptions,
 ): Promise<string> {
-  const grant = await requireBearer(request, service, scope, realm);
+  const realm = options.realm ?? "tributary";
+  const grant = await requireBearer(request, service, options);
   if (grant.userId === null) {
     const description = "The access token acts for no user; log in with the password grant";
     throw new AuthError("ERR_AUTH_INVALID_TOKEN", description, {

@@ -1,10 +1,17 @@
 import { timingSafeEqual, uuidV4 } from "../crypto/mod.ts";
-import { type Client, GRANT_TYPES, type GrantType } from "./clients.ts";
+import { type Client, GRANT_TYPES, type GrantType, MAX_PASSWORD_LENGTH, USERNAME } from "./clients.ts";
 import { AuthError } from "./errors.ts";
 import type { LoginThrottle } from "./login_throttle.ts";
 import { hashPassword, verifyPassword } from "./password_hash.ts";
-import { TokenMint, tokenHash } from "./tokens.ts";
-import type { AuthStore, TokenRecord } from "./types.ts";
+import { newToken, tokenHash } from "./tokens.ts";
+import type { AuthStore, TokenRecord, UserRecord } from "./types.ts";
+
+/** A user to register. */
+export interface NewUser {
+  readonly username: string;
+  readonly password: string;
+  readonly notifyLanguage: string | null;
+}
 
 /** Credentials from an `Authorization: Basic` header, already form-url-decoded. */
 export interface BasicCredentials {
@@ -72,8 +79,8 @@ export interface TokenServiceOptions {
    */
   readonly refreshTtlSeconds?: number;
   /**
-   * scrypt cost of the decoy hash checked for unknown users, so that a
-   * missing user takes as long as a wrong password.
+   * scrypt cost of new passwords, and of the decoy hash checked for unknown
+   * users so that a missing user takes as long as a wrong password.
    * @default {16384}
    */
   readonly passwordCost?: number;
@@ -92,7 +99,6 @@ export class TokenService {
   readonly #clients: ReadonlyMap<string, Client>;
   readonly #now: () => number;
   readonly #random: (size: number) => Uint8Array;
-  readonly #mint: TokenMint;
   readonly #throttle: LoginThrottle;
   readonly #accessTtl: number;
   readonly #refreshTtl: number;
@@ -108,7 +114,6 @@ export class TokenService {
     this.#clients = new Map(options.clients.map((client) => [client.id, client]));
     this.#now = options.now;
     this.#random = options.random;
-    this.#mint = new TokenMint(options.random);
     this.#throttle = options.throttle;
     this.#accessTtl = options.accessTtlSeconds ?? 3600;
     this.#refreshTtl = options.refreshTtlSeconds ?? 30 * 24 * 3600;
@@ -171,7 +176,7 @@ export class TokenService {
   async introspect(request: TokenRequest): Promise<IntrospectionResponse> {
     const client = this.authenticateClient(request);
     if (client.secretHash === undefined) {
-      throw new AuthError("ERR_AUTH_INVALID_CLIENT", "Only confidential clients may introspect tokens");
+      throw basicChallenge("Only confidential clients may introspect tokens: authenticate with client_secret_basic");
     }
     const token = request.params.get("token");
     if (token === undefined) throw invalidRequest("Missing token");
@@ -206,7 +211,8 @@ export class TokenService {
    * @param request the parsed request
    * @returns the client
    * @throws {AuthError} `ERR_AUTH_INVALID_REQUEST` for two methods or mismatched ids,
-   * `ERR_AUTH_INVALID_CLIENT` (with a Basic challenge when Basic was used) otherwise
+   * `ERR_AUTH_INVALID_CLIENT` (401 with a Basic challenge) when Basic was used,
+   * `ERR_AUTH_INVALID_CLIENT_CREDENTIALS` (400) otherwise
    */
   authenticateClient(request: TokenRequest): Client {
     const bodyId = request.params.get("client_id");
@@ -216,35 +222,37 @@ export class TokenService {
       if (bodyId !== undefined && bodyId !== request.basic.id) throw invalidRequest("client_id differs from the Basic credentials");
       const client = this.#clients.get(request.basic.id);
       if (client === undefined || !matches(client, request.basic.secret)) {
-        throw new AuthError("ERR_AUTH_INVALID_CLIENT", "Client authentication failed", {
-          headers: { "www-authenticate": 'Basic realm="tributary", charset="UTF-8"' },
-        });
+        throw basicChallenge("Client authentication failed");
       }
       return client;
     }
-    if (bodyId === undefined) throw new AuthError("ERR_AUTH_INVALID_CLIENT", "Client authentication failed: no client_id");
+    // Without HTTP authentication there is no scheme to challenge: 400, as RFC 6749 §5.2 allows.
+    if (bodyId === undefined) throw bodyRejected("Client authentication failed: no client_id");
     const client = this.#clients.get(bodyId);
-    if (client === undefined) throw new AuthError("ERR_AUTH_INVALID_CLIENT", "Client authentication failed");
+    if (client === undefined) throw bodyRejected("Client authentication failed");
     if (client.secretHash === undefined) {
-      if (bodySecret !== undefined) throw new AuthError("ERR_AUTH_INVALID_CLIENT", "Client authentication failed: a public client has no secret");
+      if (bodySecret !== undefined) throw bodyRejected("Client authentication failed: a public client has no secret");
       return client;
     }
-    if (bodySecret === undefined || !matches(client, bodySecret)) {
-      throw new AuthError("ERR_AUTH_INVALID_CLIENT", "Client authentication failed");
-    }
+    if (bodySecret === undefined || !matches(client, bodySecret)) throw bodyRejected("Client authentication failed");
     return client;
   }
 
   /**
-   * Registers a user with a hashed password.
-   * @param username the name (unique, case-insensitively)
-   * @param passwordHash from `hashPassword`
-   * @param notifyLanguage the user's notification language
+   * Registers a user, hashing the password with scrypt at the configured cost.
+   * @param user the name (unique, case-insensitively), password and notification language
    * @returns the user, or undefined when the name is taken
    */
-  async createUser(username: string, passwordHash: string, notifyLanguage: string | null) {
-    const user = { uuid: uuidV4(this.#random), username, passwordHash, notifyLanguage, createdAt: this.#now() };
-    return (await this.#store.createUser(user)) ? user : undefined;
+  async createUser(user: NewUser): Promise<UserRecord | undefined> {
+    const passwordHash = await hashPassword(user.password, { cost: this.#passwordCost, salt: this.#random(16) });
+    const record: UserRecord = {
+      uuid: uuidV4(this.#random),
+      username: user.username,
+      passwordHash,
+      notifyLanguage: user.notifyLanguage,
+      createdAt: this.#now(),
+    };
+    return (await this.#store.createUser(record)) ? record : undefined;
   }
 
   async #password(request: TokenRequest, client: Client): Promise<TokenResponse> {
@@ -253,7 +261,12 @@ export class TokenService {
     if (username === undefined) throw invalidRequest("Missing username");
     if (password === undefined) throw invalidRequest("Missing password");
     const scope = resolveScope(request.params.get("scope"), client.scopes);
-    const wait = this.#throttle.retryAfter(username, request.address);
+    // A name no one can sign up with cannot exist: refused without a lookup,
+    // a password check, or a place in the throttle's memory.
+    if (!USERNAME.test(username) || password.length > MAX_PASSWORD_LENGTH) {
+      throw new AuthError("ERR_AUTH_INVALID_GRANT", "Wrong user name or password");
+    }
+    const wait = this.#throttle.start(username, request.address);
     if (wait > 0) {
       throw new AuthError("ERR_AUTH_THROTTLED", `Too many failed logins; retry after ${wait} s`, {
         headers: { "retry-after": String(wait) },
@@ -263,11 +276,8 @@ export class TokenService {
     const ok = user === undefined
       ? (await verifyPassword(password, await this.#decoyHash()), false)
       : await verifyPassword(password, user.passwordHash);
-    if (!ok || user === undefined) {
-      this.#throttle.fail(username, request.address);
-      throw new AuthError("ERR_AUTH_INVALID_GRANT", "Wrong user name or password");
-    }
-    this.#throttle.succeed(username);
+    if (!ok || user === undefined) throw new AuthError("ERR_AUTH_INVALID_GRANT", "Wrong user name or password");
+    this.#throttle.succeed(username, request.address);
     const family = uuidV4(this.#random);
     const access = await this.#issue("access", client.id, user.uuid, scope, family);
     const refresh = await this.#issue("refresh", client.id, user.uuid, scope, family);
@@ -327,7 +337,7 @@ export class TokenService {
     scope: readonly string[],
     familyId: string | null,
   ): Promise<string> {
-    const token = this.#mint.next();
+    const token = newToken(this.#random);
     const now = this.#now();
     const ttl = kind === "access" ? this.#accessTtl : this.#refreshTtl;
     await this.#store.putToken({
@@ -377,16 +387,20 @@ export function resolveScope(requested: string | undefined, allowed: readonly st
   return wanted;
 }
 
-/** The last secret each client proved, compared in constant time before hashing a presented one. */
-const provenSecrets = new WeakMap<Client, string>();
-
 function matches(client: Client, secret: string): boolean {
-  if (client.secretHash === undefined) return false;
-  const proven = provenSecrets.get(client);
-  if (proven !== undefined && timingSafeEqual(secret, proven)) return true;
-  if (!timingSafeEqual(tokenHash(secret), client.secretHash)) return false;
-  provenSecrets.set(client, secret);
-  return true;
+  return client.secretHash !== undefined && timingSafeEqual(tokenHash(secret), client.secretHash);
+}
+
+/** invalid_client after HTTP Basic: 401 with the challenge RFC 6749 §5.2 and RFC 9110 §15.5.2 require. */
+function basicChallenge(message: string): AuthError {
+  return new AuthError("ERR_AUTH_INVALID_CLIENT", message, {
+    headers: { "www-authenticate": 'Basic realm="tributary", charset="UTF-8"' },
+  });
+}
+
+/** invalid_client after authentication in the body. */
+function bodyRejected(message: string): AuthError {
+  return new AuthError("ERR_AUTH_INVALID_CLIENT_CREDENTIALS", message);
 }
 
 function invalidRequest(message: string): AuthError {

@@ -1,6 +1,5 @@
 import {
   createAuthService,
-  hashPassword,
   LoginThrottle,
   MemoryAuthStore,
   parseClients,
@@ -64,7 +63,7 @@ export function authFixture(options: { maxPerUser?: number; accessTtlSeconds?: n
     passwordCost: TEST_COST,
   });
   const users: UserRecord[] = [];
-  const handler = createAuthService(tokens, { passwordCost: TEST_COST, onUserCreated: (user) => void users.push(user) });
+  const handler = createAuthService(tokens, { onUserCreated: (user) => void users.push(user) });
   return {
     store,
     tokens,
@@ -74,7 +73,7 @@ export function authFixture(options: { maxPerUser?: number; accessTtlSeconds?: n
       t += ms;
     },
     addUser: async (username, password) => {
-      const user = await tokens.createUser(username, await hashPassword(password, { cost: TEST_COST }), null);
+      const user = await tokens.createUser({ username, password, notifyLanguage: null });
       if (user === undefined) throw new Error(`user ${username} exists`);
       return user;
     },

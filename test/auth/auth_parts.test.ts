@@ -1,19 +1,21 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { hashPassword, LoginThrottle, parseClients, TokenMint, tokenHash, verifyPassword } from "../../lib/auth/mod.ts";
-import { sha256Hex } from "../../lib/crypto/mod.ts";
-import { counterRandom, TEST_COST } from "../_helpers/auth.ts";
+import { hashPassword, LoginThrottle, newToken, parseClients, verifyPassword } from "../../lib/auth/mod.ts";
+import { pooledRandom } from "../../lib/crypto/mod.ts";
+import { TEST_COST } from "../_helpers/auth.ts";
+
+const SALTS = pooledRandom();
 
 describe("hashPassword() and verifyPassword()", () => {
   it("verifies the right password and refuses a wrong one", async () => {
-    const hash = await hashPassword("correct horse", { cost: TEST_COST });
+    const hash = await hashPassword("correct horse", { cost: TEST_COST, salt: SALTS(16) });
     assert.match(hash, /^scrypt\$1024\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
     assert.equal(await verifyPassword("correct horse", hash), true);
     assert.equal(await verifyPassword("correct horsE", hash), false);
   });
 
   it("salts: the same password hashes differently", async () => {
-    assert.notEqual(await hashPassword("pw", { cost: TEST_COST }), await hashPassword("pw", { cost: TEST_COST }));
+    assert.notEqual(await hashPassword("pw", { cost: TEST_COST, salt: SALTS(16) }), await hashPassword("pw", { cost: TEST_COST, salt: SALTS(16) }));
   });
 
   it("is deterministic for a given salt, and treats Unicode forms alike", async () => {
@@ -23,31 +25,47 @@ describe("hashPassword() and verifyPassword()", () => {
 
   it("refuses a malformed hash and a bad cost", async () => {
     assert.equal(await verifyPassword("pw", "md5$abc"), false);
-    await assert.rejects(hashPassword("pw", { cost: 1000 }), RangeError);
+    await assert.rejects(hashPassword("pw", { cost: 1000, salt: SALTS(16) }), RangeError);
+    assert.equal(await verifyPassword("pw", "scrypt$3$8$1$AAAA$AAAA"), false, "a cost that is not a power of two");
   });
 });
 
 describe("LoginThrottle", () => {
-  it("counts failures per name in a sliding window and clears them on success", () => {
+  it("counts attempts per name in a sliding window; a success clears the name's count", () => {
     let t = 0;
     const throttle = new LoginThrottle({ now: () => t, maxPerUser: 2, windowMs: 1000 });
-    throttle.fail("Ann", "a");
-    assert.equal(throttle.retryAfter("ann", "b"), 0);
-    throttle.fail("ann", "a");
-    assert.equal(throttle.retryAfter("ANN", "b"), 1);
-    throttle.succeed("ann");
-    assert.equal(throttle.retryAfter("ann", "b"), 0);
-    throttle.fail("ann", "a");
-    throttle.fail("ann", "a");
+    assert.equal(throttle.start("Ann", "a"), 0);
+    assert.equal(throttle.start("ann", "b"), 0);
+    assert.equal(throttle.start("ANN", "c"), 1, "the third within the window waits");
+    throttle.succeed("ann", "b");
+    assert.equal(throttle.start("ann", "b"), 0);
+    assert.equal(throttle.start("ann", "b"), 0);
     t = 1000;
-    assert.equal(throttle.retryAfter("ann", "b"), 0);
+    assert.equal(throttle.start("ann", "b"), 0, "the window has passed");
+  });
+
+  it("counts an attempt from its start, so parallel attempts cannot pass the limit together", () => {
+    const throttle = new LoginThrottle({ now: () => 0, maxPerUser: 3 });
+    const started = Array.from({ length: 10 }, () => throttle.start("bob", "10.0.0.1"));
+    assert.deepEqual(started.filter((wait) => wait === 0).length, 3);
+  });
+
+  it("limits one address across names, takes successes back, and can do without the address limit", () => {
+    const throttle = new LoginThrottle({ now: () => 0, maxPerUser: 100, maxPerAddress: 2 });
+    assert.equal(throttle.start("a1", "proxy"), 0);
+    throttle.succeed("a1", "proxy");
+    assert.equal(throttle.start("a2", "proxy"), 0);
+    assert.equal(throttle.start("a3", "proxy"), 0);
+    assert.ok(throttle.start("a4", "proxy") > 0, "two failures from the address");
+    const open = new LoginThrottle({ now: () => 0, maxPerUser: 100, maxPerAddress: 0 });
+    for (let i = 0; i < 50; i++) assert.equal(open.start(`n${i}`, "proxy"), 0);
   });
 
   it("forgets the oldest names beyond its bound", () => {
     const throttle = new LoginThrottle({ now: () => 0, maxPerUser: 1, maxKeys: 4 });
-    throttle.fail("first", "x");
-    for (let i = 0; i < 5; i++) throttle.fail(`u${i}`, `a${i}`);
-    assert.equal(throttle.retryAfter("first", "fresh"), 0);
+    throttle.start("first", "x");
+    for (let i = 0; i < 5; i++) throttle.start(`u${i}`, `a${i}`);
+    assert.equal(throttle.start("first", "fresh"), 0);
   });
 });
 
@@ -77,25 +95,11 @@ describe("parseClients()", () => {
   }
 });
 
-describe("TokenMint", () => {
-  it("cuts 43-character base64url tokens from the random bytes, each character used once", () => {
-    const draws: Uint8Array[] = [];
-    const random = counterRandom(9);
-    const mint = new TokenMint((size) => {
-      const bytes = random(size);
-      draws.push(bytes);
-      return bytes;
-    });
-    const tokens = Array.from({ length: 200 }, () => mint.next());
-    for (const token of tokens) assert.match(token, /^[A-Za-z0-9_-]{43}$/);
-    assert.equal(new Set(tokens).size, 200);
-    // 200 tokens need four blocks of 64; their text is exactly the tokens in order.
-    assert.equal(draws.length, 4);
-    const text = draws.map((bytes) => Buffer.from(bytes).toString("base64url")).join("");
-    assert.equal(text.slice(0, 200 * 43), tokens.join(""));
-  });
-
-  it("stores tokens only by their SHA-256", () => {
-    assert.equal(tokenHash("abc"), sha256Hex("abc"));
+describe("newToken()", () => {
+  it("makes 43 base64url characters from 32 random bytes", () => {
+    const bytes = Uint8Array.from({ length: 32 }, (_, i) => i * 7);
+    const token = newToken((size) => (size === 32 ? bytes : new Uint8Array(size)));
+    assert.match(token, /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(token, Buffer.from(bytes).toString("base64url"));
   });
 });

@@ -43,13 +43,13 @@ describe("RFC 6749 §5.2 error responses of the token endpoint", () => {
     assertOAuthError(await post(authFixture(), "/oauth2/token", body, { authorization: basic("backend", "backend-secret") }), 400, "invalid_request");
   });
 
-  it("invalid_client: 'Client authentication failed (e.g., unknown client...)'", async () => {
+  it("invalid_client: 'Client authentication failed (e.g., unknown client...)': 400 without HTTP authentication", async () => {
     const body = form({ grant_type: "client_credentials", client_id: "nobody", client_secret: "x" });
-    assertOAuthError(await post(authFixture(), "/oauth2/token", body), 401, "invalid_client");
+    assertOAuthError(await post(authFixture(), "/oauth2/token", body), 400, "invalid_client");
   });
 
   it("invalid_client: 'no client authentication included'", async () => {
-    assertOAuthError(await post(authFixture(), "/oauth2/token", form({ grant_type: "client_credentials" })), 401, "invalid_client");
+    assertOAuthError(await post(authFixture(), "/oauth2/token", form({ grant_type: "client_credentials" })), 400, "invalid_client");
   });
 
   it("invalid_client with Basic: 'MUST respond with 401 and include WWW-Authenticate matching the scheme used'", async () => {
@@ -60,10 +60,23 @@ describe("RFC 6749 §5.2 error responses of the token endpoint", () => {
     assert.match(result.headers["www-authenticate"]!, /^Basic realm="[^"]+"/);
   });
 
-  it("invalid_client with body credentials carries no Basic challenge", async () => {
+  it("invalid_client with body credentials: 400 and no challenge (a 401 would need one, RFC 9110 §15.5.2)", async () => {
     const result = await post(authFixture(), "/oauth2/token", form({ grant_type: "client_credentials", client_id: "backend", client_secret: "wrong" }));
-    assertOAuthError(result, 401, "invalid_client");
+    assertOAuthError(result, 400, "invalid_client");
     assert.equal(result.headers["www-authenticate"], undefined);
+  });
+
+  it("every 401 carries WWW-Authenticate", async () => {
+    const fixture = authFixture();
+    const attempts = [
+      post(fixture, "/oauth2/token", form({ grant_type: "client_credentials" }), { authorization: basic("nobody", "x") }),
+      post(fixture, "/oauth2/introspect", form({ client_id: "app", token: "x" })),
+      post(fixture, "/oauth2/revoke", form({ token: "x" }), { authorization: basic("backend", "wrong") }),
+    ];
+    for (const result of await Promise.all(attempts)) {
+      assert.equal(result.status, 401, result.text);
+      assert.match(result.headers["www-authenticate"] ?? "", /^Basic realm=/);
+    }
   });
 
   it("invalid_grant: 'resource owner credentials ... invalid'", async () => {
@@ -137,10 +150,18 @@ describe("RFC 6749 §3.2 and §5.1 rules of the token endpoint", () => {
     assert.equal(result.status, 200, result.text);
   });
 
-  it("answers other methods 405 with JSON", async () => {
-    const result = await call(authFixture().handler, "/oauth2/token", { method: "GET", headers: {} });
-    assert.equal(result.status, 405);
-    assert.match(result.headers["content-type"]!, /json/);
+  it("answers other methods 405 and unknown paths 404 as OAuth errors with no-store", async () => {
+    const wrongMethod = await call(authFixture().handler, "/oauth2/token", { method: "GET", headers: {} });
+    assertOAuthError(wrongMethod, 405, "invalid_request");
+    assert.match(wrongMethod.headers["allow"]!, /POST/);
+    assertOAuthError(await call(authFixture().handler, "/oauth2/authorize", { headers: {} }), 404, "invalid_request");
+  });
+
+  it("serves the RFC 8414 metadata uncached, its issuer the request's origin", async () => {
+    const result = await call(authFixture().handler, "/.well-known/oauth-authorization-server", { headers: {}, origin: "http://127.0.0.1:8123" });
+    assert.equal(result.status, 200);
+    assert.equal(result.headers["cache-control"], "no-store");
+    assert.equal((result.json() as { issuer: string }).issuer, "http://127.0.0.1:8123");
   });
 
   it("refuses a body above 64 KiB with 413 and an OAuth error", async () => {
@@ -162,6 +183,20 @@ describe("RFC 6750 §3 challenges of a bearer-protected resource (sign-up)", () 
     const result = await signUp({});
     assert.equal(result.status, 401);
     assert.equal(result.headers["www-authenticate"], 'Bearer realm="tributary"');
+  });
+
+  it("treats another scheme as no bearer credentials: 401 with a bare challenge (§3.1)", async () => {
+    for (const authorization of [basic("backend", "backend-secret"), "Token abc", "Bearerabc"]) {
+      const result = await signUp({ authorization });
+      assert.equal(result.status, 401, authorization);
+      assert.equal(result.headers["www-authenticate"], 'Bearer realm="tributary"');
+    }
+  });
+
+  it("answers 400 invalid_request for the Bearer scheme without a token", async () => {
+    const result = await signUp({ authorization: "Bearer " });
+    assert.equal(result.status, 400);
+    assert.match(result.headers["www-authenticate"]!, /error="invalid_request"/);
   });
 
   it("answers 401 invalid_token for an unknown token", async () => {
@@ -199,7 +234,7 @@ describe("requireUser(): a user's resource", () => {
     });
     const token = (grant.json() as { access_token: string }).access_token;
     const request = makeRequest({ headers: { authorization: `Bearer ${token}` } });
-    await assert.rejects(requireUser(request, fixture.tokens, "UserActivity"), (error: unknown) => {
+    await assert.rejects(requireUser(request, fixture.tokens, { scope: "UserActivity" }), (error: unknown) => {
       assert.ok(error instanceof AuthError);
       assert.equal(error.code, "ERR_AUTH_INVALID_TOKEN");
       assert.match(error.headers["www-authenticate"]!, /^Bearer realm="tributary", error="invalid_token"/);
@@ -212,6 +247,6 @@ describe("requireUser(): a user's resource", () => {
     const user = await fixture.addUser("erin", "correct horse");
     const login = await post(fixture, "/oauth2/token", form({ grant_type: "password", client_id: "app", username: "erin", password: "correct horse" }));
     const token = (login.json() as { access_token: string }).access_token;
-    assert.equal(await requireUser(makeRequest({ headers: { authorization: `Bearer ${token}` } }), fixture.tokens, "UserActivity"), user.uuid);
+    assert.equal(await requireUser(makeRequest({ headers: { authorization: `Bearer ${token}` } }), fixture.tokens, { scope: "UserActivity" }), user.uuid);
   });
 });

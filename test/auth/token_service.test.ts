@@ -48,10 +48,28 @@ describe("TokenService password grant", () => {
     assert.ok((await login(fixture)).access_token.length > 0);
   });
 
+  it("lets no more parallel attempts through than the limit", async () => {
+    const fixture = authFixture({ maxPerUser: 5 });
+    await fixture.addUser("alice", "correct horse");
+    const results = await Promise.allSettled(Array.from({ length: 40 }, () => login(fixture, "alice", "guess")));
+    const codes = results.map((r) => (r as PromiseRejectedResult).reason.code as string);
+    assert.equal(codes.filter((c) => c === "ERR_AUTH_INVALID_GRANT").length, 5);
+    assert.equal(codes.filter((c) => c === "ERR_AUTH_THROTTLED").length, 35);
+  });
+
+  it("refuses a name no one can have without counting it against the address", async () => {
+    const fixture = authFixture();
+    for (let i = 0; i < 30; i++) {
+      await assert.rejects(fixture.tokens.token(request({ grant_type: "password", client_id: "app", username: "x".repeat(70_000), password: "x" }, "198.51.100.9")), { code: "ERR_AUTH_INVALID_GRANT" });
+    }
+    await fixture.addUser("alice", "correct horse");
+    assert.ok((await fixture.tokens.token(request({ grant_type: "password", client_id: "app", username: "alice", password: "correct horse" }, "198.51.100.9"))).access_token);
+  });
+
   it("throttles one address trying many user names", async () => {
     const fixture = authFixture({ maxPerUser: 100 });
     for (let i = 0; i < 20; i++) {
-      await assert.rejects(fixture.tokens.token(request({ grant_type: "password", client_id: "app", username: `u${i}`, password: "x" }, "198.51.100.7")));
+      await assert.rejects(fixture.tokens.token(request({ grant_type: "password", client_id: "app", username: `user${i}`, password: "x" }, "198.51.100.7")));
     }
     await assert.rejects(
       fixture.tokens.token(request({ grant_type: "password", client_id: "app", username: "fresh", password: "x" }, "198.51.100.7")),
@@ -192,7 +210,11 @@ describe("TokenService introspect()", () => {
   });
 
   it("is refused to a public client", async () => {
-    await assert.rejects(authFixture().tokens.introspect(request({ client_id: "app", token: "x" })), { code: "ERR_AUTH_INVALID_CLIENT" });
+    await assert.rejects(authFixture().tokens.introspect(request({ client_id: "app", token: "x" })), (error: Error & { code?: string; headers?: Record<string, string> }) => {
+      assert.equal(error.code, "ERR_AUTH_INVALID_CLIENT");
+      assert.match(error.headers?.["www-authenticate"] ?? "", /^Basic realm=/);
+      return true;
+    });
   });
 });
 

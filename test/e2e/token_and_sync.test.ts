@@ -32,14 +32,13 @@ before(async () => {
   });
   const contexts = new MemorySyncStore({ now: Date.now, uuid: () => uuidV4(random) });
   const auth = createAuthService(tokens, {
-    passwordCost: TEST_COST,
     onUserCreated: async (user) => {
       await contexts.createContext({ uuid: user.uuid, username: user.username, notifyLanguage: user.notifyLanguage });
     },
   });
   jobs = new SerialJobs();
   const sync = createSyncService(contexts, {
-    authorize: (request) => requireUser(request, tokens, "UserActivity"),
+    authorize: (request) => requireUser(request, tokens, { scope: "UserActivity" }),
     jobs,
     queueAboveObjects: 3,
   });
