@@ -31,6 +31,12 @@ export interface SyncServiceOptions {
    */
   readonly queueAboveObjects?: number;
   /**
+   * Queued requests (snapshots, diffs, patches) a user may have waiting or
+   * running at once; more answer 429.
+   * @default {16}
+   */
+  readonly maxPendingPerUser?: number;
+  /**
    * Largest patch body in bytes.
    * @default {33554432}
    */
@@ -66,24 +72,93 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
   const queueAbove = options.queueAboveObjects ?? 1000;
   const maxBytes = options.maxPatchBytes ?? 32 * 1024 * 1024;
   const maxObjects = options.maxPatchObjects ?? 10_000;
+  const maxPending = options.maxPendingPerUser ?? 16;
   const { authorize, jobs } = options;
+  /** Queued jobs per user. */
+  const pending = new Map<string, number>();
+  /** Tickets of queued snapshots and diffs by what they compute, while queued: asking again gives the same ticket. */
+  const queued = new Map<string, Ticket>();
+  /** Rendered snapshots: the store gives the same frozen snapshot until the next commit. */
+  const rendered = new WeakMap<SyncData, string>();
 
-  /** Queues a snapshot or diff: answers 202 now, the ticket ends `done` with the data or `failed`. */
-  async function queue(owner: string, compute: () => Promise<TicketData | undefined>): Promise<HttpResponse> {
-    const ticket = await store.createTicket(owner, null);
+  function renderSnapshot(data: SyncData): string {
+    let body = rendered.get(data);
+    if (body === undefined) {
+      body = JSON.stringify({ ticket: null, data });
+      rendered.set(data, body);
+    }
+    return body;
+  }
+
+  /** Takes a place in the user's queue, refusing past the limit. */
+  function reserve(owner: string): void {
+    const count = pending.get(owner) ?? 0;
+    if (count >= maxPending) {
+      throw new SyncError("ERR_SYNC_BUSY", `Cannot queue more work: ${count} requests of this user are queued; poll their tickets first`, {
+        headers: { "retry-after": "1" },
+      });
+    }
+    pending.set(owner, count + 1);
+  }
+
+  function release(owner: string): void {
+    const left = (pending.get(owner) ?? 1) - 1;
+    if (left === 0) pending.delete(owner);
+    else pending.set(owner, left);
+  }
+
+  /** Creates a ticket and queues its job, in a place reserved first. */
+  async function submitJob(owner: string, clientSerial: number | null, job: (ticket: Ticket) => Promise<void>): Promise<Ticket> {
+    reserve(owner);
+    let ticket: Ticket;
+    try {
+      ticket = await store.createTicket(owner, clientSerial);
+    } catch (error) {
+      release(owner);
+      throw error;
+    }
     jobs.push(async () => {
-      await store.updateTicket(ticket.uuid, "work");
+      try {
+        await store.updateTicket(ticket.uuid, "work");
+        await job(ticket);
+      } finally {
+        release(owner);
+      }
+    });
+    return ticket;
+  }
+
+  /**
+   * Queues a snapshot or diff: answers 202 now, the ticket ends `done` with
+   * the data or `failed`. The same request while it is queued gets the same ticket.
+   */
+  async function queue(
+    request: HttpRequest,
+    owner: string,
+    key: string,
+    compute: () => Promise<TicketData | undefined>,
+  ): Promise<HttpResponse> {
+    // HEAD learns the answer would be queued, without queuing anything.
+    if (request.method === "HEAD") return { status: 202, headers: { "content-type": JSON_CONTENT_TYPE, "cache-control": "no-store" } };
+    const waiting = queued.get(key);
+    if (waiting !== undefined) {
+      const found = await store.ticket(owner, waiting.uuid);
+      if (found !== undefined && found !== "expired") return accepted(found.ticket);
+    }
+    const ticket = await submitJob(owner, null, async (started) => {
+      queued.delete(key);
       let data: TicketData | undefined;
       try {
         data = await compute();
       } catch (error) {
-        await store.updateTicket(ticket.uuid, "failed");
+        await store.updateTicket(started.uuid, "failed");
         // A base that expired while queued is a normal outcome; anything else is reported.
         if (!(error instanceof SyncError)) throw error;
         return;
       }
-      await store.updateTicket(ticket.uuid, "done", data === undefined ? {} : { data });
+      await store.updateTicket(started.uuid, "done", data === undefined ? {} : { data });
     });
+    queued.set(key, ticket);
     return accepted(ticket);
   }
 
@@ -96,7 +171,7 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         const head = await headOf(store, owner);
         const etag = `"${head.uuid}"`;
         if (ifNoneMatch(request, etag)) return notModified(etag);
-        if ((await store.size(owner)) > queueAbove) return queue(owner, () => store.snapshot(owner, head));
+        if ((await store.size(owner)) > queueAbove) return queue(request, owner, `${owner} ${head.uuid}`, () => store.snapshot(owner, head));
         return { status: 200, headers: { "content-type": JSON_CONTENT_TYPE, etag, "cache-control": CACHED }, body: renderSnapshot(await store.snapshot(owner, head)) };
       },
     },
@@ -110,7 +185,9 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         if (from.serial === head.serial) return { status: 204, headers: { etag: `"${head.uuid}"`, "cache-control": CACHED } };
         const etag = `"${from.uuid}.${head.uuid}"`;
         if (ifNoneMatch(request, etag)) return notModified(etag);
-        if ((await store.changedSince(owner, from)) > queueAbove) return queue(owner, () => store.diff(owner, from, head));
+        if ((await store.changedSince(owner, from)) > queueAbove) {
+          return queue(request, owner, `${owner} ${from.uuid} ${head.uuid}`, () => store.diff(owner, from, head));
+        }
         const data = await store.diff(owner, from, head);
         return { status: 200, headers: { "content-type": JSON_CONTENT_TYPE, etag, "cache-control": CACHED }, body: JSON.stringify({ ticket: null, data }) };
       },
@@ -136,14 +213,12 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         const owner = await authorize(request);
         await headOf(store, owner);
         const patch = parsePatch(await readJson(request, { maxBytes, maxDepth: 8 }), { maxObjects });
-        const ticket = await store.createTicket(owner, patch.serial);
-        jobs.push(async () => {
-          await store.updateTicket(ticket.uuid, "work");
+        const ticket = await submitJob(owner, patch.serial, async (started) => {
           try {
             const { errors } = await store.submit(owner, patch);
-            await store.updateTicket(ticket.uuid, errors.length > 0 ? "aborted" : "done", { errors });
+            await store.updateTicket(started.uuid, errors.length > 0 ? "aborted" : "done", { errors });
           } catch (error) {
-            await store.updateTicket(ticket.uuid, "failed");
+            await store.updateTicket(started.uuid, "failed");
             throw error;
           }
         });
@@ -151,18 +226,6 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
       }),
     },
   ]);
-}
-
-/** Rendered snapshots: the store gives the same frozen snapshot until the next commit. */
-const renderedSnapshots = new WeakMap<SyncData, string>();
-
-function renderSnapshot(data: SyncData): string {
-  let body = renderedSnapshots.get(data);
-  if (body === undefined) {
-    body = JSON.stringify({ ticket: null, data });
-    renderedSnapshots.set(data, body);
-  }
-  return body;
 }
 
 async function headOf(store: SyncStore, owner: string): Promise<Revision> {

@@ -3,6 +3,7 @@ export type SyncErrorCode =
   | "ERR_SYNC_INVALID_PATCH"
   | "ERR_SYNC_INVALID_ID"
   | "ERR_SYNC_NO_CONTEXT"
+  | "ERR_SYNC_BUSY"
   | "ERR_SYNC_UNKNOWN_REVISION"
   | "ERR_SYNC_REVISION_EXPIRED"
   | "ERR_SYNC_UNKNOWN_TICKET"
@@ -19,17 +20,22 @@ export interface ValidationError {
 export interface SyncErrorOptions extends ErrorOptions {
   /** The problems of an invalid patch. */
   errors?: readonly ValidationError[];
+  /** Response headers, e.g. `Retry-After`. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /**
  * An error of the sync domain: an invalid patch (`errors` lists every
  * problem), a malformed revision or ticket id, a user without a sync
- * context, or a revision or ticket that is unknown or past its retention.
+ * context, a user with too much work queued, or a revision or ticket that
+ * is unknown or past its retention.
  */
 export class SyncError extends Error {
   readonly code: SyncErrorCode;
   /** The problems of an invalid patch; empty for the other codes. */
   readonly errors: readonly ValidationError[];
+  /** Response headers, e.g. `Retry-After` when busy. */
+  readonly headers: Readonly<Record<string, string>>;
 
   /**
    * Creates a sync error.
@@ -42,5 +48,6 @@ export class SyncError extends Error {
     this.name = "SyncError";
     this.code = code;
     this.errors = Object.freeze([...(options.errors ?? [])]);
+    this.headers = options.headers ?? {};
   }
 }

@@ -25,8 +25,14 @@ export interface MemorySyncStoreOptions {
 }
 
 const DAY = 24 * 3600 * 1000;
+/** Ids of pruned revisions answer 410 for this many retention periods, then 404. */
+const FORGET_FACTOR = 10;
 
-/** The in-memory {@linkcode SyncStore}: one {@linkcode RevisionLog} per user and a {@linkcode TicketStore}. */
+/**
+ * The in-memory {@linkcode SyncStore}: one {@linkcode RevisionLog} per user and a {@linkcode TicketStore}.
+ * Revisions past the retention are pruned; their ids answer "expired" for ten
+ * retention periods (300 days by default), then "unknown".
+ */
 export class MemorySyncStore implements SyncStore {
   readonly #now: () => number;
   readonly #uuid: () => string;
@@ -104,8 +110,8 @@ export class MemorySyncStore implements SyncStore {
   }
 
   sweep(): Promise<void> {
-    const before = this.#now() - this.#retention;
-    for (const log of this.#logs.values()) log.prune(before);
+    const now = this.#now();
+    for (const log of this.#logs.values()) log.prune(now - this.#retention, now - FORGET_FACTOR * this.#retention);
     this.#tickets.sweep();
     return Promise.resolve();
   }
@@ -119,7 +125,8 @@ export class MemorySyncStore implements SyncStore {
   /** The owner's log with the revisions past the retention dropped: cheap when there are none. */
   #pruned(owner: string): RevisionLog {
     const log = this.#log(owner);
-    log.prune(this.#now() - this.#retention);
+    const now = this.#now();
+    log.prune(now - this.#retention, now - FORGET_FACTOR * this.#retention);
     return log;
   }
 }

@@ -87,7 +87,8 @@ export class RevisionLog {
   /** The serial of the oldest retained revision. */
   #firstSerial = 1;
   readonly #serials = new Map<string, number>();
-  readonly #pruned = new Set<string>();
+  /** Ids of pruned revisions with their creation times, oldest first. */
+  readonly #pruned = new Map<string, number>();
   // Record with absolute index `a` sits at index `a - #recordsDropped`.
   readonly #records: ChangeRecord[] = [];
   #recordsDropped = 0;
@@ -318,15 +319,20 @@ export class RevisionLog {
 
   /**
    * Forgets the revisions created before a time, except the head, with
-   * their change records. Their ids are remembered as pruned. Costs the
-   * pruned changes (amortized).
+   * their change records. Their ids are remembered as pruned (a diff from
+   * them answers "expired", not "unknown") until `forgetBefore`, so that
+   * memory stays bounded by the revisions of a period. Costs the pruned
+   * changes (amortized).
    * @param before epoch milliseconds; revisions created earlier are dropped
+   * @param forgetBefore epoch milliseconds; ids of pruned revisions created earlier are
+   * forgotten and become unknown
+   * @default {-Infinity}
    * @returns how many revisions were dropped
-   * @throws {TypeError} when `before` is not a number
+   * @throws {TypeError} when `before` or `forgetBefore` is not a number
    */
-  prune(before: number): number {
-    if (typeof before !== "number" || Number.isNaN(before)) {
-      throw new TypeError(`Cannot prune revisions: expected a time, got ${String(before)}`);
+  prune(before: number, forgetBefore = Number.NEGATIVE_INFINITY): number {
+    if (typeof before !== "number" || Number.isNaN(before) || typeof forgetBefore !== "number" || Number.isNaN(forgetBefore)) {
+      throw new TypeError(`Cannot prune revisions: expected times, got ${String(before)} and ${String(forgetBefore)}`);
     }
     let count = 0;
     while (this.#firstSerial < this.#head.serial) {
@@ -335,7 +341,7 @@ export class RevisionLog {
       if (!(item(this.#revisionTimes, index) < before)) break;
       const uuid = item(this.#revisionUuids, index);
       this.#serials.delete(uuid);
-      this.#pruned.add(uuid);
+      this.#pruned.set(uuid, item(this.#revisionTimes, index));
       // A key last changed here is older than every retained base: changedSince never counts it.
       const end = this.#startOf(serial + 1);
       for (let a = this.#startOf(serial); a < end; a++) {
@@ -349,6 +355,10 @@ export class RevisionLog {
       }
       this.#firstSerial++;
       count++;
+    }
+    for (const [uuid, createdAt] of this.#pruned) {
+      if (createdAt >= forgetBefore) break;
+      this.#pruned.delete(uuid);
     }
     this.#compact();
     return count;

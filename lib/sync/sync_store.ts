@@ -19,7 +19,8 @@ export interface SubmitResult {
 /**
  * Where sync contexts and tickets live, one context per user (its owner).
  * In memory by default; a shared database can implement the same interface.
- * Revisions past the retention answer `ERR_SYNC_REVISION_EXPIRED`.
+ * Revisions past the retention answer `ERR_SYNC_REVISION_EXPIRED` for ten
+ * retention periods, then `ERR_SYNC_UNKNOWN_REVISION` (their ids are forgotten).
  */
 export interface SyncStore {
   /** Creates a user's context, its first revision holding `me`; false when it exists. */

@@ -109,9 +109,13 @@ export function syncStoreContract(name: string, make: (setup: StoreSetup) => Pro
       clock.time = T0 + 1001;
       await rejectsWith(store.revision(ALICE.uuid, first.uuid), "ERR_SYNC_REVISION_EXPIRED");
       assert.equal((await store.revision(ALICE.uuid, second.uuid)).serial, 2);
-      clock.time = T0 + 100_000;
+      clock.time = T0 + 9_999;
       await store.sweep();
+      await rejectsWith(store.revision(ALICE.uuid, first.uuid), "ERR_SYNC_REVISION_EXPIRED");
       assert.equal((await store.revision(ALICE.uuid, second.uuid)).serial, 2);
+      // Ten retention periods on, the id of a pruned revision is forgotten: unknown.
+      clock.time = T0 + 10_001;
+      await rejectsWith(store.revision(ALICE.uuid, first.uuid), "ERR_SYNC_UNKNOWN_REVISION");
     });
 
     it("keeps tickets per owner, moves them on, and expires them after their retention", async () => {

@@ -339,6 +339,22 @@ describe("RevisionLog.changedSince()", () => {
 });
 
 describe("RevisionLog.prune()", () => {
+  it("forgets the ids of pruned revisions created before forgetBefore: they become unknown", () => {
+    const { log, clock } = setup();
+    const r1 = log.head;
+    clock.time += 1000;
+    const r2 = log.commit([put(message(1))]);
+    clock.time += 1000;
+    log.commit([put(message(2))]);
+    log.prune(T0 + 1500, T0 + 500);
+    assert.equal(log.status(r1.uuid), "unknown");
+    assertSyncError(() => log.resolve(r1.uuid), "ERR_SYNC_UNKNOWN_REVISION");
+    assert.equal(log.status(r2.uuid), "pruned", "pruned, created after forgetBefore");
+    log.prune(T0 + 1500, T0 + 1500);
+    assert.equal(log.status(r2.uuid), "unknown");
+    assert.throws(() => log.prune(0, Number.NaN), TypeError);
+  });
+
   it("forgets revisions created before a time, never the head", () => {
     const { log, clock } = setup();
     const r1 = log.head;

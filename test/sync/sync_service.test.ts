@@ -362,3 +362,37 @@ describe("GET /api/v2/sync/user/ticket/<uuid>", () => {
     assert.equal(response.headers["cache-control"], "no-store");
   });
 });
+
+describe("limits on queued work", () => {
+  it("gives the same ticket for the same queued snapshot or diff while it waits", async () => {
+    const fixture = await syncFixture({ queueAboveObjects: 0 });
+    const first = (await fixture.request(ALICE, BASE)).json() as Answer<SyncData>;
+    const again = (await fixture.request(ALICE, BASE)).json() as Answer<SyncData>;
+    assert.equal(again.ticket!.uuid, first.ticket!.uuid);
+    await fixture.runJobs();
+    const later = (await fixture.request(ALICE, BASE)).json() as Answer<SyncData>;
+    assert.notEqual(later.ticket!.uuid, first.ticket!.uuid, "once done, a new request is new work");
+  });
+
+  it("answers 429 with Retry-After past the queued requests a user may have, and frees the places as jobs finish", async () => {
+    const fixture = await syncFixture({ maxPendingPerUser: 2 });
+    const patch = (n: number) => fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify({ objects: { messages: [message(n)] } }) });
+    assert.equal((await patch(1)).status, 202);
+    assert.equal((await patch(2)).status, 202);
+    const busy = await patch(3);
+    assert.equal(busy.status, 429);
+    assert.equal(busy.headers["retry-after"], "1");
+    assert.equal(errorCode(busy.text), "ERR_SYNC_BUSY");
+    assert.equal((await fixture.request(BOB, BASE, { method: "POST", body: JSON.stringify({ objects: { messages: [message(1)] } }) })).status, 202, "other users are not held up");
+    await fixture.runJobs();
+    assert.equal((await patch(3)).status, 202);
+  });
+
+  it("answers HEAD of a queued snapshot 202 without queuing anything", async () => {
+    const fixture = await syncFixture({ queueAboveObjects: 0 });
+    const response = await fixture.request(ALICE, BASE, { method: "HEAD" });
+    assert.equal(response.status, 202);
+    assert.equal(fixture.waiting(), 0);
+    assert.equal(fixture.jobs.pending, 0);
+  });
+});
