@@ -21,7 +21,8 @@ const SYNC_BASE = "/api/v2/sync/user";
 
 async function main(): Promise<void> {
   const config = readConfig(process.env);
-  const { keys, plain } = await loadKeys(config);
+  // API keys guard the water data only: a server without it needs none.
+  const { keys, plain } = config.services.includes("water") ? await loadKeys(config) : { keys: [], plain: new Map<string, string>() };
   const now = (): number => performance.now();
   const mounts: Mount[] = [];
   /** Work to finish before exiting, after the server stops accepting requests. */
@@ -52,7 +53,11 @@ async function main(): Promise<void> {
       clients,
       now: Date.now,
       random,
-      throttle: new LoginThrottle({ now: Date.now, maxPerUser: config.loginMaxFailures }),
+      throttle: new LoginThrottle({
+        now: Date.now,
+        maxPerUser: config.loginMaxFailures,
+        maxPerAddress: config.loginMaxFailuresPerAddress,
+      }),
       accessTtlSeconds: config.accessTokenTtlSeconds,
       refreshTtlSeconds: config.refreshTokenTtlSeconds,
       passwordCost: config.passwordHashCost,
@@ -79,6 +84,7 @@ async function main(): Promise<void> {
         authorize: (request) => requireUser(request, tokens, { scope: "UserActivity" }),
         jobs,
         queueAboveObjects: config.syncQueueAboveObjects,
+        maxPendingPerUser: config.syncMaxQueuedPerUser,
         base: SYNC_BASE,
       }),
     });
@@ -106,9 +112,14 @@ async function main(): Promise<void> {
   const shown = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   const url = config.publicUrl ?? `http://${shown}:${port}`;
   console.log(`tributary listening on ${url} (services: ${config.services.join(", ")})`);
-  for (const [name, key] of plain) console.log(`API key "${name}": ${key}`);
-  const demo = plain.values().next().value ?? "<your key>";
-  console.log(`Try: curl -H 'x-api-key: ${demo}' '${url}${WATER_BASE}/Locations?$top=2'`);
+  if (config.services.includes("water")) {
+    for (const [name, key] of plain) console.log(`API key "${name}": ${key}`);
+    const demo = plain.values().next().value ?? "<your key>";
+    console.log(`Try: curl -H 'x-api-key: ${demo}' '${url}${WATER_BASE}/Locations?$top=2'`);
+  }
+  if (config.services.includes("sync")) {
+    console.log(`Token endpoint: ${url}/oauth2/token; sync API: ${url}${SYNC_BASE} (see the README for a walk-through)`);
+  }
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => {
       console.log(`${signal}: finishing requests in flight, then exiting`);

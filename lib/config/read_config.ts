@@ -35,8 +35,12 @@ export interface Config {
   readonly passwordHashCost: number;
   /** Failed password logins per user name before logins are refused for a while. */
   readonly loginMaxFailures: number;
+  /** Failed password logins per client address before its logins wait; 0 for no address limit. */
+  readonly loginMaxFailuresPerAddress: number;
   /** Objects above which a diff or snapshot is answered 202 and computed in the background. */
   readonly syncQueueAboveObjects: number;
+  /** Queued snapshots, diffs and patches a user may have at once. */
+  readonly syncMaxQueuedPerUser: number;
   readonly revisionRetentionDays: number;
   readonly ticketRetentionSeconds: number;
 }
@@ -84,7 +88,9 @@ export function readConfig(env: Environment): Config {
     refreshTokenTtlSeconds: integer(env, "REFRESH_TOKEN_TTL_SECONDS", 30 * 24 * 3600, 1, 10 * 366 * 24 * 3600),
     passwordHashCost: powerOfTwo(env, "PASSWORD_HASH_COST", 16_384),
     loginMaxFailures: integer(env, "LOGIN_MAX_FAILURES", 5, 1, 1000),
+    loginMaxFailuresPerAddress: integer(env, "LOGIN_MAX_FAILURES_PER_ADDRESS", 20, 0, 1_000_000),
     syncQueueAboveObjects: integer(env, "SYNC_QUEUE_ABOVE_OBJECTS", 1000, 0, 100_000_000),
+    syncMaxQueuedPerUser: integer(env, "SYNC_MAX_QUEUED_PER_USER", 16, 1, 100_000),
     revisionRetentionDays: integer(env, "REVISION_RETENTION_DAYS", 30, 1, 36_500),
     ticketRetentionSeconds: integer(env, "TICKET_RETENTION_SECONDS", 600, 1, 7 * 24 * 3600),
   };

@@ -47,7 +47,9 @@ describe("readConfig()", () => {
       refreshTokenTtlSeconds: 30 * 24 * 3600,
       passwordHashCost: 16_384,
       loginMaxFailures: 5,
+      loginMaxFailuresPerAddress: 20,
       syncQueueAboveObjects: 1000,
+      syncMaxQueuedPerUser: 16,
       revisionRetentionDays: 30,
       ticketRetentionSeconds: 600,
     });
@@ -60,7 +62,7 @@ describe("readConfig()", () => {
   });
 
   it("names the variable of a broken token or sync setting", () => {
-    for (const variable of ["ACCESS_TOKEN_TTL_SECONDS", "REFRESH_TOKEN_TTL_SECONDS", "LOGIN_MAX_FAILURES", "SYNC_QUEUE_ABOVE_OBJECTS", "REVISION_RETENTION_DAYS", "TICKET_RETENTION_SECONDS"]) {
+    for (const variable of ["ACCESS_TOKEN_TTL_SECONDS", "REFRESH_TOKEN_TTL_SECONDS", "LOGIN_MAX_FAILURES", "LOGIN_MAX_FAILURES_PER_ADDRESS", "SYNC_QUEUE_ABOVE_OBJECTS", "SYNC_MAX_QUEUED_PER_USER", "REVISION_RETENTION_DAYS", "TICKET_RETENTION_SECONDS"]) {
       assert.throws(() => readConfig({ [variable]: "-3" }), { name: "ConfigError", variable }, variable);
     }
   });

@@ -58,6 +58,31 @@ describe("server.ts", () => {
     assert.equal(code, 0);
   });
 
+  it("runs the sync service alone, without API keys, with the printed demo client", async () => {
+    const started = start({ SERVICES: "sync", API_KEYS_FILE: "" });
+    let url: string | undefined;
+    while (url === undefined) {
+      url = /listening on (http:\/\/\S+)[^]*Token endpoint/.exec(started.output())?.[1];
+      if (url === undefined) {
+        if (started.child.exitCode !== null) throw new Error(`server exited: ${started.errors()}`);
+        await once(started.child.stdout!, "data");
+      }
+    }
+    const secret = /OAuth client "demo-backend" \(secret (\S+)\)/.exec(started.output())![1]!;
+    const response = await fetch(`${url}/oauth2/token`, {
+      method: "POST",
+      headers: { authorization: `Basic ${btoa(`demo-backend:${secret}`)}`, "content-type": "application/x-www-form-urlencoded" },
+      body: "grant_type=client_credentials",
+    });
+    assert.equal(response.status, 200);
+    assert.equal((await response.json() as { scope: string }).scope, "SignUp");
+    assert.equal((await fetch(`${url}/v1/odata/v4/Locations`)).status, 404, "no water service");
+    assert.doesNotMatch(started.output(), /API key/);
+    started.child.kill("SIGTERM");
+    const [code] = await once(started.child, "exit");
+    assert.equal(code, 0);
+  });
+
   const bad = [
     { env: { PORT: "eighty" }, variable: "PORT" },
     { env: { WEBHOOK_PORT: "99999" }, variable: "WEBHOOK_PORT" },
@@ -66,6 +91,8 @@ describe("server.ts", () => {
     { env: { SERVICES: "water,teleport" }, variable: "SERVICES" },
     { env: { API_KEYS_FILE: "/nonexistent/keys.json" }, variable: "API_KEYS_FILE" },
     { env: { DATA_DIR: "/nonexistent/datasets" }, variable: "/nonexistent/datasets" },
+    { env: { CLIENTS_FILE: "/nonexistent/clients.json" }, variable: "CLIENTS_FILE" },
+    { env: { PASSWORD_HASH_COST: "1000" }, variable: "PASSWORD_HASH_COST" },
   ] as const;
   for (const c of bad) {
     it(`stops with a message naming ${c.variable} and no stack trace`, async () => {
