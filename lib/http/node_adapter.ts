@@ -140,9 +140,26 @@ class NodeBodyReader implements BodyReader {
     if (this.#declaredLength !== undefined && Number(this.#declaredLength) > maxBytes) return Promise.reject(tooLarge(maxBytes));
     if (req.readableEnded) return Promise.resolve(new Uint8Array(0));
     if (req.destroyed) return Promise.reject(aborted());
-    // A small body usually arrives with the headers: by the next microtask the
-    // parser has buffered all of it, and it can be taken without listeners.
-    return Promise.resolve().then(() => req.complete ? this.#buffered(maxBytes) : this.#listen(maxBytes));
+    if (req.complete) return settle(() => this.#buffered(maxBytes));
+    // A small body usually arrives in the same read as the headers, but Node
+    // parses it only after the request event and its microtasks: by the check
+    // phase of this turn of the event loop it is buffered whole and can be
+    // taken without listeners.
+    return new Promise((resolve, reject) => setImmediate(afterRead, this, maxBytes, resolve, reject));
+  }
+
+  /** Takes the buffered body if it has all arrived, or listens for the rest. */
+  static afterRead(
+    reader: NodeBodyReader,
+    maxBytes: number,
+    resolve: (body: Uint8Array | Promise<Uint8Array>) => void,
+    reject: (error: unknown) => void,
+  ): void {
+    try {
+      resolve(reader.#req.complete ? reader.#buffered(maxBytes) : reader.#listen(maxBytes));
+    } catch (error) {
+      reject(error);
+    }
   }
 
   #buffered(maxBytes: number): Uint8Array {
@@ -189,6 +206,16 @@ class NodeBodyReader implements BodyReader {
       req.on("close", onGone);
       if (req.destroyed) onGone();
     });
+  }
+}
+
+const afterRead = NodeBodyReader.afterRead;
+
+function settle<T>(read: () => T): Promise<T> {
+  try {
+    return Promise.resolve(read());
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 
