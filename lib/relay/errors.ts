@@ -1,0 +1,54 @@
+/** Codes of {@linkcode RelayError}. */
+export type RelayErrorCode =
+  | "ERR_RELAY_INVALID_WEBHOOK"
+  | "ERR_RELAY_INVALID_TENANTS"
+  | "ERR_RELAY_INVALID_ENDPOINT"
+  | "ERR_RELAY_INVALID_SCHEDULE"
+  | "ERR_RELAY_INVALID_CIDR"
+  | "ERR_RELAY_UNKNOWN_ENDPOINT"
+  | "ERR_RELAY_UNKNOWN_MESSAGE"
+  | "ERR_RELAY_ENDPOINT_EXISTS"
+  | "ERR_RELAY_IDEMPOTENCY_CONFLICT"
+  | "ERR_RELAY_QUEUE_FULL"
+  | "ERR_RELAY_QUEUE_UNAVAILABLE"
+  | "ERR_RELAY_BLOCKED_ADDRESS";
+
+/** One problem of a request body, at a field. */
+export interface RelayFieldError {
+  readonly message: string;
+  /** Where the problem is, e.g. `endpoints[0].url`; absent for the body as a whole. */
+  readonly field?: string;
+}
+
+/** Options of {@linkcode RelayError}. */
+export interface RelayErrorOptions extends ErrorOptions {
+  /** The field the error is about, reported as the error's `target`. */
+  target?: string;
+  /** Response headers, e.g. `Retry-After`. */
+  headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * An error of the relay domain: an invalid webhook, tenants file, endpoint,
+ * retry schedule or address range; an unknown endpoint or message; a full or
+ * unavailable queue; a delivery refused by the address policy.
+ */
+export class RelayError extends Error {
+  readonly code: RelayErrorCode;
+  readonly target: string | undefined;
+  readonly headers: Readonly<Record<string, string>> | undefined;
+
+  /**
+   * Creates a relay error.
+   * @param code stable error code
+   * @param message human-readable message
+   * @param options the target field, response headers and cause
+   */
+  constructor(code: RelayErrorCode, message: string, options: RelayErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "RelayError";
+    this.code = code;
+    this.target = options.target;
+    this.headers = options.headers;
+  }
+}

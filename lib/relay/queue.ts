@@ -1,0 +1,170 @@
+/** How one delivery attempt ended. */
+export type AttemptOutcome =
+  /** A 2xx answer. */
+  | "success"
+  /** Any other answer, a refused or broken connection. */
+  | "failure"
+  /** No answer within the delivery timeout. */
+  | "timeout"
+  /** The address policy refused the target (SSRF guard). */
+  | "blocked"
+  /** 410 Gone: the endpoint is disabled. */
+  | "gone"
+  /** 429 or 503: the receiver asked us to slow down. */
+  | "throttled";
+
+/** One delivery attempt, as recorded on its job. */
+export interface Attempt {
+  /** When it started, milliseconds since the epoch. */
+  readonly at: number;
+  readonly outcome: AttemptOutcome;
+  /** The receiver's status; null when there was none (timeout, connection error, blocked). */
+  readonly status: number | null;
+  /** Milliseconds from sending to the answer (or the failure). */
+  readonly latencyMs: number;
+  /** What went wrong, in words; null on success. */
+  readonly error: string | null;
+}
+
+/** Where a job is. */
+export type JobState = "ready" | "delayed" | "leased" | "delivered" | "dead";
+
+/** One message to one endpoint: what the queue holds and the worker delivers. */
+export interface Job {
+  /** Unique per message and endpoint: `<messageId>.<endpointId>`. */
+  readonly id: string;
+  /** The message id, sent as `webhook-id` on every attempt to every endpoint. */
+  readonly messageId: string;
+  readonly tenantId: string;
+  readonly endpointId: string;
+  readonly event: string;
+  /** The exact body to send: the JSON payload, or its JWE when the endpoint encrypts. */
+  readonly body: string;
+  /** `application/json`, or `application/jose` for a JWE. */
+  readonly contentType: string;
+  /** When the message was accepted, milliseconds since the epoch. */
+  readonly createdAt: number;
+  /** When the job is next due. */
+  readonly dueAt: number;
+  /** Attempts made so far, oldest first. */
+  readonly attempts: readonly Attempt[];
+}
+
+/** A job and where it is, as the status and dead-letter APIs show it. */
+export interface JobView extends Job {
+  readonly state: JobState;
+  /** Why a dead job died, e.g. its attempts ran out. */
+  readonly reason?: string;
+}
+
+/** Why and when a job goes to the dead letters. */
+export interface Death {
+  /** The last attempt, when there was one. */
+  readonly attempt?: Attempt;
+  readonly reason: string;
+  readonly at: number;
+}
+
+/** A claimed job: the worker holds it until the lease expires. */
+export interface Lease {
+  readonly job: Job;
+  /** Proves the claim: a lease that expired and was claimed again no longer counts. */
+  readonly token: string;
+  readonly expiresAt: number;
+}
+
+/** The answer given to an `Idempotency-Key`, kept to give it again. */
+export interface IdempotentAnswer {
+  /** SHA-256 (hex) of the request body the key was first used with. */
+  readonly bodyHash: string;
+  /** The message the first request made. */
+  readonly messageId: string;
+  /** The response body given then. */
+  readonly response: string;
+}
+
+/** One intake request's jobs, accepted together or not at all. */
+export interface EnqueueBatch {
+  readonly tenantId: string;
+  readonly messageId: string;
+  readonly jobs: readonly Job[];
+  /** With a key, the answer is kept so that the same key gives it again. */
+  readonly idempotency?: { readonly key: string; readonly answer: IdempotentAnswer; readonly expiresAt: number };
+}
+
+/** What {@linkcode JobQueue.enqueue} did. */
+export type EnqueueResult =
+  | { readonly accepted: true }
+  /** The key was used before: nothing was queued; here is the first answer. */
+  | { readonly accepted: false; readonly previous: IdempotentAnswer };
+
+/** Jobs by state. */
+export interface QueueDepth {
+  /** Due now, waiting for a worker. */
+  readonly ready: number;
+  /** Waiting for a retry time. */
+  readonly delayed: number;
+  /** Held by a worker. */
+  readonly leased: number;
+  /** Exhausted, kept for replay. */
+  readonly dead: number;
+}
+
+/** Options of {@linkcode JobQueue.claim}. */
+export interface ClaimOptions {
+  readonly now: number;
+  /** At most this many jobs. */
+  readonly limit: number;
+  /** How long the claim holds; longer than a delivery can take. */
+  readonly leaseMs: number;
+}
+
+/** Options of {@linkcode JobQueue.deadLetters}. */
+export interface DeadLetterQuery {
+  /** At most this many, newest first. */
+  readonly limit: number;
+  /** Only jobs of this endpoint. */
+  readonly endpointId?: string;
+}
+
+/**
+ * The relay's queue port: memory, Redis and Kafka implement it, and one
+ * contract suite (test/_contracts/job_queue.ts) holds them to it. Every
+ * method that moves a job takes the lease that claimed it and returns false,
+ * doing nothing, when that lease is no longer the job's (it expired and the
+ * job was claimed again): at-least-once, never a job moved twice.
+ */
+export interface JobQueue {
+  /**
+   * Queues a batch whole, or nothing when its idempotency key was used.
+   * @throws {RelayError} `ERR_RELAY_QUEUE_FULL` when the batch does not fit,
+   * `ERR_RELAY_QUEUE_UNAVAILABLE` when the backend cannot take it
+   */
+  enqueue(batch: EnqueueBatch): Promise<EnqueueResult>;
+  /** Claims due jobs, earliest due first; expired leases are due again. */
+  claim(options: ClaimOptions): Promise<Lease[]>;
+  /** Records the successful attempt; the job is delivered. */
+  ack(lease: Lease, attempt: Attempt): Promise<boolean>;
+  /** Records a failed attempt; the job waits until `dueAt`. */
+  retry(lease: Lease, attempt: Attempt, dueAt: number): Promise<boolean>;
+  /** Puts a job back untried (its endpoint was busy): no attempt is recorded. */
+  release(lease: Lease, dueAt: number): Promise<boolean>;
+  /** Records the last attempt (if any) and moves the job to the dead letters. */
+  bury(lease: Lease, death: Death): Promise<boolean>;
+  /** A tenant's dead jobs, newest first. */
+  deadLetters(tenantId: string, query: DeadLetterQuery): Promise<JobView[]>;
+  /**
+   * Queues dead jobs of a tenant again, due at `now`, their attempts kept:
+   * one by id, or all of them (of one endpoint when given).
+   * @returns how many were queued
+   */
+  replay(tenantId: string, target: { readonly jobId: string } | { readonly endpointId?: string }, now: number): Promise<number>;
+  /** A message's jobs, one per endpoint; empty when unknown or not the tenant's. */
+  message(tenantId: string, messageId: string): Promise<JobView[]>;
+  depth(now: number): Promise<QueueDepth>;
+  /** When the earliest waiting job is due; undefined when none waits. */
+  nextDue(): Promise<number | undefined>;
+  /** Forgets delivered jobs, dead letters and idempotency keys past their retention. */
+  sweep(now: number): Promise<void>;
+  close(): Promise<void>;
+}
