@@ -1,5 +1,8 @@
 /** Codes of {@linkcode CryptoError}. */
-export type CryptoErrorCode = "ERR_CRYPTO_INVALID_KEY" | "ERR_CRYPTO_DECRYPT_FAILED";
+export type CryptoErrorCode =
+  | "ERR_CRYPTO_INVALID_KEY"
+  | "ERR_CRYPTO_DECRYPT_FAILED"
+  | "ERR_CRYPTO_SIGNATURE_INVALID";
 
 /** Base class of the errors raised by the crypto domain. */
 export class CryptoError extends Error {

@@ -1,6 +1,7 @@
 /**
  * Cryptographic helpers on `node:crypto`: hashing, scrypt, constant-time
- * comparison, base64url, random and name-based ids.
+ * comparison, base64url, random and name-based ids, Standard Webhooks
+ * signatures, RSA keys, and JWE encryption (RSA-OAEP-256 + A256GCM).
  * @module
  */
 export { CryptoError } from "./errors.ts";
@@ -15,3 +16,13 @@ export { uuidV4 } from "./uuid_v4.ts";
 export { pooledRandom } from "./pooled_random.ts";
 export type { PooledRandomOptions } from "./pooled_random.ts";
 export type { NameUuidOptions } from "./name_uuid.ts";
+export {
+  newWebhookSecret,
+  parseWebhookSecret,
+  signWebhook,
+  verifyWebhook,
+} from "./webhook_signature.ts";
+export type { VerifyWebhookOptions, WebhookHeaders } from "./webhook_signature.ts";
+export { parseRsaKey } from "./rsa_key.ts";
+export type { RsaPublicKey } from "./rsa_key.ts";
+export { decryptJwe, encryptJwe } from "./jwe.ts";
