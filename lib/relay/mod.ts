@@ -1,6 +1,4 @@
 /**
- * The multi-tenant webhook relay: tenants and endpoints, intake, the queue
- * port and its in-memory implementation, the worker, retry schedules,
  * the SSRF guard, dead letters and routes.
  * @module
  */
@@ -24,3 +22,7 @@ export type {
 } from "./queue.ts";
 export { MemoryQueue } from "./memory_queue.ts";
 export type { MemoryQueueOptions } from "./memory_queue.ts";
+export { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryAfterDelay, retryDelay } from "./backoff.ts";
+export type { ExponentialRetrySchedule, FixedRetrySchedule, RetrySchedule, RetryScheduleLimits } from "./backoff.ts";
+export { checkTarget, createAddressPolicy, guardedLookup, parseCidrList } from "./address_policy.ts";
+export type { AddressCheck, AddressPolicy, AddressPolicyOptions } from "./address_policy.ts";
