@@ -1,4 +1,6 @@
 /**
+ * The multi-tenant webhook relay: tenants and endpoints, intake, the queue
+ * port and its in-memory implementation, the worker, retry schedules,
  * the SSRF guard, dead letters and routes.
  * @module
  */
@@ -26,3 +28,14 @@ export { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryAfterDelay, retryDelay
 export type { ExponentialRetrySchedule, FixedRetrySchedule, RetrySchedule, RetryScheduleLimits } from "./backoff.ts";
 export { checkTarget, createAddressPolicy, guardedLookup, parseCidrList } from "./address_policy.ts";
 export type { AddressCheck, AddressPolicy, AddressPolicyOptions } from "./address_policy.ts";
+export { compileEventPatterns, EVENT_NAME, MAX_EVENT_LENGTH } from "./event_patterns.ts";
+export type { EventMatcher } from "./event_patterns.ts";
+export { RELAY_ID, signingKeys, TenantRegistry } from "./tenants.ts";
+export type { Endpoint, EndpointInput, SigningSecret, Tenant, TenantRegistryOptions } from "./tenants.ts";
+export { readTenantsFile } from "./read_tenants_file.ts";
+export { createRelayService } from "./create_relay_service.ts";
+export type { RelayServiceOptions } from "./create_relay_service.ts";
+export { createHttpDelivery } from "./http_delivery.ts";
+export type { Deliver, DeliveryRequest, DeliveryResult, HttpDeliveryOptions } from "./http_delivery.ts";
+export { RelayWorker } from "./worker.ts";
+export type { RelayWorkerOptions } from "./worker.ts";

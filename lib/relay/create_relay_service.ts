@@ -1,0 +1,362 @@
+import { encodeBase64Url, encryptJwe, type RsaPublicKey, sha256Hex } from "../crypto/mod.ts";
+import {
+  createRouter,
+  HttpError,
+  type HttpRequest,
+  type HttpResponse,
+  jsonResponse,
+  parseQuery,
+  readJson,
+  type Handler,
+} from "../http/mod.ts";
+import { RelayError } from "./errors.ts";
+import { EVENT_NAME, MAX_EVENT_LENGTH } from "./event_patterns.ts";
+import type { Job, JobQueue, JobView } from "./queue.ts";
+import type { Endpoint, Tenant, TenantRegistry } from "./tenants.ts";
+
+/** Options of {@linkcode createRelayService}. */
+export interface RelayServiceOptions {
+  readonly registry: TenantRegistry;
+  readonly queue: JobQueue;
+  /** Wall clock, milliseconds since the epoch. */
+  readonly now: () => number;
+  /** Random bytes, for message ids and encryption keys. */
+  readonly random: (size: number) => Uint8Array;
+  /** Encrypts for every endpoint without its own key; undefined for none. */
+  readonly encryptionKey?: RsaPublicKey | undefined;
+  /**
+   * Largest accepted webhook body, bytes.
+   * @default {262144}
+   */
+  readonly maxPayloadBytes?: number;
+  /**
+   * How long an `Idempotency-Key` gives the first answer again, milliseconds.
+   * @default {86400000}
+   */
+  readonly idempotencyTtlMs?: number;
+  /** Told of every accepted message, e.g. to wake the worker and count it. */
+  readonly onAccepted?: (tenantId: string, jobs: readonly Job[]) => void;
+  /** Prefix the routes are mounted under, for links. @default {"/webhook"} */
+  readonly base?: string;
+}
+
+const WEBHOOK_FIELDS = new Set(["event", "data"]);
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+const JSON_TYPE = "application/json";
+const JOSE_TYPE = "application/jose";
+
+/**
+ * The relay's HTTP API, for tenants authenticated by their API key
+ * (`Authorization: Bearer <key>` or `x-api-key`):
+ * `POST /webhook` (intake), `GET|POST /webhook/endpoints`,
+ * `GET|PATCH|DELETE /webhook/endpoints/:id`, `GET /webhook/endpoints/:id/secret`,
+ * `POST /webhook/endpoints/:id/rotate-secret`, `GET /webhook/messages/:id`,
+ * `GET /webhook/dead-letters`, `POST /webhook/dead-letters/replay` and
+ * `POST /webhook/dead-letters/:job/replay`.
+ * @param options registry, queue, clock, randomness and limits
+ * @returns the handler
+ */
+export function createRelayService(options: RelayServiceOptions): Handler {
+  const base = options.base ?? "/webhook";
+  const maxPayload = options.maxPayloadBytes ?? 262_144;
+  const idempotencyTtl = options.idempotencyTtlMs ?? 86_400_000;
+  const { registry, queue } = options;
+
+  function tenantOf(request: HttpRequest): Tenant {
+    const authorization = request.headers["authorization"];
+    let key = request.headers["x-api-key"];
+    if (authorization !== undefined) {
+      const match = /^Bearer +(\S+) *$/i.exec(authorization);
+      if (match === null) throw unauthorized("the Authorization header must be \"Bearer <API key>\"");
+      if (key !== undefined && key !== match[1]) throw unauthorized("the Authorization and x-api-key headers hold different keys");
+      key = match[1];
+    }
+    if (key === undefined || key.trim() === "") throw unauthorized("send the tenant's API key as \"Authorization: Bearer <key>\" or in x-api-key");
+    const tenant = registry.authenticate(key.trim());
+    if (tenant === undefined) throw unauthorized("the API key is not a key of any tenant");
+    return tenant;
+  }
+
+  async function intake(request: HttpRequest): Promise<HttpResponse> {
+    const tenant = tenantOf(request);
+    const idempotencyKey = request.headers["idempotency-key"];
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw invalidWebhook("The Idempotency-Key header must be 1 to 255 visible ASCII characters", "idempotency-key");
+    }
+    const bytes = await readBytes(request, maxPayload);
+    const webhook = parseWebhook(bytes);
+    const now = options.now();
+    const messageId = `msg_${encodeBase64Url(options.random(18))}`;
+    const endpoints = registry.route(tenant.id, webhook.event);
+    const payload = `{"type":${JSON.stringify(webhook.event)},"timestamp":"${new Date(now).toISOString()}","data":${webhook.data}}`;
+    const plain = new TextEncoder().encode(payload);
+    const jobs = endpoints.map((endpoint) => makeJob(endpoint, messageId, webhook.event, payload, plain, now));
+    const response = JSON.stringify({ id: messageId, event: webhook.event, endpoints: endpoints.map((endpoint) => endpoint.id) });
+    const bodyHash = idempotencyKey === undefined ? "" : sha256Hex(bytes);
+    const result = await queue.enqueue({
+      tenantId: tenant.id,
+      messageId,
+      jobs,
+      ...(idempotencyKey === undefined
+        ? {}
+        : { idempotency: { key: idempotencyKey, answer: { bodyHash, messageId, response }, expiresAt: now + idempotencyTtl } }),
+    });
+    if (!result.accepted) {
+      if (result.previous.bodyHash !== bodyHash) {
+        throw new RelayError(
+          "ERR_RELAY_IDEMPOTENCY_CONFLICT",
+          "Cannot accept the webhook: its Idempotency-Key was used with another body",
+          { target: "idempotency-key" },
+        );
+      }
+      return { status: 202, headers: { "content-type": `${JSON_TYPE}; charset=utf-8`, "idempotent-replayed": "true" }, body: result.previous.response };
+    }
+    options.onAccepted?.(tenant.id, jobs);
+    return { status: 202, headers: { "content-type": `${JSON_TYPE}; charset=utf-8`, location: `${base}/messages/${messageId}` }, body: response };
+  }
+
+  function makeJob(endpoint: Endpoint, messageId: string, event: string, payload: string, plain: Uint8Array, now: number): Job {
+    const key = endpoint.publicKey ?? options.encryptionKey;
+    // Encrypted here, at intake, so that plaintext never rests in the queue.
+    const encrypted = key !== undefined;
+    return {
+      id: `${messageId}.${endpoint.id}`,
+      messageId,
+      tenantId: endpoint.tenantId,
+      endpointId: endpoint.id,
+      event,
+      body: encrypted ? encryptJwe(plain, key, options.random) : payload,
+      contentType: encrypted ? JOSE_TYPE : JSON_TYPE,
+      createdAt: now,
+      dueAt: now,
+      attempts: [],
+    };
+  }
+
+  async function readEndpointBody(request: HttpRequest): Promise<unknown> {
+    return readJson(request, { maxBytes: 65_536, maxDepth: 8 });
+  }
+
+  const routes = createRouter([
+    { method: "POST", path: base, handler: intake },
+    {
+      method: "GET",
+      path: `${base}/endpoints`,
+      handler: (request) => {
+        const tenant = tenantOf(request);
+        return jsonResponse(200, { data: registry.endpoints(tenant.id).map(renderEndpoint) });
+      },
+    },
+    {
+      method: "POST",
+      path: `${base}/endpoints`,
+      handler: async (request) => {
+        const tenant = tenantOf(request);
+        const endpoint = registry.createEndpoint(tenant.id, await readEndpointBody(request));
+        return jsonResponse(201, { ...renderEndpoint(endpoint), secret: endpoint.secrets[0]!.secret }, {
+          location: `${base}/endpoints/${endpoint.id}`,
+        });
+      },
+    },
+    {
+      method: "GET",
+      path: `${base}/endpoints/:id`,
+      handler: (request, params) => jsonResponse(200, renderEndpoint(existing(tenantOf(request), params["id"]!))),
+    },
+    {
+      method: "PATCH",
+      path: `${base}/endpoints/:id`,
+      handler: async (request, params) => {
+        const tenant = tenantOf(request);
+        existing(tenant, params["id"]!);
+        return jsonResponse(200, renderEndpoint(registry.updateEndpoint(tenant.id, params["id"]!, await readEndpointBody(request))));
+      },
+    },
+    {
+      method: "DELETE",
+      path: `${base}/endpoints/:id`,
+      handler: (request, params) => {
+        const tenant = tenantOf(request);
+        existing(tenant, params["id"]!);
+        registry.deleteEndpoint(tenant.id, params["id"]!);
+        return { status: 204 };
+      },
+    },
+    {
+      method: "GET",
+      path: `${base}/endpoints/:id/secret`,
+      handler: (request, params) => {
+        const endpoint = existing(tenantOf(request), params["id"]!);
+        return jsonResponse(200, { secrets: renderSecrets(endpoint, options.now()) }, { "cache-control": "no-store" });
+      },
+    },
+    {
+      method: "POST",
+      path: `${base}/endpoints/:id/rotate-secret`,
+      handler: async (request, params) => {
+        const tenant = tenantOf(request);
+        existing(tenant, params["id"]!);
+        const body = await readOptionalJson(request);
+        if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body) || Object.keys(body).some((key) => key !== "secret"))) {
+          throw new RelayError("ERR_RELAY_INVALID_ENDPOINT", 'Cannot rotate the secret: the body may only hold {"secret": "whsec_..."}', { target: "secret" });
+        }
+        const endpoint = registry.rotateSecret(tenant.id, params["id"]!, (body as { secret?: unknown } | undefined)?.secret);
+        return jsonResponse(200, { secrets: renderSecrets(endpoint, options.now()) }, { "cache-control": "no-store" });
+      },
+    },
+    {
+      method: "GET",
+      path: `${base}/messages/:id`,
+      handler: async (request, params) => {
+        const tenant = tenantOf(request);
+        const jobs = await queue.message(tenant.id, params["id"]!);
+        if (jobs.length === 0) {
+          throw new RelayError("ERR_RELAY_UNKNOWN_MESSAGE", `Cannot find message "${params["id"]}" of this tenant (or it is past its retention)`);
+        }
+        return jsonResponse(200, { id: params["id"], event: jobs[0]!.event, created_at: iso(jobs[0]!.createdAt), deliveries: jobs.map(renderJob) });
+      },
+    },
+    {
+      method: "GET",
+      path: `${base}/dead-letters`,
+      handler: async (request) => {
+        const tenant = tenantOf(request);
+        const query = new Map(parseQuery(request.query).map((parameter) => [parameter.name, parameter.value] as const));
+        const limit = query.has("limit") ? Number(query.get("limit")) : 100;
+        if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+          throw new HttpError("ERR_HTTP_BAD_REQUEST", "Cannot list dead letters: limit must be an integer from 1 to 1000", { target: "limit" });
+        }
+        const endpointId = query.get("endpoint");
+        const jobs = await queue.deadLetters(tenant.id, { limit, ...(endpointId === undefined ? {} : { endpointId }) });
+        return jsonResponse(200, { data: jobs.map(renderJob) });
+      },
+    },
+    {
+      method: "POST",
+      path: `${base}/dead-letters/replay`,
+      handler: async (request) => {
+        const tenant = tenantOf(request);
+        const body = await readOptionalJson(request);
+        const endpointId = (body as { endpoint_id?: unknown } | undefined)?.endpoint_id;
+        if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body) ||
+          Object.keys(body).some((key) => key !== "endpoint_id") || (endpointId !== undefined && typeof endpointId !== "string"))) {
+          throw new HttpError("ERR_HTTP_BAD_REQUEST", 'Cannot replay: the body may only hold {"endpoint_id": "<id>"}', { target: "endpoint_id" });
+        }
+        const replayed = await queue.replay(tenant.id, endpointId === undefined ? {} : { endpointId: endpointId as string }, options.now());
+        return jsonResponse(202, { replayed });
+      },
+    },
+    {
+      method: "POST",
+      path: `${base}/dead-letters/:job/replay`,
+      handler: async (request, params) => {
+        const tenant = tenantOf(request);
+        const replayed = await queue.replay(tenant.id, { jobId: params["job"]! }, options.now());
+        if (replayed === 0) throw new RelayError("ERR_RELAY_UNKNOWN_MESSAGE", `Cannot find dead letter "${params["job"]}" of this tenant`);
+        return jsonResponse(202, { replayed });
+      },
+    },
+  ]);
+
+  function existing(tenant: Tenant, id: string): Endpoint {
+    const endpoint = registry.endpoint(tenant.id, id);
+    if (endpoint === undefined) throw new RelayError("ERR_RELAY_UNKNOWN_ENDPOINT", `Cannot find endpoint "${id}" of this tenant`);
+    return endpoint;
+  }
+
+  return routes;
+}
+
+/** The webhook's event and its data as JSON text. */
+function parseWebhook(bytes: Uint8Array): { event: string; data: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (error) {
+    throw new HttpError("ERR_HTTP_INVALID_JSON", `Cannot read the webhook: the body is not JSON (${(error as Error).message})`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw invalidWebhook('The body must be a JSON object {"event": string, "data": object}');
+  }
+  for (const key of Object.keys(value)) {
+    if (!WEBHOOK_FIELDS.has(key)) throw invalidWebhook(`Field "${key}" is unknown; a webhook has "event" and "data"`, key);
+  }
+  const { event, data } = value as { event?: unknown; data?: unknown };
+  if (event === undefined) throw invalidWebhook('Field "event" is required', "event");
+  if (typeof event !== "string") throw invalidWebhook('Field "event" must be a string', "event");
+  if (event.length > MAX_EVENT_LENGTH || !EVENT_NAME.test(event)) {
+    throw invalidWebhook(`Field "event" must be dot-separated words of letters, digits, "_", "-" or ":", at most ${MAX_EVENT_LENGTH} characters`, "event");
+  }
+  if (data === undefined) throw invalidWebhook('Field "data" is required', "data");
+  if (typeof data !== "object" || data === null || Array.isArray(data)) throw invalidWebhook('Field "data" must be a JSON object', "data");
+  return { event, data: JSON.stringify(data) };
+}
+
+async function readBytes(request: HttpRequest, maxBytes: number): Promise<Uint8Array> {
+  const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== JSON_TYPE) {
+    throw new HttpError("ERR_HTTP_UNSUPPORTED_MEDIA_TYPE", `Cannot read the webhook: expected Content-Type application/json but found "${type || "none"}"`);
+  }
+  return request.body.bytes(maxBytes);
+}
+
+/** A JSON body when there is one: an empty body (no content type needed) is undefined. */
+async function readOptionalJson(request: HttpRequest): Promise<unknown> {
+  if (request.headers["content-length"] === "0" || (request.headers["content-type"] === undefined && request.headers["transfer-encoding"] === undefined)) {
+    return undefined;
+  }
+  return readJson(request, { maxBytes: 65_536, maxDepth: 4 });
+}
+
+function invalidWebhook(message: string, target?: string): RelayError {
+  return new RelayError("ERR_RELAY_INVALID_WEBHOOK", `Cannot accept the webhook: ${message}`, target === undefined ? {} : { target });
+}
+
+function unauthorized(why: string): HttpError {
+  return new HttpError("ERR_HTTP_UNAUTHORIZED", `Cannot authenticate the request: ${why}`, {
+    headers: { "www-authenticate": 'Bearer realm="webhook relay"' },
+  });
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+function renderEndpoint(endpoint: Endpoint): Record<string, unknown> {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    events: endpoint.events.patterns,
+    enabled: endpoint.enabled,
+    disabled_reason: endpoint.disabledReason,
+    rate_limit_per_second: endpoint.rateLimitPerSecond ?? null,
+    encryption_key_id: endpoint.publicKey?.kid ?? null,
+    created_at: iso(endpoint.createdAt),
+    updated_at: iso(endpoint.updatedAt),
+  };
+}
+
+function renderSecrets(endpoint: Endpoint, now: number): Record<string, unknown>[] {
+  return endpoint.secrets
+    .filter((secret) => secret.expiresAt === null || secret.expiresAt > now)
+    .map((secret) => ({ secret: secret.secret, expires_at: secret.expiresAt === null ? null : iso(secret.expiresAt) }));
+}
+
+function renderJob(job: JobView): Record<string, unknown> {
+  return {
+    id: job.id,
+    message_id: job.messageId,
+    endpoint_id: job.endpointId,
+    event: job.event,
+    state: job.state,
+    ...(job.reason === undefined ? {} : { reason: job.reason }),
+    next_attempt_at: job.state === "delayed" || job.state === "ready" ? iso(job.dueAt) : null,
+    attempts: job.attempts.map((attempt) => ({
+      at: iso(attempt.at),
+      outcome: attempt.outcome,
+      status: attempt.status,
+      latency_ms: attempt.latencyMs,
+      error: attempt.error,
+    })),
+  };
+}

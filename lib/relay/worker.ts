@@ -1,0 +1,290 @@
+import { signWebhook } from "../crypto/mod.ts";
+import { type RetrySchedule, retryAfterDelay, retryDelay } from "./backoff.ts";
+import type { Deliver, DeliveryResult } from "./http_delivery.ts";
+import type { Attempt, AttemptOutcome, Job, JobQueue, Lease } from "./queue.ts";
+import { type Endpoint, signingKeys, type TenantRegistry } from "./tenants.ts";
+
+/** Options of {@linkcode RelayWorker}. */
+export interface RelayWorkerOptions {
+  readonly queue: JobQueue;
+  readonly registry: TenantRegistry;
+  readonly deliver: Deliver;
+  readonly schedule: RetrySchedule;
+  /** Wall clock, milliseconds since the epoch. */
+  readonly now: () => number;
+  /** A number in [0, 1), for jitter. */
+  readonly random: () => number;
+  /** Runs `task` after `ms`; returns a function that cancels it. */
+  readonly setTimer: (task: () => void, ms: number) => () => void;
+  /**
+   * Deliveries in flight at most, over all endpoints.
+   * @default {64}
+   */
+  readonly concurrency?: number;
+  /**
+   * Deliveries in flight at most to one endpoint.
+   * @default {8}
+   */
+  readonly perEndpointConcurrency?: number;
+  /**
+   * How long a delivery may take before it counts as a timeout, milliseconds.
+   * @default {15000}
+   */
+  readonly deliveryTimeoutMs?: number;
+  /**
+   * How often to look for due jobs queued by other processes, milliseconds.
+   * @default {1000}
+   */
+  readonly pollIntervalMs?: number;
+  /** Told of every attempt, e.g. for metrics. */
+  readonly onAttempt?: (job: Job, attempt: Attempt) => void;
+  /** Told of every job moved to the dead letters. */
+  readonly onDead?: (job: Job, reason: string) => void;
+  /** Told of queue errors the worker survives (it tries again on its next wake-up). */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** Wait before a job of a busy endpoint (at its concurrency cap) is tried again, milliseconds. */
+const BUSY_DELAY_MS = 50;
+
+/**
+ * Claims due jobs and delivers them with bounded concurrency, globally and
+ * per endpoint, and a per-endpoint rate limit. 2xx acknowledges; 410
+ * disables the endpoint and buries the job; 429 and 503 retry after
+ * `Retry-After` (at most the schedule's longest delay) or the schedule's
+ * delay; anything else (3xx included), timeouts, refused addresses and
+ * connection errors retry on the schedule until attempts run out, then the
+ * job goes to the dead letters. Retries wait in the queue, never in the
+ * worker, so a failing endpoint holds back no other.
+ */
+export class RelayWorker {
+  readonly #options: RelayWorkerOptions;
+  readonly #concurrency: number;
+  readonly #perEndpoint: number;
+  readonly #timeout: number;
+  readonly #leaseMs: number;
+  readonly #pollInterval: number;
+  readonly #maxRetryAfter: number;
+  readonly #inFlight = new Set<Promise<void>>();
+  readonly #byEndpoint = new Map<string, number>();
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+  #running = false;
+  #pumping: Promise<void> | undefined;
+  #again = false;
+  #cancelTimer: (() => void) | undefined;
+  #timerAt = Number.POSITIVE_INFINITY;
+
+  /**
+   * Creates a stopped worker.
+   * @param options queue, registry, delivery, schedule, clock, timers and limits
+   */
+  constructor(options: RelayWorkerOptions) {
+    this.#options = options;
+    this.#concurrency = options.concurrency ?? 64;
+    this.#perEndpoint = options.perEndpointConcurrency ?? 8;
+    this.#timeout = options.deliveryTimeoutMs ?? 15_000;
+    // A lease outlives the slowest delivery, so that a live worker never loses its job to another.
+    this.#leaseMs = this.#timeout + 30_000;
+    this.#pollInterval = options.pollIntervalMs ?? 1000;
+    const schedule = options.schedule;
+    this.#maxRetryAfter = schedule.kind === "fixed" ? Math.max(0, ...schedule.delaysMs) : schedule.capMs;
+  }
+
+  /** Deliveries in flight now. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Starts claiming and delivering. */
+  start(): void {
+    this.#running = true;
+    this.notify();
+  }
+
+  /** Tells the worker that jobs may be due now, e.g. after intake. */
+  notify(): void {
+    if (!this.#running) return;
+    if (this.#pumping !== undefined) {
+      this.#again = true;
+      return;
+    }
+    this.#again = false;
+    this.#pumping = this.#pump().finally(() => {
+      this.#pumping = undefined;
+      // A wake-up that came after the last look is not lost.
+      if (this.#again) this.notify();
+    });
+  }
+
+  /** Stops claiming, and resolves when the deliveries in flight have finished and been recorded. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#cancelTimer?.();
+    this.#cancelTimer = undefined;
+    while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
+  }
+
+  /** Resolves when nothing is in flight (for tests and benchmarks). */
+  async idle(): Promise<void> {
+    while (this.#inFlight.size > 0 || this.#pumping !== undefined) {
+      await Promise.all([...this.#inFlight, this.#pumping]);
+    }
+  }
+
+  async #pump(): Promise<void> {
+    try {
+      do {
+        this.#again = false;
+        while (this.#running && this.#inFlight.size < this.#concurrency) {
+          const leases = await this.#options.queue.claim({
+            now: this.#options.now(),
+            limit: this.#concurrency - this.#inFlight.size,
+            leaseMs: this.#leaseMs,
+          });
+          if (leases.length === 0) break;
+          for (const lease of leases) this.#start(lease);
+        }
+        await this.#arm();
+      } while (this.#again && this.#running);
+    } catch (error) {
+      this.#options.onError?.(error);
+      this.#wakeIn(this.#pollInterval);
+    }
+  }
+
+  /** Sets the timer for the next due job, or the poll interval, whichever is sooner. */
+  async #arm(): Promise<void> {
+    if (!this.#running) return;
+    const next = await this.#options.queue.nextDue();
+    const now = this.#options.now();
+    const wait = next === undefined ? this.#pollInterval : Math.min(this.#pollInterval, Math.max(0, next - now));
+    // With every slot busy, a finishing delivery wakes the worker.
+    if (this.#inFlight.size >= this.#concurrency) return;
+    this.#wakeIn(wait);
+  }
+
+  #wakeIn(ms: number): void {
+    if (!this.#running) return;
+    const at = this.#options.now() + ms;
+    if (this.#cancelTimer !== undefined && this.#timerAt <= at) return;
+    this.#cancelTimer?.();
+    this.#timerAt = at;
+    this.#cancelTimer = this.#options.setTimer(() => {
+      this.#cancelTimer = undefined;
+      this.#timerAt = Number.POSITIVE_INFINITY;
+      this.notify();
+    }, ms);
+  }
+
+  #start(lease: Lease): void {
+    const task = this.#handle(lease).catch((error: unknown) => this.#options.onError?.(error));
+    this.#inFlight.add(task);
+    void task.finally(() => {
+      this.#inFlight.delete(task);
+      this.notify();
+    });
+  }
+
+  async #handle(lease: Lease): Promise<void> {
+    const { queue, registry } = this.#options;
+    const job = lease.job;
+    const endpoint = registry.endpoint(job.tenantId, job.endpointId);
+    const now = this.#options.now();
+    if (endpoint === undefined) return this.#bury(lease, undefined, "the endpoint was deleted", now);
+    if (!endpoint.enabled) return this.#bury(lease, undefined, `the endpoint is disabled (${endpoint.disabledReason ?? "by the tenant"})`, now);
+    const key = `${job.tenantId}\n${job.endpointId}`;
+    const busy = this.#byEndpoint.get(key) ?? 0;
+    if (busy >= this.#perEndpoint) {
+      await queue.release(lease, now + BUSY_DELAY_MS);
+      return;
+    }
+    const wait = this.#rateWait(key, endpoint, now);
+    if (wait > 0) {
+      await queue.release(lease, now + wait);
+      return;
+    }
+    this.#byEndpoint.set(key, busy + 1);
+    let result: DeliveryResult;
+    const started = this.#options.now();
+    try {
+      result = await this.#options.deliver({
+        url: endpoint.url,
+        headers: headersFor(job, endpoint, started),
+        body: job.body,
+        timeoutMs: this.#timeout,
+      });
+    } finally {
+      const left = (this.#byEndpoint.get(key) ?? 1) - 1;
+      if (left === 0) this.#byEndpoint.delete(key);
+      else this.#byEndpoint.set(key, left);
+    }
+    const finished = this.#options.now();
+    const attempt = attemptOf(result, started, finished - started);
+    this.#options.onAttempt?.(job, attempt);
+    if (attempt.outcome === "success") {
+      await queue.ack(lease, attempt);
+      return;
+    }
+    if (attempt.outcome === "gone") {
+      registry.disableEndpoint(job.tenantId, job.endpointId, "the receiver answered 410 Gone");
+      return this.#bury(lease, attempt, "the receiver answered 410 Gone; the endpoint is disabled", finished);
+    }
+    const made = job.attempts.length + 1;
+    const delay = retryDelay(made + 1, this.#options.schedule, this.#options.random);
+    if (delay === undefined) return this.#bury(lease, attempt, `all ${made} attempts failed`, finished);
+    const asked = result.kind === "response" && attempt.outcome === "throttled" ? retryAfterDelay(result.retryAfter, finished) : undefined;
+    const pause = asked === undefined ? delay : Math.min(asked, this.#maxRetryAfter);
+    await queue.retry(lease, attempt, finished + pause);
+  }
+
+  async #bury(lease: Lease, attempt: Attempt | undefined, reason: string, at: number): Promise<void> {
+    if (await this.#options.queue.bury(lease, { ...(attempt === undefined ? {} : { attempt }), reason, at })) {
+      this.#options.onDead?.(lease.job, reason);
+    }
+  }
+
+  /** Milliseconds until the endpoint's token bucket has a token; 0 takes one now. */
+  #rateWait(key: string, endpoint: Endpoint, now: number): number {
+    const rate = endpoint.rateLimitPerSecond;
+    if (rate === undefined) return 0;
+    const burst = Math.max(1, rate);
+    const bucket = this.#buckets.get(key) ?? { tokens: burst, at: now };
+    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) * rate) / 1000);
+    bucket.at = now;
+    this.#buckets.set(key, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return 0;
+    }
+    return Math.ceil(((1 - bucket.tokens) * 1000) / rate);
+  }
+}
+
+/** The Standard Webhooks headers of one attempt, signed at its time. */
+function headersFor(job: Job, endpoint: Endpoint, now: number): Record<string, string> {
+  const timestamp = Math.floor(now / 1000);
+  return {
+    "content-type": job.contentType,
+    "user-agent": "tributary-relay",
+    "webhook-id": job.messageId,
+    "webhook-timestamp": String(timestamp),
+    "webhook-signature": signWebhook(signingKeys(endpoint, now), job.messageId, timestamp, job.body),
+  };
+}
+
+function attemptOf(result: DeliveryResult, at: number, latencyMs: number): Attempt {
+  if (result.kind !== "response") {
+    const outcome: AttemptOutcome = result.kind === "timeout" ? "timeout" : result.kind === "blocked" ? "blocked" : "failure";
+    return { at, outcome, status: null, latencyMs, error: result.message };
+  }
+  const status = result.status;
+  const outcome: AttemptOutcome = status >= 200 && status < 300
+    ? "success"
+    : status === 410
+    ? "gone"
+    : status === 429 || status === 503
+    ? "throttled"
+    : "failure";
+  const error = outcome === "success" ? null : status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
+  return { at, outcome, status, latencyMs, error };
+}

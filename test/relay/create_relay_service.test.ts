@@ -1,0 +1,235 @@
+import assert from "node:assert/strict";
+import { generateKeyPairSync } from "node:crypto";
+import { describe, it } from "node:test";
+import { decryptJwe } from "../../lib/crypto/mod.ts";
+import type { HttpResponse } from "../../lib/http/mod.ts";
+import { errorResponse } from "../../lib/http/mod.ts";
+import { createRelayService, type Job, MemoryQueue } from "../../lib/relay/mod.ts";
+import { makeRequest } from "../_helpers/http.ts";
+import { countingRandom, FakeClock, makeRegistry, SECRET } from "../_helpers/relay.ts";
+
+const KEYS = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const PUBLIC_PEM = KEYS.publicKey.export({ type: "spki", format: "pem" }) as string;
+
+function setup(options: { capacity?: number; maxPayloadBytes?: number } = {}) {
+  const clock = new FakeClock();
+  const registry = makeRegistry(clock);
+  registry.createEndpoint("acme", { id: "all", url: "https://a.example/all", events: ["*"], secret: SECRET });
+  registry.createEndpoint("acme", { id: "users", url: "https://a.example/users", events: ["user.*"], secret: SECRET, public_key: PUBLIC_PEM });
+  registry.createEndpoint("globex", { id: "g", url: "https://g.example/", events: ["*"], secret: SECRET });
+  const queue = new MemoryQueue({ capacity: options.capacity ?? 1000 });
+  const accepted: Job[] = [];
+  const handler = createRelayService({
+    registry,
+    queue,
+    now: clock.now,
+    random: countingRandom(),
+    maxPayloadBytes: options.maxPayloadBytes ?? 4096,
+    onAccepted: (_tenant, jobs) => accepted.push(...jobs),
+  });
+  async function call(method: string, path: string, init: { body?: string; headers?: Record<string, string>; key?: string | null } = {}) {
+    const headers: Record<string, string> = { ...init.headers };
+    if (init.key !== null) headers["authorization"] = `Bearer ${init.key ?? "acme-key"}`;
+    if (init.body !== undefined && headers["content-type"] === undefined) headers["content-type"] = "application/json";
+    let response: HttpResponse;
+    try {
+      const [pathname, query = ""] = path.split("?");
+      response = await handler(makeRequest({ method, path: pathname!, query, headers, ...(init.body === undefined ? {} : { body: init.body }) }));
+    } catch (error) {
+      response = errorResponse(error);
+    }
+    const text = typeof response.body === "string" ? response.body : "";
+    return { status: response.status, headers: response.headers ?? {}, json: text === "" ? undefined : JSON.parse(text) };
+  }
+  return { clock, registry, queue, accepted, call };
+}
+
+const WEBHOOK = JSON.stringify({ event: "user.created", data: { user_id: "12345" } });
+
+describe("createRelayService() intake", () => {
+  it("accepts a webhook with 202 once one job per matching endpoint is queued", async () => {
+    const t = setup();
+    const response = await t.call("POST", "/webhook", { body: WEBHOOK });
+    assert.equal(response.status, 202);
+    assert.match(response.json.id, /^msg_[A-Za-z0-9_-]{24}$/);
+    assert.deepEqual(response.json.endpoints, ["all", "users"]);
+    assert.equal(response.headers["location"], `/webhook/messages/${response.json.id}`);
+    const jobs = await t.queue.message("acme", response.json.id);
+    assert.deepEqual(jobs.map((job) => job.endpointId).sort(), ["all", "users"]);
+    assert.equal(t.accepted.length, 2);
+  });
+
+  it("sends {type, timestamp, data}, and encrypts it at intake for an endpoint with a public key", async () => {
+    const t = setup();
+    const { json } = await t.call("POST", "/webhook", { body: WEBHOOK });
+    const jobs = await t.queue.message("acme", json.id);
+    const plain = jobs.find((job) => job.endpointId === "all")!;
+    assert.equal(plain.contentType, "application/json");
+    assert.deepEqual(JSON.parse(plain.body), { type: "user.created", timestamp: new Date(t.clock.time).toISOString(), data: { user_id: "12345" } });
+    const sealed = jobs.find((job) => job.endpointId === "users")!;
+    assert.equal(sealed.contentType, "application/jose");
+    assert.ok(!sealed.body.includes("12345"), "no plaintext rests in the queue");
+    assert.equal(new TextDecoder().decode(decryptJwe(sealed.body, KEYS.privateKey)), plain.body);
+  });
+
+  it("routes only to the endpoints whose patterns match the event", async () => {
+    const t = setup();
+    const { json } = await t.call("POST", "/webhook", { body: JSON.stringify({ event: "invoice.paid", data: {} }) });
+    assert.deepEqual(json.endpoints, ["all"]);
+  });
+
+  it("answers an Idempotency-Key used again with the first answer, and 409 for another body", async () => {
+    const t = setup();
+    const headers = { "idempotency-key": "order-77" };
+    const first = await t.call("POST", "/webhook", { body: WEBHOOK, headers });
+    const again = await t.call("POST", "/webhook", { body: WEBHOOK, headers });
+    assert.equal(again.status, 202);
+    assert.deepEqual(again.json, first.json);
+    assert.equal(again.headers["idempotent-replayed"], "true");
+    assert.equal(t.accepted.length, 2, "nothing queued twice");
+    const other = await t.call("POST", "/webhook", { body: JSON.stringify({ event: "x", data: {} }), headers });
+    assert.equal(other.status, 409);
+    assert.equal(other.json.error.code, "ERR_RELAY_IDEMPOTENCY_CONFLICT");
+    const globex = await t.call("POST", "/webhook", { body: WEBHOOK, headers, key: "globex-key" });
+    assert.notEqual(globex.json.id, first.json.id, "keys are per tenant");
+  });
+
+  it("answers 503 with Retry-After when the queue is full, queueing nothing", async () => {
+    const t = setup({ capacity: 3 });
+    assert.equal((await t.call("POST", "/webhook", { body: WEBHOOK })).status, 202);
+    const full = await t.call("POST", "/webhook", { body: WEBHOOK });
+    assert.equal(full.status, 503);
+    assert.equal(full.headers["retry-after"], "1");
+    assert.equal(full.json.error.code, "ERR_RELAY_QUEUE_FULL");
+    assert.deepEqual(await t.queue.depth(t.clock.time), { ready: 2, delayed: 0, leased: 0, dead: 0 });
+  });
+
+  const bad: { name: string; body?: string; headers?: Record<string, string>; key?: string | null; status: number; code: string; target?: string }[] = [
+    { name: "no API key", body: WEBHOOK, key: null, status: 401, code: "ERR_HTTP_UNAUTHORIZED" },
+    { name: "an unknown API key", body: WEBHOOK, key: "nope", status: 401, code: "ERR_HTTP_UNAUTHORIZED" },
+    { name: "a Basic authorization", body: WEBHOOK, key: null, headers: { authorization: "Basic eDp5" }, status: 401, code: "ERR_HTTP_UNAUTHORIZED" },
+    { name: "a wrong content type", body: WEBHOOK, headers: { "content-type": "text/plain" }, status: 415, code: "ERR_HTTP_UNSUPPORTED_MEDIA_TYPE" },
+    { name: "an oversize body", body: JSON.stringify({ event: "a", data: { x: "y".repeat(5000) } }), status: 413, code: "ERR_HTTP_BODY_TOO_LARGE" },
+    { name: "non-JSON", body: "{event:", status: 400, code: "ERR_HTTP_INVALID_JSON" },
+    { name: "JSON that is not an object", body: "[1]", status: 400, code: "ERR_RELAY_INVALID_WEBHOOK" },
+    { name: "a missing event", body: '{"data":{}}', status: 400, code: "ERR_RELAY_INVALID_WEBHOOK", target: "event" },
+    { name: "an event that is not a string", body: '{"event":1,"data":{}}', status: 400, code: "ERR_RELAY_INVALID_WEBHOOK", target: "event" },
+    { name: "a malformed event name", body: '{"event":"a b","data":{}}', status: 400, code: "ERR_RELAY_INVALID_WEBHOOK", target: "event" },
+    { name: "missing data", body: '{"event":"a"}', status: 400, code: "ERR_RELAY_INVALID_WEBHOOK", target: "data" },
+    { name: "data that is not an object", body: '{"event":"a","data":[1]}', status: 400, code: "ERR_RELAY_INVALID_WEBHOOK", target: "data" },
+    { name: "an unknown field", body: '{"event":"a","data":{},"url":"x"}', status: 400, code: "ERR_RELAY_INVALID_WEBHOOK", target: "url" },
+    { name: "a malformed Idempotency-Key", body: WEBHOOK, headers: { "idempotency-key": "a b" }, status: 400, code: "ERR_RELAY_INVALID_WEBHOOK", target: "idempotency-key" },
+  ];
+  for (const c of bad) {
+    it(`refuses ${c.name} with ${c.status}`, async () => {
+      const t = setup();
+      const response = await t.call("POST", "/webhook", {
+        ...(c.body === undefined ? {} : { body: c.body }),
+        ...(c.headers === undefined ? {} : { headers: c.headers }),
+        ...(c.key === undefined ? {} : { key: c.key }),
+      });
+      assert.equal(response.status, c.status);
+      assert.equal(response.json.error.code, c.code);
+      if (c.target !== undefined) assert.equal(response.json.error.target, c.target);
+      if (c.status === 401) assert.match(response.headers["www-authenticate"] ?? "", /^Bearer/);
+      assert.equal(t.accepted.length, 0);
+    });
+  }
+});
+
+describe("createRelayService() endpoints", () => {
+  it("lists, creates, reads, updates and deletes a tenant's endpoints", async () => {
+    const t = setup();
+    const created = await t.call("POST", "/webhook/endpoints", { body: JSON.stringify({ url: "https://new.example/h", events: ["order.*"] }) });
+    assert.equal(created.status, 201);
+    assert.match(created.json.id, /^ep_/);
+    assert.match(created.json.secret, /^whsec_/);
+    const id = created.json.id as string;
+    const list = await t.call("GET", "/webhook/endpoints");
+    assert.deepEqual(list.json.data.map((endpoint: { id: string }) => endpoint.id), ["all", "users", id]);
+    assert.equal(list.json.data[0].secret, undefined, "secrets are not listed");
+    const patched = await t.call("PATCH", `/webhook/endpoints/${id}`, { body: JSON.stringify({ enabled: false, rate_limit_per_second: 5 }) });
+    assert.equal(patched.json.enabled, false);
+    assert.equal(patched.json.rate_limit_per_second, 5);
+    assert.equal((await t.call("GET", `/webhook/endpoints/${id}`)).json.enabled, false);
+    assert.equal((await t.call("DELETE", `/webhook/endpoints/${id}`)).status, 204);
+    assert.equal((await t.call("GET", `/webhook/endpoints/${id}`)).status, 404);
+  });
+
+  it("hides one tenant's endpoints from another", async () => {
+    const t = setup();
+    assert.equal((await t.call("GET", "/webhook/endpoints/all", { key: "globex-key" })).status, 404);
+    assert.equal((await t.call("DELETE", "/webhook/endpoints/all", { key: "globex-key" })).status, 404);
+    assert.ok(t.registry.endpoint("acme", "all"));
+  });
+
+  it("rotates a secret, the old one signing alongside until the overlap ends", async () => {
+    const t = setup();
+    const rotated = await t.call("POST", "/webhook/endpoints/all/rotate-secret");
+    assert.equal(rotated.status, 200);
+    assert.equal(rotated.json.secrets.length, 2);
+    assert.notEqual(rotated.json.secrets[0].secret, SECRET);
+    assert.equal(rotated.json.secrets[0].expires_at, null);
+    assert.deepEqual([rotated.json.secrets[1].secret, rotated.json.secrets[1].expires_at], [SECRET, new Date(t.clock.time + 86_400_000).toISOString()]);
+    await t.clock.advance(86_400_000);
+    assert.equal((await t.call("GET", "/webhook/endpoints/all/secret")).json.secrets.length, 1);
+  });
+
+  const invalid: { name: string; body: string; target: string }[] = [
+    { name: "a URL that is not http or https", body: '{"url":"ftp://x/","events":["*"]}', target: "url" },
+    { name: "a URL with credentials", body: '{"url":"https://u:p@x/","events":["*"]}', target: "url" },
+    { name: "no events", body: '{"url":"https://x/","events":[]}', target: "events" },
+    { name: "a malformed pattern", body: '{"url":"https://x/","events":["a.*.b"]}', target: "events[0]" },
+    { name: "a malformed secret", body: '{"url":"https://x/","events":["*"],"secret":"abc"}', target: "secret" },
+    { name: "a key that is not RSA PEM", body: '{"url":"https://x/","events":["*"],"public_key":"nope"}', target: "public_key" },
+    { name: "a negative rate limit", body: '{"url":"https://x/","events":["*"],"rate_limit_per_second":-1}', target: "rate_limit_per_second" },
+    { name: "an unknown field", body: '{"url":"https://x/","events":["*"],"colour":"red"}', target: "colour" },
+  ];
+  for (const c of invalid) {
+    it(`refuses an endpoint with ${c.name} (400)`, async () => {
+      const t = setup();
+      const response = await t.call("POST", "/webhook/endpoints", { body: c.body });
+      assert.equal(response.status, 400);
+      assert.equal(response.json.error.code, "ERR_RELAY_INVALID_ENDPOINT");
+      assert.equal(response.json.error.target, c.target);
+    });
+  }
+
+  it("refuses an endpoint id that is taken with 409", async () => {
+    const t = setup();
+    const response = await t.call("POST", "/webhook/endpoints", { body: '{"id":"all","url":"https://x/","events":["*"]}' });
+    assert.equal(response.status, 409);
+    assert.equal(response.json.error.code, "ERR_RELAY_ENDPOINT_EXISTS");
+  });
+});
+
+describe("createRelayService() messages and dead letters", () => {
+  it("shows a message's deliveries to its tenant only", async () => {
+    const t = setup();
+    const { json } = await t.call("POST", "/webhook", { body: WEBHOOK });
+    const status = await t.call("GET", `/webhook/messages/${json.id}`);
+    assert.equal(status.status, 200);
+    assert.deepEqual(status.json.deliveries.map((d: { endpoint_id: string; state: string }) => [d.endpoint_id, d.state]).sort(), [["all", "ready"], ["users", "ready"]]);
+    assert.equal((await t.call("GET", `/webhook/messages/${json.id}`, { key: "globex-key" })).status, 404);
+  });
+
+  it("lists dead letters and replays one or all", async () => {
+    const t = setup();
+    const { json } = await t.call("POST", "/webhook", { body: WEBHOOK });
+    for (const lease of await t.queue.claim({ now: t.clock.time, limit: 10, leaseMs: 1000 })) {
+      await t.queue.bury(lease, { reason: "all 8 attempts failed", at: t.clock.time });
+    }
+    const dead = await t.call("GET", "/webhook/dead-letters?limit=10");
+    assert.equal(dead.json.data.length, 2);
+    assert.equal(dead.json.data[0].reason, "all 8 attempts failed");
+    assert.equal((await t.call("GET", "/webhook/dead-letters?endpoint=users")).json.data.length, 1);
+    assert.equal((await t.call("GET", "/webhook/dead-letters?limit=0")).status, 400);
+    assert.equal((await t.call("GET", "/webhook/dead-letters", { key: "globex-key" })).json.data.length, 0);
+    const one = await t.call("POST", `/webhook/dead-letters/${json.id}.users/replay`);
+    assert.deepEqual([one.status, one.json.replayed], [202, 1]);
+    assert.equal((await t.call("POST", `/webhook/dead-letters/${json.id}.users/replay`)).status, 404);
+    const all = await t.call("POST", "/webhook/dead-letters/replay");
+    assert.deepEqual([all.status, all.json.replayed], [202, 1]);
+    assert.equal((await t.call("POST", "/webhook/dead-letters/replay", { body: '{"endpoint":"x"}' })).status, 400);
+  });
+});

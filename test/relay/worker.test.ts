@@ -1,0 +1,248 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { parseWebhookSecret, verifyWebhook } from "../../lib/crypto/mod.ts";
+import { type DeliveryResult, type Job, MemoryQueue, RelayWorker, type RetrySchedule } from "../../lib/relay/mod.ts";
+import { FakeClock, makeRegistry, ScriptedReceiver, SECRET, status } from "../_helpers/relay.ts";
+
+const SCHEDULE: RetrySchedule = { kind: "fixed", delaysMs: [1000, 2000, 4000], maxAttempts: 4, jitter: 0 };
+const A = "http://a.example/hook";
+const B = "http://b.example/hook";
+
+function setup(options: { concurrency?: number; perEndpoint?: number; rate?: number } = {}) {
+  const clock = new FakeClock();
+  const registry = makeRegistry(clock);
+  registry.createEndpoint("acme", { id: "a", url: A, events: ["*"], secret: SECRET });
+  registry.createEndpoint("globex", {
+    id: "b",
+    url: B,
+    events: ["*"],
+    secret: SECRET,
+    ...(options.rate === undefined ? {} : { rate_limit_per_second: options.rate }),
+  });
+  const queue = new MemoryQueue();
+  const receiver = new ScriptedReceiver();
+  const dead: string[] = [];
+  const worker = new RelayWorker({
+    queue,
+    registry,
+    deliver: receiver.deliver,
+    schedule: SCHEDULE,
+    now: clock.now,
+    random: () => 0.5,
+    setTimer: clock.setTimer,
+    concurrency: options.concurrency ?? 8,
+    perEndpointConcurrency: options.perEndpoint ?? 4,
+    pollIntervalMs: 60_000,
+    onDead: (job, reason) => dead.push(`${job.id}: ${reason}`),
+  });
+  let n = 0;
+  /** Queues `count` messages and lets the worker take them; with `hang`, does not wait for deliveries that hang. */
+  async function send(tenant: "acme" | "globex", count = 1, hang = false): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const messageId = `msg_${++n}`;
+      const endpointId = tenant === "acme" ? "a" : "b";
+      const job: Job = {
+        id: `${messageId}.${endpointId}`,
+        messageId,
+        tenantId: tenant,
+        endpointId,
+        event: "user.created",
+        body: `{"n":${n}}`,
+        contentType: "application/json",
+        createdAt: clock.time,
+        dueAt: clock.time,
+        attempts: [],
+      };
+      await queue.enqueue({ tenantId: tenant, messageId, jobs: [job] });
+      ids.push(messageId);
+    }
+    worker.notify();
+    await (hang ? turns(5) : worker.idle());
+    return ids;
+  }
+  async function advance(ms: number): Promise<void> {
+    await clock.advance(ms, () => worker.idle());
+  }
+  worker.start();
+  return { clock, registry, queue, receiver, worker, dead, send, advance };
+}
+
+/** Lets the event loop go round a few times, for work that does not finish. */
+async function turns(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+async function stateOf(queue: MemoryQueue, tenant: string, messageId: string) {
+  const [job] = await queue.message(tenant, messageId);
+  assert.ok(job, `message ${messageId} is known`);
+  return job;
+}
+
+describe("RelayWorker", () => {
+  it("delivers with Standard Webhooks headers that verify with the endpoint's secret", async () => {
+    const t = setup();
+    t.receiver.on(A, () => status(204));
+    const [id] = await t.send("acme");
+    const [request] = t.receiver.requests;
+    assert.ok(request);
+    assert.equal(request.headers["webhook-id"], id);
+    assert.equal(request.headers["content-type"], "application/json");
+    verifyWebhook([parseWebhookSecret(SECRET)], {
+      id: request.headers["webhook-id"]!,
+      timestamp: request.headers["webhook-timestamp"]!,
+      signature: request.headers["webhook-signature"]!,
+    }, request.body, { now: Math.floor(t.clock.time / 1000) });
+    const job = await stateOf(t.queue, "acme", id!);
+    assert.equal(job.state, "delivered");
+    assert.deepEqual(job.attempts.map((attempt) => [attempt.outcome, attempt.status]), [["success", 204]]);
+  });
+
+  it("retries a failing receiver on the schedule with the same webhook-id, until it succeeds", async () => {
+    const t = setup();
+    t.receiver.on(A, (n) => (n <= 2 ? status(500) : status(200)));
+    const [id] = await t.send("acme");
+    assert.equal((await stateOf(t.queue, "acme", id!)).state, "delayed");
+    await t.advance(999);
+    assert.equal(t.receiver.requests.length, 1, "nothing before the first delay");
+    await t.advance(1);
+    assert.equal(t.receiver.requests.length, 2);
+    await t.advance(2000);
+    assert.equal(t.receiver.requests.length, 3);
+    const job = await stateOf(t.queue, "acme", id!);
+    assert.equal(job.state, "delivered");
+    assert.deepEqual(job.attempts.map((attempt) => attempt.status), [500, 500, 200]);
+    assert.deepEqual(new Set(t.receiver.requests.map((request) => request.headers["webhook-id"])), new Set([id]));
+  });
+
+  it("moves a job whose attempts ran out to the dead letters", async () => {
+    const t = setup();
+    t.receiver.on(A, () => ({ kind: "error", message: "ECONNRESET" }));
+    const [id] = await t.send("acme");
+    await t.advance(1000);
+    await t.advance(2000);
+    await t.advance(4000);
+    const job = await stateOf(t.queue, "acme", id!);
+    assert.equal(job.state, "dead");
+    assert.equal(job.reason, "all 4 attempts failed");
+    assert.equal(job.attempts.length, 4);
+    assert.deepEqual(t.dead, [`${id}.a: all 4 attempts failed`]);
+  });
+
+  it("disables the endpoint on 410 Gone and buries the job", async () => {
+    const t = setup();
+    t.receiver.on(A, () => status(410));
+    const [id] = await t.send("acme");
+    assert.equal((await stateOf(t.queue, "acme", id!)).state, "dead");
+    const endpoint = t.registry.endpoint("acme", "a");
+    assert.equal(endpoint?.enabled, false);
+    assert.match(endpoint?.disabledReason ?? "", /410/);
+    const [next] = await t.send("acme");
+    assert.equal(t.receiver.requests.length, 1, "a disabled endpoint gets nothing more");
+    assert.match((await stateOf(t.queue, "acme", next!)).reason ?? "", /disabled/);
+  });
+
+  for (const code of [429, 503]) {
+    it(`waits the Retry-After of a ${code}, at most the schedule's longest delay`, async () => {
+      const t = setup();
+      t.receiver.on(A, (n) => (n === 1 ? status(code, "3") : n === 2 ? status(code, "86400") : status(200)));
+      const [id] = await t.send("acme");
+      let job = await stateOf(t.queue, "acme", id!);
+      assert.equal(job.attempts[0]?.outcome, "throttled");
+      assert.equal(job.dueAt, t.clock.time + 3000);
+      await t.advance(3000);
+      job = await stateOf(t.queue, "acme", id!);
+      assert.equal(job.dueAt, t.clock.time + 4000, "a day is capped at the 4 s longest delay");
+      await t.advance(4000);
+      assert.equal((await stateOf(t.queue, "acme", id!)).state, "delivered");
+    });
+  }
+
+  it("counts a redirect as a failure and never follows it", async () => {
+    const t = setup();
+    t.receiver.on(A, () => status(302));
+    const [id] = await t.send("acme");
+    const job = await stateOf(t.queue, "acme", id!);
+    assert.equal(job.attempts[0]?.outcome, "failure");
+    assert.match(job.attempts[0]?.error ?? "", /redirects are not followed/);
+    assert.equal(t.receiver.requests.length, 1);
+  });
+
+  const failures: { name: string; result: DeliveryResult; outcome: string }[] = [
+    { name: "a timeout", result: { kind: "timeout", message: "No answer within 15000 ms" }, outcome: "timeout" },
+    { name: "a refused address", result: { kind: "blocked", message: "address 10.0.0.1 is refused" }, outcome: "blocked" },
+    { name: "a closed connection", result: { kind: "error", message: "socket hang up" }, outcome: "failure" },
+  ];
+  for (const c of failures) {
+    it(`records ${c.name} on the attempt and retries`, async () => {
+      const t = setup();
+      t.receiver.on(A, () => c.result);
+      const [id] = await t.send("acme");
+      const job = await stateOf(t.queue, "acme", id!);
+      assert.equal(job.state, "delayed");
+      assert.deepEqual([job.attempts[0]?.outcome, job.attempts[0]?.status, job.attempts[0]?.error], [c.outcome, null, c.result.kind === "response" ? null : c.result.message]);
+    });
+  }
+
+  it("buries the jobs of a deleted endpoint without sending them", async () => {
+    const t = setup();
+    t.registry.deleteEndpoint("acme", "a");
+    const [id] = await t.send("acme");
+    assert.equal(t.receiver.requests.length, 0);
+    assert.equal((await stateOf(t.queue, "acme", id!)).reason, "the endpoint was deleted");
+  });
+
+  it("keeps a slow endpoint to its concurrency cap while another endpoint's message goes through", async () => {
+    const t = setup({ concurrency: 4, perEndpoint: 2 });
+    const hanging: ((result: DeliveryResult) => void)[] = [];
+    t.receiver.on(A, () => new Promise<DeliveryResult>((resolve) => hanging.push(resolve)));
+    t.receiver.on(B, () => status(200));
+    await t.send("acme", 10, true);
+    const [b] = await t.send("globex", 1, true);
+    assert.equal(hanging.length, 2, "two deliveries in flight to the slow endpoint, no more");
+    assert.deepEqual(t.receiver.order, [A, A, B], "the healthy endpoint's message went out while the slow one hung");
+    assert.equal((await stateOf(t.queue, "globex", b!)).state, "delivered");
+    for (const resolve of hanging.splice(0)) resolve(status(200));
+    await t.worker.idle();
+  });
+
+  it("does not let a failing endpoint's retries delay another endpoint's messages", async () => {
+    const t = setup({ concurrency: 2, perEndpoint: 2 });
+    t.receiver.on(A, () => status(500));
+    t.receiver.on(B, () => status(200));
+    await t.send("acme", 20);
+    await t.advance(500);
+    const [b] = await t.send("globex");
+    const bIndex = t.receiver.order.indexOf(B);
+    assert.equal(bIndex, 20, "delivered right after the 20 first attempts, before any retry");
+    assert.equal((await stateOf(t.queue, "globex", b!)).state, "delivered");
+    await t.advance(500);
+    assert.equal(t.receiver.order.filter((url) => url === A).length, 40, "the retries came when due");
+  });
+
+  it("holds an endpoint to its rate limit per second", async () => {
+    const t = setup({ rate: 2 });
+    t.receiver.on(B, () => status(200));
+    await t.send("globex", 5);
+    assert.equal(t.receiver.requests.length, 2, "a burst of two, then wait");
+    await t.advance(500);
+    assert.equal(t.receiver.requests.length, 3);
+    await t.advance(1000);
+    assert.equal(t.receiver.requests.length, 5);
+    const depth = await t.queue.depth(t.clock.time);
+    assert.deepEqual(depth, { ready: 0, delayed: 0, leased: 0, dead: 0 });
+  });
+
+  it("stops claiming on stop() once the deliveries in flight are recorded", async () => {
+    const t = setup();
+    let finish: ((result: DeliveryResult) => void) | undefined;
+    t.receiver.on(A, () => new Promise<DeliveryResult>((resolve) => (finish = resolve)));
+    const [id] = await t.send("acme", 1, true);
+    const stopped = t.worker.stop();
+    finish!(status(200));
+    await stopped;
+    assert.equal((await stateOf(t.queue, "acme", id!)).state, "delivered");
+    const [later] = await t.send("acme");
+    assert.equal((await stateOf(t.queue, "acme", later!)).state, "ready", "a stopped worker claims nothing");
+  });
+});
