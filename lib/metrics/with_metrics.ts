@@ -1,0 +1,64 @@
+import { type Handler, type HttpRequest, type HttpResponse, statusOf } from "../http/mod.ts";
+import type { HttpMetrics } from "./create_http_metrics.ts";
+
+/** Options of {@linkcode withMetrics}. */
+export interface WithMetricsOptions {
+  /** The metrics from `createHttpMetrics`. */
+  metrics: HttpMetrics;
+  /** The `service` label, e.g. `water`, `sync` or `relay`. */
+  service: string;
+  /**
+   * Names the route of a request for the `route` label: a small fixed set
+   * (e.g. from `createRouteNamer`), never the raw path, which would give a
+   * series per URL.
+   */
+  route: (request: HttpRequest) => string;
+  /** Monotonic clock in milliseconds, e.g. `() => performance.now()`. */
+  now: () => number;
+}
+
+// Any other method is counted as OTHER, so odd methods cannot add series.
+const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+/**
+ * Counts and times the requests a handler answers:
+ * `tributary_http_requests_total{service,route,method,status}` and
+ * `tributary_http_request_duration_seconds{service,route}`. A thrown error
+ * counts with the status {@linkcode statusOf} gives it and is rethrown. A
+ * streamed body is counted when the response starts, not when it ends.
+ * @param handler the handler to measure
+ * @param options the metrics, service name, route namer and clock
+ * @returns the measured handler
+ * @example
+ * ```ts
+ * const metrics = createHttpMetrics(registry);
+ * const measured = withMetrics(handler, {
+ *   metrics,
+ *   service: "sync",
+ *   route: createRouteNamer(["/api/v2/sync/user", "/api/v2/sync/user/since/:revision"]),
+ *   now: () => performance.now(),
+ * });
+ * ```
+ */
+export function withMetrics(handler: Handler, options: WithMetricsOptions): Handler {
+  const { metrics, service, route: routeOf, now } = options;
+  const record = (request: HttpRequest, route: string, status: number, started: number): void => {
+    const seconds = (now() - started) / 1000;
+    const method = KNOWN_METHODS.has(request.method) ? request.method : "OTHER";
+    metrics.requests.labels({ service, route, method, status: String(status) }).inc();
+    metrics.duration.labels({ service, route }).observe(Math.max(0, seconds));
+  };
+  return async function measured(request: HttpRequest): Promise<HttpResponse> {
+    const started = now();
+    const route = routeOf(request);
+    let response: HttpResponse;
+    try {
+      response = await handler(request);
+    } catch (error) {
+      record(request, route, statusOf(error), started);
+      throw error;
+    }
+    record(request, route, response.status, started);
+    return response;
+  };
+}
