@@ -8,6 +8,8 @@ export * as auth from "./auth/mod.ts";
 export * as config from "./config/mod.ts";
 export * as crypto from "./crypto/mod.ts";
 export * as http from "./http/mod.ts";
+export * as metrics from "./metrics/mod.ts";
 export * as odata from "./odata/mod.ts";
+export * as relay from "./relay/mod.ts";
 export * as sync from "./sync/mod.ts";
 export * as water from "./water/mod.ts";

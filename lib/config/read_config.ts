@@ -1,9 +1,13 @@
 import { type Client, parseClients } from "../auth/mod.ts";
 import { type ApiKey, parseApiKey } from "../http/mod.ts";
+import { DEFAULT_RETRY_SCHEDULE, parseCidrList, parseRetrySchedule, type RetrySchedule } from "../relay/mod.ts";
 import { ConfigError } from "./errors.ts";
 
 /** Services the server can run. */
-export const AVAILABLE_SERVICES = ["water", "sync"] as const;
+export const AVAILABLE_SERVICES = ["water", "sync", "relay"] as const;
+
+/** Queue backends of the relay. */
+export const STORAGE_TYPES = ["memory", "redis", "kafka"] as const;
 
 /** A service name. */
 export type ServiceName = (typeof AVAILABLE_SERVICES)[number];
@@ -43,6 +47,24 @@ export interface Config {
   readonly syncMaxQueuedPerUser: number;
   readonly revisionRetentionDays: number;
   readonly ticketRetentionSeconds: number;
+  /** The relay's queue backend. */
+  readonly storageType: (typeof STORAGE_TYPES)[number];
+  /** Path of the relay's tenants and endpoints. */
+  readonly tenantsFile: string;
+  /** CIDRs deliveries may reach although private (the SSRF guard's allow list). */
+  readonly allowPrivateTargets: readonly string[];
+  readonly retrySchedule: RetrySchedule;
+  readonly deliveryTimeoutMs: number;
+  readonly maxPayloadBytes: number;
+  /** Jobs the memory queue holds at most. */
+  readonly queueCapacity: number;
+  /** Deliveries in flight at most, in all. */
+  readonly workerConcurrency: number;
+  /** Deliveries in flight at most to one endpoint. */
+  readonly endpointConcurrency: number;
+  readonly secretOverlapSeconds: number;
+  /** `ENCRYPTION_KEY` as given: a PEM key or the path of one; empty for none. */
+  readonly encryptionKey: string;
 }
 
 /** Environment variables, as `process.env` holds them. */
@@ -93,7 +115,55 @@ export function readConfig(env: Environment): Config {
     syncMaxQueuedPerUser: integer(env, "SYNC_MAX_QUEUED_PER_USER", 16, 1, 100_000),
     revisionRetentionDays: integer(env, "REVISION_RETENTION_DAYS", 30, 1, 36_500),
     ticketRetentionSeconds: integer(env, "TICKET_RETENTION_SECONDS", 600, 1, 7 * 24 * 3600),
+    storageType: storageType(env),
+    tenantsFile: text(env, "TENANTS_FILE", "data/tenants.json"),
+    allowPrivateTargets: cidrs(env),
+    retrySchedule: retrySchedule(env),
+    deliveryTimeoutMs: integer(env, "DELIVERY_TIMEOUT_MS", 15_000, 100, 300_000),
+    maxPayloadBytes: integer(env, "MAX_PAYLOAD_BYTES", 262_144, 64, 16 * 1024 * 1024),
+    queueCapacity: integer(env, "QUEUE_CAPACITY", 100_000, 1, 100_000_000),
+    workerConcurrency: integer(env, "WORKER_CONCURRENCY", 64, 1, 10_000),
+    endpointConcurrency: integer(env, "ENDPOINT_CONCURRENCY", 8, 1, 10_000),
+    secretOverlapSeconds: integer(env, "SECRET_ROTATION_OVERLAP_SECONDS", 86_400, 0, 30 * 86_400),
+    encryptionKey: (env["ENCRYPTION_KEY"] ?? "").trim(),
   };
+}
+
+function storageType(env: Environment): (typeof STORAGE_TYPES)[number] {
+  const value = text(env, "STORAGE_TYPE", "memory").trim();
+  const found = STORAGE_TYPES.find((type) => type === value);
+  if (found === undefined) {
+    throw new ConfigError("STORAGE_TYPE", `Cannot start: STORAGE_TYPE must be one of ${STORAGE_TYPES.join(", ")}: current value is "${value}"`);
+  }
+  if (found !== "memory") {
+    throw new ConfigError(
+      "STORAGE_TYPE",
+      `Cannot start: STORAGE_TYPE=${found} is not available in this version yet; use STORAGE_TYPE=memory`,
+    );
+  }
+  return found;
+}
+
+function cidrs(env: Environment): readonly string[] {
+  try {
+    return parseCidrList(env["ALLOW_PRIVATE_TARGETS"] ?? "");
+  } catch (error) {
+    throw new ConfigError("ALLOW_PRIVATE_TARGETS", `Cannot start: ALLOW_PRIVATE_TARGETS must be comma-separated CIDRs such as 127.0.0.1/32: ${(error as Error).message}`);
+  }
+}
+
+function retrySchedule(env: Environment): RetrySchedule {
+  const given = env["RETRY_SCHEDULE"];
+  let delaysMs: readonly number[] = DEFAULT_RETRY_SCHEDULE.delaysMs;
+  if (given !== undefined && given.trim() !== "") {
+    try {
+      delaysMs = parseRetrySchedule(given);
+    } catch (error) {
+      throw new ConfigError("RETRY_SCHEDULE", `Cannot start: RETRY_SCHEDULE is not usable: ${(error as Error).message}`);
+    }
+  }
+  const maxAttempts = integer(env, "MAX_ATTEMPTS", delaysMs.length + 1, 1, 1000);
+  return { kind: "fixed", delaysMs, maxAttempts, jitter: DEFAULT_RETRY_SCHEDULE.jitter ?? 0.2 };
 }
 
 /**

@@ -31,7 +31,7 @@ describe("readConfig()", () => {
     assert.deepEqual(readConfig({}), {
       port: 8000,
       host: "127.0.0.1",
-      services: ["water", "sync"],
+      services: ["water", "sync", "relay"],
       dataDir: "data/datasets",
       apiKeysFile: "data/api_keys.json",
       apiKeys: [],
@@ -52,8 +52,60 @@ describe("readConfig()", () => {
       syncMaxQueuedPerUser: 16,
       revisionRetentionDays: 30,
       ticketRetentionSeconds: 600,
+      storageType: "memory",
+      tenantsFile: "data/tenants.json",
+      allowPrivateTargets: [],
+      retrySchedule: { kind: "fixed", delaysMs: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000], maxAttempts: 8, jitter: 0.2 },
+      deliveryTimeoutMs: 15_000,
+      maxPayloadBytes: 262_144,
+      queueCapacity: 100_000,
+      workerConcurrency: 64,
+      endpointConcurrency: 8,
+      secretOverlapSeconds: 86_400,
+      encryptionKey: "",
     });
   });
+
+  it("reads the relay's settings", () => {
+    const config = readConfig({
+      TENANTS_FILE: "t.json",
+      ALLOW_PRIVATE_TARGETS: "127.0.0.1/32, ::1",
+      RETRY_SCHEDULE: "250ms,1s",
+      MAX_ATTEMPTS: "5",
+      DELIVERY_TIMEOUT_MS: "2000",
+      MAX_PAYLOAD_BYTES: "1024",
+      QUEUE_CAPACITY: "10",
+      WORKER_CONCURRENCY: "4",
+      ENDPOINT_CONCURRENCY: "2",
+      SECRET_ROTATION_OVERLAP_SECONDS: "60",
+      ENCRYPTION_KEY: "keys/public.pem",
+    });
+    assert.equal(config.tenantsFile, "t.json");
+    assert.deepEqual(config.allowPrivateTargets, ["127.0.0.1/32", "::1/128"]);
+    assert.deepEqual(config.retrySchedule, { kind: "fixed", delaysMs: [250, 1000], maxAttempts: 5, jitter: 0.2 });
+    assert.deepEqual(
+      [config.deliveryTimeoutMs, config.maxPayloadBytes, config.queueCapacity, config.workerConcurrency, config.endpointConcurrency, config.secretOverlapSeconds, config.encryptionKey],
+      [2000, 1024, 10, 4, 2, 60, "keys/public.pem"],
+    );
+  });
+
+  const relayErrors = [
+    { env: { STORAGE_TYPE: "mongo" }, variable: "STORAGE_TYPE" },
+    { env: { STORAGE_TYPE: "redis" }, variable: "STORAGE_TYPE" },
+    { env: { ALLOW_PRIVATE_TARGETS: "10.0.0.0/33" }, variable: "ALLOW_PRIVATE_TARGETS" },
+    { env: { RETRY_SCHEDULE: "5 parsecs" }, variable: "RETRY_SCHEDULE" },
+    { env: { MAX_ATTEMPTS: "0" }, variable: "MAX_ATTEMPTS" },
+    { env: { DELIVERY_TIMEOUT_MS: "5" }, variable: "DELIVERY_TIMEOUT_MS" },
+    { env: { MAX_PAYLOAD_BYTES: "big" }, variable: "MAX_PAYLOAD_BYTES" },
+    { env: { QUEUE_CAPACITY: "0" }, variable: "QUEUE_CAPACITY" },
+    { env: { WORKER_CONCURRENCY: "-1" }, variable: "WORKER_CONCURRENCY" },
+    { env: { ENDPOINT_CONCURRENCY: "x" }, variable: "ENDPOINT_CONCURRENCY" },
+  ] as const;
+  for (const c of relayErrors) {
+    it(`names ${c.variable} when it is ${JSON.stringify(Object.values(c.env)[0])}`, () => {
+      assertConfigError(() => readConfig(c.env), c.variable);
+    });
+  }
 
   it("reads PASSWORD_HASH_COST only as a power of two", () => {
     assert.equal(readConfig({ PASSWORD_HASH_COST: "1024" }).passwordHashCost, 1024);
@@ -244,7 +296,7 @@ describe("readConfig()", () => {
     { name: "refuses SERVICES=unknown", env: { SERVICES: "unknown" }, variable: "SERVICES" },
     {
       name: "refuses an unknown service after a known one",
-      env: { SERVICES: "water,relay" },
+      env: { SERVICES: "water,mail" },
       variable: "SERVICES",
     },
     {
@@ -272,7 +324,7 @@ describe("readConfig()", () => {
 });
 
 describe("AVAILABLE_SERVICES", () => {
-  it("lists the water and sync services", () => assert.deepEqual([...AVAILABLE_SERVICES], ["water", "sync"]));
+  it("lists the water, sync and relay services", () => assert.deepEqual([...AVAILABLE_SERVICES], ["water", "sync", "relay"]));
 });
 
 describe("readClientsFile()", () => {
