@@ -3,7 +3,7 @@
 import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { createAuthService, LoginThrottle, MemoryAuthStore, requireUser, TokenService } from "./lib/auth/mod.ts";
-import { pooledRandom, uuidV4 } from "./lib/crypto/mod.ts";
+import { parseRsaKey, pooledRandom, type RsaPublicKey, uuidV4 } from "./lib/crypto/mod.ts";
 import { type Config, ConfigError, readApiKeysFile, readClientsFile, readConfig } from "./lib/config/mod.ts";
 import {
   type ApiKey,
@@ -13,26 +13,58 @@ import {
   type Mount,
   mountHandlers,
 } from "./lib/http/mod.ts";
+import {
+  createHttpMetrics,
+  createMetricsHandler,
+  createRouteNamer,
+  MetricsRegistry,
+  registerProcessMetrics,
+  withMetrics,
+} from "./lib/metrics/mod.ts";
+import {
+  createAddressPolicy,
+  createHttpDelivery,
+  createRelayService,
+  MemoryQueue,
+  type QueueDepth,
+  readTenantsFile,
+  registerRelayMetrics,
+  RelayWorker,
+  TenantRegistry,
+} from "./lib/relay/mod.ts";
 import { createSyncService, MemorySyncStore, SerialJobs } from "./lib/sync/mod.ts";
 import { createWaterService, type LoadReport, loadDatasets } from "./lib/water/mod.ts";
 
 const WATER_BASE = "/v1/odata/v4";
 const SYNC_BASE = "/api/v2/sync/user";
+const RELAY_BASE = "/webhook";
+
+/** Route names for the metrics' `route` label, per service. */
+const ROUTES: Readonly<Record<string, readonly string[]>> = {
+  water: [`${WATER_BASE}/Metadata`, `${WATER_BASE}/$metadata`, `${WATER_BASE}/Locations`, `${WATER_BASE}/Observations`, `${WATER_BASE}/Records`, `${WATER_BASE}/*`],
+  sync: ["/oauth2/token", "/oauth2/revoke", "/oauth2/introspect", "/.well-known/oauth-authorization-server", "/api/v2/sign-up", SYNC_BASE, `${SYNC_BASE}/since/:revision`, `${SYNC_BASE}/ticket/:ticket`],
+  relay: [RELAY_BASE, `${RELAY_BASE}/endpoints`, `${RELAY_BASE}/endpoints/:id`, `${RELAY_BASE}/endpoints/:id/secret`, `${RELAY_BASE}/endpoints/:id/rotate-secret`, `${RELAY_BASE}/messages/:id`, `${RELAY_BASE}/dead-letters`, `${RELAY_BASE}/dead-letters/replay`, `${RELAY_BASE}/dead-letters/:job/replay`],
+};
 
 async function main(): Promise<void> {
   const config = readConfig(process.env);
   // API keys guard the water data only: a server without it needs none.
   const { keys, plain } = config.services.includes("water") ? await loadKeys(config) : { keys: [], plain: new Map<string, string>() };
   const now = (): number => performance.now();
+  const metrics = new MetricsRegistry();
+  registerProcessMetrics(metrics);
+  const httpMetrics = createHttpMetrics(metrics);
   const mounts: Mount[] = [];
+  /** Mounts a service's handler, counting its requests by route. */
+  const mount = (service: string, prefix: string, handler: Mount["handler"]): void => {
+    mounts.push({ prefix, handler: withMetrics(handler, { metrics: httpMetrics, service, route: createRouteNamer(ROUTES[service] ?? []), now }) });
+  };
   /** Work to finish before exiting, after the server stops accepting requests. */
   const drains: (() => Promise<void>)[] = [];
   if (config.services.includes("water")) {
     const { store, report } = await loadDatasets(config.dataDir);
     printReport(report, config.dataDir);
-    mounts.push({
-      prefix: WATER_BASE,
-      handler: createWaterService(store, {
+    mount("water", WATER_BASE, createWaterService(store, {
         keys: indexApiKeys(keys),
         now,
         corsOrigins: config.corsOrigins,
@@ -41,8 +73,7 @@ async function main(): Promise<void> {
         queryTimeoutMs: config.queryTimeoutMs,
         maxResponseBytes: config.maxResponseBytes,
         renderCacheBytes: config.renderCacheBytes,
-      }),
-    });
+      }));
   }
   if (config.services.includes("sync")) {
     const { clients, plain: secrets } = readClientsFile(await readText(config.clientsFile, "CLIENTS_FILE"), config.clientsFile);
@@ -74,20 +105,17 @@ async function main(): Promise<void> {
       },
     });
     for (const prefix of ["/oauth2", "/.well-known/oauth-authorization-server", "/api/v2/sign-up"]) {
-      mounts.push({ prefix, handler: auth });
+      mount("sync", prefix, auth);
     }
     const jobs = new SerialJobs({ onError: (error) => console.error("Sync job failed:", error) });
     drains.push(() => jobs.idle());
-    mounts.push({
-      prefix: SYNC_BASE,
-      handler: createSyncService(contexts, {
+    mount("sync", SYNC_BASE, createSyncService(contexts, {
         authorize: (request) => requireUser(request, tokens, { scope: "UserActivity" }),
         jobs,
         queueAboveObjects: config.syncQueueAboveObjects,
         maxPendingPerUser: config.syncMaxQueuedPerUser,
         base: SYNC_BASE,
-      }),
-    });
+      }));
     setInterval(() => {
       void store.sweep(Date.now());
       void contexts.sweep();
@@ -98,6 +126,11 @@ async function main(): Promise<void> {
       console.log(`OAuth client "${client.id}" (${kind}): ${[...client.grantTypes].join(", ")}; scopes ${client.scopes.join(" ")}`);
     }
   }
+  let relayBanner: string[] = [];
+  if (config.services.includes("relay")) {
+    relayBanner = await startRelay(config, mount, metrics, drains);
+  }
+  mounts.push({ prefix: "/metrics", handler: createMetricsHandler(metrics) });
   mounts.push({ prefix: "/health", handler: () => jsonResponse(200, { status: "ok", services: config.services }) });
   const server = createServer(
     { requestTimeout: 60_000, headersTimeout: 15_000, keepAliveTimeout: 5_000, maxHeaderSize: 16_384 },
@@ -120,6 +153,10 @@ async function main(): Promise<void> {
   if (config.services.includes("sync")) {
     console.log(`Token endpoint: ${url}/oauth2/token; sync API: ${url}${SYNC_BASE} (see the README for a walk-through)`);
   }
+  if (config.services.includes("relay")) {
+    for (const line of relayBanner) console.log(line);
+    console.log(`Webhook intake: ${url}${RELAY_BASE}; metrics: ${url}/metrics`);
+  }
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => {
       console.log(`${signal}: finishing requests in flight, then exiting`);
@@ -127,6 +164,96 @@ async function main(): Promise<void> {
       server.closeIdleConnections();
       setTimeout(() => process.exit(0), 10_000).unref();
     });
+  }
+}
+
+/** Builds the relay (tenants, queue, intake, worker), mounts it and starts the worker; returns the banner lines. */
+async function startRelay(
+  config: Config,
+  mount: (service: string, prefix: string, handler: Mount["handler"]) => void,
+  metrics: MetricsRegistry,
+  drains: (() => Promise<void>)[],
+): Promise<string[]> {
+  const random = pooledRandom();
+  const registry = new TenantRegistry({ now: Date.now, random, secretOverlapMs: config.secretOverlapSeconds * 1000 });
+  let plain: Map<string, string[]>;
+  try {
+    plain = readTenantsFile(registry, await readText(config.tenantsFile, "TENANTS_FILE"), config.tenantsFile);
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError("TENANTS_FILE", (error as Error).message);
+  }
+  const encryptionKey = await readEncryptionKey(config.encryptionKey);
+  const queue = new MemoryQueue({ capacity: config.queueCapacity });
+  let depth: QueueDepth = { ready: 0, delayed: 0, leased: 0, dead: 0 };
+  const relayMetrics = registerRelayMetrics(metrics, () => depth);
+  const delivery = createHttpDelivery({ policy: createAddressPolicy({ allow: config.allowPrivateTargets }), maxSocketsPerHost: config.endpointConcurrency });
+  const worker = new RelayWorker({
+    queue,
+    registry,
+    deliver: delivery.deliver,
+    schedule: config.retrySchedule,
+    now: Date.now,
+    random: Math.random,
+    setTimer: (task, ms) => {
+      const timer = setTimeout(task, ms);
+      return () => clearTimeout(timer);
+    },
+    concurrency: config.workerConcurrency,
+    perEndpointConcurrency: config.endpointConcurrency,
+    deliveryTimeoutMs: config.deliveryTimeoutMs,
+    onAttempt: relayMetrics.attempt,
+    onDead: relayMetrics.dead,
+    onError: (error) => console.error("Relay worker:", error),
+  });
+  mount("relay", RELAY_BASE, createRelayService({
+    registry,
+    queue,
+    now: Date.now,
+    random,
+    encryptionKey,
+    maxPayloadBytes: config.maxPayloadBytes,
+    onAccepted: (tenantId, jobs) => {
+      relayMetrics.accepted(tenantId, jobs);
+      worker.notify();
+    },
+    base: RELAY_BASE,
+  }));
+  worker.start();
+  const refresh = setInterval(() => {
+    void queue.depth(Date.now()).then((latest) => (depth = latest));
+    void queue.sweep(Date.now());
+  }, 1000);
+  refresh.unref();
+  drains.push(async () => {
+    clearInterval(refresh);
+    await worker.stop();
+    delivery.close();
+    await queue.close();
+  });
+  const lines: string[] = [];
+  for (const tenant of registry.tenants()) {
+    const keys = plain.get(tenant.id) ?? [];
+    const endpoints = registry.endpoints(tenant.id).map((endpoint) => `${endpoint.id} -> ${endpoint.url}`);
+    lines.push(`Relay tenant "${tenant.id}"${keys.length === 0 ? "" : ` (API key ${keys[0]})`}: ${endpoints.length === 0 ? "no endpoints" : endpoints.join(", ")}`);
+  }
+  if (config.allowPrivateTargets.length === 0) {
+    lines.push("Deliveries to private and loopback addresses are refused; set ALLOW_PRIVATE_TARGETS (e.g. 127.0.0.1/32) to reach a local receiver");
+  }
+  return lines;
+}
+
+/** `ENCRYPTION_KEY`: a PEM RSA key (public, or private for its public half), or the path of one. */
+async function readEncryptionKey(value: string): Promise<RsaPublicKey | undefined> {
+  if (value === "") return undefined;
+  const pem = value.includes("-----BEGIN") ? value.replaceAll("\\n", "\n") : await readText(value, "ENCRYPTION_KEY");
+  try {
+    return parseRsaKey(pem);
+  } catch (error) {
+    throw new ConfigError(
+      "ENCRYPTION_KEY",
+      `Cannot start: ENCRYPTION_KEY must be a PEM RSA key of 2048 bits or more (public, or private for its public half), or the path of one: ${(error as Error).message}`,
+    );
   }
 }
 

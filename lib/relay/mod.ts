@@ -39,3 +39,5 @@ export { createHttpDelivery } from "./http_delivery.ts";
 export type { Deliver, DeliveryRequest, DeliveryResult, HttpDeliveryOptions } from "./http_delivery.ts";
 export { RelayWorker } from "./worker.ts";
 export type { RelayWorkerOptions } from "./worker.ts";
+export { registerRelayMetrics } from "./relay_metrics.ts";
+export type { RelayMetrics } from "./relay_metrics.ts";
