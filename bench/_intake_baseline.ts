@@ -1,0 +1,18 @@
+// The intake benchmark's baseline: a bare node:http server that reads each
+// body, parses it as JSON and answers 202 with a small JSON body.
+import { createServer } from "node:http";
+
+const server = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on("data", (chunk: Buffer) => chunks.push(chunk));
+  req.on("end", () => {
+    const event = (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { event: string }).event;
+    const body = JSON.stringify({ id: "msg_0", event, endpoints: ["e1"] });
+    res.writeHead(202, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) });
+    res.end(body);
+  });
+});
+server.listen(0, "127.0.0.1", () => {
+  const address = server.address();
+  console.log(`listening on http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`);
+});
