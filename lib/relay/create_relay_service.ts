@@ -1,5 +1,6 @@
 import { encodeBase64Url, encryptJwe, type RsaPublicKey, sha256Hex } from "../crypto/mod.ts";
 import {
+  checkJsonDepth,
   createRouter,
   HttpError,
   type HttpRequest,
@@ -44,6 +45,10 @@ const WEBHOOK_FIELDS = new Set(["event", "data"]);
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const JSON_TYPE = "application/json";
 const JOSE_TYPE = "application/jose";
+/** Deepest nesting of a webhook body: deeper JSON could not be serialized again. */
+const MAX_DEPTH = 32;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * The relay's HTTP API, for tenants authenticated by their API key
@@ -89,8 +94,7 @@ export function createRelayService(options: RelayServiceOptions): Handler {
     const messageId = `msg_${encodeBase64Url(options.random(18))}`;
     const endpoints = registry.route(tenant.id, webhook.event);
     const payload = `{"type":${JSON.stringify(webhook.event)},"timestamp":"${new Date(now).toISOString()}","data":${webhook.data}}`;
-    const plain = new TextEncoder().encode(payload);
-    const jobs = endpoints.map((endpoint) => makeJob(endpoint, messageId, webhook.event, payload, plain, now));
+    const jobs = endpoints.map((endpoint) => makeJob(endpoint, messageId, webhook.event, payload, now));
     const response = JSON.stringify({ id: messageId, event: webhook.event, endpoints: endpoints.map((endpoint) => endpoint.id) });
     const bodyHash = idempotencyKey === undefined ? "" : sha256Hex(bytes);
     const result = await queue.enqueue({
@@ -115,7 +119,7 @@ export function createRelayService(options: RelayServiceOptions): Handler {
     return { status: 202, headers: { "content-type": `${JSON_TYPE}; charset=utf-8`, location: `${base}/messages/${messageId}` }, body: response };
   }
 
-  function makeJob(endpoint: Endpoint, messageId: string, event: string, payload: string, plain: Uint8Array, now: number): Job {
+  function makeJob(endpoint: Endpoint, messageId: string, event: string, payload: string, now: number): Job {
     const key = endpoint.publicKey ?? options.encryptionKey;
     // Encrypted here, at intake, so that plaintext never rests in the queue.
     const encrypted = key !== undefined;
@@ -125,7 +129,7 @@ export function createRelayService(options: RelayServiceOptions): Handler {
       tenantId: endpoint.tenantId,
       endpointId: endpoint.id,
       event,
-      body: encrypted ? encryptJwe(plain, key, options.random) : payload,
+      body: encrypted ? encryptJwe(encoder.encode(payload), key, options.random) : payload,
       contentType: encrypted ? JOSE_TYPE : JSON_TYPE,
       createdAt: now,
       dueAt: now,
@@ -271,8 +275,11 @@ export function createRelayService(options: RelayServiceOptions): Handler {
 function parseWebhook(bytes: Uint8Array): { event: string; data: string } {
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    const text = decoder.decode(bytes);
+    checkJsonDepth(text, MAX_DEPTH);
+    value = JSON.parse(text);
   } catch (error) {
+    if (error instanceof HttpError) throw error;
     throw new HttpError("ERR_HTTP_INVALID_JSON", `Cannot read the webhook: the body is not JSON (${(error as Error).message})`);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {

@@ -111,6 +111,7 @@ describe("createRelayService() intake", () => {
     { name: "a wrong content type", body: WEBHOOK, headers: { "content-type": "text/plain" }, status: 415, code: "ERR_HTTP_UNSUPPORTED_MEDIA_TYPE" },
     { name: "an oversize body", body: JSON.stringify({ event: "a", data: { x: "y".repeat(5000) } }), status: 413, code: "ERR_HTTP_BODY_TOO_LARGE" },
     { name: "non-JSON", body: "{event:", status: 400, code: "ERR_HTTP_INVALID_JSON" },
+    { name: "JSON nested too deep to serialize again", body: `{"event":"a","data":${'{"a":'.repeat(600)}1${"}".repeat(600)}}`, status: 400, code: "ERR_HTTP_JSON_TOO_DEEP" },
     { name: "JSON that is not an object", body: "[1]", status: 400, code: "ERR_RELAY_INVALID_WEBHOOK" },
     { name: "a missing event", body: '{"data":{}}', status: 400, code: "ERR_RELAY_INVALID_WEBHOOK", target: "event" },
     { name: "an event that is not a string", body: '{"event":1,"data":{}}', status: 400, code: "ERR_RELAY_INVALID_WEBHOOK", target: "event" },
