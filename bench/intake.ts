@@ -2,45 +2,19 @@
 // backend, 1 KiB events, one endpoint whose receiver answers 200) against a
 // bare node:http server that reads and parses the same bodies and answers
 // 202; same load generator, connections and run. Target: >= 0.6x.
-import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { availableParallelism, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { report, ROOT } from "./_data.ts";
-import type { LoadOptions, LoadResult } from "./_load.ts";
+import { report } from "./_data.ts";
+import type { LoadOptions } from "./_load.ts";
+import { runPinnedLoad, startPinnedServer } from "./_processes.ts";
 
 const SECONDS = Number(process.env["BENCH_HTTP_SECONDS"] ?? 10);
-const PINNED = availableParallelism() >= 2;
-const SERVER_PIN = PINNED ? ["taskset", "-c", String(availableParallelism() - 1)] : [];
-const CLIENT_PIN = PINNED ? ["taskset", "-c", "0"] : [];
 const KEY = "bench-intake-key";
 const BODY = JSON.stringify({ event: "order.created", data: { order: "o-1", note: "x".repeat(960) } });
-
-async function load(options: LoadOptions): Promise<LoadResult> {
-  const [command, ...rest] = [...CLIENT_PIN, process.execPath, "--import", "tsx", "bench/_load_child.ts", JSON.stringify(options)];
-  const child = spawn(command!, rest, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
-  let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const [code] = (await once(child, "exit")) as [number | null];
-  if (code !== 0) throw new Error(`load generator exited with ${code}: ${output}`);
-  return JSON.parse(output) as LoadResult;
-}
-
-async function start(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
-  const [command, ...rest] = [...SERVER_PIN, process.execPath, ...args];
-  const child = spawn(command!, rest, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-  let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  for (;;) {
-    const match = /listening on (http:\/\/\S+)/.exec(output);
-    if (match !== null) return { child, url: match[1]! };
-    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
-    await once(child.stdout!, "data");
-  }
-}
 
 // The endpoint's receiver, in this process: answers 200 at once.
 let delivered = 0;
@@ -63,7 +37,7 @@ writeFileSync(tenants, JSON.stringify({
     endpoints: [{ id: "e1", url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ["*"], secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }],
   }],
 }));
-const ours = await start(["--import", "tsx", "server.ts"], {
+const ours = await startPinnedServer(["--import", "tsx", "server.ts"], {
   PORT: "0",
   HOST: "127.0.0.1",
   SERVICES: "relay",
@@ -71,7 +45,7 @@ const ours = await start(["--import", "tsx", "server.ts"], {
   ALLOW_PRIVATE_TARGETS: "127.0.0.1/32",
   QUEUE_CAPACITY: "100000000",
 });
-const bare = await start(["--import", "tsx", "bench/_intake_baseline.ts"]);
+const bare = await startPinnedServer(["--import", "tsx", "bench/_intake_baseline.ts"]);
 const request = (url: string, seconds: number): LoadOptions => ({
   url: `${url}/webhook`,
   method: "POST",
@@ -81,11 +55,11 @@ const request = (url: string, seconds: number): LoadOptions => ({
   seconds,
 });
 try {
-  for (const server of [bare, ours]) await load(request(server.url, 2));
+  for (const server of [bare, ours]) await runPinnedLoad(request(server.url, 2));
   const rates = { ours: [] as number[], bare: [] as number[] };
   for (let round = 0; round < 3; round++) {
     for (const [name, server] of [["bare", bare], ["ours", ours]] as const) {
-      const result = await load(request(server.url, SECONDS));
+      const result = await runPinnedLoad(request(server.url, SECONDS));
       if (result.non2xx > 0) throw new Error(`${name}: ${result.non2xx} non-2xx responses, e.g. ${result.sample}`);
       rates[name].push(result.perSecond);
       console.log(`${name.padEnd(5)} ${result.perSecond.toFixed(0)} webhooks/s accepted`);

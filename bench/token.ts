@@ -7,12 +7,9 @@
 // CPU time per grant (from /proc) is printed too, as a check on the rate.
 // Both servers run pinned to the same core and the client to another
 // (taskset, where there is one).
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { existsSync, readFileSync } from "node:fs";
-import { availableParallelism } from "node:os";
-import { report, ROOT } from "./_data.ts";
-import type { LoadOptions, LoadResult } from "./_load.ts";
+import { readFileSync } from "node:fs";
+import { report } from "./_data.ts";
+import { runPinnedLoad, startPinnedServer } from "./_processes.ts";
 
 const SECONDS = Number(process.env["BENCH_HTTP_SECONDS"] ?? 10);
 const CONNECTIONS = 10;
@@ -21,39 +18,6 @@ const HEADERS = {
   "content-type": "application/x-www-form-urlencoded",
 };
 const BODY = "grant_type=client_credentials";
-
-/**
- * On Linux with two or more CPUs the servers run pinned to the last CPU and
- * the client to the first, so that neither server shares its core with the
- * client and the scheduler cannot move them.
- */
-const PINNED = existsSync("/usr/bin/taskset") && availableParallelism() >= 2;
-const PIN = PINNED ? ["taskset", "-c", String(availableParallelism() - 1)] : [];
-const CLIENT_PIN = PINNED ? ["taskset", "-c", "0"] : [];
-
-/** Runs the load generator in its own (pinned) process. */
-async function load(options: LoadOptions): Promise<LoadResult> {
-  const [command, ...rest] = [...CLIENT_PIN, process.execPath, "--import", "tsx", "bench/_load_child.ts", JSON.stringify(options)];
-  const child = spawn(command!, rest, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
-  let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const [code] = (await once(child, "exit")) as [number | null];
-  if (code !== 0) throw new Error(`load generator exited with ${code}: ${output}`);
-  return JSON.parse(output) as LoadResult;
-}
-
-async function start(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
-  const [command, ...rest] = [...PIN, process.execPath, ...args];
-  const child = spawn(command!, rest, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-  let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  for (;;) {
-    const match = /listening on (http:\/\/\S+)/.exec(output);
-    if (match !== null) return { child, url: match[1]! };
-    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
-    await once(child.stdout!, "data");
-  }
-}
 
 async function check(url: string): Promise<void> {
   const response = await fetch(`${url}/oauth2/token`, { method: "POST", headers: HEADERS, body: BODY });
@@ -71,21 +35,21 @@ function cpuSeconds(pid: number): number {
   }
 }
 
-const ours = await start(["--import", "tsx", "server.ts"], { PORT: "0", HOST: "127.0.0.1", SERVICES: "sync" });
-const peer = await start(["--import", "tsx", "bench/_oauth2_server.ts"]);
+const ours = await startPinnedServer(["--import", "tsx", "server.ts"], { PORT: "0", HOST: "127.0.0.1", SERVICES: "sync" });
+const peer = await startPinnedServer(["--import", "tsx", "bench/_oauth2_server.ts"]);
 try {
   await check(ours.url);
   await check(peer.url);
   // Both warm up (JIT) before the measured rounds; each server keeps every
   // token it issued, so later rounds run with fuller maps. Best against best.
   for (const server of [peer, ours]) {
-    await load({ url: `${server.url}/oauth2/token`, method: "POST", headers: HEADERS, body: BODY, connections: CONNECTIONS, seconds: 2 });
+    await runPinnedLoad({ url: `${server.url}/oauth2/token`, method: "POST", headers: HEADERS, body: BODY, connections: CONNECTIONS, seconds: 2 });
   }
   const rates = { ours: [] as number[], peer: [] as number[] };
   for (let round = 0; round < 3; round++) {
     for (const [name, server] of [["peer", peer], ["ours", ours]] as const) {
       const before = cpuSeconds(server.child.pid!);
-      const result = await load({ url: `${server.url}/oauth2/token`, method: "POST", headers: HEADERS, body: BODY, connections: CONNECTIONS, seconds: SECONDS });
+      const result = await runPinnedLoad({ url: `${server.url}/oauth2/token`, method: "POST", headers: HEADERS, body: BODY, connections: CONNECTIONS, seconds: SECONDS });
       const cpu = cpuSeconds(server.child.pid!) - before;
       if (result.non2xx > 0) throw new Error(`${name}: ${result.non2xx} non-2xx responses, e.g. ${result.sample}`);
       rates[name].push(result.perSecond);

@@ -1,0 +1,48 @@
+// Shared by the HTTP benchmarks: servers run in their own processes pinned to
+// the last CPU, and the load generator in its own process pinned to the first
+// (taskset, on Linux with two or more CPUs), so neither shares its core with
+// the other and the scheduler cannot move them.
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { ROOT } from "./_data.ts";
+import type { LoadOptions, LoadResult } from "./_load.ts";
+
+const PINNED = existsSync("/usr/bin/taskset") && availableParallelism() >= 2;
+const SERVER_PIN = PINNED ? ["taskset", "-c", String(availableParallelism() - 1)] : [];
+const CLIENT_PIN = PINNED ? ["taskset", "-c", "0"] : [];
+
+/**
+ * Runs bench/_load.ts in its own pinned process.
+ * @param options the request and the load
+ * @returns what the run measured
+ */
+export async function runPinnedLoad(options: LoadOptions): Promise<LoadResult> {
+  const [command, ...rest] = [...CLIENT_PIN, process.execPath, "--import", "tsx", "bench/_load_child.ts", JSON.stringify(options)];
+  const child = spawn(command!, rest, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const [code] = (await once(child, "exit")) as [number | null];
+  if (code !== 0) throw new Error(`load generator exited with ${code}: ${output}`);
+  return JSON.parse(output) as LoadResult;
+}
+
+/**
+ * Starts a pinned Node server process and waits for its "listening on <url>" line.
+ * @param args Node's arguments
+ * @param env variables added to this process's environment
+ * @returns the process and the URL it listens on
+ */
+export async function startPinnedServer(args: readonly string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
+  const [command, ...rest] = [...SERVER_PIN, process.execPath, ...args];
+  const child = spawn(command!, rest, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  for (;;) {
+    const match = /listening on (http:\/\/\S+)/.exec(output);
+    if (match !== null) return { child, url: match[1]! };
+    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
+    await once(child.stdout!, "data");
+  }
+}
