@@ -1,6 +1,6 @@
 // Shared pieces of the relay tests: a hand-driven clock with timers, a
 // registry with two tenants, and a scripted delivery function.
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../lib/crypto/mod.ts";
 import type { Deliver, DeliveryRequest, DeliveryResult } from "../../lib/relay/mod.ts";
 import { TenantRegistry } from "../../lib/relay/mod.ts";
 
@@ -56,13 +56,9 @@ export function countingRandom(): (size: number) => Uint8Array {
 /** Tenants `acme` (key `acme-key`) and `globex` (key `globex-key`), without endpoints. */
 export function makeRegistry(clock: FakeClock): TenantRegistry {
   const registry = new TenantRegistry({ now: clock.now, random: countingRandom() });
-  registry.addTenant("acme", [sha256("acme-key")]);
-  registry.addTenant("globex", [sha256("globex-key")]);
+  registry.addTenant("acme", [sha256Hex("acme-key")]);
+  registry.addTenant("globex", [sha256Hex("globex-key")]);
   return registry;
-}
-
-function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
 }
 
 /** A delivery function answering each URL with a script; records every request. */

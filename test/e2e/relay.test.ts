@@ -5,14 +5,14 @@
 // The retry schedule is in milliseconds; every wait is for an event (a
 // request reaching a receiver, a job reaching a state), never a fixed sleep.
 import assert from "node:assert/strict";
-import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { compactDecrypt } from "jose";
 import { Webhook } from "standardwebhooks";
-import { parseWebhookSecret, verifyWebhook } from "../../lib/crypto/mod.ts";
+import { parseWebhookSecret, sha256Hex, verifyWebhook } from "../../lib/crypto/mod.ts";
 import { createNodeListener } from "../../lib/http/mod.ts";
 import {
   createAddressPolicy,
@@ -106,8 +106,8 @@ describe("relay end to end on loopback", () => {
   before(async () => {
     for (const receiver of Object.values(receivers)) await receiver.start();
     const registry = new TenantRegistry({ now: Date.now, random: randomBytes });
-    registry.addTenant("acme", [createHash("sha256").update("acme-key").digest("hex")]);
-    registry.addTenant("globex", [createHash("sha256").update("globex-key").digest("hex")]);
+    registry.addTenant("acme", [sha256Hex("acme-key")]);
+    registry.addTenant("globex", [sha256Hex("globex-key")]);
     for (const [name, receiver] of Object.entries(receivers)) {
       registry.createEndpoint("acme", {
         id: name,
