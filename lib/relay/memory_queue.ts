@@ -15,6 +15,7 @@ import type {
   Lease,
   QueueDepth,
 } from "./queue.ts";
+import { endpointKey } from "./queue.ts";
 
 /** Options of {@linkcode MemoryQueue}. */
 export interface MemoryQueueOptions {
@@ -69,9 +70,11 @@ const earlier = (a: Timed, b: Timed): boolean => a.at < b.at || (a.at === b.at &
 
 /**
  * The in-memory {@linkcode JobQueue}: the embedded default. Ready jobs wait in
- * a FIFO, retries in a heap by due time, leases in a heap by expiry, so a
- * claim costs O(log n) per job whatever the backlog. Everything is lost when
- * the process exits: use Redis or Kafka where that matters.
+ * one FIFO per endpoint, and the endpoints with ready jobs in a ring that a
+ * claim walks round, one job per endpoint per turn; retries wait in a heap by
+ * due time, leases in a heap by expiry. A claim costs O(log n) per job, plus
+ * one step per endpoint it skips, whatever the backlog. Everything is lost
+ * when the process exits: use Redis or Kafka where that matters.
  */
 export class MemoryQueue implements JobQueue {
   readonly #capacity: number;
@@ -80,11 +83,15 @@ export class MemoryQueue implements JobQueue {
   readonly #deadRetention: number;
   readonly #maxDeadPerTenant: number;
   readonly #entries = new Map<string, Entry>();
-  readonly #ready = new Deque<string>();
+  /** Ready job ids by endpoint key, each in due order. */
+  readonly #ready = new Map<string, Deque<string>>();
+  /** Endpoint keys with ready jobs, in turn order. */
+  readonly #turns = new Deque<string>();
+  #readyCount = 0;
   readonly #delayed = new Heap<Timed>(earlier);
   readonly #leases = new Heap<Timed>(earlier);
-  /** Jobs of each message, for the status API. */
-  readonly #byMessage = new Map<string, string[]>();
+  /** Job ids of each message by message id (random, so unique over tenants), for the status API. */
+  readonly #byMessage = new Map<string, string | string[]>();
   /** Delivered jobs in the order they finished, for retention. */
   readonly #delivered = new Deque<string>();
   /** Each tenant's dead jobs, oldest first (a Set keeps insertion order). */
@@ -119,17 +126,15 @@ export class MemoryQueue implements JobQueue {
         }),
       );
     }
-    for (const job of batch.jobs) {
-      if (this.#entries.has(job.id)) return Promise.reject(new TypeError(`Cannot queue job ${job.id}: it is queued already`));
+    if (this.#byMessage.has(batch.messageId)) {
+      return Promise.reject(new TypeError(`Cannot queue message ${batch.messageId}: it is queued already`));
     }
-    const ids: string[] = [];
     for (const job of batch.jobs) {
       this.#entries.set(job.id, { job, state: "ready", token: "", leaseExpiresAt: 0, finishedAt: 0, reason: "" });
-      this.#ready.push(job.id);
-      ids.push(job.id);
+      this.#makeReady(job);
     }
     this.#waiting += batch.jobs.length;
-    this.#byMessage.set(messageKey(batch.tenantId, batch.messageId), ids);
+    this.#byMessage.set(batch.messageId, batch.jobs.length === 1 ? batch.jobs[0]!.id : batch.jobs.map((job) => job.id));
     if (key !== undefined && batch.idempotency !== undefined) {
       this.#idempotency.set(key, { answer: batch.idempotency.answer, expiresAt: batch.idempotency.expiresAt });
     }
@@ -139,11 +144,24 @@ export class MemoryQueue implements JobQueue {
   claim(options: ClaimOptions): Promise<Lease[]> {
     this.#promote(options.now);
     const leases: Lease[] = [];
+    const perEndpoint = options.perEndpoint ?? options.limit;
+    const taken = new Map<string, number>();
+    const skipped: string[] = [];
     while (leases.length < options.limit) {
-      const id = this.#ready.shift();
-      if (id === undefined) break;
-      const entry = this.#entries.get(id);
-      if (entry === undefined || entry.state !== "ready") continue;
+      const key = this.#turns.shift();
+      if (key === undefined) break;
+      const count = taken.get(key) ?? 0;
+      if (count >= Math.min(perEndpoint, options.endpointLimits?.get(key) ?? perEndpoint)) {
+        skipped.push(key);
+        continue;
+      }
+      const ids = this.#ready.get(key)!;
+      const id = ids.shift()!;
+      this.#readyCount--;
+      if (ids.size === 0) this.#ready.delete(key);
+      else this.#turns.push(key);
+      taken.set(key, count + 1);
+      const entry = this.#entries.get(id)!;
       const token = String(++this.#seq);
       entry.state = "leased";
       entry.token = token;
@@ -153,6 +171,7 @@ export class MemoryQueue implements JobQueue {
       this.#leased++;
       leases.push({ job: entry.job, token, expiresAt: entry.leaseExpiresAt });
     }
+    for (const key of skipped) this.#turns.push(key);
     return Promise.resolve(leases);
   }
 
@@ -228,18 +247,18 @@ export class MemoryQueue implements JobQueue {
       entry.job = { ...entry.job, dueAt: now };
       entry.state = "ready";
       entry.reason = "";
-      this.#ready.push(id);
+      this.#makeReady(entry.job);
       this.#waiting++;
     }
     return Promise.resolve(chosen.length);
   }
 
   message(tenantId: string, messageId: string): Promise<JobView[]> {
-    const ids = this.#byMessage.get(messageKey(tenantId, messageId)) ?? [];
+    const ids = this.#byMessage.get(messageId) ?? [];
     const views: JobView[] = [];
-    for (const id of ids) {
+    for (const id of typeof ids === "string" ? [ids] : ids) {
       const entry = this.#entries.get(id);
-      if (entry !== undefined) views.push(view(entry));
+      if (entry !== undefined && entry.job.tenantId === tenantId) views.push(view(entry));
     }
     return Promise.resolve(views);
   }
@@ -248,12 +267,10 @@ export class MemoryQueue implements JobQueue {
     this.#promote(now);
     let dead = 0;
     for (const set of this.#dead.values()) dead += set.size;
-    return Promise.resolve({ ready: this.#ready.size, delayed: this.#waiting - this.#ready.size, leased: this.#leased, dead });
+    return Promise.resolve({ ready: this.#readyCount, delayed: this.#waiting - this.#readyCount, leased: this.#leased, dead });
   }
 
   nextDue(): Promise<number | undefined> {
-    const head = this.#ready.peek();
-    if (head !== undefined) return Promise.resolve(this.#entries.get(head)?.job.dueAt ?? 0);
     const candidates = [this.#delayed.peek()?.at, this.#leases.peek()?.at].filter((at) => at !== undefined);
     return Promise.resolve(candidates.length === 0 ? undefined : Math.min(...candidates));
   }
@@ -286,7 +303,7 @@ export class MemoryQueue implements JobQueue {
     return Promise.resolve();
   }
 
-  /** Moves due retries and jobs of expired leases to the ready FIFO, in due order. */
+  /** Moves due retries and jobs of expired leases to their endpoints' ready FIFOs, in due order. */
   #promote(now: number): void {
     for (;;) {
       const lease = this.#leases.peek();
@@ -299,7 +316,7 @@ export class MemoryQueue implements JobQueue {
       entry.token = "";
       this.#leased--;
       this.#waiting++;
-      this.#ready.push(lease.id);
+      this.#makeReady(entry.job);
     }
     for (;;) {
       const next = this.#delayed.peek();
@@ -308,8 +325,20 @@ export class MemoryQueue implements JobQueue {
       const entry = this.#entries.get(next.id);
       if (entry === undefined || entry.state !== "delayed" || entry.job.dueAt !== next.at) continue;
       entry.state = "ready";
-      this.#ready.push(next.id);
+      this.#makeReady(entry.job);
     }
+  }
+
+  /** Appends a job to its endpoint's ready FIFO, giving the endpoint a turn if it had none. */
+  #makeReady(job: Job): void {
+    const key = endpointKey(job.tenantId, job.endpointId);
+    let ids = this.#ready.get(key);
+    if (ids === undefined) {
+      this.#ready.set(key, (ids = new Deque()));
+      this.#turns.push(key);
+    }
+    ids.push(job.id);
+    this.#readyCount++;
   }
 
   /** The entry if `lease` still holds it. */
@@ -339,9 +368,9 @@ export class MemoryQueue implements JobQueue {
     const entry = this.#entries.get(id);
     if (entry === undefined) return;
     this.#entries.delete(id);
-    const key = messageKey(entry.job.tenantId, entry.job.messageId);
+    const key = entry.job.messageId;
     const ids = this.#byMessage.get(key);
-    if (ids !== undefined && ids.every((other) => other === id || !this.#entries.has(other))) this.#byMessage.delete(key);
+    if (typeof ids === "string" || (ids !== undefined && ids.every((other) => other === id || !this.#entries.has(other)))) this.#byMessage.delete(key);
   }
 }
 
@@ -353,6 +382,3 @@ function idempotencyKey(tenantId: string, key: string): string {
   return `${tenantId}\n${key}`;
 }
 
-function messageKey(tenantId: string, messageId: string): string {
-  return `${tenantId}\n${messageId}`;
-}

@@ -22,6 +22,7 @@ export type {
   Lease,
   QueueDepth,
 } from "./queue.ts";
+export { endpointKey } from "./queue.ts";
 export { MemoryQueue } from "./memory_queue.ts";
 export type { MemoryQueueOptions } from "./memory_queue.ts";
 export { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryAfterDelay, retryDelay } from "./backoff.ts";

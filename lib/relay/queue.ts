@@ -86,6 +86,7 @@ export interface IdempotentAnswer {
 /** One intake request's jobs, accepted together or not at all. */
 export interface EnqueueBatch {
   readonly tenantId: string;
+  /** Unique over all tenants: intake makes it from random bytes. */
   readonly messageId: string;
   readonly jobs: readonly Job[];
   /** With a key, the answer is kept so that the same key gives it again. */
@@ -117,6 +118,27 @@ export interface ClaimOptions {
   readonly limit: number;
   /** How long the claim holds; longer than a delivery can take. */
   readonly leaseMs: number;
+  /**
+   * At most this many jobs of one endpoint in this claim.
+   * @default {limit}
+   */
+  readonly perEndpoint?: number;
+  /**
+   * Lower limits for some endpoints, by {@linkcode endpointKey}: e.g. 0 for
+   * one the worker already delivers to at its cap, or one out of rate tokens.
+   * Their jobs stay ready for a later claim.
+   */
+  readonly endpointLimits?: ReadonlyMap<string, number>;
+}
+
+/**
+ * The key of an endpoint in {@linkcode ClaimOptions.endpointLimits}.
+ * @param tenantId the endpoint's tenant
+ * @param endpointId the endpoint
+ * @returns one string for the pair
+ */
+export function endpointKey(tenantId: string, endpointId: string): string {
+  return `${tenantId}\n${endpointId}`;
 }
 
 /** Options of {@linkcode JobQueue.deadLetters}. */
@@ -141,7 +163,11 @@ export interface JobQueue {
    * `ERR_RELAY_QUEUE_UNAVAILABLE` when the backend cannot take it
    */
   enqueue(batch: EnqueueBatch): Promise<EnqueueResult>;
-  /** Claims due jobs, earliest due first; expired leases are due again. */
+  /**
+   * Claims due jobs; expired leases are due again. Endpoints take turns, one
+   * job each, so that one endpoint's backlog never holds back another's jobs;
+   * each endpoint's jobs come earliest due first.
+   */
   claim(options: ClaimOptions): Promise<Lease[]>;
   /** Records the successful attempt; the job is delivered. */
   ack(lease: Lease, attempt: Attempt): Promise<boolean>;
@@ -162,7 +188,10 @@ export interface JobQueue {
   /** A message's jobs, one per endpoint; empty when unknown or not the tenant's. */
   message(tenantId: string, messageId: string): Promise<JobView[]>;
   depth(now: number): Promise<QueueDepth>;
-  /** When the earliest waiting job is due; undefined when none waits. */
+  /**
+   * When the earliest job that is not ready yet (a retry, or a lease that may
+   * expire) is due; undefined when there is none. Ready jobs are for `claim`.
+   */
   nextDue(): Promise<number | undefined>;
   /** Forgets delivered jobs, dead letters and idempotency keys past their retention. */
   sweep(now: number): Promise<void>;

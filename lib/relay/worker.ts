@@ -1,7 +1,7 @@
 import { signWebhook } from "../crypto/mod.ts";
 import { type RetrySchedule, retryAfterDelay, retryDelay } from "./backoff.ts";
 import type { Deliver, DeliveryResult } from "./http_delivery.ts";
-import type { Attempt, AttemptOutcome, Job, JobQueue, Lease } from "./queue.ts";
+import { type Attempt, type AttemptOutcome, endpointKey, type Job, type JobQueue, type Lease } from "./queue.ts";
 import { type Endpoint, signingKeys, type TenantRegistry } from "./tenants.ts";
 
 /** Options of {@linkcode RelayWorker}. */
@@ -67,7 +67,7 @@ export class RelayWorker {
   readonly #maxRetryAfter: number;
   readonly #inFlight = new Set<Promise<void>>();
   readonly #byEndpoint = new Map<string, number>();
-  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+  readonly #buckets = new Map<string, { tokens: number; at: number; rate: number }>();
   #running = false;
   #pumping: Promise<void> | undefined;
   #again = false;
@@ -135,16 +135,24 @@ export class RelayWorker {
     try {
       do {
         this.#again = false;
+        let tokenWait = Number.POSITIVE_INFINITY;
         while (this.#running && this.#inFlight.size < this.#concurrency) {
+          const now = this.#options.now();
+          const limit = this.#concurrency - this.#inFlight.size;
+          const limits = this.#endpointLimits(now);
+          tokenWait = limits.tokenWait;
           const leases = await this.#options.queue.claim({
-            now: this.#options.now(),
-            limit: this.#concurrency - this.#inFlight.size,
+            now,
+            limit,
             leaseMs: this.#leaseMs,
+            perEndpoint: this.#perEndpoint,
+            endpointLimits: limits.limits,
           });
-          if (leases.length === 0) break;
           for (const lease of leases) this.#start(lease);
+          // Fewer than asked: what is still ready belongs to endpoints at their caps.
+          if (leases.length < limit) break;
         }
-        await this.#arm();
+        await this.#arm(tokenWait);
       } while (this.#again && this.#running);
     } catch (error) {
       this.#options.onError?.(error);
@@ -152,12 +160,35 @@ export class RelayWorker {
     }
   }
 
-  /** Sets the timer for the next due job, or the poll interval, whichever is sooner. */
-  async #arm(): Promise<void> {
+  /**
+   * What the next claim may take of each endpoint that is busy or out of
+   * rate tokens, and how soon a rate-limited endpoint has a token again.
+   */
+  #endpointLimits(now: number): { limits: Map<string, number>; tokenWait: number } {
+    const limits = new Map<string, number>();
+    for (const [key, busy] of this.#byEndpoint) limits.set(key, this.#perEndpoint - busy);
+    let tokenWait = Number.POSITIVE_INFINITY;
+    for (const [key, bucket] of this.#buckets) {
+      const tokens = refill(bucket, now);
+      if (tokens >= Math.max(1, bucket.rate)) {
+        // Full again: the endpoint is as if never limited.
+        this.#buckets.delete(key);
+        continue;
+      }
+      const whole = Math.floor(tokens);
+      limits.set(key, Math.min(limits.get(key) ?? this.#perEndpoint, whole));
+      if (whole === 0) tokenWait = Math.min(tokenWait, Math.ceil(((1 - tokens) * 1000) / bucket.rate));
+    }
+    return { limits, tokenWait };
+  }
+
+  /** Sets the timer for the next due job, a rate token, or the poll interval, whichever is soonest. */
+  async #arm(tokenWait: number): Promise<void> {
     if (!this.#running) return;
     const next = await this.#options.queue.nextDue();
     const now = this.#options.now();
-    const wait = next === undefined ? this.#pollInterval : Math.min(this.#pollInterval, Math.max(0, next - now));
+    const due = next === undefined ? this.#pollInterval : Math.max(0, next - now);
+    const wait = Math.min(this.#pollInterval, due, tokenWait);
     // With every slot busy, a finishing delivery wakes the worker.
     if (this.#inFlight.size >= this.#concurrency) return;
     this.#wakeIn(wait);
@@ -192,7 +223,7 @@ export class RelayWorker {
     const now = this.#options.now();
     if (endpoint === undefined) return this.#bury(lease, undefined, "the endpoint was deleted", now);
     if (!endpoint.enabled) return this.#bury(lease, undefined, `the endpoint is disabled (${endpoint.disabledReason ?? "by the tenant"})`, now);
-    const key = `${job.tenantId}\n${job.endpointId}`;
+    const key = endpointKey(job.tenantId, job.endpointId);
     const busy = this.#byEndpoint.get(key) ?? 0;
     if (busy >= this.#perEndpoint) {
       await queue.release(lease, now + BUSY_DELAY_MS);
@@ -246,18 +277,27 @@ export class RelayWorker {
   /** Milliseconds until the endpoint's token bucket has a token; 0 takes one now. */
   #rateWait(key: string, endpoint: Endpoint, now: number): number {
     const rate = endpoint.rateLimitPerSecond;
-    if (rate === undefined) return 0;
-    const burst = Math.max(1, rate);
-    const bucket = this.#buckets.get(key) ?? { tokens: burst, at: now };
-    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) * rate) / 1000);
-    bucket.at = now;
-    this.#buckets.set(key, bucket);
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
+    if (rate === undefined) {
+      this.#buckets.delete(key);
       return 0;
     }
-    return Math.ceil(((1 - bucket.tokens) * 1000) / rate);
+    let bucket = this.#buckets.get(key);
+    if (bucket === undefined) this.#buckets.set(key, (bucket = { tokens: Math.max(1, rate), at: now, rate }));
+    bucket.rate = rate;
+    const tokens = refill(bucket, now);
+    if (tokens >= 1) {
+      bucket.tokens = tokens - 1;
+      return 0;
+    }
+    return Math.ceil(((1 - tokens) * 1000) / rate);
   }
+}
+
+/** Brings a token bucket (burst: one second's tokens, at least 1) up to `now`; returns its tokens. */
+function refill(bucket: { tokens: number; at: number; rate: number }, now: number): number {
+  bucket.tokens = Math.min(Math.max(1, bucket.rate), bucket.tokens + ((now - bucket.at) * bucket.rate) / 1000);
+  bucket.at = Math.max(bucket.at, now);
+  return bucket.tokens;
 }
 
 /** The Standard Webhooks headers of one attempt, signed at its time. */

@@ -3,7 +3,7 @@
 // factory; every test builds its own queue, so none depends on another.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { Attempt, Job, JobQueue, Lease } from "../../lib/relay/mod.ts";
+import { type Attempt, endpointKey, type Job, type JobQueue, type Lease } from "../../lib/relay/mod.ts";
 import { createPrng } from "../_helpers/prng.ts";
 
 /** What a factory gets. */
@@ -77,6 +77,14 @@ export function jobQueueContract(name: string, make: (setup: QueueSetup) => Prom
       assert.deepEqual(jobs.map((job) => [job.endpointId, job.state]).sort(), [["ep1", "ready"], ["ep2", "ready"]]);
       assert.deepEqual(await queue.message("globex", "m1"), [], "another tenant sees nothing");
       assert.deepEqual(await queue.message("acme", "unknown"), []);
+    });
+
+    it("refuses a message id that is queued already, whatever the tenant, and keeps the first", async () => {
+      const queue = await fresh();
+      await queue.enqueue(single("acme", "m1"));
+      await assert.rejects(queue.enqueue(single("globex", "m1")), { name: "TypeError" });
+      assert.deepEqual(await queue.depth(T0), { ready: 1, delayed: 0, leased: 0, dead: 0 });
+      assert.equal((await queue.message("acme", "m1")).length, 1);
     });
 
     it("acknowledges a delivery: the job is delivered with its attempt and never claimed again", async () => {
@@ -214,11 +222,42 @@ export function jobQueueContract(name: string, make: (setup: QueueSetup) => Prom
       assert.deepEqual(await queue.enqueue(single("acme", "m2", ["ep1", "ep2"])), { accepted: true });
     });
 
-    it("tells when the earliest waiting job is due", async () => {
+    it("tells when the earliest job that is not ready yet is due: a retry or a lease", async () => {
       const queue = await fresh();
       assert.equal(await queue.nextDue(), undefined);
-      await queue.enqueue(single("acme", "m1", ["ep1"], T0 + 7));
+      await queue.enqueue(single("acme", "m1"));
+      await queue.enqueue(single("acme", "m2"));
+      assert.equal(await queue.nextDue(), undefined, "ready jobs are for claim");
+      const [a, b] = await queue.claim({ now: T0, limit: 2, leaseMs: LEASE });
+      assert.equal(await queue.nextDue(), T0 + LEASE);
+      await queue.retry(a!, attempt(T0), T0 + 7);
       assert.equal(await queue.nextDue(), T0 + 7);
+      await queue.ack(b!, attempt(T0, "success", 200));
+      assert.equal(await queue.nextDue(), T0 + 7);
+    });
+
+    it("gives endpoints turns: one endpoint's backlog does not hold back another's jobs", async () => {
+      const queue = await fresh();
+      for (let m = 0; m < 6; m++) await queue.enqueue(single("acme", `a${m}`, ["busy"]));
+      await queue.enqueue(single("acme", "b0", ["quiet"]));
+      await queue.enqueue(single("globex", "c0", ["busy"]));
+      const claimed = await queue.claim({ now: T0, limit: 3, leaseMs: LEASE });
+      assert.deepEqual(claimed.map((lease) => lease.job.id).sort(), ["a0.busy", "b0.quiet", "c0.busy"]);
+      const rest = await queue.claim({ now: T0, limit: 10, leaseMs: LEASE });
+      assert.deepEqual(rest.map((lease) => lease.job.messageId), ["a1", "a2", "a3", "a4", "a5"], "each endpoint's jobs in order");
+    });
+
+    it("takes at most perEndpoint jobs of an endpoint, fewer where endpointLimits says so, and leaves the rest ready", async () => {
+      const queue = await fresh();
+      for (let m = 0; m < 5; m++) await queue.enqueue(single("acme", `m${m}`, ["ep1", "ep2", "ep3"]));
+      const limits = new Map([[endpointKey("acme", "ep2"), 1], [endpointKey("acme", "ep3"), 0]]);
+      const claimed = await queue.claim({ now: T0, limit: 10, leaseMs: LEASE, perEndpoint: 2, endpointLimits: limits });
+      const count = (endpoint: string): number => claimed.filter((lease) => lease.job.endpointId === endpoint).length;
+      assert.deepEqual([count("ep1"), count("ep2"), count("ep3")], [2, 1, 0]);
+      assert.deepEqual(await queue.depth(T0), { ready: 12, delayed: 0, leased: 3, dead: 0 });
+      const next = await queue.claim({ now: T0, limit: 20, leaseMs: LEASE });
+      assert.equal(next.length, 12);
+      assert.deepEqual(next.filter((lease) => lease.job.endpointId === "ep3").map((lease) => lease.job.messageId), ["m0", "m1", "m2", "m3", "m4"]);
     });
 
     it("forgets delivered jobs and dead letters after their retention", async () => {

@@ -195,15 +195,18 @@ describe("RelayWorker", () => {
   it("keeps a slow endpoint to its concurrency cap while another endpoint's message goes through", async () => {
     const t = setup({ concurrency: 4, perEndpoint: 2 });
     const hanging: ((result: DeliveryResult) => void)[] = [];
-    t.receiver.on(A, () => new Promise<DeliveryResult>((resolve) => hanging.push(resolve)));
+    t.receiver.on(A, (n) => n <= 2 ? new Promise<DeliveryResult>((resolve) => hanging.push(resolve)) : status(200));
     t.receiver.on(B, () => status(200));
     await t.send("acme", 10, true);
     const [b] = await t.send("globex", 1, true);
     assert.equal(hanging.length, 2, "two deliveries in flight to the slow endpoint, no more");
     assert.deepEqual(t.receiver.order, [A, A, B], "the healthy endpoint's message went out while the slow one hung");
     assert.equal((await stateOf(t.queue, "globex", b!)).state, "delivered");
+    assert.deepEqual(await t.queue.depth(t.clock.time), { ready: 8, delayed: 0, leased: 2, dead: 0 }, "the slow endpoint's other jobs wait ready");
     for (const resolve of hanging.splice(0)) resolve(status(200));
     await t.worker.idle();
+    assert.equal(t.receiver.order.filter((url) => url === A).length, 10, "the rest went out as soon as the slow ones finished");
+    assert.deepEqual(await t.queue.depth(t.clock.time), { ready: 0, delayed: 0, leased: 0, dead: 0 });
   });
 
   it("does not let a failing endpoint's retries delay another endpoint's messages", async () => {
