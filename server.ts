@@ -219,7 +219,8 @@ async function startRelay(
     },
     base: RELAY_BASE,
   }));
-  worker.start();
+  // WORKER_CONCURRENCY=0 makes an intake-only process: it queues, something else delivers.
+  if (config.workerConcurrency > 0) worker.start();
   const refresh = setInterval(() => {
     void queue.depth(Date.now()).then((latest) => (depth = latest));
     void queue.sweep(Date.now());
@@ -236,6 +237,9 @@ async function startRelay(
     const keys = plain.get(tenant.id) ?? [];
     const endpoints = registry.endpoints(tenant.id).map((endpoint) => `${endpoint.id} -> ${endpoint.url}`);
     lines.push(`Relay tenant "${tenant.id}"${keys.length === 0 ? "" : ` (API key ${keys[0]})`}: ${endpoints.length === 0 ? "no endpoints" : endpoints.join(", ")}`);
+  }
+  if (config.workerConcurrency === 0) {
+    lines.push("WORKER_CONCURRENCY=0: this process takes webhooks but delivers none; they wait in the queue");
   }
   if (config.allowPrivateTargets.length === 0) {
     lines.push("Deliveries to private and loopback addresses are refused; set ALLOW_PRIVATE_TARGETS (e.g. 127.0.0.1/32) to reach a local receiver");

@@ -122,7 +122,7 @@ export function readConfig(env: Environment): Config {
     deliveryTimeoutMs: integer(env, "DELIVERY_TIMEOUT_MS", 15_000, 100, 300_000),
     maxPayloadBytes: integer(env, "MAX_PAYLOAD_BYTES", 262_144, 64, 16 * 1024 * 1024),
     queueCapacity: integer(env, "QUEUE_CAPACITY", 100_000, 1, 100_000_000),
-    workerConcurrency: integer(env, "WORKER_CONCURRENCY", 64, 1, 10_000),
+    workerConcurrency: integer(env, "WORKER_CONCURRENCY", 64, 0, 10_000),
     endpointConcurrency: integer(env, "ENDPOINT_CONCURRENCY", 8, 1, 10_000),
     secretOverlapSeconds: integer(env, "SECRET_ROTATION_OVERLAP_SECONDS", 86_400, 0, 30 * 86_400),
     encryptionKey: (env["ENCRYPTION_KEY"] ?? "").trim(),

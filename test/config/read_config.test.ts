@@ -89,6 +89,10 @@ describe("readConfig()", () => {
     );
   });
 
+  it("takes WORKER_CONCURRENCY=0 for an intake-only process", () => {
+    assert.equal(readConfig({ WORKER_CONCURRENCY: "0" }).workerConcurrency, 0);
+  });
+
   const relayErrors = [
     { env: { STORAGE_TYPE: "mongo" }, variable: "STORAGE_TYPE" },
     { env: { STORAGE_TYPE: "redis" }, variable: "STORAGE_TYPE" },
