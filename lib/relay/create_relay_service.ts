@@ -66,6 +66,13 @@ export function createRelayService(options: RelayServiceOptions): Handler {
   const maxPayload = options.maxPayloadBytes ?? 262_144;
   const idempotencyTtl = options.idempotencyTtlMs ?? 86_400_000;
   const { registry, queue } = options;
+  let lastIso = { ms: Number.NaN, text: "" };
+
+  /** The ISO 8601 form of a time, remembered for the next call in the same millisecond. */
+  function isoOf(ms: number): string {
+    if (lastIso.ms !== ms) lastIso = { ms, text: iso(ms) };
+    return lastIso.text;
+  }
 
   function tenantOf(request: HttpRequest): Tenant {
     const authorization = request.headers["authorization"];
@@ -93,9 +100,10 @@ export function createRelayService(options: RelayServiceOptions): Handler {
     const now = options.now();
     const messageId = `msg_${encodeBase64Url(options.random(18))}`;
     const endpoints = registry.route(tenant.id, webhook.event);
-    const payload = `{"type":${JSON.stringify(webhook.event)},"timestamp":"${new Date(now).toISOString()}","data":${webhook.data}}`;
+    // Event names and endpoint ids are checked to need no JSON escaping.
+    const payload = `{"type":"${webhook.event}","timestamp":"${isoOf(now)}","data":${webhook.data}}`;
     const jobs = endpoints.map((endpoint) => makeJob(endpoint, messageId, webhook.event, payload, now));
-    const response = JSON.stringify({ id: messageId, event: webhook.event, endpoints: endpoints.map((endpoint) => endpoint.id) });
+    const response = `{"id":"${messageId}","event":"${webhook.event}","endpoints":[${endpoints.map((endpoint) => `"${endpoint.id}"`).join(",")}]}`;
     const bodyHash = idempotencyKey === undefined ? "" : sha256Hex(bytes);
     const result = await queue.enqueue({
       tenantId: tenant.id,
@@ -116,7 +124,12 @@ export function createRelayService(options: RelayServiceOptions): Handler {
       return { status: 202, headers: { "content-type": `${JSON_TYPE}; charset=utf-8`, "idempotent-replayed": "true" }, body: result.previous.response };
     }
     options.onAccepted?.(tenant.id, jobs);
-    return { status: 202, headers: { "content-type": `${JSON_TYPE}; charset=utf-8`, location: `${base}/messages/${messageId}` }, body: response };
+    // The response is ASCII: its length in characters is its length in bytes.
+    return {
+      status: 202,
+      headers: { "content-type": `${JSON_TYPE}; charset=utf-8`, location: `${base}/messages/${messageId}`, "content-length": String(response.length) },
+      body: response,
+    };
   }
 
   function makeJob(endpoint: Endpoint, messageId: string, event: string, payload: string, now: number): Job {
@@ -271,15 +284,45 @@ export function createRelayService(options: RelayServiceOptions): Handler {
   return routes;
 }
 
-/** The webhook's event and its data as JSON text. */
+/**
+ * `{"event": "<name>", "data": ` at the start of a body, JSON whitespace
+ * allowed: the shape clients send, read without parsing the whole body.
+ */
+const COMMON_HEAD = /^[ \t\n\r]*\{[ \t\n\r]*"event"[ \t\n\r]*:[ \t\n\r]*"([^"\\]*)"[ \t\n\r]*,[ \t\n\r]*"data"[ \t\n\r]*:(?=[ \t\n\r]*\{)/;
+const JSON_SPACE = /^[ \t\n\r]*$/;
+
+/**
+ * The webhook's event, and its data as the JSON text the client sent (so
+ * numbers keep every digit). A body shaped `{"event": "...", "data": {...}}`
+ * is checked by parsing the data alone; any other is parsed whole.
+ */
 function parseWebhook(bytes: Uint8Array): { event: string; data: string } {
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    throw new HttpError("ERR_HTTP_INVALID_JSON", "Cannot read the webhook: the body is not valid UTF-8");
+  }
+  checkJsonDepth(text, MAX_DEPTH);
+  const head = COMMON_HEAD.exec(text);
+  if (head !== null) {
+    const end = text.lastIndexOf("}");
+    const event = head[1]!;
+    if (JSON_SPACE.test(text.slice(end + 1)) && event.length <= MAX_EVENT_LENGTH && EVENT_NAME.test(event)) {
+      const data = text.slice(head[0].length, end).trim();
+      try {
+        // Valid, the data is one JSON object (the head saw its "{"), so the whole body is valid too.
+        JSON.parse(data);
+        return { event, data };
+      } catch {
+        // Not one value, e.g. a repeated "data" member: the full parse below decides.
+      }
+    }
+  }
   let value: unknown;
   try {
-    const text = decoder.decode(bytes);
-    checkJsonDepth(text, MAX_DEPTH);
     value = JSON.parse(text);
   } catch (error) {
-    if (error instanceof HttpError) throw error;
     throw new HttpError("ERR_HTTP_INVALID_JSON", `Cannot read the webhook: the body is not JSON (${(error as Error).message})`);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
@@ -296,7 +339,56 @@ function parseWebhook(bytes: Uint8Array): { event: string; data: string } {
   }
   if (data === undefined) throw invalidWebhook('Field "data" is required', "data");
   if (typeof data !== "object" || data === null || Array.isArray(data)) throw invalidWebhook('Field "data" must be a JSON object', "data");
-  return { event, data: JSON.stringify(data) };
+  return { event, data: memberText(text, "data") };
+}
+
+/**
+ * The JSON text of a member's value in a valid JSON object text; the last
+ * one when the name repeats, as JSON.parse keeps.
+ */
+function memberText(text: string, name: string): string {
+  let found = "";
+  let i = text.indexOf("{") + 1;
+  const space = (): void => {
+    while (i < text.length && " \t\n\r".includes(text[i]!)) i++;
+  };
+  const skipString = (): void => {
+    for (i++; text[i] !== '"'; i++) if (text[i] === "\\") i++;
+    i++;
+  };
+  for (;;) {
+    space();
+    if (text[i] === "}") return found;
+    const keyStart = i;
+    skipString();
+    const key = JSON.parse(text.slice(keyStart, i)) as string;
+    space();
+    i++; // ":"
+    space();
+    const valueStart = i;
+    let depth = 0;
+    while (i < text.length) {
+      const c = text[i]!;
+      if (c === '"') {
+        skipString();
+        if (depth === 0) break;
+        continue;
+      }
+      if (c === "{" || c === "[") depth++;
+      else if (c === "}" || c === "]") {
+        if (depth === 0) break;
+        depth--;
+        if (depth === 0) {
+          i++;
+          break;
+        }
+      } else if (c === "," && depth === 0) break;
+      i++;
+    }
+    if (key === name) found = text.slice(valueStart, i).trim();
+    space();
+    if (text[i] === ",") i++;
+  }
 }
 
 async function readBytes(request: HttpRequest, maxBytes: number): Promise<Uint8Array> {

@@ -27,7 +27,7 @@ function setup(options: { capacity?: number; maxPayloadBytes?: number } = {}) {
     maxPayloadBytes: options.maxPayloadBytes ?? 4096,
     onAccepted: (_tenant, jobs) => accepted.push(...jobs),
   });
-  async function call(method: string, path: string, init: { body?: string; headers?: Record<string, string>; key?: string | null } = {}) {
+  async function call(method: string, path: string, init: { body?: string | Uint8Array; headers?: Record<string, string>; key?: string | null } = {}) {
     const headers: Record<string, string> = { ...init.headers };
     if (init.key !== null) headers["authorization"] = `Bearer ${init.key ?? "acme-key"}`;
     if (init.body !== undefined && headers["content-type"] === undefined) headers["content-type"] = "application/json";
@@ -70,6 +70,42 @@ describe("createRelayService() intake", () => {
     assert.equal(sealed.contentType, "application/jose");
     assert.ok(!sealed.body.includes("12345"), "no plaintext rests in the queue");
     assert.equal(new TextDecoder().decode(decryptJwe(sealed.body, KEYS.privateKey)), plain.body);
+  });
+
+  const shapes = [
+    { name: "event first, compact", body: '{"event":"user.created","data":{"n":12345678901234567890,"f":1.50}}' },
+    { name: "event first, spaced and on lines", body: '\n { "event" : "user.created" ,\r\n\t"data" : {"n":12345678901234567890,"f":1.50} } \n' },
+    { name: "data first", body: '{"data":{"n":12345678901234567890,"f":1.50},"event":"user.created"}' },
+    { name: "an escaped key", body: '{"\\u0065vent":"user.created","data":{"n":12345678901234567890,"f":1.50}}' },
+    { name: "data repeated (the last counts, as in JSON.parse)", body: '{"event":"user.created","data":{"n":1},"data":{"n":12345678901234567890,"f":1.50}}' },
+  ];
+  for (const shape of shapes) {
+    it(`forwards data exactly as sent, every digit kept: ${shape.name}`, async () => {
+      const t = setup();
+      const { status, json } = await t.call("POST", "/webhook", { body: shape.body });
+      assert.equal(status, 202);
+      const [job] = (await t.queue.message("acme", json.id)).filter((one) => one.endpointId === "all");
+      assert.equal(job!.body, `{"type":"user.created","timestamp":"${new Date(t.clock.time).toISOString()}","data":{"n":12345678901234567890,"f":1.50}}`);
+    });
+  }
+
+  it("refuses a body that is not UTF-8 with 400", async () => {
+    const t = setup();
+    const body = new Uint8Array([...new TextEncoder().encode('{"event":"a","data":{"x":"'), 0xff, ...new TextEncoder().encode('"}}')]);
+    const response = await t.call("POST", "/webhook", { body });
+    assert.equal(response.status, 400);
+    assert.equal(response.json.error.code, "ERR_HTTP_INVALID_JSON");
+    assert.match(response.json.error.message, /UTF-8/);
+  });
+
+  it("refuses a body shaped like a webhook whose data is not valid JSON", async () => {
+    const t = setup();
+    for (const body of ['{"event":"a","data":{"x":}}', '{"event":"a","data":{"x":1}', '{"event":"a","data":{"x":1}} x', '{"event":"a","data":{"x":1}},']) {
+      const response = await t.call("POST", "/webhook", { body });
+      assert.equal(response.status, 400, body);
+      assert.equal(response.json.error.code, "ERR_HTTP_INVALID_JSON", body);
+    }
+    assert.equal(t.accepted.length, 0);
   });
 
   it("routes only to the endpoints whose patterns match the event", async () => {
