@@ -49,10 +49,10 @@ export interface MemoryQueueOptions {
 
 interface Entry {
   job: Job;
-  state: JobState;
+  /** "forgotten": past retention, dropped. */
+  state: JobState | "forgotten";
   /** The lease's token while leased; a new token for every claim. */
   token: string;
-  leaseExpiresAt: number;
   /** When it was delivered or died. */
   finishedAt: number;
   reason: string;
@@ -61,20 +61,59 @@ interface Entry {
 interface Timed {
   readonly at: number;
   readonly seq: number;
-  readonly id: string;
+  readonly entry: Entry;
   /** For leases: the token the entry had when leased. */
   readonly token: string;
 }
 
 const earlier = (a: Timed, b: Timed): boolean => a.at < b.at || (a.at === b.at && a.seq < b.seq);
 
+/** A lease made by a MemoryQueue: it holds its entry, so moving the job needs no lookup. */
+class HeldLease implements Lease {
+  readonly job: Job;
+  readonly token: string;
+  readonly expiresAt: number;
+  readonly #entry: Entry;
+
+  constructor(entry: Entry, token: string, expiresAt: number) {
+    this.job = entry.job;
+    this.token = token;
+    this.expiresAt = expiresAt;
+    this.#entry = entry;
+  }
+
+  /** The entry behind a lease this queue made; undefined for any other object. */
+  static entryOf(lease: Lease): Entry | undefined {
+    return #entry in lease ? (lease as HeldLease).#entry : undefined;
+  }
+}
+
+/** One job in a {@linkcode MemoryQueueSnapshot}. */
+export interface SnapshotJob extends JobView {
+  /** When a delivered or dead job finished. */
+  readonly finishedAt?: number;
+}
+
+/**
+ * What a {@linkcode MemoryQueue} holds, as plain JSON-ready data: written on
+ * shutdown and read at start, so that a restart loses no job. Leased jobs are
+ * saved as ready: their leases die with the process.
+ */
+export interface MemoryQueueSnapshot {
+  readonly version: 1;
+  readonly jobs: readonly SnapshotJob[];
+  readonly idempotency: readonly { readonly tenantId: string; readonly key: string; readonly answer: IdempotentAnswer; readonly expiresAt: number }[];
+}
+
 /**
  * The in-memory {@linkcode JobQueue}: the embedded default. Ready jobs wait in
  * one FIFO per endpoint, and the endpoints with ready jobs in a ring that a
  * claim walks round, one job per endpoint per turn; retries wait in a heap by
- * due time, leases in a heap by expiry. A claim costs O(log n) per job, plus
- * one step per endpoint it skips, whatever the backlog. Everything is lost
- * when the process exits: use Redis or Kafka where that matters.
+ * due time, leases in a heap by expiry; a lease holds its job's entry. A claim
+ * costs O(log n) per job, plus one step per endpoint it skips, and an enqueue
+ * one map insertion per message, whatever the backlog. The queue lives in the
+ * process: {@linkcode MemoryQueue.snapshot} and {@linkcode MemoryQueue.restore}
+ * carry it over a restart; a crash loses it (use Redis or Kafka where that matters).
  */
 export class MemoryQueue implements JobQueue {
   readonly #capacity: number;
@@ -82,20 +121,19 @@ export class MemoryQueue implements JobQueue {
   readonly #maxDelivered: number;
   readonly #deadRetention: number;
   readonly #maxDeadPerTenant: number;
-  readonly #entries = new Map<string, Entry>();
-  /** Ready job ids by endpoint key, each in due order. */
-  readonly #ready = new Map<string, Deque<string>>();
+  /** Each message's entries, by message id (random, so unique over tenants). */
+  readonly #byMessage = new Map<string, Entry | Entry[]>();
+  /** Ready entries by endpoint key, each in due order. */
+  readonly #ready = new Map<string, Deque<Entry>>();
   /** Endpoint keys with ready jobs, in turn order. */
   readonly #turns = new Deque<string>();
   #readyCount = 0;
   readonly #delayed = new Heap<Timed>(earlier);
   readonly #leases = new Heap<Timed>(earlier);
-  /** Job ids of each message by message id (random, so unique over tenants), for the status API. */
-  readonly #byMessage = new Map<string, string | string[]>();
-  /** Delivered jobs in the order they finished, for retention. */
-  readonly #delivered = new Deque<string>();
-  /** Each tenant's dead jobs, oldest first (a Set keeps insertion order). */
-  readonly #dead = new Map<string, Set<string>>();
+  /** Delivered entries in the order they finished, for retention. */
+  readonly #delivered = new Deque<Entry>();
+  /** Each tenant's dead entries by job id, oldest first (a Map keeps insertion order). */
+  readonly #dead = new Map<string, Map<string, Entry>>();
   readonly #idempotency = new Map<string, { answer: IdempotentAnswer; expiresAt: number }>();
   #waiting = 0;
   #leased = 0;
@@ -129,12 +167,10 @@ export class MemoryQueue implements JobQueue {
     if (this.#byMessage.has(batch.messageId)) {
       return Promise.reject(new TypeError(`Cannot queue message ${batch.messageId}: it is queued already`));
     }
-    for (const job of batch.jobs) {
-      this.#entries.set(job.id, { job, state: "ready", token: "", leaseExpiresAt: 0, finishedAt: 0, reason: "" });
-      this.#makeReady(job);
-    }
-    this.#waiting += batch.jobs.length;
-    this.#byMessage.set(batch.messageId, batch.jobs.length === 1 ? batch.jobs[0]!.id : batch.jobs.map((job) => job.id));
+    const entries = batch.jobs.map((job): Entry => ({ job, state: "ready", token: "", finishedAt: 0, reason: "" }));
+    this.#byMessage.set(batch.messageId, entries.length === 1 ? entries[0]! : entries);
+    for (const entry of entries) this.#makeReady(entry);
+    this.#waiting += entries.length;
     if (key !== undefined && batch.idempotency !== undefined) {
       this.#idempotency.set(key, { answer: batch.idempotency.answer, expiresAt: batch.idempotency.expiresAt });
     }
@@ -155,21 +191,20 @@ export class MemoryQueue implements JobQueue {
         skipped.push(key);
         continue;
       }
-      const ids = this.#ready.get(key)!;
-      const id = ids.shift()!;
+      const ready = this.#ready.get(key)!;
+      const entry = ready.shift()!;
       this.#readyCount--;
-      if (ids.size === 0) this.#ready.delete(key);
+      if (ready.size === 0) this.#ready.delete(key);
       else this.#turns.push(key);
       taken.set(key, count + 1);
-      const entry = this.#entries.get(id)!;
       const token = String(++this.#seq);
+      const expiresAt = options.now + options.leaseMs;
       entry.state = "leased";
       entry.token = token;
-      entry.leaseExpiresAt = options.now + options.leaseMs;
-      this.#leases.push({ at: entry.leaseExpiresAt, seq: this.#seq, id, token });
+      this.#leases.push({ at: expiresAt, seq: this.#seq, entry, token });
       this.#waiting--;
       this.#leased++;
-      leases.push({ job: entry.job, token, expiresAt: entry.leaseExpiresAt });
+      leases.push(new HeldLease(entry, token, expiresAt));
     }
     for (const key of skipped) this.#turns.push(key);
     return Promise.resolve(leases);
@@ -179,7 +214,7 @@ export class MemoryQueue implements JobQueue {
     const entry = this.#held(lease);
     if (entry === undefined) return Promise.resolve(false);
     this.#finish(entry, "delivered", attempt, attempt.at + attempt.latencyMs);
-    this.#delivered.push(entry.job.id);
+    this.#delivered.push(entry);
     return Promise.resolve(true);
   }
 
@@ -204,24 +239,15 @@ export class MemoryQueue implements JobQueue {
     if (entry === undefined) return Promise.resolve(false);
     this.#finish(entry, "dead", death.attempt, death.at);
     entry.reason = death.reason;
-    let dead = this.#dead.get(entry.job.tenantId);
-    if (dead === undefined) this.#dead.set(entry.job.tenantId, (dead = new Set()));
-    dead.add(entry.job.id);
-    if (dead.size > this.#maxDeadPerTenant) {
-      const oldest = dead.values().next().value as string;
-      dead.delete(oldest);
-      this.#forget(oldest);
-    }
+    this.#addDead(entry);
     return Promise.resolve(true);
   }
 
   deadLetters(tenantId: string, query: DeadLetterQuery): Promise<JobView[]> {
-    const dead = [...(this.#dead.get(tenantId) ?? [])].reverse();
+    const dead = [...(this.#dead.get(tenantId)?.values() ?? [])].reverse();
     const views: JobView[] = [];
-    for (const id of dead) {
+    for (const entry of dead) {
       if (views.length >= query.limit) break;
-      const entry = this.#entries.get(id);
-      if (entry === undefined) continue;
       if (query.endpointId !== undefined && entry.job.endpointId !== query.endpointId) continue;
       views.push(view(entry));
     }
@@ -231,9 +257,13 @@ export class MemoryQueue implements JobQueue {
   replay(tenantId: string, target: { readonly jobId: string } | { readonly endpointId?: string }, now: number): Promise<number> {
     const dead = this.#dead.get(tenantId);
     if (dead === undefined) return Promise.resolve(0);
-    const chosen = "jobId" in target
-      ? (dead.has(target.jobId) ? [target.jobId] : [])
-      : [...dead].filter((id) => target.endpointId === undefined || this.#entries.get(id)?.job.endpointId === target.endpointId);
+    let chosen: Entry[];
+    if ("jobId" in target) {
+      const entry = dead.get(target.jobId);
+      chosen = entry === undefined ? [] : [entry];
+    } else {
+      chosen = [...dead.values()].filter((entry) => target.endpointId === undefined || entry.job.endpointId === target.endpointId);
+    }
     if (this.#waiting + this.#leased + chosen.length > this.#capacity) {
       return Promise.reject(
         new RelayError("ERR_RELAY_QUEUE_FULL", `Cannot replay ${chosen.length} jobs: the queue holds its limit of ${this.#capacity} jobs`, {
@@ -241,24 +271,20 @@ export class MemoryQueue implements JobQueue {
         }),
       );
     }
-    for (const id of chosen) {
-      const entry = this.#entries.get(id)!;
-      dead.delete(id);
+    for (const entry of chosen) {
+      dead.delete(entry.job.id);
       entry.job = { ...entry.job, dueAt: now };
-      entry.state = "ready";
       entry.reason = "";
-      this.#makeReady(entry.job);
+      this.#makeReady(entry);
       this.#waiting++;
     }
     return Promise.resolve(chosen.length);
   }
 
   message(tenantId: string, messageId: string): Promise<JobView[]> {
-    const ids = this.#byMessage.get(messageId) ?? [];
     const views: JobView[] = [];
-    for (const id of typeof ids === "string" ? [ids] : ids) {
-      const entry = this.#entries.get(id);
-      if (entry !== undefined && entry.job.tenantId === tenantId) views.push(view(entry));
+    for (const entry of this.#entriesOf(messageId)) {
+      if (entry.job.tenantId === tenantId && entry.state !== "forgotten") views.push(view(entry));
     }
     return Promise.resolve(views);
   }
@@ -266,7 +292,7 @@ export class MemoryQueue implements JobQueue {
   depth(now: number): Promise<QueueDepth> {
     this.#promote(now);
     let dead = 0;
-    for (const set of this.#dead.values()) dead += set.size;
+    for (const entries of this.#dead.values()) dead += entries.size;
     return Promise.resolve({ ready: this.#readyCount, delayed: this.#waiting - this.#readyCount, leased: this.#leased, dead });
   }
 
@@ -277,20 +303,18 @@ export class MemoryQueue implements JobQueue {
 
   sweep(now: number): Promise<void> {
     for (;;) {
-      const id = this.#delivered.peek();
-      if (id === undefined) break;
-      const entry = this.#entries.get(id);
-      const stale = entry === undefined || entry.state !== "delivered";
+      const entry = this.#delivered.peek();
+      if (entry === undefined) break;
+      const stale = entry.state !== "delivered";
       if (!stale && entry.finishedAt > now - this.#deliveredRetention && this.#delivered.size <= this.#maxDelivered) break;
       this.#delivered.shift();
-      if (!stale) this.#forget(id);
+      if (!stale) this.#forget(entry);
     }
     for (const dead of this.#dead.values()) {
-      for (const id of dead) {
-        const entry = this.#entries.get(id);
-        if (entry !== undefined && entry.finishedAt > now - this.#deadRetention) break;
-        dead.delete(id);
-        this.#forget(id);
+      for (const entry of dead.values()) {
+        if (entry.finishedAt > now - this.#deadRetention) break;
+        dead.delete(entry.job.id);
+        this.#forget(entry);
       }
     }
     for (const [key, kept] of this.#idempotency) {
@@ -303,49 +327,128 @@ export class MemoryQueue implements JobQueue {
     return Promise.resolve();
   }
 
+  /**
+   * Everything the queue holds, for {@linkcode MemoryQueue.restore} after a restart.
+   * @returns jobs of every state (leased ones as ready) and live idempotency keys
+   */
+  snapshot(): MemoryQueueSnapshot {
+    const jobs: SnapshotJob[] = [];
+    for (const held of this.#byMessage.values()) {
+      for (const entry of Array.isArray(held) ? held : [held]) {
+        if (entry.state === "forgotten") continue;
+        const finished = entry.state === "delivered" || entry.state === "dead";
+        jobs.push({
+          ...view(entry),
+          ...(entry.state === "leased" ? { state: "ready" } : {}),
+          ...(finished ? { finishedAt: entry.finishedAt } : {}),
+        });
+      }
+    }
+    const idempotency = [...this.#idempotency].map(([key, kept]) => {
+      const cut = key.indexOf("\n");
+      return { tenantId: key.slice(0, cut), key: key.slice(cut + 1), answer: kept.answer, expiresAt: kept.expiresAt };
+    });
+    return { version: 1, jobs, idempotency };
+  }
+
+  /**
+   * Takes in what {@linkcode MemoryQueue.snapshot} saved, beside what the
+   * queue holds; capacity does not refuse restored jobs.
+   * @param snapshot the saved queue
+   * @throws {TypeError} when a message of the snapshot is queued already
+   */
+  restore(snapshot: MemoryQueueSnapshot): void {
+    const byMessage = new Map<string, Entry[]>();
+    for (const saved of snapshot.jobs) {
+      const { state, reason, finishedAt, ...job } = saved;
+      const entry: Entry = { job, state, token: "", finishedAt: finishedAt ?? 0, reason: reason ?? "" };
+      let entries = byMessage.get(job.messageId);
+      if (entries === undefined) {
+        if (this.#byMessage.has(job.messageId)) throw new TypeError(`Cannot restore message ${job.messageId}: it is queued already`);
+        byMessage.set(job.messageId, (entries = []));
+      }
+      entries.push(entry);
+    }
+    for (const [messageId, entries] of byMessage) {
+      this.#byMessage.set(messageId, entries.length === 1 ? entries[0]! : entries);
+      for (const entry of entries) {
+        if (entry.state === "delivered") {
+          this.#delivered.push(entry);
+        } else if (entry.state === "dead") {
+          this.#addDead(entry);
+        } else if (entry.state === "delayed") {
+          this.#waiting++;
+          this.#delayed.push({ at: entry.job.dueAt, seq: ++this.#seq, entry, token: "" });
+        } else {
+          entry.state = "ready";
+          this.#waiting++;
+          this.#makeReady(entry);
+        }
+      }
+    }
+    for (const kept of snapshot.idempotency) {
+      this.#idempotency.set(idempotencyKey(kept.tenantId, kept.key), { answer: kept.answer, expiresAt: kept.expiresAt });
+    }
+  }
+
   /** Moves due retries and jobs of expired leases to their endpoints' ready FIFOs, in due order. */
   #promote(now: number): void {
     for (;;) {
       const lease = this.#leases.peek();
       if (lease === undefined || lease.at > now) break;
       this.#leases.pop();
-      const entry = this.#entries.get(lease.id);
-      if (entry === undefined || entry.state !== "leased" || entry.token !== lease.token) continue;
+      const entry = lease.entry;
+      if (entry.state !== "leased" || entry.token !== lease.token) continue;
       // The worker holding it died or stalled: the job is due again, its lease void.
-      entry.state = "ready";
       entry.token = "";
       this.#leased--;
       this.#waiting++;
-      this.#makeReady(entry.job);
+      this.#makeReady(entry);
     }
     for (;;) {
       const next = this.#delayed.peek();
       if (next === undefined || next.at > now) break;
       this.#delayed.pop();
-      const entry = this.#entries.get(next.id);
-      if (entry === undefined || entry.state !== "delayed" || entry.job.dueAt !== next.at) continue;
-      entry.state = "ready";
-      this.#makeReady(entry.job);
+      const entry = next.entry;
+      if (entry.state !== "delayed" || entry.job.dueAt !== next.at) continue;
+      this.#makeReady(entry);
     }
   }
 
-  /** Appends a job to its endpoint's ready FIFO, giving the endpoint a turn if it had none. */
-  #makeReady(job: Job): void {
-    const key = endpointKey(job.tenantId, job.endpointId);
-    let ids = this.#ready.get(key);
-    if (ids === undefined) {
-      this.#ready.set(key, (ids = new Deque()));
+  /** Appends an entry to its endpoint's ready FIFO, giving the endpoint a turn if it had none. */
+  #makeReady(entry: Entry): void {
+    entry.state = "ready";
+    const key = endpointKey(entry.job.tenantId, entry.job.endpointId);
+    let ready = this.#ready.get(key);
+    if (ready === undefined) {
+      this.#ready.set(key, (ready = new Deque()));
       this.#turns.push(key);
     }
-    ids.push(job.id);
+    ready.push(entry);
     this.#readyCount++;
+  }
+
+  #addDead(entry: Entry): void {
+    let dead = this.#dead.get(entry.job.tenantId);
+    if (dead === undefined) this.#dead.set(entry.job.tenantId, (dead = new Map()));
+    dead.set(entry.job.id, entry);
+    if (dead.size > this.#maxDeadPerTenant) {
+      const oldest = dead.values().next().value as Entry;
+      dead.delete(oldest.job.id);
+      this.#forget(oldest);
+    }
   }
 
   /** The entry if `lease` still holds it. */
   #held(lease: Lease): Entry | undefined {
-    const entry = this.#entries.get(lease.job.id);
+    const entry = HeldLease.entryOf(lease);
     if (entry === undefined || entry.state !== "leased" || entry.token !== lease.token) return undefined;
     return entry;
+  }
+
+  #entriesOf(messageId: string): readonly Entry[] {
+    const held = this.#byMessage.get(messageId);
+    return held === undefined ? [] : Array.isArray(held) ? held : [held];
   }
 
   #wait(entry: Entry, dueAt: number): void {
@@ -353,7 +456,7 @@ export class MemoryQueue implements JobQueue {
     entry.token = "";
     this.#leased--;
     this.#waiting++;
-    this.#delayed.push({ at: dueAt, seq: ++this.#seq, id: entry.job.id, token: "" });
+    this.#delayed.push({ at: dueAt, seq: ++this.#seq, entry, token: "" });
   }
 
   #finish(entry: Entry, state: "delivered" | "dead", attempt: Attempt | undefined, at: number): void {
@@ -364,18 +467,21 @@ export class MemoryQueue implements JobQueue {
     this.#leased--;
   }
 
-  #forget(id: string): void {
-    const entry = this.#entries.get(id);
-    if (entry === undefined) return;
-    this.#entries.delete(id);
-    const key = entry.job.messageId;
-    const ids = this.#byMessage.get(key);
-    if (typeof ids === "string" || (ids !== undefined && ids.every((other) => other === id || !this.#entries.has(other)))) this.#byMessage.delete(key);
+  /** Drops a finished entry; its message goes when it has no entry left. */
+  #forget(entry: Entry): void {
+    entry.state = "forgotten";
+    const messageId = entry.job.messageId;
+    const held = this.#byMessage.get(messageId);
+    if (held === entry || (Array.isArray(held) && held.every((other) => other.state === "forgotten"))) {
+      this.#byMessage.delete(messageId);
+    }
   }
 }
 
+/** A live entry as the status API shows it. */
 function view(entry: Entry): JobView {
-  return entry.state === "dead" ? { ...entry.job, state: entry.state, reason: entry.reason } : { ...entry.job, state: entry.state };
+  const state = entry.state === "forgotten" ? "delivered" : entry.state;
+  return state === "dead" ? { ...entry.job, state, reason: entry.reason } : { ...entry.job, state };
 }
 
 function idempotencyKey(tenantId: string, key: string): string {
