@@ -46,3 +46,13 @@ export async function startPinnedServer(args: readonly string[], env: Record<str
     await once(child.stdout!, "data");
   }
 }
+
+/**
+ * The median of some numbers (the upper middle one of an even count).
+ * @param values the numbers, at least one
+ * @returns their median
+ */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}

@@ -1,5 +1,7 @@
 import { type Handler, type HttpRequest, type HttpResponse, statusOf } from "../http/mod.ts";
+import type { CounterChild } from "./counter.ts";
 import type { HttpMetrics } from "./create_http_metrics.ts";
+import type { HistogramChild } from "./histogram.ts";
 
 /** Options of {@linkcode withMetrics}. */
 export interface WithMetricsOptions {
@@ -42,11 +44,27 @@ const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", 
  */
 export function withMetrics(handler: Handler, options: WithMetricsOptions): Handler {
   const { metrics, service, route: routeOf, now } = options;
+  // The series of each route, method and status, found once: a label lookup
+  // per request cost more than the rest of the recording. Bounded as the
+  // labels are: routes, methods and statuses are small fixed sets.
+  const series = new Map<string, Map<string, Map<number, { count: CounterChild; duration: HistogramChild }>>>();
   const record = (request: HttpRequest, route: string, status: number, started: number): void => {
     const seconds = (now() - started) / 1000;
     const method = KNOWN_METHODS.has(request.method) ? request.method : "OTHER";
-    metrics.requests.labels({ service, route, method, status: String(status) }).inc();
-    metrics.duration.labels({ service, route }).observe(Math.max(0, seconds));
+    let byMethod = series.get(route);
+    if (byMethod === undefined) series.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
+    let found = byStatus.get(status);
+    if (found === undefined) {
+      found = {
+        count: metrics.requests.labels({ service, route, method, status: String(status) }),
+        duration: metrics.duration.labels({ service, route }),
+      };
+      byStatus.set(status, found);
+    }
+    found.count.inc();
+    found.duration.observe(Math.max(0, seconds));
   };
   return async function measured(request: HttpRequest): Promise<HttpResponse> {
     const started = now();
