@@ -31,7 +31,7 @@ export { checkTarget, createAddressPolicy, guardedLookup, parseCidrList } from "
 export type { AddressCheck, AddressPolicy, AddressPolicyOptions } from "./address_policy.ts";
 export { compileEventPatterns, EVENT_NAME, MAX_EVENT_LENGTH } from "./event_patterns.ts";
 export type { EventMatcher } from "./event_patterns.ts";
-export { RELAY_ID, signingKeys, TenantRegistry } from "./tenants.ts";
+export { MAX_ROUTES_PER_TENANT, RELAY_ID, signingKeys, TenantRegistry } from "./tenants.ts";
 export type { Endpoint, EndpointInput, SigningSecret, Tenant, TenantRegistryOptions } from "./tenants.ts";
 export { readTenantsFile } from "./read_tenants_file.ts";
 export { createRelayService } from "./create_relay_service.ts";

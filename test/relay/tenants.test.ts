@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { compileEventPatterns, readTenantsFile, TenantRegistry } from "../../lib/relay/mod.ts";
+import { compileEventPatterns, MAX_ROUTES_PER_TENANT, readTenantsFile, TenantRegistry } from "../../lib/relay/mod.ts";
 import { countingRandom, FakeClock, SECRET } from "../_helpers/relay.ts";
 
 describe("compileEventPatterns()", () => {
@@ -73,4 +73,41 @@ describe("readTenantsFile()", () => {
       });
     });
   }
+});
+
+describe("TenantRegistry.route()", () => {
+  function registry(): TenantRegistry {
+    const clock = new FakeClock();
+    const made = new TenantRegistry({ now: clock.now, random: countingRandom() });
+    made.addTenant("acme", []);
+    made.createEndpoint("acme", { id: "all", url: "https://a.example/", events: ["*"], secret: SECRET });
+    made.createEndpoint("acme", { id: "users", url: "https://u.example/", events: ["user.*"], secret: SECRET });
+    return made;
+  }
+  const ids = (endpoints: readonly { id: string }[]): string[] => endpoints.map((endpoint) => endpoint.id);
+
+  it("follows every change to the tenant's endpoints, though it remembers routes", () => {
+    const r = registry();
+    assert.deepEqual(ids(r.route("acme", "user.created")), ["all", "users"]);
+    r.updateEndpoint("acme", "users", { events: ["invoice.*"] });
+    assert.deepEqual(ids(r.route("acme", "user.created")), ["all"]);
+    r.createEndpoint("acme", { id: "more", url: "https://m.example/", events: ["user.created"], secret: SECRET });
+    assert.deepEqual(ids(r.route("acme", "user.created")), ["all", "more"]);
+    r.disableEndpoint("acme", "all", "gone");
+    assert.deepEqual(ids(r.route("acme", "user.created")), ["more"]);
+    r.deleteEndpoint("acme", "more");
+    assert.deepEqual(ids(r.route("acme", "user.created")), []);
+    r.updateEndpoint("acme", "all", { enabled: true });
+    const before = r.route("acme", "user.created")[0]!;
+    r.rotateSecret("acme", "all");
+    const after = r.route("acme", "user.created")[0]!;
+    assert.notEqual(after.secrets[0]!.secret, before.secrets[0]!.secret, "routes hand out the endpoint as it is now");
+  });
+
+  it("stays right past the number of events it remembers", () => {
+    const r = registry();
+    for (let i = 0; i <= MAX_ROUTES_PER_TENANT + 5; i++) assert.deepEqual(ids(r.route("acme", `user.e${i}`)), ["all", "users"]);
+    assert.deepEqual(ids(r.route("acme", "invoice.paid")), ["all"]);
+    assert.deepEqual(ids(r.route("globex", "user.e1")), []);
+  });
 });
