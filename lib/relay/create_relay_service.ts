@@ -1,4 +1,4 @@
-import { encodeBase64Url, encryptJwe, type RsaPublicKey, sha256Hex } from "../crypto/mod.ts";
+import { encryptJwe, type RsaPublicKey, sha256Hex } from "../crypto/mod.ts";
 import {
   checkJsonDepth,
   createRouter,
@@ -11,8 +11,9 @@ import {
   type Handler,
 } from "../http/mod.ts";
 import { RelayError } from "./errors.ts";
+import { createMessageIds } from "./message_ids.ts";
 import { EVENT_NAME, MAX_EVENT_LENGTH } from "./event_patterns.ts";
-import type { Job, JobQueue, JobView } from "./queue.ts";
+import type { Attempt, Job, JobQueue, JobView } from "./queue.ts";
 import type { Endpoint, Tenant, TenantRegistry } from "./tenants.ts";
 
 /** Options of {@linkcode createRelayService}. */
@@ -48,6 +49,8 @@ const JOSE_TYPE = "application/jose";
 /** Deepest nesting of a webhook body: deeper JSON could not be serialized again. */
 const MAX_DEPTH = 32;
 const encoder = new TextEncoder();
+/** The attempts of a new job, shared: attempts are added by copying, never in place. */
+const NO_ATTEMPTS: readonly Attempt[] = Object.freeze([]);
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /**
@@ -67,6 +70,7 @@ export function createRelayService(options: RelayServiceOptions): Handler {
   const idempotencyTtl = options.idempotencyTtlMs ?? 86_400_000;
   const { registry, queue } = options;
   let lastIso = { ms: Number.NaN, text: "" };
+  const nextMessageId = createMessageIds(options.random, options.now);
 
   /** The ISO 8601 form of a time, remembered for the next call in the same millisecond. */
   function isoOf(ms: number): string {
@@ -98,21 +102,18 @@ export function createRelayService(options: RelayServiceOptions): Handler {
     const bytes = await readBytes(request, maxPayload);
     const webhook = parseWebhook(bytes);
     const now = options.now();
-    const messageId = `msg_${encodeBase64Url(options.random(18))}`;
+    const messageId = nextMessageId();
     const endpoints = registry.route(tenant.id, webhook.event);
     // Event names and endpoint ids are checked to need no JSON escaping.
     const payload = `{"type":"${webhook.event}","timestamp":"${isoOf(now)}","data":${webhook.data}}`;
     const jobs = endpoints.map((endpoint) => makeJob(endpoint, messageId, webhook.event, payload, now));
     const response = `{"id":"${messageId}","event":"${webhook.event}","endpoints":[${endpoints.map((endpoint) => `"${endpoint.id}"`).join(",")}]}`;
     const bodyHash = idempotencyKey === undefined ? "" : sha256Hex(bytes);
-    const result = await queue.enqueue({
-      tenantId: tenant.id,
-      messageId,
-      jobs,
-      ...(idempotencyKey === undefined
-        ? {}
-        : { idempotency: { key: idempotencyKey, answer: { bodyHash, messageId, response }, expiresAt: now + idempotencyTtl } }),
-    });
+    const result = await queue.enqueue(
+      idempotencyKey === undefined
+        ? { tenantId: tenant.id, messageId, jobs }
+        : { tenantId: tenant.id, messageId, jobs, idempotency: { key: idempotencyKey, answer: { bodyHash, messageId, response }, expiresAt: now + idempotencyTtl } },
+    );
     if (!result.accepted) {
       if (result.previous.bodyHash !== bodyHash) {
         throw new RelayError(
@@ -146,7 +147,7 @@ export function createRelayService(options: RelayServiceOptions): Handler {
       contentType: encrypted ? JOSE_TYPE : JSON_TYPE,
       createdAt: now,
       dueAt: now,
-      attempts: [],
+      attempts: NO_ATTEMPTS,
     };
   }
 

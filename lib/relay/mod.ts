@@ -35,6 +35,7 @@ export { MAX_ROUTES_PER_TENANT, RELAY_ID, signingKeys, TenantRegistry } from "./
 export type { Endpoint, EndpointInput, SigningSecret, Tenant, TenantRegistryOptions } from "./tenants.ts";
 export { readTenantsFile } from "./read_tenants_file.ts";
 export { createRelayService } from "./create_relay_service.ts";
+export { createMessageIds } from "./message_ids.ts";
 export type { RelayServiceOptions } from "./create_relay_service.ts";
 export { createHttpDelivery } from "./http_delivery.ts";
 export type { Deliver, DeliveryRequest, DeliveryResult, HttpDeliveryOptions } from "./http_delivery.ts";

@@ -51,7 +51,7 @@ describe("createRelayService() intake", () => {
     const t = setup();
     const response = await t.call("POST", "/webhook", { body: WEBHOOK });
     assert.equal(response.status, 202);
-    assert.match(response.json.id, /^msg_[A-Za-z0-9_-]{24}$/);
+    assert.match(response.json.id, /^msg_[0-9A-HJKMNP-TV-Z]{26}$/);
     assert.deepEqual(response.json.endpoints, ["all", "users"]);
     assert.equal(response.headers["location"], `/webhook/messages/${response.json.id}`);
     const jobs = await t.queue.message("acme", response.json.id);
