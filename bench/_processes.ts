@@ -32,10 +32,11 @@ export async function runPinnedLoad(options: LoadOptions): Promise<LoadResult> {
  * Starts a pinned Node server process and waits for its "listening on <url>" line.
  * @param args Node's arguments
  * @param env variables added to this process's environment
+ * @param cpu the servers' CPU (the default), or the load generator's, for a process that serves the servers
  * @returns the process and the URL it listens on
  */
-export async function startPinnedServer(args: readonly string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
-  const [command, ...rest] = [...SERVER_PIN, process.execPath, ...args];
+export async function startPinnedServer(args: readonly string[], env: Record<string, string> = {}, cpu: "server" | "client" = "server"): Promise<{ child: ChildProcess; url: string }> {
+  const [command, ...rest] = [...(cpu === "server" ? SERVER_PIN : CLIENT_PIN), process.execPath, ...args];
   const child = spawn(command!, rest, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -45,6 +46,22 @@ export async function startPinnedServer(args: readonly string[], env: Record<str
     if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
     await once(child.stdout!, "data");
   }
+}
+
+/**
+ * Runs a Node script in its own process pinned to the servers' CPU and
+ * returns what it printed as JSON.
+ * @param args Node's arguments
+ * @returns the script's output, parsed
+ */
+export async function runPinnedScript<T>(args: readonly string[]): Promise<T> {
+  const [command, ...rest] = [...SERVER_PIN, process.execPath, ...args];
+  const child = spawn(command!, rest, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const [code] = (await once(child, "exit")) as [number | null];
+  if (code !== 0) throw new Error(`${args.join(" ")} exited with ${code}: ${output}`);
+  return JSON.parse(output) as T;
 }
 
 /**
