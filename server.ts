@@ -1,6 +1,7 @@
 // The composition root: reads the configuration, loads the data, builds the
 // services and serves them on one port. It holds no logic of its own.
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
 import { createServer, type Server } from "node:http";
 import { createAuthService, LoginThrottle, MemoryAuthStore, requireUser, TokenService } from "./lib/auth/mod.ts";
 import { parseRsaKey, pooledRandom, type RsaPublicKey, uuidV4 } from "./lib/crypto/mod.ts";
@@ -26,6 +27,7 @@ import {
   createHttpDelivery,
   createRelayService,
   MemoryQueue,
+  parseMemoryQueueSnapshot,
   type QueueDepth,
   readTenantsFile,
   registerRelayMetrics,
@@ -158,13 +160,32 @@ async function main(): Promise<void> {
     console.log(`Webhook intake: ${url}${RELAY_BASE}; metrics: ${url}/metrics`);
   }
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.once(signal, () => {
-      console.log(`${signal}: finishing requests in flight, then exiting`);
-      server.close(() => void Promise.all(drains.map((drain) => drain())).then(() => process.exit(0)));
-      server.closeIdleConnections();
-      setTimeout(() => process.exit(0), 10_000).unref();
-    });
+    process.once(signal, () => void shutdown(server, drains, signal));
   }
+}
+
+/**
+ * Stops taking requests, lets those in flight finish (5 s at most), then runs
+ * the drains (the relay saves its queue) and exits 0; exits 1 if all that
+ * takes more than 30 s.
+ */
+async function shutdown(server: Server, drains: readonly (() => Promise<void>)[], signal: string): Promise<void> {
+  console.log(`${signal}: finishing requests in flight, then exiting`);
+  setTimeout(() => {
+    console.error(`${signal}: could not stop cleanly within 30 s`);
+    process.exit(1);
+  }, 30_000).unref();
+  const closed = new Promise((resolve) => server.close(resolve));
+  server.closeIdleConnections();
+  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5000))]);
+  server.closeAllConnections();
+  try {
+    await Promise.all(drains.map((drain) => drain()));
+  } catch (error) {
+    console.error(`${signal}: could not stop cleanly:`, error);
+    process.exit(1);
+  }
+  process.exit(0);
 }
 
 /** Builds the relay (tenants, queue, intake, worker), mounts it and starts the worker; returns the banner lines. */
@@ -185,6 +206,7 @@ async function startRelay(
   }
   const encryptionKey = await readEncryptionKey(config.encryptionKey);
   const queue = new MemoryQueue({ capacity: config.queueCapacity });
+  const restored = await restoreQueue(queue, config.queueSnapshotFile);
   let depth: QueueDepth = { ready: 0, delayed: 0, leased: 0, dead: 0 };
   const relayMetrics = registerRelayMetrics(metrics, () => depth);
   const delivery = createHttpDelivery({ policy: createAddressPolicy({ allow: config.allowPrivateTargets }), maxSocketsPerHost: config.endpointConcurrency });
@@ -228,11 +250,14 @@ async function startRelay(
   refresh.unref();
   drains.push(async () => {
     clearInterval(refresh);
-    await worker.stop();
+    // Deliveries in flight get a bounded time to finish; any still out are saved as ready and sent again after the restart.
+    await Promise.race([worker.stop(), new Promise((resolve) => setTimeout(resolve, Math.min(config.deliveryTimeoutMs, 5000)))]);
     delivery.close();
+    await saveQueue(queue, config.queueSnapshotFile);
     await queue.close();
   });
   const lines: string[] = [];
+  if (restored > 0) lines.push(`Relay queue: ${restored} jobs restored from ${config.queueSnapshotFile}`);
   for (const tenant of registry.tenants()) {
     const keys = plain.get(tenant.id) ?? [];
     const endpoints = registry.endpoints(tenant.id).map((endpoint) => `${endpoint.id} -> ${endpoint.url}`);
@@ -245,6 +270,40 @@ async function startRelay(
     lines.push("Deliveries to private and loopback addresses are refused; set ALLOW_PRIVATE_TARGETS (e.g. 127.0.0.1/32) to reach a local receiver");
   }
   return lines;
+}
+
+/**
+ * Reads the memory queue saved at the last shutdown, if any, into `queue`,
+ * then removes the file (it is written again at the next shutdown).
+ * @returns how many jobs it held
+ */
+async function restoreQueue(queue: MemoryQueue, file: string): Promise<number> {
+  if (file === "") return 0;
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
+    throw new ConfigError("QUEUE_SNAPSHOT_FILE", `Cannot start: QUEUE_SNAPSHOT_FILE ${file} cannot be read: ${(error as Error).message}`);
+  }
+  try {
+    const snapshot = parseMemoryQueueSnapshot(text);
+    queue.restore(snapshot);
+    await rm(file);
+    return snapshot.jobs.length;
+  } catch (error) {
+    throw new ConfigError("QUEUE_SNAPSHOT_FILE", `Cannot start: QUEUE_SNAPSHOT_FILE ${file} is not a usable queue snapshot (move it away to start empty): ${(error as Error).message}`);
+  }
+}
+
+/** Writes the memory queue to `file` (through a temporary file, so a crash leaves the old one whole). */
+async function saveQueue(queue: MemoryQueue, file: string): Promise<void> {
+  if (file === "") return;
+  const snapshot = queue.snapshot();
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(`${file}.tmp`, JSON.stringify(snapshot));
+  await rename(`${file}.tmp`, file);
+  console.log(`Relay queue: ${snapshot.jobs.length} jobs saved to ${file}`);
 }
 
 /** `ENCRYPTION_KEY`: a PEM RSA key (public, or private for its public half), or the path of one. */

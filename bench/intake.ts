@@ -56,6 +56,7 @@ const relayEnv = {
   TENANTS_FILE: tenants,
   ALLOW_PRIVATE_TARGETS: "127.0.0.1/32",
   QUEUE_CAPACITY: "100000000",
+  QUEUE_SNAPSHOT_FILE: "",
 };
 const servers = {
   bare: await startPinnedServer(["--import", "tsx", "bench/_intake_baseline.ts"]),

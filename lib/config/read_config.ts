@@ -65,6 +65,8 @@ export interface Config {
   readonly secretOverlapSeconds: number;
   /** `ENCRYPTION_KEY` as given: a PEM key or the path of one; empty for none. */
   readonly encryptionKey: string;
+  /** Where the memory queue is saved on shutdown and read at start; empty: nowhere. */
+  readonly queueSnapshotFile: string;
 }
 
 /** Environment variables, as `process.env` holds them. */
@@ -126,6 +128,7 @@ export function readConfig(env: Environment): Config {
     endpointConcurrency: integer(env, "ENDPOINT_CONCURRENCY", 8, 1, 10_000),
     secretOverlapSeconds: integer(env, "SECRET_ROTATION_OVERLAP_SECONDS", 86_400, 0, 30 * 86_400),
     encryptionKey: (env["ENCRYPTION_KEY"] ?? "").trim(),
+    queueSnapshotFile: (env["QUEUE_SNAPSHOT_FILE"] ?? "var/relay-queue.json").trim(),
   };
 }
 

@@ -478,6 +478,42 @@ export class MemoryQueue implements JobQueue {
   }
 }
 
+const SAVED_STATES = new Set(["ready", "delayed", "leased", "delivered", "dead"]);
+const JOB_STRINGS = ["id", "messageId", "tenantId", "endpointId", "event", "body", "contentType"] as const;
+const JOB_NUMBERS = ["createdAt", "dueAt"] as const;
+
+/**
+ * Reads a snapshot that {@linkcode MemoryQueue.snapshot} wrote as JSON.
+ * @param text the file's text
+ * @returns the snapshot, its shape checked
+ * @throws {TypeError} naming what is wrong, for text that is not such a snapshot
+ */
+export function parseMemoryQueueSnapshot(text: string): MemoryQueueSnapshot {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new TypeError(`Cannot read the queue snapshot: it is not JSON (${(error as Error).message})`);
+  }
+  const snapshot = value as Partial<MemoryQueueSnapshot> | null;
+  if (typeof snapshot !== "object" || snapshot === null || snapshot.version !== 1 || !Array.isArray(snapshot.jobs) || !Array.isArray(snapshot.idempotency)) {
+    throw new TypeError('Cannot read the queue snapshot: expected {"version": 1, "jobs": [...], "idempotency": [...]}');
+  }
+  snapshot.jobs.forEach((job: Partial<SnapshotJob> | null, i) => {
+    const fine = typeof job === "object" && job !== null &&
+      JOB_STRINGS.every((field) => typeof job[field] === "string") &&
+      JOB_NUMBERS.every((field) => typeof job[field] === "number") &&
+      typeof job.state === "string" && SAVED_STATES.has(job.state) && Array.isArray(job.attempts);
+    if (!fine) throw new TypeError(`Cannot read the queue snapshot: jobs[${i}] is not a saved job`);
+  });
+  snapshot.idempotency.forEach((kept: Partial<MemoryQueueSnapshot["idempotency"][number]> | null, i) => {
+    const fine = typeof kept === "object" && kept !== null && typeof kept.tenantId === "string" && typeof kept.key === "string" &&
+      typeof kept.expiresAt === "number" && typeof kept.answer === "object" && kept.answer !== null;
+    if (!fine) throw new TypeError(`Cannot read the queue snapshot: idempotency[${i}] is not a saved key`);
+  });
+  return snapshot as MemoryQueueSnapshot;
+}
+
 /** A live entry as the status API shows it. */
 function view(entry: Entry): JobView {
   const state = entry.state === "forgotten" ? "delivered" : entry.state;

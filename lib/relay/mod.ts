@@ -23,8 +23,8 @@ export type {
   QueueDepth,
 } from "./queue.ts";
 export { endpointKey } from "./queue.ts";
-export { MemoryQueue } from "./memory_queue.ts";
-export type { MemoryQueueOptions } from "./memory_queue.ts";
+export { MemoryQueue, parseMemoryQueueSnapshot } from "./memory_queue.ts";
+export type { MemoryQueueOptions, MemoryQueueSnapshot, SnapshotJob } from "./memory_queue.ts";
 export { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryAfterDelay, retryDelay } from "./backoff.ts";
 export type { ExponentialRetrySchedule, FixedRetrySchedule, RetrySchedule, RetryScheduleLimits } from "./backoff.ts";
 export { checkTarget, createAddressPolicy, guardedLookup, parseCidrList } from "./address_policy.ts";

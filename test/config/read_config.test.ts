@@ -63,6 +63,7 @@ describe("readConfig()", () => {
       endpointConcurrency: 8,
       secretOverlapSeconds: 86_400,
       encryptionKey: "",
+      queueSnapshotFile: "var/relay-queue.json",
     });
   });
 
@@ -87,6 +88,11 @@ describe("readConfig()", () => {
       [config.deliveryTimeoutMs, config.maxPayloadBytes, config.queueCapacity, config.workerConcurrency, config.endpointConcurrency, config.secretOverlapSeconds, config.encryptionKey],
       [2000, 1024, 10, 4, 2, 60, "keys/public.pem"],
     );
+  });
+
+  it("takes QUEUE_SNAPSHOT_FILE empty for no snapshot", () => {
+    assert.equal(readConfig({ QUEUE_SNAPSHOT_FILE: "" }).queueSnapshotFile, "");
+    assert.equal(readConfig({ QUEUE_SNAPSHOT_FILE: " /tmp/q.json " }).queueSnapshotFile, "/tmp/q.json");
   });
 
   it("takes WORKER_CONCURRENCY=0 for an intake-only process", () => {

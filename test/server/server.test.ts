@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 
@@ -20,7 +24,7 @@ after(() => {
 function start(env: Record<string, string>): Started {
   const child = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
     cwd: ROOT,
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", ...env },
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", QUEUE_SNAPSHOT_FILE: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -81,6 +85,104 @@ describe("server.ts", () => {
     started.child.kill("SIGTERM");
     const [code] = await once(started.child, "exit");
     assert.equal(code, 0);
+  });
+
+  it("loses no accepted webhook to SIGTERM under load: the queue is saved, restored at the restart and delivered", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tributary-restart-"));
+    const snapshot = join(dir, "var", "queue.json");
+    let failing = true;
+    const received = new Set<string>();
+    let wanted: Set<string> | undefined;
+    let allThere: () => void = () => {};
+    const done = new Promise<void>((resolve) => (allThere = resolve));
+    const receiver = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        if (failing) {
+          res.writeHead(500).end();
+          return;
+        }
+        received.add(String(req.headers["webhook-id"]));
+        res.writeHead(204).end();
+        if (wanted !== undefined && [...wanted].every((id) => received.has(id))) allThere();
+      });
+    });
+    receiver.listen(0, "127.0.0.1");
+    await once(receiver, "listening");
+    const tenants = join(dir, "tenants.json");
+    writeFileSync(tenants, JSON.stringify({
+      tenants: [{ id: "acme", api_keys: ["k"], endpoints: [{ id: "e", url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`, events: ["*"], secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }] }],
+    }));
+    const env = { SERVICES: "relay", TENANTS_FILE: tenants, ALLOW_PRIVATE_TARGETS: "127.0.0.1/32", RETRY_SCHEDULE: "20ms", MAX_ATTEMPTS: "1000", QUEUE_SNAPSHOT_FILE: snapshot };
+    async function relayUrl(started: Started): Promise<string> {
+      for (;;) {
+        const match = /listening on (http:\/\/\S+)[^]*Webhook intake/.exec(started.output());
+        if (match !== null) return match[1]!;
+        if (started.child.exitCode !== null) throw new Error(`server exited: ${started.errors()}`);
+        await once(started.child.stdout!, "data");
+      }
+    }
+    try {
+      const first = start(env);
+      const url = await relayUrl(first);
+      const accepted = new Set<string>();
+      let stopped = false;
+      // Eight clients post until the server goes away; SIGTERM comes once 200 are accepted.
+      const clients = Array.from({ length: 8 }, async () => {
+        for (let n = 0; n < 10_000 && !stopped; n++) {
+          let response: Response;
+          try {
+            response = await fetch(`${url}/webhook`, {
+              method: "POST",
+              headers: { authorization: "Bearer k", "content-type": "application/json" },
+              body: JSON.stringify({ event: "order.created", data: { n } }),
+            });
+          } catch {
+            stopped = true;
+            return;
+          }
+          if (response.status !== 202) {
+            await response.body?.cancel();
+            stopped = true;
+            return;
+          }
+          accepted.add(((await response.json()) as { id: string }).id);
+          if (accepted.size === 200) first.child.kill("SIGTERM");
+        }
+      });
+      await Promise.all(clients);
+      const [code] = await once(first.child, "exit");
+      assert.equal(code, 0, first.errors());
+      assert.ok(accepted.size >= 200, `${accepted.size} accepted`);
+      assert.ok(existsSync(snapshot), "the queue was saved");
+      assert.match(first.output(), /Relay queue: \d+ jobs saved/);
+      assert.equal(received.size, 0, "nothing was delivered before the restart");
+
+      failing = false;
+      wanted = accepted;
+      const second = start(env);
+      await relayUrl(second);
+      assert.match(second.output(), /Relay queue: \d+ jobs restored/);
+      await done;
+      for (const id of accepted) assert.ok(received.has(id), `${id} delivered after the restart`);
+      second.child.kill("SIGTERM");
+      assert.equal((await once(second.child, "exit"))[0], 0);
+    } finally {
+      receiver.close();
+      receiver.closeAllConnections();
+    }
+  });
+
+  it("stops with a message naming QUEUE_SNAPSHOT_FILE when the saved queue is not one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tributary-snapshot-"));
+    const snapshot = join(dir, "queue.json");
+    writeFileSync(snapshot, '{"version": 2}');
+    const started = start({ SERVICES: "relay", QUEUE_SNAPSHOT_FILE: snapshot });
+    const [code] = await once(started.child, "exit");
+    assert.equal(code, 1);
+    assert.match(started.errors(), /QUEUE_SNAPSHOT_FILE/);
+    assert.doesNotMatch(started.errors(), /\n\s+at /);
+    assert.ok(existsSync(snapshot), "the file is kept for the user to look at");
   });
 
   const bad = [
