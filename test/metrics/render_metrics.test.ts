@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
 import {
   createHttpMetrics,
@@ -8,6 +7,7 @@ import {
   registerProcessMetrics,
   renderMetrics,
 } from "../../lib/metrics/mod.ts";
+import { promtoolCheck, promtoolFound, promtoolSkip } from "../_helpers/promtool.ts";
 
 /** The lines joined as the exposition text, ending in a newline. */
 function lines(...text: string[]): string {
@@ -239,40 +239,17 @@ function realisticRegistry(): MetricsRegistry {
   return registry;
 }
 
-/** Runs a command with text on stdin. */
-function run(
-  command: string,
-  args: readonly string[],
-  input: string,
-): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, output }));
-    child.stdin.end(input);
-  });
-}
-
-const promtoolFound = spawnSync("promtool", ["--version"], { stdio: "ignore" }).status === 0;
-const required = process.env["REQUIRE_SERVICES"] === "1";
-const skip = promtoolFound || required
-  ? false
-  : "promtool is not installed (Debian package prometheus); set REQUIRE_SERVICES=1 to fail instead";
-
 describe("renderMetrics() with promtool", () => {
-  it("renders a realistic registry that promtool check metrics accepts", { skip }, async () => {
+  it("renders a realistic registry that promtool check metrics accepts", { skip: promtoolSkip }, async () => {
     assert.ok(promtoolFound, "REQUIRE_SERVICES=1 but promtool is not on PATH");
     const text = renderMetrics(realisticRegistry());
-    const { code, output } = await run("promtool", ["check", "metrics"], text);
+    const { code, output } = await promtoolCheck(text);
     assert.equal(code, 0, output);
   });
 
-  it("is checked by a promtool that does refuse bad text", { skip }, async () => {
+  it("is checked by a promtool that does refuse bad text", { skip: promtoolSkip }, async () => {
     assert.ok(promtoolFound, "REQUIRE_SERVICES=1 but promtool is not on PATH");
-    const { code } = await run("promtool", ["check", "metrics"], 'x{a="b} 1\n');
+    const { code } = await promtoolCheck('x{a="b} 1\n');
     assert.notEqual(code, 0);
   });
 });

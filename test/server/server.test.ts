@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { promtoolCheck, promtoolFound, promtoolSkip } from "../_helpers/promtool.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 
@@ -60,6 +61,31 @@ describe("server.ts", () => {
     started.child.kill("SIGTERM");
     const [code] = await once(started.child, "exit");
     assert.equal(code, 0);
+  });
+
+  it("serves /metrics for all three services in a text promtool check metrics accepts", { skip: promtoolSkip }, async () => {
+    assert.ok(promtoolFound, "REQUIRE_SERVICES=1 but promtool is not on PATH");
+    const started = start({});
+    const url = await listeningUrl(started);
+    const key = /API key "demo": (\S+)/.exec(started.output())![1]!;
+    assert.equal((await fetch(`${url}/v1/odata/v4/Locations?$top=1`, { headers: { "x-api-key": key } })).status, 200);
+    assert.equal((await fetch(`${url}/oauth2/token`, { method: "POST" })).status, 400);
+    // The demo endpoint is on 127.0.0.1, which the default policy refuses: an attempt is recorded, no connection made.
+    const intake = await fetch(`${url}/webhook`, {
+      method: "POST",
+      headers: { authorization: "Bearer demo-acme-key", "content-type": "application/json" },
+      body: JSON.stringify({ event: "order.created", data: { id: 1 } }),
+    });
+    assert.equal(intake.status, 202);
+    const response = await fetch(`${url}/metrics`);
+    assert.equal(response.status, 200);
+    const text = await response.text();
+    for (const service of ["water", "sync", "relay"]) assert.match(text, new RegExp(`tributary_http_requests_total\\{service="${service}"`));
+    assert.match(text, /tributary_relay_messages_accepted_total 1/);
+    const { code, output } = await promtoolCheck(text);
+    assert.equal(code, 0, output);
+    started.child.kill("SIGTERM");
+    assert.equal((await once(started.child, "exit"))[0], 0);
   });
 
   it("runs the sync service alone, without API keys, with the printed demo client", async () => {
