@@ -24,6 +24,10 @@ export type {
 } from "./queue.ts";
 export { endpointKey } from "./queue.ts";
 export { MemoryQueue, parseMemoryQueueSnapshot } from "./memory_queue.ts";
+export { RedisQueue } from "./redis_queue.ts";
+export type { RedisQueueOptions, RedisScripts } from "./redis_queue.ts";
+export { connectRedis } from "./redis_client.ts";
+export type { ConnectRedisOptions } from "./redis_client.ts";
 export type { MemoryQueueOptions, MemoryQueueSnapshot, SnapshotJob } from "./memory_queue.ts";
 export { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryAfterDelay, retryDelay } from "./backoff.ts";
 export type { ExponentialRetrySchedule, FixedRetrySchedule, RetrySchedule, RetryScheduleLimits } from "./backoff.ts";

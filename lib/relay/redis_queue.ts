@@ -1,0 +1,460 @@
+import { RelayError } from "./errors.ts";
+import type {
+  Attempt,
+  ClaimOptions,
+  Death,
+  DeadLetterQuery,
+  EnqueueBatch,
+  EnqueueResult,
+  IdempotentAnswer,
+  Job,
+  JobQueue,
+  JobState,
+  JobView,
+  Lease,
+  QueueDepth,
+} from "./queue.ts";
+import { endpointKey } from "./queue.ts";
+
+/** What {@linkcode RedisQueue} needs of a Redis connection: Lua scripts, run atomically. */
+export interface RedisScripts {
+  /**
+   * Runs a Lua script with string arguments (no declared keys: every key
+   * shares the queue's prefix) and gives the reply as Redis sends it.
+   */
+  run(script: string, args: readonly string[]): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** Options of {@linkcode RedisQueue}. */
+export interface RedisQueueOptions {
+  /**
+   * Prefix of every key; a `{hash tag}` keeps them in one cluster slot.
+   * @default {"{tributary}"}
+   */
+  readonly prefix?: string;
+  /**
+   * Jobs waiting or held at most; a batch that does not fit is refused whole.
+   * @default {100000}
+   */
+  readonly capacity?: number;
+  /** @default {86400000} */
+  readonly deliveredRetentionMs?: number;
+  /** @default {100000} */
+  readonly maxDelivered?: number;
+  /** @default {604800000} */
+  readonly deadRetentionMs?: number;
+  /** @default {10000} */
+  readonly maxDeadPerTenant?: number;
+}
+
+// Keys, under the prefix P:
+//   P:job:<id>        hash: job (JSON), due, tenant, endpoint, message, state, token, finished, reason
+//   P:msg:<message>   list of the message's job ids
+//   P:ready:<ep>      list of an endpoint's ready job ids, in due order
+//   P:turns           list of endpoint keys with ready jobs, in turn order
+//   P:delayed         zset of job ids by due time
+//   P:leases          zset of leased job ids by lease expiry
+//   P:delivered       zset of delivered job ids by finish time
+//   P:dead:<tenant>   zset of a tenant's dead job ids by finish time
+//   P:deadtenants     set of tenants with dead jobs
+//   P:idem            hash: idempotency answers (JSON) by <tenant>\n<key>
+//   P:idemexp         zset of idempotency keys by expiry (sweep drops them)
+//   P:count           hash: waiting, leased, dead
+//   P:seq             lease token counter
+const PRELUDE = `
+local P = ARGV[1]
+local function makeReady(id)
+  local ep = redis.call('HGET', P .. ':job:' .. id, 'ep')
+  redis.call('HSET', P .. ':job:' .. id, 'state', 'ready', 'token', '')
+  if redis.call('RPUSH', P .. ':ready:' .. ep, id) == 1 then redis.call('RPUSH', P .. ':turns', ep) end
+end
+local function forget(id)
+  local key = P .. ':job:' .. id
+  local message = redis.call('HGET', key, 'message')
+  redis.call('DEL', key)
+  if message then
+    redis.call('LREM', P .. ':msg:' .. message, 0, id)
+  end
+end
+local function promote(now)
+  local expired = redis.call('ZRANGEBYSCORE', P .. ':leases', '-inf', now, 'LIMIT', 0, 1000)
+  for _, id in ipairs(expired) do
+    redis.call('ZREM', P .. ':leases', id)
+    if redis.call('HGET', P .. ':job:' .. id, 'state') == 'leased' then
+      makeReady(id)
+      redis.call('HINCRBY', P .. ':count', 'leased', -1)
+      redis.call('HINCRBY', P .. ':count', 'waiting', 1)
+    end
+  end
+  local due = redis.call('ZRANGEBYSCORE', P .. ':delayed', '-inf', now, 'LIMIT', 0, 1000)
+  for _, id in ipairs(due) do
+    redis.call('ZREM', P .. ':delayed', id)
+    if redis.call('HGET', P .. ':job:' .. id, 'state') == 'delayed' then makeReady(id) end
+  end
+end
+local function held(id, token)
+  local key = P .. ':job:' .. id
+  local fields = redis.call('HMGET', key, 'state', 'token')
+  return fields[1] == 'leased' and fields[2] == token
+end
+`;
+
+// ARGV: P, capacity, message, idemKey ('' for none), idemAnswer, idemExpiresAt, n, then per job: id, ep, tenant, due, json
+const ENQUEUE = `${PRELUDE}
+local capacity, message, idemKey = tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local n = tonumber(ARGV[7])
+if idemKey ~= '' then
+  local previous = redis.call('HGET', P .. ':idem', idemKey)
+  if previous then return {'previous', previous} end
+end
+local counts = redis.call('HMGET', P .. ':count', 'waiting', 'leased')
+if (tonumber(counts[1]) or 0) + (tonumber(counts[2]) or 0) + n > capacity then return {'full'} end
+if redis.call('EXISTS', P .. ':msg:' .. message) == 1 then return {'exists'} end
+for i = 0, n - 1 do
+  local at = 8 + i * 5
+  local id = ARGV[at]
+  redis.call('HSET', P .. ':job:' .. id, 'job', ARGV[at + 4], 'due', ARGV[at + 3], 'tenant', ARGV[at + 2], 'ep', ARGV[at + 1], 'message', message, 'finished', 0, 'reason', '')
+  makeReady(id)
+  redis.call('RPUSH', P .. ':msg:' .. message, id)
+end
+redis.call('HINCRBY', P .. ':count', 'waiting', n)
+if idemKey ~= '' then
+  redis.call('HSET', P .. ':idem', idemKey, ARGV[5])
+  redis.call('ZADD', P .. ':idemexp', ARGV[6], idemKey)
+end
+return {'accepted'}
+`;
+
+// ARGV: P, now, limit, leaseMs, perEndpoint, then pairs: endpoint key, its limit
+const CLAIM = `${PRELUDE}
+local now, limit, leaseMs, perEndpoint = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+promote(now)
+local limits = {}
+for i = 6, #ARGV, 2 do limits[ARGV[i]] = tonumber(ARGV[i + 1]) end
+local taken, skipped, out = {}, {}, {}
+local count = 0
+while count < limit do
+  local ep = redis.call('LPOP', P .. ':turns')
+  if not ep then break end
+  local cap = math.min(perEndpoint, limits[ep] or perEndpoint)
+  local got = taken[ep] or 0
+  if got >= cap then
+    table.insert(skipped, ep)
+  else
+    local id = redis.call('LPOP', P .. ':ready:' .. ep)
+    if redis.call('LLEN', P .. ':ready:' .. ep) > 0 then redis.call('RPUSH', P .. ':turns', ep) end
+    if id then
+      taken[ep] = got + 1
+      local token = tostring(redis.call('INCR', P .. ':seq'))
+      redis.call('HSET', P .. ':job:' .. id, 'state', 'leased', 'token', token)
+      redis.call('ZADD', P .. ':leases', now + leaseMs, id)
+      local fields = redis.call('HMGET', P .. ':job:' .. id, 'job', 'due')
+      table.insert(out, fields[1])
+      table.insert(out, fields[2])
+      table.insert(out, token)
+      count = count + 1
+    end
+  end
+end
+for _, ep in ipairs(skipped) do redis.call('RPUSH', P .. ':turns', ep) end
+if count > 0 then
+  redis.call('HINCRBY', P .. ':count', 'waiting', -count)
+  redis.call('HINCRBY', P .. ':count', 'leased', count)
+end
+return out
+`;
+
+// ARGV: P, id, token, json, state ('delivered' or 'dead'), finished, reason, tenant, maxDeadPerTenant
+const FINISH = `${PRELUDE}
+local id, token, state = ARGV[2], ARGV[3], ARGV[5]
+if not held(id, token) then return 0 end
+redis.call('HSET', P .. ':job:' .. id, 'job', ARGV[4], 'state', state, 'token', '', 'finished', ARGV[6], 'reason', ARGV[7])
+redis.call('ZREM', P .. ':leases', id)
+redis.call('HINCRBY', P .. ':count', 'leased', -1)
+if state == 'delivered' then
+  redis.call('ZADD', P .. ':delivered', ARGV[6], id)
+else
+  local dead = P .. ':dead:' .. ARGV[8]
+  redis.call('ZADD', dead, ARGV[6], id)
+  redis.call('SADD', P .. ':deadtenants', ARGV[8])
+  redis.call('HINCRBY', P .. ':count', 'dead', 1)
+  if redis.call('ZCARD', dead) > tonumber(ARGV[9]) then
+    local oldest = redis.call('ZPOPMIN', dead)
+    forget(oldest[1])
+    redis.call('HINCRBY', P .. ':count', 'dead', -1)
+  end
+end
+return 1
+`;
+
+// ARGV: P, id, token, json, due
+const WAIT = `${PRELUDE}
+local id, token = ARGV[2], ARGV[3]
+if not held(id, token) then return 0 end
+redis.call('HSET', P .. ':job:' .. id, 'job', ARGV[4], 'due', ARGV[5], 'state', 'delayed', 'token', '')
+redis.call('ZREM', P .. ':leases', id)
+redis.call('ZADD', P .. ':delayed', ARGV[5], id)
+redis.call('HINCRBY', P .. ':count', 'leased', -1)
+redis.call('HINCRBY', P .. ':count', 'waiting', 1)
+return 1
+`;
+
+// ARGV: P, tenant; replies the tenant's dead jobs, newest first: json, due, reason, ep per job
+const DEAD = `${PRELUDE}
+local out = {}
+for _, id in ipairs(redis.call('ZREVRANGE', P .. ':dead:' .. ARGV[2], 0, -1)) do
+  local fields = redis.call('HMGET', P .. ':job:' .. id, 'job', 'due', 'reason', 'ep')
+  if fields[1] then
+    for i = 1, 4 do table.insert(out, fields[i]) end
+  end
+end
+return out
+`;
+
+// ARGV: P, tenant, jobId ('' for all), endpoint key ('' for any), now, capacity
+const REPLAY = `${PRELUDE}
+local dead = P .. ':dead:' .. ARGV[2]
+local chosen = {}
+if ARGV[3] ~= '' then
+  if redis.call('ZSCORE', dead, ARGV[3]) then chosen = {ARGV[3]} end
+else
+  for _, id in ipairs(redis.call('ZRANGE', dead, 0, -1)) do
+    if ARGV[4] == '' or redis.call('HGET', P .. ':job:' .. id, 'ep') == ARGV[4] then table.insert(chosen, id) end
+  end
+end
+local counts = redis.call('HMGET', P .. ':count', 'waiting', 'leased')
+if (tonumber(counts[1]) or 0) + (tonumber(counts[2]) or 0) + #chosen > tonumber(ARGV[6]) then return -1 end
+for _, id in ipairs(chosen) do
+  redis.call('ZREM', dead, id)
+  redis.call('HSET', P .. ':job:' .. id, 'due', ARGV[5], 'reason', '')
+  makeReady(id)
+end
+if #chosen > 0 then
+  redis.call('HINCRBY', P .. ':count', 'waiting', #chosen)
+  redis.call('HINCRBY', P .. ':count', 'dead', 0 - #chosen)
+end
+return #chosen
+`;
+
+// ARGV: P, message; replies json, due, state, reason, tenant per job
+const MESSAGE = `${PRELUDE}
+local out = {}
+for _, id in ipairs(redis.call('LRANGE', P .. ':msg:' .. ARGV[2], 0, -1)) do
+  local fields = redis.call('HMGET', P .. ':job:' .. id, 'job', 'due', 'state', 'reason', 'tenant')
+  if fields[1] then
+    for i = 1, 5 do table.insert(out, fields[i]) end
+  end
+end
+return out
+`;
+
+// ARGV: P, now; replies waiting, leased, dead, delayed
+const DEPTH = `${PRELUDE}
+promote(tonumber(ARGV[2]))
+local counts = redis.call('HMGET', P .. ':count', 'waiting', 'leased', 'dead')
+return {tonumber(counts[1]) or 0, tonumber(counts[2]) or 0, tonumber(counts[3]) or 0, redis.call('ZCARD', P .. ':delayed')}
+`;
+
+// ARGV: P; replies the earliest delayed due time and lease expiry ('' when none)
+const NEXT_DUE = `${PRELUDE}
+local delayed = redis.call('ZRANGE', P .. ':delayed', 0, 0, 'WITHSCORES')
+local leases = redis.call('ZRANGE', P .. ':leases', 0, 0, 'WITHSCORES')
+return {delayed[2] or '', leases[2] or ''}
+`;
+
+// ARGV: P, now, deliveredRetentionMs, maxDelivered, deadRetentionMs
+const SWEEP = `${PRELUDE}
+local now = tonumber(ARGV[2])
+local delivered = P .. ':delivered'
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', delivered, '-inf', '(' .. (now - tonumber(ARGV[3]) + 1), 'LIMIT', 0, 10000)) do
+  redis.call('ZREM', delivered, id)
+  forget(id)
+end
+local extra = redis.call('ZCARD', delivered) - tonumber(ARGV[4])
+if extra > 0 then
+  for _, id in ipairs(redis.call('ZRANGE', delivered, 0, extra - 1)) do
+    redis.call('ZREM', delivered, id)
+    forget(id)
+  end
+end
+for _, tenant in ipairs(redis.call('SMEMBERS', P .. ':deadtenants')) do
+  local dead = P .. ':dead:' .. tenant
+  local old = redis.call('ZRANGEBYSCORE', dead, '-inf', '(' .. (now - tonumber(ARGV[5]) + 1), 'LIMIT', 0, 10000)
+  for _, id in ipairs(old) do
+    redis.call('ZREM', dead, id)
+    forget(id)
+  end
+  if #old > 0 then redis.call('HINCRBY', P .. ':count', 'dead', 0 - #old) end
+  if redis.call('ZCARD', dead) == 0 then redis.call('SREM', P .. ':deadtenants', tenant) end
+end
+local expired = redis.call('ZRANGEBYSCORE', P .. ':idemexp', '-inf', now, 'LIMIT', 0, 10000)
+for _, key in ipairs(expired) do
+  redis.call('ZREM', P .. ':idemexp', key)
+  redis.call('HDEL', P .. ':idem', key)
+end
+return 1
+`;
+
+/**
+ * The {@linkcode JobQueue} on Redis: the state of every job in a hash, ready
+ * jobs in one list per endpoint with a list of endpoint turns, retries and
+ * leases in sorted sets by time, dead letters in a sorted set per tenant.
+ * Every operation is one Lua script, so processes sharing the queue never
+ * claim or move a job twice; a lease that expires (its worker died) makes the
+ * job ready again. Keys share one prefix (a cluster hash tag by default).
+ */
+export class RedisQueue implements JobQueue {
+  readonly #redis: RedisScripts;
+  readonly #prefix: string;
+  readonly #capacity: number;
+  readonly #deliveredRetention: number;
+  readonly #maxDelivered: number;
+  readonly #deadRetention: number;
+  readonly #maxDeadPerTenant: number;
+
+  /**
+   * Uses a Redis connection.
+   * @param redis the connection's scripts
+   * @param options key prefix, capacity and retention
+   */
+  constructor(redis: RedisScripts, options: RedisQueueOptions = {}) {
+    this.#redis = redis;
+    this.#prefix = options.prefix ?? "{tributary}";
+    this.#capacity = options.capacity ?? 100_000;
+    this.#deliveredRetention = options.deliveredRetentionMs ?? 86_400_000;
+    this.#maxDelivered = options.maxDelivered ?? 100_000;
+    this.#deadRetention = options.deadRetentionMs ?? 604_800_000;
+    this.#maxDeadPerTenant = options.maxDeadPerTenant ?? 10_000;
+  }
+
+  async enqueue(batch: EnqueueBatch): Promise<EnqueueResult> {
+    const args = [
+      this.#prefix,
+      String(this.#capacity),
+      batch.messageId,
+      batch.idempotency === undefined ? "" : `${batch.tenantId}\n${batch.idempotency.key}`,
+      batch.idempotency === undefined ? "" : JSON.stringify(batch.idempotency.answer),
+      batch.idempotency === undefined ? "0" : String(batch.idempotency.expiresAt),
+      String(batch.jobs.length),
+    ];
+    for (const job of batch.jobs) args.push(job.id, endpointKey(job.tenantId, job.endpointId), job.tenantId, String(job.dueAt), stored(job));
+    const [outcome, previous] = (await this.#run(ENQUEUE, args)) as [string, string?];
+    if (outcome === "previous") return { accepted: false, previous: JSON.parse(previous!) as IdempotentAnswer };
+    if (outcome === "full") {
+      throw new RelayError("ERR_RELAY_QUEUE_FULL", `Cannot queue the message: the queue holds its limit of ${this.#capacity} jobs`, {
+        headers: { "retry-after": "1" },
+      });
+    }
+    if (outcome === "exists") throw new TypeError(`Cannot queue message ${batch.messageId}: it is queued already`);
+    return { accepted: true };
+  }
+
+  async claim(options: ClaimOptions): Promise<Lease[]> {
+    const args = [this.#prefix, String(options.now), String(options.limit), String(options.leaseMs), String(options.perEndpoint ?? options.limit)];
+    for (const [key, limit] of options.endpointLimits ?? []) args.push(key, String(limit));
+    const reply = (await this.#run(CLAIM, args)) as string[];
+    const leases: Lease[] = [];
+    for (let i = 0; i < reply.length; i += 3) {
+      leases.push({ job: loaded(reply[i]!, reply[i + 1]!), token: reply[i + 2]!, expiresAt: options.now + options.leaseMs });
+    }
+    return leases;
+  }
+
+  async ack(lease: Lease, attempt: Attempt): Promise<boolean> {
+    const job = { ...lease.job, attempts: [...lease.job.attempts, attempt] };
+    return await this.#finish(lease, job, "delivered", attempt.at + attempt.latencyMs, "");
+  }
+
+  async retry(lease: Lease, attempt: Attempt, dueAt: number): Promise<boolean> {
+    const job = { ...lease.job, attempts: [...lease.job.attempts, attempt] };
+    return (await this.#run(WAIT, [this.#prefix, lease.job.id, lease.token, stored(job), String(dueAt)])) === 1;
+  }
+
+  async release(lease: Lease, dueAt: number): Promise<boolean> {
+    return (await this.#run(WAIT, [this.#prefix, lease.job.id, lease.token, stored(lease.job), String(dueAt)])) === 1;
+  }
+
+  async bury(lease: Lease, death: Death): Promise<boolean> {
+    const job = death.attempt === undefined ? lease.job : { ...lease.job, attempts: [...lease.job.attempts, death.attempt] };
+    return await this.#finish(lease, job, "dead", death.at, death.reason);
+  }
+
+  async deadLetters(tenantId: string, query: DeadLetterQuery): Promise<JobView[]> {
+    const reply = (await this.#run(DEAD, [this.#prefix, tenantId])) as string[];
+    const views: JobView[] = [];
+    const wanted = query.endpointId === undefined ? undefined : endpointKey(tenantId, query.endpointId);
+    for (let i = 0; i < reply.length && views.length < query.limit; i += 4) {
+      if (wanted !== undefined && reply[i + 3] !== wanted) continue;
+      views.push({ ...loaded(reply[i]!, reply[i + 1]!), state: "dead", reason: reply[i + 2]! });
+    }
+    return views;
+  }
+
+  async replay(tenantId: string, target: { readonly jobId: string } | { readonly endpointId?: string }, now: number): Promise<number> {
+    const jobId = "jobId" in target ? target.jobId : "";
+    const endpoint = "jobId" in target || target.endpointId === undefined ? "" : endpointKey(tenantId, target.endpointId);
+    const replayed = (await this.#run(REPLAY, [this.#prefix, tenantId, jobId, endpoint, String(now), String(this.#capacity)])) as number;
+    if (replayed < 0) {
+      throw new RelayError("ERR_RELAY_QUEUE_FULL", `Cannot replay the jobs: the queue holds its limit of ${this.#capacity} jobs`, {
+        headers: { "retry-after": "1" },
+      });
+    }
+    return replayed;
+  }
+
+  async message(tenantId: string, messageId: string): Promise<JobView[]> {
+    const reply = (await this.#run(MESSAGE, [this.#prefix, messageId])) as string[];
+    const views: JobView[] = [];
+    for (let i = 0; i < reply.length; i += 5) {
+      if (reply[i + 4] !== tenantId) continue;
+      const state = reply[i + 2] as JobState;
+      const job = loaded(reply[i]!, reply[i + 1]!);
+      views.push(state === "dead" ? { ...job, state, reason: reply[i + 3]! } : { ...job, state });
+    }
+    return views;
+  }
+
+  async depth(now: number): Promise<QueueDepth> {
+    const [waiting, leased, dead, delayed] = (await this.#run(DEPTH, [this.#prefix, String(now)])) as number[];
+    return { ready: waiting! - delayed!, delayed: delayed!, leased: leased!, dead: dead! };
+  }
+
+  async nextDue(): Promise<number | undefined> {
+    const times = ((await this.#run(NEXT_DUE, [this.#prefix])) as string[]).filter((at) => at !== "").map(Number);
+    return times.length === 0 ? undefined : Math.min(...times);
+  }
+
+  async sweep(now: number): Promise<void> {
+    await this.#run(SWEEP, [this.#prefix, String(now), String(this.#deliveredRetention), String(this.#maxDelivered), String(this.#deadRetention)]);
+  }
+
+  async close(): Promise<void> {
+    await this.#redis.close();
+  }
+
+  async #finish(lease: Lease, job: Job, state: "delivered" | "dead", at: number, reason: string): Promise<boolean> {
+    const args = [this.#prefix, lease.job.id, lease.token, stored(job), state, String(at), reason, job.tenantId, String(this.#maxDeadPerTenant)];
+    return (await this.#run(FINISH, args)) === 1;
+  }
+
+  async #run(script: string, args: readonly string[]): Promise<unknown> {
+    try {
+      return await this.#redis.run(script, args);
+    } catch (error) {
+      throw new RelayError("ERR_RELAY_QUEUE_UNAVAILABLE", `Cannot use the Redis queue: ${(error as Error).message}`, {
+        headers: { "retry-after": "1" },
+        cause: error,
+      });
+    }
+  }
+}
+
+/** A job as kept in Redis: its due time lives beside it, where scripts can change it. */
+function stored(job: Job): string {
+  return JSON.stringify(job);
+}
+
+function loaded(json: string, due: string): Job {
+  return { ...(JSON.parse(json) as Job), dueAt: Number(due) };
+}
