@@ -52,3 +52,15 @@ export class RelayError extends Error {
     this.headers = options.headers;
   }
 }
+
+/**
+ * The error of a queue at its capacity: 503 with `Retry-After: 1`.
+ * @param what what could not be queued, e.g. "queue the message"
+ * @param capacity the queue's limit of jobs
+ * @returns the error to throw or reject with
+ */
+export function queueFull(what: string, capacity: number): RelayError {
+  return new RelayError("ERR_RELAY_QUEUE_FULL", `Cannot ${what}: the queue holds its limit of ${capacity} jobs`, {
+    headers: { "retry-after": "1" },
+  });
+}

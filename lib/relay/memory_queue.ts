@@ -1,5 +1,5 @@
 import { Deque, Heap } from "./_heap.ts";
-import { RelayError } from "./errors.ts";
+import { queueFull } from "./errors.ts";
 import type {
   Attempt,
   ClaimOptions,
@@ -158,11 +158,7 @@ export class MemoryQueue implements JobQueue {
       if (previous !== undefined) return Promise.resolve({ accepted: false, previous: previous.answer });
     }
     if (this.#waiting + this.#leased + batch.jobs.length > this.#capacity) {
-      return Promise.reject(
-        new RelayError("ERR_RELAY_QUEUE_FULL", `Cannot queue the message: the queue holds its limit of ${this.#capacity} jobs`, {
-          headers: { "retry-after": "1" },
-        }),
-      );
+      return Promise.reject(queueFull("queue the message", this.#capacity));
     }
     if (this.#byMessage.has(batch.messageId)) {
       return Promise.reject(new TypeError(`Cannot queue message ${batch.messageId}: it is queued already`));
@@ -265,11 +261,7 @@ export class MemoryQueue implements JobQueue {
       chosen = [...dead.values()].filter((entry) => target.endpointId === undefined || entry.job.endpointId === target.endpointId);
     }
     if (this.#waiting + this.#leased + chosen.length > this.#capacity) {
-      return Promise.reject(
-        new RelayError("ERR_RELAY_QUEUE_FULL", `Cannot replay ${chosen.length} jobs: the queue holds its limit of ${this.#capacity} jobs`, {
-          headers: { "retry-after": "1" },
-        }),
-      );
+      return Promise.reject(queueFull(`replay ${chosen.length} jobs`, this.#capacity));
     }
     for (const entry of chosen) {
       dead.delete(entry.job.id);

@@ -1,4 +1,4 @@
-import { RelayError } from "./errors.ts";
+import { queueFull, RelayError } from "./errors.ts";
 import type {
   Attempt,
   ClaimOptions,
@@ -342,9 +342,7 @@ export class RedisQueue implements JobQueue {
     const [outcome, previous] = (await this.#run(ENQUEUE, args)) as [string, string?];
     if (outcome === "previous") return { accepted: false, previous: JSON.parse(previous!) as IdempotentAnswer };
     if (outcome === "full") {
-      throw new RelayError("ERR_RELAY_QUEUE_FULL", `Cannot queue the message: the queue holds its limit of ${this.#capacity} jobs`, {
-        headers: { "retry-after": "1" },
-      });
+      throw queueFull("queue the message", this.#capacity);
     }
     if (outcome === "exists") throw new TypeError(`Cannot queue message ${batch.messageId}: it is queued already`);
     return { accepted: true };
@@ -396,9 +394,7 @@ export class RedisQueue implements JobQueue {
     const endpoint = "jobId" in target || target.endpointId === undefined ? "" : endpointKey(tenantId, target.endpointId);
     const replayed = (await this.#run(REPLAY, [this.#prefix, tenantId, jobId, endpoint, String(now), String(this.#capacity)])) as number;
     if (replayed < 0) {
-      throw new RelayError("ERR_RELAY_QUEUE_FULL", `Cannot replay the jobs: the queue holds its limit of ${this.#capacity} jobs`, {
-        headers: { "retry-after": "1" },
-      });
+      throw queueFull("replay the jobs", this.#capacity);
     }
     return replayed;
   }
