@@ -2,6 +2,7 @@
 // services and serves them on one port. It holds no logic of its own.
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createServer, type Server } from "node:http";
 import { createAuthService, LoginThrottle, MemoryAuthStore, requireUser, TokenService } from "./lib/auth/mod.ts";
 import { parseRsaKey, pooledRandom, type RsaPublicKey, uuidV4 } from "./lib/crypto/mod.ts";
@@ -177,7 +178,7 @@ async function shutdown(server: Server, drains: readonly (() => Promise<void>)[]
   }, 30_000).unref();
   const closed = new Promise((resolve) => server.close(resolve));
   server.closeIdleConnections();
-  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5000))]);
+  await Promise.race([closed, sleep(5000)]);
   server.closeAllConnections();
   try {
     await Promise.all(drains.map((drain) => drain()));
@@ -251,7 +252,7 @@ async function startRelay(
   drains.push(async () => {
     clearInterval(refresh);
     // Deliveries in flight get a bounded time to finish; any still out are saved as ready and sent again after the restart.
-    await Promise.race([worker.stop(), new Promise((resolve) => setTimeout(resolve, Math.min(config.deliveryTimeoutMs, 5000)))]);
+    await Promise.race([worker.stop(), sleep(Math.min(config.deliveryTimeoutMs, 5000))]);
     delivery.close();
     await saveQueue(queue, config.queueSnapshotFile);
     await queue.close();

@@ -338,7 +338,7 @@ export class RedisQueue implements JobQueue {
       batch.idempotency === undefined ? "0" : String(batch.idempotency.expiresAt),
       String(batch.jobs.length),
     ];
-    for (const job of batch.jobs) args.push(job.id, endpointKey(job.tenantId, job.endpointId), job.tenantId, String(job.dueAt), stored(job));
+    for (const job of batch.jobs) args.push(job.id, endpointKey(job.tenantId, job.endpointId), job.tenantId, String(job.dueAt), JSON.stringify(job));
     const [outcome, previous] = (await this.#run(ENQUEUE, args)) as [string, string?];
     if (outcome === "previous") return { accepted: false, previous: JSON.parse(previous!) as IdempotentAnswer };
     if (outcome === "full") {
@@ -366,11 +366,11 @@ export class RedisQueue implements JobQueue {
 
   async retry(lease: Lease, attempt: Attempt, dueAt: number): Promise<boolean> {
     const job = { ...lease.job, attempts: [...lease.job.attempts, attempt] };
-    return (await this.#run(WAIT, [this.#prefix, lease.job.id, lease.token, stored(job), String(dueAt)])) === 1;
+    return (await this.#run(WAIT, [this.#prefix, lease.job.id, lease.token, JSON.stringify(job), String(dueAt)])) === 1;
   }
 
   async release(lease: Lease, dueAt: number): Promise<boolean> {
-    return (await this.#run(WAIT, [this.#prefix, lease.job.id, lease.token, stored(lease.job), String(dueAt)])) === 1;
+    return (await this.#run(WAIT, [this.#prefix, lease.job.id, lease.token, JSON.stringify(lease.job), String(dueAt)])) === 1;
   }
 
   async bury(lease: Lease, death: Death): Promise<boolean> {
@@ -430,7 +430,7 @@ export class RedisQueue implements JobQueue {
   }
 
   async #finish(lease: Lease, job: Job, state: "delivered" | "dead", at: number, reason: string): Promise<boolean> {
-    const args = [this.#prefix, lease.job.id, lease.token, stored(job), state, String(at), reason, job.tenantId, String(this.#maxDeadPerTenant)];
+    const args = [this.#prefix, lease.job.id, lease.token, JSON.stringify(job), state, String(at), reason, job.tenantId, String(this.#maxDeadPerTenant)];
     return (await this.#run(FINISH, args)) === 1;
   }
 
@@ -446,11 +446,7 @@ export class RedisQueue implements JobQueue {
   }
 }
 
-/** A job as kept in Redis: its due time lives beside it, where scripts can change it. */
-function stored(job: Job): string {
-  return JSON.stringify(job);
-}
-
+/** A job as kept in Redis: its JSON, with the due time from the hash field beside it, which scripts change. */
 function loaded(json: string, due: string): Job {
   return { ...(JSON.parse(json) as Job), dueAt: Number(due) };
 }

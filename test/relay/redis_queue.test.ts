@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
-import { once } from "node:events";
-import { createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { connectRedis, RedisQueue, type RedisScripts } from "../../lib/relay/mod.ts";
 import { jobQueueContract } from "../_contracts/job_queue.ts";
-import { redisSkip, startRedis, type TestRedis } from "../_helpers/redis.ts";
+import { freePort, redisSkip, startRedis, type TestRedis } from "../_helpers/redis.ts";
 
 describe("RedisQueue", { skip: redisSkip }, () => {
   let redis: TestRedis;
@@ -28,11 +26,7 @@ describe("RedisQueue", { skip: redisSkip }, () => {
 
 describe("connectRedis()", { skip: redisSkip }, () => {
   it("fails with the connection's error when nothing listens at the address", async () => {
-    const server = createServer().listen(0, "127.0.0.1");
-    await once(server, "listening");
-    const port = (server.address() as { port: number }).port;
-    server.close();
-    await once(server, "close");
+    const port = await freePort();
     await assert.rejects(connectRedis(`redis://127.0.0.1:${port}`, { connectTimeoutMs: 1000 }), /ECONNREFUSED/);
   });
 });

@@ -36,10 +36,13 @@ function start(env: Record<string, string>): Started {
   return { child, output: () => out, errors: () => err };
 }
 
-/** Waits for the start-up banner, whose last line is the curl example. */
-async function listeningUrl(started: Started): Promise<string> {
+/**
+ * Waits for the start-up banner up to its last line (by default the curl
+ * example of the water service) and returns the URL it listens on.
+ */
+async function listeningUrl(started: Started, last = "Try: curl"): Promise<string> {
   for (;;) {
-    const match = /listening on (http:\/\/\S+)[^]*Try: curl/.exec(started.output());
+    const match = new RegExp(`listening on (http://\\S+)[^]*${last}`).exec(started.output());
     if (match !== null) return match[1]!;
     if (started.child.exitCode !== null) throw new Error(`server exited: ${started.errors()}`);
     await once(started.child.stdout!, "data");
@@ -90,14 +93,7 @@ describe("server.ts", () => {
 
   it("runs the sync service alone, without API keys, with the printed demo client", async () => {
     const started = start({ SERVICES: "sync", API_KEYS_FILE: "" });
-    let url: string | undefined;
-    while (url === undefined) {
-      url = /listening on (http:\/\/\S+)[^]*Token endpoint/.exec(started.output())?.[1];
-      if (url === undefined) {
-        if (started.child.exitCode !== null) throw new Error(`server exited: ${started.errors()}`);
-        await once(started.child.stdout!, "data");
-      }
-    }
+    const url = await listeningUrl(started, "Token endpoint");
     const secret = /OAuth client "demo-backend" \(secret (\S+)\)/.exec(started.output())![1]!;
     const response = await fetch(`${url}/oauth2/token`, {
       method: "POST",
@@ -140,17 +136,9 @@ describe("server.ts", () => {
       tenants: [{ id: "acme", api_keys: ["k"], endpoints: [{ id: "e", url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`, events: ["*"], secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }] }],
     }));
     const env = { SERVICES: "relay", TENANTS_FILE: tenants, ALLOW_PRIVATE_TARGETS: "127.0.0.1/32", RETRY_SCHEDULE: "20ms", MAX_ATTEMPTS: "1000", QUEUE_SNAPSHOT_FILE: snapshot };
-    async function relayUrl(started: Started): Promise<string> {
-      for (;;) {
-        const match = /listening on (http:\/\/\S+)[^]*Webhook intake/.exec(started.output());
-        if (match !== null) return match[1]!;
-        if (started.child.exitCode !== null) throw new Error(`server exited: ${started.errors()}`);
-        await once(started.child.stdout!, "data");
-      }
-    }
     try {
       const first = start(env);
-      const url = await relayUrl(first);
+      const url = await listeningUrl(first, "Webhook intake");
       const accepted = new Set<string>();
       let stopped = false;
       // Eight clients post until the server goes away; SIGTERM comes once 200 are accepted.
@@ -187,7 +175,7 @@ describe("server.ts", () => {
       failing = false;
       wanted = accepted;
       const second = start(env);
-      await relayUrl(second);
+      await listeningUrl(second, "Webhook intake");
       assert.match(second.output(), /Relay queue: \d+ jobs restored/);
       await done;
       for (const id of accepted) assert.ok(received.has(id), `${id} delivered after the restart`);
