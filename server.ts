@@ -6,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createServer, type Server } from "node:http";
 import { createAuthService, LoginThrottle, MemoryAuthStore, requireUser, TokenService } from "./lib/auth/mod.ts";
 import { parseRsaKey, pooledRandom, type RsaPublicKey, uuidV4 } from "./lib/crypto/mod.ts";
-import { type Config, ConfigError, readApiKeysFile, readClientsFile, readConfig } from "./lib/config/mod.ts";
+import { type Config, ConfigError, readApiKeysFile, readClientsFile, readConfig, redactUrl } from "./lib/config/mod.ts";
 import {
   type ApiKey,
   createNodeListener,
@@ -24,13 +24,17 @@ import {
   withMetrics,
 } from "./lib/metrics/mod.ts";
 import {
+  connectRedis,
   createAddressPolicy,
   createHttpDelivery,
   createRelayService,
+  type JobQueue,
   MemoryQueue,
   parseMemoryQueueSnapshot,
   type QueueDepth,
   readTenantsFile,
+  type RedisScripts,
+  RedisQueue,
   registerRelayMetrics,
   RelayWorker,
   TenantRegistry,
@@ -206,8 +210,7 @@ async function startRelay(
     throw new ConfigError("TENANTS_FILE", (error as Error).message);
   }
   const encryptionKey = await readEncryptionKey(config.encryptionKey);
-  const queue = new MemoryQueue({ capacity: config.queueCapacity });
-  const restored = await restoreQueue(queue, config.queueSnapshotFile);
+  const { queue, restored, save } = await openQueue(config);
   let depth: QueueDepth = { ready: 0, delayed: 0, leased: 0, dead: 0 };
   const relayMetrics = registerRelayMetrics(metrics, () => depth);
   const delivery = createHttpDelivery({ policy: createAddressPolicy({ allow: config.allowPrivateTargets }), maxSocketsPerHost: config.endpointConcurrency });
@@ -245,8 +248,9 @@ async function startRelay(
   // WORKER_CONCURRENCY=0 makes an intake-only process: it queues, something else delivers.
   if (config.workerConcurrency > 0) worker.start();
   const refresh = setInterval(() => {
-    void queue.depth(Date.now()).then((latest) => (depth = latest));
-    void queue.sweep(Date.now());
+    // While the backend is away these fail; the worker and intake say so already, and the next tick tries again.
+    queue.depth(Date.now()).then((latest) => (depth = latest), () => {});
+    queue.sweep(Date.now()).catch(() => {});
   }, 1000);
   refresh.unref();
   drains.push(async () => {
@@ -254,10 +258,11 @@ async function startRelay(
     // Deliveries in flight get a bounded time to finish; any still out are saved as ready and sent again after the restart.
     await Promise.race([worker.stop(), sleep(Math.min(config.deliveryTimeoutMs, 5000))]);
     delivery.close();
-    await saveQueue(queue, config.queueSnapshotFile);
+    await save();
     await queue.close();
   });
   const lines: string[] = [];
+  if (config.storageType === "redis") lines.push(`Relay queue: Redis at ${redactUrl(config.redisUrl)}, keys under ${config.redisPrefix}`);
   if (restored > 0) lines.push(`Relay queue: ${restored} jobs restored from ${config.queueSnapshotFile}`);
   for (const tenant of registry.tenants()) {
     const keys = plain.get(tenant.id) ?? [];
@@ -271,6 +276,37 @@ async function startRelay(
     lines.push("Deliveries to private and loopback addresses are refused; set ALLOW_PRIVATE_TARGETS (e.g. 127.0.0.1/32) to reach a local receiver");
   }
   return lines;
+}
+
+/**
+ * The relay's queue as `STORAGE_TYPE` chooses: Redis (shared by every relay
+ * process on it, nothing to save), or memory, restored from and saved to
+ * `QUEUE_SNAPSHOT_FILE`.
+ */
+async function openQueue(config: Config): Promise<{ queue: JobQueue; restored: number; save: () => Promise<void> }> {
+  if (config.storageType === "redis") {
+    const where = redactUrl(config.redisUrl);
+    let scripts: RedisScripts;
+    try {
+      scripts = await connectRedis(config.redisUrl, {
+        onError: (error) => console.error(`Relay queue: Redis at ${where}: ${(error as Error).message}`),
+      });
+    } catch (error) {
+      throw new ConfigError("REDIS_URL", `Cannot start: cannot reach Redis at ${where} (REDIS_URL): ${describeError(error)}`);
+    }
+    const queue = new RedisQueue(scripts, { prefix: config.redisPrefix, capacity: config.queueCapacity });
+    return { queue, restored: 0, save: () => Promise.resolve() };
+  }
+  const queue = new MemoryQueue({ capacity: config.queueCapacity });
+  const restored = await restoreQueue(queue, config.queueSnapshotFile);
+  return { queue, restored, save: () => saveQueue(queue, config.queueSnapshotFile) };
+}
+
+/** An error's message, or its causes' (a refused connection may say nothing itself). */
+function describeError(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return error.errors.map(describeError).join("; ");
+  if (error instanceof Error) return error.message !== "" ? error.message : String((error as NodeJS.ErrnoException).code ?? error.name);
+  return String(error);
 }
 
 /**

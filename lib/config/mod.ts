@@ -4,5 +4,5 @@
  * @module
  */
 export { ConfigError } from "./errors.ts";
-export { AVAILABLE_SERVICES, STORAGE_TYPES, readApiKeysFile, readClientsFile, readConfig } from "./read_config.ts";
+export { AVAILABLE_SERVICES, STORAGE_TYPES, readApiKeysFile, readClientsFile, readConfig, redactUrl } from "./read_config.ts";
 export type { Config, Environment, ServiceName } from "./read_config.ts";

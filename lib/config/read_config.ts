@@ -67,6 +67,10 @@ export interface Config {
   readonly encryptionKey: string;
   /** Where the memory queue is saved on shutdown and read at start; empty: nowhere. */
   readonly queueSnapshotFile: string;
+  /** `REDIS_URL`, with `STORAGE_TYPE=redis`; empty otherwise. */
+  readonly redisUrl: string;
+  /** Prefix of the relay's Redis keys, so that several relays can share one Redis. */
+  readonly redisPrefix: string;
 }
 
 /** Environment variables, as `process.env` holds them. */
@@ -129,7 +133,49 @@ export function readConfig(env: Environment): Config {
     secretOverlapSeconds: integer(env, "SECRET_ROTATION_OVERLAP_SECONDS", 86_400, 0, 30 * 86_400),
     encryptionKey: (env["ENCRYPTION_KEY"] ?? "").trim(),
     queueSnapshotFile: (env["QUEUE_SNAPSHOT_FILE"] ?? "var/relay-queue.json").trim(),
+    redisUrl: redisUrl(env),
+    redisPrefix: redisPrefix(env),
   };
+}
+
+function redisUrl(env: Environment): string {
+  const value = (env["REDIS_URL"] ?? "").trim();
+  if ((env["STORAGE_TYPE"] ?? "").trim() !== "redis") return value;
+  if (value === "") {
+    throw new ConfigError("REDIS_URL", "Cannot start: STORAGE_TYPE=redis needs REDIS_URL, e.g. redis://127.0.0.1:6379");
+  }
+  const url = URL.parse(value);
+  if (url === null || (url.protocol !== "redis:" && url.protocol !== "rediss:") || url.hostname === "") {
+    throw new ConfigError(
+      "REDIS_URL",
+      `Cannot start: REDIS_URL must be redis://[user:password@]host[:port][/db] or rediss://...: current value is "${redactUrl(value)}"`,
+    );
+  }
+  return value;
+}
+
+function redisPrefix(env: Environment): string {
+  const value = text(env, "REDIS_KEY_PREFIX", "{tributary}");
+  if (/[\s]/.test(value) || value.length > 100) {
+    throw new ConfigError("REDIS_KEY_PREFIX", `Cannot start: REDIS_KEY_PREFIX must be up to 100 characters without spaces: current value is "${value}"`);
+  }
+  return value;
+}
+
+/**
+ * A URL with its password hidden, for messages and logs.
+ * @param value a URL, or any text
+ * @returns the URL with `***` for its password; the text as given when it is not a URL
+ * @example
+ * ```ts
+ * redactUrl("redis://app:s3cret@db:6379"); // "redis://app:***@db:6379"
+ * ```
+ */
+export function redactUrl(value: string): string {
+  const url = URL.parse(value);
+  if (url === null || url.password === "") return value;
+  url.password = "***";
+  return url.href;
 }
 
 function storageType(env: Environment): (typeof STORAGE_TYPES)[number] {
@@ -138,7 +184,7 @@ function storageType(env: Environment): (typeof STORAGE_TYPES)[number] {
   if (found === undefined) {
     throw new ConfigError("STORAGE_TYPE", `Cannot start: STORAGE_TYPE must be one of ${STORAGE_TYPES.join(", ")}: current value is "${value}"`);
   }
-  if (found !== "memory") {
+  if (found === "kafka") {
     throw new ConfigError(
       "STORAGE_TYPE",
       `Cannot start: STORAGE_TYPE=${found} is not available in this version yet; use STORAGE_TYPE=memory`,

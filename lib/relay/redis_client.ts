@@ -16,7 +16,7 @@ export interface ConnectRedisOptions {
  * Connects to Redis with the official `redis` client, an optional peer
  * dependency imported only here, and runs scripts by their SHA-1 (loading a
  * script the server does not know yet). After the first connection, a lost
- * one is retried for ever, backing off to 2 s; commands wait for it.
+ * one is retried for ever, backing off to 2 s; meanwhile commands fail at once.
  * @param url e.g. `redis://127.0.0.1:6379`
  * @param options error hook and first-connection timeout
  * @returns the connection's scripts
@@ -32,6 +32,8 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
   let connected = false;
   const client = redis.createClient({
     url,
+    // While the connection is down, commands fail at once (intake answers 503) instead of waiting unbounded.
+    disableOfflineQueue: true,
     socket: {
       connectTimeout: options.connectTimeoutMs ?? 5000,
       reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(50 * 2 ** Math.min(retries, 6), 2000) : cause),

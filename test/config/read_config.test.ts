@@ -6,6 +6,7 @@ import {
   readApiKeysFile,
   readClientsFile,
   readConfig,
+  redactUrl,
 } from "../../lib/config/mod.ts";
 import { sha256Hex } from "../../lib/crypto/mod.ts";
 
@@ -64,6 +65,8 @@ describe("readConfig()", () => {
       secretOverlapSeconds: 86_400,
       encryptionKey: "",
       queueSnapshotFile: "var/relay-queue.json",
+      redisUrl: "",
+      redisPrefix: "{tributary}",
     });
   });
 
@@ -95,13 +98,33 @@ describe("readConfig()", () => {
     assert.equal(readConfig({ QUEUE_SNAPSHOT_FILE: " /tmp/q.json " }).queueSnapshotFile, "/tmp/q.json");
   });
 
+  it("reads STORAGE_TYPE=redis with REDIS_URL and REDIS_KEY_PREFIX", () => {
+    const config = readConfig({ STORAGE_TYPE: "redis", REDIS_URL: " redis://127.0.0.1:6390/2 ", REDIS_KEY_PREFIX: "{relay-a}" });
+    assert.deepEqual([config.storageType, config.redisUrl, config.redisPrefix], ["redis", "redis://127.0.0.1:6390/2", "{relay-a}"]);
+    assert.equal(readConfig({}).redisPrefix, "{tributary}");
+  });
+
+  it("hides the password of a broken REDIS_URL", () => {
+    assert.throws(() => readConfig({ STORAGE_TYPE: "redis", REDIS_URL: "http://app:s3cret@127.0.0.1" }), (error: Error) => {
+      assert.ok(!error.message.includes("s3cret"), error.message);
+      assert.ok(error.message.includes("http://app:***@127.0.0.1"), error.message);
+      return true;
+    });
+    assert.equal(redactUrl("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+    assert.equal(redactUrl("not a url"), "not a url");
+  });
+
   it("takes WORKER_CONCURRENCY=0 for an intake-only process", () => {
     assert.equal(readConfig({ WORKER_CONCURRENCY: "0" }).workerConcurrency, 0);
   });
 
   const relayErrors = [
     { env: { STORAGE_TYPE: "mongo" }, variable: "STORAGE_TYPE" },
-    { env: { STORAGE_TYPE: "redis" }, variable: "STORAGE_TYPE" },
+    { env: { STORAGE_TYPE: "kafka" }, variable: "STORAGE_TYPE" },
+    { env: { STORAGE_TYPE: "redis" }, variable: "REDIS_URL" },
+    { env: { STORAGE_TYPE: "redis", REDIS_URL: "http://127.0.0.1:6379" }, variable: "REDIS_URL" },
+    { env: { STORAGE_TYPE: "redis", REDIS_URL: "127.0.0.1:6379" }, variable: "REDIS_URL" },
+    { env: { REDIS_KEY_PREFIX: "my relay" }, variable: "REDIS_KEY_PREFIX" },
     { env: { ALLOW_PRIVATE_TARGETS: "10.0.0.0/33" }, variable: "ALLOW_PRIVATE_TARGETS" },
     { env: { RETRY_SCHEDULE: "5 parsecs" }, variable: "RETRY_SCHEDULE" },
     { env: { MAX_ATTEMPTS: "0" }, variable: "MAX_ATTEMPTS" },

@@ -1,14 +1,25 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { parseWebhookSecret, verifyWebhook } from "../../lib/crypto/mod.ts";
-import { type DeliveryResult, type Job, MemoryQueue, RelayWorker, type RetrySchedule } from "../../lib/relay/mod.ts";
+import {
+  connectRedis,
+  type DeliveryResult,
+  type Job,
+  type JobQueue,
+  MemoryQueue,
+  RedisQueue,
+  type RedisScripts,
+  RelayWorker,
+  type RetrySchedule,
+} from "../../lib/relay/mod.ts";
+import { redisSkip, startRedis, type TestRedis } from "../_helpers/redis.ts";
 import { FakeClock, makeRegistry, ScriptedReceiver, SECRET, status } from "../_helpers/relay.ts";
 
 const SCHEDULE: RetrySchedule = { kind: "fixed", delaysMs: [1000, 2000, 4000], maxAttempts: 4, jitter: 0 };
 const A = "http://a.example/hook";
 const B = "http://b.example/hook";
 
-function setup(options: { concurrency?: number; perEndpoint?: number; rate?: number } = {}) {
+function setup(options: { concurrency?: number; perEndpoint?: number; rate?: number; queue?: JobQueue } = {}) {
   const clock = new FakeClock();
   const registry = makeRegistry(clock);
   registry.createEndpoint("acme", { id: "a", url: A, events: ["*"], secret: SECRET });
@@ -19,7 +30,7 @@ function setup(options: { concurrency?: number; perEndpoint?: number; rate?: num
     secret: SECRET,
     ...(options.rate === undefined ? {} : { rate_limit_per_second: options.rate }),
   });
-  const queue = new MemoryQueue();
+  const queue = options.queue ?? new MemoryQueue();
   const receiver = new ScriptedReceiver();
   const dead: string[] = [];
   const worker = new RelayWorker({
@@ -73,11 +84,48 @@ async function turns(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-async function stateOf(queue: MemoryQueue, tenant: string, messageId: string) {
+async function stateOf(queue: JobQueue, tenant: string, messageId: string) {
   const [job] = await queue.message(tenant, messageId);
   assert.ok(job, `message ${messageId} is known`);
   return job;
 }
+
+/**
+ * Tenant acme's endpoint fails every attempt; a message of tenant globex
+ * queued after acme's 20 goes out before any of their retries.
+ */
+async function failingEndpointKeepsOthersGoing(queue?: JobQueue): Promise<void> {
+  const t = setup({ concurrency: 2, perEndpoint: 2, ...(queue === undefined ? {} : { queue }) });
+  t.receiver.on(A, () => status(500));
+  t.receiver.on(B, () => status(200));
+  await t.send("acme", 20);
+  await t.advance(500);
+  const [b] = await t.send("globex");
+  const bIndex = t.receiver.order.indexOf(B);
+  assert.equal(bIndex, 20, "delivered right after the 20 first attempts, before any retry");
+  assert.equal((await stateOf(t.queue, "globex", b!)).state, "delivered");
+  await t.advance(500);
+  assert.equal(t.receiver.order.filter((url) => url === A).length, 40, "the retries came when due");
+  await t.worker.stop();
+}
+
+describe("RelayWorker on the Redis queue", { skip: redisSkip }, () => {
+  let redis: TestRedis;
+  const connections: RedisScripts[] = [];
+  before(async () => {
+    redis = await startRedis();
+  });
+  after(async () => {
+    await Promise.allSettled(connections.map((connection) => connection.close()));
+    await redis.stop();
+  });
+
+  it("does not let a failing endpoint's retries delay another tenant's messages", async () => {
+    const connection = await connectRedis(redis.url);
+    connections.push(connection);
+    await failingEndpointKeepsOthersGoing(new RedisQueue(connection, { prefix: `{worker-${process.pid}}` }));
+  });
+});
 
 describe("RelayWorker", () => {
   it("delivers with Standard Webhooks headers that verify with the endpoint's secret", async () => {
@@ -209,19 +257,7 @@ describe("RelayWorker", () => {
     assert.deepEqual(await t.queue.depth(t.clock.time), { ready: 0, delayed: 0, leased: 0, dead: 0 });
   });
 
-  it("does not let a failing endpoint's retries delay another endpoint's messages", async () => {
-    const t = setup({ concurrency: 2, perEndpoint: 2 });
-    t.receiver.on(A, () => status(500));
-    t.receiver.on(B, () => status(200));
-    await t.send("acme", 20);
-    await t.advance(500);
-    const [b] = await t.send("globex");
-    const bIndex = t.receiver.order.indexOf(B);
-    assert.equal(bIndex, 20, "delivered right after the 20 first attempts, before any retry");
-    assert.equal((await stateOf(t.queue, "globex", b!)).state, "delivered");
-    await t.advance(500);
-    assert.equal(t.receiver.order.filter((url) => url === A).length, 40, "the retries came when due");
-  });
+  it("does not let a failing endpoint's retries delay another tenant's messages", () => failingEndpointKeepsOthersGoing());
 
   it("holds an endpoint to its rate limit per second", async () => {
     const t = setup({ rate: 2 });

@@ -1,57 +1,18 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { promtoolCheck, promtoolFound, promtoolSkip } from "../_helpers/promtool.ts";
-
-const ROOT = join(import.meta.dirname, "..", "..");
-
-interface Started {
-  readonly child: ChildProcess;
-  readonly output: () => string;
-  readonly errors: () => string;
-}
-
-const children: ChildProcess[] = [];
-after(() => {
-  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
-});
-
-function start(env: Record<string, string>): Started {
-  const child = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
-    cwd: ROOT,
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", QUEUE_SNAPSHOT_FILE: "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let out = "";
-  let err = "";
-  child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
-  return { child, output: () => out, errors: () => err };
-}
-
-/**
- * Waits for the start-up banner up to its last line (by default the curl
- * example of the water service) and returns the URL it listens on.
- */
-async function listeningUrl(started: Started, last = "Try: curl"): Promise<string> {
-  for (;;) {
-    const match = new RegExp(`listening on (http://\\S+)[^]*${last}`).exec(started.output());
-    if (match !== null) return match[1]!;
-    if (started.child.exitCode !== null) throw new Error(`server exited: ${started.errors()}`);
-    await once(started.child.stdout!, "data");
-  }
-}
+import { freePort } from "../_helpers/redis.ts";
+import { listeningUrl, startServer } from "../_helpers/server.ts";
 
 describe("server.ts", () => {
   it("serves the demo data with the printed demo key and stops cleanly on SIGTERM", async () => {
-    const started = start({});
+    const started = startServer({});
     const url = await listeningUrl(started);
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
     const key = /API key "demo": (\S+)/.exec(started.output())![1]!;
@@ -68,7 +29,7 @@ describe("server.ts", () => {
 
   it("serves /metrics for all three services in a text promtool check metrics accepts", { skip: promtoolSkip }, async () => {
     assert.ok(promtoolFound, "REQUIRE_SERVICES=1 but promtool is not on PATH");
-    const started = start({});
+    const started = startServer({});
     const url = await listeningUrl(started);
     const key = /API key "demo": (\S+)/.exec(started.output())![1]!;
     assert.equal((await fetch(`${url}/v1/odata/v4/Locations?$top=1`, { headers: { "x-api-key": key } })).status, 200);
@@ -92,7 +53,7 @@ describe("server.ts", () => {
   });
 
   it("runs the sync service alone, without API keys, with the printed demo client", async () => {
-    const started = start({ SERVICES: "sync", API_KEYS_FILE: "" });
+    const started = startServer({ SERVICES: "sync", API_KEYS_FILE: "" });
     const url = await listeningUrl(started, "Token endpoint");
     const secret = /OAuth client "demo-backend" \(secret (\S+)\)/.exec(started.output())![1]!;
     const response = await fetch(`${url}/oauth2/token`, {
@@ -137,7 +98,7 @@ describe("server.ts", () => {
     }));
     const env = { SERVICES: "relay", TENANTS_FILE: tenants, ALLOW_PRIVATE_TARGETS: "127.0.0.1/32", RETRY_SCHEDULE: "20ms", MAX_ATTEMPTS: "1000", QUEUE_SNAPSHOT_FILE: snapshot };
     try {
-      const first = start(env);
+      const first = startServer(env);
       const url = await listeningUrl(first, "Webhook intake");
       const accepted = new Set<string>();
       let stopped = false;
@@ -174,7 +135,7 @@ describe("server.ts", () => {
 
       failing = false;
       wanted = accepted;
-      const second = start(env);
+      const second = startServer(env);
       await listeningUrl(second, "Webhook intake");
       assert.match(second.output(), /Relay queue: \d+ jobs restored/);
       await done;
@@ -191,12 +152,23 @@ describe("server.ts", () => {
     const dir = mkdtempSync(join(tmpdir(), "tributary-snapshot-"));
     const snapshot = join(dir, "queue.json");
     writeFileSync(snapshot, '{"version": 2}');
-    const started = start({ SERVICES: "relay", QUEUE_SNAPSHOT_FILE: snapshot });
+    const started = startServer({ SERVICES: "relay", QUEUE_SNAPSHOT_FILE: snapshot });
     const [code] = await once(started.child, "exit");
     assert.equal(code, 1);
     assert.match(started.errors(), /QUEUE_SNAPSHOT_FILE/);
     assert.doesNotMatch(started.errors(), /\n\s+at /);
     assert.ok(existsSync(snapshot), "the file is kept for the user to look at");
+  });
+
+  it("stops with a message naming REDIS_URL and the address when Redis cannot be reached", async () => {
+    const port = await freePort();
+    const started = startServer({ SERVICES: "relay", STORAGE_TYPE: "redis", REDIS_URL: `redis://relay:pw@127.0.0.1:${port}` });
+    const [code] = await once(started.child, "exit");
+    assert.equal(code, 1);
+    assert.ok(started.errors().includes("REDIS_URL"), started.errors());
+    assert.ok(started.errors().includes(`redis://relay:***@127.0.0.1:${port}`), started.errors());
+    assert.match(started.errors(), /ECONNREFUSED/);
+    assert.doesNotMatch(started.errors(), /\n\s+at |pw@/);
   });
 
   const bad = [
@@ -212,7 +184,7 @@ describe("server.ts", () => {
   ] as const;
   for (const c of bad) {
     it(`stops with a message naming ${c.variable} and no stack trace`, async () => {
-      const started = start(c.env);
+      const started = startServer(c.env);
       const [code] = await once(started.child, "exit");
       assert.equal(code, 1);
       assert.match(started.errors(), new RegExp(c.variable.replaceAll("/", "\\/")));

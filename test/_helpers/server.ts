@@ -1,0 +1,55 @@
+// The real server as a child process, for tests that start, kill and restart it.
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { join } from "node:path";
+import { after } from "node:test";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+
+/** A started `server.ts`. */
+export interface Started {
+  readonly child: ChildProcess;
+  /** Its standard output so far. */
+  readonly output: () => string;
+  /** Its standard error so far. */
+  readonly errors: () => string;
+}
+
+const children: ChildProcess[] = [];
+after(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+});
+
+/**
+ * Starts `server.ts` with `env` over a bare environment: port 0, no queue
+ * snapshot. Whatever is still running when the test file ends is killed.
+ * @param env variables to set
+ * @returns the child and its output
+ */
+export function startServer(env: Record<string, string>): Started {
+  const child = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
+    cwd: ROOT,
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", QUEUE_SNAPSHOT_FILE: "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let out = "";
+  let err = "";
+  child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  return { child, output: () => out, errors: () => err };
+}
+
+/**
+ * Waits for the start-up banner up to its last line (by default the curl
+ * example of the water service) and returns the URL it listens on.
+ * @throws {Error} with the server's errors when it exits first
+ */
+export async function listeningUrl(started: Started, last = "Try: curl"): Promise<string> {
+  for (;;) {
+    const match = new RegExp(`listening on (http://\\S+)[^]*${last}`).exec(started.output());
+    if (match !== null) return match[1]!;
+    if (started.child.exitCode !== null) throw new Error(`server exited: ${started.errors()}`);
+    await once(started.child.stdout!, "data");
+  }
+}
