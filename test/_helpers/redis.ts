@@ -18,6 +18,11 @@ export const redisSkip: false | string = given !== undefined || binary || requir
   ? false
   : "redis-server is not installed and REDIS_URL is not set; set REQUIRE_SERVICES=1 to fail instead";
 
+/** For tests that kill and restart the server, so need the binary whatever REDIS_URL says. */
+export const redisServerSkip: false | string = binary || required
+  ? false
+  : "redis-server is not installed; set REQUIRE_SERVICES=1 to fail instead";
+
 /** A Redis the tests use. */
 export interface TestRedis {
   readonly url: string;
@@ -38,13 +43,14 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * Starts a Redis for a test file (or uses REDIS_URL).
- * @param dir where the append-only file goes; a fresh temporary directory by default
+ * Starts a Redis for a test file (or uses REDIS_URL, unless `dir` is given).
+ * @param dir where the append-only file goes, for a server to restart on the
+ * same data; a fresh temporary directory by default
  * @param port the port; a free one by default
  * @returns its URL and how to stop it
  */
 export async function startRedis(dir?: string, port?: number): Promise<TestRedis> {
-  if (given !== undefined) return { url: given, child: undefined, stop: () => Promise.resolve() };
+  if (given !== undefined && dir === undefined) return { url: given, child: undefined, stop: () => Promise.resolve() };
   if (!binary) throw new Error("REQUIRE_SERVICES=1 but redis-server is not on PATH (Debian package redis-server)");
   const home = dir ?? mkdtempSync(join(tmpdir(), "tributary-redis-"));
   const chosen = port ?? (await freePort());
