@@ -4,8 +4,10 @@
 // the other and the scheduler cannot move them.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
 import { ROOT } from "./_data.ts";
 import type { LoadOptions, LoadResult } from "./_load.ts";
 
@@ -72,4 +74,31 @@ export async function runPinnedScript<T>(args: readonly string[]): Promise<T> {
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/**
+ * Starts a redis-server pinned to the load generator's CPU (a service beside
+ * the servers, as the receiver is), on a free port, with append-only
+ * persistence at Redis's default fsync (every second) in a temporary directory.
+ * @returns its URL and the process
+ */
+export async function startPinnedRedis(): Promise<{ child: ChildProcess; url: string }> {
+  const probe = createNetServer().listen(0, "127.0.0.1");
+  await once(probe, "listening");
+  const port = (probe.address() as AddressInfo).port;
+  probe.close();
+  const dir = mkdtempSync(join(tmpdir(), "tributary-bench-redis-"));
+  const [command, ...rest] = [
+    ...CLIENT_PIN,
+    "redis-server", "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
+  ];
+  const child = spawn(command!, rest, { stdio: ["ignore", "pipe", "inherit"] });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  while (!output.includes("Ready to accept connections")) {
+    if (child.exitCode !== null) throw new Error(`redis-server exited: ${output}`);
+    await Promise.race([once(child.stdout!, "data"), once(child, "exit")]);
+  }
+  child.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  return { child, url: `redis://127.0.0.1:${port}` };
 }

@@ -12,11 +12,11 @@
 // first POST to the receiver's COUNT-th delivery; rounds alternate with the
 // loop's, and the figure is the median of each round's ratio.
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { report } from "./_data.ts";
 import { median, runPinnedScript, startPinnedServer } from "./_processes.ts";
+import { RelayRounds } from "./_relay_rounds.ts";
 
 const COUNT = Number(process.env["BENCH_DELIVER_COUNT"] ?? 20_000);
 const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 5);
@@ -42,44 +42,8 @@ const relay = await startPinnedServer(["--import", "tsx", "server.ts"], {
   QUEUE_CAPACITY: "10000000",
   QUEUE_SNAPSHOT_FILE: "",
 });
-const agent = new Agent({ keepAlive: true, maxSockets: 10 });
-
-function call(url: string, method: string, body?: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = body === undefined ? {} : { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
-    const req = request(url, { method, agent, headers }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (text += chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
-async function received(): Promise<number> {
-  return Number((await call(`${receiver.url}/count`, "GET")).text);
-}
-
-/** Sends `count` webhooks to the relay, 10 at a time, and waits for the receiver to have them all; returns deliveries per second. */
-async function relayRound(count: number): Promise<number> {
-  const before = await received();
-  const started = performance.now();
-  let sent = 0;
-  await Promise.all(Array.from({ length: 10 }, async () => {
-    while (sent < count) {
-      sent++;
-      const response = await call(`${relay.url}/webhook`, "POST", WEBHOOK);
-      if (response.status !== 202) throw new Error(`intake answered ${response.status}: ${response.text}`);
-    }
-  }));
-  // Bounded: at most two minutes for the last deliveries.
-  for (let i = 0; i < 6000 && (await received()) < before + count; i++) await new Promise((resolve) => setTimeout(resolve, 20));
-  const got = (await received()) - before;
-  if (got < count) throw new Error(`the receiver got ${got} of ${count} deliveries`);
-  return count / ((performance.now() - started) / 1000);
-}
+const rounds = new RelayRounds(receiver.url, KEY, WEBHOOK);
+const relayRound = (count: number): Promise<number> => rounds.round(relay.url, count);
 
 async function loopRound(count: number): Promise<number> {
   const result = await runPinnedScript<{ requests: number; seconds: number }>([
@@ -104,7 +68,7 @@ try {
   console.log(`median: loop ${median(rates.loop).toFixed(0)}/s, relay ${median(rates.relay).toFixed(0)} delivered messages/s on one CPU (published best self-hosted: 1,812/s on 4 vCPU)`);
   report([{ name: "relay end to end", measure: "messages delivered/s, intake to receiver / plain loop of the same signed POSTs, median of paired rounds", ratio, target: ">= 0.3", pass: ratio >= 0.3 }]);
 } finally {
-  agent.destroy();
+  rounds.close();
   relay.child.kill("SIGTERM");
   receiver.child.kill("SIGTERM");
 }

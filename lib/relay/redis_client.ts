@@ -10,6 +10,12 @@ export interface ConnectRedisOptions {
    * @default {5000}
    */
   readonly connectTimeoutMs?: number;
+  /**
+   * How long a script may wait for its answer, milliseconds, before it fails
+   * (a Redis that hangs must not hang the relay).
+   * @default {5000}
+   */
+  readonly commandTimeoutMs?: number;
 }
 
 /**
@@ -17,6 +23,9 @@ export interface ConnectRedisOptions {
  * dependency imported only here, and runs scripts by their SHA-1 (loading a
  * script the server does not know yet). After the first connection, a lost
  * one is retried for ever, backing off to 2 s; meanwhile commands fail at once.
+ * A script not answered within `commandTimeoutMs` fails; one timer checks
+ * them all (the client's own per-command timeout makes an AbortSignal and a
+ * timer per command, which tripled the cost of a call).
  * @param url e.g. `redis://127.0.0.1:6379`
  * @param options error hook and first-connection timeout
  * @returns the connection's scripts
@@ -34,6 +43,7 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
     url,
     // While the connection is down, commands fail at once (intake answers 503) instead of waiting unbounded.
     disableOfflineQueue: true,
+    commandOptions: { timeout: 0 },
     socket: {
       connectTimeout: options.connectTimeoutMs ?? 5000,
       reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(50 * 2 ** Math.min(retries, 6), 2000) : cause),
@@ -45,18 +55,41 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
   await client.connect();
   connected = true;
   const shas = new Map<string, string>();
+  const timeoutMs = options.commandTimeoutMs ?? 5000;
+  // Waiting calls in the order they were made, so the oldest come first.
+  const waiting = new Set<{ readonly at: number; readonly reject: (error: Error) => void }>();
+  const watchdog = setInterval(() => {
+    const limit = Date.now() - timeoutMs;
+    for (const call of waiting) {
+      if (call.at > limit) break;
+      waiting.delete(call);
+      call.reject(new Error(`Redis did not answer within ${timeoutMs} ms`));
+    }
+  }, Math.min(1000, timeoutMs));
+  watchdog.unref();
+  async function evaluate(script: string, args: readonly string[]): Promise<unknown> {
+    let sha = shas.get(script);
+    if (sha === undefined) shas.set(script, (sha = createHash("sha1").update(script).digest("hex")));
+    try {
+      return await client.evalSha(sha, { arguments: [...args] });
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
+      return await client.eval(script, { arguments: [...args] });
+    }
+  }
   return {
-    async run(script, args) {
-      let sha = shas.get(script);
-      if (sha === undefined) shas.set(script, (sha = createHash("sha1").update(script).digest("hex")));
-      try {
-        return await client.evalSha(sha, { arguments: [...args] });
-      } catch (error) {
-        if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
-        return await client.eval(script, { arguments: [...args] });
-      }
+    run(script, args) {
+      return new Promise((resolve, reject) => {
+        const call = { at: Date.now(), reject };
+        waiting.add(call);
+        evaluate(script, args).then(
+          (reply) => waiting.delete(call) && resolve(reply),
+          (error: unknown) => waiting.delete(call) && reject(error),
+        );
+      });
     },
     async close() {
+      clearInterval(watchdog);
       await client.close();
     },
   };

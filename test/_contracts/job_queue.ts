@@ -213,6 +213,32 @@ export function jobQueueContract(name: string, make: (setup: QueueSetup) => Prom
       assert.deepEqual(await queue.enqueue(single("acme", "m3")), { accepted: true });
     });
 
+    it("answers each of many batches queued at once on its own, as if they came one by one", async () => {
+      const queue = await fresh({ capacity: 5 });
+      const answer = { bodyHash: "h", messageId: "m1", response: '{"id":"m1"}' };
+      const keyed = (message: string) => ({ ...single("acme", message), idempotency: { key: "k", answer: { ...answer, messageId: message }, expiresAt: T0 + 1000 } });
+      const results = await Promise.allSettled([
+        queue.enqueue(keyed("m1")),
+        queue.enqueue(keyed("m2")),
+        queue.enqueue(single("acme", "m3", ["ep1", "ep2"])),
+        queue.enqueue(single("globex", "m3")),
+        queue.enqueue(single("acme", "m4", ["ep1", "ep2", "ep3"])),
+        queue.enqueue(single("acme", "m5", ["ep1", "ep2"])),
+      ]);
+      const outcomes = results.map((result) => result.status === "fulfilled" ? result.value : (result.reason as { code?: string; name: string }).code ?? (result.reason as Error).name);
+      assert.deepEqual(outcomes, [
+        { accepted: true },
+        { accepted: false, previous: answer },
+        { accepted: true },
+        "TypeError",
+        "ERR_RELAY_QUEUE_FULL",
+        { accepted: true },
+      ]);
+      assert.deepEqual(await queue.depth(T0), { ready: 5, delayed: 0, leased: 0, dead: 0 });
+      const claimed = await queue.claim({ now: T0, limit: 10, leaseMs: LEASE });
+      assert.deepEqual(claimed.map((lease) => lease.job.id).sort(), ["m1.ep1", "m3.ep1", "m3.ep2", "m5.ep1", "m5.ep2"]);
+    });
+
     it("frees capacity when jobs are delivered or die", async () => {
       const queue = await fresh({ capacity: 2 });
       await queue.enqueue(single("acme", "m1", ["ep1", "ep2"]));

@@ -1,0 +1,97 @@
+// The relay's queue backends against the memory backend, same run, same
+// receiver, same load (1 KiB events, one endpoint, default concurrency):
+//
+// - intake: accepted webhooks per second on intake-only processes
+//   (WORKER_CONCURRENCY=0), Redis / memory. Target: >= 0.5x.
+// - end to end: messages delivered per second from POST /webhook to the
+//   receiver, Redis / memory. Target: >= 0.5x.
+//
+// The relays run on the servers' CPU; redis-server (append-only, fsync every
+// second: Redis's default), the receiver and the load generator on the other.
+// The relays take turns in short runs, round after round, and each figure is
+// the median of the rounds' ratios (the machine's speed drifts).
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { report } from "./_data.ts";
+import type { LoadOptions } from "./_load.ts";
+import { median, runPinnedLoad, startPinnedRedis, startPinnedServer } from "./_processes.ts";
+import { RelayRounds } from "./_relay_rounds.ts";
+
+const SECONDS = Number(process.env["BENCH_HTTP_SECONDS"] ?? 2);
+const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 5);
+const COUNT = Number(process.env["BENCH_DELIVER_COUNT"] ?? 10_000);
+const KEY = "bench-backends-key";
+const WEBHOOK = JSON.stringify({ event: "order.created", data: { order: "o-1", note: "x".repeat(960) } });
+
+const receiver = await startPinnedServer(["--import", "tsx", "bench/_receiver.ts"], {}, "client");
+const redis = await startPinnedRedis();
+const dir = mkdtempSync(join(tmpdir(), "tributary-backends-"));
+const tenants = join(dir, "tenants.json");
+writeFileSync(tenants, JSON.stringify({
+  tenants: [{ id: "bench", api_keys: [KEY], endpoints: [{ id: "e1", url: `${receiver.url}/hook`, events: ["*"], secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }] }],
+}));
+const base = {
+  PORT: "0",
+  HOST: "127.0.0.1",
+  SERVICES: "relay",
+  TENANTS_FILE: tenants,
+  ALLOW_PRIVATE_TARGETS: "127.0.0.1/32",
+  QUEUE_CAPACITY: "100000000",
+  QUEUE_SNAPSHOT_FILE: "",
+};
+const onRedis = (prefix: string) => ({ STORAGE_TYPE: "redis", REDIS_URL: redis.url, REDIS_KEY_PREFIX: `{${prefix}}` });
+const BACKENDS = ["memory", "redis"] as const;
+const intake = {
+  memory: await startPinnedServer(["--import", "tsx", "server.ts"], { ...base, WORKER_CONCURRENCY: "0" }),
+  redis: await startPinnedServer(["--import", "tsx", "server.ts"], { ...base, ...onRedis("bench-intake"), WORKER_CONCURRENCY: "0" }),
+};
+const relays = {
+  memory: await startPinnedServer(["--import", "tsx", "server.ts"], base),
+  redis: await startPinnedServer(["--import", "tsx", "server.ts"], { ...base, ...onRedis("bench-relay") }),
+};
+const rounds = new RelayRounds(receiver.url, KEY, WEBHOOK);
+const load = (url: string, seconds: number): LoadOptions => ({
+  url: `${url}/webhook`,
+  method: "POST",
+  headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+  body: WEBHOOK,
+  connections: 10,
+  seconds,
+});
+
+try {
+  for (const name of BACKENDS) {
+    await runPinnedLoad(load(intake[name].url, 1));
+    await rounds.round(relays[name].url, 2000);
+  }
+  const rates = { intake: { memory: [] as number[], redis: [] as number[] }, delivered: { memory: [] as number[], redis: [] as number[] } };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of BACKENDS) {
+      const result = await runPinnedLoad(load(intake[name].url, SECONDS));
+      if (result.non2xx > 0) throw new Error(`${name} intake: ${result.non2xx} non-2xx responses, e.g. ${result.sample}`);
+      rates.intake[name].push(result.perSecond);
+    }
+    for (const name of BACKENDS) rates.delivered[name].push(await rounds.round(relays[name].url, COUNT));
+    console.log(
+      `round ${round + 1}: intake memory ${rates.intake.memory[round]!.toFixed(0)}/s, redis ${rates.intake.redis[round]!.toFixed(0)}/s; ` +
+        `delivered memory ${rates.delivered.memory[round]!.toFixed(0)}/s, redis ${rates.delivered.redis[round]!.toFixed(0)}/s`,
+    );
+  }
+  const ratio = (figures: { memory: number[]; redis: number[] }) => median(figures.redis.map((rate, i) => rate / figures.memory[i]!));
+  console.log(
+    `median: intake memory ${median(rates.intake.memory).toFixed(0)}/s, redis ${median(rates.intake.redis).toFixed(0)}/s; ` +
+      `delivered memory ${median(rates.delivered.memory).toFixed(0)}/s, redis ${median(rates.delivered.redis).toFixed(0)}/s`,
+  );
+  const intakeRatio = ratio(rates.intake);
+  const deliveredRatio = ratio(rates.delivered);
+  report([
+    { name: "relay intake on Redis", measure: "accepted webhooks/s, intake-only process on Redis / on memory, median of paired rounds", ratio: intakeRatio, target: ">= 0.5", pass: intakeRatio >= 0.5 },
+    { name: "relay end to end on Redis", measure: "messages delivered/s, intake to receiver, Redis / memory, median of paired rounds", ratio: deliveredRatio, target: ">= 0.5", pass: deliveredRatio >= 0.5 },
+  ]);
+} finally {
+  rounds.close();
+  for (const server of [...Object.values(intake), ...Object.values(relays)]) server.child.kill("SIGTERM");
+  receiver.child.kill("SIGTERM");
+  redis.child.kill("SIGTERM");
+}
