@@ -1,0 +1,154 @@
+import type { KafkaBatch, KafkaLog, KafkaSubscribeOptions, KafkaSubscription } from "./kafka_queue.ts";
+
+/** Options of {@linkcode connectKafka}. */
+export interface ConnectKafkaOptions {
+  /** @default {"tributary"} */
+  readonly clientId?: string;
+  /** Told of errors the client survives (a broker away, a rebalance). */
+  readonly onError?: (error: unknown) => void;
+  /**
+   * How long the first connection may take, milliseconds.
+   * @default {5000}
+   */
+  readonly connectTimeoutMs?: number;
+  /**
+   * A consumer that sends no heartbeat for this long leaves the group and
+   * its partitions go to the others, milliseconds.
+   * @default {30000}
+   */
+  readonly sessionTimeoutMs?: number;
+}
+
+/** Topics to create at start-up, where the broker allows it. */
+export interface KafkaTopicSpec {
+  readonly topic: string;
+  readonly partitions: number;
+  /** Keep the latest record per key (the state topic). */
+  readonly compact?: boolean;
+}
+
+/**
+ * Connects to Kafka with `kafkajs`, an optional peer dependency imported
+ * only here: one producer (`acks: -1`, retrying through a broker's absence)
+ * and consumers as the queue subscribes.
+ * @param brokers bootstrap addresses, `host:port` each
+ * @param options client id, error hook and timeouts
+ * @returns the connection, as {@linkcode KafkaLog}
+ * @throws {Error} when `kafkajs` is missing or no broker answers
+ */
+export async function connectKafka(brokers: readonly string[], options: ConnectKafkaOptions = {}): Promise<KafkaLog & { createTopics(topics: readonly KafkaTopicSpec[]): Promise<string | undefined> }> {
+  let kafkajs: typeof import("kafkajs");
+  try {
+    kafkajs = await import("kafkajs");
+  } catch {
+    throw new Error("the kafkajs package is not installed (npm install kafkajs)");
+  }
+  const { Kafka, logLevel, Partitioners } = kafkajs;
+  const onError = options.onError ?? (() => {});
+  const kafka = new Kafka({
+    clientId: options.clientId ?? "tributary",
+    brokers: [...brokers],
+    connectionTimeout: options.connectTimeoutMs ?? 5000,
+    // Long enough to ride out a broker's absence; each wait at most 2 s.
+    retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 30 },
+    logLevel: logLevel.NOTHING,
+  });
+  const admin = kafka.admin({ retry: { retries: 2, initialRetryTime: 100 } });
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+  await Promise.all([admin.connect(), producer.connect()]);
+  const consumers: { disconnect(): Promise<void> }[] = [];
+  return {
+    async produce(records) {
+      const byTopic = new Map<string, { key: string; value: string | null; partition: number }[]>();
+      const placeOf: { topic: string; partition: number; index: number }[] = [];
+      const perPartition = new Map<string, number>();
+      for (const record of records) {
+        const list = byTopic.get(record.topic) ?? [];
+        byTopic.set(record.topic, list);
+        list.push({ key: record.key, value: record.value, partition: record.partition });
+        const key = `${record.topic}\n${record.partition}`;
+        const index = perPartition.get(key) ?? 0;
+        perPartition.set(key, index + 1);
+        placeOf.push({ topic: record.topic, partition: record.partition, index });
+      }
+      const sent = await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+      // Each partition's records were appended together, from its base offset, in the order given.
+      const base = new Map<string, number>();
+      for (const result of sent) base.set(`${result.topicName}\n${result.partition}`, Number(result.baseOffset));
+      return placeOf.map((place) => (base.get(`${place.topic}\n${place.partition}`) ?? 0) + place.index);
+    },
+    async subscribe(subscription: KafkaSubscribeOptions): Promise<KafkaSubscription> {
+      const consumer = kafka.consumer({
+        groupId: subscription.groupId,
+        sessionTimeout: options.sessionTimeoutMs ?? 30_000,
+        heartbeatInterval: Math.min(3000, Math.floor((options.sessionTimeoutMs ?? 30_000) / 3)),
+        // A fetch comes back soon when there is nothing, so new records are read within 100 ms.
+        maxWaitTimeInMs: 100,
+        retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 30 },
+      });
+      consumers.push(consumer);
+      let joined: () => void = () => {};
+      const first = new Promise<void>((resolve) => (joined = resolve));
+      consumer.on(consumer.events.GROUP_JOIN, (event) => {
+        const assigned = new Map<string, number[]>(Object.entries(event.payload.memberAssignment));
+        subscription.onAssign(assigned);
+        joined();
+      });
+      consumer.on(consumer.events.CRASH, (event) => onError(event.payload.error));
+      await consumer.connect();
+      await consumer.subscribe({ topics: [...subscription.topics], fromBeginning: subscription.fromBeginning });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: true,
+        partitionsConsumedConcurrently: 8,
+        eachBatch: async ({ batch }) => {
+          const read: KafkaBatch = {
+            topic: batch.topic,
+            partition: batch.partition,
+            records: batch.messages.map((message) => ({
+              offset: Number(message.offset),
+              key: message.key === null ? null : message.key.toString(),
+              value: message.value === null ? null : message.value.toString(),
+            })),
+          };
+          subscription.onBatch(read);
+        },
+      });
+      await first;
+      return {
+        pause: (topic, partition) => consumer.pause([{ topic, partitions: [partition] }]),
+        resume: (topic, partition) => consumer.resume([{ topic, partitions: [partition] }]),
+        commit: (offsets) => consumer.commitOffsets(offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset: String(offset) }))),
+        close: () => consumer.disconnect(),
+      };
+    },
+    async partitions(topic) {
+      const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+      return metadata.topics[0]?.partitions.length ?? 0;
+    },
+    async ends(topic) {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      return new Map(offsets.map((entry) => [entry.partition, Number(entry.high)]));
+    },
+    async createTopics(topics) {
+      try {
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: topics.map((spec) => ({
+            topic: spec.topic,
+            numPartitions: spec.partitions,
+            configEntries: spec.compact === true ? [{ name: "cleanup.policy", value: "compact" }] : [],
+          })),
+        });
+        return undefined;
+      } catch (error) {
+        // Some brokers (and test brokers) refuse the admin call; topics made beforehand serve as well.
+        return (error as Error).message;
+      }
+    },
+    async close() {
+      await Promise.allSettled(consumers.map((consumer) => consumer.disconnect()));
+      await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
+    },
+  };
+}
