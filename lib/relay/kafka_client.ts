@@ -45,17 +45,19 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
   }
   const { Kafka, logLevel, Partitioners } = kafkajs;
   const onError = options.onError ?? (() => {});
-  const kafka = new Kafka({
+  const settings = {
     clientId: options.clientId ?? "tributary",
     brokers: [...brokers],
     connectionTimeout: options.connectTimeoutMs ?? 5000,
-    // Long enough to ride out a broker's absence; each wait at most 2 s.
-    retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 30 },
     logLevel: logLevel.NOTHING,
-  });
-  const admin = kafka.admin({ retry: { retries: 2, initialRetryTime: 100 } });
+  };
+  // Producer and consumers ride out a broker's absence (each wait at most 2 s)...
+  const kafka = new Kafka({ ...settings, retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 30 } });
+  // ...while the admin client, used at start-up, retries little: no broker at the address fails in seconds.
+  const admin = new Kafka({ ...settings, retry: { initialRetryTime: 100, retries: 2 } }).admin();
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
-  await Promise.all([admin.connect(), producer.connect()]);
+  await admin.connect();
+  await producer.connect();
   const consumers: { disconnect(): Promise<void> }[] = [];
   return {
     async produce(records) {

@@ -63,8 +63,9 @@ export async function startKafka(topics: Readonly<Record<string, number>> = {}, 
   child.stderr!.on("data", (chunk: Buffer) => (errors += chunk.toString()));
   const lines: Interface = createInterface({ input: child.stdout! });
   const iterator = lines[Symbol.asyncIterator]();
+  const exited = once(child, "exit").then(() => ({ done: true, value: undefined }));
   async function next(): Promise<string> {
-    const line = await Promise.race([iterator.next(), once(child, "exit").then(() => ({ done: true, value: undefined }))]);
+    const line = await Promise.race([iterator.next(), exited]);
     if (line.done === true || line.value === undefined) throw new Error(`the mock cluster exited: ${errors}`);
     return line.value as string;
   }
