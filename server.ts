@@ -24,11 +24,14 @@ import {
   withMetrics,
 } from "./lib/metrics/mod.ts";
 import {
+  connectKafka,
   connectRedis,
   createAddressPolicy,
   createHttpDelivery,
   createRelayService,
   type JobQueue,
+  KafkaQueue,
+  kafkaTopics,
   MemoryQueue,
   parseMemoryQueueSnapshot,
   type QueueDepth,
@@ -263,6 +266,9 @@ async function startRelay(
   });
   const lines: string[] = [];
   if (config.storageType === "redis") lines.push(`Relay queue: Redis at ${redactUrl(config.redisUrl)}, keys under ${config.redisPrefix}`);
+  if (config.storageType === "kafka") {
+    lines.push(`Relay queue: Kafka at ${config.kafkaBrokers.join(",")}, topics ${config.kafkaTopicPrefix}.{jobs,retry,dead,state}, group ${config.kafkaGroupId}`);
+  }
   if (restored > 0) lines.push(`Relay queue: ${restored} jobs restored from ${config.queueSnapshotFile}`);
   for (const tenant of registry.tenants()) {
     const keys = plain.get(tenant.id) ?? [];
@@ -297,9 +303,38 @@ async function openQueue(config: Config): Promise<{ queue: JobQueue; restored: n
     const queue = new RedisQueue(scripts, { prefix: config.redisPrefix, capacity: config.queueCapacity });
     return { queue, restored: 0, save: () => Promise.resolve() };
   }
+  if (config.storageType === "kafka") return { queue: await openKafkaQueue(config), restored: 0, save: () => Promise.resolve() };
   const queue = new MemoryQueue({ capacity: config.queueCapacity });
   const restored = await restoreQueue(queue, config.queueSnapshotFile);
   return { queue, restored, save: () => saveQueue(queue, config.queueSnapshotFile) };
+}
+
+/**
+ * Connects to Kafka, creates the relay's topics where the broker allows it
+ * (else they must exist), and joins the relay's consumer group.
+ */
+async function openKafkaQueue(config: Config): Promise<JobQueue> {
+  const where = config.kafkaBrokers.join(",");
+  let log: Awaited<ReturnType<typeof connectKafka>>;
+  try {
+    log = await connectKafka(config.kafkaBrokers, { onError: (error) => console.error(`Relay queue: Kafka at ${where}: ${describeError(error)}`) });
+  } catch (error) {
+    throw new ConfigError("KAFKA_BROKER", `Cannot start: cannot reach Kafka at ${where} (KAFKA_BROKER): ${describeError(error)}`);
+  }
+  const topics = kafkaTopics(config.kafkaTopicPrefix);
+  const refused = await log.createTopics([
+    { topic: topics.jobs, partitions: config.kafkaPartitions },
+    { topic: topics.retry, partitions: config.kafkaPartitions },
+    { topic: topics.dead, partitions: config.kafkaPartitions },
+    { topic: topics.state, partitions: config.kafkaPartitions, compact: true },
+  ]);
+  try {
+    return await KafkaQueue.open(log, { topics, groupId: config.kafkaGroupId, instanceId: uuidV4(pooledRandom()), capacity: config.queueCapacity });
+  } catch (error) {
+    await log.close();
+    const why = refused === undefined ? "" : ` (creating them was refused: ${refused})`;
+    throw new ConfigError("KAFKA_TOPIC_PREFIX", `Cannot start: cannot use the Kafka topics ${Object.values(topics).join(", ")}${why}: ${describeError(error)}`);
+  }
 }
 
 /** An error's message, or its causes' (a refused connection may say nothing itself). */

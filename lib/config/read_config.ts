@@ -71,6 +71,14 @@ export interface Config {
   readonly redisUrl: string;
   /** Prefix of the relay's Redis keys, so that several relays can share one Redis. */
   readonly redisPrefix: string;
+  /** `KAFKA_BROKER`: bootstrap addresses, with `STORAGE_TYPE=kafka`; empty otherwise. */
+  readonly kafkaBrokers: readonly string[];
+  /** Prefix of the relay's topic names: `<prefix>.jobs`, `.retry`, `.dead`, `.state`. */
+  readonly kafkaTopicPrefix: string;
+  /** Partitions of the topics the relay creates at start-up. */
+  readonly kafkaPartitions: number;
+  /** The consumer group the relay processes share. */
+  readonly kafkaGroupId: string;
 }
 
 /** Environment variables, as `process.env` holds them. */
@@ -135,7 +143,35 @@ export function readConfig(env: Environment): Config {
     queueSnapshotFile: (env["QUEUE_SNAPSHOT_FILE"] ?? "var/relay-queue.json").trim(),
     redisUrl: redisUrl(env),
     redisPrefix: redisPrefix(env),
+    kafkaBrokers: kafkaBrokers(env),
+    kafkaTopicPrefix: kafkaName(env, "KAFKA_TOPIC_PREFIX", "tributary"),
+    kafkaPartitions: integer(env, "KAFKA_PARTITIONS", 8, 1, 10_000),
+    kafkaGroupId: kafkaName(env, "KAFKA_GROUP_ID", "tributary-relay"),
   };
+}
+
+function kafkaBrokers(env: Environment): string[] {
+  const brokers = list(env, "KAFKA_BROKER");
+  if ((env["STORAGE_TYPE"] ?? "").trim() !== "kafka") return brokers;
+  if (brokers.length === 0) {
+    throw new ConfigError("KAFKA_BROKER", "Cannot start: STORAGE_TYPE=kafka needs KAFKA_BROKER, e.g. 127.0.0.1:9092 (comma-separated for several)");
+  }
+  for (const broker of brokers) {
+    const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/.exec(broker);
+    if (match === null || Number(match[2]) < 1 || Number(match[2]) > 65_535) {
+      throw new ConfigError("KAFKA_BROKER", `Cannot start: KAFKA_BROKER must list host:port addresses, comma-separated: "${broker}" is not one`);
+    }
+  }
+  return brokers;
+}
+
+function kafkaName(env: Environment, name: string, fallback: string): string {
+  const value = text(env, name, fallback).trim();
+  // Kafka's rule for topic and group names, less room for our suffixes.
+  if (!/^[A-Za-z0-9._-]{1,200}$/.test(value)) {
+    throw new ConfigError(name, `Cannot start: ${name} must be 1 to 200 letters, digits, '.', '_' or '-': current value is "${value}"`);
+  }
+  return value;
 }
 
 function redisUrl(env: Environment): string {
@@ -183,12 +219,6 @@ function storageType(env: Environment): (typeof STORAGE_TYPES)[number] {
   const found = STORAGE_TYPES.find((type) => type === value);
   if (found === undefined) {
     throw new ConfigError("STORAGE_TYPE", `Cannot start: STORAGE_TYPE must be one of ${STORAGE_TYPES.join(", ")}: current value is "${value}"`);
-  }
-  if (found === "kafka") {
-    throw new ConfigError(
-      "STORAGE_TYPE",
-      `Cannot start: STORAGE_TYPE=${found} is not available in this version yet; use STORAGE_TYPE=memory`,
-    );
   }
   return found;
 }

@@ -67,6 +67,10 @@ describe("readConfig()", () => {
       queueSnapshotFile: "var/relay-queue.json",
       redisUrl: "",
       redisPrefix: "{tributary}",
+      kafkaBrokers: [],
+      kafkaTopicPrefix: "tributary",
+      kafkaPartitions: 8,
+      kafkaGroupId: "tributary-relay",
     });
   });
 
@@ -104,6 +108,16 @@ describe("readConfig()", () => {
     assert.equal(readConfig({}).redisPrefix, "{tributary}");
   });
 
+  it("reads STORAGE_TYPE=kafka with KAFKA_BROKER and the topic settings", () => {
+    const config = readConfig({ STORAGE_TYPE: "kafka", KAFKA_BROKER: " 127.0.0.1:9092, kafka-2.internal:9093 ,[::1]:9094", KAFKA_TOPIC_PREFIX: "relay.prod", KAFKA_PARTITIONS: "16", KAFKA_GROUP_ID: "relay-a" });
+    assert.deepEqual(
+      [config.storageType, config.kafkaBrokers, config.kafkaTopicPrefix, config.kafkaPartitions, config.kafkaGroupId],
+      ["kafka", ["127.0.0.1:9092", "kafka-2.internal:9093", "[::1]:9094"], "relay.prod", 16, "relay-a"],
+    );
+    const defaults = readConfig({});
+    assert.deepEqual([defaults.kafkaTopicPrefix, defaults.kafkaPartitions, defaults.kafkaGroupId], ["tributary", 8, "tributary-relay"]);
+  });
+
   it("hides the password of a broken REDIS_URL", () => {
     assert.throws(() => readConfig({ STORAGE_TYPE: "redis", REDIS_URL: "http://app:s3cret@127.0.0.1" }), (error: Error) => {
       assert.ok(!error.message.includes("s3cret"), error.message);
@@ -120,7 +134,12 @@ describe("readConfig()", () => {
 
   const relayErrors = [
     { env: { STORAGE_TYPE: "mongo" }, variable: "STORAGE_TYPE" },
-    { env: { STORAGE_TYPE: "kafka" }, variable: "STORAGE_TYPE" },
+    { env: { STORAGE_TYPE: "kafka" }, variable: "KAFKA_BROKER" },
+    { env: { STORAGE_TYPE: "kafka", KAFKA_BROKER: "127.0.0.1" }, variable: "KAFKA_BROKER" },
+    { env: { STORAGE_TYPE: "kafka", KAFKA_BROKER: "127.0.0.1:9092,kafka:99999" }, variable: "KAFKA_BROKER" },
+    { env: { KAFKA_TOPIC_PREFIX: "my topics" }, variable: "KAFKA_TOPIC_PREFIX" },
+    { env: { KAFKA_GROUP_ID: "g/1" }, variable: "KAFKA_GROUP_ID" },
+    { env: { KAFKA_PARTITIONS: "0" }, variable: "KAFKA_PARTITIONS" },
     { env: { STORAGE_TYPE: "redis" }, variable: "REDIS_URL" },
     { env: { STORAGE_TYPE: "redis", REDIS_URL: "http://127.0.0.1:6379" }, variable: "REDIS_URL" },
     { env: { STORAGE_TYPE: "redis", REDIS_URL: "127.0.0.1:6379" }, variable: "REDIS_URL" },

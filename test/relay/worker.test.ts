@@ -2,16 +2,20 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { parseWebhookSecret, verifyWebhook } from "../../lib/crypto/mod.ts";
 import {
+  connectKafka,
   connectRedis,
   type DeliveryResult,
   type Job,
   type JobQueue,
+  KafkaQueue,
+  kafkaTopics,
   MemoryQueue,
   RedisQueue,
   type RedisScripts,
   RelayWorker,
   type RetrySchedule,
 } from "../../lib/relay/mod.ts";
+import { kafkaSkip, startKafka, type TestKafka } from "../_helpers/kafka.ts";
 import { redisSkip, startRedis, type TestRedis } from "../_helpers/redis.ts";
 import { FakeClock, makeRegistry, ScriptedReceiver, SECRET, status } from "../_helpers/relay.ts";
 
@@ -108,6 +112,24 @@ async function failingEndpointKeepsOthersGoing(queue?: JobQueue): Promise<void> 
   assert.equal(t.receiver.order.filter((url) => url === A).length, 40, "the retries came when due");
   await t.worker.stop();
 }
+
+describe("RelayWorker on the Kafka queue", { skip: kafkaSkip }, () => {
+  let kafka: TestKafka;
+  let queue: KafkaQueue | undefined;
+  before(async () => {
+    kafka = await startKafka(Object.fromEntries(Object.values(kafkaTopics("worker")).map((topic) => [topic, 4])));
+  });
+  after(async () => {
+    await queue?.close();
+    await kafka.stop();
+  });
+
+  it("does not let a failing endpoint's retries delay another tenant's messages", async () => {
+    const log = await connectKafka(kafka.brokers, { sessionTimeoutMs: 6000 });
+    queue = await KafkaQueue.open(log, { topics: kafkaTopics("worker"), groupId: "worker", instanceId: "a" });
+    await failingEndpointKeepsOthersGoing(queue);
+  });
+});
 
 describe("RelayWorker on the Redis queue", { skip: redisSkip }, () => {
   let redis: TestRedis;

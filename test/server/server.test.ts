@@ -171,6 +171,16 @@ describe("server.ts", () => {
     assert.doesNotMatch(started.errors(), /\n\s+at |pw@/);
   });
 
+  it("stops with a message naming KAFKA_BROKER and the address when no broker answers", async () => {
+    const port = await freePort();
+    const started = startServer({ SERVICES: "relay", STORAGE_TYPE: "kafka", KAFKA_BROKER: `127.0.0.1:${port}` });
+    const [code] = await once(started.child, "exit");
+    assert.equal(code, 1);
+    assert.ok(started.errors().includes(`KAFKA_BROKER`), started.errors());
+    assert.ok(started.errors().includes(`127.0.0.1:${port}`), started.errors());
+    assert.doesNotMatch(started.errors(), /\n\s+at /);
+  });
+
   const bad = [
     { env: { PORT: "eighty" }, variable: "PORT" },
     { env: { WEBHOOK_PORT: "99999" }, variable: "WEBHOOK_PORT" },
