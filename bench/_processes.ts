@@ -2,7 +2,7 @@
 // the last CPU, and the load generator in its own process pinned to the first
 // (taskset, on Linux with two or more CPUs), so neither shares its core with
 // the other and the scheduler cannot move them.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { type AddressInfo, createServer as createNetServer } from "node:net";
@@ -101,4 +101,13 @@ export async function startPinnedRedis(): Promise<{ child: ChildProcess; url: st
   }
   child.once("exit", () => rmSync(dir, { recursive: true, force: true }));
   return { child, url: `redis://127.0.0.1:${port}` };
+}
+
+/**
+ * Pins a running process, every thread of it, to the load generator's CPU
+ * (for a service started elsewhere, such as the Kafka mock cluster).
+ * @param pid the process
+ */
+export function pinToClientCpu(pid: number): void {
+  if (PINNED) spawnSync("taskset", ["-a", "-c", "-p", "0", String(pid)], { stdio: "ignore" });
 }

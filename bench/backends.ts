@@ -4,18 +4,23 @@
 // - intake: accepted webhooks per second on intake-only processes
 //   (WORKER_CONCURRENCY=0), Redis / memory. Target: >= 0.5x.
 // - end to end: messages delivered per second from POST /webhook to the
-//   receiver, Redis / memory. Target: >= 0.5x.
+//   receiver, Redis / memory (target: >= 0.5x) and Kafka / memory (target:
+//   >= 0.3x; librdkafka's mock cluster of 3 brokers, the tests' broker).
 //
 // The relays run on the servers' CPU; redis-server (append-only, fsync every
-// second: Redis's default), the receiver and the load generator on the other.
+// second: Redis's default), the Kafka mock cluster, the receiver and the load
+// generator on the other.
 // The relays take turns in short runs, round after round, and each figure is
 // the median of the rounds' ratios (the machine's speed drifts).
+import { once } from "node:events";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { report } from "./_data.ts";
 import type { LoadOptions } from "./_load.ts";
-import { median, runPinnedLoad, startPinnedRedis, startPinnedServer } from "./_processes.ts";
+import { kafkaTopics } from "../lib/relay/mod.ts";
+import { startKafka } from "../test/_helpers/kafka.ts";
+import { median, pinToClientCpu, runPinnedLoad, startPinnedRedis, startPinnedServer } from "./_processes.ts";
 import { RelayRounds } from "./_relay_rounds.ts";
 
 const SECONDS = Number(process.env["BENCH_HTTP_SECONDS"] ?? 2);
@@ -26,6 +31,8 @@ const WEBHOOK = JSON.stringify({ event: "order.created", data: { order: "o-1", n
 
 const receiver = await startPinnedServer(["--import", "tsx", "bench/_receiver.ts"], {}, "client");
 const redis = await startPinnedRedis();
+const kafka = await startKafka(Object.fromEntries(Object.values(kafkaTopics("bench")).map((topic) => [topic, 4])));
+pinToClientCpu(kafka.pid);
 const dir = mkdtempSync(join(tmpdir(), "tributary-backends-"));
 const tenants = join(dir, "tenants.json");
 writeFileSync(tenants, JSON.stringify({
@@ -49,7 +56,15 @@ const intake = {
 const relays = {
   memory: await startPinnedServer(["--import", "tsx", "server.ts"], base),
   redis: await startPinnedServer(["--import", "tsx", "server.ts"], { ...base, ...onRedis("bench-relay") }),
+  kafka: await startPinnedServer(["--import", "tsx", "server.ts"], {
+    ...base,
+    STORAGE_TYPE: "kafka",
+    KAFKA_BROKER: kafka.brokers.join(","),
+    KAFKA_TOPIC_PREFIX: "bench",
+    KAFKA_PARTITIONS: "4",
+  }),
 };
+const RELAYS = ["memory", "redis", "kafka"] as const;
 const rounds = new RelayRounds(receiver.url, KEY, WEBHOOK);
 const load = (url: string, seconds: number): LoadOptions => ({
   url: `${url}/webhook`,
@@ -61,37 +76,40 @@ const load = (url: string, seconds: number): LoadOptions => ({
 });
 
 try {
-  for (const name of BACKENDS) {
-    await runPinnedLoad(load(intake[name].url, 1));
-    await rounds.round(relays[name].url, 2000);
-  }
-  const rates = { intake: { memory: [] as number[], redis: [] as number[] }, delivered: { memory: [] as number[], redis: [] as number[] } };
+  for (const name of BACKENDS) await runPinnedLoad(load(intake[name].url, 1));
+  for (const name of RELAYS) await rounds.round(relays[name].url, 2000);
+  const rates = { intake: { memory: [] as number[], redis: [] as number[] }, delivered: { memory: [] as number[], redis: [] as number[], kafka: [] as number[] } };
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of BACKENDS) {
       const result = await runPinnedLoad(load(intake[name].url, SECONDS));
       if (result.non2xx > 0) throw new Error(`${name} intake: ${result.non2xx} non-2xx responses, e.g. ${result.sample}`);
       rates.intake[name].push(result.perSecond);
     }
-    for (const name of BACKENDS) rates.delivered[name].push(await rounds.round(relays[name].url, COUNT));
+    for (const name of RELAYS) rates.delivered[name].push(await rounds.round(relays[name].url, COUNT));
     console.log(
       `round ${round + 1}: intake memory ${rates.intake.memory[round]!.toFixed(0)}/s, redis ${rates.intake.redis[round]!.toFixed(0)}/s; ` +
-        `delivered memory ${rates.delivered.memory[round]!.toFixed(0)}/s, redis ${rates.delivered.redis[round]!.toFixed(0)}/s`,
+        `delivered memory ${rates.delivered.memory[round]!.toFixed(0)}/s, redis ${rates.delivered.redis[round]!.toFixed(0)}/s, kafka ${rates.delivered.kafka[round]!.toFixed(0)}/s`,
     );
   }
-  const ratio = (figures: { memory: number[]; redis: number[] }) => median(figures.redis.map((rate, i) => rate / figures.memory[i]!));
+  const ratio = (ours: number[], memory: number[]) => median(ours.map((rate, i) => rate / memory[i]!));
   console.log(
     `median: intake memory ${median(rates.intake.memory).toFixed(0)}/s, redis ${median(rates.intake.redis).toFixed(0)}/s; ` +
-      `delivered memory ${median(rates.delivered.memory).toFixed(0)}/s, redis ${median(rates.delivered.redis).toFixed(0)}/s`,
+      `delivered memory ${median(rates.delivered.memory).toFixed(0)}/s, redis ${median(rates.delivered.redis).toFixed(0)}/s, kafka ${median(rates.delivered.kafka).toFixed(0)}/s`,
   );
-  const intakeRatio = ratio(rates.intake);
-  const deliveredRatio = ratio(rates.delivered);
+  const intakeRatio = ratio(rates.intake.redis, rates.intake.memory);
+  const deliveredRatio = ratio(rates.delivered.redis, rates.delivered.memory);
+  const kafkaRatio = ratio(rates.delivered.kafka, rates.delivered.memory);
   report([
     { name: "relay intake on Redis", measure: "accepted webhooks/s, intake-only process on Redis / on memory, median of paired rounds", ratio: intakeRatio, target: ">= 0.5", pass: intakeRatio >= 0.5 },
     { name: "relay end to end on Redis", measure: "messages delivered/s, intake to receiver, Redis / memory, median of paired rounds", ratio: deliveredRatio, target: ">= 0.5", pass: deliveredRatio >= 0.5 },
+    { name: "relay end to end on Kafka", measure: "messages delivered/s, intake to receiver, Kafka (mock cluster) / memory, median of paired rounds", ratio: kafkaRatio, target: ">= 0.3", pass: kafkaRatio >= 0.3 },
   ]);
 } finally {
   rounds.close();
-  for (const server of [...Object.values(intake), ...Object.values(relays)]) server.child.kill("SIGTERM");
-  receiver.child.kill("SIGTERM");
+  // The relays stop first, while their backends are still there to say goodbye to.
+  const servers = [...Object.values(intake), ...Object.values(relays), receiver];
+  for (const server of servers) server.child.kill("SIGTERM");
+  await Promise.all(servers.map((server) => (server.child.exitCode === null ? once(server.child, "exit") : undefined)));
   redis.child.kill("SIGTERM");
+  await kafka.stop();
 }

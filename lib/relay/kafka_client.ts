@@ -12,6 +12,13 @@ export interface ConnectKafkaOptions {
    */
   readonly connectTimeoutMs?: number;
   /**
+   * How long an append may wait for the brokers' acknowledgement,
+   * milliseconds, before it fails (intake answers 503 rather than hang while
+   * Kafka is away; the client keeps retrying it behind).
+   * @default {5000}
+   */
+  readonly produceTimeoutMs?: number;
+  /**
    * A consumer that sends no heartbeat for this long leaves the group and
    * its partitions go to the others, milliseconds.
    * @default {30000}
@@ -73,7 +80,17 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
         perPartition.set(key, index + 1);
         placeOf.push({ topic: record.topic, partition: record.partition, index });
       }
-      const sent = await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+      const timeoutMs = options.produceTimeoutMs ?? 5000;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const sending = producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+      // Given up on here, it may still fail later: that is no one's to hear.
+      sending.catch(() => {});
+      const sent = await Promise.race([
+        sending,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`Kafka did not acknowledge within ${timeoutMs} ms`)), timeoutMs);
+        }),
+      ]).finally(() => clearTimeout(timer));
       // Each partition's records were appended together, from its base offset, in the order given.
       const base = new Map<string, number>();
       for (const result of sent) base.set(`${result.topicName}\n${result.partition}`, Number(result.baseOffset));

@@ -1,5 +1,5 @@
 import { Heap } from "./_heap.ts";
-import { queueFull } from "./errors.ts";
+import { queueFull, RelayError } from "./errors.ts";
 import { MemoryQueue } from "./memory_queue.ts";
 import type {
   Attempt,
@@ -218,7 +218,7 @@ export class KafkaQueue implements JobQueue {
   /** Job batches read before the state topic was: they wait for it. */
   #stateRead: KafkaBatch[] | undefined = [];
   #stateReader: KafkaSubscription | undefined;
-  #commitQueued = false;
+  #commitTimer: ReturnType<typeof setTimeout> | undefined;
   // The view of every job, from the state topic (and this process's own writes at once).
   readonly #view = new Map<string, StateRecord>();
   readonly #byMessage = new Map<string, string[]>();
@@ -489,8 +489,9 @@ export class KafkaQueue implements JobQueue {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([this.#work?.close(), this.#stateReader?.close()]);
+    // What is handled is committed while this process still holds its partitions.
     await this.#commit();
+    await Promise.allSettled([this.#work?.close(), this.#stateReader?.close()]);
     await this.#log.close();
   }
 
@@ -583,14 +584,13 @@ export class KafkaQueue implements JobQueue {
       partition.paused = false;
       this.#work?.resume(origin.topic, origin.partition);
     }
-    if (!this.#commitQueued) {
-      this.#commitQueued = true;
-      setImmediate(() => void this.#commit());
-    }
+    // Commits go out at most every 100 ms: each is a request to the group's coordinator.
+    if (this.#commitTimer === undefined) this.#commitTimer = setTimeout(() => void this.#commit(), 100);
   }
 
   async #commit(): Promise<void> {
-    this.#commitQueued = false;
+    clearTimeout(this.#commitTimer);
+    this.#commitTimer = undefined;
     const offsets: { topic: string; partition: number; offset: number }[] = [];
     for (const [key, partition] of this.#partitions) {
       const next = partition.head < partition.pending.length ? partition.pending[partition.head]! : partition.next;
@@ -641,7 +641,11 @@ export class KafkaQueue implements JobQueue {
     try {
       offsets = await this.#log.produce(all);
     } catch (error) {
-      for (const entry of outbox) entry.reject(error);
+      const unavailable = new RelayError("ERR_RELAY_QUEUE_UNAVAILABLE", `Cannot use the Kafka queue: ${(error as Error).message}`, {
+        headers: { "retry-after": "1" },
+        cause: error,
+      });
+      for (const entry of outbox) entry.reject(unavailable);
       return;
     }
     all.forEach((record, i) => {

@@ -38,6 +38,8 @@ export const kafkaSkip: false | string = unbuildable === undefined || required
 export interface TestKafka {
   /** Bootstrap addresses, `127.0.0.1:<port>` each. */
   readonly brokers: readonly string[];
+  /** The program's process id. */
+  readonly pid: number;
   /** Takes broker `id` (1 to 3) down; its partitions and groups move to the others. */
   down(id: number): Promise<void>;
   /** Brings broker `id` back. */
@@ -84,6 +86,7 @@ export async function startKafka(topics: Readonly<Record<string, number>> = {}, 
   }
   return {
     brokers: match[1]!.split(","),
+    pid: child.pid!,
     down: (id) => command(`down ${id}`),
     up: (id) => command(`up ${id}`),
     topic: (name, partitions) => command(`topic ${name} ${partitions}`),

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { connectKafka, KafkaQueue, kafkaTopics } from "../../lib/relay/mod.ts";
-import { jobQueueContract } from "../_contracts/job_queue.ts";
+import { connectKafka, type KafkaLog, KafkaQueue, kafkaTopics, type RelayError } from "../../lib/relay/mod.ts";
+import { jobQueueContract, makeJob } from "../_contracts/job_queue.ts";
 import { freePort } from "../_helpers/redis.ts";
 import { kafkaSkip, startKafka, type TestKafka } from "../_helpers/kafka.ts";
 
@@ -36,5 +36,48 @@ describe("connectKafka()", () => {
   it("fails when no broker answers at the address", async () => {
     const port = await freePort();
     await assert.rejects(connectKafka([`127.0.0.1:${port}`], { connectTimeoutMs: 500 }), /ECONNREFUSED|Connection error|connect/i);
+  });
+});
+
+describe("connectKafka() while the brokers are away", { skip: kafkaSkip }, () => {
+  it("fails an append the brokers do not acknowledge within produceTimeoutMs", async () => {
+    const kafka = await startKafka({ away: 1 });
+    const log = await connectKafka(kafka.brokers, { produceTimeoutMs: 300 });
+    try {
+      assert.deepEqual(await log.produce([{ topic: "away", partition: 0, key: "k", value: "1" }]), [0]);
+      for (const id of [1, 2, 3]) await kafka.down(id);
+      const started = Date.now();
+      await assert.rejects(log.produce([{ topic: "away", partition: 0, key: "k", value: "2" }]), /did not acknowledge within 300 ms/);
+      assert.ok(Date.now() - started >= 300);
+    } finally {
+      await kafka.stop();
+      await log.close();
+    }
+  });
+});
+
+describe("KafkaQueue over a log that refuses appends", () => {
+  it("refuses a batch with ERR_RELAY_QUEUE_UNAVAILABLE and a Retry-After, and keeps nothing of it", async () => {
+    const log: KafkaLog = {
+      produce: () => Promise.reject(new Error("Kafka did not acknowledge within 5000 ms")),
+      subscribe: (options) => {
+        options.onAssign(new Map(options.topics.map((topic) => [topic, [0]])));
+        return Promise.resolve({ pause: () => {}, resume: () => {}, commit: () => Promise.resolve(), close: () => Promise.resolve() });
+      },
+      partitions: () => Promise.resolve(1),
+      ends: () => Promise.resolve(new Map()),
+      close: () => Promise.resolve(),
+    };
+    const queue = await KafkaQueue.open(log, { topics: kafkaTopics("refusing"), instanceId: "a" });
+    await assert.rejects(queue.enqueue({ tenantId: "acme", messageId: "m1", jobs: [makeJob("m1")] }), (error: RelayError) => {
+      assert.equal(error.code, "ERR_RELAY_QUEUE_UNAVAILABLE");
+      assert.equal(error.headers?.["retry-after"], "1");
+      assert.match(error.message, /did not acknowledge/);
+      return true;
+    });
+    assert.deepEqual(await queue.message("acme", "m1"), [], "nothing kept of the refused batch");
+    assert.deepEqual(await queue.depth(0), { ready: 0, delayed: 0, leased: 0, dead: 0 });
+    assert.deepEqual(await queue.enqueue({ tenantId: "acme", messageId: "m1", jobs: [makeJob("m1")] }).catch((error: RelayError) => error.code), "ERR_RELAY_QUEUE_UNAVAILABLE", "the same id may be tried again");
+    await queue.close();
   });
 });
