@@ -1,4 +1,6 @@
-import type { KafkaBatch, KafkaLog, KafkaSubscribeOptions, KafkaSubscription } from "./kafka_queue.ts";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Consumer } from "kafkajs";
+import type { KafkaLog, KafkaSubscribeOptions, KafkaSubscription } from "./kafka_queue.ts";
 
 /** Options of {@linkcode connectKafka}. */
 export interface ConnectKafkaOptions {
@@ -81,64 +83,97 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
         placeOf.push({ topic: record.topic, partition: record.partition, index });
       }
       const timeoutMs = options.produceTimeoutMs ?? 5000;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const sending = producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
-      // Given up on here, it may still fail later: that is no one's to hear.
-      sending.catch(() => {});
-      const sent = await Promise.race([
-        sending,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`Kafka did not acknowledge within ${timeoutMs} ms`)), timeoutMs);
-        }),
-      ]).finally(() => clearTimeout(timer));
+      const sent = await within(
+        timeoutMs,
+        producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) }),
+        "acknowledge",
+      );
       // Each partition's records were appended together, from its base offset, in the order given.
       const base = new Map<string, number>();
       for (const result of sent) base.set(`${result.topicName}\n${result.partition}`, Number(result.baseOffset));
       return placeOf.map((place) => (base.get(`${place.topic}\n${place.partition}`) ?? 0) + place.index);
     },
     async subscribe(subscription: KafkaSubscribeOptions): Promise<KafkaSubscription> {
-      const consumer = kafka.consumer({
-        groupId: subscription.groupId,
-        sessionTimeout: options.sessionTimeoutMs ?? 30_000,
-        heartbeatInterval: Math.min(3000, Math.floor((options.sessionTimeoutMs ?? 30_000) / 3)),
-        // A fetch comes back soon when there is nothing, so new records are read within 100 ms.
-        maxWaitTimeInMs: 100,
-        retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 30 },
-      });
-      consumers.push(consumer);
+      let closed = false;
+      let current: Consumer | undefined;
+      const paused = new Set<string>();
       let joined: () => void = () => {};
       const first = new Promise<void>((resolve) => (joined = resolve));
-      consumer.on(consumer.events.GROUP_JOIN, (event) => {
-        const assigned = new Map<string, number[]>(Object.entries(event.payload.memberAssignment));
-        subscription.onAssign(assigned);
-        joined();
-      });
-      consumer.on(consumer.events.CRASH, (event) => onError(event.payload.error));
-      await consumer.connect();
-      await consumer.subscribe({ topics: [...subscription.topics], fromBeginning: subscription.fromBeginning });
-      await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: true,
-        partitionsConsumedConcurrently: 8,
-        eachBatch: async ({ batch }) => {
-          const read: KafkaBatch = {
-            topic: batch.topic,
-            partition: batch.partition,
-            records: batch.messages.map((message) => ({
-              offset: Number(message.offset),
-              key: message.key === null ? null : message.key.toString(),
-              value: message.value === null ? null : message.value.toString(),
-            })),
-          };
-          subscription.onBatch(read);
-        },
-      });
+      const start = async (): Promise<void> => {
+        const consumer = kafka.consumer({
+          groupId: subscription.groupId,
+          sessionTimeout: options.sessionTimeoutMs ?? 30_000,
+          heartbeatInterval: Math.min(3000, Math.floor((options.sessionTimeoutMs ?? 30_000) / 3)),
+          // A fetch comes back soon when there is nothing, so new records are read within 100 ms.
+          maxWaitTimeInMs: 100,
+          retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 30 },
+        });
+        current = consumer;
+        consumers.push(consumer);
+        consumer.on(consumer.events.GROUP_JOIN, (event) => {
+          if (consumer !== current) return;
+          subscription.onAssign(new Map<string, number[]>(Object.entries(event.payload.memberAssignment)));
+          joined();
+        });
+        consumer.on(consumer.events.CRASH, (event) => {
+          onError(event.payload.error);
+          // kafkajs restarts a consumer after most crashes; after the others it gives up, and a new one takes its place.
+          if (!event.payload.restart && consumer === current && !closed) void replace(consumer);
+        });
+        await consumer.connect();
+        await consumer.subscribe({ topics: [...subscription.topics], fromBeginning: subscription.fromBeginning });
+        await consumer.run({
+          autoCommit: false,
+          eachBatchAutoResolve: true,
+          partitionsConsumedConcurrently: 8,
+          eachBatch: async ({ batch }) => {
+            subscription.onBatch({
+              topic: batch.topic,
+              partition: batch.partition,
+              records: batch.messages.map((message) => ({
+                offset: Number(message.offset),
+                key: message.key === null ? null : message.key.toString(),
+                value: message.value === null ? null : message.value.toString(),
+              })),
+            });
+          },
+        });
+        for (const key of paused) {
+          const [topic, partition] = key.split("\n") as [string, string];
+          consumer.pause([{ topic, partitions: [Number(partition)] }]);
+        }
+      };
+      const replace = async (dead: Consumer): Promise<void> => {
+        await within(3000, dead.disconnect(), "leave the consumer group").catch(() => {});
+        for (let attempt = 0; !closed; attempt++) {
+          await sleep(Math.min(5000, 500 * 2 ** Math.min(attempt, 4)));
+          if (closed) return;
+          try {
+            await start();
+            return;
+          } catch (error) {
+            onError(error);
+          }
+        }
+      };
+      await start();
       await first;
       return {
-        pause: (topic, partition) => consumer.pause([{ topic, partitions: [partition] }]),
-        resume: (topic, partition) => consumer.resume([{ topic, partitions: [partition] }]),
-        commit: (offsets) => consumer.commitOffsets(offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset: String(offset) }))),
-        close: () => consumer.disconnect(),
+        pause: (topic, partition) => {
+          paused.add(`${topic}\n${partition}`);
+          current?.pause([{ topic, partitions: [partition] }]);
+        },
+        resume: (topic, partition) => {
+          paused.delete(`${topic}\n${partition}`);
+          current?.resume([{ topic, partitions: [partition] }]);
+        },
+        commit: (offsets) =>
+          within(5000, current!.commitOffsets(offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset: String(offset) }))), "commit"),
+        // Leaving the group tells the others to take the partitions now rather than after the session times out; not for ever.
+        close: () => {
+          closed = true;
+          return within(3000, current!.disconnect(), "leave the consumer group").catch(onError);
+        },
       };
     },
     async partitions(topic) {
@@ -166,8 +201,24 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
       }
     },
     async close() {
-      await Promise.allSettled(consumers.map((consumer) => consumer.disconnect()));
-      await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
+      await Promise.allSettled(consumers.map((consumer) => within(3000, consumer.disconnect(), "leave the consumer group")));
+      await Promise.allSettled([within(3000, producer.disconnect(), "disconnect"), within(3000, admin.disconnect(), "disconnect")]);
     },
   };
+}
+
+/**
+ * Waits for `promise`, at most `ms` milliseconds.
+ * @throws {Error} naming `what` when the time runs out
+ */
+function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // Given up on here, it may still fail later: that is no one's to hear.
+  promise.catch(() => {});
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`Kafka did not ${what} within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }

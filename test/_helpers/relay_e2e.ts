@@ -144,3 +144,20 @@ export function report(t: TestContext, receiver: Receiver, accepted: ReadonlySet
   t.diagnostic(`${accepted.size} accepted, ${receiver.seen.size} distinct delivered (${unconfirmed} queued without a 202), ${duplicates} duplicates`);
   for (const id of accepted) assert.ok(receiver.seen.has(id), `${id} was delivered`);
 }
+
+/**
+ * Waits until every accepted message has arrived at the receiver, at most
+ * `ms`; past that, fails with what is missing and the relays' error output.
+ */
+export async function allDelivered(receiver: Receiver, accepted: ReadonlySet<string>, relays: readonly Started[], ms = 180_000): Promise<void> {
+  const abort = new AbortController();
+  const outcome = await Promise.race([
+    receiver.all(accepted).then(() => "delivered" as const),
+    delay(ms, "late" as const, { signal: abort.signal }),
+  ]);
+  abort.abort();
+  if (outcome === "delivered") return;
+  const missing = [...accepted].filter((id) => !receiver.seen.has(id)).length;
+  const errors = relays.map((relay) => relay.errors().slice(-3000)).join("\n---\n");
+  assert.fail(`${missing} of ${accepted.size} accepted messages not delivered within ${ms} ms; the relays said:\n${errors}`);
+}
