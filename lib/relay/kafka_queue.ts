@@ -502,6 +502,8 @@ export class KafkaQueue implements JobQueue {
     for (const record of batch.records) {
       // After a rebalance that kept the partition, the client reads again from the last commit: those are here already.
       if (record.offset < partition.next) continue;
+      // The first record read is where the group's last commit left off.
+      if (partition.next < 0) partition.committed = record.offset;
       partition.next = record.offset + 1;
       partition.pending.push(record.offset);
       const origin: Origin = { topic: batch.topic, partition: batch.partition, offset: record.offset, rev: 0 };

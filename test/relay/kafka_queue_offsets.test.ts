@@ -1,0 +1,166 @@
+// KafkaQueue's bookkeeping of offsets and paused partitions, over a scripted
+// log (no broker): what it commits when, and when it stops and resumes
+// reading a partition.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  type KafkaBatch,
+  type KafkaLog,
+  KafkaQueue,
+  type KafkaRecordOut,
+  type KafkaSubscribeOptions,
+  kafkaTopics,
+} from "../../lib/relay/mod.ts";
+import { makeJob } from "../_contracts/job_queue.ts";
+
+const TOPICS = kafkaTopics("unit");
+const NOW = Date.UTC(2026, 10, 1);
+const OK = { at: NOW, outcome: "success", status: 200, latencyMs: 1, error: null } as const;
+const FAILED = { at: NOW, outcome: "failure", status: 500, latencyMs: 1, error: "HTTP 500" } as const;
+
+/** A log of one partition per topic that records what the queue does with it. */
+class ScriptedLog implements KafkaLog {
+  readonly produced: KafkaRecordOut[] = [];
+  readonly commits: { topic: string; partition: number; offset: number }[][] = [];
+  readonly paused: string[] = [];
+  readonly resumed: string[] = [];
+  work: KafkaSubscribeOptions | undefined;
+  #offsets = new Map<string, number>();
+
+  produce(records: readonly KafkaRecordOut[]): Promise<number[]> {
+    this.produced.push(...records);
+    return Promise.resolve(records.map((record) => {
+      const next = this.#offsets.get(record.topic) ?? 0;
+      this.#offsets.set(record.topic, next + 1);
+      return next;
+    }));
+  }
+
+  subscribe(options: KafkaSubscribeOptions) {
+    if (options.topics.includes(TOPICS.jobs)) this.work = options;
+    options.onAssign(new Map(options.topics.map((topic) => [topic, [0]])));
+    return Promise.resolve({
+      pause: (topic: string, partition: number) => void this.paused.push(`${topic}/${partition}`),
+      resume: (topic: string, partition: number) => void this.resumed.push(`${topic}/${partition}`),
+      commit: (offsets: readonly { topic: string; partition: number; offset: number }[]) => {
+        this.commits.push([...offsets]);
+        return Promise.resolve();
+      },
+      close: () => Promise.resolve(),
+    });
+  }
+
+  partitions(): Promise<number> {
+    return Promise.resolve(1);
+  }
+
+  ends(): Promise<Map<number, number>> {
+    return Promise.resolve(new Map());
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Hands the queue jobs records as if fetched, from `from` on. */
+  deliver(topic: string, from: number, messages: readonly string[]): void {
+    const batch: KafkaBatch = {
+      topic,
+      partition: 0,
+      records: messages.map((message, i) => ({ offset: from + i, key: "acme", value: JSON.stringify({ rev: 0, job: makeJob(message) }) })),
+    };
+    this.work!.onBatch(batch);
+  }
+
+  /** The offsets committed so far for a topic, in order. */
+  committed(topic: string): number[] {
+    return this.commits.flat().filter((entry) => entry.topic === topic).map((entry) => entry.offset);
+  }
+}
+
+/** Lets the queue's commit timer (100 ms) fire. */
+async function commitTurn(queue: KafkaQueue): Promise<void> {
+  // close() commits what is handled at once; this test keeps the queue open, so it waits for the timer.
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  void queue;
+}
+
+describe("KafkaQueue offsets", () => {
+  it("commits a record's offset only once its job is delivered, and past a job still in hand never", async () => {
+    const log = new ScriptedLog();
+    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a" });
+    log.deliver(TOPICS.jobs, 0, ["m0", "m1", "m2"]);
+    const leases = await queue.claim({ now: NOW, limit: 3, leaseMs: 30_000 });
+    assert.deepEqual(leases.map((lease) => lease.job.messageId), ["m0", "m1", "m2"]);
+    await commitTurn(queue);
+    assert.deepEqual(log.committed(TOPICS.jobs), [], "nothing handled, nothing committed");
+    assert.equal(await queue.ack(leases[1]!, OK), true);
+    await commitTurn(queue);
+    assert.deepEqual(log.committed(TOPICS.jobs), [], "m0 is still in hand: offset 0 holds the commit back");
+    assert.equal(await queue.ack(leases[0]!, OK), true);
+    await commitTurn(queue);
+    assert.deepEqual(log.committed(TOPICS.jobs), [2], "m0 and m1 handled: the next record to read is 2");
+    await queue.close();
+    assert.deepEqual(log.committed(TOPICS.jobs), [2], "m2 was never handled: close does not commit past it");
+  });
+
+  it("commits a retried job's offset once it is appended to the retry topic, and a buried one's once it is on the dead-letter topic", async () => {
+    const log = new ScriptedLog();
+    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a" });
+    log.deliver(TOPICS.jobs, 0, ["m0", "m1"]);
+    const [first, second] = await queue.claim({ now: NOW, limit: 2, leaseMs: 30_000 });
+    assert.equal(await queue.retry(first!, FAILED, NOW + 5000), true);
+    const retried = log.produced.find((record) => record.topic === TOPICS.retry);
+    assert.ok(retried, "appended to the retry topic");
+    assert.equal((JSON.parse(retried.value!) as { job: { dueAt: number } }).job.dueAt, NOW + 5000);
+    assert.equal(await queue.bury(second!, { reason: "attempts ran out", at: NOW, attempt: FAILED }), true);
+    assert.ok(log.produced.some((record) => record.topic === TOPICS.dead && record.key === "acme"), "appended to the dead-letter topic, keyed by tenant");
+    await queue.close();
+    assert.deepEqual(log.committed(TOPICS.jobs), [2]);
+  });
+
+  it("holds a retry read before its due time without holding back the ones behind it", async () => {
+    const log = new ScriptedLog();
+    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a" });
+    const late = { rev: 1, job: { ...makeJob("late"), dueAt: NOW + 3_600_000 } };
+    const soon = { rev: 1, job: { ...makeJob("soon"), dueAt: NOW + 1000 } };
+    log.work!.onBatch({ topic: TOPICS.retry, partition: 0, records: [{ offset: 0, key: "acme", value: JSON.stringify(late) }, { offset: 1, key: "acme", value: JSON.stringify(soon) }] });
+    assert.deepEqual(await queue.claim({ now: NOW, limit: 5, leaseMs: 30_000 }), []);
+    assert.equal(await queue.nextDue(), NOW + 1000);
+    const [lease] = await queue.claim({ now: NOW + 1000, limit: 5, leaseMs: 30_000 });
+    assert.equal(lease?.job.messageId, "soon", "the retry behind a later one went out when due");
+    assert.equal(await queue.ack(lease!, OK), true);
+    await queue.close();
+    assert.deepEqual(log.committed(TOPICS.retry), [], "offset 0 (not due for an hour) holds the commit back: a restart reads both again");
+  });
+
+  it("pauses a partition read far ahead and resumes it once half of that is handled", async () => {
+    const log = new ScriptedLog();
+    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a", maxBufferedPerPartition: 4 });
+    log.deliver(TOPICS.jobs, 0, ["m0", "m1", "m2"]);
+    assert.deepEqual(log.paused, []);
+    log.deliver(TOPICS.jobs, 3, ["m3"]);
+    assert.deepEqual(log.paused, [`${TOPICS.jobs}/0`], "four read and not handled: the partition waits");
+    const leases = await queue.claim({ now: NOW, limit: 4, leaseMs: 30_000 });
+    assert.equal(await queue.ack(leases[0]!, OK), true);
+    assert.deepEqual(log.resumed.filter((entry) => entry.startsWith(TOPICS.jobs)), [], "three still in hand");
+    assert.equal(await queue.ack(leases[1]!, OK), true);
+    assert.equal(await queue.ack(leases[2]!, OK), true);
+    assert.ok(log.resumed.includes(`${TOPICS.jobs}/0`), "one left in hand: reading goes on");
+    await queue.close();
+  });
+
+  it("skips records read again after a rebalance that kept the partition, and those the state says are done", async () => {
+    const log = new ScriptedLog();
+    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a" });
+    log.deliver(TOPICS.jobs, 0, ["m0", "m1"]);
+    const [lease] = await queue.claim({ now: NOW, limit: 1, leaseMs: 30_000 });
+    assert.equal(await queue.ack(lease!, OK), true);
+    // The client starts again from the last commit (0) after a rebalance.
+    log.work!.onAssign(new Map([[TOPICS.jobs, [0]], [TOPICS.retry, [0]]]));
+    log.deliver(TOPICS.jobs, 0, ["m0", "m1"]);
+    const again = await queue.claim({ now: NOW, limit: 5, leaseMs: 30_000 });
+    assert.deepEqual(again.map((next) => next.job.messageId), ["m1"], "m0 is not sent twice, m1 once");
+    await queue.close();
+  });
+});
