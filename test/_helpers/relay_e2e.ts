@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
-import type { Started } from "./server.ts";
+import { listeningUrl, type Started, startServer } from "./server.ts";
 
 export const MESSAGES = 10_000;
 export const TENANTS = ["acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "tyrell"];
@@ -160,4 +160,62 @@ export async function allDelivered(receiver: Receiver, accepted: ReadonlySet<str
   const missing = [...accepted].filter((id) => !receiver.seen.has(id)).length;
   const errors = relays.map((relay) => relay.errors().slice(-3000)).join("\n---\n");
   assert.fail(`${missing} of ${accepted.size} accepted messages not delivered within ${ms} ms; the relays said:\n${errors}`);
+}
+
+/**
+ * Two relay processes with `env` share 10,000 messages posted to both:
+ * every one is delivered, and both processes delivered some.
+ * @param env the relays' environment, its tenants sending to `receiver`
+ */
+export async function twoRelaysShare(t: TestContext, receiver: Receiver, env: Record<string, string>): Promise<void> {
+  const first = startServer(env);
+  const second = startServer(env);
+  try {
+    const urls = [await listeningUrl(first, "Webhook intake"), await listeningUrl(second, "Webhook intake")];
+    const accepted = await post(() => urls, MESSAGES);
+    assert.equal(accepted.size, MESSAGES);
+    await allDelivered(receiver, accepted, [first, second]);
+    report(t, receiver, accepted);
+    const attempts = await Promise.all(urls.map((url) => counter(url, "tributary_relay_delivery_attempts_total")));
+    t.diagnostic(`delivery attempts by process: ${attempts.join(", ")}`);
+    for (const made of attempts) assert.ok(made > 0, `both processes delivered: ${attempts.join(", ")}`);
+    assert.ok(attempts[0]! + attempts[1]! >= MESSAGES);
+  } finally {
+    receiver.close();
+    await Promise.all([stop(first), stop(second)]);
+  }
+}
+
+/**
+ * A relay with `env` takes 10,000 messages while the receiver holds its
+ * answers, is killed with SIGKILL with deliveries in flight, and is started
+ * again: every message is delivered.
+ * @param env the relays' environment, its tenants sending to `receiver`
+ * @param comeBack how the jobs the dead process held come back, for the report
+ */
+export async function killedMidDelivery(t: TestContext, receiver: Receiver, env: Record<string, string>, comeBack: string): Promise<void> {
+  const first = startServer(env);
+  let second: Started | undefined;
+  try {
+    const url = await listeningUrl(first, "Webhook intake");
+    // The receiver holds its answers, so deliveries are in flight when the relay dies.
+    receiver.hold = true;
+    const accepted = await post(() => [url], MESSAGES);
+    assert.equal(accepted.size, MESSAGES);
+    while (receiver.held.length < 16) await once(receiver.server, "request");
+    first.child.kill("SIGKILL");
+    await once(first.child, "exit");
+    const unanswered = receiver.held.length;
+    receiver.hold = false;
+    for (const res of receiver.held.splice(0)) res.destroy();
+    assert.ok(receiver.seen.size < MESSAGES, "most messages were still queued when the relay died");
+    second = startServer(env);
+    await listeningUrl(second, "Webhook intake");
+    await allDelivered(receiver, accepted, [first, second]);
+    t.diagnostic(`${unanswered} requests were unanswered at the kill (held ones time out and are tried again); ${comeBack}`);
+    report(t, receiver, accepted);
+  } finally {
+    receiver.close();
+    if (second !== undefined) await stop(second);
+  }
 }

@@ -4,7 +4,6 @@
 // Each run accepts 10,000 messages and checks that every one reaches the
 // receiver; duplicates (the same webhook-id twice) are counted and reported.
 import assert from "node:assert/strict";
-import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,8 +11,8 @@ import { after, before, describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import { kafkaTopics } from "../../lib/relay/mod.ts";
 import { kafkaSkip, startKafka, type TestKafka } from "../_helpers/kafka.ts";
-import { allDelivered, counter, MESSAGES, post, Receiver, report, stop, tenantsFile } from "../_helpers/relay_e2e.ts";
-import { listeningUrl, type Started, startServer } from "../_helpers/server.ts";
+import { allDelivered, killedMidDelivery, MESSAGES, post, Receiver, report, stop, tenantsFile, twoRelaysShare } from "../_helpers/relay_e2e.ts";
+import { listeningUrl, startServer } from "../_helpers/server.ts";
 
 const PARTITIONS = 4;
 
@@ -53,52 +52,12 @@ describe("the relay on one Kafka cluster, several processes", { skip: kafkaSkip,
 
   it("shares 10,000 messages between two relay processes: each delivered, none lost", async (t) => {
     const receiver = new Receiver();
-    const env = await setup(await receiver.listen());
-    const first = startServer(env);
-    const second = startServer(env);
-    try {
-      const urls = [await listeningUrl(first, "Webhook intake"), await listeningUrl(second, "Webhook intake")];
-      const accepted = await post(() => urls, MESSAGES);
-      assert.equal(accepted.size, MESSAGES);
-      await allDelivered(receiver, accepted, [first, second]);
-      report(t, receiver, accepted);
-      const attempts = await Promise.all(urls.map((url) => counter(url, "tributary_relay_delivery_attempts_total")));
-      t.diagnostic(`delivery attempts by process: ${attempts.join(", ")}`);
-      for (const made of attempts) assert.ok(made > 0, `both processes delivered: ${attempts.join(", ")}`);
-    } finally {
-      receiver.close();
-      await Promise.all([stop(first), stop(second)]);
-    }
+    await twoRelaysShare(t, receiver, await setup(await receiver.listen()));
   });
 
   it("loses nothing when a relay is killed with SIGKILL mid-delivery and started again", async (t) => {
     const receiver = new Receiver();
-    const env = await setup(await receiver.listen());
-    const first = startServer(env);
-    let second: Started | undefined;
-    try {
-      const url = await listeningUrl(first, "Webhook intake");
-      // The receiver holds its answers, so deliveries are in flight when the relay dies.
-      receiver.hold = true;
-      const accepted = await post(() => [url], MESSAGES);
-      assert.equal(accepted.size, MESSAGES);
-      while (receiver.held.length < 16) await once(receiver.server, "request");
-      first.child.kill("SIGKILL");
-      await once(first.child, "exit");
-      const unanswered = receiver.held.length;
-      receiver.hold = false;
-      for (const res of receiver.held.splice(0)) res.destroy();
-      assert.ok(receiver.seen.size < MESSAGES, "most messages were still queued when the relay died");
-      second = startServer(env);
-      await listeningUrl(second, "Webhook intake");
-      // The new process gets the partitions once the dead one's session expires, and reads them from the last commit.
-      await allDelivered(receiver, accepted, [first, second]);
-      t.diagnostic(`${unanswered} requests were unanswered at the kill`);
-      report(t, receiver, accepted);
-    } finally {
-      receiver.close();
-      if (second !== undefined) await stop(second);
-    }
+    await killedMidDelivery(t, receiver, await setup(await receiver.listen()), "the new process got the partitions once the dead one's session expired, and read them from the last commit");
   });
 
   it("loses none of 10,000 accepted messages while a broker is down for 10 seconds", async (t) => {

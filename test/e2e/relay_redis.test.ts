@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { freePort, redisServerSkip, redisSkip, startRedis, type TestRedis } from "../_helpers/redis.ts";
-import { allDelivered, counter, MESSAGES, post, Receiver, report, stop, tenantsFile } from "../_helpers/relay_e2e.ts";
-import { listeningUrl, type Started, startServer } from "../_helpers/server.ts";
+import { allDelivered, killedMidDelivery, MESSAGES, post, Receiver, report, stop, tenantsFile, twoRelaysShare } from "../_helpers/relay_e2e.ts";
+import { listeningUrl, startServer } from "../_helpers/server.ts";
 
 function relayEnv(redisUrl: string, tenants: string): Record<string, string> {
   return {
@@ -48,53 +48,12 @@ describe("the relay on one Redis, several processes", { skip: redisSkip, timeout
 
   it("shares 10,000 messages between two relay processes: each delivered, none lost", async (t) => {
     const receiver = new Receiver();
-    const env = setup(await receiver.listen());
-    const first = startServer(env);
-    const second = startServer(env);
-    try {
-      const urls = [await listeningUrl(first, "Webhook intake"), await listeningUrl(second, "Webhook intake")];
-      const accepted = await post(() => urls, MESSAGES);
-      assert.equal(accepted.size, MESSAGES);
-      await allDelivered(receiver, accepted, [first, second]);
-      report(t, receiver, accepted);
-      const attempts = await Promise.all(urls.map((url) => counter(url, "tributary_relay_delivery_attempts_total")));
-      t.diagnostic(`delivery attempts by process: ${attempts.join(", ")}`);
-      for (const made of attempts) assert.ok(made > 0, `both processes delivered: ${attempts.join(", ")}`);
-      assert.ok(attempts[0]! + attempts[1]! >= MESSAGES);
-    } finally {
-      receiver.close();
-      await Promise.all([stop(first), stop(second)]);
-    }
+    await twoRelaysShare(t, receiver, setup(await receiver.listen()));
   });
 
   it("loses nothing when a relay is killed with SIGKILL mid-delivery and started again", async (t) => {
     const receiver = new Receiver();
-    const env = setup(await receiver.listen());
-    const first = startServer(env);
-    let second: Started | undefined;
-    try {
-      const url = await listeningUrl(first, "Webhook intake");
-      // The receiver holds its answers, so deliveries are in flight when the relay dies.
-      receiver.hold = true;
-      const accepted = await post(() => [url], MESSAGES);
-      assert.equal(accepted.size, MESSAGES);
-      while (receiver.held.length < 16) await once(receiver.server, "request");
-      first.child.kill("SIGKILL");
-      await once(first.child, "exit");
-      const inFlight = receiver.held.length;
-      receiver.hold = false;
-      for (const res of receiver.held.splice(0)) res.destroy();
-      assert.ok(receiver.seen.size < MESSAGES, "most messages were still queued when the relay died");
-      second = startServer(env);
-      await listeningUrl(second, "Webhook intake");
-      // The jobs the dead relay held come back when their leases expire.
-      await allDelivered(receiver, accepted, [first, second]);
-      t.diagnostic(`${inFlight} requests were unanswered at the kill (held ones time out after 1 s and are tried again)`);
-      report(t, receiver, accepted);
-    } finally {
-      receiver.close();
-      if (second !== undefined) await stop(second);
-    }
+    await killedMidDelivery(t, receiver, setup(await receiver.listen()), "the jobs the dead relay held came back when their leases expired");
   });
 });
 
