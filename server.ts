@@ -326,7 +326,8 @@ async function openKafkaQueue(config: Config): Promise<JobQueue> {
     { topic: topics.jobs, partitions: config.kafkaPartitions },
     { topic: topics.retry, partitions: config.kafkaPartitions },
     { topic: topics.dead, partitions: config.kafkaPartitions },
-    { topic: topics.state, partitions: config.kafkaPartitions, compact: true },
+    // Past the longest any job's state is shown (dead letters, 7 days), with a day to spare.
+    { topic: topics.state, partitions: config.kafkaPartitions, compactRetentionMs: 8 * 86_400_000 },
   ]);
   try {
     return await KafkaQueue.open(log, { topics, groupId: config.kafkaGroupId, instanceId: uuidV4(pooledRandom()), capacity: config.queueCapacity });

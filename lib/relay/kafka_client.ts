@@ -32,8 +32,11 @@ export interface ConnectKafkaOptions {
 export interface KafkaTopicSpec {
   readonly topic: string;
   readonly partitions: number;
-  /** Keep the latest record per key (the state topic). */
-  readonly compact?: boolean;
+  /**
+   * Keep the latest record per key (the state topic), and drop records
+   * older than this many milliseconds, so the topic does not grow for ever.
+   */
+  readonly compactRetentionMs?: number;
 }
 
 /**
@@ -191,7 +194,9 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
           topics: topics.map((spec) => ({
             topic: spec.topic,
             numPartitions: spec.partitions,
-            configEntries: spec.compact === true ? [{ name: "cleanup.policy", value: "compact" }] : [],
+            configEntries: spec.compactRetentionMs === undefined
+              ? []
+              : [{ name: "cleanup.policy", value: "compact,delete" }, { name: "retention.ms", value: String(spec.compactRetentionMs) }],
           })),
         });
         return undefined;

@@ -478,7 +478,11 @@ export class KafkaQueue implements JobQueue {
         else delivered.push(entry);
       } else if (entry.state === "dead") {
         if (entry.finished <= now - this.#deadRetention) this.#forget(entry.job.id);
-        else deadByTenant.set(entry.job.tenantId, [...(deadByTenant.get(entry.job.tenantId) ?? []), entry]);
+        else {
+          const dead = deadByTenant.get(entry.job.tenantId);
+          if (dead === undefined) deadByTenant.set(entry.job.tenantId, [entry]);
+          else dead.push(entry);
+        }
       }
     }
     const oldestFirst = (a: StateRecord, b: StateRecord): number => a.finished - b.finished;
