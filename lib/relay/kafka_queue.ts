@@ -158,14 +158,12 @@ interface Origin {
 /** A partition this process reads. */
 interface PartitionState {
   owned: boolean;
-  /** The offset after the last record read; -1 before the first. */
+  /** The offset after the highest record read; -1 before the first. */
   next: number;
-  /** Offsets read and not handled yet, oldest first (from `head`). */
-  readonly pending: number[];
-  head: number;
-  readonly handled: Set<number>;
+  /** Offsets of records read whose jobs are in hand (not yet delivered or handed on). */
+  readonly unhandled: Set<number>;
   paused: boolean;
-  /** The offset last committed. */
+  /** The offset last committed (at first, the one reading started from). */
   committed: number;
 }
 
@@ -504,24 +502,20 @@ export class KafkaQueue implements JobQueue {
     const partition = this.#partition(batch.topic, batch.partition);
     if (!partition.owned) return;
     for (const record of batch.records) {
-      // After a rebalance that kept the partition, the client reads again from the last commit: those are here already.
-      if (record.offset < partition.next) continue;
       // The first record read is where the group's last commit left off.
       if (partition.next < 0) partition.committed = record.offset;
-      partition.next = record.offset + 1;
-      partition.pending.push(record.offset);
-      const origin: Origin = { topic: batch.topic, partition: batch.partition, offset: record.offset, rev: 0 };
+      partition.next = Math.max(partition.next, record.offset + 1);
+      // Read again (after a rebalance the client starts over from the last commit) while its job is in hand.
+      if (partition.unhandled.has(record.offset)) continue;
       const parsed = parseJobRecord(record.value);
-      if (parsed === undefined || this.#stale(parsed) || this.#origins.has(parsed.job.id)) {
-        // Unreadable, superseded or in hand already: nothing to do for it.
-        this.#handled(origin);
-        continue;
-      }
-      const from: Origin = { ...origin, rev: parsed.rev };
+      // Unreadable, superseded (the state topic has a later revision: delivered, retried, dead) or in hand from another record: nothing to do.
+      if (parsed === undefined || this.#stale(parsed) || this.#origins.has(parsed.job.id)) continue;
+      partition.unhandled.add(record.offset);
+      const from: Origin = { topic: batch.topic, partition: batch.partition, offset: record.offset, rev: parsed.rev };
       if (batch.topic === this.#topics.retry) this.#waiting.push({ dueAt: parsed.job.dueAt, job: parsed.job, origin: from });
       else this.#take(parsed.job, from);
     }
-    if (!partition.paused && partition.pending.length - partition.head >= this.#maxBuffered) {
+    if (!partition.paused && partition.unhandled.size >= this.#maxBuffered) {
       partition.paused = true;
       this.#work?.pause(batch.topic, batch.partition);
     }
@@ -580,13 +574,8 @@ export class KafkaQueue implements JobQueue {
   #handled(origin: Origin): void {
     const partition = this.#partitions.get(`${origin.topic}\n${origin.partition}`);
     if (partition === undefined) return;
-    partition.handled.add(origin.offset);
-    while (partition.head < partition.pending.length && partition.handled.delete(partition.pending[partition.head]!)) partition.head++;
-    if (partition.head > 1024 && partition.head * 2 > partition.pending.length) {
-      partition.pending.splice(0, partition.head);
-      partition.head = 0;
-    }
-    if (partition.paused && partition.pending.length - partition.head < this.#maxBuffered / 2) {
+    partition.unhandled.delete(origin.offset);
+    if (partition.paused && partition.unhandled.size < this.#maxBuffered / 2) {
       partition.paused = false;
       this.#work?.resume(origin.topic, origin.partition);
     }
@@ -599,7 +588,8 @@ export class KafkaQueue implements JobQueue {
     this.#commitTimer = undefined;
     const offsets: { topic: string; partition: number; offset: number }[] = [];
     for (const [key, partition] of this.#partitions) {
-      const next = partition.head < partition.pending.length ? partition.pending[partition.head]! : partition.next;
+      let next = partition.next;
+      for (const offset of partition.unhandled) next = Math.min(next, offset);
       // Nothing read yet: the group's committed offset stands.
       if (next < 0 || next <= partition.committed) continue;
       partition.committed = next;
@@ -735,18 +725,10 @@ export class KafkaQueue implements JobQueue {
   }
 }
 
-const LOST: PartitionState = Object.freeze({
-  owned: false,
-  next: 0,
-  pending: [],
-  head: 0,
-  handled: new Set<number>(),
-  paused: false,
-  committed: 0,
-}) as PartitionState;
+const LOST: PartitionState = Object.freeze({ owned: false, next: 0, unhandled: new Set<number>(), paused: false, committed: 0 }) as PartitionState;
 
 function newPartition(): PartitionState {
-  return { owned: true, next: -1, pending: [], head: 0, handled: new Set(), paused: false, committed: -1 };
+  return { owned: true, next: -1, unhandled: new Set(), paused: false, committed: -1 };
 }
 
 function parseJson(text: string): unknown {
