@@ -334,18 +334,9 @@ export class KafkaQueue implements JobQueue {
   async claim(options: ClaimOptions): Promise<Lease[]> {
     await this.#caughtUp();
     this.#promote(options.now);
-    const leases: Lease[] = [];
-    for (const lease of await this.#local.claim(options)) {
-      const origin = this.#origins.get(lease.job.id);
-      if (origin !== undefined && this.#partition(origin.topic, origin.partition).owned) {
-        leases.push(lease);
-        continue;
-      }
-      // Its partition went to another process, which reads it again from the last commit.
-      await this.#local.ack(lease, { at: options.now, outcome: "success", status: null, latencyMs: 0, error: null });
-      this.#origins.delete(lease.job.id);
-    }
-    return leases;
+    // Jobs in hand are delivered even if their partition has gone to another process since: that one may
+    // send them again (at least once), but dropping them here would lose any the client does not read again.
+    return await this.#local.claim(options);
   }
 
   async ack(lease: Lease, attempt: Attempt): Promise<boolean> {
@@ -499,8 +490,11 @@ export class KafkaQueue implements JobQueue {
 
   /** Takes records of the jobs and retry topics into the local work queue. */
   #read(batch: KafkaBatch): void {
-    const partition = this.#partition(batch.topic, batch.partition);
-    if (!partition.owned) return;
+    const key = `${batch.topic}\n${batch.partition}`;
+    let partition = this.#partitions.get(key);
+    // The client hands over records of a partition only while this process holds it, whatever the order of its events.
+    if (partition === undefined) this.#partitions.set(key, (partition = newPartition()));
+    partition.owned = true;
     for (const record of batch.records) {
       // The first record read is where the group's last commit left off.
       if (partition.next < 0) partition.committed = record.offset;
@@ -534,7 +528,6 @@ export class KafkaQueue implements JobQueue {
   #promote(now: number): void {
     for (let next = this.#waiting.peek(); next !== undefined && next.dueAt <= now; next = this.#waiting.peek()) {
       this.#waiting.pop();
-      if (!this.#partition(next.origin.topic, next.origin.partition).owned) continue;
       if (this.#origins.has(next.job.id)) {
         this.#handled(next.origin);
         continue;
@@ -552,22 +545,10 @@ export class KafkaQueue implements JobQueue {
   #assign(assigned: ReadonlyMap<string, readonly number[]>): void {
     const now = new Set<string>();
     for (const [topic, partitions] of assigned) for (const partition of partitions) now.add(`${topic}\n${partition}`);
-    for (const [key, state] of this.#partitions) {
-      if (now.has(key)) continue;
-      // Lost: its jobs are another process's now; those in hand here are dropped as they come up.
-      state.owned = false;
-      this.#partitions.delete(key);
-    }
-    for (const key of now) {
-      if (this.#partitions.has(key)) continue;
-      const [topic, partition] = key.split("\n") as [string, string];
-      this.#partitions.set(key, newPartition());
-      this.#work?.resume(topic, Number(partition));
-    }
-  }
-
-  #partition(topic: string, partition: number): PartitionState {
-    return this.#partitions.get(`${topic}\n${partition}`) ?? LOST;
+    // A partition lost keeps its record of jobs in hand (they are still delivered) but commits no more:
+    // its new holder reads it again from the last commit.
+    for (const [key, state] of this.#partitions) state.owned = now.has(key);
+    for (const key of now) if (!this.#partitions.has(key)) this.#partitions.set(key, newPartition());
   }
 
   /** Marks a record handled; commits what is handled in order at the end of the turn. */
@@ -588,6 +569,7 @@ export class KafkaQueue implements JobQueue {
     this.#commitTimer = undefined;
     const offsets: { topic: string; partition: number; offset: number }[] = [];
     for (const [key, partition] of this.#partitions) {
+      if (!partition.owned) continue;
       let next = partition.next;
       for (const offset of partition.unhandled) next = Math.min(next, offset);
       // Nothing read yet: the group's committed offset stands.
@@ -724,8 +706,6 @@ export class KafkaQueue implements JobQueue {
     return dead.sort((a, b) => b.finished - a.finished);
   }
 }
-
-const LOST: PartitionState = Object.freeze({ owned: false, next: 0, unhandled: new Set<number>(), paused: false, committed: 0 }) as PartitionState;
 
 function newPartition(): PartitionState {
   return { owned: true, next: -1, unhandled: new Set(), paused: false, committed: -1 };
