@@ -131,6 +131,11 @@ export interface KafkaQueueOptions {
    */
   readonly maxBufferedPerPartition?: number;
   /**
+   * Sets a timer (for the commits, every 100 ms); returns how to cancel it.
+   * @default {setTimeout}
+   */
+  readonly setTimer?: (task: () => void, ms: number) => () => void;
+  /**
    * How long `claim` and `nextDue` wait for this process's own newest
    * records to come back from the log, milliseconds.
    * @default {2000}
@@ -216,7 +221,9 @@ export class KafkaQueue implements JobQueue {
   /** Job batches read before the state topic was: they wait for it. */
   #stateRead: KafkaBatch[] | undefined = [];
   #stateReader: KafkaSubscription | undefined;
-  #commitTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #setTimer: (task: () => void, ms: number) => () => void;
+  /** Cancels the pending commit, when one is due. */
+  #cancelCommit: (() => void) | undefined;
   // The view of every job, from the state topic (and this process's own writes at once).
   readonly #view = new Map<string, StateRecord>();
   readonly #byMessage = new Map<string, string[]>();
@@ -236,6 +243,10 @@ export class KafkaQueue implements JobQueue {
     this.#maxBuffered = options.maxBufferedPerPartition ?? 10_000;
     this.#catchUpMs = options.catchUpMs ?? 2000;
     this.#partitionCount = partitionCount;
+    this.#setTimer = options.setTimer ?? ((task, ms) => {
+      const timer = setTimeout(task, ms);
+      return () => clearTimeout(timer);
+    });
   }
 
   /**
@@ -561,12 +572,12 @@ export class KafkaQueue implements JobQueue {
       this.#work?.resume(origin.topic, origin.partition);
     }
     // Commits go out at most every 100 ms: each is a request to the group's coordinator.
-    if (this.#commitTimer === undefined) this.#commitTimer = setTimeout(() => void this.#commit(), 100);
+    if (this.#cancelCommit === undefined) this.#cancelCommit = this.#setTimer(() => void this.#commit(), 100);
   }
 
   async #commit(): Promise<void> {
-    clearTimeout(this.#commitTimer);
-    this.#commitTimer = undefined;
+    this.#cancelCommit?.();
+    this.#cancelCommit = undefined;
     const offsets: { topic: string; partition: number; offset: number }[] = [];
     for (const [key, partition] of this.#partitions) {
       if (!partition.owned) continue;

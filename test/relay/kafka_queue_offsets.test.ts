@@ -78,27 +78,41 @@ class ScriptedLog implements KafkaLog {
   }
 }
 
-/** Lets the queue's commit timer (100 ms) fire. */
-async function commitTurn(queue: KafkaQueue): Promise<void> {
-  // close() commits what is handled at once; this test keeps the queue open, so it waits for the timer.
-  await new Promise((resolve) => setTimeout(resolve, 150));
-  void queue;
+/** The queue's commit timer, fired by hand. */
+class ManualTimer {
+  #tasks: (() => void)[] = [];
+
+  set = (task: () => void): (() => void) => {
+    this.#tasks.push(task);
+    return () => {
+      this.#tasks = this.#tasks.filter((other) => other !== task);
+    };
+  };
+
+  /** Runs the timers set so far and lets the commits they start finish. */
+  async fire(): Promise<void> {
+    const tasks = this.#tasks;
+    this.#tasks = [];
+    for (const task of tasks) task();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 describe("KafkaQueue offsets", () => {
   it("commits a record's offset only once its job is delivered, and past a job still in hand never", async () => {
     const log = new ScriptedLog();
-    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a" });
+    const timer = new ManualTimer();
+    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a", setTimer: timer.set });
     log.deliver(TOPICS.jobs, 0, ["m0", "m1", "m2"]);
     const leases = await queue.claim({ now: NOW, limit: 3, leaseMs: 30_000 });
     assert.deepEqual(leases.map((lease) => lease.job.messageId), ["m0", "m1", "m2"]);
-    await commitTurn(queue);
+    await timer.fire();
     assert.deepEqual(log.committed(TOPICS.jobs), [], "nothing handled, nothing committed");
     assert.equal(await queue.ack(leases[1]!, OK), true);
-    await commitTurn(queue);
+    await timer.fire();
     assert.deepEqual(log.committed(TOPICS.jobs), [], "m0 is still in hand: offset 0 holds the commit back");
     assert.equal(await queue.ack(leases[0]!, OK), true);
-    await commitTurn(queue);
+    await timer.fire();
     assert.deepEqual(log.committed(TOPICS.jobs), [2], "m0 and m1 handled: the next record to read is 2");
     await queue.close();
     assert.deepEqual(log.committed(TOPICS.jobs), [2], "m2 was never handled: close does not commit past it");
