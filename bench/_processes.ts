@@ -5,9 +5,9 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../test/_helpers/redis.ts";
 import { ROOT } from "./_data.ts";
 import type { LoadOptions, LoadResult } from "./_load.ts";
 
@@ -83,10 +83,7 @@ export function median(values: readonly number[]): number {
  * @returns its URL and the process
  */
 export async function startPinnedRedis(): Promise<{ child: ChildProcess; url: string }> {
-  const probe = createNetServer().listen(0, "127.0.0.1");
-  await once(probe, "listening");
-  const port = (probe.address() as AddressInfo).port;
-  probe.close();
+  const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "tributary-bench-redis-"));
   const [command, ...rest] = [
     ...CLIENT_PIN,
