@@ -16,7 +16,7 @@ import { listeningUrl, startServer } from "../_helpers/server.ts";
 
 const PARTITIONS = 4;
 
-describe("the relay on one Kafka cluster, several processes", { skip: kafkaSkip, timeout: 300_000 }, () => {
+describe("the relay on one Kafka cluster, several processes", { skip: kafkaSkip, timeout: 600_000 }, () => {
   let kafka: TestKafka;
   const dirs: string[] = [];
   before(async () => {
