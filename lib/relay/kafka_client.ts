@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Consumer } from "kafkajs";
-import type { KafkaLog, KafkaSubscribeOptions, KafkaSubscription } from "./kafka_queue.ts";
+import type { KafkaLog, KafkaRecordOut, KafkaSubscribeOptions, KafkaSubscription } from "./kafka_queue.ts";
 
 /** Options of {@linkcode connectKafka}. */
 export interface ConnectKafkaOptions {
@@ -72,29 +72,15 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
   await producer.connect();
   const consumers: { disconnect(): Promise<void> }[] = [];
   return {
-    async produce(records) {
-      const byTopic = new Map<string, { key: string; value: string | null; partition: number }[]>();
-      const placeOf: { topic: string; partition: number; index: number }[] = [];
-      const perPartition = new Map<string, number>();
-      for (const record of records) {
-        const list = byTopic.get(record.topic) ?? [];
-        byTopic.set(record.topic, list);
-        list.push({ key: record.key, value: record.value, partition: record.partition });
-        const key = `${record.topic}\n${record.partition}`;
-        const index = perPartition.get(key) ?? 0;
-        perPartition.set(key, index + 1);
-        placeOf.push({ topic: record.topic, partition: record.partition, index });
-      }
+    produce(records) {
+      let expired = false;
+      const send = (topicMessages: ProduceRequest): Promise<ProduceAck[]> => {
+        // Given up on (the time ran out): no more rounds behind the caller's back.
+        if (expired) return Promise.reject(new Error("Kafka did not acknowledge in time"));
+        return producer.sendBatch({ acks: -1, topicMessages });
+      };
       const timeoutMs = options.produceTimeoutMs ?? 5000;
-      const sent = await within(
-        timeoutMs,
-        producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) }),
-        "acknowledge",
-      );
-      // Each partition's records were appended together, from its base offset, in the order given.
-      const base = new Map<string, number>();
-      for (const result of sent) base.set(`${result.topicName}\n${result.partition}`, Number(result.baseOffset));
-      return placeOf.map((place) => (base.get(`${place.topic}\n${place.partition}`) ?? 0) + place.index);
+      return within(timeoutMs, produceAcknowledged(send, records), "acknowledge").finally(() => (expired = true));
     },
     async subscribe(subscription: KafkaSubscribeOptions): Promise<KafkaSubscription> {
       let closed = false;
@@ -211,6 +197,70 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
       await Promise.allSettled([within(3000, producer.disconnect(), "disconnect"), within(3000, admin.disconnect(), "disconnect")]);
     },
   };
+}
+
+/** Records to append, by topic, as `kafkajs` takes them. */
+export type ProduceRequest = { topic: string; messages: { key: string; value: string | null; partition: number }[] }[];
+
+/** One partition's acknowledgement, as `kafkajs` gives it. */
+export interface ProduceAck {
+  readonly topicName: string;
+  readonly partition: number;
+  readonly baseOffset?: string;
+}
+
+/**
+ * Appends records with `send` until every partition has acknowledged them,
+ * and returns each record's offset. `kafkajs` (2.2) can resolve a send with
+ * some partitions missing from its answer, their records never appended:
+ * when a broker fails mid-request and its partitions move to a broker that
+ * already answered, its retry skips them. Here a partition missing from the
+ * answer is sent again (a record may then be appended twice; the queue reads
+ * a job once), for at most `rounds` sends in all.
+ * @param send appends, resolving with the partitions' acknowledgements
+ * @param records the records, in order
+ * @param rounds sends at most
+ * @returns each record's offset, in order
+ * @throws {Error} naming the partitions still unacknowledged after `rounds` sends
+ */
+export async function produceAcknowledged(
+  send: (request: ProduceRequest) => Promise<readonly ProduceAck[]>,
+  records: readonly KafkaRecordOut[],
+  rounds = 5,
+): Promise<number[]> {
+  const offsets: number[] = new Array<number>(records.length).fill(-1);
+  let pending = records.map((record, index) => ({ record, index }));
+  for (let round = 0; pending.length > 0; round++) {
+    if (round === rounds) {
+      const partitions = [...new Set(pending.map(({ record }) => `${record.topic}[${record.partition}]`))];
+      throw new Error(`Kafka acknowledged no offset for ${partitions.join(", ")} after ${rounds} sends`);
+    }
+    const byTopic = new Map<string, { key: string; value: string | null; partition: number }[]>();
+    for (const { record } of pending) {
+      let messages = byTopic.get(record.topic);
+      if (messages === undefined) byTopic.set(record.topic, (messages = []));
+      messages.push({ key: record.key, value: record.value, partition: record.partition });
+    }
+    const acks = await send([...byTopic].map(([topic, messages]) => ({ topic, messages })));
+    // Each partition's records were appended together, from its base offset, in the order given.
+    const base = new Map<string, number>();
+    for (const ack of acks) if (ack.baseOffset !== undefined) base.set(`${ack.topicName}\n${ack.partition}`, Number(ack.baseOffset));
+    const next = new Map<string, number>();
+    const missing: typeof pending = [];
+    for (const item of pending) {
+      const key = `${item.record.topic}\n${item.record.partition}`;
+      const from = base.get(key);
+      if (from === undefined) {
+        missing.push(item);
+        continue;
+      }
+      const index = next.get(key) ?? 0;
+      next.set(key, index + 1);
+      offsets[item.index] = from + index;
+    }
+    pending = missing;
+  }
+  return offsets;
 }
 
 /**
