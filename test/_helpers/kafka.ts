@@ -46,6 +46,8 @@ export interface TestKafka {
   up(id: number): Promise<void>;
   /** Creates a topic. */
   topic(name: string, partitions: number): Promise<void>;
+  /** Makes broker `id` the leader of a topic's partition. */
+  leader(topic: string, partition: number, id: number): Promise<void>;
   /** Registers a consumer group, so that `down` moves its coordinator. */
   group(name: string): Promise<void>;
   stop(): Promise<void>;
@@ -90,6 +92,7 @@ export async function startKafka(topics: Readonly<Record<string, number>> = {}, 
     down: (id) => command(`down ${id}`),
     up: (id) => command(`up ${id}`),
     topic: (name, partitions) => command(`topic ${name} ${partitions}`),
+    leader: (name, partition, id) => command(`leader ${name} ${partition} ${id}`),
     group: (name) => command(`group ${name}`),
     async stop() {
       if (child.exitCode !== null) return;

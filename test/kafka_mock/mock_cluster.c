@@ -15,6 +15,8 @@
  *   up ID              the broker takes connections again
  *   topic NAME COUNT   creates a topic
  *   group NAME         a consumer group whose coordinator `down` moves
+ *   leader NAME P ID   broker ID leads partition P of topic NAME from now on
+ *                      (clients learn it when the old leader refuses them)
  *
  * It exits when standard input closes, so it never outlives its test.
  * Build: cc -O2 -o mock_cluster mock_cluster.c $(pkg-config --cflags --libs rdkafka)
@@ -139,6 +141,8 @@ int main(int argc, char **argv) {
       if (ok) is_down[id] = 0;
     } else if (sscanf(line, "topic %511s %d", name, &count) == 2) {
       ok = add_topic(mcluster, name, count) == 0;
+    } else if (sscanf(line, "leader %511s %d %d", name, &count, &id) == 3 && id >= 1 && id <= brokers) {
+      ok = rd_kafka_mock_partition_set_leader(mcluster, name, count, id) == RD_KAFKA_RESP_ERR_NO_ERROR;
     } else if (sscanf(line, "group %511s", name) == 1) {
       ok = add_group(name) == 0;
     } else if (sscanf(line, "%31s", command) != 1) {
