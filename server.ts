@@ -317,7 +317,10 @@ async function openKafkaQueue(config: Config): Promise<JobQueue> {
   const where = config.kafkaBrokers.join(",");
   let log: Awaited<ReturnType<typeof connectKafka>>;
   try {
-    log = await connectKafka(config.kafkaBrokers, { onError: (error) => console.error(`Relay queue: Kafka at ${where}: ${describeError(error)}`) });
+    log = await connectKafka(config.kafkaBrokers, {
+      sessionTimeoutMs: config.kafkaSessionTimeoutMs,
+      onError: (error) => console.error(`Relay queue: Kafka at ${where}: ${describeError(error)}`),
+    });
   } catch (error) {
     throw new ConfigError("KAFKA_BROKER", `Cannot start: cannot reach Kafka at ${where} (KAFKA_BROKER): ${describeError(error)}`);
   }

@@ -79,6 +79,8 @@ export interface Config {
   readonly kafkaPartitions: number;
   /** The consumer group the relay processes share. */
   readonly kafkaGroupId: string;
+  /** How long a relay process that stops heartbeating keeps its partitions, milliseconds. */
+  readonly kafkaSessionTimeoutMs: number;
 }
 
 /** Environment variables, as `process.env` holds them. */
@@ -147,6 +149,8 @@ export function readConfig(env: Environment): Config {
     kafkaTopicPrefix: kafkaName(env, "KAFKA_TOPIC_PREFIX", "tributary"),
     kafkaPartitions: integer(env, "KAFKA_PARTITIONS", 8, 1, 10_000),
     kafkaGroupId: kafkaName(env, "KAFKA_GROUP_ID", "tributary-relay"),
+    // Kafka brokers accept 6 s to 30 min by default (group.min/max.session.timeout.ms).
+    kafkaSessionTimeoutMs: integer(env, "KAFKA_SESSION_TIMEOUT_MS", 30_000, 6000, 1_800_000),
   };
 }
 

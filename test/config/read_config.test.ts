@@ -71,6 +71,7 @@ describe("readConfig()", () => {
       kafkaTopicPrefix: "tributary",
       kafkaPartitions: 8,
       kafkaGroupId: "tributary-relay",
+      kafkaSessionTimeoutMs: 30_000,
     });
   });
 
@@ -109,13 +110,16 @@ describe("readConfig()", () => {
   });
 
   it("reads STORAGE_TYPE=kafka with KAFKA_BROKER and the topic settings", () => {
-    const config = readConfig({ STORAGE_TYPE: "kafka", KAFKA_BROKER: " 127.0.0.1:9092, kafka-2.internal:9093 ,[::1]:9094", KAFKA_TOPIC_PREFIX: "relay.prod", KAFKA_PARTITIONS: "16", KAFKA_GROUP_ID: "relay-a" });
+    const config = readConfig({ STORAGE_TYPE: "kafka", KAFKA_BROKER: " 127.0.0.1:9092, kafka-2.internal:9093 ,[::1]:9094", KAFKA_TOPIC_PREFIX: "relay.prod", KAFKA_PARTITIONS: "16", KAFKA_GROUP_ID: "relay-a", KAFKA_SESSION_TIMEOUT_MS: "10000" });
     assert.deepEqual(
-      [config.storageType, config.kafkaBrokers, config.kafkaTopicPrefix, config.kafkaPartitions, config.kafkaGroupId],
-      ["kafka", ["127.0.0.1:9092", "kafka-2.internal:9093", "[::1]:9094"], "relay.prod", 16, "relay-a"],
+      [config.storageType, config.kafkaBrokers, config.kafkaTopicPrefix, config.kafkaPartitions, config.kafkaGroupId, config.kafkaSessionTimeoutMs],
+      ["kafka", ["127.0.0.1:9092", "kafka-2.internal:9093", "[::1]:9094"], "relay.prod", 16, "relay-a", 10_000],
     );
     const defaults = readConfig({});
-    assert.deepEqual([defaults.kafkaTopicPrefix, defaults.kafkaPartitions, defaults.kafkaGroupId], ["tributary", 8, "tributary-relay"]);
+    assert.deepEqual(
+      [defaults.kafkaTopicPrefix, defaults.kafkaPartitions, defaults.kafkaGroupId, defaults.kafkaSessionTimeoutMs],
+      ["tributary", 8, "tributary-relay", 30_000],
+    );
   });
 
   it("hides the password of a broken REDIS_URL", () => {
@@ -140,6 +144,8 @@ describe("readConfig()", () => {
     { env: { KAFKA_TOPIC_PREFIX: "my topics" }, variable: "KAFKA_TOPIC_PREFIX" },
     { env: { KAFKA_GROUP_ID: "g/1" }, variable: "KAFKA_GROUP_ID" },
     { env: { KAFKA_PARTITIONS: "0" }, variable: "KAFKA_PARTITIONS" },
+    { env: { KAFKA_SESSION_TIMEOUT_MS: "5999" }, variable: "KAFKA_SESSION_TIMEOUT_MS" },
+    { env: { KAFKA_SESSION_TIMEOUT_MS: "30s" }, variable: "KAFKA_SESSION_TIMEOUT_MS" },
     { env: { STORAGE_TYPE: "redis" }, variable: "REDIS_URL" },
     { env: { STORAGE_TYPE: "redis", REDIS_URL: "http://127.0.0.1:6379" }, variable: "REDIS_URL" },
     { env: { STORAGE_TYPE: "redis", REDIS_URL: "127.0.0.1:6379" }, variable: "REDIS_URL" },

@@ -41,6 +41,8 @@ describe("the relay on one Kafka cluster, several processes", { skip: kafkaSkip,
       KAFKA_TOPIC_PREFIX: prefix,
       KAFKA_PARTITIONS: String(PARTITIONS),
       KAFKA_GROUP_ID: `${prefix}-relay`,
+      // A killed relay's partitions go to the next one after 10 s rather than 30.
+      KAFKA_SESSION_TIMEOUT_MS: "10000",
       TENANTS_FILE: tenantsFile(dir, receiverUrl),
       ALLOW_PRIVATE_TARGETS: "127.0.0.1/32",
       RETRY_SCHEDULE: "100ms",
