@@ -1,6 +1,33 @@
 // Shared by the relay's end-to-end benchmarks: a round sends webhooks to a
 // relay and is timed until the receiver (bench/_receiver.ts) has them all.
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** The signing secret of the benchmarks' endpoint. */
+export const BENCH_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+/**
+ * A relay with one tenant (`bench`, API key `key`) whose one endpoint takes
+ * every event to `hookUrl`: writes its tenants file to a new temporary folder.
+ * @returns the environment to start `server.ts` with (memory queue, no snapshot)
+ */
+export function oneTenantRelay(key: string, hookUrl: string): Record<string, string> {
+  const tenants = join(mkdtempSync(join(tmpdir(), "tributary-bench-")), "tenants.json");
+  writeFileSync(tenants, JSON.stringify({
+    tenants: [{ id: "bench", api_keys: [key], endpoints: [{ id: "e1", url: hookUrl, events: ["*"], secret: BENCH_SECRET }] }],
+  }));
+  return {
+    PORT: "0",
+    HOST: "127.0.0.1",
+    SERVICES: "relay",
+    TENANTS_FILE: tenants,
+    ALLOW_PRIVATE_TARGETS: "127.0.0.1/32",
+    QUEUE_CAPACITY: "100000000",
+    QUEUE_SNAPSHOT_FILE: "",
+  };
+}
 
 /** A relay's intake and the receiver it delivers to, with the connections to reach them. */
 export class RelayRounds {

@@ -13,15 +13,12 @@
 // The relays take turns in short runs, round after round, and each figure is
 // the median of the rounds' ratios (the machine's speed drifts).
 import { once } from "node:events";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { report } from "./_data.ts";
 import type { LoadOptions } from "./_load.ts";
 import { kafkaTopics } from "../lib/relay/mod.ts";
 import { startKafka } from "../test/_helpers/kafka.ts";
 import { median, pinToClientCpu, runPinnedLoad, startPinnedRedis, startPinnedServer } from "./_processes.ts";
-import { RelayRounds } from "./_relay_rounds.ts";
+import { oneTenantRelay, RelayRounds } from "./_relay_rounds.ts";
 
 const SECONDS = Number(process.env["BENCH_HTTP_SECONDS"] ?? 2);
 const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 5);
@@ -33,20 +30,7 @@ const receiver = await startPinnedServer(["--import", "tsx", "bench/_receiver.ts
 const redis = await startPinnedRedis();
 const kafka = await startKafka(Object.fromEntries(Object.values(kafkaTopics("bench")).map((topic) => [topic, 4])));
 pinToClientCpu(kafka.pid);
-const dir = mkdtempSync(join(tmpdir(), "tributary-backends-"));
-const tenants = join(dir, "tenants.json");
-writeFileSync(tenants, JSON.stringify({
-  tenants: [{ id: "bench", api_keys: [KEY], endpoints: [{ id: "e1", url: `${receiver.url}/hook`, events: ["*"], secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }] }],
-}));
-const base = {
-  PORT: "0",
-  HOST: "127.0.0.1",
-  SERVICES: "relay",
-  TENANTS_FILE: tenants,
-  ALLOW_PRIVATE_TARGETS: "127.0.0.1/32",
-  QUEUE_CAPACITY: "100000000",
-  QUEUE_SNAPSHOT_FILE: "",
-};
+const base = oneTenantRelay(KEY, `${receiver.url}/hook`);
 const onRedis = (prefix: string) => ({ STORAGE_TYPE: "redis", REDIS_URL: redis.url, REDIS_KEY_PREFIX: `{${prefix}}` });
 const BACKENDS = ["memory", "redis"] as const;
 const intake = {

@@ -11,37 +11,20 @@
 // A relay round sends COUNT webhooks, 10 at a time, and is timed from the
 // first POST to the receiver's COUNT-th delivery; rounds alternate with the
 // loop's, and the figure is the median of each round's ratio.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { report } from "./_data.ts";
 import { median, runPinnedScript, startPinnedServer } from "./_processes.ts";
-import { RelayRounds } from "./_relay_rounds.ts";
+import { BENCH_SECRET, oneTenantRelay, RelayRounds } from "./_relay_rounds.ts";
 
 const COUNT = Number(process.env["BENCH_DELIVER_COUNT"] ?? 20_000);
 const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 5);
 const CONCURRENCY = 8;
 const KEY = "bench-deliver-key";
-const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const WEBHOOK = JSON.stringify({ event: "order.created", data: { order: "o-1", note: "x".repeat(960) } });
 // What the relay delivers for WEBHOOK, for the loop to send the same.
 const DELIVERED = `{"type":"order.created","timestamp":"${new Date().toISOString()}","data":${JSON.stringify(JSON.parse(WEBHOOK).data)}}`;
 
 const receiver = await startPinnedServer(["--import", "tsx", "bench/_receiver.ts"], {}, "client");
-const dir = mkdtempSync(join(tmpdir(), "tributary-deliver-"));
-const tenants = join(dir, "tenants.json");
-writeFileSync(tenants, JSON.stringify({
-  tenants: [{ id: "bench", api_keys: [KEY], endpoints: [{ id: "e1", url: `${receiver.url}/hook`, events: ["*"], secret: SECRET }] }],
-}));
-const relay = await startPinnedServer(["--import", "tsx", "server.ts"], {
-  PORT: "0",
-  HOST: "127.0.0.1",
-  SERVICES: "relay",
-  TENANTS_FILE: tenants,
-  ALLOW_PRIVATE_TARGETS: "127.0.0.1/32",
-  QUEUE_CAPACITY: "10000000",
-  QUEUE_SNAPSHOT_FILE: "",
-});
+const relay = await startPinnedServer(["--import", "tsx", "server.ts"], oneTenantRelay(KEY, `${receiver.url}/hook`));
 const rounds = new RelayRounds(receiver.url, KEY, WEBHOOK);
 const relayRound = (count: number): Promise<number> => rounds.round(relay.url, count);
 
@@ -50,7 +33,7 @@ async function loopRound(count: number): Promise<number> {
     "--import",
     "tsx",
     "bench/_signed_loop.ts",
-    JSON.stringify({ url: `${receiver.url}/hook`, count, concurrency: CONCURRENCY, body: DELIVERED, secret: SECRET }),
+    JSON.stringify({ url: `${receiver.url}/hook`, count, concurrency: CONCURRENCY, body: DELIVERED, secret: BENCH_SECRET }),
   ]);
   return result.requests / result.seconds;
 }

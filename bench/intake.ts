@@ -14,14 +14,12 @@
 // so the servers take turns in short runs, round after round, and the figure
 // is the median of each round's ratio.
 import { once } from "node:events";
-import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { report } from "./_data.ts";
 import type { LoadOptions } from "./_load.ts";
 import { median, runPinnedLoad, startPinnedServer } from "./_processes.ts";
+import { oneTenantRelay } from "./_relay_rounds.ts";
 
 const SECONDS = Number(process.env["BENCH_HTTP_SECONDS"] ?? 2);
 const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 9);
@@ -40,24 +38,7 @@ const receiver = createServer((req, res) => {
 });
 receiver.listen(0, "127.0.0.1");
 await once(receiver, "listening");
-const dir = mkdtempSync(join(tmpdir(), "tributary-intake-"));
-const tenants = join(dir, "tenants.json");
-writeFileSync(tenants, JSON.stringify({
-  tenants: [{
-    id: "bench",
-    api_keys: [KEY],
-    endpoints: [{ id: "e1", url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ["*"], secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }],
-  }],
-}));
-const relayEnv = {
-  PORT: "0",
-  HOST: "127.0.0.1",
-  SERVICES: "relay",
-  TENANTS_FILE: tenants,
-  ALLOW_PRIVATE_TARGETS: "127.0.0.1/32",
-  QUEUE_CAPACITY: "100000000",
-  QUEUE_SNAPSHOT_FILE: "",
-};
+const relayEnv = oneTenantRelay(KEY, `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`);
 const servers = {
   bare: await startPinnedServer(["--import", "tsx", "bench/_intake_baseline.ts"]),
   intake: await startPinnedServer(["--import", "tsx", "server.ts"], { ...relayEnv, WORKER_CONCURRENCY: "0" }),
