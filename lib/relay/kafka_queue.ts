@@ -593,14 +593,19 @@ export class KafkaQueue implements JobQueue {
     if (offsets.length > 0) await this.#work?.commit(offsets).catch(() => {});
   }
 
-  /** Waits (a bounded time) until this process has read back what it appended to its own partitions. */
+  /**
+   * Waits (a bounded time) until this process has read back what it appended
+   * to its own partitions. A partition it no longer holds, or has paused, is
+   * not waited for: no record of it is coming (waiting there made every
+   * claim take the whole bound after a rebalance).
+   */
   async #caughtUp(): Promise<void> {
     const deadline = Date.now() + this.#catchUpMs;
     for (;;) {
       let behind = false;
       for (const [key, last] of this.#produced) {
         const partition = this.#partitions.get(key);
-        if (partition === undefined || partition.next > last) this.#produced.delete(key);
+        if (partition === undefined || !partition.owned || partition.paused || partition.next > last) this.#produced.delete(key);
         else behind = true;
       }
       if (!behind || Date.now() >= deadline) return;
@@ -640,7 +645,7 @@ export class KafkaQueue implements JobQueue {
     all.forEach((record, i) => {
       if (record.topic !== this.#topics.jobs && record.topic !== this.#topics.retry) return;
       const key = `${record.topic}\n${record.partition}`;
-      if (this.#partitions.has(key)) this.#produced.set(key, Math.max(this.#produced.get(key) ?? -1, offsets[i]!));
+      if (this.#partitions.get(key)?.owned === true) this.#produced.set(key, Math.max(this.#produced.get(key) ?? -1, offsets[i]!));
     });
     let at = 0;
     for (const entry of outbox) {
