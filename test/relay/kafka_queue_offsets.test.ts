@@ -98,6 +98,14 @@ class ManualTimer {
   }
 }
 
+/** What `promise` settles with before the next turn of the event loop; undefined if it is still pending then. */
+async function settlesAtOnce<T>(promise: Promise<T>): Promise<{ value: T } | undefined> {
+  let settled: { value: T } | undefined;
+  void promise.then((value) => (settled = { value }));
+  await new Promise((resolve) => setImmediate(resolve));
+  return settled;
+}
+
 describe("KafkaQueue offsets", () => {
   it("commits a record's offset only once its job is delivered, and past a job still in hand never", async () => {
     const log = new ScriptedLog();
@@ -178,43 +186,41 @@ describe("KafkaQueue offsets", () => {
     await queue.close();
   });
 
-  // claim waits up to catchUpMs to read back what this process appended: here 30 s, past the tests' timeout of 10 s.
-  const WAIT_FOR_EVER = { catchUpMs: 30_000 };
+  // claim waits up to catchUpMs (here 30 s) to read back what this process appended; whether it waits shows
+  // in whether it settles before the next turn of the event loop.
+  const WAITS_LONG = { catchUpMs: 30_000 };
 
-  it("waits to read back its own append on a partition it holds, up to catchUpMs", { timeout: 10_000 }, async () => {
+  it("waits to read back its own append on a partition it holds", async () => {
     const log = new ScriptedLog();
-    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a", ...WAIT_FOR_EVER });
+    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a", ...WAITS_LONG });
     await queue.enqueue({ tenantId: "acme", messageId: "m0", jobs: [makeJob("m0")] });
-    let claimed: string[] | undefined;
-    const claim = queue.claim({ now: NOW, limit: 5, leaseMs: 30_000 }).then((leases) => (claimed = leases.map((lease) => lease.job.messageId)));
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(claimed, undefined, "offset 0 not read back yet: claim waits");
+    const claim = queue.claim({ now: NOW, limit: 5, leaseMs: 30_000 });
+    assert.equal(await settlesAtOnce(claim), undefined, "offset 0 not read back yet: claim waits");
     log.deliver(TOPICS.jobs, 0, ["m0"]);
-    await claim;
-    assert.deepEqual(claimed, ["m0"]);
+    assert.deepEqual((await claim).map((lease) => lease.job.messageId), ["m0"]);
     await queue.close();
   });
 
-  it("does not wait for its own appends on a partition it no longer holds", { timeout: 10_000 }, async () => {
+  it("does not wait for its own appends on a partition it no longer holds", async () => {
     const log = new ScriptedLog();
-    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a", ...WAIT_FOR_EVER });
+    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a", ...WAITS_LONG });
     await queue.enqueue({ tenantId: "acme", messageId: "m0", jobs: [makeJob("m0")] });
-    // A rebalance gives the partition to another process, which reads m0; before this one's append, too.
+    // A rebalance gives the partition to another process, which reads m0; and the append after it, too.
     log.work!.onAssign(new Map([[TOPICS.jobs, []], [TOPICS.retry, []]]));
     await queue.enqueue({ tenantId: "acme", messageId: "m1", jobs: [makeJob("m1")] });
-    assert.deepEqual(await queue.claim({ now: NOW, limit: 5, leaseMs: 30_000 }), []);
-    assert.equal(await queue.nextDue(), undefined);
+    assert.deepEqual(await settlesAtOnce(queue.claim({ now: NOW, limit: 5, leaseMs: 30_000 })), { value: [] });
+    assert.deepEqual(await settlesAtOnce(queue.nextDue()), { value: undefined });
     await queue.close();
   });
 
-  it("does not wait for its own appends on a partition it paused", { timeout: 10_000 }, async () => {
+  it("does not wait for its own appends on a partition it paused", async () => {
     const log = new ScriptedLog();
-    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a", maxBufferedPerPartition: 2, ...WAIT_FOR_EVER });
+    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a", maxBufferedPerPartition: 2, ...WAITS_LONG });
     await queue.enqueue({ tenantId: "acme", messageId: "m0", jobs: [makeJob("m0"), makeJob("m0", "ep2"), makeJob("m0", "ep3")] });
     log.deliver(TOPICS.jobs, 0, ["m0", "m1"]);
     assert.deepEqual(log.paused, [`${TOPICS.jobs}/0`], "two in hand: the partition waits, offset 2 unread");
-    const leases = await queue.claim({ now: NOW, limit: 5, leaseMs: 30_000 });
-    assert.deepEqual(leases.map((lease) => lease.job.messageId), ["m0", "m1"]);
+    const claimed = await settlesAtOnce(queue.claim({ now: NOW, limit: 5, leaseMs: 30_000 }));
+    assert.deepEqual(claimed?.value.map((lease) => lease.job.messageId), ["m0", "m1"]);
     await queue.close();
   });
 });
