@@ -48,6 +48,8 @@ export interface TestKafka {
   topic(name: string, partitions: number): Promise<void>;
   /** Makes broker `id` the leader of a topic's partition. */
   leader(topic: string, partition: number, id: number): Promise<void>;
+  /** Answers the next request of Kafka API key `api` (12 = Heartbeat) with error `code`. */
+  error(api: number, code: number): Promise<void>;
   /** Registers a consumer group, so that `down` moves its coordinator. */
   group(name: string): Promise<void>;
   stop(): Promise<void>;
@@ -93,6 +95,7 @@ export async function startKafka(topics: Readonly<Record<string, number>> = {}, 
     up: (id) => command(`up ${id}`),
     topic: (name, partitions) => command(`topic ${name} ${partitions}`),
     leader: (name, partition, id) => command(`leader ${name} ${partition} ${id}`),
+    error: (api, code) => command(`error ${api} ${code}`),
     group: (name) => command(`group ${name}`),
     async stop() {
       if (child.exitCode !== null) return;

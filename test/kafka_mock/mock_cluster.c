@@ -17,6 +17,8 @@
  *   group NAME         a consumer group whose coordinator `down` moves
  *   leader NAME P ID   broker ID leads partition P of topic NAME from now on
  *                      (clients learn it when the old leader refuses them)
+ *   error API CODE     the next request of Kafka API key API (12 = Heartbeat)
+ *                      to any broker is answered with error code CODE
  *
  * It exits when standard input closes, so it never outlives its test.
  * Build: cc -O2 -o mock_cluster mock_cluster.c $(pkg-config --cflags --libs rdkafka)
@@ -143,6 +145,9 @@ int main(int argc, char **argv) {
       ok = add_topic(mcluster, name, count) == 0;
     } else if (sscanf(line, "leader %511s %d %d", name, &count, &id) == 3 && id >= 1 && id <= brokers) {
       ok = rd_kafka_mock_partition_set_leader(mcluster, name, count, id) == RD_KAFKA_RESP_ERR_NO_ERROR;
+    } else if (sscanf(line, "error %d %d", &id, &count) == 2) {
+      rd_kafka_mock_push_request_errors(mcluster, (int16_t)id, 1, (rd_kafka_resp_err_t)count);
+      ok = 1;
     } else if (sscanf(line, "group %511s", name) == 1) {
       ok = add_group(name) == 0;
     } else if (sscanf(line, "%31s", command) != 1) {
