@@ -146,16 +146,24 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
           }
         }
       };
+      // A consumer crashed (or still connecting) has no group to pause: it throws, and `start` applies `paused` to the next.
+      const tell = (change: () => void): void => {
+        try {
+          change();
+        } catch {
+          // The next consumer starts with `paused` as it is now.
+        }
+      };
       await start();
       await first;
       return {
         pause: (topic, partition) => {
           paused.add(`${topic}\n${partition}`);
-          current?.pause([{ topic, partitions: [partition] }]);
+          tell(() => current?.pause([{ topic, partitions: [partition] }]));
         },
         resume: (topic, partition) => {
           paused.delete(`${topic}\n${partition}`);
-          current?.resume([{ topic, partitions: [partition] }]);
+          tell(() => current?.resume([{ topic, partitions: [partition] }]));
         },
         commit: (offsets) =>
           within(5000, current!.commitOffsets(offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset: String(offset) }))), "commit"),

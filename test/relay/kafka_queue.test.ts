@@ -78,6 +78,49 @@ describe("connectKafka() when a partition's leader moves", { skip: kafkaSkip }, 
   });
 });
 
+describe("connectKafka() when its consumer crashes", { skip: kafkaSkip }, () => {
+  it("takes pause and resume while the consumer is replaced, and the new one reads only what is not paused", async () => {
+    const kafka = await startKafka({ crash: 2 }, ["crash-relay"]);
+    let crashed: () => void = () => {};
+    const crash = new Promise<void>((resolve) => (crashed = resolve));
+    const log = await connectKafka(kafka.brokers, { sessionTimeoutMs: 6000, onError: () => crashed() });
+    const read = new Map<number, string[]>();
+    const waiting = new Map<number, () => void>();
+    const readFrom = (partition: number): Promise<void> => new Promise((resolve) => waiting.set(partition, resolve));
+    try {
+      const subscription = await log.subscribe({
+        groupId: "crash-relay",
+        topics: ["crash"],
+        fromBeginning: true,
+        onAssign: () => {},
+        onBatch: (batch) => {
+          read.set(batch.partition, [...(read.get(batch.partition) ?? []), ...batch.records.map((record) => record.value ?? "")]);
+          waiting.get(batch.partition)?.();
+        },
+      });
+      // The next heartbeat is answered INVALID_REQUEST (42), which kafkajs does not retry: the consumer crashes.
+      await kafka.error(12, 42);
+      await crash;
+      // Between the crash and the new consumer's start, the queue still pauses and resumes partitions.
+      subscription.pause("crash", 0);
+      subscription.pause("crash", 1);
+      subscription.resume("crash", 1);
+      const second = readFrom(1);
+      await log.produce([{ topic: "crash", partition: 0, key: "k", value: "held" }, { topic: "crash", partition: 1, key: "k", value: "read" }]);
+      await second;
+      assert.deepEqual(read.get(1), ["read"]);
+      assert.equal(read.get(0), undefined, "partition 0 stays paused on the new consumer");
+      const first = readFrom(0);
+      subscription.resume("crash", 0);
+      await first;
+      assert.deepEqual(read.get(0), ["held"]);
+    } finally {
+      await log.close();
+      await kafka.stop();
+    }
+  });
+});
+
 describe("KafkaQueue over a log that refuses appends", () => {
   it("refuses a batch with ERR_RELAY_QUEUE_UNAVAILABLE and a Retry-After, and keeps nothing of it", async () => {
     const log: KafkaLog = {
