@@ -133,7 +133,9 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
         }
       };
       const replace = async (dead: Consumer): Promise<void> => {
-        consumers.splice(consumers.indexOf(dead), 1);
+        // Once only: splice(-1, 1) would drop another subscription's consumer from those `close` leaves.
+        const at = consumers.indexOf(dead);
+        if (at >= 0) consumers.splice(at, 1);
         await within(3000, dead.disconnect(), "leave the consumer group").catch(() => {});
         for (let attempt = 0; !closed; attempt++) {
           await sleep(Math.min(5000, 500 * 2 ** Math.min(attempt, 4)));
