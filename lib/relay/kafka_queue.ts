@@ -505,7 +505,7 @@ export class KafkaQueue implements JobQueue {
     let partition = this.#partitions.get(key);
     // The client hands over records of a partition only while this process holds it, whatever the order of its events.
     if (partition === undefined) this.#partitions.set(key, (partition = newPartition()));
-    partition.owned = true;
+    else if (!partition.owned) hold(partition);
     for (const record of batch.records) {
       // The first record read is where the group's last commit left off.
       if (partition.next < 0) partition.committed = record.offset;
@@ -558,7 +558,10 @@ export class KafkaQueue implements JobQueue {
     for (const [topic, partitions] of assigned) for (const partition of partitions) now.add(`${topic}\n${partition}`);
     // A partition lost keeps its record of jobs in hand (they are still delivered) but commits no more:
     // its new holder reads it again from the last commit.
-    for (const [key, state] of this.#partitions) state.owned = now.has(key);
+    for (const [key, state] of this.#partitions) {
+      if (!now.has(key)) state.owned = false;
+      else if (!state.owned) hold(state);
+    }
     for (const key of now) if (!this.#partitions.has(key)) this.#partitions.set(key, newPartition());
   }
 
@@ -725,6 +728,18 @@ export class KafkaQueue implements JobQueue {
 
 function newPartition(): PartitionState {
   return { owned: true, next: -1, unhandled: new Set(), paused: false, committed: -1 };
+}
+
+/**
+ * Takes back a partition lost before: reading starts over from the group's
+ * last commit, which another process may have moved past this one's, so
+ * what this one read or committed then says nothing (committing its old
+ * position would move the group's back). Jobs still in hand stay in hand.
+ */
+function hold(partition: PartitionState): void {
+  partition.owned = true;
+  partition.next = -1;
+  partition.committed = -1;
 }
 
 function parseJson(text: string): unknown {

@@ -186,6 +186,34 @@ describe("KafkaQueue offsets", () => {
     await queue.close();
   });
 
+  it("commits nothing of a partition it held before until it has read it again, and never behind the group's commit", async () => {
+    const log = new ScriptedLog();
+    const timer = new ManualTimer();
+    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a", setTimer: timer.set });
+    log.deliver(TOPICS.jobs, 0, ["m0", "m1", "m2", "m3"]);
+    const leases = await queue.claim({ now: NOW, limit: 4, leaseMs: 30_000 });
+    assert.equal(await queue.ack(leases[0]!, OK), true);
+    await timer.fire();
+    assert.deepEqual(log.committed(TOPICS.jobs), [1]);
+    // Lost: another process reads the partition on and commits up to 50. Jobs in hand here are still delivered.
+    log.work!.onAssign(new Map([[TOPICS.jobs, []], [TOPICS.retry, []]]));
+    assert.equal(await queue.ack(leases[1]!, OK), true);
+    assert.equal(await queue.ack(leases[2]!, OK), true);
+    await timer.fire();
+    // Held again: what this process read then (up to 4) is not where the group stands.
+    log.work!.onAssign(new Map([[TOPICS.jobs, [0]], [TOPICS.retry, [0]]]));
+    assert.equal(await queue.ack(leases[3]!, OK), true);
+    await timer.fire();
+    assert.deepEqual(log.committed(TOPICS.jobs), [1], "nothing committed while lost, nor from the old position");
+    log.deliver(TOPICS.jobs, 50, ["m50"]);
+    const [next] = await queue.claim({ now: NOW, limit: 1, leaseMs: 30_000 });
+    assert.equal(next?.job.messageId, "m50");
+    assert.equal(await queue.ack(next!, OK), true);
+    await timer.fire();
+    assert.deepEqual(log.committed(TOPICS.jobs), [1, 51], "reading went on from the group's commit");
+    await queue.close();
+  });
+
   // claim waits up to catchUpMs (here 30 s) to read back what this process appended; whether it waits shows
   // in whether it settles before the next turn of the event loop.
   const WAITS_LONG = { catchUpMs: 30_000 };
