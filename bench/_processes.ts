@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { freePort } from "../test/_helpers/redis.ts";
 import { ROOT } from "./_data.ts";
 import type { LoadOptions, LoadResult } from "./_load.ts";
+import { listeningLine } from "../test/_helpers/listening.ts";
 
 const PINNED = existsSync("/usr/bin/taskset") && availableParallelism() >= 2;
 const SERVER_PIN = PINNED ? ["taskset", "-c", String(availableParallelism() - 1)] : [];
@@ -31,7 +32,7 @@ export async function runPinnedLoad(options: LoadOptions): Promise<LoadResult> {
 }
 
 /**
- * Starts a pinned Node server process and waits for its "listening on <url>" line.
+ * Starts a pinned Node server process and waits for its machine-readable listening line.
  * @param args Node's arguments
  * @param env variables added to this process's environment
  * @param cpu the servers' CPU (the default), or the load generator's, for a process that serves the servers
@@ -43,8 +44,8 @@ export async function startPinnedServer(args: readonly string[], env: Record<str
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   for (;;) {
-    const match = /listening on (http:\/\/\S+)/.exec(output);
-    if (match !== null) return { child, url: match[1]! };
+    const url = listeningLine(output);
+    if (url !== undefined) return { child, url };
     if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
     await once(child.stdout!, "data");
   }

@@ -1,6 +1,6 @@
 // A webhook receiver for the delivery benchmark, in its own process: answers
 // every POST 204 at once and counts it; GET /count answers the count.
-// Usage: node --import tsx bench/_receiver.ts   (prints "listening on <url>")
+// Usage: node --import tsx bench/_receiver.ts   (prints {"event": "listening", "url": ...})
 import { createServer } from "node:http";
 
 let received = 0;
@@ -20,5 +20,5 @@ const server = createServer((req, res) => {
 server.keepAliveTimeout = 60_000;
 server.listen(0, "127.0.0.1", () => {
   const address = server.address();
-  console.log(`listening on http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`);
+  console.log(JSON.stringify({ event: "listening", url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}` }));
 });

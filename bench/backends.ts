@@ -15,7 +15,7 @@
 import { once } from "node:events";
 import { report } from "./_data.ts";
 import type { LoadOptions } from "./_load.ts";
-import { kafkaTopics } from "../lib/relay/mod.ts";
+import { kafkaTopics } from "../lib/relay/kafka/mod.ts";
 import { startKafka } from "../test/_helpers/kafka.ts";
 import { median, pinToClientCpu, runPinnedLoad, startPinnedRedis, startPinnedServer } from "./_processes.ts";
 import { oneTenantRelay, RelayRounds } from "./_relay_rounds.ts";

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { report, ROOT } from "./_data.ts";
+import { listeningLine } from "../test/_helpers/listening.ts";
 
 const DURATION = Number(process.env["BENCH_HTTP_SECONDS"] ?? 10);
 const CONNECTIONS = 10;
@@ -23,8 +24,8 @@ async function start(args: string[], env: Record<string, string> = {}): Promise<
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   for (;;) {
-    const match = /listening on (http:\/\/\S+)/.exec(output);
-    if (match !== null) return { child, url: match[1]! };
+    const url = listeningLine(output);
+    if (url !== undefined) return { child, url };
     if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
     await once(child.stdout!, "data");
   }

@@ -1,7 +1,8 @@
 import {
   createRouter,
+  keepRoutes,
+  type Router,
   errorResponse,
-  type Handler,
   type HttpRequest,
   type HttpResponse,
   readJson,
@@ -10,7 +11,7 @@ import {
   statusOf,
 } from "../http/mod.ts";
 import { GRANT_TYPES, MAX_PASSWORD_LENGTH, SCOPES, USERNAME } from "./clients.ts";
-import { AuthError, type ValidationError } from "./errors.ts";
+import { AuthError, type SignUpFieldError } from "./errors.ts";
 import { readTokenRequest } from "./read_token_request.ts";
 import { requireBearer } from "./require_bearer.ts";
 import type { TokenResponse, TokenService } from "./token_service.ts";
@@ -37,9 +38,9 @@ const LANGUAGES = ["en", "fr", "ru", "es", "de"];
  * `Cache-Control: no-store` and `Pragma: no-cache`.
  * @param tokens the token service
  * @param options the sign-up hook
- * @returns the handler
+ * @returns the handler, with its routes
  */
-export function createAuthService(tokens: TokenService, options: AuthServiceOptions = {}): Handler {
+export function createAuthService(tokens: TokenService, options: AuthServiceOptions = {}): Router {
   const routes = createRouter([
     {
       method: "POST",
@@ -85,9 +86,9 @@ export function createAuthService(tokens: TokenService, options: AuthServiceOpti
   ]);
   // Everything under /oauth2, unknown paths and methods included, answers OAuth errors with no-store.
   const oauthRoutes = oauth(async (request) => routes(request));
-  return function authService(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
+  return keepRoutes(function authService(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
     return request.path.startsWith("/oauth2/") || request.path === "/oauth2" ? oauthRoutes(request, NO_PARAMS) : routes(request);
-  };
+  }, routes);
 }
 
 const NO_PARAMS: RouteParams = Object.freeze({});
@@ -162,7 +163,7 @@ function jsonBody(status: number, body: unknown): HttpResponse {
 
 /** Checks a sign-up body: `{username, password, notify_language?}`. */
 function readSignUp(body: unknown): { username: string; password: string; language: string | null } {
-  const errors: ValidationError[] = [];
+  const errors: SignUpFieldError[] = [];
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw signUpError([{ message: "The body must be a JSON object" }]);
   }
@@ -188,6 +189,6 @@ function readSignUp(body: unknown): { username: string; password: string; langua
   return { username: username as string, password: password as string, language: language as string | null };
 }
 
-function signUpError(errors: readonly ValidationError[]): AuthError {
+function signUpError(errors: readonly SignUpFieldError[]): AuthError {
   return new AuthError("ERR_AUTH_INVALID_SIGN_UP", "Cannot sign up: the request has invalid fields", { errors });
 }

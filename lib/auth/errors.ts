@@ -34,7 +34,7 @@ export const OAUTH_ERRORS: Readonly<Record<AuthErrorCode, string>> = {
 };
 
 /** A field-level problem of a request body, as the 422 answers list them. */
-export interface ValidationError {
+export interface SignUpFieldError {
   readonly message: string;
   readonly field?: string;
 }
@@ -44,14 +44,14 @@ export interface AuthErrorOptions extends ErrorOptions {
   /** Response headers, e.g. `WWW-Authenticate` or `Retry-After`. */
   headers?: Readonly<Record<string, string>>;
   /** Field-level problems (for `ERR_AUTH_INVALID_SIGN_UP`). */
-  errors?: readonly ValidationError[];
+  errors?: readonly SignUpFieldError[];
 }
 
 /** An error of the token endpoint, the bearer guard or sign-up. */
 export class AuthError extends Error {
   readonly code: AuthErrorCode;
   readonly headers: Readonly<Record<string, string>>;
-  readonly errors: readonly ValidationError[];
+  readonly errors: readonly SignUpFieldError[];
 
   /**
    * Creates an authentication error.

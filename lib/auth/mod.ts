@@ -6,9 +6,12 @@
  * @module
  */
 export { AuthError, OAUTH_ERRORS } from "./errors.ts";
-export type { AuthErrorCode, AuthErrorOptions, ValidationError } from "./errors.ts";
+export type { AuthErrorCode, AuthErrorOptions, SignUpFieldError } from "./errors.ts";
 export { GRANT_TYPES, parseClients, SCOPES } from "./clients.ts";
 export type { Client, GrantType } from "./clients.ts";
+export { readClientsFile } from "./read_clients_file.ts";
+export { AUTH_SETTINGS } from "./settings.ts";
+export type { AuthConfig } from "./settings.ts";
 export { hashPassword, verifyPassword } from "./password_hash.ts";
 export type { HashPasswordOptions } from "./password_hash.ts";
 export { newToken, tokenHash } from "./tokens.ts";
@@ -31,3 +34,5 @@ export { requireBearer, requireUser } from "./require_bearer.ts";
 export type { RequireBearerOptions } from "./require_bearer.ts";
 export { createAuthService, NO_STORE } from "./create_auth_service.ts";
 export type { AuthServiceOptions } from "./create_auth_service.ts";
+export { startAuthService } from "./start_auth_service.ts";
+export type { StartAuthServiceOptions, StartedAuthService } from "./start_auth_service.ts";

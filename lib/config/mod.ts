@@ -1,8 +1,31 @@
 /**
- * The server's configuration: environment variables to a typed record, with
- * errors that name the variable.
+ * Configuration as data: each service declares a table of settings (the
+ * variables, what they accept, defaults and a line of documentation), read
+ * from the environment into a typed, nested configuration, with errors that
+ * name the variable. The README's configuration table is rendered from the
+ * same tables.
  * @module
  */
 export { ConfigError } from "./errors.ts";
-export { AVAILABLE_SERVICES, STORAGE_TYPES, readApiKeysFile, readClientsFile, readConfig, redactUrl } from "./read_config.ts";
-export type { Config, Environment, ServiceName } from "./read_config.ts";
+export type { ConfigOf, Environment, Setting, SettingsTable } from "./types.ts";
+export { listSettings, readSettings } from "./read_settings.ts";
+export {
+  choiceSetting,
+  customSetting,
+  integerSetting,
+  listSetting,
+  numberSetting,
+  textSetting,
+} from "./settings.ts";
+export type {
+  ChoiceSettingOptions,
+  CustomSettingOptions,
+  IntegerSettingOptions,
+  ListSettingOptions,
+  NumberSettingOptions,
+  SettingDoc,
+  TextSettingOptions,
+} from "./settings.ts";
+export { renderSettingsTable } from "./render_settings_table.ts";
+export { redactUrl } from "./redact_url.ts";
+export { readConfigFile } from "./read_config_file.ts";

@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 import { createPublicKey, hash, type KeyObject } from "node:crypto";
 import { CryptoError } from "./errors.ts";
 

@@ -93,8 +93,9 @@ function toResponse(response: HttpResponse, bodiless: boolean): Response {
     }
     return new Response(null, { status: response.status, headers });
   }
-  if (Array.isArray(body)) return new Response(new Blob(body as Uint8Array[]), { status: response.status, headers });
-  return new Response(body as string | Uint8Array, { status: response.status, headers });
+  // Bodies are never views of a SharedArrayBuffer; the DOM's types want that said.
+  if (Array.isArray(body)) return new Response(new Blob(body as Uint8Array<ArrayBuffer>[]), { status: response.status, headers });
+  return new Response(body as string | Uint8Array<ArrayBuffer>, { status: response.status, headers });
 }
 
 function streamResponse(

@@ -15,8 +15,8 @@ export { JSON_CONTENT_TYPE, jsonResponse } from "./json_response.ts";
 export { ifNoneMatch } from "./if_none_match.ts";
 export { decodeComponent, parseQuery } from "./parse_query.ts";
 export type { QueryParameter } from "./parse_query.ts";
-export { createRouter } from "./router.ts";
-export type { Route } from "./router.ts";
+export { createRouter, keepRoutes } from "./router.ts";
+export type { Route, RouteInfo, Router } from "./router.ts";
 export { createBodyReader } from "./read_body.ts";
 export { checkJsonDepth, readJson } from "./read_json.ts";
 export type { ReadJsonOptions } from "./read_json.ts";
@@ -27,6 +27,8 @@ export type { FetchHandlerOptions } from "./fetch_adapter.ts";
 export { withCors } from "./cors.ts";
 export type { CorsOptions } from "./cors.ts";
 export { authenticateApiKey, indexApiKeys, parseApiKey } from "./api_keys.ts";
+export { readApiKeysFile } from "./read_api_keys_file.ts";
+export { parseOrigin } from "./parse_origin.ts";
 export type { ApiKey, AuthenticateOptions, Identity } from "./api_keys.ts";
 export { RateLimiter } from "./rate_limiter.ts";
 export type { RateDecision, RateLimiterOptions } from "./rate_limiter.ts";
@@ -44,5 +46,8 @@ export type {
   RouteHandler,
   RouteParams,
 } from "./types.ts";
+export type { RunningService, ServiceCredential, ServiceDescription, ServiceEndpoint, ServiceLog } from "./service.ts";
+export { startInterval } from "./start_interval.ts";
+export { waitAtMost } from "./wait_at_most.ts";
 export { mountHandlers } from "./mount.ts";
 export type { Mount } from "./mount.ts";

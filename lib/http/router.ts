@@ -14,8 +14,33 @@ export interface Route {
   readonly handler: RouteHandler;
 }
 
+/** A route as data: its method and path pattern. */
+export interface RouteInfo {
+  readonly method: string;
+  readonly path: string;
+}
+
+/**
+ * A handler built from routes that tells which route answers a request, so
+ * that metrics and documents derive from the routes instead of a copy of them.
+ */
+export interface Router {
+  (request: HttpRequest): HttpResponse | Promise<HttpResponse>;
+  /** The routes, in the order they are tried. */
+  readonly routes: readonly RouteInfo[];
+  /**
+   * The path pattern of the route that answered a request, or of the first
+   * route whose path matches when the request was answered before routing
+   * (by a rate limit in front of the router, say).
+   * @param request a request this router handled or refused
+   * @returns the pattern, e.g. `/api/v2/sync/user/since/:revision`; undefined when no route's path matches
+   */
+  routeOf(request: HttpRequest): string | undefined;
+}
+
 interface CompiledRoute {
   readonly method: string;
+  readonly path: string;
   readonly segments: readonly string[];
   readonly handler: RouteHandler;
 }
@@ -23,9 +48,10 @@ interface CompiledRoute {
 /**
  * Builds a handler that dispatches on method and path. An unknown path answers
  * 404, a known path with another method 405 with `Allow`, and `OPTIONS` on a
- * known path 204 with `Allow`. A trailing slash is ignored.
+ * known path 204 with `Allow`. A trailing slash is ignored. The router
+ * remembers which route answered each request ({@linkcode Router.routeOf}).
  * @param routes the routes, tried in order
- * @returns the dispatching handler
+ * @returns the dispatching handler, with its routes
  * @throws {TypeError} when a route's path does not start with `/`
  * @example
  * ```ts
@@ -34,8 +60,11 @@ interface CompiledRoute {
  * ]);
  * ```
  */
-export function createRouter(routes: readonly Route[]): Handler {
+export function createRouter(routes: readonly Route[]): Router {
   const compiled = routes.map(compileRoute);
+  // The route that answered each request, for routeOf: set on dispatch, read
+  // after the answer, gone with the request.
+  const answered = new WeakMap<HttpRequest, string>();
   // Literal paths (most routes) are found by one lookup of the raw path; a
   // path with a trailing slash or percent escapes takes the general match below.
   const literal = new Map<string, CompiledRoute[]>();
@@ -45,11 +74,14 @@ export function createRouter(routes: readonly Route[]): Handler {
     literal.set(key, [...(literal.get(key) ?? []), candidate]);
   }
   const NO_PARAMS: RouteParams = Object.freeze({});
-  return function route(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
+  function route(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
     const exact = literal.get(request.path);
     if (exact !== undefined) {
       for (const candidate of exact) {
-        if (candidate.method === request.method) return candidate.handler(request, NO_PARAMS);
+        if (candidate.method === request.method) {
+          answered.set(request, candidate.path);
+          return candidate.handler(request, NO_PARAMS);
+        }
       }
     }
     const segments = splitPath(request.path);
@@ -59,6 +91,7 @@ export function createRouter(routes: readonly Route[]): Handler {
       if (params === undefined) continue;
       if (candidate.method === request.method ||
         (candidate.method === "GET" && request.method === "HEAD")) {
+        answered.set(request, candidate.path);
         return candidate.handler(request, params);
       }
       allowed ??= new Set<string>();
@@ -76,14 +109,34 @@ export function createRouter(routes: readonly Route[]): Handler {
       `Cannot ${request.method} ${request.path}: the resource allows ${allow}`,
       { headers: { allow } },
     );
-  };
+  }
+  function routeOf(request: HttpRequest): string | undefined {
+    const found = answered.get(request);
+    if (found !== undefined) return found;
+    const segments = splitPath(request.path);
+    return compiled.find((candidate) => matchSegments(candidate.segments, segments) !== undefined)?.path;
+  }
+  const info: readonly RouteInfo[] = Object.freeze(compiled.map(({ method, path }) => Object.freeze({ method, path })));
+  return Object.assign(route, { routes: info, routeOf });
+}
+
+/**
+ * Gives a handler wrapped around a router (CORS, a rate limit) the router's
+ * routes and `routeOf`, so that the wrapped service still describes itself.
+ * @param handler the wrapping handler
+ * @param router the router inside it
+ * @returns the handler, as a router
+ */
+export function keepRoutes(handler: Handler, router: Pick<Router, "routes" | "routeOf">): Router {
+  const { routes, routeOf } = router;
+  return Object.assign((request: HttpRequest) => handler(request), { routes, routeOf });
 }
 
 function compileRoute(route: Route): CompiledRoute {
   if (!route.path.startsWith("/")) {
     throw new TypeError(`Cannot add route "${route.path}": a path must start with "/"`);
   }
-  return { method: route.method.toUpperCase(), segments: splitPath(route.path), handler: route.handler };
+  return { method: route.method.toUpperCase(), path: route.path, segments: splitPath(route.path), handler: route.handler };
 }
 
 function splitPath(path: string): string[] {

@@ -32,7 +32,5 @@ export { createHttpMetrics } from "./create_http_metrics.ts";
 export type { HttpMetrics, HttpMetricsOptions } from "./create_http_metrics.ts";
 export { withMetrics } from "./with_metrics.ts";
 export type { WithMetricsOptions } from "./with_metrics.ts";
-export { createRouteNamer } from "./create_route_namer.ts";
-export type { RouteNamerOptions } from "./create_route_namer.ts";
 export { createMetricsHandler } from "./create_metrics_handler.ts";
 export type { MetricsHandlerOptions } from "./create_metrics_handler.ts";

@@ -10,14 +10,18 @@ export interface WithMetricsOptions {
   /** The `service` label, e.g. `water`, `sync` or `relay`. */
   service: string;
   /**
-   * Names the route of a request for the `route` label: a small fixed set
-   * (e.g. from `createRouteNamer`), never the raw path, which would give a
-   * series per URL.
+   * Names the route of a request for the `route` label, once it is answered:
+   * a router's `routeOf`, so the label is the pattern of the route that
+   * answered (a small fixed set), never the raw path, which would give a
+   * series per URL. Undefined counts as `other`.
    */
-  route: (request: HttpRequest) => string;
+  route: (request: HttpRequest) => string | undefined;
   /** Monotonic clock in milliseconds, e.g. `() => performance.now()`. */
   now: () => number;
 }
+
+/** The route label of a request no route matches. */
+const OTHER = "other";
 
 // Any other method is counted as OTHER, so odd methods cannot add series.
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
@@ -33,11 +37,11 @@ const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", 
  * @returns the measured handler
  * @example
  * ```ts
- * const metrics = createHttpMetrics(registry);
- * const measured = withMetrics(handler, {
- *   metrics,
- *   service: "sync",
- *   route: createRouteNamer(["/api/v2/sync/user", "/api/v2/sync/user/since/:revision"]),
+ * const router = createRouter([{ method: "GET", path: "/items/:id", handler }]);
+ * const measured = withMetrics(router, {
+ *   metrics: createHttpMetrics(registry),
+ *   service: "items",
+ *   route: router.routeOf, // counted as route="/items/:id"
  *   now: () => performance.now(),
  * });
  * ```
@@ -68,15 +72,14 @@ export function withMetrics(handler: Handler, options: WithMetricsOptions): Hand
   };
   return async function measured(request: HttpRequest): Promise<HttpResponse> {
     const started = now();
-    const route = routeOf(request);
     let response: HttpResponse;
     try {
       response = await handler(request);
     } catch (error) {
-      record(request, route, statusOf(error), started);
+      record(request, routeOf(request) ?? OTHER, statusOf(error), started);
       throw error;
     }
-    record(request, route, response.status, started);
+    record(request, routeOf(request) ?? OTHER, response.status, started);
     return response;
   };
 }

@@ -4,7 +4,7 @@ import { ODataError } from "./errors.ts";
 import { evaluateFilter } from "./evaluate.ts";
 import { type ArgumentKind, FILTER_FUNCTIONS } from "./functions.ts";
 import { isCalendarDate } from "./parse_filter.ts";
-import type { FieldType, FilterSchema, Scalar } from "./schema.ts";
+import type { FilterFieldType, FilterSchema, Scalar } from "./schema.ts";
 
 type Operand = BoundField | BoundCall | LiteralNode;
 
@@ -136,7 +136,7 @@ class Binder {
       return operand;
     });
     const numeric = signature.args[0] === "numeric";
-    const type: FieldType = numeric ? "number" : signature.returns;
+    const type: FilterFieldType = numeric ? "number" : signature.returns;
     return { kind: "call", name: node.name, args, type, span: node.span };
   }
 
@@ -216,7 +216,7 @@ function naturalLiteral(node: LiteralNode): BoundLiteral {
  * @param target the field to name in the error's `target`
  * @returns the bound literal
  */
-function coerce(node: LiteralNode, type: FieldType | "null", other: string, target?: string): BoundLiteral {
+function coerce(node: LiteralNode, type: FilterFieldType | "null", other: string, target?: string): BoundLiteral {
   const span = node.span;
   if (node.type === "null") return { kind: "literal", type: "null", value: null, span };
   const value = convert(node, type);
@@ -231,7 +231,7 @@ function coerce(node: LiteralNode, type: FieldType | "null", other: string, targ
   return { kind: "literal", type: type === "null" ? "string" : type, value, span };
 }
 
-function convert(node: LiteralNode, type: FieldType | "null"): Scalar | undefined {
+function convert(node: LiteralNode, type: FilterFieldType | "null"): Scalar | undefined {
   switch (type) {
     case "string":
     case "null":
@@ -269,7 +269,7 @@ function parseInstant(text: string): number | undefined {
 
 function argumentLiteral(node: LiteralNode, kind: ArgumentKind, fn: string): BoundLiteral {
   if (node.type === "null") return { kind: "literal", type: "null", value: null, span: node.span };
-  let type: FieldType;
+  let type: FilterFieldType;
   switch (kind) {
     case "string":
       type = "string";
@@ -294,7 +294,7 @@ function argumentLiteral(node: LiteralNode, kind: ArgumentKind, fn: string): Bou
   return { kind: "literal", type, value, span: node.span };
 }
 
-function accepts(kind: ArgumentKind, type: FieldType): boolean {
+function accepts(kind: ArgumentKind, type: FilterFieldType): boolean {
   switch (kind) {
     case "string":
       return type === "string" || type === "guid";
@@ -306,7 +306,7 @@ function accepts(kind: ArgumentKind, type: FieldType): boolean {
   }
 }
 
-function family(type: FieldType): string {
+function family(type: FilterFieldType): string {
   switch (type) {
     case "integer":
     case "number":
@@ -362,7 +362,7 @@ function typeName(value: BoundValue): string {
   return value.kind === "literal" ? String(value.type) : value.type;
 }
 
-function expectedName(type: FieldType | "null"): string {
+function expectedName(type: FilterFieldType | "null"): string {
   switch (type) {
     case "string":
     case "null":

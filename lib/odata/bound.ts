@@ -1,11 +1,11 @@
 import type { CompareOp, Span } from "./ast.ts";
-import type { FieldType, Scalar } from "./schema.ts";
+import type { FilterFieldType, Scalar } from "./schema.ts";
 
 /** A field reference, resolved against the schema. */
 export interface BoundField {
   readonly kind: "field";
   readonly name: string;
-  readonly type: FieldType;
+  readonly type: FilterFieldType;
   readonly multiValued: boolean;
   readonly span: Span;
 }
@@ -13,7 +13,7 @@ export interface BoundField {
 /** A literal converted to the type it is compared with; `type` is `null` for `null`. */
 export interface BoundLiteral {
   readonly kind: "literal";
-  readonly type: FieldType | "null";
+  readonly type: FilterFieldType | "null";
   readonly value: Scalar;
   readonly span: Span;
 }
@@ -23,7 +23,7 @@ export interface BoundCall {
   readonly kind: "call";
   readonly name: string;
   readonly args: readonly BoundValue[];
-  readonly type: FieldType;
+  readonly type: FilterFieldType;
   readonly span: Span;
 }
 

@@ -23,7 +23,7 @@ export { FilterSyntaxError, ODataError } from "./errors.ts";
 export type { ODataErrorCode, ODataErrorOptions } from "./errors.ts";
 export { FILTER_FUNCTIONS } from "./functions.ts";
 export type { ArgumentKind, FunctionSignature } from "./functions.ts";
-export type { FieldInfo, FieldType, FilterSchema, Scalar } from "./schema.ts";
+export type { FieldInfo, FilterFieldType, FilterSchema, Scalar } from "./schema.ts";
 export { bindFilter } from "./bind_filter.ts";
 export type { BoundCall, BoundField, BoundFilter, BoundLiteral, BoundValue } from "./bound.ts";
 export { compareScalars, evaluateFilter, evaluateLeaf, evaluateValue, leafValues } from "./evaluate.ts";
@@ -39,7 +39,7 @@ export type {
   RowNumberColumn,
   ValuesColumn,
 } from "./columns.ts";
-export { compileFilter, nextDown, nextUp } from "./compile_filter.ts";
+export { compileFilter } from "./compile_filter.ts";
 export type { CompiledFilter } from "./compile_filter.ts";
 export { countMatches, MatchCursor } from "./match_cursor.ts";
 export type { MatchCursorOptions } from "./match_cursor.ts";
@@ -47,5 +47,3 @@ export { readQueryOptions } from "./query_options.ts";
 export type { QueryOptions, QueryPair, ReadQueryOptionsOptions } from "./query_options.ts";
 export { buildNextLink, encodeQueryValue } from "./next_link.ts";
 export type { NextLinkOptions } from "./next_link.ts";
-export type { RowSet } from "./_row_sets.ts";
-export type { Kernel } from "./_kernels.ts";

@@ -1,9 +1,9 @@
 /** Types a field or bound expression can have. */
-export type FieldType = "string" | "number" | "integer" | "date" | "datetime" | "guid" | "boolean";
+export type FilterFieldType = "string" | "number" | "integer" | "date" | "datetime" | "guid" | "boolean";
 
 /** What binding needs to know about one filterable field. */
 export interface FieldInfo {
-  readonly type: FieldType;
+  readonly type: FilterFieldType;
   /**
    * A field with several values per row (e.g. a location's regions). A
    * condition on it holds when it holds for at least one value.

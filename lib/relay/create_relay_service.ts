@@ -2,13 +2,13 @@ import { encryptJwe, type RsaPublicKey, sha256Hex } from "../crypto/mod.ts";
 import {
   checkJsonDepth,
   createRouter,
+  type Router,
   HttpError,
   type HttpRequest,
   type HttpResponse,
   jsonResponse,
   parseQuery,
   readJson,
-  type Handler,
 } from "../http/mod.ts";
 import { RelayError } from "./errors.ts";
 import { createMessageIds } from "./message_ids.ts";
@@ -64,7 +64,7 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
  * @param options registry, queue, clock, randomness and limits
  * @returns the handler
  */
-export function createRelayService(options: RelayServiceOptions): Handler {
+export function createRelayService(options: RelayServiceOptions): Router {
   const base = options.base ?? "/webhook";
   const maxPayload = options.maxPayloadBytes ?? 262_144;
   const idempotencyTtl = options.idempotencyTtlMs ?? 86_400_000;

@@ -1,6 +1,6 @@
 import {
   createRouter,
-  type Handler,
+  type Router,
   type HttpRequest,
   type HttpResponse,
   ifNoneMatch,
@@ -67,7 +67,7 @@ const CACHED = "private, no-cache";
  * @param options authorization, job queue and limits
  * @returns the handler
  */
-export function createSyncService(store: SyncStore, options: SyncServiceOptions): Handler {
+export function createSyncService(store: SyncStore, options: SyncServiceOptions): Router {
   const base = options.base ?? "/api/v2/sync/user";
   const queueAbove = options.queueAboveObjects ?? 1000;
   const maxBytes = options.maxPatchBytes ?? 32 * 1024 * 1024;

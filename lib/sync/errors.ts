@@ -10,7 +10,7 @@ export type SyncErrorCode =
   | "ERR_SYNC_TICKET_EXPIRED";
 
 /** One problem of a patch body (the API's `ValidationError`, a 422 body holds a list of them). */
-export interface ValidationError {
+export interface PatchFieldError {
   readonly message: string;
   /** Where the problem is, e.g. `objects.messages[2].subject`; absent for the body as a whole. */
   readonly field?: string;
@@ -19,7 +19,7 @@ export interface ValidationError {
 /** Options of {@linkcode SyncError}. */
 export interface SyncErrorOptions extends ErrorOptions {
   /** The problems of an invalid patch. */
-  errors?: readonly ValidationError[];
+  errors?: readonly PatchFieldError[];
   /** Response headers, e.g. `Retry-After`. */
   headers?: Readonly<Record<string, string>>;
 }
@@ -33,7 +33,7 @@ export interface SyncErrorOptions extends ErrorOptions {
 export class SyncError extends Error {
   readonly code: SyncErrorCode;
   /** The problems of an invalid patch; empty for the other codes. */
-  readonly errors: readonly ValidationError[];
+  readonly errors: readonly PatchFieldError[];
   /** Response headers, e.g. `Retry-After` when busy. */
   readonly headers: Readonly<Record<string, string>>;
 

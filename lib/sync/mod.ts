@@ -19,13 +19,13 @@ export { applyPatch } from "./apply_patch.ts";
 export { checkPatch } from "./check_patch.ts";
 export type { PatchUser } from "./check_patch.ts";
 export { SyncError } from "./errors.ts";
-export type { SyncErrorCode, SyncErrorOptions, ValidationError } from "./errors.ts";
+export type { SyncErrorCode, SyncErrorOptions, PatchFieldError } from "./errors.ts";
 export { parsePatch } from "./parse_patch.ts";
 export type { ParsePatchOptions } from "./parse_patch.ts";
 export { RevisionLog } from "./revision_log.ts";
 export type { RevisionLogOptions, RevisionStatus } from "./revision_log.ts";
 export { ENTITIES, ENTITY_NAMES, fieldOf, isEntityName, LIST_ENTITY_NAMES } from "./schema.ts";
-export type { EntitySchema, FieldSchema, FieldType } from "./schema.ts";
+export type { EntitySchema, FieldSchema, SyncFieldType } from "./schema.ts";
 export { TicketStore } from "./ticket_store.ts";
 export type {
   Ticket,
@@ -52,3 +52,7 @@ export type {
   SyncObjects,
   SyncPatch,
 } from "./types.ts";
+export { SYNC_SETTINGS } from "./settings.ts";
+export type { SyncConfig } from "./settings.ts";
+export { startSyncService } from "./start_sync_service.ts";
+export type { StartSyncServiceOptions } from "./start_sync_service.ts";

@@ -1,4 +1,4 @@
-import { SyncError, type ValidationError } from "./errors.ts";
+import { SyncError, type PatchFieldError } from "./errors.ts";
 import { ENTITIES, type EntitySchema, fieldOf, isEntityName } from "./schema.ts";
 import type {
   FieldValue,
@@ -37,7 +37,7 @@ class TooManyErrors {}
 
 /** Collects the problems of a body. */
 class Problems {
-  readonly list: ValidationError[] = [];
+  readonly list: PatchFieldError[] = [];
   readonly #max: number;
 
   constructor(max: number) {

@@ -1,12 +1,12 @@
 import type { EntityName, FieldValue, ListEntityName } from "./types.ts";
 
 /** The JSON types of sync fields: `uuid` and `datetime` are strings with a format. */
-export type FieldType = "uuid" | "string" | "boolean" | "datetime";
+export type SyncFieldType = "uuid" | "string" | "boolean" | "datetime";
 
 /** One field of an entity. */
 export interface FieldSchema {
   readonly name: string;
-  readonly type: FieldType;
+  readonly type: SyncFieldType;
   readonly description: string;
   /** Whether null is a valid value. */
   readonly nullable: boolean;

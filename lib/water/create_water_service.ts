@@ -3,8 +3,10 @@ import {
   authenticateApiKey,
   createDeadline,
   createRouter,
+  keepRoutes,
+  type Route,
+  type Router,
   type Deadline,
-  type Handler,
   type HttpRequest,
   type HttpResponse,
   JSON_CONTENT_TYPE,
@@ -16,7 +18,7 @@ import {
 } from "../http/mod.ts";
 import { type BoundFilter, buildNextLink, type QueryOptions, readQueryOptions } from "../odata/mod.ts";
 import { WaterError } from "./errors.ts";
-import { type CollectionName, type CollectionSchema, COLLECTIONS } from "./fields.ts";
+import { type CollectionSchema, COLLECTIONS } from "./fields.ts";
 import {
   type CollectionQuery,
   observationBatches,
@@ -94,7 +96,7 @@ const CSV_BATCH = 2048;
  * const handler = createWaterService(store, { keys: indexApiKeys([parseApiKey("demo", "secret")]), now: () => performance.now() });
  * ```
  */
-export function createWaterService(store: WaterStore, options: WaterServiceOptions): Handler {
+export function createWaterService(store: WaterStore, options: WaterServiceOptions): Router {
   const base = options.basePath ?? "/v1/odata/v4";
   const cache = new RenderCache(options.renderCacheBytes ?? 64 * 1024 * 1024);
   const settings: Settings = {
@@ -121,28 +123,40 @@ export function createWaterService(store: WaterStore, options: WaterServiceOptio
         body: metadataDocument(),
       }),
     },
+    // One route per collection, from the collection table: each is its own
+    // route in the metrics and the documents.
+    ...[...COLLECTIONS.values()].flatMap((collection): Route[] => [
+      {
+        method: "GET",
+        path: `${base}/${collection.name}`,
+        handler: (request) => {
+          const deadline = createDeadline(settings.timeout, options.now);
+          return answerQuery(store, collection, request, deadline, settings, { origin: origin(request), base });
+        },
+      },
+      {
+        method: "GET",
+        path: `${base}/${collection.name}/$count`,
+        handler: (request) => {
+          const deadline = createDeadline(settings.timeout, options.now);
+          const query = readQuery(collection, readQueryOptions(parseQuery(request.query)), deadline, settings.filters);
+          return {
+            status: 200,
+            headers: { "content-type": "text/plain; charset=utf-8", ...ODATA_HEADERS },
+            body: String(queryCount(store, query)),
+          };
+        },
+      },
+    ]),
     {
       method: "GET",
       path: `${base}/:collection`,
-      handler: (request, params) => {
-        const collection = collectionOf(params["collection"]!);
-        const deadline = createDeadline(settings.timeout, options.now);
-        return answerQuery(store, collection, request, deadline, settings, { origin: origin(request), base });
-      },
+      handler: (_request, params) => unknownCollection(params["collection"]!),
     },
     {
       method: "GET",
       path: `${base}/:collection/$count`,
-      handler: (request, params) => {
-        const collection = collectionOf(params["collection"]!);
-        const deadline = createDeadline(settings.timeout, options.now);
-        const query = readQuery(collection, readQueryOptions(parseQuery(request.query)), deadline, settings.filters);
-        return {
-          status: 200,
-          headers: { "content-type": "text/plain; charset=utf-8", ...ODATA_HEADERS },
-          body: String(queryCount(store, query)),
-        };
-      },
+      handler: (_request, params) => unknownCollection(params["collection"]!),
     },
   ]);
   const limiter = new RateLimiter({
@@ -155,25 +169,21 @@ export function createWaterService(store: WaterStore, options: WaterServiceOptio
     const identity = authenticateApiKey(request, { keys: options.keys, keylessOrigins });
     return `${identity.kind}:${identity.id}`;
   };
-  return withCors(withRateLimit(router, limiter, identify), {
+  return keepRoutes(withCors(withRateLimit(router, limiter, identify), {
     origins: options.corsOrigins ?? [],
     methods: ["GET", "HEAD"],
     exposeHeaders: ["link", "retry-after", "odata-version"],
-  });
+  }), router);
 }
 
 const ODATA_HEADERS = { "odata-version": "4.0" } as const;
 
-function collectionOf(name: string): CollectionSchema {
-  const collection = COLLECTIONS.get(name as CollectionName);
-  if (collection === undefined) {
-    throw new WaterError(
-      "ERR_WATER_NOT_FOUND",
-      `Cannot find collection "${name}": use Metadata, Locations, Observations or Records`,
-      { target: name },
-    );
-  }
-  return collection;
+function unknownCollection(name: string): never {
+  throw new WaterError(
+    "ERR_WATER_NOT_FOUND",
+    `Cannot find collection "${name}": use ${[...COLLECTIONS.keys()].join(", ")}`,
+    { target: name },
+  );
 }
 
 /** Bound filters by collection and text, so that paging through a result binds its filter once. */

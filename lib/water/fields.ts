@@ -1,4 +1,4 @@
-import type { FieldType } from "../odata/mod.ts";
+import type { FilterFieldType } from "../odata/mod.ts";
 
 /** The level a value belongs to: a dataset, one of its locations, or an observation. */
 export type FieldLevel = "dataset" | "location" | "observation";
@@ -8,7 +8,7 @@ export interface SourceField {
   /** Storage key, unique across levels, e.g. `location.MonitoringLocationName`. */
   readonly key: string;
   readonly level: FieldLevel;
-  readonly type: FieldType;
+  readonly type: FilterFieldType;
   readonly multiValued?: boolean;
 }
 
@@ -175,11 +175,11 @@ export const METADATA_COLUMNS = [
 /** Metadata fields holding lists of strings. */
 export const LIST_METADATA_COLUMNS: ReadonlySet<string> = new Set(["TopicCategoryCode", "Keywords"]);
 
-function field(level: FieldLevel, name: string, type: FieldType, multiValued = false): SourceField {
+function field(level: FieldLevel, name: string, type: FilterFieldType, multiValued = false): SourceField {
   return { key: `${level}.${name}`, level, type, ...(multiValued ? { multiValued } : {}) };
 }
 
-function observationType(name: string): FieldType {
+function observationType(name: string): FilterFieldType {
   if (NUMERIC_OBSERVATION_COLUMNS.has(name)) return "number";
   if (DATE_COLUMNS.has(name)) return "date";
   return "string";

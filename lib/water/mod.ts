@@ -30,19 +30,8 @@ export type { DatasetInput, DatasetLoadResult, LoadIssue, StoreBuilderOptions } 
 export { readDatasetMetadata } from "./read_dataset_metadata.ts";
 export { loadDatasets } from "./load_datasets.ts";
 export type { DatasetReport, LoadDatasetsOptions, LoadReport } from "./load_datasets.ts";
-export {
-  filterSchemaOf,
-  observationBatches,
-  prepareFilter,
-  queryCount,
-  queryPage,
-  readRowToken,
-} from "./query_collection.ts";
+export { prepareFilter, queryCount, queryPage } from "./query_collection.ts";
 export type { CollectionQuery, PageResult } from "./query_collection.ts";
-export { createRowWriter, selectFields } from "./render_rows.ts";
-export { ENTRY_OVERHEAD, MAX_SELECTIONS, RenderCache, renderKey, RowWriterCache } from "./render_cache.ts";
-export type { RenderedRow, RowWriterCacheOptions } from "./render_cache.ts";
-export type { FieldWriter, RowWriter } from "./render_rows.ts";
 export { metadataDocument, SCHEMA_NAMESPACE, serviceDocument } from "./service_document.ts";
 export { createWaterService } from "./create_water_service.ts";
 export type { WaterServiceOptions } from "./create_water_service.ts";
@@ -63,3 +52,7 @@ export {
   VERTICAL_UNITS,
 } from "./vocabulary.ts";
 export type { ActivityGroupType, ActivityType, RegionId } from "./vocabulary.ts";
+export { WATER_SETTINGS } from "./settings.ts";
+export type { WaterConfig } from "./settings.ts";
+export { startWaterService } from "./start_water_service.ts";
+export type { StartWaterServiceOptions } from "./start_water_service.ts";

@@ -1,7 +1,7 @@
-import type { FieldType } from "../odata/mod.ts";
+import type { FilterFieldType } from "../odata/mod.ts";
 import { COLLECTIONS } from "./fields.ts";
 
-const EDM_TYPES: Readonly<Record<FieldType, string>> = {
+const EDM_TYPES: Readonly<Record<FilterFieldType, string>> = {
   string: "Edm.String",
   number: "Edm.Double",
   integer: "Edm.Int64",

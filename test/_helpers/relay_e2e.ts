@@ -171,7 +171,7 @@ export async function twoRelaysShare(t: TestContext, receiver: Receiver, env: Re
   const first = startServer(env);
   const second = startServer(env);
   try {
-    const urls = [await listeningUrl(first, "Webhook intake"), await listeningUrl(second, "Webhook intake")];
+    const urls = [await listeningUrl(first), await listeningUrl(second)];
     const accepted = await post(() => urls, MESSAGES);
     assert.equal(accepted.size, MESSAGES);
     await allDelivered(receiver, accepted, [first, second]);
@@ -197,7 +197,7 @@ export async function killedMidDelivery(t: TestContext, receiver: Receiver, env:
   const first = startServer(env);
   let second: Started | undefined;
   try {
-    const url = await listeningUrl(first, "Webhook intake");
+    const url = await listeningUrl(first);
     // The receiver holds its answers, so deliveries are in flight when the relay dies.
     receiver.hold = true;
     const accepted = await post(() => [url], MESSAGES);
@@ -210,7 +210,7 @@ export async function killedMidDelivery(t: TestContext, receiver: Receiver, env:
     for (const res of receiver.held.splice(0)) res.destroy();
     assert.ok(receiver.seen.size < MESSAGES, "most messages were still queued when the relay died");
     second = startServer(env);
-    await listeningUrl(second, "Webhook intake");
+    await listeningUrl(second);
     await allDelivered(receiver, accepted, [first, second]);
     t.diagnostic(`${unanswered} requests were unanswered at the kill (held ones time out and are tried again); ${comeBack}`);
     report(t, receiver, accepted);

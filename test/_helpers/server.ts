@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
 import { after } from "node:test";
+import { listeningLine } from "./listening.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 
@@ -41,14 +42,14 @@ export function startServer(env: Record<string, string>): Started {
 }
 
 /**
- * Waits for the start-up banner up to its last line (by default the curl
- * example of the water service) and returns the URL it listens on.
+ * Waits for the server's machine-readable listening line (printed once every
+ * service has started) and returns the URL it gives.
  * @throws {Error} with the server's errors when it exits first
  */
-export async function listeningUrl(started: Started, last = "Try: curl"): Promise<string> {
+export async function listeningUrl(started: Started): Promise<string> {
   for (;;) {
-    const match = new RegExp(`listening on (http://\\S+)[^]*${last}`).exec(started.output());
-    if (match !== null) return match[1]!;
+    const url = listeningLine(started.output());
+    if (url !== undefined) return url;
     if (started.child.exitCode !== null) throw new Error(`server exited: ${started.errors()}`);
     await once(started.child.stdout!, "data");
   }

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
-import { kafkaTopics } from "../../lib/relay/mod.ts";
+import { kafkaTopics } from "../../lib/relay/kafka/mod.ts";
 import { kafkaSkip, startKafka, type TestKafka } from "../_helpers/kafka.ts";
 import { allDelivered, killedMidDelivery, MESSAGES, post, Receiver, report, stop, tenantsFile, twoRelaysShare } from "../_helpers/relay_e2e.ts";
 import { listeningUrl, startServer } from "../_helpers/server.ts";
@@ -67,7 +67,7 @@ describe("the relay on one Kafka cluster, several processes", { skip: kafkaSkip,
     const env = await setup(await receiver.listen());
     const relay = startServer(env);
     try {
-      const url = await listeningUrl(relay, "Webhook intake");
+      const url = await listeningUrl(relay);
       let outage: Promise<void> | undefined;
       let during = { accepted: 0, delivered: 0 };
       let sofar = 0;

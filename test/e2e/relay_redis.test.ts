@@ -65,7 +65,7 @@ describe("the relay while Redis is killed and restarted from its append-only fil
     const receiver = new Receiver();
     const relay = startServer(relayEnv(redis.url, tenantsFile(dir, await receiver.listen())));
     try {
-      const url = await listeningUrl(relay, "Webhook intake");
+      const url = await listeningUrl(relay);
       let killed: Promise<void> | undefined;
       const accepted = await post(() => [url], MESSAGES, (count) => {
         // Once 3,000 are in, Redis dies mid-intake and mid-delivery and comes back on its own file.

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import {
   bindFilter,
   type BoundFilter,
-  type FieldType,
+  type FilterFieldType,
   type FilterNode,
   type FilterSchema,
   ODataError,
@@ -36,7 +36,7 @@ function plain(filter: BoundFilter): unknown {
   );
 }
 
-function field(name: string, type: FieldType, multiValued = false): unknown {
+function field(name: string, type: FilterFieldType, multiValued = false): unknown {
   return { kind: "field", name, type, multiValued };
 }
 
@@ -47,7 +47,7 @@ interface Compare {
   readonly right: { readonly args: unknown[] };
 }
 
-function literal(type: FieldType | "null", value: string | number | boolean | null): unknown {
+function literal(type: FilterFieldType | "null", value: string | number | boolean | null): unknown {
   return { kind: "literal", type, value };
 }
 

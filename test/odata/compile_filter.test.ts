@@ -9,15 +9,14 @@ import {
   type CompiledFilter,
   countMatches,
   evaluateFilter,
-  type FieldType,
+  type FilterFieldType,
   type FilterSchema,
   MatchCursor,
-  nextDown,
-  nextUp,
   parseFilter,
   type PostingIndex,
   type Scalar,
 } from "../../lib/odata/mod.ts";
+import { nextDown, nextUp } from "../../lib/odata/compile_filter.ts";
 import { createPrng, type Prng } from "../_helpers/prng.ts";
 
 type Cell = Scalar | readonly Scalar[];
@@ -25,7 +24,7 @@ type Cell = Scalar | readonly Scalar[];
 /** A field of a generated table: its name, type and column. */
 interface FieldSpec {
   readonly name: string;
-  readonly type: FieldType;
+  readonly type: FilterFieldType;
   readonly multi: boolean;
   readonly column: Column;
 }
@@ -157,7 +156,7 @@ function guidOf(prng: Prng): string {
 
 function buildFixture(prng: Prng, length: number): Fixture {
   const fields: FieldSpec[] = [];
-  const add = (name: string, type: FieldType, column: Column, multi = false): void => {
+  const add = (name: string, type: FilterFieldType, column: Column, multi = false): void => {
     fields.push({ name, type, multi, column });
   };
 

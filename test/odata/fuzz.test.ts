@@ -9,7 +9,7 @@ import {
   countMatches,
   evaluateFilter,
   FilterSyntaxError,
-  type FieldType,
+  type FilterFieldType,
   type FilterNode,
   type FilterSchema,
   ODataError,
@@ -23,7 +23,7 @@ const ROUNDS = 110_000;
 
 interface Field {
   readonly name: string;
-  readonly type: FieldType;
+  readonly type: FilterFieldType;
   readonly multi?: boolean;
 }
 
@@ -123,7 +123,7 @@ function leaf(p: Prng): string {
   }
 }
 
-function call(p: Prng, name: string, type: FieldType): string | undefined {
+function call(p: Prng, name: string, type: FilterFieldType): string | undefined {
   const op = p.pick(OPS);
   switch (type) {
     case "string":
@@ -152,7 +152,7 @@ function call(p: Prng, name: string, type: FieldType): string | undefined {
   }
 }
 
-function literal(p: Prng, type: FieldType): string {
+function literal(p: Prng, type: FilterFieldType): string {
   switch (type) {
     case "string":
       return p.pick([

@@ -8,11 +8,11 @@ import {
   type CompiledFilter,
   countMatches,
   type FilterSchema,
-  type Kernel,
   MatchCursor,
   parseFilter,
   type PostingIndex,
 } from "../../lib/odata/mod.ts";
+import type { Kernel } from "../../lib/odata/_kernels.ts";
 import { createPrng } from "../_helpers/prng.ts";
 
 const LENGTH = 30_000;

@@ -4,8 +4,8 @@
 // that had answered already); these tests script such answers.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type ProduceAck, produceAcknowledged, type ProduceRequest } from "../../lib/relay/kafka_client.ts";
-import type { KafkaRecordOut } from "../../lib/relay/mod.ts";
+import { type ProduceAck, produceAcknowledged, type ProduceRequest } from "../../lib/relay/kafka/kafka_client.ts";
+import type { KafkaRecordOut } from "../../lib/relay/kafka/kafka_queue.ts";
 
 function record(topic: string, partition: number, key: string): KafkaRecordOut {
   return { topic, partition, key, value: key };

@@ -10,7 +10,7 @@ import {
   type KafkaRecordOut,
   type KafkaSubscribeOptions,
   kafkaTopics,
-} from "../../lib/relay/mod.ts";
+} from "../../lib/relay/kafka/kafka_queue.ts";
 import { makeJob } from "../_contracts/job_queue.ts";
 
 const TOPICS = kafkaTopics("unit");

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { connectRedis, RedisQueue, type RedisScripts, type RelayError } from "../../lib/relay/mod.ts";
+import type { RelayError } from "../../lib/relay/mod.ts";
+import { connectRedis, RedisQueue, type RedisScripts } from "../../lib/relay/redis/mod.ts";
 import { jobQueueContract, makeJob } from "../_contracts/job_queue.ts";
 import { freePort, redisServerSkip, redisSkip, startRedis, type TestRedis } from "../_helpers/redis.ts";
 

@@ -1,20 +1,16 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { parseWebhookSecret, verifyWebhook } from "../../lib/crypto/mod.ts";
+import { connectKafka, KafkaQueue, kafkaTopics } from "../../lib/relay/kafka/mod.ts";
 import {
-  connectKafka,
-  connectRedis,
   type DeliveryResult,
   type Job,
   type JobQueue,
-  KafkaQueue,
-  kafkaTopics,
   MemoryQueue,
-  RedisQueue,
-  type RedisScripts,
   RelayWorker,
   type RetrySchedule,
 } from "../../lib/relay/mod.ts";
+import { connectRedis, RedisQueue, type RedisScripts } from "../../lib/relay/redis/mod.ts";
 import { kafkaSkip, startKafka, type TestKafka } from "../_helpers/kafka.ts";
 import { redisSkip, startRedis, type TestRedis } from "../_helpers/redis.ts";
 import { FakeClock, makeRegistry, ScriptedReceiver, SECRET, status } from "../_helpers/relay.ts";

@@ -54,8 +54,8 @@ describe("server.ts", () => {
 
   it("runs the sync service alone, without API keys, with the printed demo client", async () => {
     const started = startServer({ SERVICES: "sync", API_KEYS_FILE: "" });
-    const url = await listeningUrl(started, "Token endpoint");
-    const secret = /OAuth client "demo-backend" \(secret (\S+)\)/.exec(started.output())![1]!;
+    const url = await listeningUrl(started);
+    const secret = /OAuth client "demo-backend" secret \([^)]*\): (\S+)/.exec(started.output())![1]!;
     const response = await fetch(`${url}/oauth2/token`, {
       method: "POST",
       headers: { authorization: `Basic ${btoa(`demo-backend:${secret}`)}`, "content-type": "application/x-www-form-urlencoded" },
@@ -99,7 +99,7 @@ describe("server.ts", () => {
     const env = { SERVICES: "relay", TENANTS_FILE: tenants, ALLOW_PRIVATE_TARGETS: "127.0.0.1/32", RETRY_SCHEDULE: "20ms", MAX_ATTEMPTS: "1000", QUEUE_SNAPSHOT_FILE: snapshot };
     try {
       const first = startServer(env);
-      const url = await listeningUrl(first, "Webhook intake");
+      const url = await listeningUrl(first);
       const accepted = new Set<string>();
       let stopped = false;
       // Eight clients post until the server goes away; SIGTERM comes once 200 are accepted.
@@ -136,7 +136,7 @@ describe("server.ts", () => {
       failing = false;
       wanted = accepted;
       const second = startServer(env);
-      await listeningUrl(second, "Webhook intake");
+      await listeningUrl(second);
       assert.match(second.output(), /Relay queue: \d+ jobs restored/);
       await done;
       for (const id of accepted) assert.ok(received.has(id), `${id} delivered after the restart`);

@@ -1,14 +1,7 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import {
-  COLLECTIONS,
-  ENTRY_OVERHEAD,
-  RenderCache,
-  type RenderedRow,
-  renderKey,
-  RowWriterCache,
-  type WaterStore,
-} from "../../lib/water/mod.ts";
+import { COLLECTIONS, type WaterStore } from "../../lib/water/mod.ts";
+import { ENTRY_OVERHEAD, RenderCache, type RenderedRow, renderKey, RowWriterCache } from "../../lib/water/render_cache.ts";
 import { call, demoStore, waterHandler } from "../_helpers/water.ts";
 
 const bytes = (n: number, fill = 1): RenderedRow => ({ block: new Uint8Array(n).fill(fill), start: 0, end: n });

@@ -1,4 +1,4 @@
-import { queueFull, RelayError } from "./errors.ts";
+import { queueFull, RelayError } from "../errors.ts";
 import type {
   Attempt,
   ClaimOptions,
@@ -13,8 +13,8 @@ import type {
   JobView,
   Lease,
   QueueDepth,
-} from "./queue.ts";
-import { endpointKey } from "./queue.ts";
+} from "../queue.ts";
+import { endpointKey } from "../queue.ts";
 
 /** What {@linkcode RedisQueue} needs of a Redis connection: Lua scripts, run atomically. */
 export interface RedisScripts {

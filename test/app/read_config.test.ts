@@ -1,77 +1,53 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  AVAILABLE_SERVICES,
-  ConfigError,
-  readApiKeysFile,
-  readClientsFile,
-  readConfig,
-  redactUrl,
-} from "../../lib/config/mod.ts";
+import { AVAILABLE_SERVICES, type Config, readConfig } from "../../lib/app/mod.ts";
+import { redactUrl } from "../../lib/config/mod.ts";
 import { sha256Hex } from "../../lib/crypto/mod.ts";
+import { assertConfigError } from "../_helpers/config.ts";
 
 const HASH = sha256Hex("hashed-secret");
-
-/**
- * Asserts that `fn` throws a ConfigError whose `variable` is `variable` and
- * whose message contains `named` (the variable, or the file at fault).
- */
-function assertConfigError(fn: () => unknown, variable: string, named = variable): void {
-  assert.throws(fn, (error: unknown) => {
-    assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
-    assert.equal(error.name, "ConfigError");
-    assert.equal(error.code, "ERR_CONFIG_INVALID");
-    assert.equal(error.variable, variable);
-    assert.ok(error.message.includes(named), `message names ${named}: ${error.message}`);
-    return true;
-  });
-}
 
 describe("readConfig()", () => {
   it("uses safe defaults for an empty environment", () => {
     assert.deepEqual(readConfig({}), {
-      port: 8000,
-      host: "127.0.0.1",
-      services: ["water", "sync", "relay"],
-      dataDir: "data/datasets",
-      apiKeysFile: "data/api_keys.json",
-      apiKeys: [],
-      corsOrigins: [],
-      ratePerSecond: 2,
-      maxConcurrent: 1,
-      queryTimeoutMs: 30_000,
-      maxResponseBytes: 32 * 1024 * 1024,
-      renderCacheBytes: 64 * 1024 * 1024,
-      publicUrl: undefined,
-      clientsFile: "data/clients.json",
-      accessTokenTtlSeconds: 3600,
-      refreshTokenTtlSeconds: 30 * 24 * 3600,
-      passwordHashCost: 16_384,
-      loginMaxFailures: 5,
-      loginMaxFailuresPerAddress: 20,
-      syncQueueAboveObjects: 1000,
-      syncMaxQueuedPerUser: 16,
-      revisionRetentionDays: 30,
-      ticketRetentionSeconds: 600,
-      storageType: "memory",
-      tenantsFile: "data/tenants.json",
-      allowPrivateTargets: [],
-      retrySchedule: { kind: "fixed", delaysMs: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000], maxAttempts: 8, jitter: 0.2 },
-      deliveryTimeoutMs: 15_000,
-      maxPayloadBytes: 262_144,
-      queueCapacity: 100_000,
-      workerConcurrency: 64,
-      endpointConcurrency: 8,
-      secretOverlapSeconds: 86_400,
-      encryptionKey: "",
-      queueSnapshotFile: "var/relay-queue.json",
-      redisUrl: "",
-      redisPrefix: "{tributary}",
-      kafkaBrokers: [],
-      kafkaTopicPrefix: "tributary",
-      kafkaPartitions: 8,
-      kafkaGroupId: "tributary-relay",
-      kafkaSessionTimeoutMs: 30_000,
+      server: { port: 8000, host: "127.0.0.1", services: ["water", "sync", "relay"], publicUrl: undefined },
+      water: {
+        dataDir: "data/datasets",
+        apiKeysFile: "data/api_keys.json",
+        apiKeys: [],
+        corsOrigins: [],
+        rateLimitPerSecond: 2,
+        rateLimitConcurrency: 1,
+        queryTimeoutMs: 30_000,
+        maxResponseBytes: 32 * 1024 * 1024,
+        renderCacheBytes: 64 * 1024 * 1024,
+      },
+      auth: {
+        clientsFile: "data/clients.json",
+        accessTokenTtlSeconds: 3600,
+        refreshTokenTtlSeconds: 30 * 24 * 3600,
+        passwordHashCost: 16_384,
+        loginMaxFailures: 5,
+        loginMaxFailuresPerAddress: 20,
+      },
+      sync: { queueAboveObjects: 1000, maxQueuedPerUser: 16, revisionRetentionDays: 30, ticketRetentionSeconds: 600 },
+      relay: {
+        storageType: "memory",
+        tenantsFile: "data/tenants.json",
+        allowPrivateTargets: [],
+        retryDelaysMs: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+        maxAttempts: undefined,
+        deliveryTimeoutMs: 15_000,
+        maxPayloadBytes: 262_144,
+        queueCapacity: 100_000,
+        workerConcurrency: 64,
+        endpointConcurrency: 8,
+        secretOverlapSeconds: 86_400,
+        encryptionKey: "",
+        queueSnapshotFile: "var/relay-queue.json",
+        redis: { url: "", keyPrefix: "{tributary}" },
+        kafka: { brokers: [], topicPrefix: "tributary", partitions: 8, groupId: "tributary-relay", sessionTimeoutMs: 30_000 },
+      },
     });
   });
 
@@ -89,35 +65,35 @@ describe("readConfig()", () => {
       SECRET_ROTATION_OVERLAP_SECONDS: "60",
       ENCRYPTION_KEY: "keys/public.pem",
     });
-    assert.equal(config.tenantsFile, "t.json");
-    assert.deepEqual(config.allowPrivateTargets, ["127.0.0.1/32", "::1/128"]);
-    assert.deepEqual(config.retrySchedule, { kind: "fixed", delaysMs: [250, 1000], maxAttempts: 5, jitter: 0.2 });
+    assert.equal(config.relay.tenantsFile, "t.json");
+    assert.deepEqual(config.relay.allowPrivateTargets, ["127.0.0.1/32", "::1/128"]);
+    assert.deepEqual([config.relay.retryDelaysMs, config.relay.maxAttempts], [[250, 1000], 5]);
     assert.deepEqual(
-      [config.deliveryTimeoutMs, config.maxPayloadBytes, config.queueCapacity, config.workerConcurrency, config.endpointConcurrency, config.secretOverlapSeconds, config.encryptionKey],
+      [config.relay.deliveryTimeoutMs, config.relay.maxPayloadBytes, config.relay.queueCapacity, config.relay.workerConcurrency, config.relay.endpointConcurrency, config.relay.secretOverlapSeconds, config.relay.encryptionKey],
       [2000, 1024, 10, 4, 2, 60, "keys/public.pem"],
     );
   });
 
   it("takes QUEUE_SNAPSHOT_FILE empty for no snapshot", () => {
-    assert.equal(readConfig({ QUEUE_SNAPSHOT_FILE: "" }).queueSnapshotFile, "");
-    assert.equal(readConfig({ QUEUE_SNAPSHOT_FILE: " /tmp/q.json " }).queueSnapshotFile, "/tmp/q.json");
+    assert.equal(readConfig({ QUEUE_SNAPSHOT_FILE: "" }).relay.queueSnapshotFile, "");
+    assert.equal(readConfig({ QUEUE_SNAPSHOT_FILE: " /tmp/q.json " }).relay.queueSnapshotFile, "/tmp/q.json");
   });
 
   it("reads STORAGE_TYPE=redis with REDIS_URL and REDIS_KEY_PREFIX", () => {
     const config = readConfig({ STORAGE_TYPE: "redis", REDIS_URL: " redis://127.0.0.1:6390/2 ", REDIS_KEY_PREFIX: "{relay-a}" });
-    assert.deepEqual([config.storageType, config.redisUrl, config.redisPrefix], ["redis", "redis://127.0.0.1:6390/2", "{relay-a}"]);
-    assert.equal(readConfig({}).redisPrefix, "{tributary}");
+    assert.deepEqual([config.relay.storageType, config.relay.redis.url, config.relay.redis.keyPrefix], ["redis", "redis://127.0.0.1:6390/2", "{relay-a}"]);
+    assert.equal(readConfig({}).relay.redis.keyPrefix, "{tributary}");
   });
 
   it("reads STORAGE_TYPE=kafka with KAFKA_BROKER and the topic settings", () => {
     const config = readConfig({ STORAGE_TYPE: "kafka", KAFKA_BROKER: " 127.0.0.1:9092, kafka-2.internal:9093 ,[::1]:9094", KAFKA_TOPIC_PREFIX: "relay.prod", KAFKA_PARTITIONS: "16", KAFKA_GROUP_ID: "relay-a", KAFKA_SESSION_TIMEOUT_MS: "10000" });
     assert.deepEqual(
-      [config.storageType, config.kafkaBrokers, config.kafkaTopicPrefix, config.kafkaPartitions, config.kafkaGroupId, config.kafkaSessionTimeoutMs],
+      [config.relay.storageType, config.relay.kafka.brokers, config.relay.kafka.topicPrefix, config.relay.kafka.partitions, config.relay.kafka.groupId, config.relay.kafka.sessionTimeoutMs],
       ["kafka", ["127.0.0.1:9092", "kafka-2.internal:9093", "[::1]:9094"], "relay.prod", 16, "relay-a", 10_000],
     );
     const defaults = readConfig({});
     assert.deepEqual(
-      [defaults.kafkaTopicPrefix, defaults.kafkaPartitions, defaults.kafkaGroupId, defaults.kafkaSessionTimeoutMs],
+      [defaults.relay.kafka.topicPrefix, defaults.relay.kafka.partitions, defaults.relay.kafka.groupId, defaults.relay.kafka.sessionTimeoutMs],
       ["tributary", 8, "tributary-relay", 30_000],
     );
   });
@@ -133,7 +109,7 @@ describe("readConfig()", () => {
   });
 
   it("takes WORKER_CONCURRENCY=0 for an intake-only process", () => {
-    assert.equal(readConfig({ WORKER_CONCURRENCY: "0" }).workerConcurrency, 0);
+    assert.equal(readConfig({ WORKER_CONCURRENCY: "0" }).relay.workerConcurrency, 0);
   });
 
   const relayErrors = [
@@ -166,7 +142,7 @@ describe("readConfig()", () => {
   }
 
   it("reads PASSWORD_HASH_COST only as a power of two", () => {
-    assert.equal(readConfig({ PASSWORD_HASH_COST: "1024" }).passwordHashCost, 1024);
+    assert.equal(readConfig({ PASSWORD_HASH_COST: "1024" }).auth.passwordHashCost, 1024);
     assert.throws(() => readConfig({ PASSWORD_HASH_COST: "1000" }), { name: "ConfigError", variable: "PASSWORD_HASH_COST" });
     assert.throws(() => readConfig({ PASSWORD_HASH_COST: "1" }), { name: "ConfigError", variable: "PASSWORD_HASH_COST" });
   });
@@ -178,8 +154,8 @@ describe("readConfig()", () => {
   });
 
   it("reads RENDER_CACHE_BYTES, 0 turning the cache off", () => {
-    assert.equal(readConfig({ RENDER_CACHE_BYTES: "0" }).renderCacheBytes, 0);
-    assert.equal(readConfig({ RENDER_CACHE_BYTES: "1048576" }).renderCacheBytes, 1_048_576);
+    assert.equal(readConfig({ RENDER_CACHE_BYTES: "0" }).water.renderCacheBytes, 0);
+    assert.equal(readConfig({ RENDER_CACHE_BYTES: "1048576" }).water.renderCacheBytes, 1_048_576);
     assert.throws(() => readConfig({ RENDER_CACHE_BYTES: "lots" }), { name: "ConfigError", variable: "RENDER_CACHE_BYTES" });
   });
 
@@ -213,61 +189,61 @@ describe("readConfig()", () => {
       MAX_RESPONSE_BYTES: "1024",
       PUBLIC_URL: "https://api.example.org",
     });
-    assert.equal(config.port, 8080);
-    assert.equal(config.host, "0.0.0.0");
-    assert.deepEqual(config.services, ["water"]);
-    assert.equal(config.dataDir, "/srv/data");
-    assert.equal(config.apiKeysFile, "/etc/keys.json");
-    assert.equal(config.ratePerSecond, 0.5);
-    assert.equal(config.maxConcurrent, 4);
-    assert.equal(config.queryTimeoutMs, 1000);
-    assert.equal(config.maxResponseBytes, 1024);
-    assert.equal(config.publicUrl, "https://api.example.org");
+    assert.equal(config.server.port, 8080);
+    assert.equal(config.server.host, "0.0.0.0");
+    assert.deepEqual(config.server.services, ["water"]);
+    assert.equal(config.water.dataDir, "/srv/data");
+    assert.equal(config.water.apiKeysFile, "/etc/keys.json");
+    assert.equal(config.water.rateLimitPerSecond, 0.5);
+    assert.equal(config.water.rateLimitConcurrency, 4);
+    assert.equal(config.water.queryTimeoutMs, 1000);
+    assert.equal(config.water.maxResponseBytes, 1024);
+    assert.equal(config.server.publicUrl, "https://api.example.org");
   });
 
   it("lets an empty API_KEYS_FILE mean no file", () => {
-    assert.equal(readConfig({ API_KEYS_FILE: "" }).apiKeysFile, "");
+    assert.equal(readConfig({ API_KEYS_FILE: "" }).water.apiKeysFile, "");
   });
 
   it("lets WEBHOOK_PORT win over PORT", () => {
-    assert.equal(readConfig({ PORT: "8001", WEBHOOK_PORT: "9001" }).port, 9001);
+    assert.equal(readConfig({ PORT: "8001", WEBHOOK_PORT: "9001" }).server.port, 9001);
   });
 
   it("uses PORT when WEBHOOK_PORT is empty", () => {
-    assert.equal(readConfig({ PORT: "8001", WEBHOOK_PORT: "" }).port, 8001);
+    assert.equal(readConfig({ PORT: "8001", WEBHOOK_PORT: "" }).server.port, 8001);
   });
 
   it("ignores surrounding spaces in numbers", () => {
-    assert.equal(readConfig({ PORT: " 8080 " }).port, 8080);
+    assert.equal(readConfig({ PORT: " 8080 " }).server.port, 8080);
   });
 
   const bounds = [
-    { name: "accepts port 0", env: { PORT: "0" }, key: "port", expected: 0 },
-    { name: "accepts port 65535", env: { PORT: "65535" }, key: "port", expected: 65_535 },
+    { name: "accepts port 0", env: { PORT: "0" }, read: (c: Config) => c.server.port, expected: 0 },
+    { name: "accepts port 65535", env: { PORT: "65535" }, read: (c: Config) => c.server.port, expected: 65_535 },
     {
       name: "accepts rate 0 (no rate limit)",
       env: { RATE_LIMIT_PER_SECOND: "0" },
-      key: "ratePerSecond",
+      read: (c: Config) => c.water.rateLimitPerSecond,
       expected: 0,
     },
     {
       name: "accepts concurrency 0 (no limit)",
       env: { RATE_LIMIT_CONCURRENCY: "0" },
-      key: "maxConcurrent",
+      read: (c: Config) => c.water.rateLimitConcurrency,
       expected: 0,
     },
     {
       name: "accepts a timeout of 1 ms",
       env: { QUERY_TIMEOUT_MS: "1" },
-      key: "queryTimeoutMs",
+      read: (c: Config) => c.water.queryTimeoutMs,
       expected: 1,
     },
   ] as const;
-  for (const c of bounds) it(c.name, () => assert.equal(readConfig(c.env)[c.key], c.expected));
+  for (const c of bounds) it(c.name, () => assert.equal(c.read(readConfig(c.env)), c.expected));
 
   it("parses API_KEYS into hashed keys, plain or sha256", () => {
     const config = readConfig({ API_KEYS: ` alpha , sha256:${HASH.toUpperCase()} ,` });
-    assert.deepEqual(config.apiKeys, [
+    assert.deepEqual(config.water.apiKeys, [
       { name: "API_KEYS[1]", hash: sha256Hex("alpha") },
       { name: "API_KEYS[2]", hash: HASH },
     ]);
@@ -277,12 +253,12 @@ describe("readConfig()", () => {
     const config = readConfig({
       CORS_ORIGINS: " https://app.example.org/ ,http://localhost:5173,,",
     });
-    assert.deepEqual(config.corsOrigins, ["https://app.example.org", "http://localhost:5173"]);
+    assert.deepEqual(config.water.corsOrigins, ["https://app.example.org", "http://localhost:5173"]);
   });
 
   it("drops a trailing slash from PUBLIC_URL", () => {
     const config = readConfig({ PUBLIC_URL: "https://api.example.org:8443/" });
-    assert.equal(config.publicUrl, "https://api.example.org:8443");
+    assert.equal(config.server.publicUrl, "https://api.example.org:8443");
   });
 
   const invalid = [
@@ -385,110 +361,3 @@ describe("AVAILABLE_SERVICES", () => {
   it("lists the water, sync and relay services", () => assert.deepEqual([...AVAILABLE_SERVICES], ["water", "sync", "relay"]));
 });
 
-describe("readClientsFile()", () => {
-  const file = JSON.stringify([
-    { client_id: "backend", client_secret: "backend-secret", grant_types: ["client_credentials"], scopes: ["SignUp"] },
-    { client_id: "ops", client_secret: `sha256:${HASH}`, grant_types: ["client_credentials"], scopes: ["SignUp"] },
-    { client_id: "app", grant_types: ["password", "refresh_token"], scopes: ["UserActivity"] },
-  ]);
-
-  it("reads secrets as hashes and public clients without one", () => {
-    const { clients } = readClientsFile(file, "clients.json");
-    assert.deepEqual(clients.map((c) => [c.id, c.secretHash]), [
-      ["backend", sha256Hex("backend-secret")],
-      ["ops", HASH],
-      ["app", undefined],
-    ]);
-  });
-
-  it("reports plain secrets by client, and not sha256 ones", () => {
-    assert.deepEqual([...readClientsFile(file, "clients.json").plain], [["backend", "backend-secret"]]);
-  });
-
-  it("names CLIENTS_FILE and the file for invalid JSON", () => {
-    assertConfigError(() => readClientsFile("[{", "my-clients.json"), "CLIENTS_FILE", "my-clients.json");
-  });
-
-  it("names the entry at fault", () => {
-    const bad = JSON.stringify([{ client_id: "x", grant_types: ["implicit"], scopes: [] }]);
-    assertConfigError(() => readClientsFile(bad, "c.json"), "CLIENTS_FILE", "client 1");
-  });
-});
-
-describe("readApiKeysFile()", () => {
-  const file = JSON.stringify({
-    api_keys: [
-      { name: "demo", key: "demo-secret" },
-      { name: "ops", key: `sha256:${HASH}` },
-    ],
-  });
-
-  it("reads every key as a hash", () => {
-    assert.deepEqual(readApiKeysFile(file, "keys.json").keys, [
-      { name: "demo", hash: sha256Hex("demo-secret") },
-      { name: "ops", hash: HASH },
-    ]);
-  });
-
-  it("reports plain keys by name, and not sha256 ones", () => {
-    assert.deepEqual(readApiKeysFile(file, "keys.json").plain, new Map([["demo", "demo-secret"]]));
-  });
-
-  it("does not report a sha256 key with surrounding spaces as plain", () => {
-    const text = JSON.stringify({ api_keys: [{ name: "ops", key: ` sha256:${HASH} ` }] });
-    const result = readApiKeysFile(text, "keys.json");
-    assert.deepEqual(result.keys, [{ name: "ops", hash: HASH }]);
-    assert.equal(result.plain.size, 0);
-  });
-
-  it("reads an empty key list", () => {
-    assert.deepEqual(readApiKeysFile('{"api_keys": []}', "keys.json"), {
-      keys: [],
-      plain: new Map(),
-    });
-  });
-
-  const invalid = [
-    { name: "refuses invalid JSON", text: "{api_keys:" },
-    { name: "refuses a top-level array", text: "[]" },
-    { name: "refuses a top-level null", text: "null" },
-    { name: "refuses an object without api_keys", text: '{"keys": []}' },
-    {
-      name: "refuses api_keys that is not an array",
-      text: '{"api_keys": {"name": "a", "key": "b"}}',
-    },
-    { name: "refuses an entry without a name", text: '{"api_keys": [{"key": "k"}]}' },
-    {
-      name: "refuses an entry with an empty name",
-      text: '{"api_keys": [{"name": "", "key": "k"}]}',
-    },
-    { name: "refuses an entry without a key", text: '{"api_keys": [{"name": "a"}]}' },
-    {
-      name: "refuses a key that is not a string",
-      text: '{"api_keys": [{"name": "a", "key": 42}]}',
-    },
-    { name: "refuses an entry that is not an object", text: '{"api_keys": ["a"]}' },
-    { name: "refuses a null entry", text: '{"api_keys": [null]}' },
-    { name: "refuses an empty key", text: '{"api_keys": [{"name": "a", "key": ""}]}' },
-    {
-      name: "refuses a malformed sha256 key",
-      text: '{"api_keys": [{"name": "a", "key": "sha256:abc"}]}',
-    },
-  ] as const;
-  for (const c of invalid) {
-    it(`${c.name} with a ConfigError for API_KEYS_FILE naming the file`, () => {
-      const file = "/etc/tributary/keys.json";
-      assertConfigError(() => readApiKeysFile(c.text, file), "API_KEYS_FILE", file);
-    });
-  }
-});
-
-describe("ConfigError", () => {
-  it("sets name, code and variable", () => {
-    const error = new ConfigError("PORT", "Cannot start: PORT is bad");
-    assert.ok(error instanceof Error);
-    assert.equal(error.name, "ConfigError");
-    assert.equal(error.code, "ERR_CONFIG_INVALID");
-    assert.equal(error.variable, "PORT");
-  });
-});

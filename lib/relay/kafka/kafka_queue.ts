@@ -1,6 +1,6 @@
-import { Heap } from "./_heap.ts";
-import { queueFull, RelayError } from "./errors.ts";
-import { MemoryQueue } from "./memory_queue.ts";
+import { Heap } from "../_heap.ts";
+import { queueFull, RelayError } from "../errors.ts";
+import { MemoryQueue } from "../memory_queue.ts";
 import type {
   Attempt,
   ClaimOptions,
@@ -14,7 +14,7 @@ import type {
   JobView,
   Lease,
   QueueDepth,
-} from "./queue.ts";
+} from "../queue.ts";
 
 /** A record to append. */
 export interface KafkaRecordOut {

@@ -1,0 +1,328 @@
+import { createServer, type Server } from "node:http";
+import { type AuthStore, MemoryAuthStore, requireUser, startAuthService } from "../auth/mod.ts";
+import { ConfigError } from "../config/mod.ts";
+import { pooledRandom, uuidV4 } from "../crypto/mod.ts";
+import {
+  createNodeListener,
+  type Handler,
+  HttpError,
+  type HttpRequest,
+  type HttpResponse,
+  jsonResponse,
+  type Mount,
+  mountHandlers,
+  type RunningService,
+  type ServiceCredential,
+  type ServiceEndpoint,
+  type ServiceLog,
+  waitAtMost,
+} from "../http/mod.ts";
+import {
+  createHttpMetrics,
+  createMetricsHandler,
+  MetricsRegistry,
+  registerProcessMetrics,
+  withMetrics,
+} from "../metrics/mod.ts";
+import { type Deliver, startRelayService } from "../relay/mod.ts";
+import { MemorySyncStore, startSyncService, type SyncStore } from "../sync/mod.ts";
+import { startWaterService } from "../water/mod.ts";
+import type { Config, ServiceName } from "./read_config.ts";
+
+/** What a host may replace when it builds an app: clocks, randomness, stores, the log, more services. */
+export interface AppOverrides {
+  /**
+   * Wall clock, milliseconds since the epoch (tokens, revisions, deliveries).
+   * @default {Date.now}
+   */
+  now?: () => number;
+  /**
+   * Monotonic clock, milliseconds (rate limits, deadlines, request durations).
+   * @default {() => performance.now()}
+   */
+  monotonic?: () => number;
+  /**
+   * Random bytes (tokens, ids, secrets, JWE keys).
+   * @default {pooledRandom()}
+   */
+  random?: (size: number) => Uint8Array;
+  /**
+   * Where notes and survived failures go.
+   * @default the console
+   */
+  log?: ServiceLog;
+  /** The token service's store. @default a new `MemoryAuthStore` */
+  authStore?: AuthStore;
+  /** The sync API's store. @default a new `MemorySyncStore` */
+  syncStore?: SyncStore;
+  /** The relay's delivery function. @default HTTP with the SSRF guard */
+  deliver?: Deliver;
+  /**
+   * More services to run beside the built-in ones, started after them and
+   * mounted, measured and drained the same way.
+   */
+  services?: readonly ((app: AppContext) => Promise<RunningService>)[];
+  /**
+   * Longest time {@linkcode App.close} may take before it gives up.
+   * @default {30000}
+   */
+  closeTimeoutMs?: number;
+  /**
+   * Longest time requests in flight get to finish at close, before the services drain.
+   * @default {5000}
+   */
+  requestDrainMs?: number;
+}
+
+/** What an added service gets from the app it runs in. */
+export interface AppContext {
+  readonly config: Config;
+  readonly metrics: MetricsRegistry;
+  readonly log: ServiceLog;
+  readonly now: () => number;
+  readonly monotonic: () => number;
+  readonly random: (size: number) => Uint8Array;
+}
+
+/** What a started app serves: its services, entry points and demo credentials. */
+export interface AppDescription {
+  readonly services: readonly string[];
+  readonly endpoints: readonly ServiceEndpoint[];
+  readonly credentials: readonly ServiceCredential[];
+  readonly notes: readonly string[];
+}
+
+/** Where {@linkcode App.listen} listens. */
+export interface ListeningAddress {
+  /** The local URL it answers on, e.g. `http://127.0.0.1:41234`. */
+  readonly url: string;
+  readonly port: number;
+  /** The URL users reach it by: `PUBLIC_URL` when set, else {@linkcode url} (with `localhost` for a wildcard host). */
+  readonly publicUrl: string;
+}
+
+/** The services of a configuration, composed: one handler, a start, a bounded close. */
+export interface App {
+  readonly config: Config;
+  /** The registry `/metrics` serves. */
+  readonly metrics: MetricsRegistry;
+  /**
+   * Answers every request: the services' routes, `/metrics` and `/health`.
+   * Before {@linkcode App.start} finishes and once {@linkcode App.close}
+   * begins, service routes answer 503 with `Retry-After`.
+   */
+  readonly handler: Handler;
+  /** Loads data, connects stores, starts workers; resolves once every service answers. */
+  start(): Promise<void>;
+  /** Serves {@linkcode App.handler} over HTTP/1.1 (after {@linkcode App.start}); `close` stops it. */
+  listen(options?: { port?: number; host?: string }): Promise<ListeningAddress>;
+  /**
+   * What the started app serves.
+   * @param origin where it is served, e.g. `http://127.0.0.1:8000`
+   */
+  describe(origin: string): AppDescription;
+  /**
+   * Stops taking requests, lets those in flight finish (`requestDrainMs`),
+   * drains every service (deliveries in flight, queued sync jobs), then closes
+   * them (the memory queue is saved, stores and connections closed).
+   * @throws {Error} when that takes longer than `closeTimeoutMs`
+   */
+  close(): Promise<void>;
+}
+
+const CONSOLE_LOG: ServiceLog = {
+  info: (message) => console.log(message),
+  error: (message, error) => (error === undefined ? console.error(message) : console.error(`${message}:`, error)),
+};
+
+/** Limits of the HTTP server `listen` starts. */
+const SERVER_OPTIONS = { requestTimeout: 60_000, headersTimeout: 15_000, keepAliveTimeout: 5_000, maxHeaderSize: 16_384 } as const;
+
+/**
+ * Builds the services a configuration enables (`SERVICES`), with their
+ * stores, workers and metrics, behind one handler.
+ * @param config the configuration, e.g. from `readConfig(process.env)`
+ * @param overrides clocks, randomness, stores, the log and more services
+ * @returns the app, not yet started
+ * @example
+ * ```ts
+ * const app = createApp(readConfig({ ...process.env, SERVICES: "water" }));
+ * await app.start();
+ * const { url } = await app.listen({ port: 0 });
+ * console.log(app.describe(url).endpoints);
+ * await app.close();
+ * ```
+ */
+export function createApp(config: Config, overrides: AppOverrides = {}): App {
+  const now = overrides.now ?? Date.now;
+  const monotonic = overrides.monotonic ?? (() => performance.now());
+  const random = overrides.random ?? pooledRandom();
+  const log = overrides.log ?? CONSOLE_LOG;
+  const metrics = new MetricsRegistry();
+  registerProcessMetrics(metrics);
+  const httpMetrics = createHttpMetrics(metrics);
+  const context: AppContext = { config, metrics, log, now, monotonic, random };
+  const running: RunningService[] = [];
+  let state: "new" | "starting" | "started" | "closing" | "closed" = "new";
+  let services: Handler = mountHandlers([]);
+  let inFlight = 0;
+  let settled: (() => void) | undefined;
+  let server: Server | undefined;
+  let starting: Promise<void> | undefined;
+  let closing: Promise<void> | undefined;
+
+  async function serve(request: HttpRequest): Promise<HttpResponse> {
+    if (state !== "started") {
+      const why = state === "new" || state === "starting" ? "is starting" : "is shutting down";
+      throw new HttpError("ERR_HTTP_UNAVAILABLE", `Cannot answer: the server ${why}`, { headers: { "retry-after": "1" } });
+    }
+    inFlight++;
+    try {
+      return await services(request);
+    } finally {
+      if (--inFlight === 0) settled?.();
+    }
+  }
+
+  const handler = mountHandlers([
+    { prefix: "/", handler: serve },
+    { prefix: "/metrics", handler: createMetricsHandler(metrics) },
+    { prefix: "/health", handler: () => jsonResponse(200, { status: state === "started" ? "ok" : state, services: config.server.services }) },
+  ]);
+
+  async function startServices(): Promise<void> {
+    const enabled = new Set<ServiceName>(config.server.services);
+    if (enabled.has("water")) running.push(await startWaterService(config.water, { now: monotonic }));
+    if (enabled.has("sync")) {
+      const authStore = overrides.authStore ?? new MemoryAuthStore();
+      const syncStore = overrides.syncStore ?? new MemorySyncStore({
+        now,
+        uuid: () => uuidV4(random),
+        revisionRetention: config.sync.revisionRetentionDays * 86_400_000,
+        ticketRetention: config.sync.ticketRetentionSeconds * 1000,
+      });
+      const auth = await startAuthService(config.auth, {
+        store: authStore,
+        now,
+        random,
+        onUserCreated: async (user) => {
+          await syncStore.createContext({ uuid: user.uuid, username: user.username, notifyLanguage: user.notifyLanguage });
+        },
+      });
+      running.push(auth.service);
+      running.push(await startSyncService(config.sync, {
+        store: syncStore,
+        authorize: (request) => requireUser(request, auth.tokens, { scope: "UserActivity" }),
+        log,
+      }));
+    }
+    if (enabled.has("relay")) {
+      running.push(await startRelayService(config.relay, {
+        metrics,
+        now,
+        random,
+        log,
+        ...(overrides.deliver === undefined ? {} : { deliver: overrides.deliver }),
+      }));
+    }
+    for (const start of overrides.services ?? []) running.push(await start(context));
+    const mounts: Mount[] = [];
+    for (const service of running) {
+      const measured = withMetrics(service.handler, { metrics: httpMetrics, service: service.name, route: service.handler.routeOf, now: monotonic });
+      for (const prefix of service.prefixes) mounts.push({ prefix, handler: measured });
+    }
+    services = mountHandlers(mounts);
+  }
+
+  async function start(): Promise<void> {
+    if (state !== "new") throw new Error(`Cannot start the app: it is ${state === "starting" ? "starting" : state}`);
+    state = "starting";
+    try {
+      await startServices();
+    } catch (error) {
+      // What did start is stopped again, so that a failed start leaves nothing running.
+      await Promise.allSettled(running.map((service) => service.drain()));
+      await Promise.allSettled(running.map((service) => service.close()));
+      state = "closed";
+      throw error;
+    }
+    state = "started";
+  }
+
+  async function listen(options: { port?: number; host?: string } = {}): Promise<ListeningAddress> {
+    if (server !== undefined) throw new Error("Cannot listen: the app listens already");
+    const port = options.port ?? config.server.port;
+    const host = options.host ?? config.server.host;
+    const created = createServer(SERVER_OPTIONS, createNodeListener(handler, {
+      onError: (error) => log.error("Unexpected error", error),
+      ...(config.server.publicUrl === undefined ? {} : { publicOrigin: config.server.publicUrl }),
+    }));
+    await new Promise<void>((resolve, reject) => {
+      created.once("error", (error: NodeJS.ErrnoException) => {
+        reject(error.code === "EADDRINUSE"
+          ? new ConfigError("PORT", `Cannot start: port ${port} is in use; choose another with PORT (or WEBHOOK_PORT)`)
+          : error);
+      });
+      created.listen(port, host, () => resolve());
+    });
+    server = created;
+    const address = created.address();
+    const bound = typeof address === "object" && address !== null ? address.port : port;
+    const shown = host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
+    const url = `http://${shown}:${bound}`;
+    return { url, port: bound, publicUrl: config.server.publicUrl ?? url };
+  }
+
+  function describe(origin: string): AppDescription {
+    const parts = running.map((service) => service.describe(origin));
+    return {
+      services: config.server.services,
+      endpoints: parts.flatMap((part) => part.endpoints),
+      credentials: parts.flatMap((part) => part.credentials),
+      notes: parts.flatMap((part) => part.notes),
+    };
+  }
+
+  async function shutDown(requestDrainMs: number): Promise<void> {
+    const wasStarted = state === "started";
+    state = "closing";
+    if (server !== undefined) {
+      const listening = server;
+      const stopped = new Promise<void>((resolve) => listening.close(() => resolve()));
+      listening.closeIdleConnections();
+      await waitAtMost(stopped, requestDrainMs);
+      listening.closeAllConnections();
+    }
+    if (wasStarted && inFlight > 0) await waitAtMost(new Promise<void>((resolve) => (settled = resolve)), requestDrainMs);
+    await Promise.all(running.map((service) => service.drain()));
+    await Promise.all(running.map((service) => service.close()));
+    state = "closed";
+  }
+
+  function close(): Promise<void> {
+    if (starting !== undefined && state === "starting") return starting.then(close, close);
+    closing ??= (async () => {
+      const limit = overrides.closeTimeoutMs ?? 30_000;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`Cannot stop cleanly within ${limit} ms: the services are still draining`)), limit);
+      });
+      try {
+        await Promise.race([shutDown(overrides.requestDrainMs ?? 5000), late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    })();
+    return closing;
+  }
+
+  return {
+    config,
+    metrics,
+    handler,
+    start: () => (starting ??= start()),
+    listen,
+    describe,
+    close,
+  };
+}

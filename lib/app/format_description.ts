@@ -1,0 +1,15 @@
+import type { AppDescription } from "./create_app.ts";
+
+/**
+ * Lines for a start-up banner: what was loaded and noted, the entry points,
+ * then the demo credentials.
+ * @param description what the app serves, from `App.describe`
+ * @returns the lines, without newlines
+ */
+export function formatDescription(description: AppDescription): string[] {
+  return [
+    ...description.notes,
+    ...description.endpoints.map((endpoint) => `${endpoint.label}: ${endpoint.url}`),
+    ...description.credentials.map((credential) => `${credential.label}: ${credential.value}`),
+  ];
+}

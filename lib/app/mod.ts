@@ -1,0 +1,15 @@
+/**
+ * The app: the three services composed from one configuration, as the
+ * server runs them and as a host embeds them. `readConfig(env)` reads the
+ * environment, `createApp(config)` builds the enabled services with their
+ * stores, workers and metrics behind one handler, `start()` loads and
+ * connects, `listen()` serves, and `close()` drains in order, within a bound.
+ * @module
+ */
+export { createApp } from "./create_app.ts";
+export type { App, AppContext, AppDescription, AppOverrides, ListeningAddress } from "./create_app.ts";
+export { APP_SETTINGS, appSettings, AVAILABLE_SERVICES, readConfig, SERVER_SETTINGS } from "./read_config.ts";
+export type { Config, ServiceName } from "./read_config.ts";
+export { formatDescription } from "./format_description.ts";
+export { ConfigError } from "../config/mod.ts";
+export type { Environment } from "../config/mod.ts";

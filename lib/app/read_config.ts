@@ -1,0 +1,96 @@
+import { AUTH_SETTINGS } from "../auth/mod.ts";
+import {
+  type ConfigOf,
+  customSetting,
+  type Environment,
+  integerSetting,
+  listSettings,
+  readSettings,
+  type Setting,
+  textSetting,
+} from "../config/mod.ts";
+import { parseOrigin } from "../http/mod.ts";
+import { RELAY_SETTINGS } from "../relay/mod.ts";
+import { SYNC_SETTINGS } from "../sync/mod.ts";
+import { WATER_SETTINGS } from "../water/mod.ts";
+
+/** Services an app can run. */
+export const AVAILABLE_SERVICES = ["water", "sync", "relay"] as const;
+
+/** A service name. */
+export type ServiceName = (typeof AVAILABLE_SERVICES)[number];
+
+/** The host's own settings: where it listens and what it serves. */
+export const SERVER_SETTINGS = {
+  port: integerSetting(["WEBHOOK_PORT", "PORT"], {
+    default: 8000,
+    min: 0,
+    max: 65_535,
+    doc: "port (0 picks a free one)",
+  }),
+  host: textSetting("HOST", {
+    default: "127.0.0.1",
+    accepts: "an address",
+    doc: "address to listen on; `0.0.0.0` to serve other machines",
+  }),
+  services: customSetting<readonly ServiceName[]>("SERVICES", {
+    default: AVAILABLE_SERVICES,
+    defaultText: AVAILABLE_SERVICES.join(","),
+    accepts: `comma-separated names: ${AVAILABLE_SERVICES.map((name) => `\`${name}\``).join(", ")}`,
+    doc: "services to run (`sync` is the token and sync service)",
+    parse: (text) => {
+      const names = text.split(",").map((part) => part.trim()).filter((part) => part !== "");
+      return names.map((name) => {
+        const found = AVAILABLE_SERVICES.find((service) => service === name);
+        if (found === undefined) throw new RangeError(`"${name}" is not available`);
+        return found;
+      });
+    },
+  }),
+  publicUrl: customSetting<string | undefined>("PUBLIC_URL", {
+    default: undefined,
+    defaultText: "",
+    accepts: "an origin such as `https://api.example.org` (scheme, host, optional port, no path)",
+    doc: "origin for next links and the OAuth `issuer` (behind a proxy); default: the request's `Host`",
+    parse: parseOrigin,
+  }),
+} as const;
+
+/**
+ * Every setting of the app, one table per service: the source of
+ * {@linkcode readConfig} and of the README's configuration table.
+ */
+export const APP_SETTINGS = {
+  server: SERVER_SETTINGS,
+  water: WATER_SETTINGS,
+  auth: AUTH_SETTINGS,
+  sync: SYNC_SETTINGS,
+  relay: RELAY_SETTINGS,
+} as const;
+
+/** The app's configuration: `config.server.port`, `config.relay.kafka.brokers`, ... */
+export type Config = ConfigOf<typeof APP_SETTINGS>;
+
+/**
+ * Reads the configuration from environment variables, with safe defaults.
+ * @param env the environment, e.g. `process.env`
+ * @returns the configuration
+ * @throws {ConfigError} naming the variable and what it accepts
+ * @example
+ * ```ts
+ * const config = readConfig({ PORT: "8080", SERVICES: "water" });
+ * config.server.port; // 8080
+ * config.relay.kafka.brokers; // []
+ * ```
+ */
+export function readConfig(env: Environment): Config {
+  return readSettings(APP_SETTINGS, env);
+}
+
+/**
+ * Every setting of the app, in the order the README lists them.
+ * @returns the settings
+ */
+export function appSettings(): Setting<unknown>[] {
+  return listSettings(APP_SETTINGS);
+}

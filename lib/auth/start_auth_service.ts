@@ -1,0 +1,96 @@
+import { readConfigFile } from "../config/mod.ts";
+import { type RunningService, type ServiceCredential, startInterval } from "../http/mod.ts";
+import { createAuthService } from "./create_auth_service.ts";
+import { LoginThrottle } from "./login_throttle.ts";
+import { readClientsFile } from "./read_clients_file.ts";
+import type { AuthConfig } from "./settings.ts";
+import { TokenService } from "./token_service.ts";
+import type { AuthStore, UserRecord } from "./types.ts";
+
+/** Options of {@linkcode startAuthService}. */
+export interface StartAuthServiceOptions {
+  /** Where users and tokens live. */
+  store: AuthStore;
+  /** Clock in epoch milliseconds, e.g. `Date.now`. */
+  now: () => number;
+  /** Random bytes, e.g. `pooledRandom()`. */
+  random: (size: number) => Uint8Array;
+  /** Called when a user signs up, e.g. to create the user's sync context. */
+  onUserCreated?: (user: UserRecord) => void | Promise<void>;
+  /**
+   * Runs a task periodically (expired tokens are swept every minute); returns a stop function.
+   * @default real timers that do not keep the process alive
+   */
+  every?: (task: () => void, ms: number) => () => void;
+}
+
+/** The token service as an app runs it, with the {@linkcode TokenService} other services check tokens with. */
+export interface StartedAuthService {
+  readonly service: RunningService;
+  readonly tokens: TokenService;
+}
+
+/**
+ * Starts the OAuth 2.0 token service and sign-up as an app runs them: reads
+ * `CLIENTS_FILE`, builds the {@linkcode TokenService}, sweeps expired tokens
+ * every minute, and describes the clients (secrets given in plain text
+ * included, for a demo).
+ * @param config the token service's settings
+ * @param options the store, clock, randomness and sign-up hook
+ * @returns the running service and its token service
+ * @throws {ConfigError} naming CLIENTS_FILE when it cannot be read or used
+ * @example
+ * ```ts
+ * const { service, tokens } = await startAuthService(readSettings(AUTH_SETTINGS, process.env), {
+ *   store: new MemoryAuthStore(),
+ *   now: Date.now,
+ *   random: pooledRandom(),
+ * });
+ * ```
+ */
+export async function startAuthService(config: AuthConfig, options: StartAuthServiceOptions): Promise<StartedAuthService> {
+  const { clients, plain } = readClientsFile(await readConfigFile(config.clientsFile, "CLIENTS_FILE"), config.clientsFile);
+  const tokens = new TokenService({
+    store: options.store,
+    clients,
+    now: options.now,
+    random: options.random,
+    throttle: new LoginThrottle({
+      now: options.now,
+      maxPerUser: config.loginMaxFailures,
+      maxPerAddress: config.loginMaxFailuresPerAddress,
+    }),
+    accessTtlSeconds: config.accessTokenTtlSeconds,
+    refreshTtlSeconds: config.refreshTokenTtlSeconds,
+    passwordCost: config.passwordHashCost,
+  });
+  const handler = createAuthService(tokens, options.onUserCreated === undefined ? {} : { onUserCreated: options.onUserCreated });
+  const stop = (options.every ?? startInterval)(() => void options.store.sweep(options.now()), 60_000);
+  const credentials: ServiceCredential[] = [];
+  const notes: string[] = [];
+  for (const client of clients) {
+    const what = `${[...client.grantTypes].join(", ")}; scopes ${client.scopes.join(" ")}`;
+    const secret = plain.get(client.id);
+    if (secret !== undefined) credentials.push({ label: `OAuth client "${client.id}" secret (${what})`, value: secret });
+    else notes.push(`OAuth client "${client.id}" (${client.secretHash === undefined ? "public" : "confidential"}): ${what}`);
+  }
+  const service: RunningService = {
+    name: "sync",
+    prefixes: ["/oauth2", "/.well-known/oauth-authorization-server", "/api/v2/sign-up"],
+    handler,
+    describe: (origin) => ({
+      endpoints: [
+        { label: "Token endpoint", url: `${origin}/oauth2/token` },
+        { label: "Sign-up", url: `${origin}/api/v2/sign-up` },
+      ],
+      credentials,
+      notes,
+    }),
+    drain: () => {
+      stop();
+      return Promise.resolve();
+    },
+    close: () => Promise.resolve(),
+  };
+  return { service, tokens };
+}

@@ -1,0 +1,55 @@
+import type { Router } from "./router.ts";
+
+/** Where a service writes what an operator should read: notes, and failures it survives. */
+export interface ServiceLog {
+  /** A note, e.g. a dataset loaded or a queue restored. */
+  info(message: string): void;
+  /** A failure the service recovers from or reports, with its error when there is one. */
+  error(message: string, error?: unknown): void;
+}
+
+/** A named entry point of a service. */
+export interface ServiceEndpoint {
+  /** What it is, e.g. `Token endpoint`. */
+  readonly label: string;
+  /** Its URL, e.g. `http://127.0.0.1:8000/oauth2/token`. */
+  readonly url: string;
+}
+
+/** A credential a demo prints, e.g. an API key from a file that holds it in plain text. */
+export interface ServiceCredential {
+  /** What it is, e.g. `API key "demo"`. */
+  readonly label: string;
+  readonly value: string;
+}
+
+/** What a running service serves, for the host to print or show. */
+export interface ServiceDescription {
+  readonly endpoints: readonly ServiceEndpoint[];
+  readonly credentials: readonly ServiceCredential[];
+  /** Other lines worth printing at start-up (what was loaded, what is refused). */
+  readonly notes: readonly string[];
+}
+
+/**
+ * A service as a domain contributes it to an app: started (data loaded,
+ * stores connected, workers running), mounted under its prefixes, drained
+ * and closed at shutdown.
+ */
+export interface RunningService {
+  /** The `service` label of its metrics, e.g. `water`, `sync` or `relay`. */
+  readonly name: string;
+  /** Path prefixes its routes live under, where the host mounts it. */
+  readonly prefixes: readonly string[];
+  /** Its handler, with its routes. */
+  readonly handler: Router;
+  /**
+   * What it serves.
+   * @param origin where the host serves it, e.g. `http://127.0.0.1:8000`
+   */
+  describe(origin: string): ServiceDescription;
+  /** Finishes the work in flight (deliveries, queued jobs) once the host takes no more requests. */
+  drain(): Promise<void>;
+  /** Saves what must outlive the process and closes stores and connections, once every service has drained. */
+  close(): Promise<void>;
+}

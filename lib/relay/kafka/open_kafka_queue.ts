@@ -1,0 +1,74 @@
+import { ConfigError } from "../../config/mod.ts";
+import { uuidV4 } from "../../crypto/mod.ts";
+import type { ServiceLog } from "../../http/mod.ts";
+import { describeError } from "../describe_error.ts";
+import { connectKafka } from "./kafka_client.ts";
+import { KafkaQueue, kafkaTopics } from "./kafka_queue.ts";
+
+/** Options of {@linkcode openKafkaQueue}. */
+export interface OpenKafkaQueueOptions {
+  /** Bootstrap brokers, `host:port`. */
+  brokers: readonly string[];
+  /** Prefix of the topics: `<prefix>.jobs`, `.retry`, `.dead`, `.state`. */
+  topicPrefix: string;
+  /** Partitions of the topics created here. */
+  partitions: number;
+  /** The consumer group the relay processes share. */
+  groupId: string;
+  /** How long a silent process keeps its partitions, milliseconds. */
+  sessionTimeoutMs: number;
+  /** Jobs this process holds at most. */
+  capacity: number;
+  /** Random bytes, for this process's instance id. */
+  random: (size: number) => Uint8Array;
+  /** Where client errors are reported (the client reconnects by itself). */
+  log: ServiceLog;
+}
+
+// Past the longest any job's state is shown (dead letters, 7 days), with a day to spare.
+const STATE_RETENTION_MS = 8 * 86_400_000;
+
+/**
+ * Connects to Kafka with the optional peer dependency `kafkajs`, creates the
+ * relay's topics where the brokers allow it (else they must exist), and
+ * joins the relay's consumer group.
+ * @param options the brokers, topics, group and log
+ * @returns the queue
+ * @throws {ConfigError} naming KAFKA_BROKER when no broker answers, or KAFKA_TOPIC_PREFIX when the topics cannot be used
+ * @example
+ * ```ts
+ * const queue = await openKafkaQueue({
+ *   brokers: ["127.0.0.1:9092"], topicPrefix: "tributary", partitions: 8, groupId: "tributary-relay",
+ *   sessionTimeoutMs: 30_000, capacity: 100_000, random: pooledRandom(), log: console,
+ * });
+ * ```
+ */
+export async function openKafkaQueue(options: OpenKafkaQueueOptions): Promise<KafkaQueue> {
+  const where = options.brokers.join(",");
+  let log: Awaited<ReturnType<typeof connectKafka>>;
+  try {
+    log = await connectKafka(options.brokers, {
+      sessionTimeoutMs: options.sessionTimeoutMs,
+      onError: (error) => options.log.error(`Relay queue: Kafka at ${where}: ${describeError(error)}`),
+    });
+  } catch (error) {
+    throw new ConfigError("KAFKA_BROKER", `Cannot start: cannot reach Kafka at ${where} (KAFKA_BROKER): ${describeError(error)}`);
+  }
+  const topics = kafkaTopics(options.topicPrefix);
+  const refused = await log.createTopics([
+    { topic: topics.jobs, partitions: options.partitions },
+    { topic: topics.retry, partitions: options.partitions },
+    { topic: topics.dead, partitions: options.partitions },
+    { topic: topics.state, partitions: options.partitions, compactRetentionMs: STATE_RETENTION_MS },
+  ]);
+  try {
+    return await KafkaQueue.open(log, { topics, groupId: options.groupId, instanceId: uuidV4(options.random), capacity: options.capacity });
+  } catch (error) {
+    await log.close();
+    const why = refused === undefined ? "" : ` (creating them was refused: ${refused})`;
+    throw new ConfigError(
+      "KAFKA_TOPIC_PREFIX",
+      `Cannot start: cannot use the Kafka topics ${Object.values(topics).join(", ")}${why}: ${describeError(error)}`,
+    );
+  }
+}

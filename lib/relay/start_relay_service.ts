@@ -1,0 +1,223 @@
+import { ConfigError, readConfigFile, redactUrl } from "../config/mod.ts";
+import { type RunningService, type ServiceCredential, type ServiceLog, startInterval, waitAtMost } from "../http/mod.ts";
+import type { MetricsRegistry } from "../metrics/mod.ts";
+import { createAddressPolicy } from "./address_policy.ts";
+import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from "./backoff.ts";
+import { createRelayService } from "./create_relay_service.ts";
+import { createHttpDelivery, type Deliver } from "./http_delivery.ts";
+import { MemoryQueue } from "./memory_queue.ts";
+import type { JobQueue, QueueDepth } from "./queue.ts";
+import { restoreQueueSnapshot, saveQueueSnapshot } from "./queue_snapshot_file.ts";
+import { readEncryptionKey } from "./read_encryption_key.ts";
+import { readTenantsFile } from "./read_tenants_file.ts";
+import { registerRelayMetrics } from "./relay_metrics.ts";
+import type { RelayConfig } from "./settings.ts";
+import { TenantRegistry } from "./tenants.ts";
+import { RelayWorker } from "./worker.ts";
+
+/** Options of {@linkcode startRelayService}. */
+export interface StartRelayServiceOptions {
+  /** The registry the relay's metrics go to. */
+  metrics: MetricsRegistry;
+  /** Wall clock, milliseconds since the epoch, e.g. `Date.now`. */
+  now: () => number;
+  /** Random bytes (ids, secrets, JWE keys), e.g. `pooledRandom()`. */
+  random: (size: number) => Uint8Array;
+  /** Where notes and survived failures go. */
+  log: ServiceLog;
+  /**
+   * Sends one delivery.
+   * @default HTTP with the SSRF guard of `ALLOW_PRIVATE_TARGETS`
+   */
+  deliver?: Deliver;
+  /**
+   * Runs a task once after `ms`; returns a cancel function (the worker's retry timer).
+   * @default real timers
+   */
+  setTimer?: (task: () => void, ms: number) => () => void;
+  /**
+   * Runs a task periodically (queue depth and sweeps, every second); returns a stop function.
+   * @default real timers that do not keep the process alive
+   */
+  every?: (task: () => void, ms: number) => () => void;
+  /**
+   * A number in [0, 1) for retry jitter.
+   * @default {Math.random}
+   */
+  jitter?: () => number;
+  /**
+   * Path of intake; the management routes live under it.
+   * @default {"/webhook"}
+   */
+  basePath?: string;
+}
+
+/** How long deliveries in flight may take to finish at shutdown, at most. */
+const DRAIN_LIMIT_MS = 5000;
+
+/**
+ * Starts the webhook relay as an app runs it: loads `TENANTS_FILE` and
+ * `ENCRYPTION_KEY`, opens the queue `STORAGE_TYPE` chooses (memory, restored
+ * from `QUEUE_SNAPSHOT_FILE`; Redis; Kafka, its topics created where the
+ * brokers allow), starts the worker (unless `WORKER_CONCURRENCY=0`), and
+ * keeps the queue-depth gauge and the sweeps going. Draining gives deliveries
+ * in flight up to 5 s (a job still out is sent again later: delivery is at
+ * least once); closing saves the memory queue and closes the queue.
+ * @param config the relay's settings
+ * @param options metrics, clock, randomness, log and (for tests) the delivery function
+ * @returns the running service
+ * @throws {ConfigError} naming the variable when a file, key or backend cannot be used
+ * @example
+ * ```ts
+ * const relay = await startRelayService(readSettings(RELAY_SETTINGS, process.env), {
+ *   metrics: new MetricsRegistry(),
+ *   now: Date.now,
+ *   random: pooledRandom(),
+ *   log: { info: console.log, error: console.error },
+ * });
+ * ```
+ */
+export async function startRelayService(config: RelayConfig, options: StartRelayServiceOptions): Promise<RunningService> {
+  const base = options.basePath ?? "/webhook";
+  const { log, now, random } = options;
+  const registry = new TenantRegistry({ now, random, secretOverlapMs: config.secretOverlapSeconds * 1000 });
+  let plain: Map<string, string[]>;
+  try {
+    plain = readTenantsFile(registry, await readConfigFile(config.tenantsFile, "TENANTS_FILE"), config.tenantsFile);
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError("TENANTS_FILE", `Cannot start: ${(error as Error).message}`);
+  }
+  const encryptionKey = await readEncryptionKey(config.encryptionKey);
+  const { queue, restored, save } = await openQueue(config, options);
+  let depth: QueueDepth = { ready: 0, delayed: 0, leased: 0, dead: 0 };
+  const relayMetrics = registerRelayMetrics(options.metrics, () => depth);
+  const delivery = options.deliver === undefined
+    ? createHttpDelivery({ policy: createAddressPolicy({ allow: config.allowPrivateTargets }), maxSocketsPerHost: config.endpointConcurrency })
+    : { deliver: options.deliver, close: () => {} };
+  const schedule: RetrySchedule = {
+    kind: "fixed",
+    delaysMs: config.retryDelaysMs,
+    maxAttempts: config.maxAttempts ?? config.retryDelaysMs.length + 1,
+    jitter: DEFAULT_RETRY_SCHEDULE.jitter ?? 0.2,
+  };
+  const worker = new RelayWorker({
+    queue,
+    registry,
+    deliver: delivery.deliver,
+    schedule,
+    now,
+    random: options.jitter ?? Math.random,
+    setTimer: options.setTimer ?? realTimer,
+    concurrency: config.workerConcurrency,
+    perEndpointConcurrency: config.endpointConcurrency,
+    deliveryTimeoutMs: config.deliveryTimeoutMs,
+    onAttempt: relayMetrics.attempt,
+    onDead: relayMetrics.dead,
+    onError: (error) => log.error("Relay worker", error),
+  });
+  const handler = createRelayService({
+    registry,
+    queue,
+    now,
+    random,
+    encryptionKey,
+    maxPayloadBytes: config.maxPayloadBytes,
+    onAccepted: (tenantId, jobs) => {
+      relayMetrics.accepted(tenantId, jobs);
+      worker.notify();
+    },
+    base,
+  });
+  // WORKER_CONCURRENCY=0 makes an intake-only process: it queues, something else delivers.
+  if (config.workerConcurrency > 0) worker.start();
+  const stop = (options.every ?? startInterval)(() => {
+    // While the backend is away these fail; the worker and intake say so already, and the next tick tries again.
+    queue.depth(now()).then((latest) => (depth = latest), () => {});
+    queue.sweep(now()).catch(() => {});
+  }, 1000);
+  const credentials: ServiceCredential[] = [];
+  const notes = storageNotes(config, restored);
+  for (const tenant of registry.tenants()) {
+    const key = plain.get(tenant.id)?.[0];
+    if (key !== undefined) credentials.push({ label: `Relay tenant "${tenant.id}" API key`, value: key });
+    const endpoints = registry.endpoints(tenant.id).map((endpoint) => `${endpoint.id} -> ${endpoint.url}`);
+    notes.push(`Relay tenant "${tenant.id}": ${endpoints.length === 0 ? "no endpoints" : endpoints.join(", ")}`);
+  }
+  if (config.workerConcurrency === 0) {
+    notes.push("WORKER_CONCURRENCY=0: this process takes webhooks but delivers none; they wait in the queue");
+  }
+  if (config.allowPrivateTargets.length === 0) {
+    notes.push("Deliveries to private and loopback addresses are refused; set ALLOW_PRIVATE_TARGETS (e.g. 127.0.0.1/32) to reach a local receiver");
+  }
+  return {
+    name: "relay",
+    prefixes: [base],
+    handler,
+    describe: (origin) => ({
+      endpoints: [{ label: "Webhook intake", url: `${origin}${base}` }],
+      credentials,
+      notes,
+    }),
+    drain: async () => {
+      stop();
+      await waitAtMost(worker.stop(), Math.min(config.deliveryTimeoutMs, DRAIN_LIMIT_MS));
+      delivery.close();
+    },
+    close: async () => {
+      const saved = await save();
+      if (saved !== undefined) log.info(`Relay queue: ${saved} jobs saved to ${config.queueSnapshotFile}`);
+      await queue.close();
+    },
+  };
+}
+
+interface OpenedQueue {
+  readonly queue: JobQueue;
+  /** Jobs read back from the memory queue's snapshot. */
+  readonly restored: number;
+  /** Saves what must outlive the process; resolves with the jobs saved, or undefined when nothing is saved. */
+  save(): Promise<number | undefined>;
+}
+
+/** The queue `STORAGE_TYPE` chooses; the Redis and Kafka adapters (and their clients) are loaded only when chosen. */
+async function openQueue(config: RelayConfig, options: StartRelayServiceOptions): Promise<OpenedQueue> {
+  const nothingToSave = (): Promise<undefined> => Promise.resolve(undefined);
+  switch (config.storageType) {
+    case "redis": {
+      const { openRedisQueue } = await import("./redis/mod.ts");
+      const queue = await openRedisQueue({ url: config.redis.url, keyPrefix: config.redis.keyPrefix, capacity: config.queueCapacity, log: options.log });
+      return { queue, restored: 0, save: nothingToSave };
+    }
+    case "kafka": {
+      const { openKafkaQueue } = await import("./kafka/mod.ts");
+      const queue = await openKafkaQueue({ ...config.kafka, capacity: config.queueCapacity, random: options.random, log: options.log });
+      return { queue, restored: 0, save: nothingToSave };
+    }
+    case "memory": {
+      const queue = new MemoryQueue({ capacity: config.queueCapacity });
+      const restored = await restoreQueueSnapshot(queue, config.queueSnapshotFile);
+      return {
+        queue,
+        restored,
+        save: async () => (config.queueSnapshotFile === "" ? undefined : await saveQueueSnapshot(queue, config.queueSnapshotFile)),
+      };
+    }
+  }
+}
+
+function storageNotes(config: RelayConfig, restored: number): string[] {
+  const notes: string[] = [];
+  if (config.storageType === "redis") notes.push(`Relay queue: Redis at ${redactUrl(config.redis.url)}, keys under ${config.redis.keyPrefix}`);
+  if (config.storageType === "kafka") {
+    const { brokers, topicPrefix, groupId } = config.kafka;
+    notes.push(`Relay queue: Kafka at ${brokers.join(",")}, topics ${topicPrefix}.{jobs,retry,dead,state}, group ${groupId}`);
+  }
+  if (restored > 0) notes.push(`Relay queue: ${restored} jobs restored from ${config.queueSnapshotFile}`);
+  return notes;
+}
+
+function realTimer(task: () => void, ms: number): () => void {
+  const timer = setTimeout(task, ms);
+  return () => clearTimeout(timer);
+}

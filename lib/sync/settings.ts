@@ -1,0 +1,32 @@
+import { integerSetting, type ConfigOf } from "../config/mod.ts";
+
+/** The sync API's settings, read by `readSettings` from the environment. */
+export const SYNC_SETTINGS = {
+  queueAboveObjects: integerSetting("SYNC_QUEUE_ABOVE_OBJECTS", {
+    default: 1000,
+    min: 0,
+    max: 100_000_000,
+    doc: "a snapshot or diff of more objects is answered 202 and computed in the background",
+  }),
+  maxQueuedPerUser: integerSetting("SYNC_MAX_QUEUED_PER_USER", {
+    default: 16,
+    min: 1,
+    max: 100_000,
+    doc: "queued snapshots, diffs and patches a user may have at once; more answer 429",
+  }),
+  revisionRetentionDays: integerSetting("REVISION_RETENTION_DAYS", {
+    default: 30,
+    min: 1,
+    max: 36_500,
+    doc: "a diff base older than this is answered 410 (404 once ten times older: its id is forgotten)",
+  }),
+  ticketRetentionSeconds: integerSetting("TICKET_RETENTION_SECONDS", {
+    default: 600,
+    min: 1,
+    max: 7 * 24 * 3600,
+    doc: "a ticket and its result are kept this long, then answered 410",
+  }),
+} as const;
+
+/** The sync API's configuration. */
+export type SyncConfig = ConfigOf<typeof SYNC_SETTINGS>;

@@ -1,0 +1,55 @@
+import { integerSetting, listSetting, numberSetting, textSetting, type ConfigOf } from "../config/mod.ts";
+import { parseApiKey, parseOrigin } from "../http/mod.ts";
+
+/** The water-data API's settings, read by `readSettings` from the environment. */
+export const WATER_SETTINGS = {
+  dataDir: textSetting("DATA_DIR", { default: "data/datasets", accepts: "a folder", doc: "the datasets folder" }),
+  apiKeysFile: textSetting("API_KEYS_FILE", {
+    default: "data/api_keys.json",
+    emptyMeansNone: true,
+    accepts: "a file; empty for none",
+    doc: '`{"api_keys": [{"name", "key"}]}`, each key plain or `sha256:<64 hex>`',
+  }),
+  apiKeys: listSetting("API_KEYS", {
+    accepts: "keys, plain or `sha256:<64 hex>`",
+    item: (entry, index) => parseApiKey(`API_KEYS[${index + 1}]`, entry),
+    doc: "keys accepted in addition to the file's",
+  }),
+  corsOrigins: listSetting("CORS_ORIGINS", {
+    accepts: "origins such as `https://app.example.org`",
+    item: parseOrigin,
+    doc: "browser origins allowed; their `GET` requests may omit the key",
+  }),
+  rateLimitPerSecond: numberSetting("RATE_LIMIT_PER_SECOND", {
+    default: 2,
+    min: 0,
+    doc: "requests per second per key (or origin); 0 for no limit",
+  }),
+  rateLimitConcurrency: integerSetting("RATE_LIMIT_CONCURRENCY", {
+    default: 1,
+    min: 0,
+    max: 1_000_000,
+    doc: "requests per key in flight at once; 0 for no limit",
+  }),
+  queryTimeoutMs: integerSetting("QUERY_TIMEOUT_MS", {
+    default: 30_000,
+    min: 1,
+    max: 3_600_000,
+    doc: "a query running longer is answered 408",
+  }),
+  maxResponseBytes: integerSetting("MAX_RESPONSE_BYTES", {
+    default: 32 * 1024 * 1024,
+    min: 1024,
+    max: 2 ** 31,
+    doc: "a JSON page larger than this is answered 413 (CSV streams are not limited)",
+  }),
+  renderCacheBytes: integerSetting("RENDER_CACHE_BYTES", {
+    default: 64 * 1024 * 1024,
+    min: 0,
+    max: 2 ** 40,
+    doc: "bytes of rendered rows kept for reuse; 0 turns the cache off",
+  }),
+} as const;
+
+/** The water-data API's configuration. */
+export type WaterConfig = ConfigOf<typeof WATER_SETTINGS>;

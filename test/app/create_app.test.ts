@@ -1,0 +1,238 @@
+// createApp in process: the composed services, their metrics, the start and
+// the bounded, ordered close. No child process, no banner.
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { type App, type AppOverrides, createApp, readConfig } from "../../lib/app/mod.ts";
+import { createRouter, jsonResponse, type ServiceLog } from "../../lib/http/mod.ts";
+import type { DeliveryRequest, DeliveryResult } from "../../lib/relay/mod.ts";
+import { freePort } from "../_helpers/redis.ts";
+import { makeRequest } from "../_helpers/http.ts";
+
+const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+/** A log that keeps its lines, for assertions and a quiet test run. */
+function memoryLog(): ServiceLog & { lines: string[] } {
+  const lines: string[] = [];
+  return { lines, info: (message) => lines.push(message), error: (message) => lines.push(`error: ${message}`) };
+}
+
+function tenantsFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), "tributary-app-"));
+  const file = join(dir, "tenants.json");
+  writeFileSync(file, JSON.stringify({
+    tenants: [{ id: "acme", api_keys: ["acme-key"], endpoints: [{ id: "orders", url: "http://127.0.0.1:9/hook", events: ["order.*"], secret: SECRET }] }],
+  }));
+  return file;
+}
+
+/** Deliveries the relay made, each answered when the test says so. */
+class HeldDeliveries {
+  readonly requests: DeliveryRequest[] = [];
+  #release: (() => void)[] = [];
+  #arrived: (() => void) | undefined;
+  deliver = (request: DeliveryRequest): Promise<DeliveryResult> => {
+    this.requests.push(request);
+    this.#arrived?.();
+    return new Promise((resolve) => this.#release.push(() => resolve({ kind: "response", status: 204, retryAfter: undefined })));
+  };
+  /** Resolves once a delivery has been asked for. */
+  arrived(): Promise<void> {
+    if (this.requests.length > 0) return Promise.resolve();
+    return new Promise((resolve) => (this.#arrived = resolve));
+  }
+  releaseAll(): void {
+    for (const release of this.#release.splice(0)) release();
+  }
+}
+
+function build(env: Record<string, string>, overrides: AppOverrides = {}): App {
+  const config = readConfig({ QUEUE_SNAPSHOT_FILE: "", PASSWORD_HASH_COST: "1024", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0", ...env });
+  return createApp(config, { log: memoryLog(), ...overrides });
+}
+
+async function json(response: Response): Promise<Record<string, unknown>> {
+  return (await response.json()) as Record<string, unknown>;
+}
+
+describe("createApp()", () => {
+  it("serves every service on one listener once started, and describes them", async () => {
+    const held = new HeldDeliveries();
+    const app = build({ TENANTS_FILE: tenantsFile() }, { deliver: held.deliver });
+    await app.start();
+    const { url } = await app.listen({ port: 0 });
+    try {
+      const water = await fetch(`${url}/v1/odata/v4/Locations?$top=2&$select=Id`, { headers: { "x-api-key": "tributary-demo-key" } });
+      assert.equal(water.status, 200);
+      assert.equal(((await json(water))["value"] as unknown[]).length, 2);
+
+      const token = await fetch(`${url}/oauth2/token`, {
+        method: "POST",
+        headers: { authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}`, "content-type": "application/x-www-form-urlencoded" },
+        body: "grant_type=client_credentials",
+      });
+      assert.equal(token.status, 200);
+      const signUp = await fetch(`${url}/api/v2/sign-up`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${String((await json(token))["access_token"])}`, "content-type": "application/json" },
+        body: JSON.stringify({ username: "ada", password: "correct horse battery" }),
+      });
+      assert.equal(signUp.status, 201);
+      const login = await fetch(`${url}/oauth2/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: "client_id=demo-app&grant_type=password&username=ada&password=correct+horse+battery",
+      });
+      assert.equal(login.status, 200);
+      const snapshot = await fetch(`${url}/api/v2/sync/user`, { headers: { authorization: `Bearer ${String((await json(login))["access_token"])}` } });
+      assert.equal(snapshot.status, 200);
+      assert.equal(((await json(snapshot))["data"] as { objects: { me: { username: string } } }).objects.me.username, "ada");
+
+      const intake = await fetch(`${url}/webhook`, {
+        method: "POST",
+        headers: { authorization: "Bearer acme-key", "content-type": "application/json" },
+        body: JSON.stringify({ event: "order.created", data: { id: 1 } }),
+      });
+      assert.equal(intake.status, 202);
+      await held.arrived();
+      assert.equal(held.requests[0]!.url, "http://127.0.0.1:9/hook");
+      held.releaseAll();
+
+      assert.deepEqual(await json(await fetch(`${url}/health`)), { status: "ok", services: ["water", "sync", "relay"] });
+      assert.equal((await fetch(`${url}/nowhere`)).status, 404);
+      const described = app.describe(url);
+      assert.deepEqual(described.endpoints.map((endpoint) => endpoint.label), ["Water data", "Token endpoint", "Sign-up", "Sync API", "Webhook intake"]);
+      assert.ok(described.credentials.some((credential) => credential.value === "tributary-demo-key"));
+      assert.ok(described.credentials.some((credential) => credential.value === "acme-key"));
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("labels every request in /metrics by its service and the pattern of the route that answered", async () => {
+    const app = build({ SERVICES: "sync,relay", TENANTS_FILE: tenantsFile() });
+    await app.start();
+    try {
+      await assert.rejects(Promise.resolve(app.handler(makeRequest({ method: "GET", path: "/api/v2/sync/user/since/not-a-uuid" }))), {
+        code: "ERR_AUTH_MISSING_TOKEN",
+      });
+      await assert.rejects(
+        Promise.resolve(app.handler(makeRequest({ method: "GET", path: "/webhook/messages/msg_1", headers: { authorization: "Bearer acme-key" } }))),
+        { code: "ERR_RELAY_UNKNOWN_MESSAGE" },
+      );
+      const text = String((await app.handler(makeRequest({ method: "GET", path: "/metrics" }))).body);
+      assert.match(text, /tributary_http_requests_total\{service="sync",route="\/api\/v2\/sync\/user\/since\/:revision",method="GET",status="401"\} 1/);
+      assert.match(text, /tributary_http_requests_total\{service="relay",route="\/webhook\/messages\/:id",method="GET",status="404"\} 1/);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("puts a route added to a service in /metrics with its pattern, with no other file edited", async () => {
+    const app = build({ SERVICES: "relay", TENANTS_FILE: tenantsFile() }, {
+      services: [() => Promise.resolve({
+        name: "extra",
+        prefixes: ["/extra"],
+        handler: createRouter([{ method: "GET", path: "/extra/items/:id", handler: (_request, params) => jsonResponse(200, { id: params["id"] }) }]),
+        describe: () => ({ endpoints: [], credentials: [], notes: [] }),
+        drain: () => Promise.resolve(),
+        close: () => Promise.resolve(),
+      })],
+    });
+    await app.start();
+    try {
+      const response = await app.handler(makeRequest({ method: "GET", path: "/extra/items/42" }));
+      assert.equal(response.status, 200);
+      const text = String((await app.handler(makeRequest({ method: "GET", path: "/metrics" }))).body);
+      assert.match(text, /tributary_http_requests_total\{service="extra",route="\/extra\/items\/:id",method="GET",status="200"\} 1/);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("answers 503 with Retry-After before it has started and once it closes", async () => {
+    const app = build({ SERVICES: "relay", TENANTS_FILE: tenantsFile() });
+    const request = makeRequest({ method: "GET", path: "/webhook/endpoints", headers: { authorization: "Bearer acme-key" } });
+    await assert.rejects(Promise.resolve(app.handler(request)), { code: "ERR_HTTP_UNAVAILABLE", headers: { "retry-after": "1" } });
+    assert.equal((await app.handler(makeRequest({ method: "GET", path: "/health" }))).status, 200);
+    await app.start();
+    assert.equal((await app.handler(request)).status, 200);
+    await app.close();
+    await assert.rejects(Promise.resolve(app.handler(request)), { code: "ERR_HTTP_UNAVAILABLE" });
+  });
+
+  it("drains a delivery in flight before it closes, and stops listening", async () => {
+    const held = new HeldDeliveries();
+    const app = build({ SERVICES: "relay", TENANTS_FILE: tenantsFile() }, { deliver: held.deliver });
+    await app.start();
+    const { url } = await app.listen({ port: 0 });
+    const intake = await fetch(`${url}/webhook`, {
+      method: "POST",
+      headers: { authorization: "Bearer acme-key", "content-type": "application/json" },
+      body: JSON.stringify({ event: "order.paid", data: {} }),
+    });
+    assert.equal(intake.status, 202);
+    await held.arrived();
+    let closed = false;
+    const closing = app.close().then(() => (closed = true));
+    // The close waits for the delivery: a turn of the event loop later it has not finished.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(closed, false);
+    held.releaseAll();
+    await closing;
+    assert.equal(closed, true);
+    await assert.rejects(fetch(`${url}/health`), "the listener is closed");
+  });
+
+  it("gives up a close that overruns closeTimeoutMs, naming it", async () => {
+    const app = build({ SERVICES: "relay", TENANTS_FILE: tenantsFile() }, {
+      closeTimeoutMs: 20,
+      services: [() => Promise.resolve({
+        name: "stuck",
+        prefixes: ["/stuck"],
+        handler: createRouter([]),
+        describe: () => ({ endpoints: [], credentials: [], notes: [] }),
+        drain: () => new Promise<void>(() => {}),
+        close: () => Promise.resolve(),
+      })],
+    });
+    await app.start();
+    await assert.rejects(app.close(), /Cannot stop cleanly within 20 ms/);
+  });
+
+  it("stops what it started when a later service cannot start, and names the variable", async () => {
+    const port = await freePort();
+    const log = memoryLog();
+    const app = build({ SERVICES: "sync,relay", STORAGE_TYPE: "redis", REDIS_URL: `redis://127.0.0.1:${port}` }, { log });
+    await assert.rejects(app.start(), { name: "ConfigError", variable: "REDIS_URL" });
+    await assert.rejects(Promise.resolve(app.handler(makeRequest({ method: "GET", path: "/api/v2/sync/user" }))), { code: "ERR_HTTP_UNAVAILABLE" });
+    await assert.rejects(app.start(), { variable: "REDIS_URL" }, "a failed start stays failed");
+    await app.close();
+  });
+
+  it("saves the memory queue at close and restores it at the next start", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tributary-app-queue-"));
+    const env = { SERVICES: "relay", TENANTS_FILE: tenantsFile(), QUEUE_SNAPSHOT_FILE: join(dir, "queue.json"), WORKER_CONCURRENCY: "0" };
+    const log = memoryLog();
+    const first = build(env, { log });
+    await first.start();
+    const accepted = await first.handler(makeRequest({
+      method: "POST",
+      path: "/webhook",
+      headers: { authorization: "Bearer acme-key", "content-type": "application/json" },
+      body: JSON.stringify({ event: "order.created", data: {} }),
+    }));
+    assert.equal(accepted.status, 202);
+    await first.close();
+    assert.ok(log.lines.includes(`Relay queue: 1 jobs saved to ${env.QUEUE_SNAPSHOT_FILE}`), log.lines.join("\n"));
+    const second = build(env);
+    await second.start();
+    try {
+      assert.ok(second.describe("http://x").notes.includes(`Relay queue: 1 jobs restored from ${env.QUEUE_SNAPSHOT_FILE}`));
+    } finally {
+      await second.close();
+    }
+  });
+});

@@ -1,0 +1,166 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import {
+  choiceSetting,
+  ConfigError,
+  customSetting,
+  integerSetting,
+  listSetting,
+  listSettings,
+  numberSetting,
+  readConfigFile,
+  readSettings,
+  redactUrl,
+  renderSettingsTable,
+  textSetting,
+} from "../../lib/config/mod.ts";
+import { assertConfigError } from "../_helpers/config.ts";
+
+const TABLE = {
+  port: integerSetting(["ALT_PORT", "PORT"], { default: 8000, min: 0, max: 65_535, doc: "port" }),
+  ratio: numberSetting("RATIO", { default: 0.5, min: 0, doc: "a ratio" }),
+  name: textSetting("NAME", { default: "demo", pattern: /^[a-z]+$/, accepts: "lower-case letters", doc: "a name" }),
+  file: textSetting("FILE", { default: "a.json", emptyMeansNone: true, doc: "a file" }),
+  mode: choiceSetting("MODE", { choices: ["fast", "safe"] as const, default: "safe", doc: "the mode" }),
+  group: {
+    items: listSetting("ITEMS", { accepts: "numbers", item: (entry) => {
+      if (!/^[0-9]+$/.test(entry)) throw new RangeError("not a number");
+      return Number(entry);
+    }, doc: "some numbers" }),
+    key: customSetting("KEY", {
+      default: "",
+      defaultText: "",
+      accepts: "a key that starts with k",
+      doc: "a key, required with MODE=fast",
+      unset: (env) => {
+        if (env["MODE"] === "fast") throw new ConfigError("KEY", "Cannot start: MODE=fast needs KEY");
+        return "";
+      },
+      parse: (text) => {
+        if (!text.startsWith("k")) throw new Error("it does not start with k");
+        return text;
+      },
+    }),
+  },
+} as const;
+
+describe("readSettings()", () => {
+  it("reads defaults from an empty environment, nested like the table", () => {
+    assert.deepEqual(readSettings(TABLE, {}), {
+      port: 8000,
+      ratio: 0.5,
+      name: "demo",
+      file: "a.json",
+      mode: "safe",
+      group: { items: [], key: "" },
+    });
+  });
+
+  it("reads every kind of value, trimmed", () => {
+    const config = readSettings(TABLE, {
+      PORT: " 8080 ",
+      RATIO: "2.25",
+      NAME: " abc ",
+      FILE: "b.json",
+      MODE: "fast",
+      ITEMS: "1, 2,,3",
+      KEY: " k1 ",
+    });
+    assert.deepEqual(config, { port: 8080, ratio: 2.25, name: "abc", file: "b.json", mode: "fast", group: { items: [1, 2, 3], key: "k1" } });
+  });
+
+  it("reads the first variable that is set, and names it in errors", () => {
+    assert.equal(readSettings(TABLE, { ALT_PORT: "9001", PORT: "8001" }).port, 9001);
+    assert.equal(readSettings(TABLE, { ALT_PORT: "", PORT: "8001" }).port, 8001);
+    assertConfigError(() => readSettings(TABLE, { ALT_PORT: "x", PORT: "8001" }), "ALT_PORT");
+  });
+
+  it("treats an empty value as unset, unless empty means none", () => {
+    assert.equal(readSettings(TABLE, { NAME: "" }).name, "demo");
+    assert.equal(readSettings(TABLE, { FILE: "" }).file, "");
+    assert.equal(readSettings(TABLE, { FILE: "  " }).file, "");
+  });
+
+  const invalid = [
+    { env: { PORT: "-1" }, variable: "PORT", says: "an integer from 0 to 65535" },
+    { env: { PORT: "1e3" }, variable: "PORT", says: "an integer from 0 to 65535" },
+    { env: { RATIO: "fast" }, variable: "RATIO", says: "a number >= 0" },
+    { env: { NAME: "Ab" }, variable: "NAME", says: "lower-case letters" },
+    { env: { MODE: "turbo" }, variable: "MODE", says: "fast, safe" },
+    { env: { ITEMS: "1,x" }, variable: "ITEMS", says: "entry 2" },
+    { env: { KEY: "q" }, variable: "KEY", says: "it does not start with k" },
+    { env: { MODE: "fast" }, variable: "KEY", says: "MODE=fast needs KEY" },
+  ] as const;
+  for (const c of invalid) {
+    it(`names ${c.variable} and says "${c.says}" for ${JSON.stringify(c.env)}`, () => {
+      assertConfigError(() => readSettings(TABLE, c.env), c.variable, c.says);
+    });
+  }
+});
+
+describe("listSettings()", () => {
+  it("lists the settings in declaration order, groups flattened", () => {
+    assert.deepEqual(listSettings(TABLE).map((setting) => setting.variables[0]), ["ALT_PORT", "RATIO", "NAME", "FILE", "MODE", "ITEMS", "KEY"]);
+  });
+});
+
+describe("renderSettingsTable()", () => {
+  it("renders one row per setting with its default, what it accepts and its doc", () => {
+    const text = renderSettingsTable(listSettings(TABLE));
+    const lines = text.trimEnd().split("\n");
+    assert.equal(lines.length, 2 + 7);
+    assert.equal(lines[2], "| `ALT_PORT`, then `PORT` | `8000` | an integer from 0 to 65535 | port |");
+    assert.equal(lines[6], "| `MODE` | `safe` | `fast`, `safe` | the mode |");
+    assert.equal(lines[8], "| `KEY` |  | a key that starts with k | a key, required with MODE=fast |");
+  });
+
+  it("escapes a pipe inside a cell", () => {
+    const text = renderSettingsTable([textSetting("X", { default: "", accepts: "a|b", doc: "c" })]);
+    assert.ok(text.includes("| a\\|b |"), text);
+  });
+});
+
+describe("integerSetting()", () => {
+  it("refuses a setting without a variable", () => {
+    assert.throws(() => integerSetting([], { default: 1, min: 0, max: 2, doc: "" }), TypeError);
+  });
+});
+
+describe("readConfigFile()", () => {
+  it("reads a file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tributary-config-"));
+    writeFileSync(join(dir, "a.txt"), "hello");
+    assert.equal(await readConfigFile(join(dir, "a.txt"), "A_FILE"), "hello");
+  });
+
+  it("names the variable and the file when it cannot be read", async () => {
+    await assert.rejects(readConfigFile("/nonexistent/x.json", "A_FILE"), (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(error.variable, "A_FILE");
+      assert.match(error.message, /A_FILE names \/nonexistent\/x\.json.*ENOENT/);
+      return true;
+    });
+  });
+});
+
+describe("redactUrl()", () => {
+  const cases = [
+    { input: "redis://app:s3cret@db:6379", expected: "redis://app:***@db:6379" },
+    { input: "redis://127.0.0.1:6379", expected: "redis://127.0.0.1:6379" },
+    { input: "not a url", expected: "not a url" },
+  ] as const;
+  for (const c of cases) it(`gives ${c.expected} for ${c.input}`, () => assert.equal(redactUrl(c.input), c.expected));
+});
+
+describe("ConfigError", () => {
+  it("sets name, code and variable", () => {
+    const error = new ConfigError("PORT", "Cannot start: PORT is bad");
+    assert.ok(error instanceof Error);
+    assert.equal(error.name, "ConfigError");
+    assert.equal(error.code, "ERR_CONFIG_INVALID");
+    assert.equal(error.variable, "PORT");
+  });
+});

@@ -1,0 +1,66 @@
+// server.ts on Node 24 with its own type stripping (no tsx) and on Deno:
+// start, one request per service, a clean exit on SIGTERM.
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { listeningLine } from "../_helpers/listening.ts";
+import { deno, denoSkip, node24, node24Skip } from "../_helpers/runtimes.ts";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const children: ChildProcess[] = [];
+after(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+});
+
+async function smoke(command: string, args: readonly string[]): Promise<void> {
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", QUEUE_SNAPSHOT_FILE: "", RATE_LIMIT_PER_SECOND: "0", NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let out = "";
+  let err = "";
+  child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  let url: string | undefined;
+  while ((url = listeningLine(out)) === undefined) {
+    if (child.exitCode !== null) assert.fail(`${command} exited: ${err}`);
+    await once(child.stdout!, "data");
+  }
+  const water = await fetch(`${url}/v1/odata/v4/Locations?$top=1&$select=Id`, { headers: { "x-api-key": "tributary-demo-key" } });
+  assert.equal(water.status, 200, "water");
+  assert.deepEqual(await water.json(), { value: [{ Id: 1 }], "@odata.nextLink": `${url}/v1/odata/v4/Locations?$select=Id&$top=1&$skiptoken=Id:1` });
+  const token = await fetch(`${url}/oauth2/token`, {
+    method: "POST",
+    headers: { authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}`, "content-type": "application/x-www-form-urlencoded" },
+    body: "grant_type=client_credentials",
+  });
+  assert.equal(token.status, 200, "token");
+  assert.equal(((await token.json()) as { scope: string }).scope, "SignUp");
+  const intake = await fetch(`${url}/webhook`, {
+    method: "POST",
+    headers: { authorization: "Bearer demo-acme-key", "content-type": "application/json" },
+    body: JSON.stringify({ event: "order.created", data: { id: 1 } }),
+  });
+  assert.equal(intake.status, 202, "relay");
+  assert.deepEqual(((await intake.json()) as { endpoints: string[] }).endpoints, ["orders"]);
+  child.kill("SIGTERM");
+  const [code] = await once(child, "exit");
+  assert.equal(code, 0, err);
+  assert.match(out, /SIGTERM: finishing requests in flight/);
+}
+
+describe("server.ts on other runtimes", () => {
+  it("runs on Node 24 natively (type stripping, no tsx): every service answers, SIGTERM exits 0", { skip: node24Skip }, async () => {
+    assert.ok(node24 !== undefined, "REQUIRE_SERVICES=1 but Node 24 is not installed (NODE24_BIN)");
+    await smoke(node24, ["server.ts"]);
+  });
+
+  it("runs on Deno with read, net and env permissions only: every service answers, SIGTERM exits 0", { skip: denoSkip }, async () => {
+    assert.ok(deno !== undefined, "REQUIRE_SERVICES=1 but Deno is not installed (DENO_BIN)");
+    await smoke(deno, ["run", "--quiet", "--allow-net=127.0.0.1", `--allow-read=${ROOT}`, "--allow-env", "server.ts"]);
+  });
+});
