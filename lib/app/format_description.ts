@@ -5,6 +5,10 @@ import type { AppDescription } from "./create_app.ts";
  * then the demo credentials.
  * @param description what the app serves, from `App.describe`
  * @returns the lines, without newlines
+ * @example
+ * ```ts
+ * for (const line of formatDescription(app.describe("http://127.0.0.1:8000"))) console.log(line);
+ * ```
  */
 export function formatDescription(description: AppDescription): string[] {
   return [

@@ -39,6 +39,11 @@ const LANGUAGES = ["en", "fr", "ru", "es", "de"];
  * @param tokens the token service
  * @param options the sign-up hook
  * @returns the handler, with its routes
+ * @example
+ * ```ts
+ * const handler = createAuthService(tokens, { onUserCreated: (user) => console.log(`new user ${user.username}`) });
+ * createServer(createNodeListener(handler)).listen(8000);
+ * ```
  */
 export function createAuthService(tokens: TokenService, options: AuthServiceOptions = {}): Router {
   const routes = createRouter([

@@ -75,6 +75,10 @@ export async function requireBearer(
  * @returns the uuid of the user the token acts for
  * @throws {AuthError} as {@linkcode requireBearer}, and `ERR_AUTH_INVALID_TOKEN` (401) for a
  * client's own token
+ * @example
+ * ```ts
+ * const userId = await requireUser(request, tokens, { scope: "UserActivity" });
+ * ```
  */
 export async function requireUser(
   request: HttpRequest,

@@ -93,6 +93,18 @@ export interface TokenServiceOptions {
  * `refresh_token` grants, scope checks, opaque 256-bit tokens stored only as
  * SHA-256, and refresh-token rotation with reuse detection that revokes the
  * whole family (RFC 9700 §4.14.2).
+ * @example
+ * ```ts
+ * const tokens = new TokenService({
+ *   store: new MemoryAuthStore(),
+ *   clients: parseClients([{ client_id: "backend", client_secret: "s3cret", grant_types: ["client_credentials"], scopes: ["SignUp"] }]),
+ *   now: Date.now,
+ *   random: pooledRandom(),
+ *   throttle: new LoginThrottle({ now: Date.now }),
+ * });
+ * const params = new Map([["grant_type", "client_credentials"], ["client_id", "backend"], ["client_secret", "s3cret"]]);
+ * const { access_token } = await tokens.token({ params, basic: undefined, address: "127.0.0.1" });
+ * ```
  */
 export class TokenService {
   readonly #store: AuthStore;

@@ -184,6 +184,16 @@ export interface CustomSettingOptions<T> extends SettingDoc {
  * @param variable the variable
  * @param options how to read it, default and documentation
  * @returns the setting
+ * @example
+ * ```ts
+ * const origin = customSetting("PUBLIC_URL", {
+ *   default: undefined as string | undefined,
+ *   defaultText: "",
+ *   accepts: "an origin such as https://api.example.org",
+ *   doc: "origin for links",
+ *   parse: parseOrigin,
+ * });
+ * ```
  */
 export function customSetting<T>(variable: string, options: CustomSettingOptions<T>): Setting<T> {
   return define(variable, options, options.defaultText, options.accepts, (text, name, env) => {

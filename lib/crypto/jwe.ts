@@ -1,4 +1,3 @@
-/// <reference types="node" preserve="true" />
 import {
   constants,
   createCipheriv,

@@ -15,6 +15,11 @@ export interface PooledRandomOptions {
  * tokens. Every byte is handed out once, and zeroed in the pool when it is.
  * @param options block size
  * @returns a function giving `size` fresh random bytes
+ * @example
+ * ```ts
+ * const random = pooledRandom();
+ * encodeBase64Url(random(32)); // 43 characters, 256 random bits
+ * ```
  */
 export function pooledRandom(options: PooledRandomOptions = {}): (size: number) => Uint8Array {
   const poolSize = options.poolSize ?? 4096;

@@ -1,4 +1,3 @@
-/// <reference types="node" preserve="true" />
 import { createPublicKey, hash, type KeyObject } from "node:crypto";
 import { CryptoError } from "./errors.ts";
 

@@ -9,6 +9,11 @@ export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
  * @param value anything `JSON.stringify` accepts
  * @param headers extra headers
  * @returns the response record
+ * @example
+ * ```ts
+ * jsonResponse(201, { id: "e1" }, { location: "/items/e1" });
+ * // { status: 201, headers: { "content-type": "application/json; charset=utf-8", location: "/items/e1" }, body: '{"id":"e1"}' }
+ * ```
  */
 export function jsonResponse(
   status: number,

@@ -1,4 +1,3 @@
-/// <reference types="node" preserve="true" />
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HttpError } from "./errors.ts";
 import { errorResponse, statusOf } from "./error_response.ts";

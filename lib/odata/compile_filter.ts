@@ -66,6 +66,12 @@ const UNKNOWN = 0.5;
  * @returns the compiled filter
  * @throws {ODataError} `ERR_ODATA_UNSUPPORTED` for a condition on two fields
  * @throws {TypeError} when the table lacks a bound field
+ * @example
+ * ```ts
+ * const compiled = compileFilter(bindFilter(parseFilter("Depth gt 2"), schema), table);
+ * const rows = new Uint32Array(1024);
+ * const found = new MatchCursor(compiled).next(rows); // the first matching row numbers, ascending
+ * ```
  */
 export function compileFilter(filter: BoundFilter | undefined, table: ColumnTable): CompiledFilter {
   if (filter === undefined) {

@@ -14,6 +14,11 @@ export type FieldGetter = (name: string) => Scalar | readonly Scalar[];
  * @param filter the bound filter
  * @param get the row's field values
  * @returns whether the row matches
+ * @example
+ * ```ts
+ * const bound = bindFilter(parseFilter("ResultValue gt 7"), new Map([["ResultValue", { type: "number" }]]));
+ * evaluateFilter(bound, (name) => (name === "ResultValue" ? 7.5 : null)); // true
+ * ```
  */
 export function evaluateFilter(filter: BoundFilter, get: FieldGetter): boolean {
   switch (filter.kind) {

@@ -47,6 +47,11 @@ const UNSUPPORTED = new Set(["expand", "search", "apply", "compute", "levels", "
  * repeated option, an unknown `$` option, `$top` outside 1..maxTop, a
  * malformed `$skiptoken`, `$count` or `$format`, an empty `$select` entry, or
  * an unsupported option
+ * @example
+ * ```ts
+ * const options = readQueryOptions(parseQuery("$filter=Id gt 3&$top=10&$select=Id,Name"));
+ * options.top; // 10
+ * ```
  */
 export function readQueryOptions(
   pairs: readonly QueryPair[],

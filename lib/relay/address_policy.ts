@@ -1,4 +1,3 @@
-/// <reference types="node" preserve="true" />
 import * as dns from "node:dns";
 import { BlockList, isIPv4, isIPv6 } from "node:net";
 import type { LookupFunction } from "node:net";

@@ -63,6 +63,10 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
  * `POST /webhook/dead-letters/:job/replay`.
  * @param options registry, queue, clock, randomness and limits
  * @returns the handler
+ * @example
+ * ```ts
+ * const handler = createRelayService({ registry, queue: new MemoryQueue(), now: Date.now, random: pooledRandom() });
+ * ```
  */
 export function createRelayService(options: RelayServiceOptions): Router {
   const base = options.base ?? "/webhook";

@@ -114,6 +114,11 @@ export interface MemoryQueueSnapshot {
  * one map insertion per message, whatever the backlog. The queue lives in the
  * process: {@linkcode MemoryQueue.snapshot} and {@linkcode MemoryQueue.restore}
  * carry it over a restart; a crash loses it (use Redis or Kafka where that matters).
+ * @example
+ * ```ts
+ * const queue = new MemoryQueue({ capacity: 100_000 });
+ * const worker = new RelayWorker({ queue, registry, deliver, schedule: DEFAULT_RETRY_SCHEDULE, now: Date.now, random: Math.random, setTimer });
+ * ```
  */
 export class MemoryQueue implements JobQueue {
   readonly #capacity: number;

@@ -81,6 +81,13 @@ const MAX_URL_LENGTH = 2048;
  * Tenants and their endpoints, in memory: loaded from the tenants file and
  * changed through the endpoint API. Finds a tenant by API key (by its hash)
  * and the endpoints an event goes to.
+ * @example
+ * ```ts
+ * const registry = new TenantRegistry({ now: Date.now, random: pooledRandom() });
+ * registry.addTenant("acme", [sha256Hex("acme-key")]);
+ * registry.createEndpoint("acme", { url: "https://hooks.acme.example/in", events: ["order.*"] });
+ * registry.route("acme", "order.created"); // [the endpoint]
+ * ```
  */
 export class TenantRegistry {
   readonly #now: () => number;

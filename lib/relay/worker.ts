@@ -56,6 +56,24 @@ const BUSY_DELAY_MS = 50;
  * connection errors retry on the schedule until attempts run out, then the
  * job goes to the dead letters. Retries wait in the queue, never in the
  * worker, so a failing endpoint holds back no other.
+ * @example
+ * ```ts
+ * const worker = new RelayWorker({
+ *   queue,
+ *   registry,
+ *   deliver: createHttpDelivery({ policy: createAddressPolicy({ allow: [] }) }).deliver,
+ *   schedule: DEFAULT_RETRY_SCHEDULE,
+ *   now: Date.now,
+ *   random: Math.random,
+ *   setTimer: (task, ms) => {
+ *     const timer = setTimeout(task, ms);
+ *     return () => clearTimeout(timer);
+ *   },
+ * });
+ * worker.start();
+ * // at shutdown, after intake stops:
+ * await worker.stop();
+ * ```
  */
 export class RelayWorker {
   readonly #options: RelayWorkerOptions;

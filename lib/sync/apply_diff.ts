@@ -8,6 +8,10 @@ import type { SyncData, SyncDiff, SyncObject } from "./types.ts";
  * @param diff the diff
  * @returns the snapshot of `diff.revision`, lists sorted by `uuid`
  * @throws {TypeError} when the diff does not start at the snapshot's revision
+ * @example
+ * ```ts
+ * const current = applyDiff(snapshotAtBase, diff); // what a snapshot at diff.revision holds
+ * ```
  */
 export function applyDiff(data: SyncData, diff: SyncDiff): SyncData {
   if (diff.base_revision !== data.revision) {

@@ -66,6 +66,13 @@ const CACHED = "private, no-cache";
  * @param store the contexts and tickets
  * @param options authorization, job queue and limits
  * @returns the handler
+ * @example
+ * ```ts
+ * const handler = createSyncService(new MemorySyncStore({ now: Date.now, uuid: () => crypto.randomUUID() }), {
+ *   authorize: (request) => requireUser(request, tokens, { scope: "UserActivity" }),
+ *   jobs: new SerialJobs(),
+ * });
+ * ```
  */
 export function createSyncService(store: SyncStore, options: SyncServiceOptions): Router {
   const base = options.base ?? "/api/v2/sync/user";

@@ -32,6 +32,11 @@ const FORGET_FACTOR = 10;
  * The in-memory {@linkcode SyncStore}: one {@linkcode RevisionLog} per user and a {@linkcode TicketStore}.
  * Revisions past the retention are pruned; their ids answer "expired" for ten
  * retention periods (300 days by default), then "unknown".
+ * @example
+ * ```ts
+ * const store = new MemorySyncStore({ now: Date.now, uuid: () => crypto.randomUUID(), revisionRetention: 30 * 86_400_000 });
+ * await store.createContext({ uuid: userId, username: "ada", notifyLanguage: "en" });
+ * ```
  */
 export class MemorySyncStore implements SyncStore {
   readonly #now: () => number;

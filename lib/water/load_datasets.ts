@@ -40,6 +40,11 @@ export interface LoadDatasetsOptions extends StoreBuilderOptions {
  * @param options chunk size and issue limits
  * @returns the store and the load report
  * @throws {WaterError} `ERR_WATER_DATASET` when `dir` cannot be read
+ * @example
+ * ```ts
+ * const { store, report } = await loadDatasets("data/datasets");
+ * console.log(`${report.datasets.length} datasets, ${report.failures.length} not loaded`);
+ * ```
  */
 export async function loadDatasets(
   dir: string,

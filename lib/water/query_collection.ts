@@ -71,6 +71,12 @@ export interface PageResult {
  * @param top page size
  * @returns the page
  * @throws {ODataError} `ERR_ODATA_QUERY_OPTION` for a skip token that is not an id of the collection
+ * @example
+ * ```ts
+ * const locations = COLLECTIONS.get("Locations")!;
+ * const query = { collection: locations, filter: prepareFilter(locations, "RegionId eq 'hub.atlantic'") };
+ * const { rows, more } = queryPage(store, query, undefined, 100);
+ * ```
  */
 export function queryPage(
   store: WaterStore,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createRouter, type RouteHandler, type RouteParams, statusOf } from "../../lib/http/mod.ts";
+import { createRouter, HttpError, keepRoutes, type RouteHandler, type RouteParams, statusOf } from "../../lib/http/mod.ts";
 import { callHandler, makeRequest } from "../_helpers/http.ts";
 
 /** A route handler that answers with its name and the parameters it got. */
@@ -226,5 +226,58 @@ describe("createRouter()", () => {
     assert.throws(() => createRouter([{ method: "GET", path: "items", handler: echo("x") }]), {
       name: "TypeError",
     });
+  });
+});
+
+describe("Router: routes as data", () => {
+  it("lists its routes, in order, as method and path", () => {
+    assert.deepEqual(router.routes.slice(0, 3), [
+      { method: "GET", path: "/" },
+      { method: "GET", path: "/items" },
+      { method: "POST", path: "/items" },
+    ]);
+    assert.equal(router.routes.length, 9);
+    assert.deepEqual(router.routes[5], { method: "DELETE", path: "/items/:id" });
+  });
+
+  const answered = [
+    { method: "GET", path: "/items", pattern: "/items" },
+    { method: "GET", path: "/items/", pattern: "/items" },
+    { method: "GET", path: "/items/new", pattern: "/items/new" },
+    { method: "GET", path: "/items/42", pattern: "/items/:id" },
+    { method: "DELETE", path: "/items/42", pattern: "/items/:id" },
+    { method: "HEAD", path: "/items/7/parts/a%20b", pattern: "/items/:id/parts/:part" },
+  ] as const;
+  for (const c of answered) {
+    it(`tells that ${c.pattern} answered ${c.method} ${c.path}`, async () => {
+      const request = makeRequest({ method: c.method, path: c.path });
+      await callHandler(router, request);
+      assert.equal(router.routeOf(request), c.pattern);
+    });
+  }
+
+  it("names the pattern whose path matches a request it did not dispatch (refused in front of it, or another method)", async () => {
+    assert.equal(router.routeOf(makeRequest({ method: "GET", path: "/items/9/parts/x" })), "/items/:id/parts/:part");
+    const wrongMethod = makeRequest({ method: "PATCH", path: "/only-put" });
+    await assert.rejects(callHandler(router, wrongMethod));
+    assert.equal(router.routeOf(wrongMethod), "/only-put");
+  });
+
+  it("names no pattern for a path no route has", async () => {
+    const request = makeRequest({ method: "GET", path: "/nowhere/at/all" });
+    await assert.rejects(callHandler(router, request));
+    assert.equal(router.routeOf(request), undefined);
+  });
+
+  it("keeps its routes when wrapped with keepRoutes", async () => {
+    const refusing = keepRoutes((request) => {
+      if (request.headers["x-block"] === "1") throw new HttpError("ERR_HTTP_RATE_LIMITED", "Cannot answer now: too fast");
+      return router(request);
+    }, router);
+    assert.equal(refusing.routes, router.routes);
+    const request = makeRequest({ method: "GET", path: "/items/3", headers: { "x-block": "1" } });
+    await assert.rejects(callHandler(refusing, request), { code: "ERR_HTTP_RATE_LIMITED" });
+    assert.equal(refusing.routeOf(request), "/items/:id");
+    assert.equal((await callHandler(refusing, makeRequest({ method: "GET", path: "/items/3" }))).status, 200);
   });
 });

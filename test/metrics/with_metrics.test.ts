@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type Handler, HttpError, type HttpRequest } from "../../lib/http/mod.ts";
+import { createRouter, type Handler, HttpError, type HttpRequest, keepRoutes } from "../../lib/http/mod.ts";
 import {
   createHttpMetrics,
   type HttpMetrics,
@@ -179,5 +179,33 @@ describe("createHttpMetrics()", () => {
   it("refuses to register twice on one registry", () => {
     const { registry } = setup();
     assert.throws(() => createHttpMetrics(registry), { code: "ERR_METRICS_DUPLICATE" });
+  });
+});
+
+describe("withMetrics() over a router", () => {
+  it("labels each request with the pattern of the route that answered, refused or not, and others as other", async () => {
+    const { metrics, clock } = setup();
+    const router = createRouter([
+      { method: "GET", path: "/items/:id", handler: (_request, params) => ({ status: params["id"] === "0" ? 404 : 200 }) },
+      { method: "POST", path: "/items", handler: () => ({ status: 201 }) },
+    ]);
+    const limited = keepRoutes((request) => {
+      if (request.headers["x-slow"] === "1") throw new HttpError("ERR_HTTP_RATE_LIMITED", "Cannot answer now: too fast");
+      return router(request);
+    }, router);
+    const measured = withMetrics(limited, { metrics, service: "items", route: limited.routeOf, now: () => clock.t });
+    await callHandler(measured, makeRequest({ method: "GET", path: "/items/1" }));
+    await callHandler(measured, makeRequest({ method: "GET", path: "/items/2" }));
+    await callHandler(measured, makeRequest({ method: "GET", path: "/items/0" }));
+    await callHandler(measured, makeRequest({ method: "GET", path: "/items/3", headers: { "x-slow": "1" } })).catch(() => {});
+    await callHandler(measured, makeRequest({ method: "POST", path: "/items" }));
+    await callHandler(measured, makeRequest({ method: "GET", path: "/elsewhere" })).catch(() => {});
+    assert.deepEqual(counts(metrics), {
+      "items /items/:id GET 200": 2,
+      "items /items/:id GET 404": 1,
+      "items /items/:id GET 429": 1,
+      "items /items POST 201": 1,
+      "items other GET 404": 1,
+    });
   });
 });

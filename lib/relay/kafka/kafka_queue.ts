@@ -198,6 +198,11 @@ interface JobRecord {
  * dies leaves its jobs to the others (delivery is at least once). Every
  * job's latest state goes to a compacted state topic that every process
  * reads whole, for the status, dead-letter and replay APIs.
+ * @example
+ * ```ts
+ * const log = await connectKafka(["127.0.0.1:9092"]);
+ * const queue = await KafkaQueue.open(log, { topics: kafkaTopics("tributary"), groupId: "tributary-relay", instanceId: crypto.randomUUID() });
+ * ```
  */
 export class KafkaQueue implements JobQueue {
   readonly #log: KafkaLog;

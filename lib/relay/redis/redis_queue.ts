@@ -329,6 +329,10 @@ return 1
  * Every operation is one Lua script, so processes sharing the queue never
  * claim or move a job twice; a lease that expires (its worker died) makes the
  * job ready again. Keys share one prefix (a cluster hash tag by default).
+ * @example
+ * ```ts
+ * const queue = new RedisQueue(await connectRedis("redis://127.0.0.1:6379"), { prefix: "{tributary}", capacity: 100_000 });
+ * ```
  */
 export class RedisQueue implements JobQueue {
   readonly #redis: RedisScripts;

@@ -1,0 +1,27 @@
+// npm run build: compiles lib/ to dist/ (ES modules, .d.ts, source maps with
+// their sources) with tsc, then marks each declaration file that names a
+// node: module with `/// <reference types="node" />`, so that a consumer
+// whose tsconfig lists no types (tsc --init's default) still loads Node's
+// types for it. The sources go without the directive: Deno, which types node:
+// modules itself, refuses it.
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dirname, "..");
+const DIST = join(ROOT, "dist");
+const REFERENCE = '/// <reference types="node" />\n';
+
+rmSync(DIST, { recursive: true, force: true });
+const tsc = spawnSync(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", join(ROOT, "tsconfig.build.json")], { stdio: "inherit" });
+if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+let marked = 0;
+for (const entry of readdirSync(DIST, { recursive: true, encoding: "utf8" })) {
+  if (!entry.endsWith(".d.ts")) continue;
+  const file = join(DIST, entry);
+  const text = readFileSync(file, "utf8");
+  if (!/from "node:|import\("node:/.test(text) || text.startsWith(REFERENCE)) continue;
+  writeFileSync(file, REFERENCE + text);
+  marked++;
+}
+console.log(`Built ${DIST} (${marked} declaration files reference Node's types)`);
