@@ -12,8 +12,7 @@ import {
   type Mount,
   mountHandlers,
   type RunningService,
-  type ServiceCredential,
-  type ServiceEndpoint,
+  type ServiceDescription,
   type ServiceLog,
   waitAtMost,
 } from "../http/mod.ts";
@@ -84,12 +83,10 @@ export interface AppContext {
   readonly random: (size: number) => Uint8Array;
 }
 
-/** What a started app serves: its services, entry points and demo credentials. */
-export interface AppDescription {
+/** What a started app serves: its services' entry points, demo credentials and notes, together. */
+export interface AppDescription extends ServiceDescription {
+  /** The services it runs, as `SERVICES` names them. */
   readonly services: readonly string[];
-  readonly endpoints: readonly ServiceEndpoint[];
-  readonly credentials: readonly ServiceCredential[];
-  readonly notes: readonly string[];
 }
 
 /** Where {@linkcode App.listen} listens. */
@@ -164,31 +161,46 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   const context: AppContext = { config, metrics, log, now, monotonic, random };
   const running: RunningService[] = [];
   let state: "new" | "starting" | "started" | "closing" | "closed" = "new";
-  let services: Handler = mountHandlers([]);
   let inFlight = 0;
   let settled: (() => void) | undefined;
   let server: Server | undefined;
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
 
-  async function serve(request: HttpRequest): Promise<HttpResponse> {
-    if (state !== "started") {
-      const why = state === "new" || state === "starting" ? "is starting" : "is shutting down";
-      throw new HttpError("ERR_HTTP_UNAVAILABLE", `Cannot answer: the server ${why}`, { headers: { "retry-after": "1" } });
-    }
-    inFlight++;
-    try {
-      return await services(request);
-    } finally {
-      if (--inFlight === 0) settled?.();
-    }
-  }
-
-  const handler = mountHandlers([
-    { prefix: "/", handler: serve },
+  // The host's own routes answer in every state; the services' only once started and until closing.
+  const hostMounts: readonly Mount[] = [
     { prefix: "/metrics", handler: createMetricsHandler(metrics) },
     { prefix: "/health", handler: () => jsonResponse(200, { status: state === "started" ? "ok" : state, services: config.server.services }) },
-  ]);
+  ];
+  const unavailable: Handler = () => {
+    const why = state === "new" || state === "starting" ? "is starting" : "is shutting down";
+    throw new HttpError("ERR_HTTP_UNAVAILABLE", `Cannot answer: the server ${why}`, { headers: { "retry-after": "1" } });
+  };
+  const notServing = mountHandlers([...hostMounts, { prefix: "/", handler: unavailable }]);
+  let current: Handler = notServing;
+  const settle = (): void => {
+    if (--inFlight === 0) settled?.();
+  };
+
+  /** What `listen` serves: the node server itself knows the requests in flight when it closes. */
+  function dispatch(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
+    return current(request);
+  }
+
+  /** What a host serves `handler` through: it counts the requests in flight, which close waits for. */
+  function handler(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
+    inFlight++;
+    let answer: HttpResponse | Promise<HttpResponse>;
+    try {
+      answer = current(request);
+    } catch (error) {
+      settle();
+      throw error;
+    }
+    if (answer instanceof Promise) answer.then(settle, settle);
+    else settle();
+    return answer;
+  }
 
   async function startServices(): Promise<void> {
     const enabled = new Set<ServiceName>(config.server.services);
@@ -231,7 +243,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const measured = withMetrics(service.handler, { metrics: httpMetrics, service: service.name, route: service.handler.routeOf, now: monotonic });
       for (const prefix of service.prefixes) mounts.push({ prefix, handler: measured });
     }
-    services = mountHandlers(mounts);
+    current = mountHandlers([...hostMounts, ...mounts]);
   }
 
   async function start(): Promise<void> {
@@ -253,7 +265,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     if (server !== undefined) throw new Error("Cannot listen: the app listens already");
     const port = options.port ?? config.server.port;
     const host = options.host ?? config.server.host;
-    const created = createServer(SERVER_OPTIONS, createNodeListener(handler, {
+    const created = createServer(SERVER_OPTIONS, createNodeListener(dispatch, {
       onError: (error) => log.error("Unexpected error", error),
       ...(config.server.publicUrl === undefined ? {} : { publicOrigin: config.server.publicUrl }),
     }));
@@ -284,8 +296,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   }
 
   async function shutDown(requestDrainMs: number): Promise<void> {
-    const wasStarted = state === "started";
     state = "closing";
+    current = notServing;
     if (server !== undefined) {
       const listening = server;
       const stopped = new Promise<void>((resolve) => listening.close(() => resolve()));
@@ -293,7 +305,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       await waitAtMost(stopped, requestDrainMs);
       listening.closeAllConnections();
     }
-    if (wasStarted && inFlight > 0) await waitAtMost(new Promise<void>((resolve) => (settled = resolve)), requestDrainMs);
+    if (inFlight > 0) await waitAtMost(new Promise<void>((resolve) => (settled = resolve)), requestDrainMs);
     await Promise.all(running.map((service) => service.drain()));
     await Promise.all(running.map((service) => service.close()));
     state = "closed";

@@ -1,4 +1,4 @@
-import { ConfigError } from "../config/mod.ts";
+import { ConfigError, parseConfigJson } from "../config/mod.ts";
 import { type Client, parseClients } from "./clients.ts";
 
 /**
@@ -10,12 +10,7 @@ import { type Client, parseClients } from "./clients.ts";
  * @throws {ConfigError} naming CLIENTS_FILE and the entry at fault
  */
 export function readClientsFile(text: string, file: string): { clients: Client[]; plain: Map<string, string> } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError("CLIENTS_FILE", `Cannot start: ${file} is not valid JSON: ${(error as Error).message}`);
-  }
+  const parsed = parseConfigJson(text, file, "CLIENTS_FILE");
   let clients: Client[];
   try {
     clients = parseClients(parsed);

@@ -29,3 +29,4 @@ export type {
 export { renderSettingsTable } from "./render_settings_table.ts";
 export { redactUrl } from "./redact_url.ts";
 export { readConfigFile } from "./read_config_file.ts";
+export { parseConfigJson } from "./parse_config_json.ts";

@@ -1,4 +1,4 @@
-import { ConfigError } from "../config/mod.ts";
+import { ConfigError, parseConfigJson } from "../config/mod.ts";
 import { type ApiKey, parseApiKey } from "./api_keys.ts";
 
 /**
@@ -10,12 +10,7 @@ import { type ApiKey, parseApiKey } from "./api_keys.ts";
  * @throws {ConfigError} naming API_KEYS_FILE, the file and the entry at fault
  */
 export function readApiKeysFile(text: string, file: string): { keys: ApiKey[]; plain: Map<string, string> } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError("API_KEYS_FILE", `Cannot start: ${file} is not valid JSON: ${(error as Error).message}`);
-  }
+  const parsed = parseConfigJson(text, file, "API_KEYS_FILE");
   const entries = typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
     ? (parsed as Record<string, unknown>)["api_keys"]
     : undefined;

@@ -29,10 +29,11 @@ export interface Router {
   /** The routes, in the order they are tried. */
   readonly routes: readonly RouteInfo[];
   /**
-   * The path pattern of the route that answered a request, or of the first
-   * route whose path matches when the request was answered before routing
-   * (by a rate limit in front of the router, say).
-   * @param request a request this router handled or refused
+   * The path pattern of the route that answers a request (the one the
+   * dispatch picks, whether or not the request got that far: a rate limit in
+   * front of the router may refuse it), or, when no route answers its method,
+   * of the first route whose path matches.
+   * @param request a request
    * @returns the pattern, e.g. `/api/v2/sync/user/since/:revision`; undefined when no route's path matches
    */
   routeOf(request: HttpRequest): string | undefined;
@@ -48,8 +49,8 @@ interface CompiledRoute {
 /**
  * Builds a handler that dispatches on method and path. An unknown path answers
  * 404, a known path with another method 405 with `Allow`, and `OPTIONS` on a
- * known path 204 with `Allow`. A trailing slash is ignored. The router
- * remembers which route answered each request ({@linkcode Router.routeOf}).
+ * known path 204 with `Allow`. A trailing slash is ignored. The router also
+ * tells which route answers a request ({@linkcode Router.routeOf}).
  * @param routes the routes, tried in order
  * @returns the dispatching handler, with its routes
  * @throws {TypeError} when a route's path does not start with `/`
@@ -62,9 +63,6 @@ interface CompiledRoute {
  */
 export function createRouter(routes: readonly Route[]): Router {
   const compiled = routes.map(compileRoute);
-  // The route that answered each request, for routeOf: set on dispatch, read
-  // after the answer, gone with the request.
-  const answered = new WeakMap<HttpRequest, string>();
   // Literal paths (most routes) are found by one lookup of the raw path; a
   // path with a trailing slash or percent escapes takes the general match below.
   const literal = new Map<string, CompiledRoute[]>();
@@ -78,10 +76,7 @@ export function createRouter(routes: readonly Route[]): Router {
     const exact = literal.get(request.path);
     if (exact !== undefined) {
       for (const candidate of exact) {
-        if (candidate.method === request.method) {
-          answered.set(request, candidate.path);
-          return candidate.handler(request, NO_PARAMS);
-        }
+        if (candidate.method === request.method) return candidate.handler(request, NO_PARAMS);
       }
     }
     const segments = splitPath(request.path);
@@ -91,7 +86,6 @@ export function createRouter(routes: readonly Route[]): Router {
       if (params === undefined) continue;
       if (candidate.method === request.method ||
         (candidate.method === "GET" && request.method === "HEAD")) {
-        answered.set(request, candidate.path);
         return candidate.handler(request, params);
       }
       allowed ??= new Set<string>();
@@ -110,11 +104,20 @@ export function createRouter(routes: readonly Route[]): Router {
       { headers: { allow } },
     );
   }
+  // The same search as the dispatch, without dispatching: no state is kept per request.
   function routeOf(request: HttpRequest): string | undefined {
-    const found = answered.get(request);
-    if (found !== undefined) return found;
+    const exact = literal.get(request.path);
+    if (exact !== undefined) {
+      for (const candidate of exact) if (candidate.method === request.method) return candidate.path;
+    }
     const segments = splitPath(request.path);
-    return compiled.find((candidate) => matchSegments(candidate.segments, segments) !== undefined)?.path;
+    let pathOnly: string | undefined;
+    for (const candidate of compiled) {
+      if (matchSegments(candidate.segments, segments) === undefined) continue;
+      if (candidate.method === request.method || (candidate.method === "GET" && request.method === "HEAD")) return candidate.path;
+      pathOnly ??= candidate.path;
+    }
+    return pathOnly;
   }
   const info: readonly RouteInfo[] = Object.freeze(compiled.map(({ method, path }) => Object.freeze({ method, path })));
   return Object.assign(route, { routes: info, routeOf });

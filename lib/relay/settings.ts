@@ -26,6 +26,14 @@ function storageIs(env: Environment, type: StorageType): boolean {
   return (env["STORAGE_TYPE"] ?? "").trim() === type;
 }
 
+/** The `unset` of a setting that `STORAGE_TYPE=<type>` requires: an error then, else `none`. */
+function requiredWith<T>(type: StorageType, variable: string, example: string, none: T): (env: Environment) => T {
+  return (env) => {
+    if (storageIs(env, type)) throw new ConfigError(variable, `Cannot start: STORAGE_TYPE=${type} needs ${variable}, e.g. ${example}`);
+    return none;
+  };
+}
+
 /** The relay's settings, read by `readSettings` from the environment. */
 export const RELAY_SETTINGS = {
   storageType: choiceSetting("STORAGE_TYPE", {
@@ -116,12 +124,7 @@ export const RELAY_SETTINGS = {
       defaultText: "",
       accepts: "`redis://[user:password@]host[:port][/db]` or `rediss://...`",
       doc: "the Redis server, with `STORAGE_TYPE=redis` (required then)",
-      unset: (env) => {
-        if (storageIs(env, "redis")) {
-          throw new ConfigError("REDIS_URL", "Cannot start: STORAGE_TYPE=redis needs REDIS_URL, e.g. redis://127.0.0.1:6379");
-        }
-        return "";
-      },
+      unset: requiredWith("redis", "REDIS_URL", "redis://127.0.0.1:6379", ""),
       parse: (text, env) => {
         if (!storageIs(env, "redis")) return text;
         const url = URL.parse(text);
@@ -147,12 +150,7 @@ export const RELAY_SETTINGS = {
       defaultText: "",
       accepts: "comma-separated `host:port` addresses",
       doc: "bootstrap brokers, with `STORAGE_TYPE=kafka` (required then)",
-      unset: (env) => {
-        if (storageIs(env, "kafka")) {
-          throw new ConfigError("KAFKA_BROKER", "Cannot start: STORAGE_TYPE=kafka needs KAFKA_BROKER, e.g. 127.0.0.1:9092 (comma-separated for several)");
-        }
-        return [];
-      },
+      unset: requiredWith<readonly string[]>("kafka", "KAFKA_BROKER", "127.0.0.1:9092 (comma-separated for several)", []),
       parse: (text, env) => {
         const brokers = text.split(",").map((part) => part.trim()).filter((part) => part !== "");
         if (!storageIs(env, "kafka")) return brokers;

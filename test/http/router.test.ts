@@ -246,6 +246,7 @@ describe("Router: routes as data", () => {
     { method: "GET", path: "/items/new", pattern: "/items/new" },
     { method: "GET", path: "/items/42", pattern: "/items/:id" },
     { method: "DELETE", path: "/items/42", pattern: "/items/:id" },
+    { method: "DELETE", path: "/items/new", pattern: "/items/:id" },
     { method: "HEAD", path: "/items/7/parts/a%20b", pattern: "/items/:id/parts/:part" },
   ] as const;
   for (const c of answered) {
