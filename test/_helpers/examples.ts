@@ -9,9 +9,10 @@ import { once } from "node:events";
  * @param command the runtime
  * @param args its arguments
  * @param cwd where to run it
+ * @param env its environment (PORT is set to 0)
  */
-export async function runExample(command: string, args: readonly string[], cwd: string): Promise<void> {
-  const child = spawn(command, args, { cwd, env: { ...process.env, PORT: "0" }, stdio: ["ignore", "pipe", "pipe"] });
+export async function runExample(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const child = spawn(command, args, { cwd, env: { ...env, PORT: "0" }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
