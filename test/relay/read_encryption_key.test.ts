@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import { generateKeyPairSync } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { readEncryptionKey } from "../../lib/relay/mod.ts";
+
+const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const PUBLIC_PEM = publicKey.export({ type: "spki", format: "pem" }).toString();
+const PRIVATE_PEM = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+
+describe("readEncryptionKey()", () => {
+  it("reads nothing from an empty setting", async () => {
+    assert.equal(await readEncryptionKey(""), undefined);
+  });
+
+  it("reads a PEM given inline, with \\n escapes as an environment variable holds them", async () => {
+    const key = await readEncryptionKey(PUBLIC_PEM.trim().replaceAll("\n", "\\n"));
+    assert.ok(key !== undefined);
+  });
+
+  it("reads the public half of a private key from a file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tributary-key-"));
+    writeFileSync(join(dir, "key.pem"), PRIVATE_PEM);
+    assert.ok((await readEncryptionKey(join(dir, "key.pem"))) !== undefined);
+  });
+
+  it("names ENCRYPTION_KEY for text that is no RSA key", async () => {
+    await assert.rejects(readEncryptionKey("-----BEGIN PUBLIC KEY-----\\nnope\\n-----END PUBLIC KEY-----"), { name: "ConfigError", variable: "ENCRYPTION_KEY" });
+  });
+
+  it("names ENCRYPTION_KEY for a path that cannot be read", async () => {
+    await assert.rejects(readEncryptionKey("/nonexistent/key.pem"), { name: "ConfigError", variable: "ENCRYPTION_KEY" });
+  });
+});
