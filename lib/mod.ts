@@ -22,4 +22,5 @@ export * from "./http/mod.ts";
 export * from "./crypto/mod.ts";
 export * from "./metrics/mod.ts";
 export * from "./config/mod.ts";
+export * from "./storage/mod.ts";
 export * from "./app/mod.ts";

@@ -8,6 +8,7 @@ import type { CryptoErrorCode } from "../crypto/errors.ts";
 import type { MetricsErrorCode } from "../metrics/errors.ts";
 import type { FilterSyntaxError, ODataErrorCode } from "../odata/errors.ts";
 import type { RelayErrorCode } from "../relay/errors.ts";
+import type { StorageErrorCode } from "../storage/errors.ts";
 import type { SyncErrorCode } from "../sync/errors.ts";
 import type { CsvSyntaxError, WaterErrorCode } from "../water/errors.ts";
 import type { HttpErrorCode } from "./errors.ts";
@@ -24,6 +25,7 @@ export type ErrorCode =
   | RelayErrorCode
   | CryptoErrorCode
   | MetricsErrorCode
+  | StorageErrorCode
   | ConfigError["code"];
 
 /**
@@ -105,6 +107,8 @@ export const ERROR_STATUS = {
   ERR_METRICS_INVALID_LABELS: 500,
   ERR_METRICS_INVALID_BUCKETS: 500,
   ERR_METRICS_COLLECTED: 500,
+  ERR_STORAGE_UNAVAILABLE: 503,
+  ERR_STORAGE_CORRUPT: 500,
   ERR_CONFIG_INVALID: 500,
 } as const satisfies ErrorStatusTable;
 

@@ -11,10 +11,11 @@ import * as http from "../../lib/http/mod.ts";
 import * as metrics from "../../lib/metrics/mod.ts";
 import * as odata from "../../lib/odata/mod.ts";
 import * as relay from "../../lib/relay/mod.ts";
+import * as storage from "../../lib/storage/mod.ts";
 import * as sync from "../../lib/sync/mod.ts";
 import * as water from "../../lib/water/mod.ts";
 
-const DOMAINS = { app, auth, config, crypto, http, metrics, odata, relay, sync, water } as const;
+const DOMAINS = { app, auth, config, crypto, http, metrics, odata, relay, storage, sync, water } as const;
 
 describe("the root entry point", () => {
   for (const [name, domain] of Object.entries(DOMAINS)) {

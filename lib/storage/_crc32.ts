@@ -1,0 +1,20 @@
+// CRC-32 (IEEE 802.3, the polynomial zlib and PNG use), table-driven.
+const TABLE = new Uint32Array(256);
+for (let n = 0; n < 256; n++) {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  TABLE[n] = c >>> 0;
+}
+
+/**
+ * The CRC-32 of some bytes.
+ * @param bytes the bytes
+ * @param start the first byte
+ * @param end one past the last byte
+ * @returns the checksum, as an unsigned 32-bit integer
+ */
+export function crc32(bytes: Uint8Array, start = 0, end = bytes.length): number {
+  let crc = 0xffffffff;
+  for (let i = start; i < end; i++) crc = TABLE[(crc ^ bytes[i]!) & 0xff]! ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}

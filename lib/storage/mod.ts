@@ -1,0 +1,12 @@
+/**
+ * Durable state for stores that live in memory: an append-only, checksummed
+ * journal with group commits, snapshots and torn-tail recovery, and the
+ * state folder that holds journals for one process.
+ * @module
+ */
+export { StorageError } from "./errors.ts";
+export type { StorageErrorCode, StorageErrorOptions } from "./errors.ts";
+export { Journal } from "./journal.ts";
+export type { DroppedTail, JournalOptions, JournalReplay, LogHandle } from "./journal.ts";
+export { openStateDir } from "./state_dir.ts";
+export type { StateDir, StateDirOptions } from "./state_dir.ts";

@@ -1,0 +1,215 @@
+import assert from "node:assert/strict";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { Journal, type JournalOptions, type LogHandle } from "../../lib/storage/mod.ts";
+
+function folder(): string {
+  return mkdtempSync(join(tmpdir(), "tributary-journal-"));
+}
+
+/** Commits run when the test says, so that it decides what a turn of the event loop holds. */
+class ManualTurns {
+  #runs: (() => void)[] = [];
+  readonly defer = (run: () => void): void => {
+    this.#runs.push(run);
+  };
+  end(): void {
+    for (const run of this.#runs.splice(0)) run();
+  }
+}
+
+function logsOf(dir: string): string[] {
+  return readdirSync(dir).filter((name) => name.endsWith(".log")).sort();
+}
+
+async function reopen(dir: string, options: Partial<JournalOptions> = {}): Promise<Awaited<ReturnType<typeof Journal.open>>> {
+  return Journal.open({ dir, name: "test", ...options });
+}
+
+describe("Journal", () => {
+  it("reads back the records appended, in order, after a reopen", async () => {
+    const dir = folder();
+    const { journal, replay } = await reopen(dir);
+    assert.deepEqual(replay, { snapshot: undefined, records: [], dropped: undefined });
+    for (let i = 0; i < 5; i++) await journal.append({ n: i, text: `record ${i} ✓` });
+    await journal.close();
+    const again = await reopen(dir);
+    assert.deepEqual(again.replay.records, [0, 1, 2, 3, 4].map((n) => ({ n, text: `record ${n} ✓` })));
+    await again.journal.close();
+  });
+
+  it("commits the appends of one turn together, with one write and one sync, and resolves them only then", async () => {
+    const dir = folder();
+    const turns = new ManualTurns();
+    const commits: [number, number][] = [];
+    const { journal } = await reopen(dir, { defer: turns.defer, onCommit: (records, bytes) => commits.push([records, bytes]) });
+    let resolved = 0;
+    const appends = Array.from({ length: 100 }, (_, i) => journal.append({ i }).then(() => resolved++));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(resolved, 0, "nothing is acknowledged before its commit");
+    assert.equal(commits.length, 0);
+    turns.end();
+    await Promise.all(appends);
+    assert.equal(resolved, 100);
+    assert.equal(commits.length, 1);
+    assert.equal(commits[0]![0], 100);
+    assert.equal(commits[0]![1], statSync(join(dir, logsOf(dir)[0]!)).size);
+    await journal.close();
+  });
+
+  it("cuts a log that ends mid-record at its last whole record, says so, and appends after it", async () => {
+    const dir = folder();
+    const { journal } = await reopen(dir);
+    for (let i = 0; i < 3; i++) await journal.append({ i });
+    await journal.close();
+    const log = join(dir, logsOf(dir)[0]!);
+    const size = statSync(log).size;
+    truncateSync(log, size - 5);
+    const torn = await reopen(dir);
+    assert.deepEqual(torn.replay.records, [{ i: 0 }, { i: 1 }]);
+    assert.equal(torn.replay.dropped?.file, log);
+    assert.equal(torn.replay.dropped?.reason, "a record is cut short");
+    assert.equal(torn.replay.dropped?.offset, torn.replay.dropped === undefined ? -1 : size - 5 - torn.replay.dropped.bytes);
+    assert.equal(statSync(log).size, torn.replay.dropped?.offset, "the torn bytes are gone from the file");
+    await torn.journal.append({ i: 3 });
+    await torn.journal.close();
+    const after = await reopen(dir);
+    assert.deepEqual(after.replay.records, [{ i: 0 }, { i: 1 }, { i: 3 }]);
+    assert.equal(after.replay.dropped, undefined);
+    await after.journal.close();
+  });
+
+  const damaged = [
+    { name: "a header cut short", damage: (bytes: Buffer) => bytes.subarray(0, bytes.length - (bytes.length - 3)), reason: "a record header is cut short", keep: 0 },
+    { name: "a flipped byte in the last record", damage: (bytes: Buffer) => flip(bytes, bytes.length - 2), reason: "a record's checksum does not match", keep: 1 },
+  ] as const;
+  for (const c of damaged) {
+    it(`drops the tail at ${c.name}`, async () => {
+      const dir = folder();
+      const { journal } = await reopen(dir);
+      await journal.append({ a: 1 });
+      await journal.append({ b: 2 });
+      await journal.close();
+      const log = join(dir, logsOf(dir)[0]!);
+      writeFileSync(log, c.damage(readFileSync(log)));
+      const { journal: again, replay } = await reopen(dir);
+      assert.equal(replay.records.length, c.keep);
+      assert.equal(replay.dropped?.reason, c.reason);
+      await again.close();
+    });
+  }
+
+  it("refuses damage in a log that later logs follow, naming the file", async () => {
+    const dir = folder();
+    const { journal } = await reopen(dir);
+    await journal.append({ a: 1 });
+    await journal.compact(() => ({ total: 1 }));
+    await journal.append({ b: 2 });
+    await journal.close();
+    // An older generation damaged and left behind, as if its removal had failed.
+    writeFileSync(join(dir, "test.00000000.log"), Buffer.from([1, 2, 3, 4, 5, 6, 7, 8, 9]));
+    await assert.rejects(reopen(dir), { name: "StorageError", code: "ERR_STORAGE_CORRUPT", message: /test\.00000000\.log/ });
+  });
+
+  it("compacts into a snapshot and a new log, keeping the appends made meanwhile", async () => {
+    const dir = folder();
+    const { journal } = await reopen(dir);
+    const state = { items: [] as number[] };
+    for (let i = 0; i < 10; i++) {
+      state.items.push(i);
+      await journal.append(i);
+    }
+    const compacting = journal.compact(() => structuredClone(state));
+    state.items.push(10);
+    const during = journal.append(10);
+    await Promise.all([compacting, during]);
+    state.items.push(11);
+    await journal.append(11);
+    assert.deepEqual(logsOf(dir), ["test.00000002.log"], "the old log is removed");
+    await journal.close();
+    const { journal: again, replay } = await reopen(dir);
+    // The snapshot holds what was appended before its capture; the records, only what came after: each once.
+    const items = (replay.snapshot as { items: number[] }).items;
+    assert.ok(items.length >= 10, `${items.length} in the snapshot`);
+    assert.deepEqual([...items, ...(replay.records as number[])], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    await again.close();
+  });
+
+  it("skips the records a snapshot holds when a compaction stopped before removing the old log", async () => {
+    const dir = folder();
+    const { journal } = await reopen(dir);
+    await journal.append("a");
+    await journal.append("b");
+    copyFileSync(join(dir, "test.00000001.log"), join(dir, "kept"));
+    await journal.compact(() => ["a", "b"]);
+    await journal.append("c");
+    await journal.close();
+    copyFileSync(join(dir, "kept"), join(dir, "test.00000001.log"));
+    const { journal: again, replay } = await reopen(dir);
+    assert.deepEqual([replay.snapshot, replay.records], [["a", "b"], ["c"]]);
+    await again.close();
+  });
+
+  it("says when the logs have outgrown compactAboveBytes", async () => {
+    const dir = folder();
+    const { journal } = await reopen(dir, { compactAboveBytes: 100 });
+    await journal.append("x".repeat(50));
+    assert.equal(journal.shouldCompact(), false);
+    await journal.append("y".repeat(50));
+    assert.equal(journal.shouldCompact(), true);
+    await journal.compact(() => "state");
+    assert.equal(journal.shouldCompact(), false);
+    assert.equal(journal.logBytes, 0);
+    await journal.close();
+  });
+
+  it("refuses every append once a write has failed, as unavailable, without resolving the failed ones", async () => {
+    const dir = folder();
+    let fail = false;
+    const openLog = async (path: string): Promise<LogHandle> => {
+      const handle = await open(path, "a+");
+      return {
+        write: (bytes, offset) => (fail ? Promise.reject(Object.assign(new Error("no space left on device"), { code: "ENOSPC" })) : handle.write(bytes, offset)),
+        datasync: () => handle.datasync(),
+        sync: () => handle.sync(),
+        truncate: (length) => handle.truncate(length),
+        close: () => handle.close(),
+      };
+    };
+    const { journal } = await reopen(dir, { openLog });
+    await journal.append("kept");
+    fail = true;
+    await assert.rejects(journal.append("lost"), { name: "StorageError", code: "ERR_STORAGE_UNAVAILABLE", message: /no space left/ });
+    fail = false;
+    await assert.rejects(journal.append("after"), { code: "ERR_STORAGE_UNAVAILABLE" }, "the journal stays broken");
+    await journal.close();
+    const { journal: again, replay } = await reopen(dir);
+    assert.deepEqual(replay.records, ["kept"]);
+    await again.close();
+  });
+
+  it("refuses an append after close", async () => {
+    const { journal } = await reopen(folder());
+    await journal.close();
+    await assert.rejects(journal.append(1), { code: "ERR_STORAGE_UNAVAILABLE", message: /closed/ });
+  });
+
+  it("refuses a damaged snapshot", async () => {
+    const dir = folder();
+    const { journal } = await reopen(dir);
+    await journal.compact(() => ({ a: 1 }));
+    await journal.close();
+    const snapshot = join(dir, "test.snapshot");
+    writeFileSync(snapshot, flip(readFileSync(snapshot), 12));
+    await assert.rejects(reopen(dir), { code: "ERR_STORAGE_CORRUPT", message: /test\.snapshot/ });
+  });
+});
+
+function flip(bytes: Buffer, at: number): Buffer {
+  const copy = Buffer.from(bytes);
+  copy[at] = copy[at]! ^ 0xff;
+  return copy;
+}
