@@ -17,6 +17,7 @@ export type { HashPasswordOptions } from "./password_hash.ts";
 export { newToken, tokenHash } from "./tokens.ts";
 export type { AuthStore, TokenRecord, UserRecord } from "./types.ts";
 export { MemoryAuthStore } from "./memory_auth_store.ts";
+export type { AuthChange, AuthSnapshot, MemoryAuthStoreOptions } from "./memory_auth_store.ts";
 export { LoginThrottle } from "./login_throttle.ts";
 export type { LoginThrottleOptions } from "./login_throttle.ts";
 export { resolveScope, TokenService } from "./token_service.ts";

@@ -10,3 +10,5 @@ export { Journal } from "./journal.ts";
 export type { DroppedTail, JournalOptions, JournalReplay, LogHandle } from "./journal.ts";
 export { openStateDir } from "./state_dir.ts";
 export type { StateDir, StateDirOptions } from "./state_dir.ts";
+export { journalSink } from "./journal_sink.ts";
+export type { ChangeSink } from "./journal_sink.ts";

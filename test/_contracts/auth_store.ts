@@ -1,5 +1,5 @@
-// The contract every AuthStore implementation passes: the in-memory store
-// now, a shared database later.
+// The contract every AuthStore implementation passes: in memory, on the
+// journal, on PostgreSQL. A durable one also keeps everything over a reopen.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { AuthStore, TokenRecord, UserRecord } from "../../lib/auth/mod.ts";
@@ -14,8 +14,13 @@ function token(hash: string, overrides: Partial<TokenRecord> = {}): TokenRecord 
  * Runs the AuthStore contract.
  * @param name the implementation's name
  * @param make builds an empty store
+ * @param reopen for a durable store: closes it and opens it again from what it keeps, as a restart does
  */
-export function authStoreContract(name: string, make: () => Promise<AuthStore> | AuthStore): void {
+export function authStoreContract(
+  name: string,
+  make: () => Promise<AuthStore> | AuthStore,
+  reopen?: (store: AuthStore) => Promise<AuthStore>,
+): void {
   describe(`AuthStore contract: ${name}`, () => {
     it("adds a user once, names compared without case", async () => {
       const store = await make();
@@ -57,5 +62,26 @@ export function authStoreContract(name: string, make: () => Promise<AuthStore> |
       assert.ok(await store.token("b"));
       assert.equal(await store.isFamilyRevoked("f1"), false, "no token of f1 can be presented any more");
     });
+
+    if (reopen !== undefined) {
+      it("keeps users, tokens, rotations and revoked families over a reopen", async () => {
+        const store = await make();
+        await store.createUser(USER);
+        await store.putToken(token("live", { expiresAt: 10_000 }));
+        await store.putToken(token("spent", { kind: "refresh", expiresAt: 10_000 }));
+        await store.rotate("spent", 70);
+        await store.putToken(token("gone"));
+        await store.deleteToken("gone");
+        await store.revokeFamily("f9");
+        const again = await reopen(store);
+        assert.deepEqual(await again.userByName("ALICE"), USER);
+        assert.equal(await again.createUser({ ...USER, uuid: "c0c00000-0000-4000-8000-000000000003" }), false, "the name stays taken");
+        assert.deepEqual(await again.token("live"), token("live", { expiresAt: 10_000 }));
+        assert.equal((await again.token("spent"))?.rotatedAt, 70);
+        assert.equal(await again.rotate("spent", 80), false, "a rotated token stays rotated");
+        assert.equal(await again.token("gone"), undefined);
+        assert.equal(await again.isFamilyRevoked("f9"), true);
+      });
+    }
   });
 }

@@ -1,4 +1,46 @@
-import { MemoryAuthStore } from "../../lib/auth/mod.ts";
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { type AuthChange, type AuthStore, MemoryAuthStore } from "../../lib/auth/mod.ts";
 import { authStoreContract } from "../_contracts/auth_store.ts";
+import { type Journaled, openJournaled } from "../_helpers/storage.ts";
 
 authStoreContract("MemoryAuthStore", () => new MemoryAuthStore());
+
+/** The journaled store behind each store the contract made. */
+const opened = new WeakMap<AuthStore, Journaled<MemoryAuthStore>>();
+
+async function journaled(compactAboveBytes?: number): Promise<MemoryAuthStore> {
+  const handle = await openJournaled<MemoryAuthStore, AuthChange>(
+    (snapshot, records, sink) => MemoryAuthStore.restore(snapshot, records, { sink }),
+    (store) => store.snapshot(),
+    undefined,
+    compactAboveBytes,
+  );
+  opened.set(handle.store, handle);
+  return handle.store;
+}
+
+async function reopen(store: AuthStore): Promise<AuthStore> {
+  const again = await opened.get(store)!.reopen();
+  opened.set(again.store, again);
+  return again.store;
+}
+
+authStoreContract("MemoryAuthStore on a journal", () => journaled(), reopen);
+authStoreContract("MemoryAuthStore on a journal that compacts after every few changes", () => journaled(300), reopen);
+
+describe("MemoryAuthStore.restore()", () => {
+  it("refuses a snapshot or a change it did not write", () => {
+    assert.throws(() => MemoryAuthStore.restore({ users: "x" }, []), TypeError);
+    assert.throws(() => MemoryAuthStore.restore(undefined, [{ op: "drop table" }]), TypeError);
+  });
+
+  it("does not record what changes nothing", async () => {
+    const recorded: AuthChange[] = [];
+    const store = new MemoryAuthStore({ sink: { record: (change) => (recorded.push(change), Promise.resolve()) } });
+    await store.deleteToken("none");
+    await store.revokeFamily("f");
+    await store.revokeFamily("f");
+    assert.deepEqual(recorded, [{ op: "revoke", family: "f" }]);
+  });
+});
