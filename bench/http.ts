@@ -35,7 +35,7 @@ function load(url: string): Promise<autocannon.Result> {
   return autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers: { "x-api-key": KEY } });
 }
 
-const SERVER_ENV = { PORT: "0", HOST: "127.0.0.1", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0" };
+const SERVER_ENV = { PORT: "0", HOST: "127.0.0.1", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0", STATE_DIR: "" };
 const ours = await start(["--import", "tsx", "server.ts"], SERVER_ENV);
 // The same server without its render cache: every page rendered from the columns.
 const cold = await start(["--import", "tsx", "server.ts"], { ...SERVER_ENV, RENDER_CACHE_BYTES: "0" });

@@ -35,7 +35,7 @@ function cpuSeconds(pid: number): number {
   }
 }
 
-const ours = await startPinnedServer(["--import", "tsx", "server.ts"], { PORT: "0", HOST: "127.0.0.1", SERVICES: "sync" });
+const ours = await startPinnedServer(["--import", "tsx", "server.ts"], { PORT: "0", HOST: "127.0.0.1", SERVICES: "sync", STATE_DIR: "" });
 const peer = await startPinnedServer(["--import", "tsx", "bench/_oauth2_server.ts"]);
 try {
   await check(ours.url);

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
-import { type AuthStore, MemoryAuthStore, requireUser, startAuthService } from "../auth/mod.ts";
+import { type AuthStore, requireUser, startAuthService } from "../auth/mod.ts";
 import { ConfigError } from "../config/mod.ts";
-import { pooledRandom, uuidV4 } from "../crypto/mod.ts";
+import { pooledRandom } from "../crypto/mod.ts";
 import {
   createNodeListener,
   type Handler,
@@ -24,8 +24,9 @@ import {
   withMetrics,
 } from "../metrics/mod.ts";
 import { type Deliver, startRelayService } from "../relay/mod.ts";
-import { MemorySyncStore, startSyncService, type SyncStore } from "../sync/mod.ts";
+import { startSyncService, type SyncStore } from "../sync/mod.ts";
 import { startWaterService } from "../water/mod.ts";
+import { openSyncStores } from "./open_sync_stores.ts";
 import type { Config, ServiceName } from "./read_config.ts";
 
 /** What a host may replace when it builds an app: clocks, randomness, stores, the log, more services. */
@@ -160,6 +161,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   const httpMetrics = createHttpMetrics(metrics);
   const context: AppContext = { config, metrics, log, now, monotonic, random };
   const running: RunningService[] = [];
+  /** What closes after every service has: the stores. */
+  const closers: (() => Promise<void>)[] = [];
+  const storeNotes: string[] = [];
   let state: "new" | "starting" | "started" | "closing" | "closed" = "new";
   let inFlight = 0;
   let settled: (() => void) | undefined;
@@ -206,13 +210,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     const enabled = new Set<ServiceName>(config.server.services);
     if (enabled.has("water")) running.push(await startWaterService(config.water, { now: monotonic }));
     if (enabled.has("sync")) {
-      const authStore = overrides.authStore ?? new MemoryAuthStore();
-      const syncStore = overrides.syncStore ?? new MemorySyncStore({
-        now,
-        uuid: () => uuidV4(random),
-        revisionRetention: config.sync.revisionRetentionDays * 86_400_000,
-        ticketRetention: config.sync.ticketRetentionSeconds * 1000,
-      });
+      const stores = overrides.authStore !== undefined && overrides.syncStore !== undefined
+        ? { auth: overrides.authStore, sync: overrides.syncStore, where: "in the stores the host gave", close: () => Promise.resolve() }
+        : await openSyncStores(config, { now, random, log });
+      closers.push(() => stores.close());
+      const authStore = overrides.authStore ?? stores.auth;
+      const syncStore = overrides.syncStore ?? stores.sync;
+      storeNotes.push(`Users, tokens and synced data: ${stores.where}`);
       const auth = await startAuthService(config.auth, {
         store: authStore,
         now,
@@ -255,6 +259,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       // What did start is stopped again, so that a failed start leaves nothing running.
       await Promise.allSettled(running.map((service) => service.drain()));
       await Promise.allSettled(running.map((service) => service.close()));
+      await Promise.allSettled(closers.map((close) => close()));
       state = "closed";
       throw error;
     }
@@ -291,7 +296,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       services: config.server.services,
       endpoints: parts.flatMap((part) => part.endpoints),
       credentials: parts.flatMap((part) => part.credentials),
-      notes: parts.flatMap((part) => part.notes),
+      notes: [...storeNotes, ...parts.flatMap((part) => part.notes)],
     };
   }
 
@@ -308,6 +313,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     if (inFlight > 0) await waitAtMost(new Promise<void>((resolve) => (settled = resolve)), requestDrainMs);
     await Promise.all(running.map((service) => service.drain()));
     await Promise.all(running.map((service) => service.close()));
+    await Promise.all(closers.map((close) => close()));
     state = "closed";
   }
 

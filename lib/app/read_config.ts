@@ -11,6 +11,7 @@ import {
 } from "../config/mod.ts";
 import { parseOrigin } from "../http/mod.ts";
 import { RELAY_SETTINGS } from "../relay/mod.ts";
+import { STORAGE_SETTINGS } from "../storage/mod.ts";
 import { SYNC_SETTINGS } from "../sync/mod.ts";
 import { WATER_SETTINGS } from "../water/mod.ts";
 
@@ -62,6 +63,7 @@ export const SERVER_SETTINGS = {
  */
 export const APP_SETTINGS = {
   server: SERVER_SETTINGS,
+  storage: STORAGE_SETTINGS,
   water: WATER_SETTINGS,
   auth: AUTH_SETTINGS,
   sync: SYNC_SETTINGS,

@@ -35,7 +35,7 @@ export interface MemoryAuthStoreOptions {
  * ```ts
  * const { journal, replay } = await Journal.open({ dir: "var", name: "auth" });
  * let store: MemoryAuthStore;
- * store = MemoryAuthStore.restore(replay.snapshot, replay.records, { sink: journalSink(journal, () => store.snapshot()) });
+ * store = MemoryAuthStore.restore(replay.snapshot, replay.records, { sink: journalSink(journal, () => store.exportState()) });
  * ```
  */
 export class MemoryAuthStore implements AuthStore {
@@ -80,7 +80,7 @@ export class MemoryAuthStore implements AuthStore {
    * The whole state, for a journal's snapshot.
    * @returns the users, tokens and revoked families
    */
-  snapshot(): AuthSnapshot {
+  exportState(): AuthSnapshot {
     return { users: [...this.#users.values()], tokens: [...this.#tokens.values()], revokedFamilies: [...this.#revokedFamilies] };
   }
 

@@ -23,7 +23,7 @@ export interface ChangeSink<C> {
  * ```ts
  * const { journal, replay } = await state.journal("auth");
  * let store: MemoryAuthStore;
- * store = MemoryAuthStore.restore(replay.snapshot, replay.records, { sink: journalSink(journal, () => store.snapshot()) });
+ * store = MemoryAuthStore.restore(replay.snapshot, replay.records, { sink: journalSink(journal, () => store.exportState()) });
  * ```
  */
 export function journalSink<C>(journal: Journal, snapshot: () => unknown, onError: (error: unknown) => void = () => {}): ChangeSink<C> {

@@ -12,3 +12,5 @@ export { openStateDir } from "./state_dir.ts";
 export type { StateDir, StateDirOptions } from "./state_dir.ts";
 export { journalSink } from "./journal_sink.ts";
 export type { ChangeSink } from "./journal_sink.ts";
+export { STORAGE_SETTINGS } from "./settings.ts";
+export type { StorageConfig } from "./settings.ts";

@@ -14,6 +14,19 @@ import { completeObject, sameObject } from "./_values.ts";
  * an object that does not exist, or an object lacks a required field. Nothing is committed then.
  */
 export function applyPatch(patch: SyncPatch, log: RevisionLog): Revision | undefined {
+  const changes = patchChanges(patch, log);
+  return changes.length === 0 ? undefined : log.commit(changes);
+}
+
+/**
+ * The changes a checked patch makes to a log, without committing them: what
+ * {@linkcode applyPatch} commits, and what a journal records.
+ * @param patch the checked patch
+ * @param log the context's log
+ * @returns the changes, empty when the patch changes nothing
+ * @throws {TypeError} as {@linkcode applyPatch}
+ */
+export function patchChanges(patch: SyncPatch, log: RevisionLog): Change[] {
   const changes: Change[] = [];
   if (patch.deleted_objects.me !== null) {
     throw new TypeError("Cannot apply patch: it deletes me; check it first");
@@ -31,7 +44,7 @@ export function applyPatch(patch: SyncPatch, log: RevisionLog): Revision | undef
       push(changes, entity, object, typeof key === "string" ? log.get(entity, key) : undefined);
     }
   }
-  return changes.length === 0 ? undefined : log.commit(changes);
+  return changes;
 }
 
 function push(

@@ -11,8 +11,8 @@ import {
 } from "../http/mod.ts";
 import { SyncError } from "./errors.ts";
 import { parsePatch } from "./parse_patch.ts";
-import type { SyncStore } from "./sync_store.ts";
-import type { Ticket, TicketData } from "./ticket_store.ts";
+import type { SyncStore, TicketWork } from "./sync_store.ts";
+import type { Ticket } from "./ticket_store.ts";
 import type { Revision, SyncData } from "./types.ts";
 import { isUuid } from "./_uuid.ts";
 
@@ -81,8 +81,6 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
   const maxObjects = options.maxPatchObjects ?? 10_000;
   const maxPending = options.maxPendingPerUser ?? 16;
   const { authorize, jobs } = options;
-  /** Queued jobs per user. */
-  const pending = new Map<string, number>();
   /** Tickets of queued snapshots and diffs by what they compute, while queued: asking again gives the same ticket. */
   const queued = new Map<string, Ticket>();
   /** Rendered snapshots: the store gives the same frozen snapshot until the next commit. */
@@ -97,40 +95,11 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
     return body;
   }
 
-  /** Takes a place in the user's queue, refusing past the limit. */
-  function reserve(owner: string): void {
-    const count = pending.get(owner) ?? 0;
-    if (count >= maxPending) {
-      throw new SyncError("ERR_SYNC_BUSY", `Cannot queue more work: ${count} requests of this user are queued; poll their tickets first`, {
-        headers: { "retry-after": "1" },
-      });
-    }
-    pending.set(owner, count + 1);
-  }
-
-  function release(owner: string): void {
-    const left = (pending.get(owner) ?? 1) - 1;
-    if (left === 0) pending.delete(owner);
-    else pending.set(owner, left);
-  }
-
-  /** Creates a ticket and queues its job, in a place reserved first. */
-  async function submitJob(owner: string, clientSerial: number | null, job: (ticket: Ticket) => Promise<void>): Promise<Ticket> {
-    reserve(owner);
-    let ticket: Ticket;
-    try {
-      ticket = await store.createTicket(owner, clientSerial);
-    } catch (error) {
-      release(owner);
-      throw error;
-    }
+  /** Queues work in the store (durably, with its ticket) and asks the runner to do the owner's queue. */
+  async function submitWork(owner: string, clientSerial: number | null, work: TicketWork): Promise<Ticket> {
+    const ticket = await store.enqueue(owner, clientSerial, work, maxPending);
     jobs.push(async () => {
-      try {
-        await store.updateTicket(ticket.uuid, "work");
-        await job(ticket);
-      } finally {
-        release(owner);
-      }
+      await store.runWork(owner);
     });
     return ticket;
   }
@@ -139,32 +108,16 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
    * Queues a snapshot or diff: answers 202 now, the ticket ends `done` with
    * the data or `failed`. The same request while it is queued gets the same ticket.
    */
-  async function queue(
-    request: HttpRequest,
-    owner: string,
-    key: string,
-    compute: () => Promise<TicketData | undefined>,
-  ): Promise<HttpResponse> {
+  async function queue(request: HttpRequest, owner: string, key: string, work: TicketWork): Promise<HttpResponse> {
     // HEAD learns the answer would be queued, without queuing anything.
     if (request.method === "HEAD") return { status: 202, headers: { "content-type": JSON_CONTENT_TYPE, "cache-control": "no-store" } };
     const waiting = queued.get(key);
     if (waiting !== undefined) {
       const found = await store.ticket(owner, waiting.uuid);
-      if (found !== undefined && found !== "expired") return accepted(found.ticket);
-    }
-    const ticket = await submitJob(owner, null, async (started) => {
+      if (found !== undefined && found !== "expired" && (found.ticket.status === "new" || found.ticket.status === "work")) return accepted(found.ticket);
       queued.delete(key);
-      let data: TicketData | undefined;
-      try {
-        data = await compute();
-      } catch (error) {
-        await store.updateTicket(started.uuid, "failed");
-        // A base that expired while queued is a normal outcome; anything else is reported.
-        if (!(error instanceof SyncError)) throw error;
-        return;
-      }
-      await store.updateTicket(started.uuid, "done", data === undefined ? {} : { data });
-    });
+    }
+    const ticket = await submitWork(owner, null, work);
     queued.set(key, ticket);
     return accepted(ticket);
   }
@@ -178,7 +131,7 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         const head = await headOf(store, owner);
         const etag = `"${head.uuid}"`;
         if (ifNoneMatch(request, etag)) return notModified(etag);
-        if ((await store.size(owner)) > queueAbove) return queue(request, owner, `${owner} ${head.uuid}`, () => store.snapshot(owner, head));
+        if ((await store.size(owner)) > queueAbove) return queue(request, owner, `${owner} ${head.uuid}`, { kind: "snapshot", at: head.uuid });
         return { status: 200, headers: { "content-type": JSON_CONTENT_TYPE, etag, "cache-control": CACHED }, body: renderSnapshot(await store.snapshot(owner, head)) };
       },
     },
@@ -193,7 +146,7 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         const etag = `"${from.uuid}.${head.uuid}"`;
         if (ifNoneMatch(request, etag)) return notModified(etag);
         if ((await store.changedSince(owner, from)) > queueAbove) {
-          return queue(request, owner, `${owner} ${from.uuid} ${head.uuid}`, () => store.diff(owner, from, head));
+          return queue(request, owner, `${owner} ${from.uuid} ${head.uuid}`, { kind: "diff", base: from.uuid, to: head.uuid });
         }
         const data = await store.diff(owner, from, head);
         return { status: 200, headers: { "content-type": JSON_CONTENT_TYPE, etag, "cache-control": CACHED }, body: JSON.stringify({ ticket: null, data }) };
@@ -220,16 +173,7 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         const owner = await authorize(request);
         await headOf(store, owner);
         const patch = parsePatch(await readJson(request, { maxBytes, maxDepth: 8 }), { maxObjects });
-        const ticket = await submitJob(owner, patch.serial, async (started) => {
-          try {
-            const { errors } = await store.submit(owner, patch);
-            await store.updateTicket(started.uuid, errors.length > 0 ? "aborted" : "done", { errors });
-          } catch (error) {
-            await store.updateTicket(started.uuid, "failed");
-            throw error;
-          }
-        });
-        return accepted(ticket);
+        return accepted(await submitWork(owner, patch.serial, { kind: "patch", patch }));
       }),
     },
   ]);

@@ -1,10 +1,18 @@
-import { applyPatch } from "./apply_patch.ts";
+import type { ChangeSink } from "../storage/mod.ts";
 import { checkPatch } from "./check_patch.ts";
+import { patchChanges } from "./apply_patch.ts";
 import { SyncError } from "./errors.ts";
-import { RevisionLog } from "./revision_log.ts";
-import type { SubmitResult, SyncStore, SyncUser } from "./sync_store.ts";
-import { type Ticket, type TicketResult, type TicketStatus, TicketStore, type TicketUpdate } from "./ticket_store.ts";
-import type { Revision, SyncData, SyncDiff, SyncPatch } from "./types.ts";
+import { RevisionLog, type RevisionLogState } from "./revision_log.ts";
+import type { SubmitResult, SyncStore, SyncUser, TicketWork } from "./sync_store.ts";
+import {
+  type Ticket,
+  type TicketData,
+  type TicketResult,
+  type TicketStatus,
+  TicketStore,
+  type TicketStoreState,
+} from "./ticket_store.ts";
+import type { Change, ObjectErrors, Revision, SyncData, SyncDiff, SyncPatch } from "./types.ts";
 
 /** Options of {@linkcode MemorySyncStore}. */
 export interface MemorySyncStoreOptions {
@@ -22,16 +30,47 @@ export interface MemorySyncStoreOptions {
    * @default {600000}
    */
   readonly ticketRetention?: number;
+  /**
+   * Where each change goes before its call resolves (a journal makes the store durable).
+   * @default nowhere: the state lives and dies with the process
+   */
+  readonly sink?: ChangeSink<SyncChange>;
+}
+
+/** The ids and times a change drew, in the order it drew them: what makes its replay give the same result. */
+interface Draws {
+  readonly uuids: readonly string[];
+  readonly times: readonly number[];
+}
+
+/** A change to the sync state, as the journal records it. */
+export type SyncChange =
+  | ({ readonly op: "context"; readonly user: SyncUser } & Draws)
+  | ({ readonly op: "ticket"; readonly owner: string; readonly serial: number | null; readonly work: TicketWork } & Draws)
+  | ({ readonly op: "status"; readonly ticket: string; readonly status: TicketStatus; readonly errors?: readonly ObjectErrors[]; readonly data?: TicketData } & Draws)
+  | ({ readonly op: "commit"; readonly owner: string; readonly changes: readonly Change[]; readonly ticket?: string } & Draws);
+
+/** The whole sync state, as a journal snapshot holds it. */
+export interface SyncSnapshot {
+  readonly contexts: readonly (readonly [owner: string, log: RevisionLogState])[];
+  readonly tickets: TicketStoreState;
+  readonly work: readonly (readonly [ticket: string, owner: string, work: TicketWork])[];
 }
 
 const DAY = 24 * 3600 * 1000;
 /** Ids of pruned revisions answer 410 for this many retention periods, then 404. */
 const FORGET_FACTOR = 10;
+const FINAL: ReadonlySet<TicketStatus> = new Set(["done", "aborted", "failed"]);
 
 /**
  * The in-memory {@linkcode SyncStore}: one {@linkcode RevisionLog} per user and a {@linkcode TicketStore}.
  * Revisions past the retention are pruned; their ids answer "expired" for ten
- * retention periods (300 days by default), then "unknown".
+ * retention periods (300 days by default), then "unknown". Given a sink (a
+ * journal), every change is applied in memory at once and its call resolves
+ * once the sink has it; a change records the ids and times it drew, so that
+ * {@linkcode MemorySyncStore.restore} replays it to the same revisions. A
+ * patch's revision and its ticket's end are one change, so that a crash
+ * never leaves a patch applied with its work still queued.
  * @example
  * ```ts
  * const store = new MemorySyncStore({ now: Date.now, uuid: () => crypto.randomUUID(), revisionRetention: 30 * 86_400_000 });
@@ -42,29 +81,67 @@ export class MemorySyncStore implements SyncStore {
   readonly #now: () => number;
   readonly #uuid: () => string;
   readonly #retention: number;
+  readonly #sink: ChangeSink<SyncChange> | undefined;
   readonly #logs = new Map<string, RevisionLog>();
-  readonly #tickets: TicketStore;
+  #tickets: TicketStore;
+  /** Queued work by ticket, oldest first. */
+  readonly #work = new Map<string, { readonly owner: string; readonly work: TicketWork }>();
+  /** Queued tickets by owner, oldest first. */
+  readonly #queues = new Map<string, string[]>();
+  /** Owners whose work a runner is doing now. */
+  readonly #running = new Set<string>();
+  /** What a live change has drawn so far; undefined outside one. */
+  #capture: { uuids: string[]; times: number[] } | undefined;
+  /** What a replayed change draws; undefined outside a replay. */
+  #forced: { uuids: string[]; times: number[] } | undefined;
 
   /**
    * Creates an empty store.
-   * @param options clock, UUID source and retention periods
+   * @param options clock, UUID source, retention periods and the sink of changes
    */
   constructor(options: MemorySyncStoreOptions) {
     this.#now = options.now;
     this.#uuid = options.uuid;
     this.#retention = options.revisionRetention ?? 30 * DAY;
-    this.#tickets = new TicketStore({
-      now: options.now,
-      uuid: options.uuid,
-      ...(options.ticketRetention === undefined ? {} : { retention: options.ticketRetention }),
-    });
+    this.#sink = options.sink;
+    this.#tickets = new TicketStore(this.#ticketOptions(options));
+  }
+
+  /**
+   * Rebuilds a store from a snapshot and the changes recorded after it.
+   * @param snapshot a {@linkcode SyncSnapshot}, or undefined for none
+   * @param changes the {@linkcode SyncChange}s after it, oldest first
+   * @param options clock, UUID source, retention periods and where new changes go
+   * @returns the store
+   * @throws {TypeError} when the snapshot or a change is not one this store wrote
+   */
+  static restore(snapshot: unknown, changes: readonly unknown[], options: MemorySyncStoreOptions): MemorySyncStore {
+    const store = new MemorySyncStore(options);
+    if (snapshot !== undefined) store.#take(snapshot as SyncSnapshot, options);
+    for (const change of changes) store.#replay(change as SyncChange);
+    return store;
+  }
+
+  /**
+   * The whole state, for a journal's snapshot.
+   * @returns the contexts, tickets and queued work
+   */
+  exportState(): SyncSnapshot {
+    return {
+      contexts: [...this.#logs].map(([key, log]) => [key, log.export()] as const),
+      tickets: this.#tickets.export(),
+      work: [...this.#work].map(([ticket, queued]) => [ticket, queued.owner, queued.work] as const),
+    };
+  }
+
+  snapshot(owner: string, at?: Revision): Promise<SyncData> {
+    return attempt(() => this.#log(owner).snapshot(at));
   }
 
   createContext(user: SyncUser): Promise<boolean> {
     if (this.#logs.has(user.uuid)) return Promise.resolve(false);
-    const me = { uuid: user.uuid, username: user.username, notify_language: user.notifyLanguage };
-    this.#logs.set(user.uuid, new RevisionLog({ now: this.#now, uuid: this.#uuid, me }));
-    return Promise.resolve(true);
+    const drawn = this.#draw(() => this.#openLog(user));
+    return this.#record({ op: "context", user, ...drawn }).then(() => true);
   }
 
   head(owner: string): Promise<Revision | undefined> {
@@ -83,42 +160,246 @@ export class MemorySyncStore implements SyncStore {
     return attempt(() => this.#log(owner).changedSince(base));
   }
 
-  snapshot(owner: string, at?: Revision): Promise<SyncData> {
-    return attempt(() => this.#log(owner).snapshot(at));
-  }
-
   diff(owner: string, base: Revision, to: Revision): Promise<SyncDiff | undefined> {
     return attempt(() => this.#pruned(owner).diff(base, to));
   }
 
-  submit(owner: string, patch: SyncPatch): Promise<SubmitResult> {
-    return attempt(() => {
-      const log = this.#log(owner);
-      const me = log.me;
-      const user = { uuid: owner, username: typeof me?.["username"] === "string" ? me["username"] : "" };
-      const errors = checkPatch(patch, log, user);
-      if (errors.length > 0) return { errors, revision: undefined };
-      return { errors: [], revision: applyPatch(patch, log) };
-    });
+  async submit(owner: string, patch: SyncPatch): Promise<SubmitResult> {
+    const log = this.#log(owner);
+    const errors = checkPatch(patch, log, userOf(owner, log));
+    if (errors.length > 0) return { errors, revision: undefined };
+    const changes = patchChanges(patch, log);
+    if (changes.length === 0) return { errors: [], revision: undefined };
+    const drawn = this.#draw(() => log.commit(changes));
+    await this.#record({ op: "commit", owner, changes, ...drawn });
+    return { errors: [], revision: log.head };
   }
 
-  createTicket(owner: string, clientSerial: number | null): Promise<Ticket> {
-    return attempt(() => this.#tickets.create(owner, clientSerial));
+  async enqueue(owner: string, clientSerial: number | null, work: TicketWork, limit: number): Promise<Ticket> {
+    this.#log(owner);
+    const waiting = this.#queues.get(owner)?.length ?? 0;
+    if (waiting >= limit) {
+      throw new SyncError("ERR_SYNC_BUSY", `Cannot queue more work: ${waiting} requests of this user are queued; poll their tickets first`, {
+        headers: { "retry-after": "1" },
+      });
+    }
+    let ticket: Ticket | undefined;
+    const drawn = this.#draw(() => (ticket = this.#queue(owner, clientSerial, work)));
+    await this.#record({ op: "ticket", owner, serial: clientSerial, work, ...drawn });
+    return ticket!;
   }
 
-  updateTicket(uuid: string, status: TicketStatus, update?: TicketUpdate): Promise<Ticket> {
-    return attempt(() => this.#tickets.update(uuid, status, update));
+  async runWork(owner: string): Promise<number> {
+    if (this.#running.has(owner)) return 0;
+    this.#running.add(owner);
+    let count = 0;
+    try {
+      for (let next = this.#queues.get(owner)?.[0]; next !== undefined; next = this.#queues.get(owner)?.[0]) {
+        await this.#run(next);
+        count++;
+      }
+    } finally {
+      this.#running.delete(owner);
+    }
+    return count;
+  }
+
+  waitingOwners(): Promise<string[]> {
+    return Promise.resolve([...this.#queues.keys()]);
   }
 
   ticket(owner: string, uuid: string): Promise<TicketResult | "expired" | undefined> {
     return attempt(() => this.#tickets.get(owner, uuid));
   }
 
+  /** Drops what is past its retention (not journaled: a replay followed by the next sweep comes to the same state). */
   sweep(): Promise<void> {
     const now = this.#now();
     for (const log of this.#logs.values()) log.prune(now - this.#retention, now - FORGET_FACTOR * this.#retention);
     this.#tickets.sweep();
     return Promise.resolve();
+  }
+
+  /** Runs one queued ticket's work to its end. */
+  async #run(ticket: string): Promise<void> {
+    const queued = this.#work.get(ticket)!;
+    const { owner, work } = queued;
+    try {
+      // A ticket found at work was at work when the process stopped: it is simply done now.
+      const current = this.#tickets.get(owner, ticket);
+      if (current !== undefined && current !== "expired" && current.ticket.status === "new") await this.#status(ticket, "work");
+      switch (work.kind) {
+        case "patch":
+          return await this.#applyQueued(ticket, owner, work.patch);
+        case "snapshot":
+          return await this.#finishWith(ticket, () => this.#pruned(owner).snapshot(this.#pruned(owner).resolve(work.at)));
+        case "diff":
+          return await this.#finishWith(ticket, () => {
+            const log = this.#pruned(owner);
+            return log.diff(log.resolve(work.base), log.resolve(work.to));
+          });
+      }
+    } catch (error) {
+      // A ticket that expired while queued, or a failure: the work ends either way.
+      if (this.#work.has(ticket)) await this.#status(ticket, "failed").catch(() => this.#unqueue(ticket));
+      if (!(error instanceof SyncError)) throw error;
+    }
+  }
+
+  async #applyQueued(ticket: string, owner: string, patch: SyncPatch): Promise<void> {
+    const log = this.#log(owner);
+    const errors = checkPatch(patch, log, userOf(owner, log));
+    if (errors.length > 0) return this.#status(ticket, "aborted", { errors });
+    const changes = patchChanges(patch, log);
+    if (changes.length === 0) return this.#status(ticket, "done", { errors: [] });
+    // The revision and the ticket's end in one change: replayed together or not at all.
+    const drawn = this.#draw(() => this.#commit(owner, changes, ticket));
+    return this.#record({ op: "commit", owner, changes, ticket, ...drawn });
+  }
+
+  /** Ends a snapshot or diff ticket with what `compute` gives, or as failed when its revisions are gone. */
+  async #finishWith(ticket: string, compute: () => TicketData | undefined): Promise<void> {
+    let data: TicketData | undefined;
+    try {
+      data = compute();
+    } catch (error) {
+      if (!(error instanceof SyncError)) throw error;
+      return this.#status(ticket, "failed");
+    }
+    return this.#status(ticket, "done", data === undefined ? {} : { data });
+  }
+
+  async #status(ticket: string, status: TicketStatus, update: { errors?: readonly ObjectErrors[]; data?: TicketData } = {}): Promise<void> {
+    const drawn = this.#draw(() => this.#setStatus(ticket, status, update));
+    return this.#record({ op: "status", ticket, status, ...update, ...drawn });
+  }
+
+  // The state changes themselves: run live (drawing fresh ids and times) and in replays (drawing the recorded ones).
+
+  #openLog(user: SyncUser): void {
+    const me = { uuid: user.uuid, username: user.username, notify_language: user.notifyLanguage };
+    this.#logs.set(user.uuid, new RevisionLog({ now: this.#clock, uuid: this.#newUuid, me }));
+  }
+
+  #queue(owner: string, clientSerial: number | null, work: TicketWork): Ticket {
+    const ticket = this.#tickets.create(owner, clientSerial);
+    this.#work.set(ticket.uuid, { owner, work });
+    const queue = this.#queues.get(owner);
+    if (queue === undefined) this.#queues.set(owner, [ticket.uuid]);
+    else queue.push(ticket.uuid);
+    return ticket;
+  }
+
+  #setStatus(ticket: string, status: TicketStatus, update: { errors?: readonly ObjectErrors[]; data?: TicketData }): void {
+    this.#tickets.update(ticket, status, update);
+    if (FINAL.has(status)) this.#unqueue(ticket);
+  }
+
+  #commit(owner: string, changes: readonly Change[], ticket: string | undefined): void {
+    const log = this.#log(owner);
+    if (ticket !== undefined) {
+      // Checked first, so that the commit below cannot be left without its ticket's end.
+      const found = this.#tickets.get(owner, ticket);
+      if (found === undefined || found === "expired" || FINAL.has(found.ticket.status)) {
+        throw new TypeError(`Cannot finish ticket ${ticket} with a commit: it is not waiting`);
+      }
+    }
+    log.commit(changes);
+    if (ticket !== undefined) this.#setStatus(ticket, "done", { errors: [] });
+  }
+
+  #unqueue(ticket: string): void {
+    const queued = this.#work.get(ticket);
+    if (queued === undefined) return;
+    this.#work.delete(ticket);
+    const queue = this.#queues.get(queued.owner) ?? [];
+    const at = queue.indexOf(ticket);
+    if (at !== -1) queue.splice(at, 1);
+    if (queue.length === 0) this.#queues.delete(queued.owner);
+  }
+
+  #replay(change: SyncChange): void {
+    if (typeof change !== "object" || change === null || !Array.isArray(change.uuids) || !Array.isArray(change.times)) {
+      throw new TypeError("Cannot restore the sync store: a change is not one it wrote");
+    }
+    this.#forced = { uuids: [...change.uuids], times: [...change.times] };
+    try {
+      switch (change.op) {
+        case "context":
+          return this.#openLog(change.user);
+        case "ticket":
+          return void this.#queue(change.owner, change.serial, change.work);
+        case "status":
+          return this.#setStatus(change.ticket, change.status, {
+            ...(change.errors === undefined ? {} : { errors: change.errors }),
+            ...(change.data === undefined ? {} : { data: change.data }),
+          });
+        case "commit":
+          return this.#commit(change.owner, change.changes, change.ticket);
+        default:
+          throw new TypeError("Cannot restore the sync store: a change is not one it wrote");
+      }
+    } finally {
+      this.#forced = undefined;
+    }
+  }
+
+  #take(snapshot: SyncSnapshot, options: MemorySyncStoreOptions): void {
+    if (!Array.isArray(snapshot.contexts) || !Array.isArray(snapshot.work) || typeof snapshot.tickets !== "object") {
+      throw new TypeError("Cannot restore the sync store: the snapshot is not one it wrote");
+    }
+    for (const [owner, state] of snapshot.contexts) {
+      this.#logs.set(owner, RevisionLog.restore(state, { now: this.#clock, uuid: this.#newUuid, me: { uuid: owner } }));
+    }
+    this.#tickets = TicketStore.restore(snapshot.tickets, this.#ticketOptions(options));
+    for (const [ticket, owner, work] of snapshot.work) {
+      this.#work.set(ticket, { owner, work });
+      const queue = this.#queues.get(owner);
+      if (queue === undefined) this.#queues.set(owner, [ticket]);
+      else queue.push(ticket);
+    }
+  }
+
+  /** Runs a state change, returning the ids and times it drew. */
+  #draw(change: () => unknown): Draws {
+    const capture = { uuids: [] as string[], times: [] as number[] };
+    this.#capture = capture;
+    try {
+      change();
+    } finally {
+      this.#capture = undefined;
+    }
+    return capture;
+  }
+
+  #record(change: SyncChange): Promise<void> {
+    return this.#sink === undefined ? Promise.resolve() : this.#sink.record(change);
+  }
+
+  readonly #clock = (): number => {
+    if (this.#forced !== undefined) {
+      const time = this.#forced.times.shift();
+      if (time === undefined) throw new TypeError("Cannot restore the sync store: a change lacks a time it drew");
+      return time;
+    }
+    const time = this.#now();
+    this.#capture?.times.push(time);
+    return time;
+  };
+
+  readonly #newUuid = (): string => {
+    if (this.#forced !== undefined) {
+      const uuid = this.#forced.uuids.shift();
+      if (uuid === undefined) throw new TypeError("Cannot restore the sync store: a change lacks an id it drew");
+      return uuid;
+    }
+    const uuid = this.#uuid();
+    this.#capture?.uuids.push(uuid);
+    return uuid;
+  };
+
+  #ticketOptions(options: MemorySyncStoreOptions): ConstructorParameters<typeof TicketStore>[0] {
+    return { now: this.#clock, uuid: this.#newUuid, ...(options.ticketRetention === undefined ? {} : { retention: options.ticketRetention }) };
   }
 
   #log(owner: string): RevisionLog {
@@ -134,6 +415,11 @@ export class MemorySyncStore implements SyncStore {
     log.prune(now - this.#retention, now - FORGET_FACTOR * this.#retention);
     return log;
   }
+}
+
+function userOf(owner: string, log: RevisionLog): { uuid: string; username: string } {
+  const me = log.me;
+  return { uuid: owner, username: typeof me?.["username"] === "string" ? me["username"] : "" };
 }
 
 /** Runs `fn`, turning what it throws into a rejection. */

@@ -11,10 +11,10 @@ export { applyDiff } from "./apply_diff.ts";
 export { createSyncService } from "./create_sync_service.ts";
 export type { SyncServiceOptions } from "./create_sync_service.ts";
 export { MemorySyncStore } from "./memory_sync_store.ts";
-export type { MemorySyncStoreOptions } from "./memory_sync_store.ts";
+export type { MemorySyncStoreOptions, SyncChange, SyncSnapshot } from "./memory_sync_store.ts";
 export { SerialJobs } from "./serial_jobs.ts";
 export type { SerialJobsOptions } from "./serial_jobs.ts";
-export type { SubmitResult, SyncStore, SyncUser } from "./sync_store.ts";
+export type { SubmitResult, SyncStore, SyncUser, TicketWork } from "./sync_store.ts";
 export { applyPatch } from "./apply_patch.ts";
 export { checkPatch } from "./check_patch.ts";
 export type { PatchUser } from "./check_patch.ts";
@@ -23,7 +23,7 @@ export type { SyncErrorCode, SyncErrorOptions, PatchFieldError } from "./errors.
 export { parsePatch } from "./parse_patch.ts";
 export type { ParsePatchOptions } from "./parse_patch.ts";
 export { RevisionLog } from "./revision_log.ts";
-export type { RevisionLogOptions, RevisionStatus } from "./revision_log.ts";
+export type { EntityIndex, RevisionLogOptions, RevisionLogState, RevisionStatus } from "./revision_log.ts";
 export { ENTITIES, ENTITY_NAMES, fieldOf, isEntityName, LIST_ENTITY_NAMES } from "./schema.ts";
 export type { EntitySchema, FieldSchema, SyncFieldType } from "./schema.ts";
 export { TicketStore } from "./ticket_store.ts";
@@ -33,6 +33,7 @@ export type {
   TicketResult,
   TicketStatus,
   TicketStoreOptions,
+  TicketStoreState,
   TicketUpdate,
 } from "./ticket_store.ts";
 export type {

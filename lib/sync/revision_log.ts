@@ -27,8 +27,25 @@ export interface RevisionLogOptions {
  */
 export type RevisionStatus = "known" | "pruned" | "unknown";
 
-/** Entities by their index in the log's tables. */
-type EntityIndex = 0 | 1 | 2;
+/** Entities by their index in the log's tables: `me`, `messages`, `teams`. */
+export type EntityIndex = 0 | 1 | 2;
+
+/**
+ * A log's whole state as plain data, for a journal's snapshot: what
+ * {@linkcode RevisionLog.restore} rebuilds it from.
+ */
+export interface RevisionLogState {
+  /** The serial of the oldest retained revision. */
+  readonly firstSerial: number;
+  /** The retained revisions, oldest first: id, creation time and number of changes. */
+  readonly revisions: readonly (readonly [uuid: string, createdAt: number, changes: number])[];
+  /** Their changes, in order: entity, key, the object before and after. */
+  readonly records: readonly (readonly [entity: EntityIndex, key: string, prev: SyncObject | null, next: SyncObject | null])[];
+  /** The current objects of each entity. */
+  readonly objects: readonly [readonly SyncObject[], readonly SyncObject[], readonly SyncObject[]];
+  /** Ids of pruned revisions still answered as expired, with their creation times, oldest first. */
+  readonly pruned: readonly (readonly [uuid: string, createdAt: number])[];
+}
 type Tables<T> = readonly [T, T, T];
 
 /** One change as the log keeps it: what the object was before and after. */
@@ -101,20 +118,63 @@ export class RevisionLog {
   /**
    * Creates a log whose revision 1 holds `me`.
    * @param options the clock, the UUID source and the initial `me`
+   * @param from a state to take instead (see {@linkcode RevisionLog.restore}); `me` is then ignored
    * @throws {TypeError} when `now` or `uuid` is not a function or `me` has no UUID key
    */
-  constructor(options: RevisionLogOptions) {
+  constructor(options: RevisionLogOptions, from?: RevisionLogState) {
     if (typeof options.now !== "function" || typeof options.uuid !== "function") {
       throw new TypeError("Cannot create a revision log: now and uuid must be functions");
     }
     this.#now = options.now;
     this.#uuid = options.uuid;
+    if (from !== undefined) {
+      this.#head = this.#take(from);
+      return;
+    }
     const me: unknown = options.me;
     const key = isObject(me) ? me["uuid"] : undefined;
     if (typeof key !== "string") {
       throw new TypeError("Cannot create a revision log: me must be an object with a string uuid");
     }
     this.#head = this.#append(this.#prepare([{ entity: "me", key, value: options.me }]), 1, 0);
+  }
+
+  /**
+   * Rebuilds a log from {@linkcode RevisionLog.export}'s data.
+   * @param state the exported state
+   * @param options the clock and the UUID source for what comes next (`me` is ignored)
+   * @returns the log
+   * @throws {TypeError} when the state is not one a log exported
+   */
+  static restore(state: RevisionLogState, options: RevisionLogOptions): RevisionLog {
+    return new RevisionLog(options, state);
+  }
+
+  /**
+   * The log's whole state as plain data: the retained revisions with their
+   * changes, the current objects, and the pruned ids still remembered.
+   * @returns the state
+   */
+  export(): RevisionLogState {
+    const revisions: [string, number, number][] = [];
+    const records: [EntityIndex, string, SyncObject | null, SyncObject | null][] = [];
+    for (let serial = this.#firstSerial; serial <= this.#head.serial; serial++) {
+      const index = serial - 1 - this.#revisionsDropped;
+      const start = this.#startOf(serial);
+      const end = this.#startOf(serial + 1);
+      revisions.push([item(this.#revisionUuids, index), item(this.#revisionTimes, index), end - start]);
+      for (let a = start; a < end; a++) {
+        const record = this.#record(a);
+        records.push([record.entity, record.key, record.prev, record.next]);
+      }
+    }
+    return {
+      firstSerial: this.#firstSerial,
+      revisions,
+      records,
+      objects: [[...this.#state[0].values()], [...this.#state[1].values()], [...this.#state[2].values()]],
+      pruned: [...this.#pruned],
+    };
   }
 
   /** The newest revision. */
@@ -415,6 +475,45 @@ export class RevisionLog {
     return Object.freeze({ uuid, serial, createdAt });
   }
 
+  /** Takes an exported state; returns the head. */
+  #take(from: RevisionLogState): Revision {
+    const invalid = (): TypeError => new TypeError("Cannot restore a revision log: the state is not one a log exported");
+    if (!Number.isSafeInteger(from.firstSerial) || from.firstSerial < 1 || !Array.isArray(from.revisions) || from.revisions.length === 0) {
+      throw invalid();
+    }
+    this.#firstSerial = from.firstSerial;
+    this.#revisionsDropped = from.firstSerial - 1;
+    let at = 0;
+    for (const [i, [uuid, createdAt, count]] of from.revisions.entries()) {
+      const serial = from.firstSerial + i;
+      if (typeof uuid !== "string" || typeof createdAt !== "number" || !Number.isSafeInteger(count) || count < 0) throw invalid();
+      this.#revisionUuids.push(uuid);
+      this.#revisionTimes.push(createdAt);
+      this.#revisionStarts.push(at);
+      this.#serials.set(uuid, serial);
+      for (let k = 0; k < count; k++, at++) {
+        const record = from.records[at];
+        if (record === undefined) throw invalid();
+        const [entity, key, prev, next] = record;
+        const checked = checkIndex(entity);
+        this.#records.push({ entity: checked, key, prev: frozenValue(prev, key), next: frozenValue(next, key) });
+        this.#touch(checked, key, serial);
+      }
+    }
+    if (at !== from.records.length) throw invalid();
+    for (const [entity, objects] of from.objects.entries()) {
+      const state = this.#state[checkIndex(entity)];
+      for (const object of objects) {
+        const key = object["uuid"];
+        if (typeof key !== "string") throw invalid();
+        state.set(key, frozenValue(object, key)!);
+      }
+    }
+    for (const [uuid, createdAt] of from.pruned) this.#pruned.set(uuid, createdAt);
+    const last = from.revisions[from.revisions.length - 1]!;
+    return Object.freeze({ uuid: last[0], serial: from.firstSerial + from.revisions.length - 1, createdAt: last[1] });
+  }
+
   /** Moves a key to the newest end of the list of keys by last change. */
   #touch(entity: EntityIndex, key: string, serial: number): void {
     const nodes = this.#nodes[entity];
@@ -506,6 +605,11 @@ function item<T>(list: readonly T[], index: number): T {
 
 function isObject(value: unknown): value is { readonly [key: string]: unknown } {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function checkIndex(index: unknown): EntityIndex {
+  if (index === 0 || index === 1 || index === 2) return index;
+  throw new TypeError(`Cannot restore a revision log: ${String(index)} is not an entity index`);
 }
 
 function entityIndex(entity: unknown): EntityIndex {

@@ -24,10 +24,14 @@ export interface StartSyncServiceOptions {
   basePath?: string;
 }
 
+/** How often queued work left by a process that stopped (or by a failed run) is looked for. */
+const RESUME_EVERY_MS = 5000;
+
 /**
- * Starts the sync API as an app runs it: background jobs run one at a time
- * (and are finished when it drains), past revisions and tickets are swept
- * every minute.
+ * Starts the sync API as an app runs it: queued work runs one owner's queue
+ * at a time (and is finished when it drains); work queued before a restart,
+ * or by a process that stopped, is picked up at start and every 5 seconds;
+ * past revisions and tickets are swept every minute.
  * @param config the sync settings
  * @param options the store, the authorization and the log
  * @returns the running service
@@ -40,7 +44,7 @@ export interface StartSyncServiceOptions {
  * });
  * ```
  */
-export function startSyncService(config: SyncConfig, options: StartSyncServiceOptions): Promise<RunningService> {
+export async function startSyncService(config: SyncConfig, options: StartSyncServiceOptions): Promise<RunningService> {
   const base = options.basePath ?? "/api/v2/sync/user";
   const jobs = new SerialJobs({ onError: (error) => options.log.error("Sync job failed", error) });
   const handler = createSyncService(options.store, {
@@ -50,8 +54,18 @@ export function startSyncService(config: SyncConfig, options: StartSyncServiceOp
     maxPendingPerUser: config.maxQueuedPerUser,
     base,
   });
-  const stop = (options.every ?? startInterval)(() => void options.store.sweep(), 60_000);
-  return Promise.resolve({
+  const every = options.every ?? startInterval;
+  const stopSweep = every(() => void options.store.sweep(), 60_000);
+  const resume = async (): Promise<void> => {
+    for (const owner of await options.store.waitingOwners()) {
+      jobs.push(async () => {
+        await options.store.runWork(owner);
+      });
+    }
+  };
+  await resume();
+  const stopResume = every(() => void resume().catch((error: unknown) => options.log.error("Sync: cannot look for queued work", error)), RESUME_EVERY_MS);
+  return {
     name: "sync",
     prefixes: [base],
     handler,
@@ -61,9 +75,10 @@ export function startSyncService(config: SyncConfig, options: StartSyncServiceOp
       notes: [],
     }),
     drain: async () => {
-      stop();
+      stopSweep();
+      stopResume();
       await jobs.idle();
     },
     close: () => Promise.resolve(),
-  });
+  };
 }

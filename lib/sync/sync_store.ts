@@ -1,4 +1,4 @@
-import type { TicketResult, Ticket, TicketStatus, TicketUpdate } from "./ticket_store.ts";
+import type { Ticket, TicketResult } from "./ticket_store.ts";
 import type { ObjectErrors, Revision, SyncData, SyncDiff, SyncPatch } from "./types.ts";
 
 /** The user a context is made for. */
@@ -17,10 +17,22 @@ export interface SubmitResult {
 }
 
 /**
- * Where sync contexts and tickets live, one context per user (its owner).
- * In memory by default; a shared database can implement the same interface.
- * Revisions past the retention answer `ERR_SYNC_REVISION_EXPIRED` for ten
- * retention periods, then `ERR_SYNC_UNKNOWN_REVISION` (their ids are forgotten).
+ * Work queued under a ticket, kept with it until it is done: a patch to
+ * apply, or a snapshot or diff too large to compute in the answer (revisions
+ * by id).
+ */
+export type TicketWork =
+  | { readonly kind: "patch"; readonly patch: SyncPatch }
+  | { readonly kind: "snapshot"; readonly at: string }
+  | { readonly kind: "diff"; readonly base: string; readonly to: string };
+
+/**
+ * Where sync contexts and tickets live, one context per user (its owner):
+ * in memory (on a journal to be durable) or in PostgreSQL, shared by
+ * processes. Revisions past the retention answer `ERR_SYNC_REVISION_EXPIRED`
+ * for ten retention periods, then `ERR_SYNC_UNKNOWN_REVISION` (their ids are
+ * forgotten). Queued work lives in the store with its ticket, so that work
+ * accepted before a crash is done after it, by this process or another.
  */
 export interface SyncStore {
   /** Creates a user's context, its first revision holding `me`; false when it exists. */
@@ -43,10 +55,26 @@ export interface SyncStore {
   diff(owner: string, base: Revision, to: Revision): Promise<SyncDiff | undefined>;
   /** Checks a patch against the current objects and, when it passes, applies it as one revision, atomically. */
   submit(owner: string, patch: SyncPatch): Promise<SubmitResult>;
-  /** Creates a ticket with status `new`. */
-  createTicket(owner: string, clientSerial: number | null): Promise<Ticket>;
-  /** Moves a ticket on; see `TicketStore.update`. */
-  updateTicket(uuid: string, status: TicketStatus, update?: TicketUpdate): Promise<Ticket>;
+  /**
+   * Queues work under a new ticket (status `new`); resolves once both are durable.
+   * @param owner the context
+   * @param clientSerial the patch's `serial`, shown on the ticket
+   * @param work what to do
+   * @param limit the unfinished tickets an owner may have
+   * @throws {SyncError} `ERR_SYNC_BUSY` when the owner has `limit` of them, `ERR_SYNC_NO_CONTEXT`
+   */
+  enqueue(owner: string, clientSerial: number | null, work: TicketWork, limit: number): Promise<Ticket>;
+  /**
+   * Runs an owner's queued work, oldest first, until none is left: a
+   * patch is checked and applied and its ticket finished in one step (`done`,
+   * or `aborted` with the errors); a snapshot or diff is computed and kept
+   * with its ticket (`done`, or `failed` when its revisions expired). Work
+   * another runner holds is left to it.
+   * @returns how many tickets it finished
+   */
+  runWork(owner: string): Promise<number>;
+  /** Owners with queued work: what a runner picks up at start, and from a process that stopped. */
+  waitingOwners(): Promise<string[]>;
   /** An owner's ticket; `"expired"` past its retention; undefined when unknown or another's. */
   ticket(owner: string, uuid: string): Promise<TicketResult | "expired" | undefined>;
   /** Drops revisions and tickets past their retention. */

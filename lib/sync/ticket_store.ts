@@ -58,6 +58,16 @@ export interface TicketStoreOptions {
   forgetAfter?: number;
 }
 
+/** A ticket store's whole state as plain data, for a journal's snapshot. */
+export interface TicketStoreState {
+  /** The clock's last reading (it never goes back). */
+  readonly time: number;
+  /** Tickets within their retention, oldest first. */
+  readonly live: readonly { readonly owner: string; readonly createdAt: number; readonly ticket: Ticket; readonly data: TicketData | null }[];
+  /** Expired tickets' ids, owners and creation times, oldest first. */
+  readonly expired: readonly (readonly [uuid: string, owner: string, createdAt: number])[];
+}
+
 /** An expired ticket as {@linkcode TicketStore} answers for it: its owner only. */
 interface Expired {
   readonly owner: string;
@@ -128,6 +138,38 @@ export class TicketStore {
     this.#uuid = options.uuid;
     this.#retention = retention;
     this.#forgetAfter = forgetAfter;
+  }
+
+  /**
+   * Rebuilds a store from {@linkcode TicketStore.export}'s data.
+   * @param state the exported state
+   * @param options the clock, the UUID source and the retention periods
+   * @returns the store
+   * @throws {TypeError} when the state is not one a store exported
+   */
+  static restore(state: TicketStoreState, options: TicketStoreOptions): TicketStore {
+    const store = new TicketStore(options);
+    if (typeof state.time !== "number" || !Array.isArray(state.live) || !Array.isArray(state.expired)) {
+      throw new TypeError("Cannot restore a ticket store: the state is not one a store exported");
+    }
+    store.#time = state.time;
+    for (const entry of state.live) {
+      store.#live.set(entry.ticket.uuid, { owner: entry.owner, createdAt: entry.createdAt, ticket: Object.freeze(entry.ticket), data: entry.data });
+    }
+    for (const [uuid, owner, createdAt] of state.expired) store.#expired.set(uuid, { owner, createdAt });
+    return store;
+  }
+
+  /**
+   * The store's whole state as plain data.
+   * @returns the state
+   */
+  export(): TicketStoreState {
+    return {
+      time: this.#time,
+      live: [...this.#live.values()].map(({ owner, createdAt, ticket, data }) => ({ owner, createdAt, ticket, data })),
+      expired: [...this.#expired].map(([uuid, { owner, createdAt }]) => [uuid, owner, createdAt] as const),
+    };
   }
 
   /** The number of tickets within their retention. */

@@ -1,6 +1,7 @@
-// The contract every SyncStore implementation passes: the in-memory store
-// now, a shared database later. Each implementation's test file calls
-// syncStoreContract with a factory.
+// The contract every SyncStore implementation passes: in memory, on the
+// journal, on PostgreSQL. Each implementation's test file calls
+// syncStoreContract with a factory; a durable one also keeps everything over
+// a reopen.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parsePatch, type SyncStore } from "../../lib/sync/mod.ts";
@@ -31,8 +32,13 @@ function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
  * Runs the SyncStore contract.
  * @param name the implementation's name
  * @param make builds an empty store
+ * @param reopen for a durable store: closes it and opens it again from what it keeps, as a restart does
  */
-export function syncStoreContract(name: string, make: (setup: StoreSetup) => Promise<SyncStore> | SyncStore): void {
+export function syncStoreContract(
+  name: string,
+  make: (setup: StoreSetup) => Promise<SyncStore> | SyncStore,
+  reopen?: (store: SyncStore) => Promise<SyncStore>,
+): void {
   async function fresh() {
     const clock = { time: T0 };
     let n = 0;
@@ -118,24 +124,102 @@ export function syncStoreContract(name: string, make: (setup: StoreSetup) => Pro
       await rejectsWith(store.revision(ALICE.uuid, first.uuid), "ERR_SYNC_UNKNOWN_REVISION");
     });
 
-    it("keeps tickets per owner, moves them on, and expires them after their retention", async () => {
+    it("queues work under tickets, runs an owner's queue in order, and expires tickets after their retention", async () => {
       const { store, clock } = await fresh();
-      const ticket = await store.createTicket(ALICE.uuid, 7);
-      assert.equal(ticket.status, "new");
-      assert.equal(ticket.client_serial, 7);
-      await store.updateTicket(ticket.uuid, "work");
-      const data = await store.snapshot(ALICE.uuid);
-      await store.updateTicket(ticket.uuid, "done", { data });
-      const found = await store.ticket(ALICE.uuid, ticket.uuid);
-      assert.ok(found !== undefined && found !== "expired");
-      assert.equal(found.ticket.status, "done");
-      assert.deepEqual(found.data, data);
-      assert.equal(await store.ticket(BOB.uuid, ticket.uuid), undefined);
+      const base = (await store.head(ALICE.uuid))!;
+      const first = await store.enqueue(ALICE.uuid, 7, { kind: "patch", patch: parsePatch({ objects: { messages: [message(1)] } }) }, 16);
+      const second = await store.enqueue(ALICE.uuid, 8, { kind: "patch", patch: parsePatch({ objects: { messages: [message(1, "edited")] } }) }, 16);
+      const refused = await store.enqueue(ALICE.uuid, 9, { kind: "patch", patch: parsePatch({ deleted_objects: { messages: [message(5).uuid] } }) }, 16);
+      const snapshot = await store.enqueue(ALICE.uuid, null, { kind: "snapshot", at: base.uuid }, 16);
+      assert.deepEqual([first.status, first.client_serial, snapshot.client_serial], ["new", 7, null]);
+      assert.deepEqual(await store.waitingOwners(), [ALICE.uuid]);
+      assert.equal(await store.runWork(BOB.uuid), 0, "another owner's queue is empty");
+      assert.equal(await store.runWork(ALICE.uuid), 4);
+      assert.deepEqual(await store.waitingOwners(), []);
+      const ended = async (uuid: string) => {
+        const found = await store.ticket(ALICE.uuid, uuid);
+        assert.ok(found !== undefined && found !== "expired", uuid);
+        return found;
+      };
+      assert.deepEqual([(await ended(first.uuid)).ticket.status, (await ended(first.uuid)).ticket.errors], ["done", []]);
+      assert.equal((await ended(second.uuid)).ticket.status, "done");
+      assert.equal((await store.head(ALICE.uuid))?.serial, 3, "the two patches made one revision each, in order");
+      assert.equal((await store.snapshot(ALICE.uuid)).objects.messages[0]?.["subject"], "edited");
+      const aborted = await ended(refused.uuid);
+      assert.equal(aborted.ticket.status, "aborted");
+      assert.equal(aborted.ticket.errors[0]?.messages[0]?.code, "object_not_found");
+      const computed = await ended(snapshot.uuid);
+      assert.equal(computed.ticket.status, "done");
+      assert.equal((computed.data as { serial: number }).serial, 1, "the snapshot of the revision asked for");
+      assert.equal(await store.ticket(BOB.uuid, first.uuid), undefined);
       assert.equal(await store.ticket(ALICE.uuid, "99999999-0000-4000-8000-000000000000"), undefined);
       clock.time = T0 + 101;
       await store.sweep();
-      assert.equal(await store.ticket(ALICE.uuid, ticket.uuid), "expired");
-      await rejectsWith(store.updateTicket(ticket.uuid, "failed"), "ERR_SYNC_TICKET_EXPIRED");
+      assert.equal(await store.ticket(ALICE.uuid, first.uuid), "expired");
     });
+
+    it("refuses work past an owner's limit of unfinished tickets, and work for an owner without a context", async () => {
+      const { store } = await fresh();
+      await store.createContext(BOB);
+      const patch = parsePatch({ objects: { messages: [message(1)] } });
+      await store.enqueue(ALICE.uuid, 1, { kind: "patch", patch }, 2);
+      await store.enqueue(ALICE.uuid, 2, { kind: "patch", patch }, 2);
+      await rejectsWith(store.enqueue(ALICE.uuid, 3, { kind: "patch", patch }, 2), "ERR_SYNC_BUSY");
+      await store.enqueue(BOB.uuid, 1, { kind: "patch", patch }, 2);
+      await store.runWork(ALICE.uuid);
+      await store.enqueue(ALICE.uuid, 3, { kind: "patch", patch }, 2);
+      await rejectsWith(store.enqueue("c0c00000-0000-4000-8000-000000000003", 1, { kind: "patch", patch }, 2), "ERR_SYNC_NO_CONTEXT");
+    });
+
+    it("ends a queued diff failed when its base expired before it ran", async () => {
+      const { store, clock } = await fresh();
+      const base = (await store.head(ALICE.uuid))!;
+      clock.time = T0 + 500;
+      await store.submit(ALICE.uuid, parsePatch({ objects: { messages: [message(1)] } }));
+      const head = (await store.head(ALICE.uuid))!;
+      clock.time = T0 + 950;
+      const ticket = await store.enqueue(ALICE.uuid, null, { kind: "diff", base: base.uuid, to: head.uuid }, 16);
+      clock.time = T0 + 1001;
+      await store.runWork(ALICE.uuid);
+      const found = await store.ticket(ALICE.uuid, ticket.uuid);
+      assert.ok(found !== undefined && found !== "expired");
+      assert.equal(found.ticket.status, "failed");
+    });
+
+    if (reopen !== undefined) {
+      it("keeps contexts, objects, serials, revisions, tickets and queued work over a reopen", async () => {
+        const { store, clock } = await fresh();
+        await store.createContext(BOB);
+        const first = (await store.head(ALICE.uuid))!;
+        clock.time = T0 + 100;
+        await store.submit(ALICE.uuid, parsePatch({ objects: { messages: [message(1), message(2)] } }));
+        const second = (await store.head(ALICE.uuid))!;
+        clock.time = T0 + 1050;
+        await store.submit(ALICE.uuid, parsePatch({ objects: { messages: [message(2, "edited")] } }));
+        await store.sweep();
+        const done = await store.enqueue(ALICE.uuid, 4, { kind: "patch", patch: parsePatch({ objects: { messages: [message(3)] } }) }, 16);
+        await store.runWork(ALICE.uuid);
+        const waiting = await store.enqueue(ALICE.uuid, 5, { kind: "patch", patch: parsePatch({ deleted_objects: { messages: [message(1).uuid] } }) }, 16);
+        const head = (await store.head(ALICE.uuid))!;
+        const before = await store.snapshot(ALICE.uuid);
+        const again = await reopen(store);
+        assert.equal(await again.createContext(ALICE), false, "the context is still there");
+        assert.deepEqual(await again.head(ALICE.uuid), head);
+        assert.deepEqual(await again.snapshot(ALICE.uuid), before);
+        assert.deepEqual(await again.revision(ALICE.uuid, second.uuid), second);
+        await rejectsWith(again.revision(ALICE.uuid, first.uuid), "ERR_SYNC_REVISION_EXPIRED");
+        assert.equal((await again.diff(ALICE.uuid, second, head))?.objects.messages.length, 2);
+        const kept = await again.ticket(ALICE.uuid, done.uuid);
+        assert.ok(kept !== undefined && kept !== "expired");
+        assert.equal(kept.ticket.status, "done");
+        assert.deepEqual(await again.waitingOwners(), [ALICE.uuid], "work accepted before the restart is still queued");
+        assert.equal(await again.runWork(ALICE.uuid), 1);
+        assert.equal((await again.head(ALICE.uuid))?.serial, head.serial + 1, "serials go on from where they were");
+        const ended = await again.ticket(ALICE.uuid, waiting.uuid);
+        assert.ok(ended !== undefined && ended !== "expired");
+        assert.equal(ended.ticket.status, "done");
+        assert.equal((await again.head(BOB.uuid))?.serial, 1);
+      });
+    }
   });
 }

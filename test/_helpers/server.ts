@@ -23,14 +23,14 @@ after(() => {
 
 /**
  * Starts `server.ts` with `env` over a bare environment: port 0, no queue
- * snapshot. Whatever is still running when the test file ends is killed.
+ * snapshot, state in memory (give STATE_DIR to keep it). Whatever is still running when the test file ends is killed.
  * @param env variables to set
  * @returns the child and its output
  */
 export function startServer(env: Record<string, string>): Started {
   const child = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
     cwd: ROOT,
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", QUEUE_SNAPSHOT_FILE: "", ...env },
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", QUEUE_SNAPSHOT_FILE: "", STATE_DIR: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);

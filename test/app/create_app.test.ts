@@ -49,7 +49,7 @@ class HeldDeliveries {
 }
 
 function build(env: Record<string, string>, overrides: AppOverrides = {}): App {
-  const config = readConfig({ QUEUE_SNAPSHOT_FILE: "", PASSWORD_HASH_COST: "1024", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0", ...env });
+  const config = readConfig({ QUEUE_SNAPSHOT_FILE: "", STATE_DIR: "", PASSWORD_HASH_COST: "1024", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0", ...env });
   return createApp(config, { log: memoryLog(), ...overrides });
 }
 

@@ -12,7 +12,7 @@ const opened = new WeakMap<AuthStore, Journaled<MemoryAuthStore>>();
 async function journaled(compactAboveBytes?: number): Promise<MemoryAuthStore> {
   const handle = await openJournaled<MemoryAuthStore, AuthChange>(
     (snapshot, records, sink) => MemoryAuthStore.restore(snapshot, records, { sink }),
-    (store) => store.snapshot(),
+    (store) => store.exportState(),
     undefined,
     compactAboveBytes,
   );

@@ -3,6 +3,8 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { listeningLine } from "../_helpers/listening.ts";
@@ -14,12 +16,12 @@ after(() => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
 
-async function smoke(command: string, args: readonly string[]): Promise<void> {
+async function smoke(command: string, args: readonly string[], stateDir: string): Promise<void> {
   const child = spawn(command, args, {
     cwd: ROOT,
     // NODE_V8_COVERAGE empty: Node hands it on to children otherwise, and coverage of the sources run
     // without tsx's source maps would be merged into c8's figures for the same files.
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", QUEUE_SNAPSHOT_FILE: "", RATE_LIMIT_PER_SECOND: "0", NO_COLOR: "1", NODE_V8_COVERAGE: "" },
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", QUEUE_SNAPSHOT_FILE: "", RATE_LIMIT_PER_SECOND: "0", NO_COLOR: "1", NODE_V8_COVERAGE: "", STATE_DIR: stateDir },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -53,16 +55,18 @@ async function smoke(command: string, args: readonly string[]): Promise<void> {
   const [code] = await once(child, "exit");
   assert.equal(code, 0, err);
   assert.match(out, /SIGTERM: finishing requests in flight/);
+  assert.ok(existsSync(join(stateDir, "auth.00000001.log")), "the journals live in STATE_DIR");
 }
 
 describe("server.ts on other runtimes", () => {
   it("runs on Node 24 natively (type stripping, no tsx): every service answers, SIGTERM exits 0", { skip: node24Skip }, async () => {
     assert.ok(node24 !== undefined, "REQUIRE_SERVICES=1 but Node 24 is not installed (NODE24_BIN)");
-    await smoke(node24, ["server.ts"]);
+    await smoke(node24, ["server.ts"], mkdtempSync(join(tmpdir(), "tributary-node24-")));
   });
 
-  it("runs on Deno with read, net and env permissions only: every service answers, SIGTERM exits 0", { skip: denoSkip }, async () => {
+  it("runs on Deno with read, net, env and its state folder's write permissions only: every service answers, SIGTERM exits 0", { skip: denoSkip }, async () => {
     assert.ok(deno !== undefined, "REQUIRE_SERVICES=1 but Deno is not installed (DENO_BIN)");
-    await smoke(deno, ["run", "--quiet", "--allow-net=127.0.0.1", `--allow-read=${ROOT}`, "--allow-env", "server.ts"]);
+    const state = mkdtempSync(join(tmpdir(), "tributary-deno-"));
+    await smoke(deno, ["run", "--quiet", "--allow-net=127.0.0.1", `--allow-read=${ROOT},${state}`, `--allow-write=${state}`, "--allow-env", "--allow-sys=hostname", "server.ts"], state);
   });
 });

@@ -310,18 +310,16 @@ describe("POST /api/v2/sync/user (patch)", () => {
     assert.equal(fixture.waiting(), 0);
   });
 
-  it("ends the ticket failed and reports the error when the store fails", async () => {
+  it("reports a failure of the store's work runner", async () => {
     const fixture = await syncFixture({
       store: (store) => Object.assign(Object.create(store) as SyncStore, {
-        createTicket: store.createTicket.bind(store),
-        updateTicket: store.updateTicket.bind(store),
+        enqueue: store.enqueue.bind(store),
         ticket: store.ticket.bind(store),
         head: store.head.bind(store),
-        submit: () => Promise.reject(new Error("disk full")),
+        runWork: () => Promise.reject(new Error("disk full")),
       }),
     });
-    const ticket = await submit(fixture, { objects: { messages: [message(1)] } });
-    assert.equal(ticket.status, "failed");
+    await submit(fixture, { objects: { messages: [message(1)] } });
     assert.equal((fixture.jobErrors[0] as Error).message, "disk full");
   });
 });

@@ -1,0 +1,92 @@
+import { type AuthChange, type AuthStore, MemoryAuthStore } from "../auth/mod.ts";
+import { uuidV4 } from "../crypto/mod.ts";
+import type { ServiceLog } from "../http/mod.ts";
+import { type JournalReplay, journalSink, openStateDir } from "../storage/mod.ts";
+import { MemorySyncStore, type MemorySyncStoreOptions, type SyncChange, type SyncStore } from "../sync/mod.ts";
+import type { Config } from "./read_config.ts";
+
+/** The stores of the token and sync service, as the configuration chooses them. */
+export interface SyncStores {
+  readonly auth: AuthStore;
+  readonly sync: SyncStore;
+  /** Where they keep their state, for the start-up banner. */
+  readonly where: string;
+  /** Closes them (their journals, the state folder's lock); after the services drained. */
+  close(): Promise<void>;
+}
+
+/** What opening the stores needs besides the configuration. */
+export interface OpenSyncStoresOptions {
+  readonly now: () => number;
+  readonly random: (size: number) => Uint8Array;
+  readonly log: ServiceLog;
+}
+
+/**
+ * Opens the stores of the token and sync service: on journals in
+ * `STATE_DIR` (the default: every acknowledged write survives a crash), or in
+ * memory only when it is empty.
+ * @param config the configuration
+ * @param options clock, randomness and log
+ * @returns the stores
+ * @throws {ConfigError} naming STATE_DIR when another process holds it
+ * @throws {StorageError} `ERR_STORAGE_CORRUPT` when a journal cannot be read back
+ */
+export async function openSyncStores(config: Config, options: OpenSyncStoresOptions): Promise<SyncStores> {
+  const { now, random, log } = options;
+  const syncOptions: MemorySyncStoreOptions = {
+    now,
+    uuid: () => uuidV4(random),
+    revisionRetention: config.sync.revisionRetentionDays * 86_400_000,
+    ticketRetention: config.sync.ticketRetentionSeconds * 1000,
+  };
+  const dir = config.storage.stateDir;
+  if (dir === "") {
+    return {
+      auth: new MemoryAuthStore(),
+      sync: new MemorySyncStore(syncOptions),
+      where: "in memory only (STATE_DIR is empty): lost at a restart",
+      close: () => Promise.resolve(),
+    };
+  }
+  const state = await openStateDir(dir);
+  const onError = (error: unknown): void => log.error("State: cannot compact a journal (its logs are kept)", error);
+  const opened: { close(): Promise<void> }[] = [];
+  try {
+    const authJournal = await state.journal("auth");
+    opened.push(authJournal.journal);
+    reportDropped("auth", authJournal.replay, log);
+    let auth: MemoryAuthStore | undefined;
+    auth = MemoryAuthStore.restore(authJournal.replay.snapshot, authJournal.replay.records, {
+      sink: journalSink<AuthChange>(authJournal.journal, () => auth!.exportState(), onError),
+    });
+    const syncJournal = await state.journal("sync");
+    opened.push(syncJournal.journal);
+    reportDropped("sync", syncJournal.replay, log);
+    let sync: MemorySyncStore | undefined;
+    sync = MemorySyncStore.restore(syncJournal.replay.snapshot, syncJournal.replay.records, {
+      ...syncOptions,
+      sink: journalSink<SyncChange>(syncJournal.journal, () => sync!.exportState(), onError),
+    });
+    return {
+      auth,
+      sync,
+      where: `in ${state.dir} (journals auth and sync, each write on disk before its answer)`,
+      close: async () => {
+        await authJournal.journal.close();
+        await syncJournal.journal.close();
+        await state.close();
+      },
+    };
+  } catch (error) {
+    for (const journal of opened) await journal.close();
+    await state.close();
+    throw error;
+  }
+}
+
+function reportDropped(name: string, replay: JournalReplay, log: ServiceLog): void {
+  const dropped = replay.dropped;
+  if (dropped === undefined) return;
+  log.info(`State: the ${name} journal ${dropped.file} ended mid-record (${dropped.reason}): cut at byte ${dropped.offset}, ${dropped.bytes} bytes dropped; everything before it is loaded`);
+}
