@@ -11,6 +11,7 @@ describe("readConfig()", () => {
   it("uses safe defaults for an empty environment", () => {
     assert.deepEqual(readConfig({}), {
       server: { port: 8000, host: "127.0.0.1", services: ["water", "sync", "relay"], publicUrl: undefined },
+      storage: { stateDir: "var" },
       water: {
         dataDir: "data/datasets",
         apiKeysFile: "data/api_keys.json",
