@@ -1,3 +1,5 @@
+import type { LoginLimiter } from "./types.ts";
+
 /** Options of {@linkcode LoginThrottle}. */
 export interface LoginThrottleOptions {
   /** Clock in milliseconds. */
@@ -32,7 +34,7 @@ export interface LoginThrottleOptions {
  * password or not, until the oldest failure leaves the window. Every attempt
  * counts from its start until it succeeds.
  */
-export class LoginThrottle {
+export class LoginThrottle implements LoginLimiter {
   readonly #now: () => number;
   readonly #maxPerUser: number;
   readonly #maxPerAddress: number;

@@ -1,7 +1,7 @@
 import { timingSafeEqual, uuidV4 } from "../crypto/mod.ts";
 import { type Client, GRANT_TYPES, type GrantType, MAX_PASSWORD_LENGTH, USERNAME } from "./clients.ts";
 import { AuthError } from "./errors.ts";
-import type { LoginThrottle } from "./login_throttle.ts";
+import type { LoginLimiter } from "./types.ts";
 import { hashPassword, verifyPassword } from "./password_hash.ts";
 import { newToken, tokenHash } from "./tokens.ts";
 import type { AuthStore, TokenRecord, UserRecord } from "./types.ts";
@@ -67,7 +67,8 @@ export interface TokenServiceOptions {
   readonly now: () => number;
   /** Random bytes (tokens, ids). */
   readonly random: (size: number) => Uint8Array;
-  readonly throttle: LoginThrottle;
+  /** Counts failed logins, in memory (`LoginThrottle`) or shared (`PostgresLoginThrottle`). */
+  readonly throttle: LoginLimiter;
   /**
    * Access-token lifetime.
    * @default {3600}
@@ -111,7 +112,7 @@ export class TokenService {
   readonly #clients: ReadonlyMap<string, Client>;
   readonly #now: () => number;
   readonly #random: (size: number) => Uint8Array;
-  readonly #throttle: LoginThrottle;
+  readonly #throttle: LoginLimiter;
   readonly #accessTtl: number;
   readonly #refreshTtl: number;
   readonly #passwordCost: number;
@@ -278,7 +279,7 @@ export class TokenService {
     if (!USERNAME.test(username) || password.length > MAX_PASSWORD_LENGTH) {
       throw new AuthError("ERR_AUTH_INVALID_GRANT", "Wrong user name or password");
     }
-    const wait = this.#throttle.start(username, request.address);
+    const wait = await this.#throttle.start(username, request.address);
     if (wait > 0) {
       throw new AuthError("ERR_AUTH_THROTTLED", `Too many failed logins; retry after ${wait} s`, {
         headers: { "retry-after": String(wait) },
@@ -289,7 +290,7 @@ export class TokenService {
       ? (await verifyPassword(password, await this.#decoyHash()), false)
       : await verifyPassword(password, user.passwordHash);
     if (!ok || user === undefined) throw new AuthError("ERR_AUTH_INVALID_GRANT", "Wrong user name or password");
-    this.#throttle.succeed(username, request.address);
+    await this.#throttle.succeed(username, request.address);
     const family = uuidV4(this.#random);
     const access = await this.#issue("access", client.id, user.uuid, scope, family);
     const refresh = await this.#issue("refresh", client.id, user.uuid, scope, family);

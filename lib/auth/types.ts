@@ -50,3 +50,18 @@ export interface AuthStore {
   /** Drops tokens expired before `now`. */
   sweep(now: number): Promise<void>;
 }
+
+/**
+ * Counts failed password logins against a user name and a client address,
+ * and says how long to wait past the limits: in memory (`LoginThrottle`) or
+ * shared by processes (`PostgresLoginThrottle`).
+ */
+export interface LoginLimiter {
+  /**
+   * Counts a login attempt (as failed, until it succeeds).
+   * @returns the seconds to wait instead, when a limit is reached; 0 when the attempt is counted
+   */
+  start(username: string, address: string): number | Promise<number>;
+  /** Forgets the user name's failures and this attempt's count against the address: the login succeeded. */
+  succeed(username: string, address: string): void | Promise<void>;
+}

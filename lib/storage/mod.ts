@@ -14,3 +14,6 @@ export { journalSink } from "./journal_sink.ts";
 export type { ChangeSink } from "./journal_sink.ts";
 export { STORAGE_SETTINGS } from "./settings.ts";
 export type { StorageConfig } from "./settings.ts";
+export { connectPostgres, isUnavailable } from "./postgres.ts";
+export type { ConnectPostgresOptions, SqlClient, SqlPool, SqlResult } from "./postgres.ts";
+export { migrate } from "./migrate.ts";

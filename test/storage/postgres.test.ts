@@ -1,0 +1,86 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { connectPostgres, isUnavailable, migrate, type SqlPool } from "../../lib/storage/mod.ts";
+import { postgresServerSkip, postgresSkip, startPostgres, type TestPostgres } from "../_helpers/postgres.ts";
+import { freePort } from "../_helpers/redis.ts";
+
+describe("isUnavailable()", () => {
+  const cases = [
+    { name: "a refused connection", error: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }), expected: true },
+    { name: "a connection exception (08006)", error: { code: "08006", message: "connection failure" }, expected: true },
+    { name: "the server shutting down (57P01)", error: { code: "57P01", message: "terminating connection due to administrator command" }, expected: true },
+    { name: "a statement timeout (57014)", error: { code: "57014", message: "canceling statement due to statement timeout" }, expected: true },
+    { name: "a connection lost mid-query", error: new Error("Connection terminated unexpectedly"), expected: true },
+    { name: "a unique violation (23505)", error: { code: "23505", message: "duplicate key value" }, expected: false },
+    { name: "a syntax error (42601)", error: { code: "42601", message: "syntax error" }, expected: false },
+    { name: "a plain error", error: new Error("boom"), expected: false },
+    { name: "a string", error: "ECONNREFUSED", expected: false },
+  ] as const;
+  for (const c of cases) it(`says ${c.expected} for ${c.name}`, () => assert.equal(isUnavailable(c.error), c.expected));
+});
+
+describe("connectPostgres()", () => {
+  it("names DATABASE_URL and the address, password hidden, when nothing answers", async () => {
+    const port = await freePort();
+    await assert.rejects(connectPostgres(`postgres://app:s3cret@127.0.0.1:${port}/db`), (error: unknown) => {
+      assert.equal((error as { variable?: string }).variable, "DATABASE_URL");
+      const message = (error as Error).message;
+      assert.ok(message.includes(`postgres://app:***@127.0.0.1:${port}/db`), message);
+      assert.ok(!message.includes("s3cret"), message);
+      return true;
+    });
+  });
+});
+
+describe("on PostgreSQL", { skip: postgresSkip }, () => {
+  let server: TestPostgres;
+  before(async () => {
+    server = await startPostgres();
+  });
+  after(() => server.stop());
+
+  it("migrates once, even with two processes starting at once", async () => {
+    const url = await server.database();
+    const [a, b] = [await connectPostgres(url), await connectPostgres(url)];
+    const steps = ["CREATE TABLE t1 (id int)", "CREATE TABLE t2 (id int); INSERT INTO t1 VALUES (1)"];
+    const counts = await Promise.all([migrate(a, "test", steps), migrate(b, "test", steps)]);
+    assert.deepEqual([...counts].sort(), [0, 2]);
+    assert.equal(await migrate(a, "test", [...steps, "ALTER TABLE t1 ADD COLUMN name text"]), 1, "only the new step");
+    assert.equal((await a.query<{ n: string }>("SELECT count(*) AS n FROM t1")).rows[0]!.n, "1");
+    await a.close();
+    await b.close();
+  });
+
+  it("rolls a transaction back when its work throws", async () => {
+    const pool = await connectPostgres(await server.database());
+    await pool.query("CREATE TABLE t (id int)");
+    await assert.rejects(pool.transaction(async (db) => {
+      await db.query("INSERT INTO t VALUES (1)");
+      throw new Error("changed my mind");
+    }), /changed my mind/);
+    assert.equal((await pool.query("SELECT * FROM t")).rowCount, 0);
+    await pool.close();
+  });
+});
+
+describe("a pool whose database goes away and comes back", { skip: postgresServerSkip }, () => {
+  let server: TestPostgres;
+  let pool: SqlPool;
+  before(async () => {
+    server = await startPostgres(true);
+    pool = await connectPostgres(await server.database(), { poolSize: 2 });
+  });
+  after(async () => {
+    await pool.close();
+    await server.stop();
+  });
+
+  it("answers ERR_STORAGE_UNAVAILABLE while it is away and works again without a reconnect by hand", async () => {
+    assert.equal((await pool.query("SELECT 1")).rowCount, 1);
+    server.crash();
+    await assert.rejects(pool.query("SELECT 1"), { name: "StorageError", code: "ERR_STORAGE_UNAVAILABLE" });
+    await assert.rejects(pool.transaction((db) => db.query("SELECT 1")), { code: "ERR_STORAGE_UNAVAILABLE" });
+    server.restart();
+    assert.equal((await pool.query("SELECT 1")).rowCount, 1);
+  });
+});
