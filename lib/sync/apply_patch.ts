@@ -1,4 +1,4 @@
-import type { RevisionLog } from "./revision_log.ts";
+import type { ObjectView, RevisionLog } from "./revision_log.ts";
 import { ENTITIES, LIST_ENTITY_NAMES } from "./schema.ts";
 import type { Change, EntityName, Revision, SyncObject, SyncPatch } from "./types.ts";
 import { completeObject, sameObject } from "./_values.ts";
@@ -26,7 +26,7 @@ export function applyPatch(patch: SyncPatch, log: RevisionLog): Revision | undef
  * @returns the changes, empty when the patch changes nothing
  * @throws {TypeError} as {@linkcode applyPatch}
  */
-export function patchChanges(patch: SyncPatch, log: RevisionLog): Change[] {
+export function patchChanges(patch: SyncPatch, log: ObjectView): Change[] {
   const changes: Change[] = [];
   if (patch.deleted_objects.me !== null) {
     throw new TypeError("Cannot apply patch: it deletes me; check it first");

@@ -1,4 +1,4 @@
-import type { RevisionLog } from "./revision_log.ts";
+import type { ObjectView } from "./revision_log.ts";
 import { ENTITIES, LIST_ENTITY_NAMES } from "./schema.ts";
 import type {
   EntityName,
@@ -85,7 +85,7 @@ class Report {
  * @returns the errors (the ticket's `errors`), grouped by object and attribute; empty when
  * the patch may be applied
  */
-export function checkPatch(patch: SyncPatch, log: RevisionLog, user: PatchUser): ObjectErrors[] {
+export function checkPatch(patch: SyncPatch, log: ObjectView, user: PatchUser): ObjectErrors[] {
   const report = new Report();
   checkMe(patch, log, user, report);
   for (const entity of LIST_ENTITY_NAMES) checkList(entity, patch, log, report);
@@ -93,7 +93,7 @@ export function checkPatch(patch: SyncPatch, log: RevisionLog, user: PatchUser):
   return report.list();
 }
 
-function checkMe(patch: SyncPatch, log: RevisionLog, user: PatchUser, report: Report): void {
+function checkMe(patch: SyncPatch, log: ObjectView, user: PatchUser, report: Report): void {
   const me = patch.objects.me;
   if (me !== null) {
     const current = log.me ?? undefined;
@@ -116,7 +116,7 @@ function checkMe(patch: SyncPatch, log: RevisionLog, user: PatchUser, report: Re
 function checkList(
   entity: ListEntityName,
   patch: SyncPatch,
-  log: RevisionLog,
+  log: ObjectView,
   report: Report,
 ): void {
   const deleted = new Set<string>();
@@ -176,7 +176,7 @@ function checkReadOnly(
  * (new, renamed or unarchived) answer for a clash: a clash made before is
  * not the patch's fault.
  */
-function checkTeamNames(patch: SyncPatch, log: RevisionLog, report: Report): void {
+function checkTeamNames(patch: SyncPatch, log: ObjectView, report: Report): void {
   const sent = patch.objects.teams;
   if (sent.length === 0) return;
   const replaced = new Set<unknown>(patch.deleted_objects.teams);

@@ -23,7 +23,7 @@ export type { SyncErrorCode, SyncErrorOptions, PatchFieldError } from "./errors.
 export { parsePatch } from "./parse_patch.ts";
 export type { ParsePatchOptions } from "./parse_patch.ts";
 export { RevisionLog } from "./revision_log.ts";
-export type { EntityIndex, RevisionLogOptions, RevisionLogState, RevisionStatus } from "./revision_log.ts";
+export type { EntityIndex, ObjectView, RevisionLogOptions, RevisionLogState, RevisionStatus } from "./revision_log.ts";
 export { ENTITIES, ENTITY_NAMES, fieldOf, isEntityName, LIST_ENTITY_NAMES } from "./schema.ts";
 export type { EntitySchema, FieldSchema, SyncFieldType } from "./schema.ts";
 export { TicketStore } from "./ticket_store.ts";

@@ -8,7 +8,8 @@ import type {
   SyncDiff,
   SyncObject,
 } from "./types.ts";
-import { formatTimestamp, readClock } from "./_time.ts";
+import { buildDiff, buildSnapshot, firstValue, type Seen, type Tables } from "./_revision_data.ts";
+import { readClock } from "./_time.ts";
 
 /** Options of {@linkcode RevisionLog}. */
 export interface RevisionLogOptions {
@@ -18,6 +19,19 @@ export interface RevisionLogOptions {
   uuid: () => string;
   /** The initial `me` object; its `uuid` is its key. */
   me: SyncObject;
+}
+
+/**
+ * The current objects of a context, as checking and applying a patch read
+ * them: a {@linkcode RevisionLog}, or the rows a database store loaded.
+ */
+export interface ObjectView {
+  /** The current `me`, or null if it was deleted. */
+  readonly me: SyncObject | null;
+  /** A current object by entity and key. */
+  get(entity: EntityName, key: string): SyncObject | undefined;
+  /** The current objects of an entity, in no particular order. */
+  objects(entity: EntityName): Iterable<SyncObject>;
 }
 
 /**
@@ -46,7 +60,6 @@ export interface RevisionLogState {
   /** Ids of pruned revisions still answered as expired, with their creation times, oldest first. */
   readonly pruned: readonly (readonly [uuid: string, createdAt: number])[];
 }
-type Tables<T> = readonly [T, T, T];
 
 /** One change as the log keeps it: what the object was before and after. */
 interface ChangeRecord {
@@ -66,11 +79,6 @@ interface KeyNode {
   newer: KeyNode | undefined;
 }
 
-/** What a diff learned of a key: whether it existed at the base, and its value at the target. */
-interface Seen {
-  readonly existed: boolean;
-  value: SyncObject | null;
-}
 
 /** Dead entries leave the front of the tables once this many and half of them are dead. */
 const COMPACT_MIN = 1024;
@@ -92,7 +100,7 @@ const COMPACT_MIN = 1024;
  * log.diff(base); // { …, objects: { me: null, messages: [], teams: [team] } }
  * ```
  */
-export class RevisionLog {
+export class RevisionLog implements ObjectView {
   readonly #now: () => number;
   readonly #uuid: () => string;
   // Revision `serial` sits at index `serial - 1 - #revisionsDropped` of these three.
@@ -336,27 +344,7 @@ export class RevisionLog {
         entry.value = record.next;
       }
     }
-    let me: SyncObject | null = null;
-    let deletedMe: string | null = null;
-    for (const [key, entry] of seen[0]) {
-      if (entry.value !== null) me = entry.value;
-      else if (entry.existed) deletedMe = key;
-    }
-    const messages = splitSeen(seen[1]);
-    const teams = splitSeen(seen[2]);
-    const revision = this.#revisionAt(until);
-    return Object.freeze({
-      base_revision: base.uuid,
-      revision: revision.uuid,
-      serial: revision.serial,
-      created_at: formatTimestamp(revision.createdAt),
-      deleted_objects: Object.freeze({
-        me: deletedMe,
-        messages: messages.deleted,
-        teams: teams.deleted,
-      }),
-      objects: Object.freeze({ me, messages: messages.objects, teams: teams.objects }),
-    });
+    return buildDiff(base.uuid, this.#revisionAt(until), seen);
   }
 
   /**
@@ -645,42 +633,4 @@ function frozenValue(value: unknown, key: string): SyncObject | null {
     copy[field] = v;
   }
   return Object.freeze(copy);
-}
-
-function firstValue(map: ReadonlyMap<string, SyncObject>): SyncObject | null {
-  const first = map.values().next();
-  return first.done === true ? null : first.value;
-}
-
-function byKey<T>(a: readonly [string, T], b: readonly [string, T]): number {
-  return a[0] < b[0] ? -1 : 1;
-}
-
-function buildSnapshot(
-  revision: Revision,
-  state: Tables<ReadonlyMap<string, SyncObject>>,
-): SyncData {
-  const [me, messages, teams] = state;
-  return Object.freeze({
-    revision: revision.uuid,
-    serial: revision.serial,
-    created_at: formatTimestamp(revision.createdAt),
-    objects: Object.freeze({
-      me: firstValue(me),
-      messages: Object.freeze([...messages].sort(byKey).map((entry) => entry[1])),
-      teams: Object.freeze([...teams].sort(byKey).map((entry) => entry[1])),
-    }),
-  });
-}
-
-function splitSeen(
-  seen: ReadonlyMap<string, Seen>,
-): { objects: readonly SyncObject[]; deleted: readonly string[] } {
-  const objects: SyncObject[] = [];
-  const deleted: string[] = [];
-  for (const [key, entry] of [...seen].sort(byKey)) {
-    if (entry.value !== null) objects.push(entry.value);
-    else if (entry.existed) deleted.push(key);
-  }
-  return { objects: Object.freeze(objects), deleted: Object.freeze(deleted) };
 }
