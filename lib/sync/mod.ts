@@ -57,3 +57,5 @@ export { SYNC_SETTINGS } from "./settings.ts";
 export type { SyncConfig } from "./settings.ts";
 export { startSyncService } from "./start_sync_service.ts";
 export type { StartSyncServiceOptions } from "./start_sync_service.ts";
+export { PostgresSyncStore, SYNC_MIGRATIONS } from "./postgres_sync_store.ts";
+export type { PostgresSyncStoreOptions } from "./postgres_sync_store.ts";

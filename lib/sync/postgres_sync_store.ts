@@ -1,0 +1,497 @@
+import type { SqlClient, SqlPool } from "../storage/mod.ts";
+import { patchChanges } from "./apply_patch.ts";
+import { checkPatch } from "./check_patch.ts";
+import { SyncError } from "./errors.ts";
+import { buildDiff, buildSnapshot, type Seen, type Tables } from "./_revision_data.ts";
+import type { ObjectView } from "./revision_log.ts";
+import type { SubmitResult, SyncStore, SyncUser, TicketWork } from "./sync_store.ts";
+import type { Ticket, TicketData, TicketResult, TicketStatus } from "./ticket_store.ts";
+import type { Change, EntityName, ObjectErrors, Revision, SyncData, SyncDiff, SyncObject, SyncPatch } from "./types.ts";
+import { formatTimestamp } from "./_time.ts";
+
+/** The sync domain's tables, one migration a version: released steps are never edited. */
+export const SYNC_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE sync_contexts (
+     owner uuid PRIMARY KEY,
+     head_serial integer NOT NULL,
+     size integer NOT NULL);
+   CREATE TABLE sync_revisions (
+     owner uuid NOT NULL,
+     serial integer NOT NULL,
+     uuid uuid NOT NULL UNIQUE,
+     created_at bigint NOT NULL,
+     PRIMARY KEY (owner, serial));
+   CREATE TABLE sync_changes (
+     owner uuid NOT NULL,
+     serial integer NOT NULL,
+     seq integer NOT NULL,
+     entity smallint NOT NULL,
+     key text NOT NULL,
+     prev jsonb,
+     next jsonb,
+     PRIMARY KEY (owner, serial, seq));
+   CREATE TABLE sync_objects (
+     owner uuid NOT NULL,
+     entity smallint NOT NULL,
+     key text NOT NULL,
+     value jsonb,
+     last_serial integer NOT NULL,
+     PRIMARY KEY (owner, entity, key));
+   CREATE INDEX sync_objects_last_serial ON sync_objects (owner, last_serial);
+   CREATE TABLE sync_tickets (
+     uuid uuid PRIMARY KEY,
+     owner uuid NOT NULL,
+     seq bigserial,
+     client_serial bigint,
+     status text NOT NULL,
+     created_at bigint NOT NULL,
+     status_changed_at bigint NOT NULL,
+     errors jsonb NOT NULL,
+     data jsonb,
+     work jsonb);
+   CREATE INDEX sync_tickets_work ON sync_tickets (owner, seq) WHERE work IS NOT NULL;
+   CREATE INDEX sync_tickets_created_at ON sync_tickets (created_at);`,
+];
+
+/** Options of {@linkcode PostgresSyncStore}. */
+export interface PostgresSyncStoreOptions {
+  /** The clock, in epoch milliseconds. */
+  readonly now: () => number;
+  /** Gives fresh UUIDs for revisions and tickets. */
+  readonly uuid: () => string;
+  /**
+   * How long a revision serves as a diff base, in milliseconds.
+   * @default {30 days}
+   */
+  readonly revisionRetention?: number;
+  /**
+   * How long a ticket and its result are kept, in milliseconds.
+   * @default {600000}
+   */
+  readonly ticketRetention?: number;
+}
+
+const ENTITIES: readonly EntityName[] = ["me", "messages", "teams"];
+const INDEX: Readonly<Record<EntityName, number>> = { me: 0, messages: 1, teams: 2 };
+/** Ids of pruned revisions answer 410 for this many retention periods, then 404. */
+const FORGET_FACTOR = 10;
+/** Rows changed at most by one statement of a sweep, so that a sweep never holds locks for long. */
+const SWEEP_BATCH = 5000;
+
+interface TicketRow {
+  uuid: string;
+  owner: string;
+  client_serial: string | null;
+  status: TicketStatus;
+  created_at: string;
+  status_changed_at: string;
+  errors: ObjectErrors[];
+  data: TicketData | null;
+  work: TicketWork | null;
+}
+
+/**
+ * The {@linkcode SyncStore} on PostgreSQL (`DATABASE_URL`), shared by every
+ * process. A context's head serial lives in its row, which a commit locks, so
+ * that serials stay strictly increasing whichever process commits. Every
+ * change keeps the object before and after; a diff reads the changes after
+ * its base through their primary key, so its cost follows the changes, not
+ * the history. Queued work lives with its ticket: a runner takes an owner's
+ * queue under an advisory lock that a second runner skips, and applies each
+ * patch with its ticket's end in one transaction, so that the work of a
+ * process that stopped is picked up by another and done once. Revisions and
+ * tickets past their retention are answered as expired from their times,
+ * and swept in bounded batches.
+ * @example
+ * ```ts
+ * await migrate(pool, "sync", SYNC_MIGRATIONS);
+ * const store = new PostgresSyncStore(pool, { now: Date.now, uuid: () => crypto.randomUUID() });
+ * ```
+ */
+export class PostgresSyncStore implements SyncStore {
+  readonly #db: SqlPool;
+  readonly #now: () => number;
+  readonly #uuid: () => string;
+  readonly #retention: number;
+  readonly #ticketRetention: number;
+
+  /**
+   * Uses a pool whose database has the sync tables (see {@linkcode SYNC_MIGRATIONS}).
+   * @param db the pool
+   * @param options clock, UUID source and retention periods
+   */
+  constructor(db: SqlPool, options: PostgresSyncStoreOptions) {
+    this.#db = db;
+    this.#now = options.now;
+    this.#uuid = options.uuid;
+    this.#retention = options.revisionRetention ?? 30 * 86_400_000;
+    this.#ticketRetention = options.ticketRetention ?? 600_000;
+  }
+
+  createContext(user: SyncUser): Promise<boolean> {
+    return this.#db.transaction(async (db) => {
+      const { rowCount } = await db.query("INSERT INTO sync_contexts (owner, head_serial, size) VALUES ($1, 1, 1) ON CONFLICT DO NOTHING", [user.uuid]);
+      if (rowCount === 0) return false;
+      const me: SyncObject = { uuid: user.uuid, username: user.username, notify_language: user.notifyLanguage };
+      await db.query("INSERT INTO sync_revisions (owner, serial, uuid, created_at) VALUES ($1, 1, $2, $3)", [user.uuid, this.#uuid(), this.#now()]);
+      await db.query("INSERT INTO sync_changes (owner, serial, seq, entity, key, prev, next) VALUES ($1, 1, 0, 0, $2, NULL, $3)", [user.uuid, user.uuid, me]);
+      await db.query("INSERT INTO sync_objects (owner, entity, key, value, last_serial) VALUES ($1, 0, $2, $3, 1)", [user.uuid, user.uuid, me]);
+      return true;
+    });
+  }
+
+  async head(owner: string): Promise<Revision | undefined> {
+    return headOf(this.#db, owner);
+  }
+
+  async revision(owner: string, uuid: string): Promise<Revision> {
+    return this.#resolve(this.#db, owner, uuid);
+  }
+
+  async size(owner: string): Promise<number> {
+    const { rows } = await this.#db.query<{ size: number }>("SELECT size FROM sync_contexts WHERE owner = $1", [owner]);
+    if (rows[0] === undefined) throw noContext();
+    return rows[0].size;
+  }
+
+  async changedSince(owner: string, base: Revision): Promise<number> {
+    await this.#resolve(this.#db, owner, base.uuid);
+    const { rows } = await this.#db.query<{ count: string }>("SELECT count(*) AS count FROM sync_objects WHERE owner = $1 AND last_serial > $2", [owner, base.serial]);
+    return Number(rows[0]!.count);
+  }
+
+  snapshot(owner: string, at?: Revision): Promise<SyncData> {
+    return snapshotOf(this.#db, owner, at, (db, uuid) => this.#resolve(db, owner, uuid));
+  }
+
+  diff(owner: string, base: Revision, to: Revision): Promise<SyncDiff | undefined> {
+    return diffOf(this.#db, owner, base, to, (db, uuid) => this.#resolve(db, owner, uuid));
+  }
+
+  submit(owner: string, patch: SyncPatch): Promise<SubmitResult> {
+    return this.#db.transaction(async (db) => {
+      await lockContext(db, owner);
+      return this.#apply(db, owner, patch);
+    });
+  }
+
+  async enqueue(owner: string, clientSerial: number | null, work: TicketWork, limit: number): Promise<Ticket> {
+    const uuid = this.#uuid();
+    const now = this.#now();
+    const { rowCount } = await this.#db.query(
+      `INSERT INTO sync_tickets (uuid, owner, client_serial, status, created_at, status_changed_at, errors, work)
+       SELECT $1, $2, $3, 'new', $4, $4, '[]', $5
+       WHERE EXISTS (SELECT 1 FROM sync_contexts WHERE owner = $2)
+         AND (SELECT count(*) FROM sync_tickets WHERE owner = $2 AND work IS NOT NULL) < $6`,
+      [uuid, owner, clientSerial, now, work, limit],
+    );
+    if (rowCount === 0) {
+      if ((await headOf(this.#db, owner)) === undefined) throw noContext();
+      throw new SyncError("ERR_SYNC_BUSY", `Cannot queue more work: ${limit} requests of this user are queued; poll their tickets first`, {
+        headers: { "retry-after": "1" },
+      });
+    }
+    const stamp = formatTimestamp(now);
+    return Object.freeze({ uuid, client_serial: clientSerial, status: "new", created_at: stamp, status_changed_at: stamp, errors: Object.freeze([]) });
+  }
+
+  async runWork(owner: string): Promise<number> {
+    let count = 0;
+    for (;;) {
+      const ran = await this.#db.transaction(async (db) => {
+        // One runner per owner over every process; another that finds it taken leaves the queue to it.
+        const { rows: held } = await db.query<{ held: boolean }>("SELECT pg_try_advisory_xact_lock(hashtext($1)) AS held", [`tributary-sync-run:${owner}`]);
+        if (held[0]?.held !== true) return undefined;
+        const { rows } = await db.query<TicketRow>(
+          "SELECT * FROM sync_tickets WHERE owner = $1 AND work IS NOT NULL ORDER BY seq LIMIT 1 FOR UPDATE",
+          [owner],
+        );
+        const row = rows[0];
+        if (row === undefined) return undefined;
+        await this.#run(db, row);
+        return row.uuid;
+      });
+      if (ran === undefined) return count;
+      count++;
+    }
+  }
+
+  async waitingOwners(): Promise<string[]> {
+    const { rows } = await this.#db.query<{ owner: string }>("SELECT DISTINCT owner FROM sync_tickets WHERE work IS NOT NULL");
+    return rows.map((row) => row.owner);
+  }
+
+  async ticket(owner: string, uuid: string): Promise<TicketResult | "expired" | undefined> {
+    const { rows } = await this.#db.query<TicketRow>("SELECT * FROM sync_tickets WHERE uuid = $1", [uuid]);
+    const row = rows[0];
+    if (row === undefined || row.owner !== owner) return undefined;
+    const age = this.#now() - Number(row.created_at);
+    if (age > FORGET_FACTOR * this.#ticketRetention) return undefined;
+    if (age > this.#ticketRetention) return "expired";
+    return { ticket: ticketOf(row), data: row.data };
+  }
+
+  async sweep(): Promise<void> {
+    const now = this.#now();
+    const pruned = now - this.#retention;
+    const forgotten = now - FORGET_FACTOR * this.#retention;
+    const batches = [
+      // Changes of pruned revisions: no retained base needs them.
+      [`DELETE FROM sync_changes WHERE ctid IN (
+          SELECT c.ctid FROM sync_changes c
+          JOIN sync_revisions r ON r.owner = c.owner AND r.serial = c.serial
+          JOIN sync_contexts x ON x.owner = c.owner
+          WHERE r.created_at < $1 AND c.serial < x.head_serial LIMIT ${SWEEP_BATCH})`, [pruned]],
+      // Deleted keys last changed in a pruned revision: no retained base counts them.
+      [`DELETE FROM sync_objects WHERE ctid IN (
+          SELECT o.ctid FROM sync_objects o
+          JOIN sync_revisions r ON r.owner = o.owner AND r.serial = o.last_serial
+          JOIN sync_contexts x ON x.owner = o.owner
+          WHERE o.value IS NULL AND r.created_at < $1 AND o.last_serial < x.head_serial LIMIT ${SWEEP_BATCH})`, [pruned]],
+      // Ids of revisions pruned ten retention periods ago: answered as unknown from now on.
+      [`DELETE FROM sync_revisions WHERE ctid IN (
+          SELECT r.ctid FROM sync_revisions r JOIN sync_contexts x ON x.owner = r.owner
+          WHERE r.created_at < $1 AND r.serial < x.head_serial LIMIT ${SWEEP_BATCH})`, [forgotten]],
+      [`UPDATE sync_tickets SET data = NULL WHERE ctid IN (
+          SELECT ctid FROM sync_tickets WHERE created_at < $1 AND data IS NOT NULL LIMIT ${SWEEP_BATCH})`, [now - this.#ticketRetention]],
+      [`DELETE FROM sync_tickets WHERE ctid IN (
+          SELECT ctid FROM sync_tickets WHERE created_at < $1 AND work IS NULL LIMIT ${SWEEP_BATCH})`, [now - FORGET_FACTOR * this.#ticketRetention]],
+    ] as const;
+    for (const [text, params] of batches) {
+      while ((await this.#db.query(text, params)).rowCount === SWEEP_BATCH);
+    }
+  }
+
+  /** Runs one queued ticket's work, in the runner's transaction, and ends the ticket. */
+  async #run(db: SqlClient, row: TicketRow): Promise<void> {
+    const work = row.work!;
+    const owner = row.owner;
+    const end = (status: TicketStatus, errors: readonly ObjectErrors[], data: TicketData | null = null) =>
+      db.query("UPDATE sync_tickets SET status = $2, errors = $3, data = $4, work = NULL, status_changed_at = $5 WHERE uuid = $1", [
+        row.uuid, status, JSON.stringify(errors), data, Math.max(this.#now(), Number(row.created_at)),
+      ]);
+    if (this.#now() - Number(row.created_at) > this.#ticketRetention) {
+      // Expired while queued: no one can read its result; the work is dropped (a patch is not applied).
+      await end("failed", []);
+      return;
+    }
+    const resolve = (client: SqlClient, uuid: string) => this.#resolve(client, owner, uuid);
+    switch (work.kind) {
+      case "patch": {
+        await lockContext(db, owner);
+        const { errors } = await this.#apply(db, owner, work.patch);
+        await end(errors.length > 0 ? "aborted" : "done", errors);
+        return;
+      }
+      case "snapshot":
+      case "diff": {
+        let data: TicketData | undefined;
+        try {
+          data = work.kind === "snapshot"
+            ? await snapshotOf(db, owner, await resolve(db, work.at), resolve)
+            : await diffOf(db, owner, await resolve(db, work.base), await resolve(db, work.to), resolve);
+        } catch (error) {
+          if (!(error instanceof SyncError)) throw error;
+          await end("failed", []);
+          return;
+        }
+        await end("done", [], data ?? null);
+        return;
+      }
+    }
+  }
+
+  /** Checks and applies a patch in a transaction that holds the context's row. */
+  async #apply(db: SqlClient, owner: string, patch: SyncPatch): Promise<SubmitResult> {
+    const view = await loadView(db, owner, patch);
+    const me = view.me;
+    const errors = checkPatch(patch, view, { uuid: owner, username: typeof me?.["username"] === "string" ? me["username"] : "" });
+    if (errors.length > 0) return { errors, revision: undefined };
+    const changes = patchChanges(patch, view);
+    if (changes.length === 0) return { errors: [], revision: undefined };
+    return { errors: [], revision: await this.#commit(db, owner, view, changes) };
+  }
+
+  /** Appends a revision holding `changes` after the locked head. */
+  async #commit(db: SqlClient, owner: string, view: RowView, changes: readonly Change[]): Promise<Revision> {
+    const head = (await headOf(db, owner))!;
+    const serial = head.serial + 1;
+    const createdAt = Math.max(this.#now(), head.createdAt);
+    const uuid = this.#uuid();
+    const seqs: number[] = [];
+    const entities: number[] = [];
+    const keys: string[] = [];
+    const prevs: (string | null)[] = [];
+    const nexts: (string | null)[] = [];
+    let sizeDelta = 0;
+    for (const [seq, change] of changes.entries()) {
+      const prev = view.get(change.entity, change.key) ?? null;
+      const next = change.value;
+      sizeDelta += (next === null ? 0 : 1) - (prev === null ? 0 : 1);
+      view.set(change.entity, change.key, next);
+      seqs.push(seq);
+      entities.push(INDEX[change.entity]);
+      keys.push(change.key);
+      prevs.push(prev === null ? null : JSON.stringify(prev));
+      nexts.push(next === null ? null : JSON.stringify(next));
+    }
+    await db.query("INSERT INTO sync_revisions (owner, serial, uuid, created_at) VALUES ($1, $2, $3, $4)", [owner, serial, uuid, createdAt]);
+    await db.query(
+      `INSERT INTO sync_changes (owner, serial, seq, entity, key, prev, next)
+       SELECT $1, $2, * FROM unnest($3::integer[], $4::smallint[], $5::text[], $6::jsonb[], $7::jsonb[])`,
+      [owner, serial, seqs, entities, keys, prevs, nexts],
+    );
+    // The last change of each key gives its current value.
+    const last = new Map<string, number>();
+    for (const [i] of changes.entries()) last.set(`${entities[i]} ${keys[i]}`, i);
+    const finals = [...last.values()];
+    await db.query(
+      `INSERT INTO sync_objects (owner, entity, key, value, last_serial)
+       SELECT $1, e, k, v, $2 FROM unnest($3::smallint[], $4::text[], $5::jsonb[]) AS t(e, k, v)
+       ON CONFLICT (owner, entity, key) DO UPDATE SET value = EXCLUDED.value, last_serial = EXCLUDED.last_serial`,
+      [owner, serial, finals.map((i) => entities[i]), finals.map((i) => keys[i]), finals.map((i) => nexts[i])],
+    );
+    await db.query("UPDATE sync_contexts SET head_serial = $2, size = size + $3 WHERE owner = $1", [owner, serial, sizeDelta]);
+    return Object.freeze({ uuid, serial, createdAt });
+  }
+
+  /** A revision of the owner's context, or why there is none, as of now. */
+  async #resolve(db: SqlClient, owner: string, uuid: string): Promise<Revision> {
+    const { rows } = await db.query<{ serial: number; created_at: string; head_serial: number | null }>(
+      `SELECT r.serial, r.created_at, x.head_serial FROM sync_revisions r
+       JOIN sync_contexts x ON x.owner = r.owner WHERE r.uuid = $1 AND r.owner = $2`,
+      [uuid, owner],
+    );
+    const row = rows[0];
+    if (row === undefined) {
+      if ((await headOf(db, owner)) === undefined) throw noContext();
+      throw new SyncError("ERR_SYNC_UNKNOWN_REVISION", `Cannot find revision ${uuid}: it was never issued here`);
+    }
+    const createdAt = Number(row.created_at);
+    const now = this.#now();
+    // Revisions are in time order, so those past the retention are a prefix; the head is always kept.
+    if (row.serial < row.head_serial! && createdAt < now - this.#retention) {
+      if (createdAt < now - FORGET_FACTOR * this.#retention) {
+        throw new SyncError("ERR_SYNC_UNKNOWN_REVISION", `Cannot find revision ${uuid}: it was never issued here`);
+      }
+      throw new SyncError("ERR_SYNC_REVISION_EXPIRED", `Cannot use revision ${uuid}: it is past the retention window`);
+    }
+    return Object.freeze({ uuid, serial: row.serial, createdAt });
+  }
+}
+
+/** Objects of a context loaded for a patch: `me`, the keys the patch names, every team (names are unique). */
+class RowView implements ObjectView {
+  readonly #tables: Tables<Map<string, SyncObject>> = [new Map(), new Map(), new Map()];
+
+  get me(): SyncObject | null {
+    const first = this.#tables[0].values().next();
+    return first.done === true ? null : first.value;
+  }
+
+  get(entity: EntityName, key: string): SyncObject | undefined {
+    return this.#tables[INDEX[entity]]!.get(key);
+  }
+
+  objects(entity: EntityName): Iterable<SyncObject> {
+    return this.#tables[INDEX[entity]]!.values();
+  }
+
+  set(entity: EntityName, key: string, value: SyncObject | null): void {
+    if (value === null) this.#tables[INDEX[entity]]!.delete(key);
+    else this.#tables[INDEX[entity]]!.set(key, value);
+  }
+}
+
+async function loadView(db: SqlClient, owner: string, patch: SyncPatch): Promise<RowView> {
+  const keys = new Set<string>();
+  for (const entity of ["messages", "teams"] as const) {
+    for (const object of patch.objects[entity]) if (typeof object["uuid"] === "string") keys.add(object["uuid"]);
+    for (const key of patch.deleted_objects[entity]) keys.add(key);
+  }
+  const { rows } = await db.query<{ entity: number; key: string; value: SyncObject }>(
+    `SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND value IS NOT NULL
+       AND (entity = 0 OR entity = 2 OR (entity = 1 AND key = ANY($2::text[])))`,
+    [owner, [...keys]],
+  );
+  const view = new RowView();
+  for (const row of rows) view.set(ENTITIES[row.entity]!, row.key, row.value);
+  return view;
+}
+
+async function lockContext(db: SqlClient, owner: string): Promise<void> {
+  const { rows } = await db.query("SELECT 1 FROM sync_contexts WHERE owner = $1 FOR UPDATE", [owner]);
+  if (rows.length === 0) throw noContext();
+}
+
+async function headOf(db: SqlClient, owner: string): Promise<Revision | undefined> {
+  const { rows } = await db.query<{ serial: number; uuid: string; created_at: string }>(
+    `SELECT r.serial, r.uuid, r.created_at FROM sync_contexts x
+     JOIN sync_revisions r ON r.owner = x.owner AND r.serial = x.head_serial WHERE x.owner = $1`,
+    [owner],
+  );
+  const row = rows[0];
+  return row === undefined ? undefined : Object.freeze({ uuid: row.uuid, serial: row.serial, createdAt: Number(row.created_at) });
+}
+
+type Resolve = (db: SqlClient, uuid: string) => Promise<Revision>;
+
+async function snapshotOf(db: SqlClient, owner: string, at: Revision | undefined, resolve: Resolve): Promise<SyncData> {
+  const head = await headOf(db, owner);
+  if (head === undefined) throw noContext();
+  const revision = at === undefined ? head : await resolve(db, at.uuid);
+  const state: Tables<Map<string, SyncObject>> = [new Map(), new Map(), new Map()];
+  const { rows } = await db.query<{ entity: number; key: string; value: SyncObject }>(
+    "SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND value IS NOT NULL",
+    [owner],
+  );
+  for (const row of rows) state[row.entity as 0 | 1 | 2].set(row.key, row.value);
+  if (revision.serial < head.serial) {
+    // A key changed after the revision was, at the revision, what its first change after it found.
+    const { rows: undone } = await db.query<{ entity: number; key: string; prev: SyncObject | null }>(
+      `SELECT DISTINCT ON (entity, key) entity, key, prev FROM sync_changes
+       WHERE owner = $1 AND serial > $2 ORDER BY entity, key, serial, seq`,
+      [owner, revision.serial],
+    );
+    for (const row of undone) {
+      const table = state[row.entity as 0 | 1 | 2];
+      if (row.prev === null) table.delete(row.key);
+      else table.set(row.key, row.prev);
+    }
+  }
+  return buildSnapshot(revision, state);
+}
+
+async function diffOf(db: SqlClient, owner: string, base: Revision, to: Revision, resolve: Resolve): Promise<SyncDiff | undefined> {
+  const from = await resolve(db, base.uuid);
+  const until = await resolve(db, to.uuid);
+  if (from.serial > until.serial) throw new RangeError(`Cannot diff revisions: the base is newer than the target: base serial ${from.serial}, target serial ${until.serial}`);
+  if (from.serial === until.serial) return undefined;
+  const seen: Tables<Map<string, Seen>> = [new Map(), new Map(), new Map()];
+  const { rows } = await db.query<{ entity: number; key: string; prev: SyncObject | null; next: SyncObject | null }>(
+    "SELECT entity, key, prev, next FROM sync_changes WHERE owner = $1 AND serial > $2 AND serial <= $3 ORDER BY serial, seq",
+    [owner, from.serial, until.serial],
+  );
+  for (const row of rows) {
+    const entries = seen[row.entity as 0 | 1 | 2];
+    const entry = entries.get(row.key);
+    if (entry === undefined) entries.set(row.key, { existed: row.prev !== null, value: row.next });
+    else entry.value = row.next;
+  }
+  return buildDiff(from.uuid, until, seen);
+}
+
+function ticketOf(row: TicketRow): Ticket {
+  return Object.freeze({
+    uuid: row.uuid,
+    client_serial: row.client_serial === null ? null : Number(row.client_serial),
+    status: row.status,
+    created_at: formatTimestamp(Number(row.created_at)),
+    status_changed_at: formatTimestamp(Number(row.status_changed_at)),
+    errors: Object.freeze(row.errors),
+  });
+}
+
+function noContext(): SyncError {
+  return new SyncError("ERR_SYNC_NO_CONTEXT", "Cannot sync: this user has no sync context");
+}
