@@ -219,6 +219,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       storeNotes.push(`Users, tokens and synced data: ${stores.where}`);
       const auth = await startAuthService(config.auth, {
         store: authStore,
+        ...(stores.throttle === undefined ? {} : { throttle: stores.throttle }),
         now,
         random,
         onUserCreated: async (user) => {

@@ -1,14 +1,32 @@
-import { type AuthChange, type AuthStore, MemoryAuthStore } from "../auth/mod.ts";
+import {
+  AUTH_MIGRATIONS,
+  type AuthChange,
+  type AuthStore,
+  type LoginLimiter,
+  MemoryAuthStore,
+  PostgresAuthStore,
+  PostgresLoginThrottle,
+} from "../auth/mod.ts";
 import { uuidV4 } from "../crypto/mod.ts";
 import type { ServiceLog } from "../http/mod.ts";
-import { type JournalReplay, journalSink, openStateDir } from "../storage/mod.ts";
-import { MemorySyncStore, type MemorySyncStoreOptions, type SyncChange, type SyncStore } from "../sync/mod.ts";
+import { redactUrl } from "../config/mod.ts";
+import { connectPostgres, type JournalReplay, journalSink, migrate, openStateDir } from "../storage/mod.ts";
+import {
+  MemorySyncStore,
+  type MemorySyncStoreOptions,
+  PostgresSyncStore,
+  SYNC_MIGRATIONS,
+  type SyncChange,
+  type SyncStore,
+} from "../sync/mod.ts";
 import type { Config } from "./read_config.ts";
 
 /** The stores of the token and sync service, as the configuration chooses them. */
 export interface SyncStores {
   readonly auth: AuthStore;
   readonly sync: SyncStore;
+  /** The login throttle, when the stores share one (PostgreSQL); undefined for one in memory. */
+  readonly throttle?: LoginLimiter;
   /** Where they keep their state, for the start-up banner. */
   readonly where: string;
   /** Closes them (their journals, the state folder's lock); after the services drained. */
@@ -23,9 +41,10 @@ export interface OpenSyncStoresOptions {
 }
 
 /**
- * Opens the stores of the token and sync service: on journals in
- * `STATE_DIR` (the default: every acknowledged write survives a crash), or in
- * memory only when it is empty.
+ * Opens the stores of the token and sync service: in PostgreSQL with
+ * `DATABASE_URL` (shared by every process, its schema migrated at start), else
+ * on journals in `STATE_DIR` (the default: every acknowledged write survives
+ * a crash), or in memory only when that is empty.
  * @param config the configuration
  * @param options clock, randomness and log
  * @returns the stores
@@ -40,6 +59,31 @@ export async function openSyncStores(config: Config, options: OpenSyncStoresOpti
     revisionRetention: config.sync.revisionRetentionDays * 86_400_000,
     ticketRetention: config.sync.ticketRetentionSeconds * 1000,
   };
+  if (config.storage.databaseUrl !== "") {
+    const pool = await connectPostgres(config.storage.databaseUrl, {
+      poolSize: config.storage.databasePoolSize,
+      statementTimeoutMs: config.storage.databaseStatementTimeoutMs,
+      onError: (error) => log.error(`Database: a connection was lost (the pool replaces it): ${error instanceof Error ? error.message : String(error)}`),
+    });
+    try {
+      await migrate(pool, "auth", AUTH_MIGRATIONS);
+      await migrate(pool, "sync", SYNC_MIGRATIONS);
+    } catch (error) {
+      await pool.close();
+      throw error;
+    }
+    return {
+      auth: new PostgresAuthStore(pool),
+      sync: new PostgresSyncStore(pool, syncOptions),
+      throttle: new PostgresLoginThrottle(pool, {
+        now,
+        maxPerUser: config.auth.loginMaxFailures,
+        maxPerAddress: config.auth.loginMaxFailuresPerAddress,
+      }),
+      where: `in PostgreSQL at ${redactUrl(config.storage.databaseUrl)}, shared by every process on it`,
+      close: () => pool.close(),
+    };
+  }
   const dir = config.storage.stateDir;
   if (dir === "") {
     return {

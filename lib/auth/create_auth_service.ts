@@ -135,7 +135,8 @@ function oauth(handler: (request: HttpRequest) => Promise<HttpResponse>): RouteH
     } catch (error) {
       const status = statusOf(error);
       if (status === 500) return oauthJson(500, { error: "server_error" }, errorResponse(error).headers);
-      const code = error instanceof AuthError ? error.oauthError : "invalid_request";
+      // A store that cannot be reached (503, with Retry-After): the client should simply try again.
+      const code = error instanceof AuthError ? error.oauthError : status === 503 ? "temporarily_unavailable" : "invalid_request";
       const description = error instanceof Error ? error.message.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, "?") : "";
       const headers = error instanceof AuthError ? error.headers : headersOf(error);
       return oauthJson(status, { error: code, error_description: description }, headers);

@@ -5,7 +5,7 @@ import { LoginThrottle } from "./login_throttle.ts";
 import { readClientsFile } from "./read_clients_file.ts";
 import type { AuthConfig } from "./settings.ts";
 import { TokenService } from "./token_service.ts";
-import type { AuthStore, UserRecord } from "./types.ts";
+import type { AuthStore, LoginLimiter, UserRecord } from "./types.ts";
 
 /** Options of {@linkcode startAuthService}. */
 export interface StartAuthServiceOptions {
@@ -15,6 +15,11 @@ export interface StartAuthServiceOptions {
   now: () => number;
   /** Random bytes, e.g. `pooledRandom()`. */
   random: (size: number) => Uint8Array;
+  /**
+   * Counts failed logins.
+   * @default a `LoginThrottle` in memory, with the limits of the configuration
+   */
+  throttle?: LoginLimiter;
   /** Called when a user signs up, e.g. to create the user's sync context. */
   onUserCreated?: (user: UserRecord) => void | Promise<void>;
   /**
@@ -55,7 +60,7 @@ export async function startAuthService(config: AuthConfig, options: StartAuthSer
     clients,
     now: options.now,
     random: options.random,
-    throttle: new LoginThrottle({
+    throttle: options.throttle ?? new LoginThrottle({
       now: options.now,
       maxPerUser: config.loginMaxFailures,
       maxPerAddress: config.loginMaxFailuresPerAddress,

@@ -133,6 +133,12 @@ export async function connectPostgres(url: string, options: ConnectPostgresOptio
     async transaction(work) {
       const client = await guarded(() => pool.connect());
       let broken = false;
+      // A connection lost between the statements of a transaction is an 'error' event on the
+      // client, which would end the process unheard; the next statement fails with it instead.
+      const lost = (): void => {
+        broken = true;
+      };
+      client.on("error", lost);
       try {
         await query(client, "BEGIN");
         const result = await work({ query: (text, params) => query(client, text, params) });
@@ -146,6 +152,7 @@ export async function connectPostgres(url: string, options: ConnectPostgresOptio
         }
         throw error;
       } finally {
+        client.off("error", lost);
         // A connection that failed mid-transaction is not given back for reuse.
         client.release(broken);
       }

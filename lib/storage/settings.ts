@@ -1,4 +1,4 @@
-import { type ConfigOf, textSetting } from "../config/mod.ts";
+import { ConfigError, type ConfigOf, customSetting, integerSetting, redactUrl, textSetting } from "../config/mod.ts";
 
 /** Where state is kept: the settings of `lib/storage`, read by `readSettings`. */
 export const STORAGE_SETTINGS = {
@@ -7,6 +7,34 @@ export const STORAGE_SETTINGS = {
     emptyMeansNone: true,
     accepts: "a folder; empty for none",
     doc: "where users, tokens and synced data are kept (a journal per store, for one process at a time); empty keeps them in memory only, lost at a restart",
+  }),
+  databaseUrl: customSetting("DATABASE_URL", {
+    default: "",
+    defaultText: "",
+    accepts: "`postgres://[user[:password]@]host[:port]/database`",
+    doc: "keeps users, tokens and synced data in PostgreSQL instead of STATE_DIR, shared by every process on it (needs `npm install pg`)",
+    parse: (text) => {
+      const url = URL.parse(text);
+      if (url === null || (url.protocol !== "postgres:" && url.protocol !== "postgresql:") || url.hostname === "") {
+        throw new ConfigError(
+          "DATABASE_URL",
+          `Cannot start: DATABASE_URL must be postgres://[user[:password]@]host[:port]/database: current value is "${redactUrl(text)}"`,
+        );
+      }
+      return text;
+    },
+  }),
+  databasePoolSize: integerSetting("DATABASE_POOL_SIZE", {
+    default: 10,
+    min: 1,
+    max: 1000,
+    doc: "connections to PostgreSQL at most, per process",
+  }),
+  databaseStatementTimeoutMs: integerSetting("DATABASE_STATEMENT_TIMEOUT_MS", {
+    default: 10_000,
+    min: 100,
+    max: 600_000,
+    doc: "a statement running longer is cancelled, and its request answered 503",
   }),
 } as const;
 

@@ -1,4 +1,5 @@
 import { type HttpRequest, type RunningService, type ServiceLog, startInterval } from "../http/mod.ts";
+import { StorageError } from "../storage/mod.ts";
 import { createSyncService } from "./create_sync_service.ts";
 import { SerialJobs } from "./serial_jobs.ts";
 import type { SyncConfig } from "./settings.ts";
@@ -46,7 +47,13 @@ const RESUME_EVERY_MS = 5000;
  */
 export async function startSyncService(config: SyncConfig, options: StartSyncServiceOptions): Promise<RunningService> {
   const base = options.basePath ?? "/api/v2/sync/user";
-  const jobs = new SerialJobs({ onError: (error) => options.log.error("Sync job failed", error) });
+  const jobs = new SerialJobs({
+    onError: (error) => {
+      // A store that cannot be reached is retried by the resume below; a line says so, not a trace.
+      if (error instanceof StorageError) options.log.error(`Sync: queued work waits: ${error.message}`);
+      else options.log.error("Sync job failed", error);
+    },
+  });
   const handler = createSyncService(options.store, {
     authorize: options.authorize,
     jobs,

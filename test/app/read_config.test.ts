@@ -11,7 +11,7 @@ describe("readConfig()", () => {
   it("uses safe defaults for an empty environment", () => {
     assert.deepEqual(readConfig({}), {
       server: { port: 8000, host: "127.0.0.1", services: ["water", "sync", "relay"], publicUrl: undefined },
-      storage: { stateDir: "var" },
+      storage: { stateDir: "var", databaseUrl: "", databasePoolSize: 10, databaseStatementTimeoutMs: 10_000 },
       water: {
         dataDir: "data/datasets",
         apiKeysFile: "data/api_keys.json",
@@ -345,6 +345,9 @@ describe("readConfig()", () => {
       variable: "PUBLIC_URL",
     },
     { name: "refuses API_KEYS=sha256:xyz", env: { API_KEYS: "sha256:xyz" }, variable: "API_KEYS" },
+    { name: "refuses a DATABASE_URL of another scheme", env: { DATABASE_URL: "mysql://u:p@db/x" }, variable: "DATABASE_URL" },
+    { name: "refuses a DATABASE_URL without a host", env: { DATABASE_URL: "postgres:///x" }, variable: "DATABASE_URL" },
+    { name: "refuses DATABASE_POOL_SIZE=0", env: { DATABASE_POOL_SIZE: "0" }, variable: "DATABASE_POOL_SIZE" },
     {
       name: "refuses a bad API_KEYS entry after a good one",
       env: { API_KEYS: "ok,sha256:" },
@@ -362,3 +365,18 @@ describe("AVAILABLE_SERVICES", () => {
   it("lists the water, sync and relay services", () => assert.deepEqual([...AVAILABLE_SERVICES], ["water", "sync", "relay"]));
 });
 
+describe("readConfig() of the storage settings", () => {
+  it("reads DATABASE_URL, postgres:// or postgresql://, and hides its password when refusing it", () => {
+    assert.equal(readConfig({ DATABASE_URL: " postgresql://app:pw@db:5432/tributary " }).storage.databaseUrl, "postgresql://app:pw@db:5432/tributary");
+    assert.throws(() => readConfig({ DATABASE_URL: "mysql://app:s3cret@db/x" }), (error: Error) => {
+      assert.ok(error.message.includes("mysql://app:***@db/x"), error.message);
+      assert.ok(!error.message.includes("s3cret"), error.message);
+      return true;
+    });
+  });
+
+  it("takes STATE_DIR empty for state in memory only", () => {
+    assert.equal(readConfig({ STATE_DIR: "" }).storage.stateDir, "");
+    assert.equal(readConfig({ STATE_DIR: "/srv/tributary" }).storage.stateDir, "/srv/tributary");
+  });
+});

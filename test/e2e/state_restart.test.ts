@@ -1,13 +1,14 @@
 // The token and sync service restarted, as a deploy does: users, tokens,
 // synced objects, serials, revisions, tickets and queued work are all there
-// afterwards, on the embedded durable store (STATE_DIR), after SIGTERM and
-// after SIGKILL right after the last 2xx.
+// afterwards, on the embedded durable store (STATE_DIR) and on PostgreSQL
+// (DATABASE_URL), after SIGTERM and after SIGKILL right after the last 2xx.
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
+import { postgresSkip, startPostgres, type TestPostgres } from "../_helpers/postgres.ts";
 import { listeningUrl, startServer } from "../_helpers/server.ts";
 import { login, message, patch, refresh, signUp, syncGet, ticketEnd } from "../_helpers/sync_client.ts";
 
@@ -69,25 +70,44 @@ async function checkAfterRestart(url: string, before: Before): Promise<void> {
   assert.equal(reused.body.error, "invalid_grant");
 }
 
+/** Stops a server with a signal, starts another on the same state, and checks what the first did. */
+async function restartKeepsEverything(env: Record<string, string>, signal: "SIGTERM" | "SIGKILL", where: RegExp): Promise<void> {
+  const first = startServer(env);
+  const before = await useTheService(await listeningUrl(first));
+  first.child.kill(signal);
+  const [code, killed] = await once(first.child, "exit");
+  assert.equal(signal === "SIGKILL" ? killed : code, signal === "SIGKILL" ? "SIGKILL" : 0);
+  const second = startServer(env);
+  const url = await listeningUrl(second);
+  assert.match(second.output(), where);
+  await checkAfterRestart(url, before);
+  second.child.kill("SIGTERM");
+  assert.equal((await once(second.child, "exit"))[0], 0);
+}
+
 for (const signal of ["SIGTERM", "SIGKILL"] as const) {
   describe(`the token and sync service on STATE_DIR, stopped by ${signal} and started again`, () => {
     it("keeps users, tokens, objects, serials, revisions, tickets and queued work", async () => {
       const dir = join(mkdtempSync(join(tmpdir(), "tributary-restart-")), "state");
-      const env = { SERVICES: "sync", STATE_DIR: dir, PASSWORD_HASH_COST: "1024" };
-      const first = startServer(env);
-      const before = await useTheService(await listeningUrl(first));
-      first.child.kill(signal);
-      const [code, killed] = await once(first.child, "exit");
-      assert.equal(signal === "SIGKILL" ? killed : code, signal === "SIGKILL" ? "SIGKILL" : 0);
-      const second = startServer(env);
-      const url = await listeningUrl(second);
-      assert.match(second.output(), new RegExp(`Users, tokens and synced data: in ${dir}`));
-      await checkAfterRestart(url, before);
-      second.child.kill("SIGTERM");
-      assert.equal((await once(second.child, "exit"))[0], 0);
+      await restartKeepsEverything({ SERVICES: "sync", STATE_DIR: dir, PASSWORD_HASH_COST: "1024" }, signal, new RegExp(`Users, tokens and synced data: in ${dir}`));
     });
   });
 }
+
+describe("the token and sync service on PostgreSQL, stopped and started again", { skip: postgresSkip }, () => {
+  let server: TestPostgres;
+  before(async () => {
+    server = await startPostgres();
+  });
+  after(() => server.stop());
+
+  for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+    it(`keeps users, tokens, objects, serials, revisions, tickets and queued work over ${signal}`, async () => {
+      const env = { SERVICES: "sync", DATABASE_URL: await server.database(), PASSWORD_HASH_COST: "1024" };
+      await restartKeepsEverything(env, signal, /Users, tokens and synced data: in PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1/);
+    });
+  }
+});
 
 describe("STATE_DIR held by another process", () => {
   it("refuses a second process on the same folder, naming STATE_DIR and the holder, without a stack trace", async () => {

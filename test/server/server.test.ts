@@ -171,6 +171,17 @@ describe("server.ts", () => {
     assert.doesNotMatch(started.errors(), /\n\s+at |pw@/);
   });
 
+  it("stops with a message naming DATABASE_URL and the address, password hidden, when PostgreSQL cannot be reached", async () => {
+    const port = await freePort();
+    const started = startServer({ SERVICES: "sync", DATABASE_URL: `postgres://app:s3cret@127.0.0.1:${port}/tributary` });
+    const [code] = await once(started.child, "exit");
+    assert.equal(code, 1);
+    assert.ok(started.errors().includes("DATABASE_URL"), started.errors());
+    assert.ok(started.errors().includes(`postgres://app:***@127.0.0.1:${port}/tributary`), started.errors());
+    assert.match(started.errors(), /ECONNREFUSED/);
+    assert.doesNotMatch(started.errors(), /\n\s+at |s3cret/);
+  });
+
   it("stops with a message naming KAFKA_BROKER and the address when no broker answers", async () => {
     const port = await freePort();
     const started = startServer({ SERVICES: "relay", STORAGE_TYPE: "kafka", KAFKA_BROKER: `127.0.0.1:${port}` });
