@@ -52,13 +52,14 @@ export async function startPinnedServer(args: readonly string[], env: Record<str
 }
 
 /**
- * Runs a Node script in its own process pinned to the servers' CPU and
- * returns what it printed as JSON.
+ * Runs a Node script in its own process pinned to the servers' CPU (or the
+ * load generator's) and returns what it printed as JSON.
  * @param args Node's arguments
+ * @param cpu the servers' CPU (the default), or the load generator's, for a script that is load
  * @returns the script's output, parsed
  */
-export async function runPinnedScript<T>(args: readonly string[]): Promise<T> {
-  const [command, ...rest] = [...SERVER_PIN, process.execPath, ...args];
+export async function runPinnedScript<T>(args: readonly string[], cpu: "server" | "client" = "server"): Promise<T> {
+  const [command, ...rest] = [...(cpu === "server" ? SERVER_PIN : CLIENT_PIN), process.execPath, ...args];
   const child = spawn(command!, rest, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));

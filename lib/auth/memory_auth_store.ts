@@ -106,6 +106,13 @@ export class MemoryAuthStore implements AuthStore {
     return Promise.resolve(this.#tokens.get(hash));
   }
 
+  liveToken(hash: string, now: number): Promise<TokenRecord | undefined> {
+    const token = this.#tokens.get(hash);
+    const live = token !== undefined && token.expiresAt > now && token.rotatedAt === null &&
+      (token.familyId === null || !this.#revokedFamilies.has(token.familyId));
+    return Promise.resolve(live ? token : undefined);
+  }
+
   rotate(hash: string, at: number): Promise<boolean> {
     const token = this.#tokens.get(hash);
     if (token === undefined || token.rotatedAt !== null) return Promise.resolve(false);

@@ -68,13 +68,18 @@ interface TokenRow {
  */
 export class PostgresAuthStore implements AuthStore {
   readonly #db: SqlPool;
+  readonly #defer: (run: () => void) => void;
+  /** Tokens issued in this turn of the event loop, written together by one statement. */
+  #pending: { token: TokenRecord; done: (error?: unknown) => void }[] = [];
 
   /**
    * Uses a pool whose database has the auth tables (see {@linkcode AUTH_MIGRATIONS}).
    * @param db the pool
+   * @param options when the tokens of a turn are written
    */
-  constructor(db: SqlPool) {
+  constructor(db: SqlPool, options: { defer?: (run: () => void) => void } = {}) {
     this.#db = db;
+    this.#defer = options.defer ?? ((run) => setImmediate(run));
   }
 
   async createUser(user: UserRecord): Promise<boolean> {
@@ -96,18 +101,62 @@ export class PostgresAuthStore implements AuthStore {
     return rows[0] === undefined ? undefined : userOf(rows[0]);
   }
 
-  async putToken(token: TokenRecord): Promise<void> {
-    await this.#db.query(
-      `INSERT INTO auth_tokens (hash, kind, client_id, user_id, scope, issued_at, expires_at, family_id, rotated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       ON CONFLICT (hash) DO UPDATE SET kind = $2, client_id = $3, user_id = $4, scope = $5, issued_at = $6,
-         expires_at = $7, family_id = $8, rotated_at = $9`,
-      [token.hash, token.kind, token.clientId, token.userId, [...token.scope], token.issuedAt, token.expiresAt, token.familyId, token.rotatedAt],
-    );
+  /**
+   * Stores a token. The tokens issued in one turn of the event loop are
+   * written by one statement, one commit (a group commit): each call resolves
+   * once its token is committed.
+   */
+  putToken(token: TokenRecord): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.#pending.length === 0) this.#defer(() => void this.#writeTokens());
+      this.#pending.push({ token, done: (error) => (error === undefined ? resolve() : reject(error)) });
+    });
+  }
+
+  async #writeTokens(): Promise<void> {
+    const batch = this.#pending;
+    this.#pending = [];
+    // The last of a hash wins, as it would written one by one.
+    const tokens = [...new Map(batch.map(({ token }) => [token.hash, token])).values()];
+    try {
+      await this.#db.query(
+        `INSERT INTO auth_tokens (hash, kind, client_id, user_id, scope, issued_at, expires_at, family_id, rotated_at)
+         SELECT h, k, c, u, string_to_array(s, ' '), i, e, f, r
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::bigint[])
+           AS t(h, k, c, u, s, i, e, f, r)
+         ON CONFLICT (hash) DO UPDATE SET kind = EXCLUDED.kind, client_id = EXCLUDED.client_id, user_id = EXCLUDED.user_id,
+           scope = EXCLUDED.scope, issued_at = EXCLUDED.issued_at, expires_at = EXCLUDED.expires_at,
+           family_id = EXCLUDED.family_id, rotated_at = EXCLUDED.rotated_at`,
+        [
+          tokens.map((t) => t.hash),
+          tokens.map((t) => t.kind),
+          tokens.map((t) => t.clientId),
+          tokens.map((t) => t.userId),
+          tokens.map((t) => t.scope.join(" ")),
+          tokens.map((t) => t.issuedAt),
+          tokens.map((t) => t.expiresAt),
+          tokens.map((t) => t.familyId),
+          tokens.map((t) => t.rotatedAt),
+        ],
+      );
+    } catch (error) {
+      for (const { done } of batch) done(error);
+      return;
+    }
+    for (const { done } of batch) done();
   }
 
   async token(hash: string): Promise<TokenRecord | undefined> {
     const { rows } = await this.#db.query<TokenRow>("SELECT * FROM auth_tokens WHERE hash = $1", [hash]);
+    return rows[0] === undefined ? undefined : tokenOf(rows[0]);
+  }
+
+  async liveToken(hash: string, now: number): Promise<TokenRecord | undefined> {
+    const { rows } = await this.#db.query<TokenRow>(
+      `SELECT t.* FROM auth_tokens t WHERE t.hash = $1 AND t.expires_at > $2 AND t.rotated_at IS NULL
+         AND NOT EXISTS (SELECT 1 FROM auth_revoked_families f WHERE f.family_id = t.family_id)`,
+      [hash, now],
+    );
     return rows[0] === undefined ? undefined : tokenOf(rows[0]);
   }
 

@@ -4,7 +4,7 @@ import { AuthError } from "./errors.ts";
 import type { LoginLimiter } from "./types.ts";
 import { hashPassword, verifyPassword } from "./password_hash.ts";
 import { newToken, tokenHash } from "./tokens.ts";
-import type { AuthStore, TokenRecord, UserRecord } from "./types.ts";
+import type { AuthStore, UserRecord } from "./types.ts";
 
 /** A user to register. */
 export interface NewUser {
@@ -193,7 +193,7 @@ export class TokenService {
     }
     const token = request.params.get("token");
     if (token === undefined) throw invalidRequest("Missing token");
-    const record = await this.#live(await this.#store.token(tokenHash(token)));
+    const record = await this.#store.liveToken(tokenHash(token), this.#now());
     if (record === undefined) return { active: false };
     const user = record.userId === null ? undefined : await this.#store.userById(record.userId);
     return {
@@ -213,7 +213,7 @@ export class TokenService {
    * @returns what it grants, or undefined when it is unknown, expired or revoked
    */
   async verifyAccess(token: string): Promise<AccessGrant | undefined> {
-    const record = await this.#live(await this.#store.token(tokenHash(token)));
+    const record = await this.#store.liveToken(tokenHash(token), this.#now());
     if (record === undefined || record.kind !== "access") return undefined;
     return { clientId: record.clientId, userId: record.userId, scope: record.scope, expiresAt: record.expiresAt };
   }
@@ -367,12 +367,6 @@ export class TokenService {
     return token;
   }
 
-  /** The record if the token is usable: known, not expired, not rotated, family not revoked. */
-  async #live(record: TokenRecord | undefined): Promise<TokenRecord | undefined> {
-    if (record === undefined || record.expiresAt <= this.#now() || record.rotatedAt !== null) return undefined;
-    if (record.familyId !== null && (await this.#store.isFamilyRevoked(record.familyId))) return undefined;
-    return record;
-  }
 
   #decoyHash(): Promise<string> {
     this.#decoy ??= hashPassword("decoy", { cost: this.#passwordCost, salt: this.#random(16) });

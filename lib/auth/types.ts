@@ -40,6 +40,11 @@ export interface AuthStore {
   putToken(token: TokenRecord): Promise<void>;
   token(hash: string): Promise<TokenRecord | undefined>;
   /**
+   * A token that may be used now: known, not expired at `now`, not rotated,
+   * its family not revoked (one look-up, as every authenticated request makes it).
+   */
+  liveToken(hash: string, now: number): Promise<TokenRecord | undefined>;
+  /**
    * Marks a refresh token rotated, only if it was not yet: returns false when it already was
    * (two refreshes racing; the loser is a reuse).
    */

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { ConfigError, redactUrl } from "../config/mod.ts";
 import { StorageError } from "./errors.ts";
 
@@ -123,9 +124,20 @@ export async function connectPostgres(url: string, options: ConnectPostgresOptio
     const why = error instanceof AggregateError ? error.errors.map(String).join("; ") : error instanceof Error ? error.message || (error as PgError).code : String(error);
     throw new ConfigError("DATABASE_URL", `Cannot start: cannot reach PostgreSQL at ${where} (DATABASE_URL): ${why}`);
   }
+  // A statement with parameters is prepared once per connection, under a name made from its text,
+  // so that the database parses and plans it once.
+  const names = new Map<string, string>();
+  const nameOf = (text: string): string => {
+    let name = names.get(text);
+    if (name === undefined) {
+      name = `t${createHash("sha1").update(text).digest("base64url").slice(0, 20)}`;
+      names.set(text, name);
+    }
+    return name;
+  };
   const query = <R>(client: { query: typeof pool.query }, text: string, params: readonly unknown[] = []): Promise<SqlResult<R>> =>
     guarded(async () => {
-      const result = await client.query(text, [...params]);
+      const result = params.length === 0 ? await client.query(text) : await client.query({ name: nameOf(text), text, values: [...params] });
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
     });
   return {

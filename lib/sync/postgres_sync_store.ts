@@ -1,4 +1,4 @@
-import type { SqlClient, SqlPool } from "../storage/mod.ts";
+import { type SqlClient, type SqlPool, StorageError } from "../storage/mod.ts";
 import { patchChanges } from "./apply_patch.ts";
 import { checkPatch } from "./check_patch.ts";
 import { SyncError } from "./errors.ts";
@@ -14,6 +14,8 @@ export const SYNC_MIGRATIONS: readonly string[] = [
   `CREATE TABLE sync_contexts (
      owner uuid PRIMARY KEY,
      head_serial integer NOT NULL,
+     head_uuid uuid NOT NULL,
+     head_created_at bigint NOT NULL,
      size integer NOT NULL);
    CREATE TABLE sync_revisions (
      owner uuid NOT NULL,
@@ -75,6 +77,8 @@ const ENTITIES: readonly EntityName[] = ["me", "messages", "teams"];
 const INDEX: Readonly<Record<EntityName, number>> = { me: 0, messages: 1, teams: 2 };
 /** Ids of pruned revisions answer 410 for this many retention periods, then 404. */
 const FORGET_FACTOR = 10;
+/** Queued tickets of one owner run in one transaction at most. */
+const WORK_BATCH = 32;
 /** Rows changed at most by one statement of a sweep, so that a sweep never holds locks for long. */
 const SWEEP_BATCH = 5000;
 
@@ -130,10 +134,14 @@ export class PostgresSyncStore implements SyncStore {
 
   createContext(user: SyncUser): Promise<boolean> {
     return this.#db.transaction(async (db) => {
-      const { rowCount } = await db.query("INSERT INTO sync_contexts (owner, head_serial, size) VALUES ($1, 1, 1) ON CONFLICT DO NOTHING", [user.uuid]);
+      const [uuid, createdAt] = [this.#uuid(), this.#now()];
+      const { rowCount } = await db.query(
+        "INSERT INTO sync_contexts (owner, head_serial, head_uuid, head_created_at, size) VALUES ($1, 1, $2, $3, 1) ON CONFLICT DO NOTHING",
+        [user.uuid, uuid, createdAt],
+      );
       if (rowCount === 0) return false;
       const me: SyncObject = { uuid: user.uuid, username: user.username, notify_language: user.notifyLanguage };
-      await db.query("INSERT INTO sync_revisions (owner, serial, uuid, created_at) VALUES ($1, 1, $2, $3)", [user.uuid, this.#uuid(), this.#now()]);
+      await db.query("INSERT INTO sync_revisions (owner, serial, uuid, created_at) VALUES ($1, 1, $2, $3)", [user.uuid, uuid, createdAt]);
       await db.query("INSERT INTO sync_changes (owner, serial, seq, entity, key, prev, next) VALUES ($1, 1, 0, 0, $2, NULL, $3)", [user.uuid, user.uuid, me]);
       await db.query("INSERT INTO sync_objects (owner, entity, key, value, last_serial) VALUES ($1, 0, $2, $3, 1)", [user.uuid, user.uuid, me]);
       return true;
@@ -169,10 +177,7 @@ export class PostgresSyncStore implements SyncStore {
   }
 
   submit(owner: string, patch: SyncPatch): Promise<SubmitResult> {
-    return this.#db.transaction(async (db) => {
-      await lockContext(db, owner);
-      return this.#apply(db, owner, patch);
-    });
+    return this.#db.transaction((db) => this.#apply(db, owner, patch, undefined));
   }
 
   async enqueue(owner: string, clientSerial: number | null, work: TicketWork, limit: number): Promise<Ticket> {
@@ -182,7 +187,7 @@ export class PostgresSyncStore implements SyncStore {
       `INSERT INTO sync_tickets (uuid, owner, client_serial, status, created_at, status_changed_at, errors, work)
        SELECT $1, $2, $3, 'new', $4, $4, '[]', $5
        WHERE EXISTS (SELECT 1 FROM sync_contexts WHERE owner = $2)
-         AND (SELECT count(*) FROM sync_tickets WHERE owner = $2 AND work IS NOT NULL) < $6`,
+         AND (SELECT count(*) FROM (SELECT 1 FROM sync_tickets WHERE owner = $2 AND work IS NOT NULL LIMIT $6) AS queued) < $6`,
       [uuid, owner, clientSerial, now, work, limit],
     );
     if (rowCount === 0) {
@@ -197,22 +202,50 @@ export class PostgresSyncStore implements SyncStore {
 
   async runWork(owner: string): Promise<number> {
     let count = 0;
+    // Up to a batch of an owner's queue in one transaction (one commit for them all); after a
+    // failure, one ticket at a time, so that the ticket at fault fails alone.
+    let batch = WORK_BATCH;
     for (;;) {
-      const ran = await this.#db.transaction(async (db) => {
-        // One runner per owner over every process; another that finds it taken leaves the queue to it.
-        const { rows: held } = await db.query<{ held: boolean }>("SELECT pg_try_advisory_xact_lock(hashtext($1)) AS held", [`tributary-sync-run:${owner}`]);
-        if (held[0]?.held !== true) return undefined;
-        const { rows } = await db.query<TicketRow>(
-          "SELECT * FROM sync_tickets WHERE owner = $1 AND work IS NOT NULL ORDER BY seq LIMIT 1 FOR UPDATE",
-          [owner],
-        );
-        const row = rows[0];
-        if (row === undefined) return undefined;
-        await this.#run(db, row);
-        return row.uuid;
-      });
-      if (ran === undefined) return count;
-      count++;
+      let ran: number;
+      try {
+        ran = await this.#db.transaction(async (db) => {
+          // One runner per owner over every process: a runner that does not get the lock finds no rows, and leaves the queue to the one that has it.
+          // In one round trip: the tickets and the context's row, locked together (the batch's commits go
+          // after this head), and the objects the batch's patches read (me, the teams, the messages they name).
+          const { rows } = await db.query<TicketRow & HeadRow & { objects: [number, string, SyncObject][] | null }>(
+            `WITH claimed AS (
+               SELECT t.*, x.head_serial, x.head_uuid, x.head_created_at FROM sync_tickets t JOIN sync_contexts x ON x.owner = t.owner
+               WHERE t.owner = $1 AND t.work IS NOT NULL AND pg_try_advisory_xact_lock(hashtext($2))
+               ORDER BY t.seq LIMIT $3 FOR UPDATE),
+             named AS (
+               SELECT jsonb_array_elements(work->'patch'->'objects'->'messages')->>'uuid' AS key FROM claimed WHERE work->>'kind' = 'patch'
+               UNION
+               SELECT jsonb_array_elements_text(work->'patch'->'deleted_objects'->'messages') FROM claimed WHERE work->>'kind' = 'patch')
+             SELECT claimed.*, (SELECT jsonb_agg(jsonb_build_array(entity, key, value)) FROM (
+                 SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND entity IN (0, 2) AND value IS NOT NULL
+                 UNION ALL
+                 SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND entity = 1 AND key IN (SELECT key FROM named) AND value IS NOT NULL) AS read
+               ) AS objects
+             FROM claimed ORDER BY seq`,
+            [owner, `tributary-sync-run:${owner}`, batch],
+          );
+          if (rows.length === 0) return 0;
+          const view = new RowView();
+          for (const [entity, key, value] of rows[0]!.objects ?? []) view.set(ENTITIES[entity]!, key, value);
+          const locked: Locked = { head: revisionOf(rows[0]!), view };
+          for (const row of rows) await this.#run(db, row, locked);
+          return rows.length;
+        });
+      } catch (error) {
+        if (batch === 1 || error instanceof StorageError) throw error;
+        batch = 1;
+        continue;
+      }
+      if (ran === 0) return count;
+      count += ran;
+      // A look before another transaction: most queues are empty by now.
+      const { rows } = await this.#db.query("SELECT 1 FROM sync_tickets WHERE owner = $1 AND work IS NOT NULL LIMIT 1", [owner]);
+      if (rows.length === 0) return count;
     }
   }
 
@@ -263,7 +296,7 @@ export class PostgresSyncStore implements SyncStore {
   }
 
   /** Runs one queued ticket's work, in the runner's transaction, and ends the ticket. */
-  async #run(db: SqlClient, row: TicketRow): Promise<void> {
+  async #run(db: SqlClient, row: TicketRow, locked: Locked): Promise<void> {
     const work = row.work!;
     const owner = row.owner;
     const end = (status: TicketStatus, errors: readonly ObjectErrors[], data: TicketData | null = null) =>
@@ -278,9 +311,9 @@ export class PostgresSyncStore implements SyncStore {
     const resolve = (client: SqlClient, uuid: string) => this.#resolve(client, owner, uuid);
     switch (work.kind) {
       case "patch": {
-        await lockContext(db, owner);
-        const { errors } = await this.#apply(db, owner, work.patch);
-        await end(errors.length > 0 ? "aborted" : "done", errors);
+        const { errors, revision } = await this.#apply(db, owner, work.patch, { uuid: row.uuid, createdAt: Number(row.created_at) }, locked);
+        // A revision made ended the ticket in the same statement; otherwise it ends here.
+        if (revision === undefined) await end(errors.length > 0 ? "aborted" : "done", errors);
         return;
       }
       case "snapshot":
@@ -301,20 +334,30 @@ export class PostgresSyncStore implements SyncStore {
     }
   }
 
-  /** Checks and applies a patch in a transaction that holds the context's row. */
-  async #apply(db: SqlClient, owner: string, patch: SyncPatch): Promise<SubmitResult> {
-    const view = await loadView(db, owner, patch);
+  /**
+   * Checks and applies a patch in a transaction, locking the context's row
+   * first unless the caller has; a queued patch's ticket ends `done` with the revision.
+   */
+  async #apply(
+    db: SqlClient,
+    owner: string,
+    patch: SyncPatch,
+    ticket: { uuid: string; createdAt: number } | undefined,
+    locked?: Locked,
+  ): Promise<SubmitResult> {
+    const held = locked ?? { head: await lockContext(db, owner), view: await loadView(db, owner, [patch]) };
+    const { view } = held;
     const me = view.me;
     const errors = checkPatch(patch, view, { uuid: owner, username: typeof me?.["username"] === "string" ? me["username"] : "" });
     if (errors.length > 0) return { errors, revision: undefined };
     const changes = patchChanges(patch, view);
     if (changes.length === 0) return { errors: [], revision: undefined };
-    return { errors: [], revision: await this.#commit(db, owner, view, changes) };
+    held.head = await this.#commit(db, owner, held.head, view, changes, ticket);
+    return { errors: [], revision: held.head };
   }
 
-  /** Appends a revision holding `changes` after the locked head. */
-  async #commit(db: SqlClient, owner: string, view: RowView, changes: readonly Change[]): Promise<Revision> {
-    const head = (await headOf(db, owner))!;
+  /** Appends a revision holding `changes` after the locked head, in one statement, with its ticket's end. */
+  async #commit(db: SqlClient, owner: string, head: Revision, view: RowView, changes: readonly Change[], ticket: { uuid: string; createdAt: number } | undefined): Promise<Revision> {
     const serial = head.serial + 1;
     const createdAt = Math.max(this.#now(), head.createdAt);
     const uuid = this.#uuid();
@@ -335,23 +378,29 @@ export class PostgresSyncStore implements SyncStore {
       prevs.push(prev === null ? null : JSON.stringify(prev));
       nexts.push(next === null ? null : JSON.stringify(next));
     }
-    await db.query("INSERT INTO sync_revisions (owner, serial, uuid, created_at) VALUES ($1, $2, $3, $4)", [owner, serial, uuid, createdAt]);
-    await db.query(
-      `INSERT INTO sync_changes (owner, serial, seq, entity, key, prev, next)
-       SELECT $1, $2, * FROM unnest($3::integer[], $4::smallint[], $5::text[], $6::jsonb[], $7::jsonb[])`,
-      [owner, serial, seqs, entities, keys, prevs, nexts],
-    );
     // The last change of each key gives its current value.
     const last = new Map<string, number>();
     for (const [i] of changes.entries()) last.set(`${entities[i]} ${keys[i]}`, i);
     const finals = [...last.values()];
+    const params: unknown[] = [
+      owner, serial, uuid, createdAt, seqs, entities, keys, prevs, nexts,
+      finals.map((i) => entities[i]), finals.map((i) => keys[i]), finals.map((i) => nexts[i]), sizeDelta,
+    ];
+    const endTicket = ticket === undefined
+      ? ""
+      : `, t AS (UPDATE sync_tickets SET status = 'done', errors = '[]', data = NULL, work = NULL, status_changed_at = $15 WHERE uuid = $14)`;
+    if (ticket !== undefined) params.push(ticket.uuid, Math.max(this.#now(), ticket.createdAt));
+    // One round trip: the revision, its changes, the objects' new values, the context's head and the ticket's end.
     await db.query(
-      `INSERT INTO sync_objects (owner, entity, key, value, last_serial)
-       SELECT $1, e, k, v, $2 FROM unnest($3::smallint[], $4::text[], $5::jsonb[]) AS t(e, k, v)
-       ON CONFLICT (owner, entity, key) DO UPDATE SET value = EXCLUDED.value, last_serial = EXCLUDED.last_serial`,
-      [owner, serial, finals.map((i) => entities[i]), finals.map((i) => keys[i]), finals.map((i) => nexts[i])],
+      `WITH r AS (INSERT INTO sync_revisions (owner, serial, uuid, created_at) VALUES ($1, $2, $3, $4)),
+         c AS (INSERT INTO sync_changes (owner, serial, seq, entity, key, prev, next)
+               SELECT $1, $2, * FROM unnest($5::integer[], $6::smallint[], $7::text[], $8::jsonb[], $9::jsonb[])),
+         o AS (INSERT INTO sync_objects (owner, entity, key, value, last_serial)
+               SELECT $1, e, k, v, $2 FROM unnest($10::smallint[], $11::text[], $12::jsonb[]) AS u(e, k, v)
+               ON CONFLICT (owner, entity, key) DO UPDATE SET value = EXCLUDED.value, last_serial = EXCLUDED.last_serial)${endTicket}
+       UPDATE sync_contexts SET head_serial = $2, head_uuid = $3, head_created_at = $4, size = size + $13 WHERE owner = $1`,
+      params,
     );
-    await db.query("UPDATE sync_contexts SET head_serial = $2, size = size + $3 WHERE owner = $1", [owner, serial, sizeDelta]);
     return Object.freeze({ uuid, serial, createdAt });
   }
 
@@ -403,15 +452,23 @@ class RowView implements ObjectView {
   }
 }
 
-async function loadView(db: SqlClient, owner: string, patch: SyncPatch): Promise<RowView> {
+/** A context's row locked for a transaction: its head, and the objects its patches read. */
+interface Locked {
+  head: Revision;
+  readonly view: RowView;
+}
+
+async function loadView(db: SqlClient, owner: string, patches: readonly SyncPatch[]): Promise<RowView> {
   const keys = new Set<string>();
-  for (const entity of ["messages", "teams"] as const) {
-    for (const object of patch.objects[entity]) if (typeof object["uuid"] === "string") keys.add(object["uuid"]);
-    for (const key of patch.deleted_objects[entity]) keys.add(key);
+  for (const patch of patches) {
+    for (const object of patch.objects.messages) if (typeof object["uuid"] === "string") keys.add(object["uuid"]);
+    for (const key of patch.deleted_objects.messages) keys.add(key);
   }
+  // Each part through the primary key: the cost follows the patch and the teams, not the messages kept.
   const { rows } = await db.query<{ entity: number; key: string; value: SyncObject }>(
-    `SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND value IS NOT NULL
-       AND (entity = 0 OR entity = 2 OR (entity = 1 AND key = ANY($2::text[])))`,
+    `SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND entity IN (0, 2) AND value IS NOT NULL
+     UNION ALL
+     SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND entity = 1 AND key = ANY($2::text[]) AND value IS NOT NULL`,
     [owner, [...keys]],
   );
   const view = new RowView();
@@ -419,19 +476,26 @@ async function loadView(db: SqlClient, owner: string, patch: SyncPatch): Promise
   return view;
 }
 
-async function lockContext(db: SqlClient, owner: string): Promise<void> {
-  const { rows } = await db.query("SELECT 1 FROM sync_contexts WHERE owner = $1 FOR UPDATE", [owner]);
-  if (rows.length === 0) throw noContext();
+interface HeadRow {
+  head_serial: number;
+  head_uuid: string;
+  head_created_at: string;
+}
+
+/** Locks a context's row for the rest of the transaction: commits to it take turns. */
+async function lockContext(db: SqlClient, owner: string): Promise<Revision> {
+  const { rows } = await db.query<HeadRow>("SELECT head_serial, head_uuid, head_created_at FROM sync_contexts WHERE owner = $1 FOR UPDATE", [owner]);
+  if (rows[0] === undefined) throw noContext();
+  return revisionOf(rows[0]);
 }
 
 async function headOf(db: SqlClient, owner: string): Promise<Revision | undefined> {
-  const { rows } = await db.query<{ serial: number; uuid: string; created_at: string }>(
-    `SELECT r.serial, r.uuid, r.created_at FROM sync_contexts x
-     JOIN sync_revisions r ON r.owner = x.owner AND r.serial = x.head_serial WHERE x.owner = $1`,
-    [owner],
-  );
-  const row = rows[0];
-  return row === undefined ? undefined : Object.freeze({ uuid: row.uuid, serial: row.serial, createdAt: Number(row.created_at) });
+  const { rows } = await db.query<HeadRow>("SELECT head_serial, head_uuid, head_created_at FROM sync_contexts WHERE owner = $1", [owner]);
+  return rows[0] === undefined ? undefined : revisionOf(rows[0]);
+}
+
+function revisionOf(row: HeadRow): Revision {
+  return Object.freeze({ uuid: row.head_uuid, serial: row.head_serial, createdAt: Number(row.head_created_at) });
 }
 
 type Resolve = (db: SqlClient, uuid: string) => Promise<Revision>;

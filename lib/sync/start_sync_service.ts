@@ -25,6 +25,9 @@ export interface StartSyncServiceOptions {
   basePath?: string;
 }
 
+/** Contexts whose queued work runs at once. */
+const WORK_CONCURRENCY = 8;
+
 /** How often queued work left by a process that stopped (or by a failed run) is looked for. */
 const RESUME_EVERY_MS = 5000;
 
@@ -48,6 +51,8 @@ const RESUME_EVERY_MS = 5000;
 export async function startSyncService(config: SyncConfig, options: StartSyncServiceOptions): Promise<RunningService> {
   const base = options.basePath ?? "/api/v2/sync/user";
   const jobs = new SerialJobs({
+    // Contexts' queues run side by side (each in order), so that commits waiting on the disk go together.
+    concurrency: WORK_CONCURRENCY,
     onError: (error) => {
       // A store that cannot be reached is retried by the resume below; a line says so, not a trace.
       if (error instanceof StorageError) options.log.error(`Sync: queued work waits: ${error.message}`);

@@ -41,6 +41,22 @@ export function authStoreContract(
       assert.equal(await store.token("h1"), undefined);
     });
 
+    it("gives a token as live only when it is unexpired, not rotated, and its family not revoked", async () => {
+      const store = await make();
+      await store.putToken(token("ok", { expiresAt: 100 }));
+      await store.putToken(token("spent", { kind: "refresh", expiresAt: 100, familyId: "f2" }));
+      await store.rotate("spent", 10);
+      await store.putToken(token("client", { familyId: null, userId: null, expiresAt: 100 }));
+      await store.putToken(token("revoked", { familyId: "f3", expiresAt: 100 }));
+      await store.revokeFamily("f3");
+      assert.deepEqual(await store.liveToken("ok", 50), token("ok", { expiresAt: 100 }));
+      assert.equal(await store.liveToken("ok", 100), undefined, "expired at its expiry time");
+      assert.equal(await store.liveToken("spent", 50), undefined);
+      assert.ok(await store.liveToken("client", 50));
+      assert.equal(await store.liveToken("revoked", 50), undefined);
+      assert.equal(await store.liveToken("unknown", 50), undefined);
+    });
+
     it("rotates a refresh token once: a second rotation reports reuse", async () => {
       const store = await make();
       await store.putToken(token("r1", { kind: "refresh" }));

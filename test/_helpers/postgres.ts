@@ -6,7 +6,7 @@
 // run skips the PostgreSQL suites and says so; REQUIRE_SERVICES=1 (as .ci/run
 // sets) makes that a failure.
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./redis.ts";
@@ -46,6 +46,13 @@ export interface TestPostgres {
   crash(): void;
   /** Starts it again on the same port and data. */
   restart(): void;
+  /** The server's main process, for a benchmark to pin; undefined for a server not started here. */
+  pid(): number | undefined;
+  /**
+   * The URL of a database through the server's Unix socket (cheaper than loopback TCP), when it was started here.
+   * @param url a database's URL from {@linkcode TestPostgres.database}
+   */
+  viaSocket(url: string): string;
   stop(): Promise<void>;
 }
 
@@ -72,7 +79,7 @@ export async function startPostgres(own = false): Promise<TestPostgres> {
     return next.href;
   };
   if (given !== undefined && !own) {
-    return { url: given, database: () => create(given), crash: () => {}, restart: () => {}, stop: () => Promise.resolve() };
+    return { url: given, database: () => create(given), crash: () => {}, restart: () => {}, pid: () => undefined, viaSocket: (url) => url, stop: () => Promise.resolve() };
   }
   if (bin === undefined) throw new Error("REQUIRE_SERVICES=1 but PostgreSQL's initdb is not installed (Debian package postgresql)");
   const home = mkdtempSync(join(tmpdir(), "tributary-pg-"));
@@ -110,6 +117,8 @@ export async function startPostgres(own = false): Promise<TestPostgres> {
       start();
       running = true;
     },
+    pid: () => Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]),
+    viaSocket: (url) => url.replace(`@127.0.0.1:${port}/`, `@${encodeURIComponent(home)}:${port}/`),
     stop: () => {
       if (running) run("pg_ctl", ["-D", data, "-m", "fast", "stop"]);
       running = false;

@@ -73,3 +73,38 @@ describe("SerialJobs", () => {
     assert.equal(ran, true);
   });
 });
+
+describe("SerialJobs with concurrency", () => {
+  it("runs at most that many at once, started in order, and is idle when all are done", async () => {
+    const runs: (() => void)[] = [];
+    const jobs = new SerialJobs({ defer: (run) => runs.push(run), concurrency: 2 });
+    const started: number[] = [];
+    const release: (() => void)[] = [];
+    for (let i = 0; i < 5; i++) {
+      jobs.push(async () => {
+        started.push(i);
+        await new Promise<void>((resolve) => release.push(resolve));
+      });
+    }
+    for (const run of runs.splice(0)) run();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(started, [0, 1], "two at once");
+    release.shift()!();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(started, [0, 1, 2], "the next starts when one ends");
+    assert.equal(jobs.pending, 4);
+    let idle = false;
+    const waiting = jobs.idle().then(() => (idle = true));
+    while (release.length > 0 || started.length < 5) {
+      release.shift()?.();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await waiting;
+    assert.equal(idle, true);
+    assert.deepEqual(started, [0, 1, 2, 3, 4]);
+  });
+
+  it("refuses a concurrency that is not a positive integer", () => {
+    assert.throws(() => new SerialJobs({ concurrency: 0 }), RangeError);
+  });
+});
