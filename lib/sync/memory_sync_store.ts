@@ -376,27 +376,21 @@ export class MemorySyncStore implements SyncStore {
     return this.#sink === undefined ? Promise.resolve() : this.#sink.record(change);
   }
 
-  readonly #clock = (): number => {
-    if (this.#forced !== undefined) {
-      const time = this.#forced.times.shift();
-      if (time === undefined) throw new TypeError("Cannot restore the sync store: a change lacks a time it drew");
-      return time;
-    }
-    const time = this.#now();
-    this.#capture?.times.push(time);
-    return time;
-  };
+  readonly #clock = (): number => this.#next(this.#forced?.times, this.#capture?.times, this.#now);
 
-  readonly #newUuid = (): string => {
+  readonly #newUuid = (): string => this.#next(this.#forced?.uuids, this.#capture?.uuids, this.#uuid);
+
+  /** The next value a change draws: the recorded one in a replay, else a fresh one, recorded when a change is live. */
+  #next<T>(forced: T[] | undefined, captured: T[] | undefined, fresh: () => T): T {
     if (this.#forced !== undefined) {
-      const uuid = this.#forced.uuids.shift();
-      if (uuid === undefined) throw new TypeError("Cannot restore the sync store: a change lacks an id it drew");
-      return uuid;
+      const value = forced?.shift();
+      if (value === undefined) throw new TypeError("Cannot restore the sync store: a change lacks a value it drew");
+      return value;
     }
-    const uuid = this.#uuid();
-    this.#capture?.uuids.push(uuid);
-    return uuid;
-  };
+    const value = fresh();
+    captured?.push(value);
+    return value;
+  }
 
   #ticketOptions(options: MemorySyncStoreOptions): ConstructorParameters<typeof TicketStore>[0] {
     return { now: this.#clock, uuid: this.#newUuid, ...(options.ticketRetention === undefined ? {} : { retention: options.ticketRetention }) };
