@@ -10,6 +10,7 @@ import {
   parseQuery,
   readJson,
 } from "../http/mod.ts";
+import { type AddressPolicy, checkTarget } from "./address_policy.ts";
 import { RelayError } from "./errors.ts";
 import { createMessageIds } from "./message_ids.ts";
 import { EVENT_NAME, MAX_EVENT_LENGTH } from "./event_patterns.ts";
@@ -40,6 +41,13 @@ export interface RelayServiceOptions {
   readonly onAccepted?: (tenantId: string, jobs: readonly Job[]) => void;
   /** Prefix the routes are mounted under, for links. @default {"/webhook"} */
   readonly base?: string;
+  /**
+   * Checks the address of an endpoint URL whose host is an IP address, as
+   * deliveries will: an endpoint the check refuses is refused at creation
+   * (400) rather than failing every delivery. Deliveries stay the authority.
+   * @default no check
+   */
+  readonly addressPolicy?: AddressPolicy;
 }
 
 const WEBHOOK_FIELDS = new Set(["event", "data"]);
@@ -159,6 +167,22 @@ export function createRelayService(options: RelayServiceOptions): Router {
     return readJson(request, { maxBytes: 65_536, maxDepth: 8 });
   }
 
+  /** Refuses an endpoint body whose URL names an IP address deliveries would refuse; passes it on otherwise. */
+  function checkedUrl(body: unknown): unknown {
+    const policy = options.addressPolicy;
+    const url = typeof body === "object" && body !== null ? (body as { url?: unknown }).url : undefined;
+    if (policy === undefined || typeof url !== "string") return body;
+    const parsed = URL.parse(url);
+    if (parsed === null) return body;
+    try {
+      checkTarget(policy, parsed);
+    } catch (error) {
+      if (!(error instanceof RelayError)) throw error;
+      throw new RelayError("ERR_RELAY_INVALID_ENDPOINT", `Cannot use endpoint field "url": ${error.message}; deliveries there would always be refused`, { target: "url" });
+    }
+    return body;
+  }
+
   const routes = createRouter([
     { method: "POST", path: base, handler: intake },
     {
@@ -174,7 +198,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
       path: `${base}/endpoints`,
       handler: async (request) => {
         const tenant = tenantOf(request);
-        const endpoint = registry.createEndpoint(tenant.id, await readEndpointBody(request));
+        const endpoint = registry.createEndpoint(tenant.id, checkedUrl(await readEndpointBody(request)));
         return jsonResponse(201, { ...renderEndpoint(endpoint), secret: endpoint.secrets[0]!.secret }, {
           location: `${base}/endpoints/${endpoint.id}`,
         });
@@ -191,7 +215,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
       handler: async (request, params) => {
         const tenant = tenantOf(request);
         existing(tenant, params["id"]!);
-        return jsonResponse(200, renderEndpoint(registry.updateEndpoint(tenant.id, params["id"]!, await readEndpointBody(request))));
+        return jsonResponse(200, renderEndpoint(registry.updateEndpoint(tenant.id, params["id"]!, checkedUrl(await readEndpointBody(request)))));
       },
     },
     {
@@ -295,6 +319,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
  */
 const COMMON_HEAD = /^[ \t\n\r]*\{[ \t\n\r]*"event"[ \t\n\r]*:[ \t\n\r]*"([^"\\]*)"[ \t\n\r]*,[ \t\n\r]*"data"[ \t\n\r]*:(?=[ \t\n\r]*\{)/;
 const JSON_SPACE = /^[ \t\n\r]*$/;
+const JSON_EDGES = /^[ \t\n\r]+|[ \t\n\r]+$/g;
 
 /**
  * The webhook's event, and its data as the JSON text the client sent (so
@@ -314,7 +339,8 @@ function parseWebhook(bytes: Uint8Array): { event: string; data: string } {
     const end = text.lastIndexOf("}");
     const event = head[1]!;
     if (JSON_SPACE.test(text.slice(end + 1)) && event.length <= MAX_EVENT_LENGTH && EVENT_NAME.test(event)) {
-      const data = text.slice(head[0].length, end).trim();
+      // JSON's own white space only: trim() would also drop U+00A0 and U+FEFF, which JSON refuses.
+      const data = text.slice(head[0].length, end).replace(JSON_EDGES, "");
       try {
         // Valid, the data is one JSON object (the head saw its "{"), so the whole body is valid too.
         JSON.parse(data);

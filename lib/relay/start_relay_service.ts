@@ -92,8 +92,9 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
   const { queue, restored, save } = await openQueue(config, options);
   let depth: QueueDepth = { ready: 0, delayed: 0, leased: 0, dead: 0 };
   const relayMetrics = registerRelayMetrics(options.metrics, () => depth);
+  const policy = createAddressPolicy({ allow: config.allowPrivateTargets });
   const delivery = options.deliver === undefined
-    ? createHttpDelivery({ policy: createAddressPolicy({ allow: config.allowPrivateTargets }), maxSocketsPerHost: config.endpointConcurrency })
+    ? createHttpDelivery({ policy, maxSocketsPerHost: config.endpointConcurrency })
     : { deliver: options.deliver, close: () => {} };
   const schedule: RetrySchedule = {
     kind: "fixed",
@@ -123,6 +124,7 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
     random,
     encryptionKey,
     maxPayloadBytes: config.maxPayloadBytes,
+    addressPolicy: policy,
     onAccepted: (tenantId, jobs) => {
       relayMetrics.accepted(tenantId, jobs);
       worker.notify();

@@ -381,6 +381,10 @@ function readOptionalPem(value: unknown, field: string): string | undefined {
 }
 
 function readKey(pem: string, field: string): RsaPublicKey {
+  // A private key would also give its public half; refusing it keeps private keys out of the registry and its stores.
+  if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem)) {
+    throw invalidEndpoint(field, "it is a private key: give the endpoint's public key, and keep the private one with the receiver");
+  }
   try {
     return parseRsaKey(pem);
   } catch (error) {
@@ -388,10 +392,13 @@ function readKey(pem: string, field: string): RsaPublicKey {
   }
 }
 
+/** The slowest rate an endpoint may have: one delivery every 100 seconds (slower, its jobs would all but never go). */
+const MIN_RATE = 0.01;
+
 function readRate(value: unknown, field: string): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || value > 1_000_000) {
-    throw invalidEndpoint(field, "it must be a number above 0 and at most 1000000, or null for no limit");
+  if (typeof value !== "number" || !Number.isFinite(value) || value < MIN_RATE || value > 1_000_000) {
+    throw invalidEndpoint(field, `it must be a number from ${MIN_RATE} (one delivery every ${1 / MIN_RATE} s) to 1000000, or null for no limit`);
   }
   return value;
 }

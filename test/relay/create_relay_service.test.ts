@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { decryptJwe } from "../../lib/crypto/mod.ts";
 import type { HttpResponse } from "../../lib/http/mod.ts";
 import { errorResponse } from "../../lib/http/mod.ts";
-import { createRelayService, type Job, MemoryQueue } from "../../lib/relay/mod.ts";
+import { createAddressPolicy, createRelayService, type Job, MemoryQueue } from "../../lib/relay/mod.ts";
 import { makeRequest } from "../_helpers/http.ts";
 import { countingRandom, FakeClock, makeRegistry, SECRET } from "../_helpers/relay.ts";
 
@@ -268,5 +268,88 @@ describe("createRelayService() messages and dead letters", () => {
     const all = await t.call("POST", "/webhook/dead-letters/replay");
     assert.deepEqual([all.status, all.json.replayed], [202, 1]);
     assert.equal((await t.call("POST", "/webhook/dead-letters/replay", { body: '{"endpoint":"x"}' })).status, 400);
+  });
+});
+
+describe("createRelayService() refusing bad input", () => {
+  const invalidJson = [
+    { name: "U+00A0 before the closing brace", body: '{"event": "user.created", "data": {"a": 1}\u00a0}' },
+    { name: "U+FEFF before the closing brace", body: '{"event": "user.created", "data": {"a": 1}\ufeff}' },
+    { name: "U+00A0 after the data", body: '{"event": "user.created", "data": {"a": 1}  \u00a0 }' },
+  ] as const;
+  for (const c of invalidJson) {
+    it(`answers 400 to a body with ${c.name}, which is not JSON`, async () => {
+      assert.throws(() => JSON.parse(c.body), SyntaxError, "the body is indeed invalid JSON");
+      const response = await setup().call("POST", "/webhook", { body: c.body });
+      assert.equal(response.status, 400);
+    });
+  }
+
+  it("still takes JSON's own white space around the data", async () => {
+    const response = await setup().call("POST", "/webhook", { body: '{"event": "user.created", "data": {"a": 1} \t\r\n }' });
+    assert.equal(response.status, 202);
+  });
+
+  it("refuses a private key as an endpoint's public_key, naming the field", async () => {
+    const privatePem = KEYS.privateKey.export({ type: "pkcs8", format: "pem" }) as string;
+    const response = await setup().call("POST", "/webhook/endpoints", { body: JSON.stringify({ url: "https://a.example/k", events: ["*"], public_key: privatePem }) });
+    assert.equal(response.status, 400);
+    assert.equal(response.json.error.target, "public_key");
+    assert.match(response.json.error.message, /private key/);
+  });
+
+  const rates = [
+    { rate: 1e-300, status: 400 },
+    { rate: 0.009, status: 400 },
+    { rate: 0.01, status: 201 },
+    { rate: 2.5, status: 201 },
+  ] as const;
+  for (const c of rates) {
+    it(`answers ${c.status} to rate_limit_per_second ${c.rate}`, async () => {
+      const response = await setup().call("POST", "/webhook/endpoints", { body: JSON.stringify({ url: "https://a.example/r", events: ["*"], rate_limit_per_second: c.rate }) });
+      assert.equal(response.status, c.status, JSON.stringify(response.json));
+      if (c.status === 400) assert.equal(response.json.error.target, "rate_limit_per_second");
+    });
+  }
+});
+
+describe("createRelayService() with an address policy", () => {
+  function withPolicy(allow: readonly string[]) {
+    const clock = new FakeClock();
+    const registry = makeRegistry(clock);
+    const handler = createRelayService({
+      registry,
+      queue: new MemoryQueue(),
+      now: clock.now,
+      random: countingRandom(),
+      addressPolicy: createAddressPolicy({ allow }),
+    });
+    return async (method: string, path: string, body: unknown) => {
+      try {
+        const response = await handler(makeRequest({ method, path, headers: { authorization: "Bearer acme-key", "content-type": "application/json" }, body: JSON.stringify(body) }));
+        return { status: response.status, json: JSON.parse(String(response.body)) as Record<string, unknown> };
+      } catch (error) {
+        const response = errorResponse(error);
+        return { status: response.status, json: JSON.parse(String(response.body)) as { error: { target?: string; message: string } } };
+      }
+    };
+  }
+
+  const refused = ["http://127.0.0.1:9000/hook", "http://[::1]/hook", "http://10.1.2.3/", "http://[::ffff:0:7f00:1]/", "http://169.254.169.254/latest"];
+  for (const url of refused) {
+    it(`refuses an endpoint at ${url} at creation, saying why`, async () => {
+      const call = withPolicy([]);
+      const created = await call("POST", "/webhook/endpoints", { url, events: ["*"] });
+      assert.equal(created.status, 400);
+      assert.equal((created.json as { error: { target: string } }).error.target, "url");
+      assert.match((created.json as { error: { message: string } }).error.message, /refused/);
+    });
+  }
+
+  it("refuses such a URL in a change too, and takes one the allow list opens, and any host name", async () => {
+    const call = withPolicy(["127.0.0.1/32"]);
+    assert.equal((await call("POST", "/webhook/endpoints", { id: "local", url: "http://127.0.0.1:9000/hook", events: ["*"] })).status, 201);
+    assert.equal((await call("PATCH", "/webhook/endpoints/local", { url: "http://192.168.1.1/hook" })).status, 400);
+    assert.equal((await call("POST", "/webhook/endpoints", { url: "https://hooks.example.org/in", events: ["*"] })).status, 201, "a name is checked when it is dialled");
   });
 });
