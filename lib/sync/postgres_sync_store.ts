@@ -224,7 +224,8 @@ export class PostgresSyncStore implements SyncStore {
              SELECT claimed.*, (SELECT jsonb_agg(jsonb_build_array(entity, key, value)) FROM (
                  SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND entity IN (0, 2) AND value IS NOT NULL
                  UNION ALL
-                 SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND entity = 1 AND key IN (SELECT key FROM named) AND value IS NOT NULL) AS read
+                 SELECT o.entity, o.key, o.value FROM named CROSS JOIN LATERAL (
+                   SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND entity = 1 AND key = named.key AND value IS NOT NULL LIMIT 1) AS o) AS read
                ) AS objects
              FROM claimed ORDER BY seq`,
             [owner, `tributary-sync-run:${owner}`, batch],
@@ -464,11 +465,13 @@ async function loadView(db: SqlClient, owner: string, patches: readonly SyncPatc
     for (const object of patch.objects.messages) if (typeof object["uuid"] === "string") keys.add(object["uuid"]);
     for (const key of patch.deleted_objects.messages) keys.add(key);
   }
-  // Each part through the primary key: the cost follows the patch and the teams, not the messages kept.
+  // Each part through the primary key: the cost follows the patch and the teams, not the messages kept
+  // (LIMIT 1, at most one row by the key anyway, keeps the look-up a nested loop: never a hash over every message).
   const { rows } = await db.query<{ entity: number; key: string; value: SyncObject }>(
     `SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND entity IN (0, 2) AND value IS NOT NULL
      UNION ALL
-     SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND entity = 1 AND key = ANY($2::text[]) AND value IS NOT NULL`,
+     SELECT o.entity, o.key, o.value FROM unnest($2::text[]) AS named(key) CROSS JOIN LATERAL (
+       SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND entity = 1 AND key = named.key AND value IS NOT NULL LIMIT 1) AS o`,
     [owner, [...keys]],
   );
   const view = new RowView();
