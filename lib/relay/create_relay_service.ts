@@ -53,7 +53,6 @@ export interface RelayServiceOptions {
 const WEBHOOK_FIELDS = new Set(["event", "data"]);
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const JSON_TYPE = "application/json";
-const JOSE_TYPE = "application/jose";
 /** Deepest nesting of a webhook body: deeper JSON could not be serialized again. */
 const MAX_DEPTH = 32;
 const encoder = new TextEncoder();
@@ -117,8 +116,9 @@ export function createRelayService(options: RelayServiceOptions): Router {
     const messageId = nextMessageId();
     const endpoints = registry.route(tenant.id, webhook.event);
     // Event names and endpoint ids are checked to need no JSON escaping.
-    const payload = `{"type":"${webhook.event}","timestamp":"${isoOf(now)}","data":${webhook.data}}`;
-    const jobs = endpoints.map((endpoint) => makeJob(endpoint, messageId, webhook.event, payload, now));
+    const head = `{"type":"${webhook.event}","timestamp":"${isoOf(now)}"`;
+    const payload = `${head},"data":${webhook.data}}`;
+    const jobs = endpoints.map((endpoint) => makeJob(endpoint, messageId, webhook.event, head, payload, now));
     const response = `{"id":"${messageId}","event":"${webhook.event}","endpoints":[${endpoints.map((endpoint) => `"${endpoint.id}"`).join(",")}]}`;
     const bodyHash = idempotencyKey === undefined ? "" : sha256Hex(bytes);
     const result = await queue.enqueue(
@@ -145,18 +145,17 @@ export function createRelayService(options: RelayServiceOptions): Router {
     };
   }
 
-  function makeJob(endpoint: Endpoint, messageId: string, event: string, payload: string, now: number): Job {
+  function makeJob(endpoint: Endpoint, messageId: string, event: string, head: string, payload: string, now: number): Job {
     const key = endpoint.publicKey ?? options.encryptionKey;
-    // Encrypted here, at intake, so that plaintext never rests in the queue.
-    const encrypted = key !== undefined;
     return {
       id: `${messageId}.${endpoint.id}`,
       messageId,
       tenantId: endpoint.tenantId,
       endpointId: endpoint.id,
       event,
-      body: encrypted ? encryptJwe(encoder.encode(payload), key, options.random) : payload,
-      contentType: encrypted ? JOSE_TYPE : JSON_TYPE,
+      // Encrypted here, at intake, so that plaintext never rests in the queue.
+      body: key === undefined ? payload : sealedPayload(head, payload, key, options.random),
+      contentType: JSON_TYPE,
       createdAt: now,
       dueAt: now,
       attempts: NO_ATTEMPTS,
@@ -446,6 +445,23 @@ function unauthorized(why: string): HttpError {
   return new HttpError("ERR_HTTP_UNAUTHORIZED", `Cannot authenticate the request: ${why}`, {
     headers: { "www-authenticate": 'Bearer realm="webhook relay"' },
   });
+}
+
+/**
+ * The body of an encrypted delivery: a JSON object that every Standard
+ * Webhooks library parses after checking the signature, with the event's
+ * `type` and `timestamp` in the clear and, in `encrypted`, the plain body
+ * (`{"type","timestamp","data"}`) as a compact JWE. Nothing of `data` is left
+ * outside the JWE.
+ * @param head the plain body's opening, `{"type":…,"timestamp":…`
+ * @param payload the plain body
+ * @param key the receiver's public key
+ * @param random random bytes for the content key and IV
+ * @returns `{"type":…,"timestamp":…,"encrypted":"<JWE>"}`
+ */
+function sealedPayload(head: string, payload: string, key: RsaPublicKey, random: (size: number) => Uint8Array): string {
+  // A compact JWE is base64url and dots: it needs no JSON escaping.
+  return `${head},"encrypted":"${encryptJwe(encoder.encode(payload), key, random)}"}`;
 }
 
 function iso(ms: number): string {

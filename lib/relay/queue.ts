@@ -38,9 +38,9 @@ export interface Job {
   readonly tenantId: string;
   readonly endpointId: string;
   readonly event: string;
-  /** The exact body to send: the JSON payload, or its JWE when the endpoint encrypts. */
+  /** The exact body to send: the JSON payload, or its encrypted envelope when the endpoint encrypts. */
   readonly body: string;
-  /** `application/json`, or `application/jose` for a JWE. */
+  /** `application/json` (jobs queued before encrypted envelopes may hold `application/jose`). */
   readonly contentType: string;
   /** When the message was accepted, milliseconds since the epoch. */
   readonly createdAt: number;

@@ -1,17 +1,21 @@
 // The relay end to end on loopback: real HTTP intake, the real worker and
 // delivery client, and real receivers (node:http servers) that succeed, fail,
 // answer 410, 429 or a redirect, hang, or close the connection. Deliveries
-// are verified with the standardwebhooks package and decrypted with jose.
+// are verified with the standardwebhooks and svix packages and decrypted with jose.
 // The retry schedule is in milliseconds; every wait is for an event (a
 // request reaching a receiver, a job reaching a state), never a fixed sleep.
 import assert from "node:assert/strict";
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { once } from "node:events";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { after, before, describe, it } from "node:test";
 import { compactDecrypt } from "jose";
 import { Webhook } from "standardwebhooks";
+import { Webhook as SvixWebhook } from "svix";
 import { parseWebhookSecret, sha256Hex, verifyWebhook } from "../../lib/crypto/mod.ts";
 import { createNodeListener } from "../../lib/http/mod.ts";
 import {
@@ -219,20 +223,92 @@ describe("relay end to end on loopback", () => {
     });
   }
 
-  it("encrypts for an endpoint with a public key: jose decrypts the body, which is signed as sent", async () => {
+  it("encrypts for an endpoint with a public key: a JSON envelope, signed as sent, whose JWE jose decrypts", async () => {
     const id = await send("sealed.secret", { card: "4111" });
     await settled(id);
-    const received = receivers.sealed.received.at(-1)!;
-    assert.equal(received.headers["content-type"], "application/jose");
+    const received = receivers.sealed.received.find((r) => r.headers["webhook-id"] === id)!;
+    assert.equal(received.headers["content-type"], "application/json");
     assert.ok(!received.body.includes("4111"));
-    // standardwebhooks' verify() parses the body as JSON; the signature covers the JWE's bytes.
     verifyWebhook(parseWebhookSecret(SECRET), {
       id: received.headers["webhook-id"] as string,
       timestamp: received.headers["webhook-timestamp"] as string,
       signature: received.headers["webhook-signature"] as string,
     }, received.body, { now: Math.floor(Date.now() / 1000) });
-    const { plaintext } = await compactDecrypt(received.body, KEYS.privateKey);
-    assert.deepEqual(JSON.parse(new TextDecoder().decode(plaintext)).data, { card: "4111" });
+    const envelope = JSON.parse(received.body) as { type: string; timestamp: string; encrypted: string };
+    assert.equal(envelope.type, "sealed.secret");
+    const { plaintext, protectedHeader } = await compactDecrypt(envelope.encrypted, KEYS.privateKey);
+    assert.deepEqual(protectedHeader, { alg: "RSA-OAEP-256", enc: "A256GCM", kid: protectedHeader.kid });
+    const plain = JSON.parse(new TextDecoder().decode(plaintext)) as { type: string; timestamp: string; data: unknown };
+    assert.deepEqual(plain, { type: "sealed.secret", timestamp: envelope.timestamp, data: { card: "4111" } });
+  });
+
+  it("standardwebhooks and svix verify every plain and encrypted delivery; jose decrypts the JWE inside", async () => {
+    const sent = new Map<string, { receiver: Receiver; data: unknown }>();
+    for (let i = 0; i < 6; i++) {
+      const [name, receiver] = ([["ok", receivers.ok], ["sealed", receivers.sealed]] as const)[i % 2]!;
+      const data = { i, text: "grüße \u2028 \"quoted\"", nested: { list: [1, 2.5, null, true] } };
+      sent.set(await send(`${name}.verify`, data), { receiver, data });
+    }
+    let checked = 0;
+    for (const [id, { receiver, data }] of sent) {
+      assert.equal((await settled(id)).state, "delivered");
+      const deliveries = receiver.received.filter((r) => r.headers["webhook-id"] === id);
+      assert.ok(deliveries.length >= 1);
+      for (const delivery of deliveries) {
+        const headers = {
+          "webhook-id": delivery.headers["webhook-id"] as string,
+          "webhook-timestamp": delivery.headers["webhook-timestamp"] as string,
+          "webhook-signature": delivery.headers["webhook-signature"] as string,
+        };
+        const standard = new Webhook(SECRET).verify(delivery.body, headers) as Record<string, unknown>;
+        const svix = new SvixWebhook(SECRET).verify(delivery.body, headers) as Record<string, unknown>;
+        assert.deepEqual(svix, standard);
+        assert.equal(standard["type"], receiver === receivers.ok ? "ok.verify" : "sealed.verify");
+        let body = standard;
+        if (receiver === receivers.sealed) {
+          assert.equal(standard["data"], undefined, "no data outside the JWE");
+          const { plaintext } = await compactDecrypt(standard["encrypted"] as string, KEYS.privateKey);
+          body = JSON.parse(new TextDecoder().decode(plaintext)) as Record<string, unknown>;
+          assert.equal(body["timestamp"], standard["timestamp"]);
+        }
+        assert.deepEqual(body["data"], data);
+        checked++;
+      }
+    }
+    assert.ok(checked >= 6);
+  });
+
+  it("the README's receiver verifies and decrypts an encrypted delivery and passes a plain one through", async () => {
+    const readme = readFileSync(join(import.meta.dirname, "../../README.md"), "utf8");
+    const code = /A receiver verifies, then decrypts:\n\n```js\n([^]*?)```/.exec(readme)?.[1];
+    assert.ok(code !== undefined, "the README shows a receiver");
+    // Beside node_modules, so that the example's imports resolve as in a receiver's project.
+    const dir = mkdtempSync(join(import.meta.dirname, "../../node_modules/.readme-receiver-"));
+    const saved = { key: process.env["RECEIVER_PRIVATE_KEY_PEM"], secret: process.env["WEBHOOK_SECRET"] };
+    try {
+      writeFileSync(join(dir, "receiver.mjs"), code);
+      process.env["RECEIVER_PRIVATE_KEY_PEM"] = KEYS.privateKey.export({ type: "pkcs8", format: "pem" }) as string;
+      process.env["WEBHOOK_SECRET"] = SECRET;
+      const { receive } = (await import(pathToFileURL(join(dir, "receiver.mjs")).href)) as {
+        receive: (body: string, headers: Record<string, string>) => Promise<{ type: string; data: unknown }>;
+      };
+      for (const [name, receiver] of [["sealed", receivers.sealed], ["ok", receivers.ok]] as const) {
+        const id = await send(`${name}.readme`, { reading: 7.25 });
+        await settled(id);
+        const delivery = receiver.received.find((r) => r.headers["webhook-id"] === id)!;
+        const headers = Object.fromEntries(["webhook-id", "webhook-timestamp", "webhook-signature"].map((h) => [h, delivery.headers[h] as string]));
+        const body = await receive(delivery.body, headers);
+        assert.equal(body.type, `${name}.readme`);
+        assert.deepEqual(body.data, { reading: 7.25 });
+        await assert.rejects(receive(delivery.body.replace("readme", "readmf"), headers), "an altered body is refused");
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      for (const [name, value] of [["RECEIVER_PRIVATE_KEY_PEM", saved.key], ["WEBHOOK_SECRET", saved.secret]] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
   });
 
   it("refuses to deliver to 127.0.0.2 when only 127.0.0.1/32 is allowed, and records why", async () => {

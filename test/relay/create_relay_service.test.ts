@@ -67,9 +67,13 @@ describe("createRelayService() intake", () => {
     assert.equal(plain.contentType, "application/json");
     assert.deepEqual(JSON.parse(plain.body), { type: "user.created", timestamp: new Date(t.clock.time).toISOString(), data: { user_id: "12345" } });
     const sealed = jobs.find((job) => job.endpointId === "users")!;
-    assert.equal(sealed.contentType, "application/jose");
+    assert.equal(sealed.contentType, "application/json");
     assert.ok(!sealed.body.includes("12345"), "no plaintext rests in the queue");
-    assert.equal(new TextDecoder().decode(decryptJwe(sealed.body, KEYS.privateKey)), plain.body);
+    const envelope = JSON.parse(sealed.body);
+    assert.deepEqual(Object.keys(envelope), ["type", "timestamp", "encrypted"]);
+    assert.equal(envelope.type, "user.created");
+    assert.equal(envelope.timestamp, new Date(t.clock.time).toISOString());
+    assert.equal(new TextDecoder().decode(decryptJwe(envelope.encrypted, KEYS.privateKey)), plain.body);
   });
 
   const shapes = [
