@@ -25,7 +25,7 @@ export function oneTenantRelay(key: string, hookUrl: string): Record<string, str
     TENANTS_FILE: tenants,
     ALLOW_PRIVATE_TARGETS: "127.0.0.1/32",
     QUEUE_CAPACITY: "100000000",
-    QUEUE_SNAPSHOT_FILE: "",
+    STATE_DIR: "",
   };
 }
 

@@ -26,6 +26,7 @@ import {
 import { type Deliver, startRelayService } from "../relay/mod.ts";
 import { startSyncService, type SyncStore } from "../sync/mod.ts";
 import { startWaterService } from "../water/mod.ts";
+import { openStateDir, type StateDir } from "../storage/mod.ts";
 import { openSyncStores } from "./open_sync_stores.ts";
 import type { Config, ServiceName } from "./read_config.ts";
 
@@ -164,6 +165,14 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   /** What closes after every service has: the stores. */
   const closers: (() => Promise<void>)[] = [];
   const storeNotes: string[] = [];
+  /** The state folder, taken by the first service that journals in it; released after every store closed. */
+  let stateDir: Promise<StateDir> | undefined;
+  const takeStateDir = (): Promise<StateDir> => (stateDir ??= openStateDir(config.storage.stateDir));
+  const releaseState = async (): Promise<void> => {
+    const held = stateDir;
+    stateDir = undefined;
+    if (held !== undefined) await (await held.catch(() => undefined))?.close();
+  };
   let state: "new" | "starting" | "started" | "closing" | "closed" = "new";
   let inFlight = 0;
   let settled: (() => void) | undefined;
@@ -212,7 +221,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     if (enabled.has("sync")) {
       const stores = overrides.authStore !== undefined && overrides.syncStore !== undefined
         ? { auth: overrides.authStore, sync: overrides.syncStore, where: "in the stores the host gave", close: () => Promise.resolve() }
-        : await openSyncStores(config, { now, random, log });
+        : await openSyncStores(config, { now, random, log, state: takeStateDir });
       closers.push(() => stores.close());
       const authStore = overrides.authStore ?? stores.auth;
       const syncStore = overrides.syncStore ?? stores.sync;
@@ -234,11 +243,14 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       }));
     }
     if (enabled.has("relay")) {
+      // The memory queue journals in STATE_DIR (an empty STATE_DIR keeps it in memory only).
+      const journaled = config.relay.storageType === "memory" && config.storage.stateDir !== "";
       running.push(await startRelayService(config.relay, {
         metrics,
         now,
         random,
         log,
+        ...(journaled ? { state: await takeStateDir() } : {}),
         ...(overrides.deliver === undefined ? {} : { deliver: overrides.deliver }),
       }));
     }
@@ -261,6 +273,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       await Promise.allSettled(running.map((service) => service.drain()));
       await Promise.allSettled(running.map((service) => service.close()));
       await Promise.allSettled(closers.map((close) => close()));
+      await releaseState();
       state = "closed";
       throw error;
     }
@@ -315,6 +328,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     await Promise.all(running.map((service) => service.drain()));
     await Promise.all(running.map((service) => service.close()));
     await Promise.all(closers.map((close) => close()));
+    await releaseState();
     state = "closed";
   }
 

@@ -10,7 +10,7 @@ import {
 import { uuidV4 } from "../crypto/mod.ts";
 import type { ServiceLog } from "../http/mod.ts";
 import { redactUrl } from "../config/mod.ts";
-import { connectPostgres, type JournalReplay, journalSink, migrate, openStateDir } from "../storage/mod.ts";
+import { connectPostgres, droppedTailNote, type JournalReplay, journalSink, migrate, type StateDir } from "../storage/mod.ts";
 import {
   MemorySyncStore,
   type MemorySyncStoreOptions,
@@ -29,7 +29,7 @@ export interface SyncStores {
   readonly throttle?: LoginLimiter;
   /** Where they keep their state, for the start-up banner. */
   readonly where: string;
-  /** Closes them (their journals, the state folder's lock); after the services drained. */
+  /** Closes them (their journals or connections); after the services drained. */
   close(): Promise<void>;
 }
 
@@ -38,6 +38,8 @@ export interface OpenSyncStoresOptions {
   readonly now: () => number;
   readonly random: (size: number) => Uint8Array;
   readonly log: ServiceLog;
+  /** Takes the state folder (`STATE_DIR`), which the app holds for every service that journals in it. */
+  readonly state: () => Promise<StateDir>;
 }
 
 /**
@@ -93,7 +95,7 @@ export async function openSyncStores(config: Config, options: OpenSyncStoresOpti
       close: () => Promise.resolve(),
     };
   }
-  const state = await openStateDir(dir);
+  const state = await options.state();
   const onError = (error: unknown): void => log.error("State: cannot compact a journal (its logs are kept)", error);
   const opened: { close(): Promise<void> }[] = [];
   try {
@@ -119,18 +121,14 @@ export async function openSyncStores(config: Config, options: OpenSyncStoresOpti
       close: async () => {
         await authJournal.journal.close();
         await syncJournal.journal.close();
-        await state.close();
       },
     };
   } catch (error) {
     for (const journal of opened) await journal.close();
-    await state.close();
     throw error;
   }
 }
 
 function reportDropped(name: string, replay: JournalReplay, log: ServiceLog): void {
-  const dropped = replay.dropped;
-  if (dropped === undefined) return;
-  log.info(`State: the ${name} journal ${dropped.file} ended mid-record (${dropped.reason}): cut at byte ${dropped.offset}, ${dropped.bytes} bytes dropped; everything before it is loaded`);
+  if (replay.dropped !== undefined) log.info(droppedTailNote(name, replay.dropped));
 }

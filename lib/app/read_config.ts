@@ -1,5 +1,6 @@
 import { AUTH_SETTINGS } from "../auth/mod.ts";
 import {
+  ConfigError,
   type ConfigOf,
   customSetting,
   type Environment,
@@ -86,8 +87,17 @@ export type Config = ConfigOf<typeof APP_SETTINGS>;
  * ```
  */
 export function readConfig(env: Environment): Config {
+  for (const [variable, instead] of Object.entries(REMOVED_SETTINGS)) {
+    if (env[variable] !== undefined && env[variable] !== "") throw new ConfigError(variable, `Cannot start: ${variable} is no longer read: ${instead}`);
+  }
   return readSettings(APP_SETTINGS, env);
 }
+
+/** Variables of earlier versions that are no longer read, and what replaced them: set, they stop the start rather than be ignored. */
+const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
+  QUEUE_SNAPSHOT_FILE:
+    "the memory queue keeps every accepted message in a journal in STATE_DIR (on disk before its 202, read back at start); unset it. A snapshot an earlier version saved is not imported: let that version drain its queue before upgrading",
+};
 
 /**
  * Every setting of the app, in the order the README lists them.

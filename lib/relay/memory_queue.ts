@@ -1,3 +1,4 @@
+import type { ChangeSink } from "../storage/mod.ts";
 import { Deque, Heap } from "./_heap.ts";
 import { queueFull } from "./errors.ts";
 import type {
@@ -45,7 +46,23 @@ export interface MemoryQueueOptions {
    * @default {10000}
    */
   readonly maxDeadPerTenant?: number;
+  /**
+   * Where the queue's changes go to be durable (e.g. a journal in
+   * `STATE_DIR`): an enqueue, ack, retry, burial or replay resolves only once
+   * the sink has its change. Claims and releases are not recorded: after a
+   * restart every job not finished is due again (delivery is at least once).
+   * @default none: the queue lives and dies with the process
+   */
+  readonly sink?: ChangeSink<QueueChange>;
 }
+
+/** A change of a {@linkcode MemoryQueue}, as its sink records it and {@linkcode MemoryQueue.restore} reads it back. */
+export type QueueChange =
+  | { readonly op: "enqueue"; readonly batch: EnqueueBatch }
+  | { readonly op: "ack"; readonly job: string; readonly attempt: Attempt }
+  | { readonly op: "retry"; readonly job: string; readonly attempt: Attempt; readonly dueAt: number }
+  | { readonly op: "bury"; readonly job: string; readonly death: Death }
+  | { readonly op: "replay"; readonly jobs: readonly string[]; readonly dueAt: number };
 
 interface Entry {
   job: Job;
@@ -95,9 +112,9 @@ export interface SnapshotJob extends JobView {
 }
 
 /**
- * What a {@linkcode MemoryQueue} holds, as plain JSON-ready data: written on
- * shutdown and read at start, so that a restart loses no job. Leased jobs are
- * saved as ready: their leases die with the process.
+ * What a {@linkcode MemoryQueue} holds, as plain JSON-ready data: what a
+ * journal's compaction writes, and what {@linkcode MemoryQueue.restore} starts
+ * from. Leased jobs are saved as ready: their leases die with the process.
  */
 export interface MemoryQueueSnapshot {
   readonly version: 1;
@@ -111,9 +128,10 @@ export interface MemoryQueueSnapshot {
  * claim walks round, one job per endpoint per turn; retries wait in a heap by
  * due time, leases in a heap by expiry; a lease holds its job's entry. A claim
  * costs O(log n) per job, plus one step per endpoint it skips, and an enqueue
- * one map insertion per message, whatever the backlog. The queue lives in the
- * process: {@linkcode MemoryQueue.snapshot} and {@linkcode MemoryQueue.restore}
- * carry it over a restart; a crash loses it (use Redis or Kafka where that matters).
+ * one map insertion per message, whatever the backlog. Without a sink the
+ * queue lives in the process; with one (a journal in `STATE_DIR`), every
+ * accepted message is durable before its enqueue resolves, and
+ * {@linkcode MemoryQueue.restore} rebuilds the queue after a restart or a crash.
  * @example
  * ```ts
  * const queue = new MemoryQueue({ capacity: 100_000 });
@@ -143,6 +161,7 @@ export class MemoryQueue implements JobQueue {
   #waiting = 0;
   #leased = 0;
   #seq = 0;
+  readonly #sink: ChangeSink<QueueChange> | undefined;
 
   /**
    * Creates an empty queue.
@@ -154,6 +173,29 @@ export class MemoryQueue implements JobQueue {
     this.#maxDelivered = options.maxDelivered ?? 100_000;
     this.#deadRetention = options.deadRetentionMs ?? 604_800_000;
     this.#maxDeadPerTenant = options.maxDeadPerTenant ?? 10_000;
+    this.#sink = options.sink;
+  }
+
+  /**
+   * Rebuilds a queue from what its sink recorded: the last snapshot (from
+   * {@linkcode MemoryQueue.exportState}) and the changes after it. Jobs that
+   * were leased are due again; capacity does not refuse restored jobs.
+   * @param snapshot the last snapshot; undefined for none
+   * @param changes the changes recorded after it, oldest first
+   * @param options capacity, retention and the sink for new changes
+   * @returns the queue
+   * @throws {TypeError} when the snapshot or a change is not one a MemoryQueue wrote
+   * @example
+   * ```ts
+   * const { journal, replay } = await state.journal("relay-queue");
+   * let queue: MemoryQueue;
+   * queue = MemoryQueue.restore(replay.snapshot, replay.records, { sink: journalSink(journal, () => queue.exportState()) });
+   * ```
+   */
+  static restore(snapshot: unknown, changes: readonly unknown[], options: MemoryQueueOptions = {}): MemoryQueue {
+    const queue = new MemoryQueue(options);
+    queue.#load(foldChanges(snapshot, changes));
+    return queue;
   }
 
   enqueue(batch: EnqueueBatch): Promise<EnqueueResult> {
@@ -175,7 +217,7 @@ export class MemoryQueue implements JobQueue {
     if (key !== undefined && batch.idempotency !== undefined) {
       this.#idempotency.set(key, { answer: batch.idempotency.answer, expiresAt: batch.idempotency.expiresAt });
     }
-    return Promise.resolve({ accepted: true });
+    return this.#sink === undefined ? Promise.resolve(ACCEPTED) : this.#sink.record({ op: "enqueue", batch }).then(() => ACCEPTED);
   }
 
   claim(options: ClaimOptions): Promise<Lease[]> {
@@ -216,7 +258,7 @@ export class MemoryQueue implements JobQueue {
     if (entry === undefined) return Promise.resolve(false);
     this.#finish(entry, "delivered", attempt, attempt.at + attempt.latencyMs);
     this.#delivered.push(entry);
-    return Promise.resolve(true);
+    return this.#record({ op: "ack", job: entry.job.id, attempt });
   }
 
   retry(lease: Lease, attempt: Attempt, dueAt: number): Promise<boolean> {
@@ -224,9 +266,10 @@ export class MemoryQueue implements JobQueue {
     if (entry === undefined) return Promise.resolve(false);
     entry.job = { ...entry.job, attempts: [...entry.job.attempts, attempt], dueAt };
     this.#wait(entry, dueAt);
-    return Promise.resolve(true);
+    return this.#record({ op: "retry", job: entry.job.id, attempt, dueAt });
   }
 
+  /** Not recorded by the sink: after a restart the job is simply due again. */
   release(lease: Lease, dueAt: number): Promise<boolean> {
     const entry = this.#held(lease);
     if (entry === undefined) return Promise.resolve(false);
@@ -241,7 +284,7 @@ export class MemoryQueue implements JobQueue {
     this.#finish(entry, "dead", death.attempt, death.at);
     entry.reason = death.reason;
     this.#addDead(entry);
-    return Promise.resolve(true);
+    return this.#record({ op: "bury", job: entry.job.id, death });
   }
 
   deadLetters(tenantId: string, query: DeadLetterQuery): Promise<JobView[]> {
@@ -275,7 +318,8 @@ export class MemoryQueue implements JobQueue {
       this.#makeReady(entry);
       this.#waiting++;
     }
-    return Promise.resolve(chosen.length);
+    if (this.#sink === undefined || chosen.length === 0) return Promise.resolve(chosen.length);
+    return this.#sink.record({ op: "replay", jobs: chosen.map((entry) => entry.job.id), dueAt: now }).then(() => chosen.length);
   }
 
   message(tenantId: string, messageId: string): Promise<JobView[]> {
@@ -328,7 +372,7 @@ export class MemoryQueue implements JobQueue {
    * Everything the queue holds, for {@linkcode MemoryQueue.restore} after a restart.
    * @returns jobs of every state (leased ones as ready) and live idempotency keys
    */
-  snapshot(): MemoryQueueSnapshot {
+  exportState(): MemoryQueueSnapshot {
     const jobs: SnapshotJob[] = [];
     for (const held of this.#byMessage.values()) {
       for (const entry of Array.isArray(held) ? held : [held]) {
@@ -348,44 +392,41 @@ export class MemoryQueue implements JobQueue {
     return { version: 1, jobs, idempotency };
   }
 
-  /**
-   * Takes in what {@linkcode MemoryQueue.snapshot} saved, beside what the
-   * queue holds; capacity does not refuse restored jobs.
-   * @param snapshot the saved queue
-   * @throws {TypeError} when a message of the snapshot is queued already
-   */
-  restore(snapshot: MemoryQueueSnapshot): void {
+  /** Takes in a snapshot, into an empty queue. */
+  #load(snapshot: MemoryQueueSnapshot): void {
     const byMessage = new Map<string, Entry[]>();
+    const finished: Entry[] = [];
     for (const saved of snapshot.jobs) {
       const { state, reason, finishedAt, ...job } = saved;
       const entry: Entry = { job, state, token: "", finishedAt: finishedAt ?? 0, reason: reason ?? "" };
       let entries = byMessage.get(job.messageId);
-      if (entries === undefined) {
-        if (this.#byMessage.has(job.messageId)) throw new TypeError(`Cannot restore message ${job.messageId}: it is queued already`);
-        byMessage.set(job.messageId, (entries = []));
-      }
+      if (entries === undefined) byMessage.set(job.messageId, (entries = []));
       entries.push(entry);
-    }
-    for (const [messageId, entries] of byMessage) {
-      this.#byMessage.set(messageId, entries.length === 1 ? entries[0]! : entries);
-      for (const entry of entries) {
-        if (entry.state === "delivered") {
-          this.#delivered.push(entry);
-        } else if (entry.state === "dead") {
-          this.#addDead(entry);
-        } else if (entry.state === "delayed") {
-          this.#waiting++;
-          this.#delayed.push({ at: entry.job.dueAt, seq: ++this.#seq, entry, token: "" });
-        } else {
-          entry.state = "ready";
-          this.#waiting++;
-          this.#makeReady(entry);
-        }
+      if (state === "delivered" || state === "dead") {
+        finished.push(entry);
+      } else if (state === "delayed") {
+        this.#waiting++;
+        this.#delayed.push({ at: job.dueAt, seq: ++this.#seq, entry, token: "" });
+      } else {
+        this.#waiting++;
+        this.#makeReady(entry);
       }
+    }
+    for (const [messageId, entries] of byMessage) this.#byMessage.set(messageId, entries.length === 1 ? entries[0]! : entries);
+    // Retention and the dead letters' order go by when jobs finished.
+    finished.sort((a, b) => a.finishedAt - b.finishedAt);
+    for (const entry of finished) {
+      if (entry.state === "delivered") this.#delivered.push(entry);
+      else this.#addDead(entry);
     }
     for (const kept of snapshot.idempotency) {
       this.#idempotency.set(idempotencyKey(kept.tenantId, kept.key), { answer: kept.answer, expiresAt: kept.expiresAt });
     }
+  }
+
+  /** Resolves with true once the sink has the change. */
+  #record(change: QueueChange): Promise<boolean> {
+    return this.#sink === undefined ? Promise.resolve(true) : this.#sink.record(change).then(() => true);
   }
 
   /** Moves due retries and jobs of expired leases to their endpoints' ready FIFOs, in due order. */
@@ -475,40 +516,73 @@ export class MemoryQueue implements JobQueue {
   }
 }
 
+const ACCEPTED: EnqueueResult = Object.freeze({ accepted: true });
 const SAVED_STATES = new Set(["ready", "delayed", "leased", "delivered", "dead"]);
-const JOB_STRINGS = ["id", "messageId", "tenantId", "endpointId", "event", "body", "contentType"] as const;
-const JOB_NUMBERS = ["createdAt", "dueAt"] as const;
 
 /**
- * Reads a snapshot that {@linkcode MemoryQueue.snapshot} wrote as JSON.
- * @param text the file's text
- * @returns the snapshot, its shape checked
- * @throws {TypeError} naming what is wrong, for text that is not such a snapshot
+ * Applies recorded changes to a snapshot: the queue's state after them.
+ * @param snapshot the last snapshot, or undefined for an empty queue
+ * @param changes the changes after it, oldest first
+ * @returns the state as one snapshot
+ * @throws {TypeError} when the snapshot or a change is not one a MemoryQueue wrote
  */
-export function parseMemoryQueueSnapshot(text: string): MemoryQueueSnapshot {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new TypeError(`Cannot read the queue snapshot: it is not JSON (${(error as Error).message})`);
+function foldChanges(snapshot: unknown, changes: readonly unknown[]): MemoryQueueSnapshot {
+  const base = snapshot as Partial<MemoryQueueSnapshot> | null | undefined;
+  if (base !== undefined && (typeof base !== "object" || base === null || base.version !== 1 || !Array.isArray(base.jobs) || !Array.isArray(base.idempotency))) {
+    throw new TypeError("Cannot restore the relay queue: the snapshot is not one it wrote");
   }
-  const snapshot = value as Partial<MemoryQueueSnapshot> | null;
-  if (typeof snapshot !== "object" || snapshot === null || snapshot.version !== 1 || !Array.isArray(snapshot.jobs) || !Array.isArray(snapshot.idempotency)) {
-    throw new TypeError('Cannot read the queue snapshot: expected {"version": 1, "jobs": [...], "idempotency": [...]}');
+  // By job id, in the order the jobs were queued.
+  const jobs = new Map<string, SnapshotJob>();
+  const idempotency = new Map<string, MemoryQueueSnapshot["idempotency"][number]>();
+  for (const job of base?.jobs ?? []) {
+    if (typeof job?.id !== "string" || !SAVED_STATES.has(job.state)) throw new TypeError("Cannot restore the relay queue: the snapshot is not one it wrote");
+    jobs.set(job.id, job);
   }
-  snapshot.jobs.forEach((job: Partial<SnapshotJob> | null, i) => {
-    const fine = typeof job === "object" && job !== null &&
-      JOB_STRINGS.every((field) => typeof job[field] === "string") &&
-      JOB_NUMBERS.every((field) => typeof job[field] === "number") &&
-      typeof job.state === "string" && SAVED_STATES.has(job.state) && Array.isArray(job.attempts);
-    if (!fine) throw new TypeError(`Cannot read the queue snapshot: jobs[${i}] is not a saved job`);
-  });
-  snapshot.idempotency.forEach((kept: Partial<MemoryQueueSnapshot["idempotency"][number]> | null, i) => {
-    const fine = typeof kept === "object" && kept !== null && typeof kept.tenantId === "string" && typeof kept.key === "string" &&
-      typeof kept.expiresAt === "number" && typeof kept.answer === "object" && kept.answer !== null;
-    if (!fine) throw new TypeError(`Cannot read the queue snapshot: idempotency[${i}] is not a saved key`);
-  });
-  return snapshot as MemoryQueueSnapshot;
+  for (const kept of base?.idempotency ?? []) idempotency.set(idempotencyKey(kept.tenantId, kept.key), kept);
+  const known = (id: string): SnapshotJob => {
+    const job = jobs.get(id);
+    if (job === undefined) throw new TypeError(`Cannot restore the relay queue: a change names job ${id}, which was never queued`);
+    return job;
+  };
+  for (const raw of changes) {
+    const change = raw as QueueChange;
+    switch (change?.op) {
+      case "enqueue":
+        for (const job of change.batch.jobs) jobs.set(job.id, { ...job, state: "ready" });
+        if (change.batch.idempotency !== undefined) {
+          const { key, answer, expiresAt } = change.batch.idempotency;
+          idempotency.set(idempotencyKey(change.batch.tenantId, key), { tenantId: change.batch.tenantId, key, answer, expiresAt });
+        }
+        break;
+      case "ack": {
+        const job = known(change.job);
+        const { attempt } = change;
+        jobs.set(job.id, { ...job, state: "delivered", attempts: [...job.attempts, attempt], finishedAt: attempt.at + attempt.latencyMs });
+        break;
+      }
+      case "retry": {
+        const job = known(change.job);
+        jobs.set(job.id, { ...job, state: "delayed", attempts: [...job.attempts, change.attempt], dueAt: change.dueAt });
+        break;
+      }
+      case "bury": {
+        const job = known(change.job);
+        const { death } = change;
+        const attempts = death.attempt === undefined ? job.attempts : [...job.attempts, death.attempt];
+        jobs.set(job.id, { ...job, state: "dead", attempts, reason: death.reason, finishedAt: death.at });
+        break;
+      }
+      case "replay":
+        for (const id of change.jobs) {
+          const { reason: _reason, finishedAt: _finishedAt, ...job } = known(id);
+          jobs.set(id, { ...job, state: "ready", dueAt: change.dueAt });
+        }
+        break;
+      default:
+        throw new TypeError("Cannot restore the relay queue: a change is not one it wrote");
+    }
+  }
+  return { version: 1, jobs: [...jobs.values()], idempotency: [...idempotency.values()] };
 }
 
 /** A live entry as the status API shows it. */

@@ -23,8 +23,8 @@ export type {
   QueueDepth,
 } from "./queue.ts";
 export { endpointKey } from "./queue.ts";
-export { MemoryQueue, parseMemoryQueueSnapshot } from "./memory_queue.ts";
-export type { MemoryQueueOptions, MemoryQueueSnapshot, SnapshotJob } from "./memory_queue.ts";
+export { MemoryQueue } from "./memory_queue.ts";
+export type { MemoryQueueOptions, MemoryQueueSnapshot, QueueChange, SnapshotJob } from "./memory_queue.ts";
 export { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryAfterDelay, retryDelay } from "./backoff.ts";
 export type { ExponentialRetrySchedule, FixedRetrySchedule, RetrySchedule, RetryScheduleLimits } from "./backoff.ts";
 export { checkTarget, createAddressPolicy, guardedLookup, parseCidrList } from "./address_policy.ts";
@@ -47,5 +47,4 @@ export { RELAY_SETTINGS, STORAGE_TYPES } from "./settings.ts";
 export type { RelayConfig, StorageType } from "./settings.ts";
 export { startRelayService } from "./start_relay_service.ts";
 export type { StartRelayServiceOptions } from "./start_relay_service.ts";
-export { restoreQueueSnapshot, saveQueueSnapshot } from "./queue_snapshot_file.ts";
 export { readEncryptionKey } from "./read_encryption_key.ts";

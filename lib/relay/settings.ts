@@ -112,12 +112,6 @@ export const RELAY_SETTINGS = {
     accepts: "a PEM RSA key (public, or private for its public half), or the path of one",
     doc: "the key to encrypt for every endpoint without its own `public_key`",
   }),
-  queueSnapshotFile: textSetting("QUEUE_SNAPSHOT_FILE", {
-    default: "var/relay-queue.json",
-    emptyMeansNone: true,
-    accepts: "a file; empty for none",
-    doc: "where the memory queue (jobs, dead letters, idempotency keys) is saved on `SIGTERM`/`SIGINT` and read back, then removed, at start",
-  }),
   redis: {
     url: customSetting("REDIS_URL", {
       default: "",

@@ -1,13 +1,13 @@
 import { ConfigError, readConfigFile, redactUrl } from "../config/mod.ts";
 import { type RunningService, type ServiceCredential, type ServiceLog, startInterval, waitAtMost } from "../http/mod.ts";
 import type { MetricsRegistry } from "../metrics/mod.ts";
+import { droppedTailNote, journalSink, type StateDir } from "../storage/mod.ts";
 import { createAddressPolicy } from "./address_policy.ts";
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from "./backoff.ts";
 import { createRelayService } from "./create_relay_service.ts";
 import { createHttpDelivery, type Deliver } from "./http_delivery.ts";
-import { MemoryQueue } from "./memory_queue.ts";
+import { MemoryQueue, type QueueChange } from "./memory_queue.ts";
 import type { JobQueue, QueueDepth } from "./queue.ts";
-import { restoreQueueSnapshot, saveQueueSnapshot } from "./queue_snapshot_file.ts";
 import { readEncryptionKey } from "./read_encryption_key.ts";
 import { readTenantsFile } from "./read_tenants_file.ts";
 import { registerRelayMetrics } from "./relay_metrics.ts";
@@ -50,6 +50,13 @@ export interface StartRelayServiceOptions {
    * @default {"/webhook"}
    */
   basePath?: string;
+  /**
+   * The state folder (`STATE_DIR`) this process holds: with `STORAGE_TYPE=memory`
+   * the queue journals its changes there (each accepted message on disk before
+   * its 202) and is rebuilt from the journal at start.
+   * @default none: the memory queue lives and dies with the process
+   */
+  state?: StateDir;
 }
 
 /** How long deliveries in flight may take to finish at shutdown, at most. */
@@ -57,12 +64,12 @@ const DRAIN_LIMIT_MS = 5000;
 
 /**
  * Starts the webhook relay as an app runs it: loads `TENANTS_FILE` and
- * `ENCRYPTION_KEY`, opens the queue `STORAGE_TYPE` chooses (memory, restored
- * from `QUEUE_SNAPSHOT_FILE`; Redis; Kafka, its topics created where the
- * brokers allow), starts the worker (unless `WORKER_CONCURRENCY=0`), and
- * keeps the queue-depth gauge and the sweeps going. Draining gives deliveries
- * in flight up to 5 s (a job still out is sent again later: delivery is at
- * least once); closing saves the memory queue and closes the queue.
+ * `ENCRYPTION_KEY`, opens the queue `STORAGE_TYPE` chooses (memory, journaled
+ * in the state folder when one is given; Redis; Kafka, its topics created
+ * where the brokers allow), starts the worker (unless `WORKER_CONCURRENCY=0`),
+ * and keeps the queue-depth gauge and the sweeps going. Draining gives
+ * deliveries in flight up to 5 s (a job still out is sent again later:
+ * delivery is at least once); closing closes the queue and its journal.
  * @param config the relay's settings
  * @param options metrics, clock, randomness, log and (for tests) the delivery function
  * @returns the running service
@@ -89,7 +96,7 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
     throw new ConfigError("TENANTS_FILE", `Cannot start: ${(error as Error).message}`);
   }
   const encryptionKey = await readEncryptionKey(config.encryptionKey);
-  const { queue, restored, save } = await openQueue(config, options);
+  const { queue, restored, where, closeJournal } = await openQueue(config, options);
   let depth: QueueDepth = { ready: 0, delayed: 0, leased: 0, dead: 0 };
   const relayMetrics = registerRelayMetrics(options.metrics, () => depth);
   const policy = createAddressPolicy({ allow: config.allowPrivateTargets });
@@ -139,7 +146,8 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
     queue.sweep(now()).catch(() => {});
   }, 1000);
   const credentials: ServiceCredential[] = [];
-  const notes = storageNotes(config, restored);
+  const notes = [`Relay queue: ${where}`];
+  if (restored > 0) notes.push(`Relay queue: ${restored} jobs not yet delivered were restored from the journal`);
   for (const tenant of registry.tenants()) {
     const key = plain.get(tenant.id)?.[0];
     if (key !== undefined) credentials.push({ label: `Relay tenant "${tenant.id}" API key`, value: key });
@@ -167,56 +175,61 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
       delivery.close();
     },
     close: async () => {
-      const saved = await save();
-      if (saved !== undefined) log.info(`Relay queue: ${saved} jobs saved to ${config.queueSnapshotFile}`);
       await queue.close();
+      await closeJournal?.();
     },
   };
 }
 
 interface OpenedQueue {
   readonly queue: JobQueue;
-  /** Jobs read back from the memory queue's snapshot. */
+  /** Jobs waiting (ready or delayed) in the journaled memory queue at start. */
   readonly restored: number;
-  /** Saves what must outlive the process; resolves with the jobs saved, or undefined when nothing is saved. */
-  save(): Promise<number | undefined>;
+  /** Where the queue is, for the start-up notes. */
+  readonly where: string;
+  /** Closes the memory queue's journal, after the queue. */
+  readonly closeJournal?: () => Promise<void>;
 }
 
 /** The queue `STORAGE_TYPE` chooses; the Redis and Kafka adapters (and their clients) are loaded only when chosen. */
 async function openQueue(config: RelayConfig, options: StartRelayServiceOptions): Promise<OpenedQueue> {
-  const nothingToSave = (): Promise<undefined> => Promise.resolve(undefined);
   switch (config.storageType) {
     case "redis": {
       const { openRedisQueue } = await import("./redis/mod.ts");
       const queue = await openRedisQueue({ url: config.redis.url, keyPrefix: config.redis.keyPrefix, capacity: config.queueCapacity, log: options.log });
-      return { queue, restored: 0, save: nothingToSave };
+      return { queue, restored: 0, where: `Redis at ${redactUrl(config.redis.url)}, keys under ${config.redis.keyPrefix}` };
     }
     case "kafka": {
       const { openKafkaQueue } = await import("./kafka/mod.ts");
       const queue = await openKafkaQueue({ ...config.kafka, capacity: config.queueCapacity, random: options.random, log: options.log });
-      return { queue, restored: 0, save: nothingToSave };
+      const { brokers, topicPrefix, groupId } = config.kafka;
+      return { queue, restored: 0, where: `Kafka at ${brokers.join(",")}, topics ${topicPrefix}.{jobs,retry,dead,state}, group ${groupId}` };
     }
     case "memory": {
-      const queue = new MemoryQueue({ capacity: config.queueCapacity });
-      const restored = await restoreQueueSnapshot(queue, config.queueSnapshotFile);
+      if (options.state === undefined) {
+        return { queue: new MemoryQueue({ capacity: config.queueCapacity }), restored: 0, where: "in memory only (STATE_DIR is empty): queued messages are lost at a restart" };
+      }
+      const { journal, replay } = await options.state.journal("relay-queue");
+      if (replay.dropped !== undefined) options.log.info(droppedTailNote("relay-queue", replay.dropped));
+      let queue: MemoryQueue | undefined;
+      try {
+        queue = MemoryQueue.restore(replay.snapshot, replay.records, {
+          capacity: config.queueCapacity,
+          sink: journalSink<QueueChange>(journal, () => queue!.exportState(), (error) => options.log.error("State: cannot compact the relay-queue journal (its logs are kept)", error)),
+        });
+      } catch (error) {
+        await journal.close();
+        throw error;
+      }
+      const { ready, delayed } = await queue.depth(options.now());
       return {
         queue,
-        restored,
-        save: async () => (config.queueSnapshotFile === "" ? undefined : await saveQueueSnapshot(queue, config.queueSnapshotFile)),
+        restored: ready + delayed,
+        closeJournal: () => journal.close(),
+        where: `in memory, journaled in ${options.state.dir} (each accepted message on disk before its 202)`,
       };
     }
   }
-}
-
-function storageNotes(config: RelayConfig, restored: number): string[] {
-  const notes: string[] = [];
-  if (config.storageType === "redis") notes.push(`Relay queue: Redis at ${redactUrl(config.redis.url)}, keys under ${config.redis.keyPrefix}`);
-  if (config.storageType === "kafka") {
-    const { brokers, topicPrefix, groupId } = config.kafka;
-    notes.push(`Relay queue: Kafka at ${brokers.join(",")}, topics ${topicPrefix}.{jobs,retry,dead,state}, group ${groupId}`);
-  }
-  if (restored > 0) notes.push(`Relay queue: ${restored} jobs restored from ${config.queueSnapshotFile}`);
-  return notes;
 }
 
 function realTimer(task: () => void, ms: number): () => void {

@@ -51,6 +51,16 @@ export interface DroppedTail {
   readonly reason: string;
 }
 
+/**
+ * Says in one line what a journal cut at open, for the log.
+ * @param name the journal's name
+ * @param dropped the tail it cut
+ * @returns the note
+ */
+export function droppedTailNote(name: string, dropped: DroppedTail): string {
+  return `State: the ${name} journal ${dropped.file} ended mid-record (${dropped.reason}): cut at byte ${dropped.offset}, ${dropped.bytes} bytes dropped; everything before it is loaded`;
+}
+
 /** What a journal held when it was opened, to rebuild the state from. */
 export interface JournalReplay {
   /** The state the last compaction wrote; undefined when there was none. */

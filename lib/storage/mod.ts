@@ -6,7 +6,7 @@
  */
 export { StorageError } from "./errors.ts";
 export type { StorageErrorCode, StorageErrorOptions } from "./errors.ts";
-export { Journal } from "./journal.ts";
+export { droppedTailNote, Journal } from "./journal.ts";
 export type { DroppedTail, JournalOptions, JournalReplay, LogHandle } from "./journal.ts";
 export { openStateDir } from "./state_dir.ts";
 export type { StateDir, StateDirOptions } from "./state_dir.ts";

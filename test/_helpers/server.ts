@@ -22,15 +22,15 @@ after(() => {
 });
 
 /**
- * Starts `server.ts` with `env` over a bare environment: port 0, no queue
- * snapshot, state in memory (give STATE_DIR to keep it). Whatever is still running when the test file ends is killed.
+ * Starts `server.ts` with `env` over a bare environment: port 0, state in
+ * memory (give STATE_DIR to keep it). Whatever is still running when the test file ends is killed.
  * @param env variables to set
  * @returns the child and its output
  */
 export function startServer(env: Record<string, string>): Started {
   const child = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
     cwd: ROOT,
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", QUEUE_SNAPSHOT_FILE: "", STATE_DIR: "", ...env },
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", STATE_DIR: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -50,7 +50,9 @@ export async function listeningUrl(started: Started): Promise<string> {
   for (;;) {
     const url = listeningLine(started.output());
     if (url !== undefined) return url;
-    if (started.child.exitCode !== null) throw new Error(`server exited: ${started.errors()}`);
-    await once(started.child.stdout!, "data");
+    if (started.child.exitCode !== null || started.child.signalCode !== null) throw new Error(`server exited: ${started.errors()}`);
+    const stop = new AbortController();
+    await Promise.race([once(started.child.stdout!, "data", { signal: stop.signal }), once(started.child, "exit", { signal: stop.signal })]).catch(() => {});
+    stop.abort();
   }
 }

@@ -1,7 +1,7 @@
 // createApp in process: the composed services, their metrics, the start and
 // the bounded, ordered close. No child process, no banner.
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -49,7 +49,7 @@ class HeldDeliveries {
 }
 
 function build(env: Record<string, string>, overrides: AppOverrides = {}): App {
-  const config = readConfig({ QUEUE_SNAPSHOT_FILE: "", STATE_DIR: "", PASSWORD_HASH_COST: "1024", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0", ...env });
+  const config = readConfig({ STATE_DIR: "", PASSWORD_HASH_COST: "1024", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0", ...env });
   return createApp(config, { log: memoryLog(), ...overrides });
 }
 
@@ -212,11 +212,10 @@ describe("createApp()", () => {
     await app.close();
   });
 
-  it("saves the memory queue at close and restores it at the next start", async () => {
+  it("journals the memory queue in STATE_DIR: a message accepted before a restart is queued after it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tributary-app-queue-"));
-    const env = { SERVICES: "relay", TENANTS_FILE: tenantsFile(), QUEUE_SNAPSHOT_FILE: join(dir, "queue.json"), WORKER_CONCURRENCY: "0" };
-    const log = memoryLog();
-    const first = build(env, { log });
+    const env = { SERVICES: "relay", TENANTS_FILE: tenantsFile(), STATE_DIR: dir, WORKER_CONCURRENCY: "0" };
+    const first = build(env);
     await first.start();
     const accepted = await first.handler(makeRequest({
       method: "POST",
@@ -225,14 +224,40 @@ describe("createApp()", () => {
       body: JSON.stringify({ event: "order.created", data: {} }),
     }));
     assert.equal(accepted.status, 202);
+    assert.ok(first.describe("http://x").notes.includes(`Relay queue: in memory, journaled in ${dir} (each accepted message on disk before its 202)`));
     await first.close();
-    assert.ok(log.lines.includes(`Relay queue: 1 jobs saved to ${env.QUEUE_SNAPSHOT_FILE}`), log.lines.join("\n"));
     const second = build(env);
     await second.start();
     try {
-      assert.ok(second.describe("http://x").notes.includes(`Relay queue: 1 jobs restored from ${env.QUEUE_SNAPSHOT_FILE}`));
+      assert.ok(second.describe("http://x").notes.includes("Relay queue: 1 jobs not yet delivered were restored from the journal"), second.describe("http://x").notes.join("\n"));
+      const status = await second.handler(makeRequest({ method: "GET", path: `/webhook/messages/${JSON.parse(accepted.body as string).id}`, headers: { authorization: "Bearer acme-key" } }));
+      assert.equal(status.status, 200);
     } finally {
       await second.close();
     }
+  });
+
+  it("keeps the memory queue in memory only when STATE_DIR is empty, and says so", async () => {
+    const app = build({ SERVICES: "relay", TENANTS_FILE: tenantsFile(), STATE_DIR: "", WORKER_CONCURRENCY: "0" });
+    await app.start();
+    try {
+      assert.ok(app.describe("http://x").notes.includes("Relay queue: in memory only (STATE_DIR is empty): queued messages are lost at a restart"));
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("holds STATE_DIR once for the token and sync service and the relay, their journals side by side, and lets it go at close", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tributary-app-state-"));
+    const env = { SERVICES: "sync,relay", TENANTS_FILE: tenantsFile(), STATE_DIR: dir, WORKER_CONCURRENCY: "0" };
+    const first = build(env);
+    await first.start();
+    assert.deepEqual(readdirSync(dir).sort(), ["LOCK", "auth.00000001.log", "relay-queue.00000001.log", "sync.00000001.log"]);
+    assert.equal(JSON.parse(readFileSync(join(dir, "LOCK"), "utf8")).pid, process.pid);
+    await first.close();
+    assert.ok(!existsSync(join(dir, "LOCK")), "the lock is released once every journal closed");
+    const second = build(env);
+    await second.start();
+    await second.close();
   });
 });

@@ -45,7 +45,6 @@ describe("readConfig()", () => {
         endpointConcurrency: 8,
         secretOverlapSeconds: 86_400,
         encryptionKey: "",
-        queueSnapshotFile: "var/relay-queue.json",
         redis: { url: "", keyPrefix: "{tributary}" },
         kafka: { brokers: [], topicPrefix: "tributary", partitions: 8, groupId: "tributary-relay", sessionTimeoutMs: 30_000 },
       },
@@ -75,9 +74,9 @@ describe("readConfig()", () => {
     );
   });
 
-  it("takes QUEUE_SNAPSHOT_FILE empty for no snapshot", () => {
-    assert.equal(readConfig({ QUEUE_SNAPSHOT_FILE: "" }).relay.queueSnapshotFile, "");
-    assert.equal(readConfig({ QUEUE_SNAPSHOT_FILE: " /tmp/q.json " }).relay.queueSnapshotFile, "/tmp/q.json");
+  it("refuses QUEUE_SNAPSHOT_FILE, no longer read, naming it and what replaced it; empty is as unset", () => {
+    assertConfigError(() => readConfig({ QUEUE_SNAPSHOT_FILE: "var/relay-queue.json" }), "QUEUE_SNAPSHOT_FILE", "no longer read: the memory queue keeps every accepted message in a journal in STATE_DIR");
+    assert.doesNotThrow(() => readConfig({ QUEUE_SNAPSHOT_FILE: "" }));
   });
 
   it("reads STORAGE_TYPE=redis with REDIS_URL and REDIS_KEY_PREFIX", () => {

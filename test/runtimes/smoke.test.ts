@@ -21,7 +21,7 @@ async function smoke(command: string, args: readonly string[], stateDir: string)
     cwd: ROOT,
     // NODE_V8_COVERAGE empty: Node hands it on to children otherwise, and coverage of the sources run
     // without tsx's source maps would be merged into c8's figures for the same files.
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", QUEUE_SNAPSHOT_FILE: "", RATE_LIMIT_PER_SECOND: "0", NO_COLOR: "1", NODE_V8_COVERAGE: "", STATE_DIR: stateDir },
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", RATE_LIMIT_PER_SECOND: "0", NO_COLOR: "1", NODE_V8_COVERAGE: "", STATE_DIR: stateDir },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
