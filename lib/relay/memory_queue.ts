@@ -70,6 +70,8 @@ interface Entry {
   state: JobState | "forgotten";
   /** The lease's token while leased; a new token for every claim. */
   token: string;
+  /** While leased: when the lease expires (renewals move it). */
+  leaseExpiresAt: number;
   /** When it was delivered or died. */
   finishedAt: number;
   reason: string;
@@ -210,7 +212,7 @@ export class MemoryQueue implements JobQueue {
     if (this.#byMessage.has(batch.messageId)) {
       return Promise.reject(new TypeError(`Cannot queue message ${batch.messageId}: it is queued already`));
     }
-    const entries = batch.jobs.map((job): Entry => ({ job, state: "ready", token: "", finishedAt: 0, reason: "" }));
+    const entries = batch.jobs.map((job): Entry => ({ job, state: "ready", token: "", leaseExpiresAt: 0, finishedAt: 0, reason: "" }));
     this.#byMessage.set(batch.messageId, entries.length === 1 ? entries[0]! : entries);
     for (const entry of entries) this.#makeReady(entry);
     this.#waiting += entries.length;
@@ -244,6 +246,7 @@ export class MemoryQueue implements JobQueue {
       const expiresAt = options.now + options.leaseMs;
       entry.state = "leased";
       entry.token = token;
+      entry.leaseExpiresAt = expiresAt;
       this.#leases.push({ at: expiresAt, seq: this.#seq, entry, token });
       this.#waiting--;
       this.#leased++;
@@ -251,6 +254,19 @@ export class MemoryQueue implements JobQueue {
     }
     for (const key of skipped) this.#turns.push(key);
     return Promise.resolve(leases);
+  }
+
+  renew(leases: readonly Lease[], expiresAt: number): Promise<Lease[]> {
+    const renewed: Lease[] = [];
+    for (const lease of leases) {
+      const entry = this.#held(lease);
+      if (entry === undefined) continue;
+      // The heap keeps the older expiry too; #promote skips it, since it is no longer the entry's.
+      entry.leaseExpiresAt = expiresAt;
+      this.#leases.push({ at: expiresAt, seq: ++this.#seq, entry, token: entry.token });
+      renewed.push(new HeldLease(entry, entry.token, expiresAt));
+    }
+    return Promise.resolve(renewed);
   }
 
   ack(lease: Lease, attempt: Attempt): Promise<boolean> {
@@ -398,7 +414,7 @@ export class MemoryQueue implements JobQueue {
     const finished: Entry[] = [];
     for (const saved of snapshot.jobs) {
       const { state, reason, finishedAt, ...job } = saved;
-      const entry: Entry = { job, state, token: "", finishedAt: finishedAt ?? 0, reason: reason ?? "" };
+      const entry: Entry = { job, state, token: "", leaseExpiresAt: 0, finishedAt: finishedAt ?? 0, reason: reason ?? "" };
       let entries = byMessage.get(job.messageId);
       if (entries === undefined) byMessage.set(job.messageId, (entries = []));
       entries.push(entry);
@@ -436,7 +452,7 @@ export class MemoryQueue implements JobQueue {
       if (lease === undefined || lease.at > now) break;
       this.#leases.pop();
       const entry = lease.entry;
-      if (entry.state !== "leased" || entry.token !== lease.token) continue;
+      if (entry.state !== "leased" || entry.token !== lease.token || entry.leaseExpiresAt !== lease.at) continue;
       // The worker holding it died or stalled: the job is due again, its lease void.
       entry.token = "";
       this.#leased--;

@@ -169,6 +169,13 @@ export interface JobQueue {
    * each endpoint's jobs come earliest due first.
    */
   claim(options: ClaimOptions): Promise<Lease[]>;
+  /**
+   * Extends the leases still held to `expiresAt`: the worker's heartbeat
+   * while their deliveries run, so that leases can be short and a dead
+   * process's jobs come back soon.
+   * @returns the leases still held, with their new expiry; one that is no longer the job's is left out
+   */
+  renew(leases: readonly Lease[], expiresAt: number): Promise<Lease[]>;
   /** Records the successful attempt; the job is delivered. */
   ack(lease: Lease, attempt: Attempt): Promise<boolean>;
   /** Records a failed attempt; the job waits until `dueAt`. */

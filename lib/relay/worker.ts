@@ -36,6 +36,14 @@ export interface RelayWorkerOptions {
    * @default {1000}
    */
   readonly pollIntervalMs?: number;
+  /**
+   * How long a claim holds a job, milliseconds. While its delivery runs the
+   * lease is renewed every fifth of this (a heartbeat), so a delivery may
+   * take longer; when the process dies the heartbeats stop and the job is
+   * due again for the other processes this long after the last one.
+   * @default {5000}
+   */
+  readonly leaseMs?: number;
   /** Told of every attempt, e.g. for metrics. */
   readonly onAttempt?: (job: Job, attempt: Attempt) => void;
   /** Told of every job moved to the dead letters. */
@@ -84,6 +92,9 @@ export class RelayWorker {
   readonly #pollInterval: number;
   readonly #maxRetryAfter: number;
   readonly #inFlight = new Set<Promise<void>>();
+  /** The leases of the deliveries in flight, renewed by the heartbeat. */
+  readonly #held = new Set<Lease>();
+  #cancelBeat: (() => void) | undefined;
   readonly #byEndpoint = new Map<string, number>();
   readonly #buckets = new Map<string, { tokens: number; at: number; rate: number }>();
   #running = false;
@@ -101,8 +112,8 @@ export class RelayWorker {
     this.#concurrency = options.concurrency ?? 64;
     this.#perEndpoint = options.perEndpointConcurrency ?? 8;
     this.#timeout = options.deliveryTimeoutMs ?? 15_000;
-    // A lease outlives the slowest delivery, so that a live worker never loses its job to another.
-    this.#leaseMs = this.#timeout + 30_000;
+    // Short, and renewed while the delivery runs: a live worker keeps its jobs, a dead one's come back soon.
+    this.#leaseMs = options.leaseMs ?? 5000;
     this.#pollInterval = options.pollIntervalMs ?? 1000;
     const schedule = options.schedule;
     this.#maxRetryAfter = schedule.kind === "fixed" ? Math.max(0, ...schedule.delaysMs) : schedule.capMs;
@@ -140,6 +151,8 @@ export class RelayWorker {
     this.#cancelTimer?.();
     this.#cancelTimer = undefined;
     while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
+    this.#cancelBeat?.();
+    this.#cancelBeat = undefined;
   }
 
   /** Resolves when nothing is in flight (for tests and benchmarks). */
@@ -226,12 +239,27 @@ export class RelayWorker {
   }
 
   #start(lease: Lease): void {
+    this.#held.add(lease);
+    this.#armBeat();
     const task = this.#handle(lease).catch((error: unknown) => this.#options.onError?.(error));
     this.#inFlight.add(task);
     void task.finally(() => {
+      this.#held.delete(lease);
       this.#inFlight.delete(task);
       this.notify();
     });
+  }
+
+  /** Sets the heartbeat's timer while leases are held. */
+  #armBeat(): void {
+    if (this.#cancelBeat !== undefined || this.#held.size === 0) return;
+    this.#cancelBeat = this.#options.setTimer(() => {
+      this.#cancelBeat = undefined;
+      if (this.#held.size === 0) return;
+      // A renewal that fails (the backend away) is tried again at the next beat; a lease lost meanwhile only means the job may go twice.
+      this.#options.queue.renew([...this.#held], this.#options.now() + this.#leaseMs).catch((error: unknown) => this.#options.onError?.(error));
+      this.#armBeat();
+    }, Math.max(1, Math.floor(this.#leaseMs / 5)));
   }
 
   async #handle(lease: Lease): Promise<void> {

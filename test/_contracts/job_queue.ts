@@ -150,6 +150,34 @@ export function jobQueueContract(name: string, make: (setup: QueueSetup) => Prom
       assert.equal((await queue.message("acme", "m1"))[0]?.state, "delivered");
     });
 
+    it("renews held leases: a renewed job is not due at its old expiry but at the new one, and its lease still moves it", async () => {
+      const queue = await fresh();
+      await queue.enqueue(single("acme", "m1"));
+      await queue.enqueue(single("acme", "m2", ["ep2"]));
+      const leases = await queue.claim({ now: T0, limit: 2, leaseMs: LEASE });
+      assert.equal(leases.length, 2);
+      const renewed = await queue.renew(leases, T0 + 2 * LEASE);
+      assert.deepEqual(renewed.map((lease) => [lease.job.id, lease.token, lease.expiresAt]), leases.map((lease) => [lease.job.id, lease.token, T0 + 2 * LEASE]));
+      assert.deepEqual(await queue.claim({ now: T0 + LEASE, limit: 5, leaseMs: LEASE }), [], "not due at the old expiry");
+      assert.equal(await queue.ack(renewed[0]!, attempt(T0 + LEASE, "success", 200)), true, "the renewed lease moves the job");
+      assert.equal(await queue.ack(leases[1]!, attempt(T0 + LEASE, "success", 200)), true, "and so does the lease as claimed");
+      assert.deepEqual(await queue.renew([], T0), []);
+    });
+
+    it("renews only leases still held: not one that expired and was claimed again, nor a finished one", async () => {
+      const queue = await fresh();
+      await queue.enqueue(single("acme", "m1"));
+      await queue.enqueue(single("acme", "m2", ["ep2"]));
+      const [first, second] = await queue.claim({ now: T0, limit: 2, leaseMs: LEASE });
+      assert.equal(await queue.ack(second!, attempt(T0, "success", 200)), true);
+      const again = await claimOne(queue, T0 + LEASE);
+      assert.equal(again.job.id, first!.job.id);
+      assert.deepEqual(await queue.renew([first!, second!], T0 + 5 * LEASE), [], "neither is held any more");
+      assert.deepEqual((await queue.renew([again], T0 + 3 * LEASE)).map((lease) => lease.token), [again.token]);
+      assert.deepEqual(await queue.claim({ now: T0 + 2 * LEASE, limit: 5, leaseMs: LEASE }), [], "the renewed lease holds past its first expiry");
+      assert.equal((await claimOne(queue, T0 + 3 * LEASE)).job.id, first!.job.id, "due again once the renewed lease expires");
+    });
+
     it("buries exhausted jobs per tenant, newest first, and filters by endpoint", async () => {
       const queue = await fresh();
       await queue.enqueue(single("acme", "m1", ["ep1", "ep2"]));

@@ -250,7 +250,30 @@ describe("RelayWorker", () => {
     });
   }
 
-  it("buries the jobs of a deleted endpoint without sending them", async () => {
+  it("renews the lease of a delivery that runs past it, every second, so no other process takes the job; once it ends the beats stop", async () => {
+    const t = setup();
+    let answer: (result: DeliveryResult) => void = () => {};
+    t.receiver.on(A, () => new Promise<DeliveryResult>((resolve) => (answer = resolve)));
+    const [id] = await t.send("acme", 1, true);
+    const leases: number[] = [];
+    const renew = t.queue.renew.bind(t.queue);
+    t.queue.renew = async (held, expiresAt) => {
+      leases.push(expiresAt - t.clock.time);
+      return renew(held, expiresAt);
+    };
+    // The delivery hangs, so the clock moves without waiting for the worker to be idle.
+    await t.clock.advance(20_000, () => turns(3));
+    assert.equal(leases.length, 20, "one renewal a second");
+    assert.ok(leases.every((ms) => ms === 5000), "each to 5 s ahead");
+    assert.deepEqual(await t.queue.claim({ now: t.clock.time, limit: 10, leaseMs: 5000 }), [], "still held, 15 s past its first lease");
+    answer(status(200));
+    await t.worker.idle();
+    assert.equal((await stateOf(t.queue, "acme", id!)).state, "delivered");
+    await t.advance(10_000);
+    assert.equal(leases.length, 20, "no renewal once nothing is held");
+  });
+
+  it("buries the jobs of a deleted endpoint without sending them, once the endpoint has had 5 s to reach this process", async () => {
     const t = setup();
     t.registry.deleteEndpoint("acme", "a");
     const [id] = await t.send("acme");

@@ -355,6 +355,11 @@ export class KafkaQueue implements JobQueue {
     return await this.#local.claim(options);
   }
 
+  /** Leases are this process's own (its partitions are what it holds in the group): renewed in its memory. */
+  renew(leases: readonly Lease[], expiresAt: number): Promise<Lease[]> {
+    return this.#local.renew(leases, expiresAt);
+  }
+
   async ack(lease: Lease, attempt: Attempt): Promise<boolean> {
     const origin = this.#origins.get(lease.job.id);
     if (origin === undefined || !(await this.#local.ack(lease, attempt))) return false;

@@ -214,6 +214,18 @@ end
 return 1
 `;
 
+// ARGV: P, expiresAt, then id and token of each lease; replies the (1-based) positions of the leases still held
+const RENEW = `${PRELUDE}
+local renewed = {}
+for i = 3, #ARGV, 2 do
+  if held(ARGV[i], ARGV[i + 1]) then
+    redis.call('ZADD', P .. ':leases', 'XX', ARGV[2], ARGV[i])
+    renewed[#renewed + 1] = (i - 1) / 2
+  end
+end
+return renewed
+`;
+
 // ARGV: P, id, token, json (without body), due
 const WAIT = `${PRELUDE}
 local id, token = ARGV[2], ARGV[3]
@@ -412,6 +424,14 @@ export class RedisQueue implements JobQueue {
       leases.push({ job: loaded(reply[i]!, reply[i + 1]!, reply[i + 2]!), token: reply[i + 3]!, expiresAt: options.now + options.leaseMs });
     }
     return leases;
+  }
+
+  async renew(leases: readonly Lease[], expiresAt: number): Promise<Lease[]> {
+    if (leases.length === 0) return [];
+    const args = [this.#prefix, String(expiresAt)];
+    for (const lease of leases) args.push(lease.job.id, lease.token);
+    const positions = (await this.#run(RENEW, args)) as number[];
+    return positions.map((position) => ({ ...leases[position - 1]!, expiresAt }));
   }
 
   async ack(lease: Lease, attempt: Attempt): Promise<boolean> {
