@@ -15,11 +15,13 @@ import { RelayError } from "./errors.ts";
 import { createMessageIds } from "./message_ids.ts";
 import { EVENT_NAME, MAX_EVENT_LENGTH } from "./event_patterns.ts";
 import type { Attempt, Job, JobQueue, JobView } from "./queue.ts";
-import type { Endpoint, Tenant, TenantRegistry } from "./tenants.ts";
+import type { TenantDirectory } from "./endpoint_directory.ts";
+import type { Endpoint, Tenant } from "./tenants.ts";
 
 /** Options of {@linkcode createRelayService}. */
 export interface RelayServiceOptions {
-  readonly registry: TenantRegistry;
+  /** The tenants and endpoints: a `TenantRegistry`, or an `EndpointDirectory` that stores changes in the relay's backend. */
+  readonly registry: TenantDirectory;
   readonly queue: JobQueue;
   /** Wall clock, milliseconds since the epoch. */
   readonly now: () => number;
@@ -197,7 +199,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
       path: `${base}/endpoints`,
       handler: async (request) => {
         const tenant = tenantOf(request);
-        const endpoint = registry.createEndpoint(tenant.id, checkedUrl(await readEndpointBody(request)));
+        const endpoint = await registry.createEndpoint(tenant.id, checkedUrl(await readEndpointBody(request)));
         return jsonResponse(201, { ...renderEndpoint(endpoint), secret: endpoint.secrets[0]!.secret }, {
           location: `${base}/endpoints/${endpoint.id}`,
         });
@@ -214,16 +216,16 @@ export function createRelayService(options: RelayServiceOptions): Router {
       handler: async (request, params) => {
         const tenant = tenantOf(request);
         existing(tenant, params["id"]!);
-        return jsonResponse(200, renderEndpoint(registry.updateEndpoint(tenant.id, params["id"]!, checkedUrl(await readEndpointBody(request)))));
+        return jsonResponse(200, renderEndpoint(await registry.updateEndpoint(tenant.id, params["id"]!, checkedUrl(await readEndpointBody(request)))));
       },
     },
     {
       method: "DELETE",
       path: `${base}/endpoints/:id`,
-      handler: (request, params) => {
+      handler: async (request, params) => {
         const tenant = tenantOf(request);
         existing(tenant, params["id"]!);
-        registry.deleteEndpoint(tenant.id, params["id"]!);
+        await registry.deleteEndpoint(tenant.id, params["id"]!);
         return { status: 204 };
       },
     },
@@ -245,7 +247,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
         if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body) || Object.keys(body).some((key) => key !== "secret"))) {
           throw new RelayError("ERR_RELAY_INVALID_ENDPOINT", 'Cannot rotate the secret: the body may only hold {"secret": "whsec_..."}', { target: "secret" });
         }
-        const endpoint = registry.rotateSecret(tenant.id, params["id"]!, (body as { secret?: unknown } | undefined)?.secret);
+        const endpoint = await registry.rotateSecret(tenant.id, params["id"]!, (body as { secret?: unknown } | undefined)?.secret);
         return jsonResponse(200, { secrets: renderSecrets(endpoint, options.now()) }, { "cache-control": "no-store" });
       },
     },

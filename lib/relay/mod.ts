@@ -25,6 +25,10 @@ export type {
 export { endpointKey } from "./queue.ts";
 export { MemoryQueue } from "./memory_queue.ts";
 export type { MemoryQueueOptions, MemoryQueueSnapshot, QueueChange, SnapshotJob } from "./memory_queue.ts";
+export { EndpointDirectory } from "./endpoint_directory.ts";
+export type { DirectoryOpening, EndpointDirectoryOptions, EndpointOrigin, TenantDirectory } from "./endpoint_directory.ts";
+export { MemoryConfigStore } from "./config_store.ts";
+export type { ConfigPut, ConfigRecord, ConfigSnapshot, ConfigStore } from "./config_store.ts";
 export { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryAfterDelay, retryDelay } from "./backoff.ts";
 export type { ExponentialRetrySchedule, FixedRetrySchedule, RetrySchedule, RetryScheduleLimits } from "./backoff.ts";
 export { checkTarget, createAddressPolicy, guardedLookup, parseCidrList } from "./address_policy.ts";

@@ -2,6 +2,8 @@ import { ConfigError, readConfigFile, redactUrl } from "../config/mod.ts";
 import { type RunningService, type ServiceCredential, type ServiceLog, startInterval, waitAtMost } from "../http/mod.ts";
 import type { MetricsRegistry } from "../metrics/mod.ts";
 import { droppedTailNote, journalSink, type StateDir } from "../storage/mod.ts";
+import { type ConfigRecord, type ConfigStore, MemoryConfigStore } from "./config_store.ts";
+import { type DirectoryOpening, EndpointDirectory } from "./endpoint_directory.ts";
 import { createAddressPolicy } from "./address_policy.ts";
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from "./backoff.ts";
 import { createRelayService } from "./create_relay_service.ts";
@@ -96,7 +98,18 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
     throw new ConfigError("TENANTS_FILE", `Cannot start: ${(error as Error).message}`);
   }
   const encryptionKey = await readEncryptionKey(config.encryptionKey);
-  const { queue, restored, where, closeJournal } = await openQueue(config, options);
+  const { queue, restored, where, closeJournal, configStore, closeConfigJournal } = await openQueue(config, options);
+  const directory = new EndpointDirectory(registry, configStore, { onError: (error) => log.error("Relay endpoints: a stored endpoint cannot be read (skipped)", error) });
+  let opening: DirectoryOpening;
+  try {
+    opening = await directory.open();
+  } catch (error) {
+    await directory.close().catch(() => {});
+    await queue.close().catch(() => {});
+    await closeJournal?.();
+    await closeConfigJournal?.();
+    throw new ConfigError("STORAGE_TYPE", `Cannot start: cannot read the relay's endpoints from the ${config.storageType} backend: ${(error as Error).message}`);
+  }
   let depth: QueueDepth = { ready: 0, delayed: 0, leased: 0, dead: 0 };
   const relayMetrics = registerRelayMetrics(options.metrics, () => depth);
   const policy = createAddressPolicy({ allow: config.allowPrivateTargets });
@@ -111,7 +124,7 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
   };
   const worker = new RelayWorker({
     queue,
-    registry,
+    registry: directory,
     deliver: delivery.deliver,
     schedule,
     now,
@@ -125,7 +138,7 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
     onError: (error) => log.error("Relay worker", error),
   });
   const handler = createRelayService({
-    registry,
+    registry: directory,
     queue,
     now,
     random,
@@ -146,7 +159,7 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
     queue.sweep(now()).catch(() => {});
   }, 1000);
   const credentials: ServiceCredential[] = [];
-  const notes = [`Relay queue: ${where}`];
+  const notes = [`Relay queue: ${where}`, `Relay endpoints: ${endpointsNote(config, options.state, opening)}`];
   if (restored > 0) notes.push(`Relay queue: ${restored} jobs not yet delivered were restored from the journal`);
   for (const tenant of registry.tenants()) {
     const key = plain.get(tenant.id)?.[0];
@@ -175,8 +188,10 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
       delivery.close();
     },
     close: async () => {
+      await directory.close();
       await queue.close();
       await closeJournal?.();
+      await closeConfigJournal?.();
     },
   };
 }
@@ -189,26 +204,41 @@ interface OpenedQueue {
   readonly where: string;
   /** Closes the memory queue's journal, after the queue. */
   readonly closeJournal?: () => Promise<void>;
+  /** Where the endpoints made through the API are kept: in the backend of the queue. */
+  readonly configStore: ConfigStore;
+  /** Closes the configuration's journal, after the store. */
+  readonly closeConfigJournal?: () => Promise<void>;
 }
 
 /** The queue `STORAGE_TYPE` chooses; the Redis and Kafka adapters (and their clients) are loaded only when chosen. */
 async function openQueue(config: RelayConfig, options: StartRelayServiceOptions): Promise<OpenedQueue> {
   switch (config.storageType) {
     case "redis": {
-      const { openRedisQueue } = await import("./redis/mod.ts");
-      const queue = await openRedisQueue({ url: config.redis.url, keyPrefix: config.redis.keyPrefix, capacity: config.queueCapacity, log: options.log });
-      return { queue, restored: 0, where: `Redis at ${redactUrl(config.redis.url)}, keys under ${config.redis.keyPrefix}` };
+      const { openRedisRelay } = await import("./redis/mod.ts");
+      const stores = await openRedisRelay({ url: config.redis.url, keyPrefix: config.redis.keyPrefix, capacity: config.queueCapacity, log: options.log });
+      return { queue: stores.queue, restored: 0, configStore: stores.config, where: `Redis at ${redactUrl(config.redis.url)}, keys under ${config.redis.keyPrefix}` };
     }
     case "kafka": {
-      const { openKafkaQueue } = await import("./kafka/mod.ts");
-      const queue = await openKafkaQueue({ ...config.kafka, capacity: config.queueCapacity, random: options.random, log: options.log });
+      const { openKafkaRelay } = await import("./kafka/mod.ts");
+      const stores = await openKafkaRelay({ ...config.kafka, capacity: config.queueCapacity, random: options.random, log: options.log });
       const { brokers, topicPrefix, groupId } = config.kafka;
-      return { queue, restored: 0, where: `Kafka at ${brokers.join(",")}, topics ${topicPrefix}.{jobs,retry,dead,state}, group ${groupId}` };
+      return {
+        queue: stores.queue,
+        restored: 0,
+        configStore: stores.config,
+        where: `Kafka at ${brokers.join(",")}, topics ${topicPrefix}.{jobs,retry,dead,state,config}, group ${groupId}`,
+      };
     }
     case "memory": {
       if (options.state === undefined) {
-        return { queue: new MemoryQueue({ capacity: config.queueCapacity }), restored: 0, where: "in memory only (STATE_DIR is empty): queued messages are lost at a restart" };
+        return {
+          queue: new MemoryQueue({ capacity: config.queueCapacity }),
+          restored: 0,
+          where: "in memory only (STATE_DIR is empty): queued messages are lost at a restart",
+          configStore: new MemoryConfigStore(),
+        };
       }
+      const { store: configStore, close: closeConfigJournal } = await openConfigJournal(options.state, options.log);
       const { journal, replay } = await options.state.journal("relay-queue");
       if (replay.dropped !== undefined) options.log.info(droppedTailNote("relay-queue", replay.dropped));
       let queue: MemoryQueue | undefined;
@@ -219,6 +249,7 @@ async function openQueue(config: RelayConfig, options: StartRelayServiceOptions)
         });
       } catch (error) {
         await journal.close();
+        await closeConfigJournal();
         throw error;
       }
       const { ready, delayed } = await queue.depth(options.now());
@@ -226,10 +257,37 @@ async function openQueue(config: RelayConfig, options: StartRelayServiceOptions)
         queue,
         restored: ready + delayed,
         closeJournal: () => journal.close(),
+        configStore,
+        closeConfigJournal,
         where: `in memory, journaled in ${options.state.dir} (each accepted message on disk before its 202)`,
       };
     }
   }
+}
+
+/** The relay's configuration journaled in the state folder (`relay-config`). */
+async function openConfigJournal(state: StateDir, log: ServiceLog): Promise<{ store: MemoryConfigStore; close: () => Promise<void> }> {
+  const { journal, replay } = await state.journal("relay-config");
+  if (replay.dropped !== undefined) log.info(droppedTailNote("relay-config", replay.dropped));
+  let store: MemoryConfigStore | undefined;
+  try {
+    store = MemoryConfigStore.restore(replay.snapshot, replay.records, journalSink<ConfigRecord>(journal, () => store!.exportState(), (error) => log.error("State: cannot compact the relay-config journal (its logs are kept)", error)));
+  } catch (error) {
+    await journal.close();
+    throw error;
+  }
+  return { store, close: () => journal.close() };
+}
+
+/** The start-up note on where the endpoints are and what the tenants file did. */
+function endpointsNote(config: RelayConfig, state: StateDir | undefined, opening: DirectoryOpening): string {
+  const where = config.storageType === "memory"
+    ? state === undefined ? "in memory only (STATE_DIR is empty): endpoints made or changed through the API are lost at a restart" : `journaled in ${state.dir}`
+    : `in the ${config.storageType === "redis" ? "Redis" : "Kafka"} backend, shared by every relay process on it`;
+  const parts = [`${opening.loaded} read`, `${opening.seeded} of TENANTS_FILE written`];
+  if (opening.removed > 0) parts.push(`${opening.removed} no longer in TENANTS_FILE deleted`);
+  if (opening.keptFromApi.length > 0) parts.push(`${opening.keptFromApi.join(", ")} changed through the API (TENANTS_FILE no longer sets them)`);
+  return `${where}; ${parts.join(", ")}`;
 }
 
 function realTimer(task: () => void, ms: number): () => void {

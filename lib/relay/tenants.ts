@@ -177,6 +177,15 @@ export class TenantRegistry {
    * @throws {RelayError} `ERR_RELAY_INVALID_ENDPOINT` naming the bad field, `ERR_RELAY_ENDPOINT_EXISTS`
    */
   createEndpoint(tenantId: string, input: unknown, field = ""): Endpoint {
+    return this.put(this.planCreate(tenantId, input, field));
+  }
+
+  /**
+   * The endpoint {@linkcode createEndpoint} would make, checked against the
+   * registry as it is, without keeping it: for a store to keep first.
+   * @throws {RelayError} as {@linkcode createEndpoint}
+   */
+  planCreate(tenantId: string, input: unknown, field = ""): Endpoint {
     const endpoints = this.#tenantEndpoints(tenantId);
     const fields = record(input, field, ENDPOINT_FIELDS);
     const id = fields.id === undefined ? `ep_${hexOf(this.#random(8))}` : readId(fields.id, at(field, "id"));
@@ -203,8 +212,6 @@ export class TenantRegistry {
       createdAt: now,
       updatedAt: now,
     };
-    this.#routes.delete(tenantId);
-    endpoints.set(id, endpoint);
     return endpoint;
   }
 
@@ -218,6 +225,11 @@ export class TenantRegistry {
    * @throws {RelayError} `ERR_RELAY_UNKNOWN_ENDPOINT`, `ERR_RELAY_INVALID_ENDPOINT`
    */
   updateEndpoint(tenantId: string, id: string, input: unknown): Endpoint {
+    return this.put(this.planUpdate(tenantId, id, input));
+  }
+
+  /** The endpoint {@linkcode updateEndpoint} would make, without keeping it. */
+  planUpdate(tenantId: string, id: string, input: unknown): Endpoint {
     const current = this.#existing(tenantId, id);
     const fields = record(input, "", UPDATE_FIELDS);
     const publicKeyPem = fields.public_key === undefined ? current.publicKeyPem : readOptionalPem(fields.public_key, "public_key");
@@ -235,8 +247,6 @@ export class TenantRegistry {
       disabledReason: enabled ? null : current.disabledReason ?? "disabled by the tenant",
       updatedAt: this.#now(),
     };
-    this.#routes.delete(tenantId);
-    this.#endpoints.get(tenantId)!.set(id, updated);
     return updated;
   }
 
@@ -248,12 +258,15 @@ export class TenantRegistry {
    * @returns the endpoint, or undefined when it no longer exists
    */
   disableEndpoint(tenantId: string, id: string, reason: string): Endpoint | undefined {
+    const disabled = this.planDisable(tenantId, id, reason);
+    return disabled === undefined ? undefined : this.put(disabled);
+  }
+
+  /** The endpoint {@linkcode disableEndpoint} would make, without keeping it. */
+  planDisable(tenantId: string, id: string, reason: string): Endpoint | undefined {
     const current = this.endpoint(tenantId, id);
     if (current === undefined) return undefined;
-    const updated: Endpoint = { ...current, enabled: false, disabledReason: reason, updatedAt: this.#now() };
-    this.#routes.delete(tenantId);
-    this.#endpoints.get(tenantId)!.set(id, updated);
-    return updated;
+    return { ...current, enabled: false, disabledReason: reason, updatedAt: this.#now() };
   }
 
   /**
@@ -266,6 +279,24 @@ export class TenantRegistry {
   }
 
   /**
+   * Keeps an endpoint as given, in place of one with its id (a change made
+   * by a plan, or read from a store).
+   * @param endpoint the endpoint; its tenant must be known
+   * @returns the endpoint
+   * @throws {TypeError} for an unknown tenant
+   */
+  put(endpoint: Endpoint): Endpoint {
+    this.#tenantEndpoints(endpoint.tenantId).set(endpoint.id, endpoint);
+    this.#routes.delete(endpoint.tenantId);
+    return endpoint;
+  }
+
+  /** Whether a tenant of this id is known. */
+  hasTenant(tenantId: string): boolean {
+    return this.#tenants.has(tenantId);
+  }
+
+  /**
    * Gives an endpoint a new signing secret (made when not given); the old one
    * keeps signing alongside it for the overlap, so receivers can switch.
    * @param tenantId the tenant
@@ -275,6 +306,11 @@ export class TenantRegistry {
    * @throws {RelayError} `ERR_RELAY_UNKNOWN_ENDPOINT`, `ERR_RELAY_INVALID_ENDPOINT` for a malformed secret
    */
   rotateSecret(tenantId: string, id: string, secret?: unknown): Endpoint {
+    return this.put(this.planRotate(tenantId, id, secret));
+  }
+
+  /** The endpoint {@linkcode rotateSecret} would make, without keeping it. */
+  planRotate(tenantId: string, id: string, secret?: unknown): Endpoint {
     const current = this.#existing(tenantId, id);
     const fresh = secret === undefined ? newWebhookSecret(this.#random) : readSecret(secret, "secret");
     const now = this.#now();
@@ -283,10 +319,7 @@ export class TenantRegistry {
       { secret: fresh, key: parseWebhookSecret(fresh), expiresAt: null },
       ...kept.map((old) => ({ ...old, expiresAt: old.expiresAt ?? now + this.#overlap })),
     ];
-    const updated: Endpoint = { ...current, secrets, updatedAt: now };
-    this.#routes.delete(tenantId);
-    this.#endpoints.get(tenantId)!.set(id, updated);
-    return updated;
+    return { ...current, secrets, updatedAt: now };
   }
 
   #tenantEndpoints(tenantId: string): Map<string, Endpoint> {

@@ -2,12 +2,14 @@ import { signWebhook } from "../crypto/mod.ts";
 import { type RetrySchedule, retryAfterDelay, retryDelay } from "./backoff.ts";
 import type { Deliver, DeliveryResult } from "./http_delivery.ts";
 import { type Attempt, type AttemptOutcome, endpointKey, type Job, type JobQueue, type Lease } from "./queue.ts";
-import { type Endpoint, signingKeys, type TenantRegistry } from "./tenants.ts";
+import type { TenantDirectory } from "./endpoint_directory.ts";
+import { type Endpoint, signingKeys } from "./tenants.ts";
 
 /** Options of {@linkcode RelayWorker}. */
 export interface RelayWorkerOptions {
   readonly queue: JobQueue;
-  readonly registry: TenantRegistry;
+  /** The endpoints; an endpoint answering 410 is disabled through it. */
+  readonly registry: TenantDirectory;
   readonly deliver: Deliver;
   readonly schedule: RetrySchedule;
   /** Wall clock, milliseconds since the epoch. */
@@ -54,6 +56,12 @@ export interface RelayWorkerOptions {
 
 /** Wait before a job of a busy endpoint (at its concurrency cap) is tried again, milliseconds. */
 const BUSY_DELAY_MS = 50;
+/**
+ * How long after its intake a job whose endpoint this process does not know
+ * waits for it (the endpoint's creation on another process reaches this one
+ * within a second) before it counts as deleted, milliseconds.
+ */
+const UNKNOWN_ENDPOINT_GRACE_MS = 5000;
 
 /**
  * Claims due jobs and delivers them with bounded concurrency, globally and
@@ -267,7 +275,14 @@ export class RelayWorker {
     const job = lease.job;
     const endpoint = registry.endpoint(job.tenantId, job.endpointId);
     const now = this.#options.now();
-    if (endpoint === undefined) return this.#bury(lease, undefined, "the endpoint was deleted", now);
+    if (endpoint === undefined) {
+      // Made on another process a moment ago, its endpoint may not have reached this one yet: wait for it a little.
+      if (now - job.createdAt < UNKNOWN_ENDPOINT_GRACE_MS) {
+        await queue.release(lease, now + BUSY_DELAY_MS * 10);
+        return;
+      }
+      return this.#bury(lease, undefined, "the endpoint was deleted", now);
+    }
     if (!endpoint.enabled) return this.#bury(lease, undefined, `the endpoint is disabled (${endpoint.disabledReason ?? "by the tenant"})`, now);
     const key = endpointKey(job.tenantId, job.endpointId);
     const busy = this.#byEndpoint.get(key) ?? 0;
@@ -303,7 +318,12 @@ export class RelayWorker {
       return;
     }
     if (attempt.outcome === "gone") {
-      registry.disableEndpoint(job.tenantId, job.endpointId, "the receiver answered 410 Gone");
+      try {
+        await registry.disableEndpoint(job.tenantId, job.endpointId, "the receiver answered 410 Gone");
+      } catch (error) {
+        // The store is away: the job is buried all the same, and the next 410 tries again.
+        this.#options.onError?.(error);
+      }
       return this.#bury(lease, attempt, "the receiver answered 410 Gone; the endpoint is disabled", finished);
     }
     const made = job.attempts.length + 1;

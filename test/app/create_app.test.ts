@@ -237,6 +237,42 @@ describe("createApp()", () => {
     }
   });
 
+  it("journals the relay's endpoints in STATE_DIR: what the API made, changed and rotated survives a restart with the same TENANTS_FILE, and a job queued for it is delivered after", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tributary-app-config-"));
+    const tenants = tenantsFile();
+    const env = { SERVICES: "relay", TENANTS_FILE: tenants, STATE_DIR: dir, ALLOW_PRIVATE_TARGETS: "127.0.0.1/32" };
+    const auth = { authorization: "Bearer acme-key", "content-type": "application/json" };
+    const call = (app: App, method: string, path: string, body?: unknown) =>
+      app.handler(makeRequest({ method, path, headers: auth, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }));
+    const first = build({ ...env, WORKER_CONCURRENCY: "0" });
+    await first.start();
+    assert.ok(first.describe("http://x").notes.includes(`Relay endpoints: journaled in ${dir}; 0 read, 1 of TENANTS_FILE written`), first.describe("http://x").notes.join("\n"));
+    const created = JSON.parse((await call(first, "POST", "/webhook/endpoints", { id: "api", url: "http://127.0.0.1:9/api", events: ["invoice.*"] })).body as string);
+    assert.equal((await call(first, "PATCH", "/webhook/endpoints/api", { url: "http://127.0.0.1:9/api-v2" })).status, 200);
+    assert.equal((await call(first, "POST", "/webhook/endpoints/orders/rotate-secret", {})).status, 200);
+    const secrets = JSON.parse((await call(first, "GET", "/webhook/endpoints/orders/secret")).body as string).secrets;
+    assert.equal(secrets.length, 2);
+    const accepted = await call(first, "POST", "/webhook", { event: "invoice.paid", data: { n: 1 } });
+    assert.deepEqual(JSON.parse(accepted.body as string).endpoints, ["api"]);
+    await first.close();
+
+    const held = new HeldDeliveries();
+    const second = build(env, { deliver: held.deliver });
+    await second.start();
+    try {
+      assert.ok(second.describe("http://x").notes.includes(`Relay endpoints: journaled in ${dir}; 2 read, 0 of TENANTS_FILE written, acme/orders changed through the API (TENANTS_FILE no longer sets them)`), second.describe("http://x").notes.join("\n"));
+      const api = JSON.parse((await call(second, "GET", "/webhook/endpoints/api")).body as string);
+      assert.equal(api.url, "http://127.0.0.1:9/api-v2");
+      assert.equal(api.created_at, created.created_at);
+      assert.deepEqual(JSON.parse((await call(second, "GET", "/webhook/endpoints/orders/secret")).body as string).secrets, secrets, "the rotated secret and the old one, with its expiry");
+      await held.arrived();
+      assert.equal(held.requests[0]!.url, "http://127.0.0.1:9/api-v2", "the job queued before the restart went to the API's endpoint as changed");
+      held.releaseAll();
+    } finally {
+      await second.close();
+    }
+  });
+
   it("keeps the memory queue in memory only when STATE_DIR is empty, and says so", async () => {
     const app = build({ SERVICES: "relay", TENANTS_FILE: tenantsFile(), STATE_DIR: "", WORKER_CONCURRENCY: "0" });
     await app.start();
@@ -252,7 +288,7 @@ describe("createApp()", () => {
     const env = { SERVICES: "sync,relay", TENANTS_FILE: tenantsFile(), STATE_DIR: dir, WORKER_CONCURRENCY: "0" };
     const first = build(env);
     await first.start();
-    assert.deepEqual(readdirSync(dir).sort(), ["LOCK", "auth.00000001.log", "relay-queue.00000001.log", "sync.00000001.log"]);
+    assert.deepEqual(readdirSync(dir).sort(), ["LOCK", "auth.00000001.log", "relay-config.00000001.log", "relay-queue.00000001.log", "sync.00000001.log"]);
     assert.equal(JSON.parse(readFileSync(join(dir, "LOCK"), "utf8")).pid, process.pid);
     await first.close();
     assert.ok(!existsSync(join(dir, "LOCK")), "the lock is released once every journal closed");

@@ -9,9 +9,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
-import { kafkaTopics } from "../../lib/relay/kafka/mod.ts";
+import { kafkaConfigTopic, kafkaTopics } from "../../lib/relay/kafka/mod.ts";
 import { kafkaSkip, startKafka, type TestKafka } from "../_helpers/kafka.ts";
-import { allDelivered, killedMidDelivery, MESSAGES, post, Receiver, report, stop, tenantsFile, twoRelaysShare } from "../_helpers/relay_e2e.ts";
+import {
+  allDelivered,
+  endpointsShared,
+  killedMidDelivery,
+  MESSAGES,
+  post,
+  Receiver,
+  report,
+  SigningReceiver,
+  stop,
+  tenantsFile,
+  twoRelaysShare,
+} from "../_helpers/relay_e2e.ts";
 import { listeningUrl, startServer } from "../_helpers/server.ts";
 
 const PARTITIONS = 4;
@@ -31,6 +43,7 @@ describe("the relay on one Kafka cluster, several processes", { skip: kafkaSkip,
   async function setup(receiverUrl: string): Promise<Record<string, string>> {
     const prefix = `e2e-${++n}`;
     for (const topic of Object.values(kafkaTopics(prefix))) await kafka.topic(topic, PARTITIONS);
+    await kafka.topic(kafkaConfigTopic(prefix), 1);
     await kafka.group(`${prefix}-relay`);
     const dir = mkdtempSync(join(tmpdir(), "tributary-relay-kafka-"));
     dirs.push(dir);
@@ -55,6 +68,13 @@ describe("the relay on one Kafka cluster, several processes", { skip: kafkaSkip,
   it("shares 10,000 messages between two relay processes: each delivered, none lost", async (t) => {
     const receiver = new Receiver();
     await twoRelaysShare(t, receiver, await setup(await receiver.listen()));
+  });
+
+  it("shares endpoints and secrets: made, patched and rotated on one process, used by the other within a second, kept over a restart of both", async (t) => {
+    const receiver = new SigningReceiver();
+    const origin = await receiver.listen();
+    // Kafka processes take seconds to join their groups at each start: a longer overlap than on Redis.
+    await endpointsShared(t, receiver, origin, await setup(`${origin}/hook`), 25);
   });
 
   it("loses nothing when a relay is killed with SIGKILL mid-delivery and started again", async (t) => {

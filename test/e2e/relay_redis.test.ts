@@ -11,7 +11,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { freePort, redisServerSkip, redisSkip, startRedis, type TestRedis } from "../_helpers/redis.ts";
-import { allDelivered, killedMidDelivery, MESSAGES, post, Receiver, report, stop, tenantsFile, twoRelaysShare } from "../_helpers/relay_e2e.ts";
+import {
+  allDelivered,
+  endpointsShared,
+  heldJobsRecovered,
+  killedMidDelivery,
+  MESSAGES,
+  post,
+  Receiver,
+  report,
+  SigningReceiver,
+  stop,
+  tenantsFile,
+  twoRelaysShare,
+} from "../_helpers/relay_e2e.ts";
 import { listeningUrl, startServer } from "../_helpers/server.ts";
 
 function relayEnv(redisUrl: string, tenants: string): Record<string, string> {
@@ -51,9 +64,20 @@ describe("the relay on one Redis, several processes", { skip: redisSkip, timeout
     await twoRelaysShare(t, receiver, setup(await receiver.listen()));
   });
 
+  it("shares endpoints and secrets: made, patched and rotated on one process, used by the other within a second, kept over a restart of both", async (t) => {
+    const receiver = new SigningReceiver();
+    const origin = await receiver.listen();
+    await endpointsShared(t, receiver, origin, setup(`${origin}/hook`));
+  });
+
   it("loses nothing when a relay is killed with SIGKILL mid-delivery and started again", async (t) => {
     const receiver = new Receiver();
     await killedMidDelivery(t, receiver, setup(await receiver.listen()), "the jobs the dead relay held came back when their leases expired");
+  });
+
+  it("delivers every job a relay killed mid-delivery held from the relay beside it within 10 s of the kill (leases renewed by heartbeats, 5 s long)", async (t) => {
+    const receiver = new Receiver();
+    await heldJobsRecovered(t, receiver, setup(await receiver.listen()), 10_000);
   });
 });
 

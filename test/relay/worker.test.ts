@@ -278,7 +278,26 @@ describe("RelayWorker", () => {
     t.registry.deleteEndpoint("acme", "a");
     const [id] = await t.send("acme");
     assert.equal(t.receiver.requests.length, 0);
+    assert.notEqual((await stateOf(t.queue, "acme", id!)).state, "dead", "not buried at once");
+    await t.advance(4900);
+    assert.notEqual((await stateOf(t.queue, "acme", id!)).state, "dead", "still waiting after 4.9 s");
+    await t.advance(600);
+    assert.equal(t.receiver.requests.length, 0);
     assert.equal((await stateOf(t.queue, "acme", id!)).reason, "the endpoint was deleted");
+  });
+
+  it("delivers a job whose endpoint reaches this process after the job (made on another process a moment ago)", async () => {
+    const t = setup();
+    t.receiver.on(A, () => status(200));
+    const endpoint = t.registry.endpoint("acme", "a")!;
+    t.registry.deleteEndpoint("acme", "a");
+    const [id] = await t.send("acme");
+    await t.advance(800);
+    assert.equal(t.receiver.requests.length, 0);
+    t.registry.put(endpoint);
+    await t.advance(1000);
+    assert.equal(t.receiver.requests.length, 1);
+    assert.equal((await stateOf(t.queue, "acme", id!)).state, "delivered");
   });
 
   it("keeps a slow endpoint to its concurrency cap while another endpoint's message goes through", async () => {

@@ -37,6 +37,12 @@ export interface KafkaTopicSpec {
    * older than this many milliseconds, so the topic does not grow for ever.
    */
   readonly compactRetentionMs?: number;
+  /**
+   * Keep the latest record per key and never drop it by time
+   * (`cleanup.policy=compact` only): the configuration topic. Ignored when
+   * `compactRetentionMs` is given.
+   */
+  readonly compact?: boolean;
 }
 
 /**
@@ -191,9 +197,7 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
           topics: topics.map((spec) => ({
             topic: spec.topic,
             numPartitions: spec.partitions,
-            configEntries: spec.compactRetentionMs === undefined
-              ? []
-              : [{ name: "cleanup.policy", value: "compact,delete" }, { name: "retention.ms", value: String(spec.compactRetentionMs) }],
+            configEntries: topicConfig(spec),
           })),
         });
         return undefined;
@@ -207,6 +211,18 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
       await Promise.allSettled([within(3000, producer.disconnect(), "disconnect"), within(3000, admin.disconnect(), "disconnect")]);
     },
   };
+}
+
+/**
+ * The configuration entries a topic is created with.
+ * @param spec the topic
+ * @returns `cleanup.policy` (and `retention.ms`) as the spec asks, or none
+ */
+export function topicConfig(spec: KafkaTopicSpec): { name: string; value: string }[] {
+  if (spec.compactRetentionMs !== undefined) {
+    return [{ name: "cleanup.policy", value: "compact,delete" }, { name: "retention.ms", value: String(spec.compactRetentionMs) }];
+  }
+  return spec.compact === true ? [{ name: "cleanup.policy", value: "compact" }] : [];
 }
 
 /** Records to append, by topic, as `kafkajs` takes them. */

@@ -3,13 +3,14 @@ import { uuidV4 } from "../../crypto/mod.ts";
 import type { ServiceLog } from "../../http/mod.ts";
 import { describeError } from "../describe_error.ts";
 import { connectKafka } from "./kafka_client.ts";
+import { KafkaConfigStore, kafkaConfigTopic } from "./kafka_config_store.ts";
 import { KafkaQueue, kafkaTopics } from "./kafka_queue.ts";
 
 /** Options of {@linkcode openKafkaQueue}. */
 export interface OpenKafkaQueueOptions {
   /** Bootstrap brokers, `host:port`. */
   brokers: readonly string[];
-  /** Prefix of the topics: `<prefix>.jobs`, `.retry`, `.dead`, `.state`. */
+  /** Prefix of the topics: `<prefix>.jobs`, `.retry`, `.dead`, `.state` and `.config`. */
   topicPrefix: string;
   /** Partitions of the topics created here. */
   partitions: number;
@@ -44,6 +45,27 @@ const STATE_RETENTION_MS = 8 * 86_400_000;
  * ```
  */
 export async function openKafkaQueue(options: OpenKafkaQueueOptions): Promise<KafkaQueue> {
+  return (await openKafkaRelay(options)).queue;
+}
+
+/** The relay's queue and configuration on one Kafka connection. */
+export interface KafkaRelayStores {
+  /** Closing it closes the connection. */
+  readonly queue: KafkaQueue;
+  /** Close it before the queue. */
+  readonly config: KafkaConfigStore;
+}
+
+/**
+ * Connects to Kafka as {@linkcode openKafkaQueue} does and opens, on the same
+ * connection, the relay's queue and the store of its endpoints: the
+ * compacted topic `<prefix>.config` (one partition), which every relay
+ * process reads whole at start and follows.
+ * @param options the brokers, topics, group and log
+ * @returns the queue and the configuration store
+ * @throws {ConfigError} naming KAFKA_BROKER when no broker answers, or KAFKA_TOPIC_PREFIX when the topics cannot be used
+ */
+export async function openKafkaRelay(options: OpenKafkaQueueOptions): Promise<KafkaRelayStores> {
   const where = options.brokers.join(",");
   let log: Awaited<ReturnType<typeof connectKafka>>;
   try {
@@ -55,20 +77,28 @@ export async function openKafkaQueue(options: OpenKafkaQueueOptions): Promise<Ka
     throw new ConfigError("KAFKA_BROKER", `Cannot start: cannot reach Kafka at ${where} (KAFKA_BROKER): ${describeError(error)}`);
   }
   const topics = kafkaTopics(options.topicPrefix);
+  const configTopic = kafkaConfigTopic(options.topicPrefix);
   const refused = await log.createTopics([
     { topic: topics.jobs, partitions: options.partitions },
     { topic: topics.retry, partitions: options.partitions },
     { topic: topics.dead, partitions: options.partitions },
     { topic: topics.state, partitions: options.partitions, compactRetentionMs: STATE_RETENTION_MS },
+    { topic: configTopic, partitions: 1, compact: true },
   ]);
+  const instanceId = uuidV4(options.random);
   try {
-    return await KafkaQueue.open(log, { topics, groupId: options.groupId, instanceId: uuidV4(options.random), capacity: options.capacity });
+    // Both at once: each joins a consumer group, which takes seconds.
+    const [queue, config] = await Promise.all([
+      KafkaQueue.open(log, { topics, groupId: options.groupId, instanceId, capacity: options.capacity }),
+      KafkaConfigStore.open(log, { topic: configTopic, groupId: options.groupId, instanceId }),
+    ]);
+    return { queue, config };
   } catch (error) {
     await log.close();
     const why = refused === undefined ? "" : ` (creating them was refused: ${refused})`;
     throw new ConfigError(
       "KAFKA_TOPIC_PREFIX",
-      `Cannot start: cannot use the Kafka topics ${Object.values(topics).join(", ")}${why}: ${describeError(error)}`,
+      `Cannot start: cannot use the Kafka topics ${[...Object.values(topics), configTopic].join(", ")}${why}: ${describeError(error)}`,
     );
   }
 }
