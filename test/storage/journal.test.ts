@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { constants, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -163,6 +163,41 @@ describe("Journal", () => {
     await journal.compact(() => "state");
     assert.equal(journal.shouldCompact(), false);
     assert.equal(journal.logBytes, 0);
+    await journal.close();
+  });
+
+  it("compacts a state larger than compactAboveBytes only once the logs hold twice its snapshot, before and after a restart", async () => {
+    const dir = folder();
+    const { journal } = await reopen(dir, { compactAboveBytes: 100 });
+    await journal.append("x".repeat(150));
+    assert.equal(journal.shouldCompact(), true);
+    await journal.compact(() => "s".repeat(1000));
+    await journal.append("y".repeat(1500));
+    assert.equal(journal.shouldCompact(), false, "1.5 KB of log beside a 1 KB snapshot");
+    await journal.close();
+    const { journal: again } = await reopen(dir, { compactAboveBytes: 100 });
+    assert.equal(again.shouldCompact(), false, "the snapshot's size is read back");
+    await again.append("z".repeat(600));
+    assert.equal(again.shouldCompact(), true, "past twice the snapshot");
+    await again.close();
+  });
+
+  it("writes its log with O_DSYNC, so that a commit is durable when its write returns", { skip: !existsSync("/proc/self/fdinfo") && "no /proc" }, async () => {
+    const dir = folder();
+    const { journal } = await reopen(dir);
+    await journal.append("x");
+    const log = join(dir, "test.00000001.log");
+    const fd = readdirSync("/proc/self/fd").find((entry) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${entry}`) === log;
+      } catch {
+        return false;
+      }
+    });
+    assert.ok(fd !== undefined, "the log is open");
+    const flags = Number.parseInt(/flags:\s+(\d+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))![1]!, 8);
+    assert.equal(flags & constants.O_DSYNC, constants.O_DSYNC);
+    assert.equal(flags & constants.O_APPEND, constants.O_APPEND);
     await journal.close();
   });
 
