@@ -39,6 +39,8 @@ export { MAX_ROUTES_PER_TENANT, RELAY_ID, signingKeys, TenantRegistry } from "./
 export type { Endpoint, EndpointInput, SigningSecret, Tenant, TenantRegistryOptions } from "./tenants.ts";
 export { readTenantsFile } from "./read_tenants_file.ts";
 export { createRelayService } from "./create_relay_service.ts";
+export { acceptWebhook, checkIdempotencyKey, parseWebhook, webhookAnswer } from "./accept_webhook.ts";
+export type { AcceptedWebhook, IntakeContext, WebhookSubmission } from "./accept_webhook.ts";
 export { createMessageIds } from "./message_ids.ts";
 export type { RelayServiceOptions } from "./create_relay_service.ts";
 export { createHttpDelivery } from "./http_delivery.ts";
