@@ -46,8 +46,11 @@ export async function startPinnedServer(args: readonly string[], env: Record<str
   for (;;) {
     const url = listeningLine(output);
     if (url !== undefined) return { child, url };
-    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
-    await once(child.stdout!, "data");
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited: ${output}`);
+    // Whichever comes first: more output, or the end of a server that failed to start.
+    const stop = new AbortController();
+    await Promise.race([once(child.stdout!, "data", { signal: stop.signal }), once(child, "exit", { signal: stop.signal })]).catch(() => {});
+    stop.abort();
   }
 }
 

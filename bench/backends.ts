@@ -36,6 +36,7 @@ const kafka = await startKafka({ ...Object.fromEntries(Object.values(kafkaTopics
 pinToClientCpu(kafka.pid);
 const base = oneTenantRelay(KEY, `${receiver.url}/hook`);
 const onRedis = (prefix: string) => ({ STORAGE_TYPE: "redis", REDIS_URL: redis.url, REDIS_KEY_PREFIX: `{${prefix}}` });
+const onKafka = { STORAGE_TYPE: "kafka", KAFKA_BROKER: kafka.brokers.join(","), KAFKA_TOPIC_PREFIX: "bench", KAFKA_PARTITIONS: "4" };
 const BACKENDS = ["memory", "redis"] as const;
 const intake = {
   memory: await startPinnedServer(["--import", "tsx", "server.ts"], { ...base, WORKER_CONCURRENCY: "0" }),
@@ -44,13 +45,7 @@ const intake = {
 const relays = {
   memory: await startPinnedServer(["--import", "tsx", "server.ts"], base),
   redis: await startPinnedServer(["--import", "tsx", "server.ts"], { ...base, ...onRedis("bench-relay") }),
-  kafka: await startPinnedServer(["--import", "tsx", "server.ts"], {
-    ...base,
-    STORAGE_TYPE: "kafka",
-    KAFKA_BROKER: kafka.brokers.join(","),
-    KAFKA_TOPIC_PREFIX: "bench",
-    KAFKA_PARTITIONS: "4",
-  }),
+  kafka: await startPinnedServer(["--import", "tsx", "server.ts"], { ...base, ...onKafka }),
 };
 const RELAYS = ["memory", "redis", "kafka"] as const;
 const CHANGES = 20;
@@ -113,14 +108,7 @@ try {
   // A second process beside the Redis and the Kafka relay (intake only: the deliveries are measured already).
   const peers = {
     redis: await startPinnedServer(["--import", "tsx", "server.ts"], { ...base, ...onRedis("bench-relay"), WORKER_CONCURRENCY: "0" }),
-    kafka: await startPinnedServer(["--import", "tsx", "server.ts"], {
-      ...base,
-      STORAGE_TYPE: "kafka",
-      KAFKA_BROKER: kafka.brokers.join(","),
-      KAFKA_TOPIC_PREFIX: "bench",
-      KAFKA_PARTITIONS: "4",
-      WORKER_CONCURRENCY: "0",
-    }),
+    kafka: await startPinnedServer(["--import", "tsx", "server.ts"], { ...base, ...onKafka, WORKER_CONCURRENCY: "0" }),
   };
   const worst: Record<string, number> = {};
   try {

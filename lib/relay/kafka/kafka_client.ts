@@ -187,8 +187,17 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
       return metadata.topics[0]?.partitions.length ?? 0;
     },
     async ends(topic) {
-      const offsets = await admin.fetchTopicOffsets(topic);
-      return new Map(offsets.map((entry) => [entry.partition, Number(entry.high)]));
+      // kafkajs (2.2) fails this now and then while brokers are busy (an offsets answer comes back empty): a few more tries.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const offsets = await admin.fetchTopicOffsets(topic);
+          return new Map(offsets.map((entry) => [entry.partition, Number(entry.high)]));
+        } catch (error) {
+          if (attempt === 5) throw error;
+          onError(error);
+          await sleep(100 * attempt);
+        }
+      }
     },
     async createTopics(topics) {
       try {

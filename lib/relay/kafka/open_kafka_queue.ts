@@ -86,19 +86,20 @@ export async function openKafkaRelay(options: OpenKafkaQueueOptions): Promise<Ka
     { topic: configTopic, partitions: 1, compact: true },
   ]);
   const instanceId = uuidV4(options.random);
-  try {
-    // Both at once: each joins a consumer group, which takes seconds.
-    const [queue, config] = await Promise.all([
-      KafkaQueue.open(log, { topics, groupId: options.groupId, instanceId, capacity: options.capacity }),
-      KafkaConfigStore.open(log, { topic: configTopic, groupId: options.groupId, instanceId }),
-    ]);
-    return { queue, config };
-  } catch (error) {
-    await log.close();
-    const why = refused === undefined ? "" : ` (creating them was refused: ${refused})`;
-    throw new ConfigError(
-      "KAFKA_TOPIC_PREFIX",
-      `Cannot start: cannot use the Kafka topics ${[...Object.values(topics), configTopic].join(", ")}${why}: ${describeError(error)}`,
-    );
-  }
+  // Both at once: each joins a consumer group, which takes seconds.
+  const [queue, config] = await Promise.allSettled([
+    KafkaQueue.open(log, { topics, groupId: options.groupId, instanceId, capacity: options.capacity }),
+    KafkaConfigStore.open(log, { topic: configTopic, groupId: options.groupId, instanceId }),
+  ]);
+  if (queue.status === "fulfilled" && config.status === "fulfilled") return { queue: queue.value, config: config.value };
+  // Whichever opened is closed (the queue with the connection), so that nothing keeps the process alive.
+  if (config.status === "fulfilled") await config.value.close().catch(() => {});
+  if (queue.status === "fulfilled") await queue.value.close().catch(() => {});
+  else await log.close();
+  const error: unknown = queue.status === "rejected" ? queue.reason : (config as PromiseRejectedResult).reason;
+  const why = refused === undefined ? "" : ` (creating them was refused: ${refused})`;
+  throw new ConfigError(
+    "KAFKA_TOPIC_PREFIX",
+    `Cannot start: cannot use the Kafka topics ${[...Object.values(topics), configTopic].join(", ")}${why}: ${describeError(error)}`,
+  );
 }
