@@ -161,7 +161,7 @@ export const RELAY_SETTINGS = {
       default: "tributary",
       pattern: KAFKA_NAME,
       accepts: KAFKA_NAME_ACCEPTS,
-      doc: "topics `<prefix>.jobs`, `.retry`, `.dead` and `.state`",
+      doc: "topics `<prefix>.jobs`, `.retry`, `.dead`, `.state` and `.config` (the endpoints, one partition)",
     }),
     partitions: integerSetting("KAFKA_PARTITIONS", {
       default: 8,
