@@ -110,7 +110,8 @@ export function configStoreContract(name: string, kind: ConfigBackendKind, make:
       assert.deepEqual([...last], [["acme/a", "a2"], ["acme/z", "z1"]]);
     }));
 
-    it("answers a change made from a stale revision with the current record, and stores nothing", { skip: !kind.compares && "the log stores every change; the last one wins" }, () => using(async (backend) => {
+    // A log (Kafka) stores every change, the last one winning: it has no stale revision to refuse.
+    if (kind.compares) it("answers a change made from a stale revision with the current record, and stores nothing", () => using(async (backend) => {
       const store = await backend.open();
       const first = stored(await store.put("acme/a", "a1", 0));
       const second = stored(await store.put("acme/a", "a2", first));
@@ -120,7 +121,8 @@ export function configStoreContract(name: string, kind: ConfigBackendKind, make:
       assert.deepEqual(await store.load(), [{ key: "acme/a", revision: second, value: "a2" }]);
     }));
 
-    it("shares changes between processes: one's change is loaded and told to the other", { skip: !kind.shared && "one process per backend" }, () => using(async (backend) => {
+    // Memory and the journal belong to one process: there is no other to share with.
+    if (kind.shared) it("shares changes between processes: one's change is loaded and told to the other", () => using(async (backend) => {
       const a = await backend.open();
       const b = await backend.open();
       const told = seen(b, (records) => records.some((record) => record.value === "from a, changed"));
