@@ -117,14 +117,12 @@ export class EndpointDirectory implements TenantDirectory {
     for (const [key, file] of fromFile) {
       const wrote = await this.#change(key, (known) => {
         if (known === undefined) return { origin: "file", file: file.digest, endpoint: file.endpoint };
-        if (known.origin === "file" && known.file !== file.digest) {
-          const createdAt = known.endpoint?.createdAt ?? file.endpoint.createdAt;
-          return { origin: "file", file: file.digest, endpoint: { ...file.endpoint, createdAt } };
-        }
-        if (known.origin === "api") keptFromApi.push(`${file.endpoint.tenantId}/${file.endpoint.id}`);
-        return undefined;
+        if (known.origin !== "file" || known.file === file.digest) return undefined;
+        const createdAt = known.endpoint?.createdAt ?? file.endpoint.createdAt;
+        return { origin: "file", file: file.digest, endpoint: { ...file.endpoint, createdAt } };
       });
       if (wrote !== undefined) seeded++;
+      else if (this.#known.get(key)?.entry?.origin === "api") keptFromApi.push(key);
     }
     let removed = 0;
     for (const [key, { entry }] of this.#known) {
@@ -158,13 +156,13 @@ export class EndpointDirectory implements TenantDirectory {
   }
 
   async createEndpoint(tenantId: string, input: unknown): Promise<Endpoint> {
-    // The id is drawn once, so that a retry after a conflict makes the same endpoint.
-    let planned: Endpoint | undefined;
-    const entry = await this.#change(undefined, () => {
-      const endpoint = this.#registry.planCreate(tenantId, planned === undefined ? input : { ...(input as object), id: planned.id });
-      planned ??= endpoint;
-      return { origin: "api", file: null, endpoint };
-    }, () => keyOf(tenantId, planned!.id));
+    // The id is drawn once (and the input checked), so that a retry after a conflict makes the same endpoint.
+    const { id } = this.#registry.planCreate(tenantId, input);
+    const entry = await this.#change(keyOf(tenantId, id), () => ({
+      origin: "api",
+      file: null,
+      endpoint: this.#registry.planCreate(tenantId, { ...(input as object), id }),
+    }));
     return entry!.endpoint!;
   }
 
@@ -196,28 +194,21 @@ export class EndpointDirectory implements TenantDirectory {
   /**
    * Makes a change from what this process knows, stores it, and applies it;
    * made again from the newer record when the store says another came first.
-   * @param key the endpoint's key, or undefined when `keyAfter` gives it once planned
+   * @param key the endpoint's key
    * @param plan the entry to store, from the known one; undefined for no change
    * @returns the entry stored, or undefined when the plan made no change
    */
-  async #change(
-    key: string | undefined,
-    plan: (known: EndpointEntry | undefined) => EndpointEntry | undefined,
-    keyAfter?: () => string,
-  ): Promise<EndpointEntry | undefined> {
+  async #change(key: string, plan: (known: EndpointEntry | undefined) => EndpointEntry | undefined): Promise<EndpointEntry | undefined> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const known = key === undefined ? undefined : this.#known.get(key);
+      const known = this.#known.get(key);
       const entry = plan(known?.entry);
       if (entry === undefined) return undefined;
-      const at = key ?? keyAfter!();
-      const expected = (key === undefined ? this.#known.get(at) : known)?.revision ?? 0;
-      const put = await this.#store.put(at, encodeEntry(entry), expected);
+      const put = await this.#store.put(key, encodeEntry(entry), known?.revision ?? 0);
       if (put.stored) {
-        this.#apply({ key: at, revision: put.revision, value: encodeEntry(entry) });
+        this.#keep(key, put.revision, entry);
         return entry;
       }
       if (put.current !== undefined) this.#apply(put.current);
-      key = at;
     }
     throw new RelayError("ERR_RELAY_QUEUE_UNAVAILABLE", "Cannot change the endpoint: other changes to it keep coming first; try again", {
       headers: { "retry-after": "1" },
@@ -236,8 +227,15 @@ export class EndpointDirectory implements TenantDirectory {
       this.#onError(error);
       return;
     }
-    this.#known.set(record.key, { revision: record.revision, entry });
-    const [tenantId, id] = splitKey(record.key);
+    this.#keep(record.key, record.revision, entry);
+  }
+
+  /** Keeps an entry at its revision, unless a newer one is known, and serves its endpoint. */
+  #keep(key: string, revision: number, entry: EndpointEntry): void {
+    const known = this.#known.get(key);
+    if (known !== undefined && known.revision >= revision) return;
+    this.#known.set(key, { revision, entry });
+    const [tenantId, id] = splitKey(key);
     // Endpoints of a tenant this process does not know (not in its tenants file) are kept in the store, not served.
     if (!this.#registry.hasTenant(tenantId)) return;
     if (entry.endpoint === undefined) this.#registry.deleteEndpoint(tenantId, id);
