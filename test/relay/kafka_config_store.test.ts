@@ -184,6 +184,23 @@ describe("KafkaConfigStore over a scripted log", () => {
     await store.close();
   });
 
+  it("reports a listener that throws to onError, and tells the others and goes on reading", async () => {
+    const scripted = scriptedLog();
+    const errors: unknown[] = [];
+    const store = await KafkaConfigStore.open(scripted.log, { topic: "t", groupId: "relay", instanceId: "p1", onError: (error) => errors.push(error) });
+    const told: string[] = [];
+    store.watch(() => {
+      throw new Error("listener failed");
+    });
+    store.watch((record) => told.push(record.value));
+    scripted.append("acme/a", "a1");
+    scripted.append("acme/b", "b1");
+    scripted.deliver(0);
+    assert.deepEqual(told, ["a1", "b1"]);
+    assert.deepEqual(errors.map((error) => (error as Error).message), ["listener failed", "listener failed"]);
+    await store.close();
+  });
+
   it("keeps the later record of a key when the log gives back an earlier one after this process's write", async () => {
     const scripted = scriptedLog();
     const store = await KafkaConfigStore.open(scripted.log, { topic: "t", groupId: "relay", instanceId: "p1" });

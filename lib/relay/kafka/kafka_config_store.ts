@@ -25,6 +25,11 @@ export interface KafkaConfigStoreOptions {
   readonly groupId: string;
   /** Distinguishes this process's reader from the others': each reads the whole topic. */
   readonly instanceId: string;
+  /**
+   * Told when a listener throws (the others are told all the same, and reading goes on).
+   * @default nothing
+   */
+  readonly onError?: (error: unknown) => void;
 }
 
 /** A listener of {@linkcode KafkaConfigStore.watch} and the offsets it is not told of. */
@@ -52,6 +57,7 @@ interface Watcher {
 export class KafkaConfigStore implements ConfigStore {
   readonly #log: KafkaLog;
   readonly #topic: string;
+  readonly #onError: (error: unknown) => void;
   /** The latest record of each key: read from the log, or written by this process. */
   readonly #records = new Map<string, ConfigRecord>();
   readonly #watchers = new Set<Watcher>();
@@ -63,9 +69,10 @@ export class KafkaConfigStore implements ConfigStore {
   /** Told each time records are read, while `open` waits for the end. */
   #onRead: () => void = () => {};
 
-  private constructor(log: KafkaLog, topic: string) {
+  private constructor(log: KafkaLog, topic: string, onError: (error: unknown) => void) {
     this.#log = log;
     this.#topic = topic;
+    this.#onError = onError;
   }
 
   /**
@@ -85,7 +92,7 @@ export class KafkaConfigStore implements ConfigStore {
       );
     }
     const ends = await log.ends(options.topic);
-    const store = new KafkaConfigStore(log, options.topic);
+    const store = new KafkaConfigStore(log, options.topic, options.onError ?? (() => {}));
     const end = ends.get(PARTITION) ?? 0;
     const caughtUp = new Promise<void>((resolve) => {
       store.#onRead = () => {
@@ -145,7 +152,7 @@ export class KafkaConfigStore implements ConfigStore {
    * back yet are left out, as `load` has them already; another process's
    * records not read yet are told, whatever their revision, as `load` does
    * not have them. A listener that throws stops neither the others nor the
-   * reading: its error is thrown again on its own (an uncaught exception).
+   * reading: its error goes to `onError`.
    * @param listener told of each record
    * @returns how to stop
    */
@@ -187,9 +194,7 @@ export class KafkaConfigStore implements ConfigStore {
         try {
           watcher.listener(read);
         } catch (error) {
-          queueMicrotask(() => {
-            throw error;
-          });
+          this.#onError(error);
         }
       }
     }

@@ -89,7 +89,12 @@ export async function openKafkaRelay(options: OpenKafkaQueueOptions): Promise<Ka
   // Both at once: each joins a consumer group, which takes seconds.
   const [queue, config] = await Promise.allSettled([
     KafkaQueue.open(log, { topics, groupId: options.groupId, instanceId, capacity: options.capacity }),
-    KafkaConfigStore.open(log, { topic: configTopic, groupId: options.groupId, instanceId }),
+    KafkaConfigStore.open(log, {
+      topic: configTopic,
+      groupId: options.groupId,
+      instanceId,
+      onError: (error) => options.log.error(`Relay endpoints: Kafka at ${where}: ${describeError(error)}`),
+    }),
   ]);
   if (queue.status === "fulfilled" && config.status === "fulfilled") return { queue: queue.value, config: config.value };
   // Whichever opened is closed (the queue with the connection), so that nothing keeps the process alive.
