@@ -10,7 +10,7 @@ import {
 import { uuidV4 } from "../crypto/mod.ts";
 import type { ServiceLog } from "../http/mod.ts";
 import { redactUrl } from "../config/mod.ts";
-import { connectPostgres, droppedTailNote, type JournalReplay, journalSink, migrate, type StateDir } from "../storage/mod.ts";
+import { connectPostgres, migrate, openJournaledStore, type StateDir } from "../storage/mod.ts";
 import {
   MemorySyncStore,
   type MemorySyncStoreOptions,
@@ -96,39 +96,25 @@ export async function openSyncStores(config: Config, options: OpenSyncStoresOpti
     };
   }
   const state = await options.state();
-  const onError = (error: unknown): void => log.error("State: cannot compact a journal (its logs are kept)", error);
-  const opened: { close(): Promise<void> }[] = [];
+  const auth = await openJournaledStore<MemoryAuthStore, AuthChange>(state, "auth", (snapshot, records, sink) => MemoryAuthStore.restore(snapshot, records, { sink }), log);
   try {
-    const authJournal = await state.journal("auth");
-    opened.push(authJournal.journal);
-    reportDropped("auth", authJournal.replay, log);
-    let auth: MemoryAuthStore | undefined;
-    auth = MemoryAuthStore.restore(authJournal.replay.snapshot, authJournal.replay.records, {
-      sink: journalSink<AuthChange>(authJournal.journal, () => auth!.exportState(), onError),
-    });
-    const syncJournal = await state.journal("sync");
-    opened.push(syncJournal.journal);
-    reportDropped("sync", syncJournal.replay, log);
-    let sync: MemorySyncStore | undefined;
-    sync = MemorySyncStore.restore(syncJournal.replay.snapshot, syncJournal.replay.records, {
-      ...syncOptions,
-      sink: journalSink<SyncChange>(syncJournal.journal, () => sync!.exportState(), onError),
-    });
+    const sync = await openJournaledStore<MemorySyncStore, SyncChange>(
+      state,
+      "sync",
+      (snapshot, records, sink) => MemorySyncStore.restore(snapshot, records, { ...syncOptions, sink }),
+      log,
+    );
     return {
-      auth,
-      sync,
+      auth: auth.store,
+      sync: sync.store,
       where: `in ${state.dir} (journals auth and sync, each write on disk before its answer)`,
       close: async () => {
-        await authJournal.journal.close();
-        await syncJournal.journal.close();
+        await auth.journal.close();
+        await sync.journal.close();
       },
     };
   } catch (error) {
-    for (const journal of opened) await journal.close();
+    await auth.journal.close();
     throw error;
   }
-}
-
-function reportDropped(name: string, replay: JournalReplay, log: ServiceLog): void {
-  if (replay.dropped !== undefined) log.info(droppedTailNote(name, replay.dropped));
 }

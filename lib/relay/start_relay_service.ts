@@ -1,7 +1,7 @@
 import { ConfigError, readConfigFile, redactUrl } from "../config/mod.ts";
 import { type RunningService, type ServiceCredential, type ServiceLog, startInterval, waitAtMost } from "../http/mod.ts";
 import type { MetricsRegistry } from "../metrics/mod.ts";
-import { droppedTailNote, journalSink, type StateDir } from "../storage/mod.ts";
+import { type Journal, openJournaledStore, type StateDir } from "../storage/mod.ts";
 import { type ConfigRecord, type ConfigStore, MemoryConfigStore } from "./config_store.ts";
 import { type DirectoryOpening, EndpointDirectory } from "./endpoint_directory.ts";
 import { createAddressPolicy } from "./address_policy.ts";
@@ -238,45 +238,36 @@ async function openQueue(config: RelayConfig, options: StartRelayServiceOptions)
           configStore: new MemoryConfigStore(),
         };
       }
-      const { store: configStore, close: closeConfigJournal } = await openConfigJournal(options.state, options.log);
-      const { journal, replay } = await options.state.journal("relay-queue");
-      if (replay.dropped !== undefined) options.log.info(droppedTailNote("relay-queue", replay.dropped));
-      let queue: MemoryQueue | undefined;
+      const endpoints = await openJournaledStore<MemoryConfigStore, ConfigRecord>(
+        options.state,
+        "relay-config",
+        (snapshot, records, sink) => MemoryConfigStore.restore(snapshot, records, sink),
+        options.log,
+      );
+      let queued: { store: MemoryQueue; journal: Journal };
       try {
-        queue = MemoryQueue.restore(replay.snapshot, replay.records, {
-          capacity: config.queueCapacity,
-          sink: journalSink<QueueChange>(journal, () => queue!.exportState(), (error) => options.log.error("State: cannot compact the relay-queue journal (its logs are kept)", error)),
-        });
+        queued = await openJournaledStore<MemoryQueue, QueueChange>(
+          options.state,
+          "relay-queue",
+          (snapshot, records, sink) => MemoryQueue.restore(snapshot, records, { capacity: config.queueCapacity, sink }),
+          options.log,
+        );
       } catch (error) {
-        await journal.close();
-        await closeConfigJournal();
+        await endpoints.journal.close();
         throw error;
       }
+      const queue = queued.store;
       const { ready, delayed } = await queue.depth(options.now());
       return {
         queue,
         restored: ready + delayed,
-        closeJournal: () => journal.close(),
-        configStore,
-        closeConfigJournal,
+        closeJournal: () => queued.journal.close(),
+        configStore: endpoints.store,
+        closeConfigJournal: () => endpoints.journal.close(),
         where: `in memory, journaled in ${options.state.dir} (each accepted message on disk before its 202)`,
       };
     }
   }
-}
-
-/** The relay's configuration journaled in the state folder (`relay-config`). */
-async function openConfigJournal(state: StateDir, log: ServiceLog): Promise<{ store: MemoryConfigStore; close: () => Promise<void> }> {
-  const { journal, replay } = await state.journal("relay-config");
-  if (replay.dropped !== undefined) log.info(droppedTailNote("relay-config", replay.dropped));
-  let store: MemoryConfigStore | undefined;
-  try {
-    store = MemoryConfigStore.restore(replay.snapshot, replay.records, journalSink<ConfigRecord>(journal, () => store!.exportState(), (error) => log.error("State: cannot compact the relay-config journal (its logs are kept)", error)));
-  } catch (error) {
-    await journal.close();
-    throw error;
-  }
-  return { store, close: () => journal.close() };
 }
 
 /** The start-up note on where the endpoints are and what the tenants file did. */
