@@ -62,6 +62,8 @@ const BUSY_DELAY_MS = 50;
  * within a second) before it counts as deleted, milliseconds.
  */
 const UNKNOWN_ENDPOINT_GRACE_MS = 5000;
+/** Wait before a job whose endpoint this process does not know yet is looked at again, milliseconds. */
+const UNKNOWN_ENDPOINT_RETRY_MS = 500;
 
 /**
  * Claims due jobs and delivers them with bounded concurrency, globally and
@@ -278,7 +280,7 @@ export class RelayWorker {
     if (endpoint === undefined) {
       // Made on another process a moment ago, its endpoint may not have reached this one yet: wait for it a little.
       if (now - job.createdAt < UNKNOWN_ENDPOINT_GRACE_MS) {
-        await queue.release(lease, now + BUSY_DELAY_MS * 10);
+        await queue.release(lease, now + UNKNOWN_ENDPOINT_RETRY_MS);
         return;
       }
       return this.#bury(lease, undefined, "the endpoint was deleted", now);

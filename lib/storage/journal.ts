@@ -144,7 +144,7 @@ export class Journal {
     this.#sync = options.sync ?? true;
     this.#writeIsSync = this.#sync && options.openLog === undefined;
     this.#onCommit = options.onCommit ?? (() => {});
-    this.#openLog = options.openLog ?? (this.#writeIsSync ? openForSyncedAppend : openForAppend);
+    this.#openLog = logOpener(options);
     this.#file = file;
     this.#seq = seq;
     this.#logBytes = logBytes;
@@ -205,7 +205,7 @@ export class Journal {
     const last = logs[logs.length - 1];
     const generation = last?.generation ?? 1;
     const path = last?.path ?? logPath(options.dir, options.name, generation);
-    const handle = await (options.openLog ?? ((options.sync ?? true) ? openForSyncedAppend : openForAppend))(path);
+    const handle = await logOpener(options)(path);
     if (dropped !== undefined) {
       await handle.truncate(dropped.offset);
       await handle.sync();
@@ -333,6 +333,11 @@ export class Journal {
     const why = cause instanceof Error ? cause.message : String(cause);
     return new StorageError("ERR_STORAGE_UNAVAILABLE", `Cannot write to the ${this.#name} journal in ${this.#dir}: ${why}; restart once the disk is fixed`, { cause });
   }
+}
+
+/** How a journal opens its logs: as the options say, else with `O_DSYNC` when commits wait for the disk. */
+function logOpener(options: JournalOptions): (path: string) => Promise<LogHandle> {
+  return options.openLog ?? ((options.sync ?? true) ? openForSyncedAppend : openForAppend);
 }
 
 function openForAppend(path: string): Promise<LogHandle> {
