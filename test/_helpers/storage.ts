@@ -40,3 +40,23 @@ export async function openJournaled<S, C>(
   };
   return opened;
 }
+
+/**
+ * Stores on journals, each reopened by the store itself, as the contract
+ * suites' factories and `reopen` hooks take them.
+ * @returns `open` (a store on a new journal, rebuilt by `restore`) and `reopen` (the same store after a restart)
+ */
+export function journaledStores<S extends { exportState(): unknown }, C>(): {
+  open(restore: (snapshot: unknown, records: readonly unknown[], sink: ChangeSink<C>) => S, compactAboveBytes?: number): Promise<S>;
+  reopen(store: object): Promise<S>;
+} {
+  const opened = new WeakMap<object, Journaled<S>>();
+  const keep = (handle: Journaled<S>): S => {
+    opened.set(handle.store, handle);
+    return handle.store;
+  };
+  return {
+    open: async (restore, compactAboveBytes) => keep(await openJournaled<S, C>(restore, (store) => store.exportState(), undefined, compactAboveBytes)),
+    reopen: async (store) => keep(await opened.get(store)!.reopen()),
+  };
+}

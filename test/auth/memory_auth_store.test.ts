@@ -1,29 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type AuthChange, type AuthStore, MemoryAuthStore } from "../../lib/auth/mod.ts";
+import { type AuthChange, MemoryAuthStore } from "../../lib/auth/mod.ts";
 import { authStoreContract } from "../_contracts/auth_store.ts";
-import { type Journaled, openJournaled } from "../_helpers/storage.ts";
+import { journaledStores } from "../_helpers/storage.ts";
 
 authStoreContract("MemoryAuthStore", () => new MemoryAuthStore());
 
-/** The journaled store behind each store the contract made. */
-const opened = new WeakMap<AuthStore, Journaled<MemoryAuthStore>>();
+const { open, reopen } = journaledStores<MemoryAuthStore, AuthChange>();
 
-async function journaled(compactAboveBytes?: number): Promise<MemoryAuthStore> {
-  const handle = await openJournaled<MemoryAuthStore, AuthChange>(
-    (snapshot, records, sink) => MemoryAuthStore.restore(snapshot, records, { sink }),
-    (store) => store.exportState(),
-    undefined,
-    compactAboveBytes,
-  );
-  opened.set(handle.store, handle);
-  return handle.store;
-}
-
-async function reopen(store: AuthStore): Promise<AuthStore> {
-  const again = await opened.get(store)!.reopen();
-  opened.set(again.store, again);
-  return again.store;
+function journaled(compactAboveBytes?: number): Promise<MemoryAuthStore> {
+  return open((snapshot, records, sink) => MemoryAuthStore.restore(snapshot, records, { sink }), compactAboveBytes);
 }
 
 authStoreContract("MemoryAuthStore on a journal", () => journaled(), reopen);

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type Attempt, type JobQueue, MemoryQueue, type MemoryQueueOptions, type QueueChange } from "../../lib/relay/mod.ts";
+import { type Attempt, MemoryQueue, type MemoryQueueOptions, type QueueChange } from "../../lib/relay/mod.ts";
 import { jobQueueContract, makeJob } from "../_contracts/job_queue.ts";
-import { type Journaled, openJournaled } from "../_helpers/storage.ts";
+import { journaledStores } from "../_helpers/storage.ts";
 
 jobQueueContract("MemoryQueue", (setup) => new MemoryQueue(setup));
 
@@ -13,24 +13,10 @@ function attempt(at: number, status: number): Attempt {
   return { at, outcome: status === 200 ? "success" : "failure", status, latencyMs: 3, error: status === 200 ? null : `HTTP ${status}` };
 }
 
-/** The journaled queue behind each queue made here. */
-const opened = new WeakMap<JobQueue, Journaled<MemoryQueue>>();
+const { open, reopen } = journaledStores<MemoryQueue, QueueChange>();
 
-async function journaled(setup: MemoryQueueOptions = {}, compactAboveBytes?: number): Promise<MemoryQueue> {
-  const handle = await openJournaled<MemoryQueue, QueueChange>(
-    (snapshot, records, sink) => MemoryQueue.restore(snapshot, records, { ...setup, sink }),
-    (queue) => queue.exportState(),
-    undefined,
-    compactAboveBytes,
-  );
-  opened.set(handle.store, handle);
-  return handle.store;
-}
-
-async function reopen(queue: MemoryQueue): Promise<MemoryQueue> {
-  const again = await opened.get(queue)!.reopen();
-  opened.set(again.store, again);
-  return again.store;
+function journaled(setup: MemoryQueueOptions = {}, compactAboveBytes?: number): Promise<MemoryQueue> {
+  return open((snapshot, records, sink) => MemoryQueue.restore(snapshot, records, { ...setup, sink }), compactAboveBytes);
 }
 
 jobQueueContract("MemoryQueue on a journal", (setup) => journaled(setup));

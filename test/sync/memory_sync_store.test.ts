@@ -1,30 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { MemorySyncStore, type MemorySyncStoreOptions, parsePatch, type SyncChange, type SyncStore } from "../../lib/sync/mod.ts";
+import { MemorySyncStore, type MemorySyncStoreOptions, parsePatch, type SyncChange } from "../../lib/sync/mod.ts";
 import { type StoreSetup, syncStoreContract } from "../_contracts/sync_store.ts";
-import { type Journaled, openJournaled } from "../_helpers/storage.ts";
+import { journaledStores } from "../_helpers/storage.ts";
 
 syncStoreContract("MemorySyncStore", (setup) => new MemorySyncStore(setup));
 
-const opened = new WeakMap<SyncStore, Journaled<MemorySyncStore>>();
+const { open, reopen } = journaledStores<MemorySyncStore, SyncChange>();
 
 function journaled(compactAboveBytes?: number): (setup: StoreSetup) => Promise<MemorySyncStore> {
-  return async (setup) => {
-    const handle = await openJournaled<MemorySyncStore, SyncChange>(
-      (snapshot, records, sink) => MemorySyncStore.restore(snapshot, records, { ...setup, sink }),
-      (store) => store.exportState(),
-      undefined,
-      compactAboveBytes,
-    );
-    opened.set(handle.store, handle);
-    return handle.store;
-  };
-}
-
-async function reopen(store: SyncStore): Promise<SyncStore> {
-  const again = await opened.get(store)!.reopen();
-  opened.set(again.store, again);
-  return again.store;
+  return (setup) => open((snapshot, records, sink) => MemorySyncStore.restore(snapshot, records, { ...setup, sink }), compactAboveBytes);
 }
 
 syncStoreContract("MemorySyncStore on a journal", journaled(), reopen);
