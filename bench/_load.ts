@@ -82,6 +82,81 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   return { requests, perSecond: requests / seconds, non2xx, sample };
 }
 
+/** A response read by a {@linkcode LeanConnection}. */
+export interface LeanResponse {
+  readonly status: number;
+  /** The body as text (a chunked body keeps its chunk framing: callers here get lengths). */
+  readonly body: string;
+}
+
+/**
+ * One keep-alive HTTP/1.1 connection for scripted load whose requests differ
+ * (a body each, an answer read), as lean as {@linkcode runLoad}: a request is
+ * one write, a response is parsed only as far as its status and body.
+ * Requests go one after another. Loopback addresses only.
+ */
+export class LeanConnection {
+  readonly #socket: Socket;
+  readonly #host: string;
+  #pending: Buffer = Buffer.alloc(0);
+  #waiting: { resolve: (response: LeanResponse) => void; reject: (error: Error) => void } | undefined;
+
+  /**
+   * Opens the connection.
+   * @param origin `http://127.0.0.1:PORT`
+   * @throws {Error} for a host that is not a loopback address
+   */
+  constructor(origin: string) {
+    const url = new URL(origin);
+    if (!LOOPBACK.test(url.hostname)) throw new Error(`Cannot load ${url.host}: benchmarks send traffic to loopback addresses only`);
+    this.#host = url.host;
+    this.#socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ""), port: Number(url.port || 80), noDelay: true });
+    const fail = (error: Error) => {
+      const waiting = this.#waiting;
+      this.#waiting = undefined;
+      waiting?.reject(error);
+    };
+    this.#socket.on("error", fail);
+    this.#socket.on("close", () => fail(new Error(`The connection to ${this.#host} closed`)));
+    this.#socket.on("data", (chunk: Buffer) => {
+      this.#pending = this.#pending.length === 0 ? chunk : Buffer.concat([this.#pending, chunk]);
+      const size = responseSize(this.#pending);
+      if (size === 0) return;
+      const response = this.#pending.subarray(0, size);
+      this.#pending = this.#pending.subarray(size);
+      const bodyStart = response.indexOf(HEADER_END) + 4;
+      const waiting = this.#waiting;
+      this.#waiting = undefined;
+      waiting?.resolve({ status: Number(response.toString("latin1", 9, 12)), body: response.toString("utf8", bodyStart) });
+    });
+  }
+
+  /**
+   * Sends one request and reads its response.
+   * @param method the method
+   * @param path the path and query
+   * @param headers more headers
+   * @param body the body, or "" for none
+   * @returns the status and body
+   */
+  request(method: string, path: string, headers: Readonly<Record<string, string>>, body = ""): Promise<LeanResponse> {
+    if (this.#waiting !== undefined) throw new Error("A LeanConnection sends one request at a time");
+    const bytes = Buffer.from(body);
+    const head = [`${method} ${path} HTTP/1.1`, `host: ${this.#host}`, `content-length: ${bytes.length}`];
+    for (const [name, value] of Object.entries(headers)) head.push(`${name}: ${value}`);
+    return new Promise((resolve, reject) => {
+      this.#waiting = { resolve, reject };
+      this.#socket.write(Buffer.concat([Buffer.from(`${head.join("\r\n")}\r\n\r\n`, "latin1"), bytes]));
+    });
+  }
+
+  /** Closes the connection. */
+  close(): void {
+    this.#socket.removeAllListeners("close");
+    this.#socket.end();
+  }
+}
+
 /** Bytes of the first whole response in `data`, or 0 if it has not all arrived. */
 function responseSize(data: Buffer): number {
   const end = data.indexOf(HEADER_END);

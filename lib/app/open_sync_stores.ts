@@ -76,7 +76,8 @@ export async function openSyncStores(config: Config, options: OpenSyncStoresOpti
     }
     return {
       auth: new PostgresAuthStore(pool),
-      sync: new PostgresSyncStore(pool, syncOptions),
+      // Half the pool runs queued work at most; the rest answers requests.
+      sync: new PostgresSyncStore(pool, { ...syncOptions, workConcurrency: Math.max(1, Math.floor(config.storage.databasePoolSize / 2)) }),
       throttle: new PostgresLoginThrottle(pool, {
         now,
         maxPerUser: config.auth.loginMaxFailures,

@@ -11,6 +11,7 @@ import {
 } from "../http/mod.ts";
 import { SyncError } from "./errors.ts";
 import { parsePatch } from "./parse_patch.ts";
+import type { SerialJobs } from "./serial_jobs.ts";
 import type { SyncStore, TicketWork } from "./sync_store.ts";
 import type { Ticket } from "./ticket_store.ts";
 import type { Revision, SyncData } from "./types.ts";
@@ -23,8 +24,11 @@ export interface SyncServiceOptions {
    * context it may use; throws an error with a `code` (e.g. a bearer failure).
    */
   readonly authorize: (request: HttpRequest) => Promise<string>;
-  /** Runs queued work (large snapshots and diffs, patches) after the answer, in order. */
-  readonly jobs: { push(job: () => Promise<void>): void };
+  /**
+   * Runs queued work (large snapshots and diffs, patches) after the answer,
+   * one job per owner waiting at a time (see {@linkcode SerialJobs.pushOnce}).
+   */
+  readonly jobs: Pick<SerialJobs, "pushOnce">;
   /**
    * Objects above which a snapshot or diff is answered 202 and computed in the background.
    * @default {1000}
@@ -98,7 +102,7 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
   /** Queues work in the store (durably, with its ticket) and asks the runner to do the owner's queue. */
   async function submitWork(owner: string, clientSerial: number | null, work: TicketWork): Promise<Ticket> {
     const ticket = await store.enqueue(owner, clientSerial, work, maxPending);
-    jobs.push(async () => {
+    jobs.pushOnce(owner, async () => {
       await store.runWork(owner);
     });
     return ticket;

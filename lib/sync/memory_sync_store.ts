@@ -90,6 +90,12 @@ export class MemorySyncStore implements SyncStore {
   readonly #queues = new Map<string, string[]>();
   /** Owners whose work a runner is doing now. */
   readonly #running = new Set<string>();
+  /**
+   * Owners' queues run at once: each waits only for its journal's group
+   * commit, and the more wait together, the fewer commits (checks and
+   * applies take the CPU in turn whatever this is).
+   */
+  readonly workConcurrency = 32;
   /** What a live change has drawn so far; undefined outside one. */
   #capture: { uuids: string[]; times: number[] } | undefined;
   /** What a replayed change draws; undefined outside a replay. */
@@ -225,9 +231,9 @@ export class MemorySyncStore implements SyncStore {
     const queued = this.#work.get(ticket)!;
     const { owner, work } = queued;
     try {
-      // A ticket found at work was at work when the process stopped: it is simply done now.
+      // At work until it ends: shown, not journaled (the end is), so a ticket the process stopped at is new again after a restart, and run then.
       const current = this.#tickets.get(owner, ticket);
-      if (current !== undefined && current !== "expired" && current.ticket.status === "new") await this.#status(ticket, "work");
+      if (current !== undefined && current !== "expired" && current.ticket.status === "new") this.#setStatus(ticket, "work", {});
       switch (work.kind) {
         case "patch":
           return await this.#applyQueued(ticket, owner, work.patch);

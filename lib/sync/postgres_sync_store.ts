@@ -71,6 +71,11 @@ export interface PostgresSyncStoreOptions {
    * @default {600000}
    */
   readonly ticketRetention?: number;
+  /**
+   * Owners' queues run at once (see {@linkcode SyncStore.workConcurrency}): keep it below the pool's size, so that requests still get connections.
+   * @default {4}
+   */
+  readonly workConcurrency?: number;
 }
 
 const ENTITIES: readonly EntityName[] = ["me", "messages", "teams"];
@@ -118,6 +123,7 @@ export class PostgresSyncStore implements SyncStore {
   readonly #uuid: () => string;
   readonly #retention: number;
   readonly #ticketRetention: number;
+  readonly workConcurrency: number;
 
   /**
    * Uses a pool whose database has the sync tables (see {@linkcode SYNC_MIGRATIONS}).
@@ -130,6 +136,7 @@ export class PostgresSyncStore implements SyncStore {
     this.#uuid = options.uuid;
     this.#retention = options.revisionRetention ?? 30 * 86_400_000;
     this.#ticketRetention = options.ticketRetention ?? 600_000;
+    this.workConcurrency = options.workConcurrency ?? 4;
   }
 
   createContext(user: SyncUser): Promise<boolean> {

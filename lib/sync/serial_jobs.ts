@@ -33,6 +33,8 @@ export class SerialJobs {
   #runners = 0;
   #scheduled = false;
   #idle: (() => void)[] = [];
+  /** Keys of jobs queued by {@linkcode SerialJobs.pushOnce} and not started yet. */
+  readonly #waiting = new Set<string>();
 
   /**
    * Creates an empty queue.
@@ -69,6 +71,24 @@ export class SerialJobs {
         void this.#run();
       }
     });
+  }
+
+  /**
+   * Queues a job unless a job of the same key is queued and has not started
+   * yet: that one will do what this one would. A job of the key that has
+   * started does not count, so work queued while it runs is not missed.
+   * @param key what the job works on (a sync context's owner)
+   * @param job the work; what it throws goes to `onError`
+   * @returns whether the job was queued
+   */
+  pushOnce(key: string, job: () => Promise<void>): boolean {
+    if (this.#waiting.has(key)) return false;
+    this.#waiting.add(key);
+    this.push(() => {
+      this.#waiting.delete(key);
+      return job();
+    });
+    return true;
   }
 
   /**

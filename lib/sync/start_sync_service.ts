@@ -25,9 +25,6 @@ export interface StartSyncServiceOptions {
   basePath?: string;
 }
 
-/** Contexts whose queued work runs at once. */
-const WORK_CONCURRENCY = 8;
-
 /** How often queued work left by a process that stopped (or by a failed run) is looked for. */
 const RESUME_EVERY_MS = 5000;
 
@@ -51,8 +48,8 @@ const RESUME_EVERY_MS = 5000;
 export async function startSyncService(config: SyncConfig, options: StartSyncServiceOptions): Promise<RunningService> {
   const base = options.basePath ?? "/api/v2/sync/user";
   const jobs = new SerialJobs({
-    // Contexts' queues run side by side (each in order), so that commits waiting on the disk go together.
-    concurrency: WORK_CONCURRENCY,
+    // Contexts' queues run side by side (each in order), so that commits waiting on the disk or the database go together.
+    concurrency: options.store.workConcurrency,
     onError: (error) => {
       // A store that cannot be reached is retried by the resume below; a line says so, not a trace.
       if (error instanceof StorageError) options.log.error(`Sync: queued work waits: ${error.message}`);
@@ -70,7 +67,7 @@ export async function startSyncService(config: SyncConfig, options: StartSyncSer
   const stopSweep = every(() => void options.store.sweep(), 60_000);
   const resume = async (): Promise<void> => {
     for (const owner of await options.store.waitingOwners()) {
-      jobs.push(async () => {
+      jobs.pushOnce(owner, async () => {
         await options.store.runWork(owner);
       });
     }

@@ -73,6 +73,11 @@ export interface SyncStore {
    * @returns how many tickets it finished
    */
   runWork(owner: string): Promise<number>;
+  /**
+   * How many owners' queues are worth running at once: as many as wait on
+   * the same commit together, without taking every connection requests need.
+   */
+  readonly workConcurrency: number;
   /** Owners with queued work: what a runner picks up at start, and from a process that stopped. */
   waitingOwners(): Promise<string[]>;
   /** An owner's ticket; `"expired"` past its retention; undefined when unknown or another's. */

@@ -108,3 +108,27 @@ describe("SerialJobs with concurrency", () => {
     assert.throws(() => new SerialJobs({ concurrency: 0 }), RangeError);
   });
 });
+
+describe("SerialJobs.pushOnce", () => {
+  it("queues a key's job once while it waits, and again once it has started", async () => {
+    const runs: (() => void)[] = [];
+    const jobs = new SerialJobs({ defer: (run) => runs.push(run) });
+    const log: string[] = [];
+    let release: (() => void) | undefined;
+    assert.equal(jobs.pushOnce("a", async () => {
+      log.push("a1");
+      await new Promise<void>((resolve) => (release = resolve));
+    }), true);
+    assert.equal(jobs.pushOnce("a", async () => void log.push("a-again")), false, "a's job waits: not queued again");
+    assert.equal(jobs.pushOnce("b", async () => void log.push("b")), true, "another key is its own");
+    assert.equal(jobs.pending, 2);
+    for (const run of runs.splice(0)) run();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(log, ["a1"]);
+    // a's job has started: work queued now needs a run of its own.
+    assert.equal(jobs.pushOnce("a", async () => void log.push("a2")), true);
+    release!();
+    await jobs.idle();
+    assert.deepEqual(log, ["a1", "b", "a2"]);
+  });
+});
