@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import {
   bytesEqual,
@@ -67,8 +68,14 @@ describe("timingSafeEqual()", () => {
     { name: "is false when only the UTF-8 lengths agree", a: "é", b: "ab", expected: false },
     { name: "is false for a difference in the first unit only", a: "Xsecret", b: "ysecret", expected: false },
     { name: "is false for strings differing in a high bit only", a: "a\u0161", b: "a\u0061", expected: false },
+    { name: "is false for different lone surrogates (which UTF-8 would make alike)", a: "x\ud800", b: "x\udbff", expected: false },
   ] as const;
   for (const c of cases) it(c.name, () => assert.equal(timingSafeEqual(c.a, c.b), c.expected));
+  it("compares through node:crypto's timingSafeEqual, not a JavaScript loop", () => {
+    const source = readFileSync(new URL("../../lib/crypto/timing_safe_equal.ts", import.meta.url), "utf8");
+    assert.match(source, /import \{[^}]*timingSafeEqual as equalBuffers[^}]*\} from "node:crypto"/);
+    assert.doesNotMatch(source, /\bfor \(/, "no comparison loop of its own");
+  });
 });
 
 describe("nameUuid()", () => {
