@@ -6,14 +6,14 @@ export const GRANT_TYPES = ["client_credentials", "password", "refresh_token"] a
 /** A grant type. */
 export type GrantType = (typeof GRANT_TYPES)[number];
 
-/** What a user name may be: 3 to 64 letters, digits, `.`, `_` or `-`. */
-export const USERNAME = /^[\p{L}\p{N}._-]{3,64}$/u;
-
-/** The longest password accepted, in UTF-16 code units. */
-export const MAX_PASSWORD_LENGTH = 1024;
-
 /** Scopes the service knows: `SignUp` registers users, `UserActivity` acts for a user. */
 export const SCOPES = ["SignUp", "UserActivity"] as const;
+
+/** What a client may do beyond its own tokens: `introspect` any client's tokens (a resource server). */
+export const PERMISSIONS = ["introspect"] as const;
+
+/** A permission of a client. */
+export type Permission = (typeof PERMISSIONS)[number];
 
 /** A registered client. A client without a secret is public and only identifies itself. */
 export interface Client {
@@ -22,15 +22,19 @@ export interface Client {
   readonly secretHash: string | undefined;
   readonly grantTypes: ReadonlySet<GrantType>;
   readonly scopes: readonly string[];
+  /** Permissions beyond its own tokens; none by default. */
+  readonly permissions: ReadonlySet<Permission>;
 }
 
+const CLIENT_FIELDS = new Set(["client_id", "client_secret", "grant_types", "scopes", "permissions"]);
 const HASHED = /^sha256:([0-9a-fA-F]{64})$/;
 const CLIENT_ID = /^[\x21-\x7e]{1,128}$/;
 
 /**
  * Reads registered clients from parsed JSON: an array of
- * `{"client_id", "client_secret"?, "grant_types", "scopes"}`, a secret plain or
- * `sha256:<64 hex digits>`; a client without a secret is public.
+ * `{"client_id", "client_secret"?, "grant_types", "scopes", "permissions"?}`, a secret plain or
+ * `sha256:<64 hex digits>`; a client without a secret is public. The one
+ * permission, `introspect`, lets a confidential client introspect any client's tokens.
  * @param value the parsed file
  * @returns the clients
  * @throws {TypeError} naming the entry and field at fault
@@ -48,6 +52,9 @@ export function parseClients(value: unknown): Client[] {
       throw new TypeError(`Cannot read ${where}: expected an object`);
     }
     const record = entry as Record<string, unknown>;
+    for (const field of Object.keys(record)) {
+      if (!CLIENT_FIELDS.has(field)) throw new TypeError(`Cannot read ${where}: "${field}" is unknown; a client has ${[...CLIENT_FIELDS].join(", ")}`);
+    }
     const id = record["client_id"];
     if (typeof id !== "string" || !CLIENT_ID.test(id)) {
       throw new TypeError(`Cannot read ${where}: "client_id" must be 1 to 128 printable characters`);
@@ -77,8 +84,19 @@ export function parseClients(value: unknown): Client[] {
     if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === "string" && (SCOPES as readonly string[]).includes(s))) {
       throw new TypeError(`Cannot read ${where} (${id}): "scopes" must list some of ${SCOPES.join(", ")}`);
     }
-    return { id, secretHash, grantTypes: new Set(grants), scopes: [...new Set(scopes as string[])] };
+    const permissions = record["permissions"] ?? [];
+    if (!Array.isArray(permissions) || !permissions.every(isPermission)) {
+      throw new TypeError(`Cannot read ${where} (${id}): "permissions" must list some of ${PERMISSIONS.join(", ")}`);
+    }
+    if (permissions.length > 0 && secretHash === undefined) {
+      throw new TypeError(`Cannot read ${where} (${id}): the introspect permission needs a client_secret (only confidential clients introspect)`);
+    }
+    return { id, secretHash, grantTypes: new Set(grants), scopes: [...new Set(scopes as string[])], permissions: new Set(permissions) };
   });
+}
+
+function isPermission(value: unknown): value is Permission {
+  return typeof value === "string" && (PERMISSIONS as readonly string[]).includes(value);
 }
 
 function isGrantType(value: unknown): value is GrantType {

@@ -10,7 +10,8 @@ import {
   type RouteParams,
   statusOf,
 } from "../http/mod.ts";
-import { GRANT_TYPES, MAX_PASSWORD_LENGTH, SCOPES, USERNAME } from "./clients.ts";
+import { GRANT_TYPES, SCOPES } from "./clients.ts";
+import { MAX_PASSWORD_LENGTH, MAX_USERNAME_LENGTH, MIN_PASSWORD_LENGTH, MIN_USERNAME_LENGTH, preparePassword, prepareUsername } from "./names.ts";
 import { AuthError, type SignUpFieldError } from "./errors.ts";
 import { readTokenRequest } from "./read_token_request.ts";
 import { requireBearer } from "./require_bearer.ts";
@@ -60,7 +61,8 @@ export function createAuthService(tokens: TokenService, options: AuthServiceOpti
       path: "/oauth2/revoke",
       handler: async (request) => {
         await tokens.revoke(await readTokenRequest(request));
-        return { status: 200, headers: NO_STORE };
+        // RFC 7009 §2.2 leaves the body to the server: an empty JSON object, typed, which strict clients parse.
+        return oauthJson(200, {});
       },
     },
     {
@@ -179,20 +181,23 @@ function readSignUp(body: unknown): { username: string; password: string; langua
       errors.push({ message: `Unknown field ${JSON.stringify(key)}`, field: key });
     }
   }
-  const username = record["username"];
-  if (typeof username !== "string" || !USERNAME.test(username)) {
-    errors.push({ message: "User name must be 3 to 64 letters, digits, '.', '_' or '-'", field: "username" });
+  const username = typeof record["username"] === "string" ? prepareUsername(record["username"]) : undefined;
+  if (username === undefined) {
+    errors.push({
+      message: `User name must be ${MIN_USERNAME_LENGTH} to ${MAX_USERNAME_LENGTH} letters (with their accents), digits, '.', '_', '-', '@' or '+', not starting with an accent`,
+      field: "username",
+    });
   }
-  const password = record["password"];
-  if (typeof password !== "string" || password.length < 8 || password.length > MAX_PASSWORD_LENGTH) {
-    errors.push({ message: `Password must be 8 to ${MAX_PASSWORD_LENGTH} characters`, field: "password" });
+  const password = typeof record["password"] === "string" ? preparePassword(record["password"]) : undefined;
+  if (password === undefined) {
+    errors.push({ message: `Password must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`, field: "password" });
   }
   const language = record["notify_language"] ?? null;
   if (language !== null && (typeof language !== "string" || !LANGUAGES.includes(language))) {
     errors.push({ message: `notify_language must be one of ${LANGUAGES.join(", ")} or null`, field: "notify_language" });
   }
   if (errors.length > 0) throw signUpError(errors);
-  return { username: username as string, password: password as string, language: language as string | null };
+  return { username: username!, password: password!, language: language as string | null };
 }
 
 function signUpError(errors: readonly SignUpFieldError[]): AuthError {

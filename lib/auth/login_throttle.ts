@@ -1,38 +1,59 @@
 import type { LoginLimiter } from "./types.ts";
 
-/** Options of {@linkcode LoginThrottle}. */
+/** Options of {@linkcode LoginThrottle} and `PostgresLoginThrottle`. */
 export interface LoginThrottleOptions {
   /** Clock in milliseconds. */
   now: () => number;
   /**
-   * Failed logins allowed per user name within the window.
+   * Failed logins for one user name from one address within the window
+   * before that pair's logins wait (1 s, then twice as long after each further failure).
    * @default {5}
    */
   maxPerUser?: number;
   /**
-   * Failed logins allowed per client address within the window; 0 for no
-   * address limit (behind a proxy every client shares its address).
+   * Failed logins from one address, whatever the name, within the window
+   * before its logins wait likewise; 0 for no address limit (behind a proxy
+   * every client shares its address).
    * @default {20}
    */
   maxPerAddress?: number;
   /**
-   * The window, in milliseconds.
+   * The window, in milliseconds; also the longest wait.
    * @default {900000}
    */
   windowMs?: number;
   /**
-   * Names and addresses tracked before the oldest are forgotten.
+   * Keys tracked before the oldest are forgotten.
    * @default {100000}
    */
   maxKeys?: number;
 }
 
+/** What a key's failures in the window make it wait, in whole seconds from `now`. */
+export function throttleWait(failures: number, last: number, limit: number, window: number, now: number): number {
+  if (failures < limit) return 0;
+  // 1 s at the limit, doubling with each failure past it, never longer than the window.
+  const delay = Math.min(window, 1000 * 2 ** Math.min(30, failures - limit));
+  const until = last + delay;
+  return until <= now ? 0 : Math.max(1, Math.ceil((until - now) / 1000));
+}
+
+/** The throttle's keys of an attempt: the name from this address, and the address. */
+export function throttleKeys(username: string, address: string, maxPerUser: number, maxPerAddress: number): { key: string; limit: number }[] {
+  const keys = [{ key: `ua:${address} ${username}`, limit: maxPerUser }];
+  if (maxPerAddress > 0) keys.push({ key: `a:${address}`, limit: maxPerAddress });
+  return keys;
+}
+
 /**
- * Counts failed password logins per user name and per client address in a
- * sliding window (RFC 6749 §4.3.2 asks for brute-force protection). Past the
- * limit, logins for that name or from that address are refused, right
- * password or not, until the oldest failure leaves the window. Every attempt
- * counts from its start until it succeeds.
+ * Slows password guessing without locking anyone out (RFC 6749 §4.3.2,
+ * OWASP, NIST SP 800-63B §5.2.2): failed logins are counted per user name
+ * *from one client address*, and per address, in a sliding window. Past a
+ * limit, that pair's (or that address's) logins wait, 1 s and then twice as
+ * long after each further failure, up to the window. Guesses against a name
+ * from elsewhere do not slow its owner: the right password from an address
+ * that has not failed logs in at once. Every attempt counts from its start
+ * until it succeeds, so that attempts in parallel cannot pass a limit together.
  */
 export class LoginThrottle implements LoginLimiter {
   readonly #now: () => number;
@@ -55,23 +76,22 @@ export class LoginThrottle implements LoginLimiter {
   }
 
   /**
-   * Starts a login attempt. An allowed attempt counts as a failure at once,
-   * so that attempts running in parallel cannot pass the limit together;
+   * Starts a login attempt. An allowed attempt counts as a failure at once;
    * {@linkcode LoginThrottle.succeed} takes it back.
-   * @param username the user name (case-insensitive)
+   * @param username the user name's key (`usernameKey`)
    * @param address the client's address
    * @returns 0 when the attempt may go on; else the seconds to wait, and nothing is counted
    */
   start(username: string, address: string): number {
     const now = this.#now();
-    const userKey = `u:${username.toLowerCase()}`;
-    const addressKey = `a:${address}`;
-    const wait = Math.max(
-      this.#wait(userKey, this.#maxPerUser, now),
-      this.#maxPerAddress === 0 ? 0 : this.#wait(addressKey, this.#maxPerAddress, now),
-    );
+    const keys = throttleKeys(username, address, this.#maxPerUser, this.#maxPerAddress);
+    let wait = 0;
+    for (const { key, limit } of keys) {
+      const times = this.#recent(key, now);
+      wait = Math.max(wait, throttleWait(times.length, times[times.length - 1] ?? 0, limit, this.#window, now));
+    }
     if (wait > 0) return wait;
-    for (const key of [userKey, addressKey]) {
+    for (const { key } of keys) {
       const times = this.#recent(key, now);
       times.push(now);
       this.#failures.delete(key);
@@ -82,24 +102,18 @@ export class LoginThrottle implements LoginLimiter {
   }
 
   /**
-   * Ends an attempt that succeeded: clears the name's failures and takes the
+   * Ends an attempt that succeeded: clears the pair's failures and takes the
    * attempt back from the address's count.
-   * @param username the user name
+   * @param username the user name's key
    * @param address the client's address
    */
   succeed(username: string, address: string): void {
-    this.#failures.delete(`u:${username.toLowerCase()}`);
-    this.#failures.get(`a:${address}`)?.pop();
+    const [pair, byAddress] = throttleKeys(username, address, this.#maxPerUser, this.#maxPerAddress);
+    this.#failures.delete(pair!.key);
+    if (byAddress !== undefined) this.#failures.get(byAddress.key)?.pop();
   }
 
   #recent(key: string, now: number): number[] {
     return (this.#failures.get(key) ?? []).filter((at) => now - at < this.#window);
-  }
-
-  #wait(key: string, limit: number, now: number): number {
-    const times = this.#recent(key, now);
-    if (times.length < limit) return 0;
-    const oldest = times[times.length - limit]!;
-    return Math.max(1, Math.ceil((oldest + this.#window - now) / 1000));
   }
 }

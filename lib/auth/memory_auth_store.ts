@@ -1,4 +1,5 @@
 import type { ChangeSink } from "../storage/mod.ts";
+import { usernameKey } from "./names.ts";
 import type { AuthStore, TokenRecord, UserRecord } from "./types.ts";
 
 /** A change to the auth state, as the journal records it. */
@@ -85,12 +86,12 @@ export class MemoryAuthStore implements AuthStore {
   }
 
   createUser(user: UserRecord): Promise<boolean> {
-    if (this.#byName.has(user.username.toLowerCase()) || this.#users.has(user.uuid)) return Promise.resolve(false);
+    if (this.#byName.has(usernameKey(user.username)) || this.#users.has(user.uuid)) return Promise.resolve(false);
     return this.#change({ op: "user", user }).then(() => true);
   }
 
   userByName(username: string): Promise<UserRecord | undefined> {
-    const uuid = this.#byName.get(username.toLowerCase());
+    const uuid = this.#byName.get(usernameKey(username));
     return Promise.resolve(uuid === undefined ? undefined : this.#users.get(uuid));
   }
 
@@ -157,7 +158,7 @@ export class MemoryAuthStore implements AuthStore {
     switch (change.op) {
       case "user":
         this.#users.set(change.user.uuid, change.user);
-        this.#byName.set(change.user.username.toLowerCase(), change.user.uuid);
+        this.#byName.set(usernameKey(change.user.username), change.user.uuid);
         return;
       case "token":
         this.#tokens.set(change.token.hash, change.token);

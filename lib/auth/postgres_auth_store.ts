@@ -1,4 +1,5 @@
 import type { SqlPool } from "../storage/mod.ts";
+import { usernameKey } from "./names.ts";
 import type { AuthStore, TokenRecord, UserRecord } from "./types.ts";
 
 /**
@@ -86,13 +87,13 @@ export class PostgresAuthStore implements AuthStore {
     const { rowCount } = await this.#db.query(
       `INSERT INTO auth_users (uuid, username, username_key, password_hash, notify_language, created_at)
        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-      [user.uuid, user.username, user.username.toLowerCase(), user.passwordHash, user.notifyLanguage, user.createdAt],
+      [user.uuid, user.username, usernameKey(user.username), user.passwordHash, user.notifyLanguage, user.createdAt],
     );
     return rowCount === 1;
   }
 
   async userByName(username: string): Promise<UserRecord | undefined> {
-    const { rows } = await this.#db.query<UserRow>("SELECT * FROM auth_users WHERE username_key = $1", [username.toLowerCase()]);
+    const { rows } = await this.#db.query<UserRow>("SELECT * FROM auth_users WHERE username_key = $1", [usernameKey(username)]);
     return rows[0] === undefined ? undefined : userOf(rows[0]);
   }
 

@@ -1,13 +1,15 @@
 import type { SqlPool } from "../storage/mod.ts";
-import type { LoginThrottleOptions } from "./login_throttle.ts";
+import { type LoginThrottleOptions, throttleKeys, throttleWait } from "./login_throttle.ts";
 import type { LoginLimiter } from "./types.ts";
 
 /**
  * The login throttle's counts on PostgreSQL, shared by every process, with
- * the rules of `LoginThrottle`: each attempt counts as a failure from its
- * start (so parallel guesses cannot pass the limit), a success forgets the
- * user name's failures and its own count against the address. Attempts on
- * one key take turns under a transaction-level advisory lock.
+ * the rules of `LoginThrottle`: failures per user name from one address and
+ * per address, growing waits past the limits and no lockout; each attempt
+ * counts as a failure from its start (so parallel guesses cannot pass a
+ * limit), a success forgets the pair's failures and its own count against
+ * the address. Attempts on one key take turns under a transaction-level
+ * advisory lock.
  * @example
  * ```ts
  * const throttle = new PostgresLoginThrottle(pool, { now: Date.now, maxPerUser: 5, maxPerAddress: 20 });
@@ -35,19 +37,18 @@ export class PostgresLoginThrottle implements LoginLimiter {
 
   start(username: string, address: string): Promise<number> {
     const now = this.#now();
-    const keys = [{ key: `u:${username.toLowerCase()}`, limit: this.#maxPerUser }];
-    if (this.#maxPerAddress > 0) keys.push({ key: `a:${address}`, limit: this.#maxPerAddress });
+    const keys = throttleKeys(username, address, this.#maxPerUser, this.#maxPerAddress);
     return this.#db.transaction(async (db) => {
       // In one order, so that two attempts never wait for each other's locks.
       for (const { key } of [...keys].sort((a, b) => (a.key < b.key ? -1 : 1))) await db.query("SELECT pg_advisory_xact_lock(hashtext($1))", [key]);
       let wait = 0;
       for (const { key, limit } of keys) {
-        const { rows } = await db.query<{ at: string }>(
-          "SELECT at FROM auth_login_attempts WHERE key = $1 AND at > $2 ORDER BY at DESC LIMIT $3",
-          [key, now - this.#window, limit],
+        const { rows } = await db.query<{ failures: string; last: string | null }>(
+          "SELECT count(*) AS failures, max(at) AS last FROM auth_login_attempts WHERE key = $1 AND at > $2",
+          [key, now - this.#window],
         );
-        const oldest = rows[limit - 1];
-        if (oldest !== undefined) wait = Math.max(wait, Math.max(1, Math.ceil((Number(oldest.at) + this.#window - now) / 1000)));
+        const row = rows[0]!;
+        wait = Math.max(wait, throttleWait(Number(row.failures), Number(row.last ?? 0), limit, this.#window, now));
       }
       if (wait > 0) return wait;
       for (const { key } of keys) await db.query("INSERT INTO auth_login_attempts (key, at) VALUES ($1, $2)", [key, now]);
@@ -56,10 +57,12 @@ export class PostgresLoginThrottle implements LoginLimiter {
   }
 
   async succeed(username: string, address: string): Promise<void> {
-    await this.#db.query("DELETE FROM auth_login_attempts WHERE key = $1", [`u:${username.toLowerCase()}`]);
+    const [pair, byAddress] = throttleKeys(username, address, this.#maxPerUser, this.#maxPerAddress);
+    await this.#db.query("DELETE FROM auth_login_attempts WHERE key = $1", [pair!.key]);
+    if (byAddress === undefined) return;
     await this.#db.query(
       "DELETE FROM auth_login_attempts WHERE ctid IN (SELECT ctid FROM auth_login_attempts WHERE key = $1 ORDER BY at DESC LIMIT 1)",
-      [`a:${address}`],
+      [byAddress.key],
     );
   }
 }

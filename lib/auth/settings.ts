@@ -19,6 +19,12 @@ export const AUTH_SETTINGS = {
     max: 10 * 366 * 24 * 3600,
     doc: "refresh-token lifetime (30 days), renewed by each refresh",
   }),
+  refreshReuseIntervalSeconds: integerSetting("REFRESH_REUSE_INTERVAL_SECONDS", {
+    default: 30,
+    min: 0,
+    max: 3600,
+    doc: "a refresh token presented again this long after its rotation (a retry after a lost answer) gets a new pair of the same login; later, reuse revokes the login; 0 revokes at once",
+  }),
   passwordHashCost: customSetting("PASSWORD_HASH_COST", {
     default: 16_384,
     defaultText: "16384",
@@ -36,13 +42,13 @@ export const AUTH_SETTINGS = {
     default: 5,
     min: 1,
     max: 1000,
-    doc: "wrong passwords per user name within 15 minutes before logins wait",
+    doc: "wrong passwords for one user name from one client address within 15 minutes before that pair's logins wait (1 s, doubling with each further failure); the name's owner elsewhere is not slowed",
   }),
   loginMaxFailuresPerAddress: integerSetting("LOGIN_MAX_FAILURES_PER_ADDRESS", {
     default: 20,
     min: 0,
     max: 1_000_000,
-    doc: "wrong passwords per client address within 15 minutes before its logins wait; 0 for none (behind a proxy every client shares its address)",
+    doc: "wrong passwords from one client address within 15 minutes before its logins wait, growing likewise; 0 for none (behind a proxy every client shares its address)",
   }),
 } as const;
 

@@ -67,6 +67,7 @@ export async function startAuthService(config: AuthConfig, options: StartAuthSer
     }),
     accessTtlSeconds: config.accessTokenTtlSeconds,
     refreshTtlSeconds: config.refreshTokenTtlSeconds,
+    refreshReuseIntervalSeconds: config.refreshReuseIntervalSeconds,
     passwordCost: config.passwordHashCost,
   });
   const handler = createAuthService(tokens, options.onUserCreated === undefined ? {} : { onUserCreated: options.onUserCreated });

@@ -1,7 +1,8 @@
 import { timingSafeEqual, uuidV4 } from "../crypto/mod.ts";
-import { type Client, GRANT_TYPES, type GrantType, MAX_PASSWORD_LENGTH, USERNAME } from "./clients.ts";
+import { type Client, GRANT_TYPES, type GrantType } from "./clients.ts";
 import { AuthError } from "./errors.ts";
 import type { LoginLimiter } from "./types.ts";
+import { prepareUsername, usernameKey } from "./names.ts";
 import { hashPassword, verifyPassword } from "./password_hash.ts";
 import { newToken, tokenHash } from "./tokens.ts";
 import type { AuthStore, UserRecord } from "./types.ts";
@@ -80,6 +81,13 @@ export interface TokenServiceOptions {
    */
   readonly refreshTtlSeconds?: number;
   /**
+   * Seconds after a refresh token's rotation during which presenting it
+   * again (a retry after a lost response) gives a new pair of the same
+   * login instead of revoking it; 0 makes every reuse revoke.
+   * @default {30}
+   */
+  readonly refreshReuseIntervalSeconds?: number;
+  /**
    * scrypt cost of new passwords, and of the decoy hash checked for unknown
    * users so that a missing user takes as long as a wrong password.
    * @default {16384}
@@ -115,6 +123,7 @@ export class TokenService {
   readonly #throttle: LoginLimiter;
   readonly #accessTtl: number;
   readonly #refreshTtl: number;
+  readonly #reuseInterval: number;
   readonly #passwordCost: number;
   #decoy: Promise<string> | undefined;
 
@@ -130,6 +139,7 @@ export class TokenService {
     this.#throttle = options.throttle;
     this.#accessTtl = options.accessTtlSeconds ?? 3600;
     this.#refreshTtl = options.refreshTtlSeconds ?? 30 * 24 * 3600;
+    this.#reuseInterval = (options.refreshReuseIntervalSeconds ?? 30) * 1000;
     this.#passwordCost = options.passwordCost ?? 16_384;
   }
 
@@ -164,24 +174,31 @@ export class TokenService {
 
   /**
    * Revokes a token the client holds (RFC 7009): an access token alone, a
-   * refresh token with its whole family. Unknown tokens and other clients'
-   * tokens are ignored, as the RFC asks.
+   * refresh token with its whole family. An unknown token is ignored, as the
+   * RFC asks; another client's token is refused and the client told
+   * (RFC 7009 §2.1), and stays valid.
    * @param request the parsed request
-   * @throws {AuthError} for a bad client or a missing token
+   * @throws {AuthError} for a bad client or a missing token, and
+   * `ERR_AUTH_UNAUTHORIZED_CLIENT` for another client's token
    */
   async revoke(request: TokenRequest): Promise<void> {
     const client = this.authenticateClient(request);
     const token = request.params.get("token");
     if (token === undefined) throw invalidRequest("Missing token");
     const record = await this.#store.token(tokenHash(token));
-    if (record === undefined || record.clientId !== client.id) return;
+    if (record === undefined) return;
+    if (record.clientId !== client.id) {
+      throw new AuthError("ERR_AUTH_UNAUTHORIZED_CLIENT", "The token was issued to another client: only that client may revoke it");
+    }
     if (record.familyId !== null && record.kind === "refresh") await this.#store.revokeFamily(record.familyId);
     await this.#store.deleteToken(record.hash);
   }
 
   /**
-   * Describes a token to a confidential client (RFC 7662). An unknown,
-   * expired, rotated or revoked token is `{active: false}`, without saying why.
+   * Describes a token to a confidential client (RFC 7662): to the client it
+   * was issued to, or to a client with the `introspect` permission. An
+   * unknown, expired, rotated or revoked token, or another client's token
+   * asked about without that permission, is `{active: false}`, without saying why.
    * @param request the parsed request
    * @returns the introspection response
    * @throws {AuthError} for a public or bad client, or a missing token
@@ -194,7 +211,7 @@ export class TokenService {
     const token = request.params.get("token");
     if (token === undefined) throw invalidRequest("Missing token");
     const record = await this.#store.liveToken(tokenHash(token), this.#now());
-    if (record === undefined) return { active: false };
+    if (record === undefined || (record.clientId !== client.id && !client.permissions.has("introspect"))) return { active: false };
     const user = record.userId === null ? undefined : await this.#store.userById(record.userId);
     return {
       active: true,
@@ -253,7 +270,7 @@ export class TokenService {
 
   /**
    * Registers a user, hashing the password with scrypt at the configured cost.
-   * @param user the name (unique, case-insensitively), password and notification language
+   * @param user the name (prepared, unique by its `usernameKey`), the password (prepared: NFKC) and the notification language
    * @returns the user, or undefined when the name is taken
    */
   async createUser(user: NewUser): Promise<UserRecord | undefined> {
@@ -269,16 +286,19 @@ export class TokenService {
   }
 
   async #password(request: TokenRequest, client: Client): Promise<TokenResponse> {
-    const username = request.params.get("username");
+    const typed = request.params.get("username");
     const password = request.params.get("password");
-    if (username === undefined) throw invalidRequest("Missing username");
+    if (typed === undefined) throw invalidRequest("Missing username");
     if (password === undefined) throw invalidRequest("Missing password");
     const scope = resolveScope(request.params.get("scope"), client.scopes);
     // A name no one can sign up with cannot exist: refused without a lookup,
-    // a password check, or a place in the throttle's memory.
-    if (!USERNAME.test(username) || password.length > MAX_PASSWORD_LENGTH) {
+    // a password check, or a place in the throttle's memory. So is a password
+    // far longer than any sign-up accepted.
+    const name = prepareUsername(typed);
+    if (name === undefined || password.length > MAX_PRESENTED_PASSWORD) {
       throw new AuthError("ERR_AUTH_INVALID_GRANT", "Wrong user name or password");
     }
+    const username = usernameKey(name);
     const wait = await this.#throttle.start(username, request.address);
     if (wait > 0) {
       throw new AuthError("ERR_AUTH_THROTTLED", `Too many failed logins; retry after ${wait} s`, {
@@ -287,8 +307,8 @@ export class TokenService {
     }
     const user = await this.#store.userByName(username);
     const ok = user === undefined
-      ? (await verifyPassword(password, await this.#decoyHash()), false)
-      : await verifyPassword(password, user.passwordHash);
+      ? (await verifyPassword(password.normalize("NFKC"), await this.#decoyHash()), false)
+      : await passwordMatches(password, user.passwordHash);
     if (!ok || user === undefined) throw new AuthError("ERR_AUTH_INVALID_GRANT", "Wrong user name or password");
     await this.#throttle.succeed(username, request.address);
     const family = uuidV4(this.#random);
@@ -315,9 +335,11 @@ export class TokenService {
     if (await this.#store.isFamilyRevoked(record.familyId)) {
       throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token was revoked");
     }
-    // Rotation: each refresh token serves once. Presenting a used one means it
-    // leaked, so the whole family (one login) is revoked, the newest included.
-    if (record.rotatedAt !== null) {
+    // Rotation: each refresh token serves once. Presented again within the
+    // reuse interval, it is a retry after a lost response: a new pair of the
+    // same login. Later, it means the token leaked, so the whole family (one
+    // login) is revoked, the newest included.
+    if (record.rotatedAt !== null && now - record.rotatedAt > this.#reuseInterval) {
       await this.#store.revokeFamily(record.familyId);
       throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token was already used; the session is revoked");
     }
@@ -327,8 +349,8 @@ export class TokenService {
     if (record.userId === null || (await this.#store.userById(record.userId)) === undefined) {
       throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token's user no longer exists");
     }
-    if (!(await this.#store.rotate(record.hash, now))) {
-      // Another request spent it in the meantime: the same reuse.
+    // Another request that spent it in the meantime did so just now: within the interval, like a retry.
+    if (record.rotatedAt === null && !(await this.#store.rotate(record.hash, now)) && this.#reuseInterval === 0) {
       await this.#store.revokeFamily(record.familyId);
       throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token was already used; the session is revoked");
     }
@@ -392,6 +414,19 @@ export function resolveScope(requested: string | undefined, allowed: readonly st
     }
   }
   return wanted;
+}
+
+/** UTF-16 units of a password past which a login is refused unread: no sign-up ever accepted one so long. */
+const MAX_PRESENTED_PASSWORD = 1024;
+
+/**
+ * Checks a password typed at login: its NFKC form, as sign-up hashes it;
+ * else, when that differs, the form hashed before passwords were NFKC'd (NFC).
+ */
+async function passwordMatches(password: string, hash: string): Promise<boolean> {
+  const prepared = password.normalize("NFKC");
+  if (await verifyPassword(prepared, hash)) return true;
+  return prepared !== password.normalize("NFC") && verifyPassword(password, hash);
 }
 
 function matches(client: Client, secret: string): boolean {

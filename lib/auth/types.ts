@@ -33,8 +33,9 @@ export interface TokenRecord {
  * implement the same interface.
  */
 export interface AuthStore {
-  /** Adds a user unless the name (case-insensitively) is taken; returns whether it was added. */
+  /** Adds a user unless the name is taken (names are one user when their `usernameKey`s are equal); returns whether it was added. */
   createUser(user: UserRecord): Promise<boolean>;
+  /** The user whose name has the `usernameKey` of `username`. */
   userByName(username: string): Promise<UserRecord | undefined>;
   userById(uuid: string): Promise<UserRecord | undefined>;
   putToken(token: TokenRecord): Promise<void>;

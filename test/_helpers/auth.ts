@@ -15,6 +15,7 @@ export const TEST_COST = 1024;
 export const CLIENTS = parseClients([
   { client_id: "backend", client_secret: "backend-secret", grant_types: ["client_credentials"], scopes: ["SignUp"] },
   { client_id: "app", grant_types: ["password", "refresh_token"], scopes: ["UserActivity"] },
+  { client_id: "resource", client_secret: "resource-secret", grant_types: ["client_credentials"], scopes: ["SignUp"], permissions: ["introspect"] },
   {
     client_id: "odd_client-id.1",
     client_secret: "s3cr3t:with spaces+plus&amp",
@@ -49,7 +50,7 @@ export interface AuthFixture {
 }
 
 /** Builds a token service and the auth routes over a memory store. */
-export function authFixture(options: { maxPerUser?: number; accessTtlSeconds?: number } = {}): AuthFixture {
+export function authFixture(options: { maxPerUser?: number; accessTtlSeconds?: number; refreshReuseIntervalSeconds?: number } = {}): AuthFixture {
   let t = Date.UTC(2026, 0, 1);
   const now = (): number => t;
   const store = new MemoryAuthStore();
@@ -60,6 +61,7 @@ export function authFixture(options: { maxPerUser?: number; accessTtlSeconds?: n
     random: counterRandom(),
     throttle: new LoginThrottle({ now, maxPerUser: options.maxPerUser ?? 5 }),
     accessTtlSeconds: options.accessTtlSeconds ?? 3600,
+    ...(options.refreshReuseIntervalSeconds === undefined ? {} : { refreshReuseIntervalSeconds: options.refreshReuseIntervalSeconds }),
     passwordCost: TEST_COST,
   });
   const users: UserRecord[] = [];

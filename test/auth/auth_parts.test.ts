@@ -35,10 +35,14 @@ loginLimiterContract("LoginThrottle", (options) => new LoginThrottle(options));
 
 describe("LoginThrottle", () => {
   it("forgets the oldest names beyond its bound", () => {
-    const throttle = new LoginThrottle({ now: () => 0, maxPerUser: 1, maxKeys: 4 });
-    throttle.start("first", "x");
-    for (let i = 0; i < 5; i++) throttle.start(`u${i}`, `a${i}`);
-    assert.equal(throttle.start("first", "fresh"), 0);
+    const kept = new LoginThrottle({ now: () => 0, maxPerUser: 1, maxKeys: 100 });
+    const bounded = new LoginThrottle({ now: () => 0, maxPerUser: 1, maxKeys: 4 });
+    for (const throttle of [kept, bounded]) {
+      throttle.start("first", "x");
+      for (let i = 0; i < 5; i++) throttle.start(`u${i}`, `a${i}`);
+    }
+    assert.equal(kept.start("first", "x"), 1, "remembered: the pair waits");
+    assert.equal(bounded.start("first", "x"), 0, "forgotten beyond the bound");
   });
 });
 

@@ -170,6 +170,21 @@ describe("RFC 6749 §3.2 and §5.1 rules of the token endpoint", () => {
   });
 });
 
+describe("RFC 7009 revocation", () => {
+  it("answers 200 with a typed empty JSON object, and refuses another client's token with unauthorized_client (§2.1)", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("alice", "correct horse");
+    const login = await post(fixture, "/oauth2/token", form({ grant_type: "password", client_id: "app", username: "alice", password: "correct horse" }));
+    const { refresh_token } = login.json() as { refresh_token: string };
+    assertOAuthError(await post(fixture, "/oauth2/revoke", form({ token: refresh_token }), { authorization: basic("backend", "backend-secret") }), 400, "unauthorized_client");
+    const revoked = await post(fixture, "/oauth2/revoke", form({ client_id: "app", token: refresh_token }));
+    assert.equal(revoked.status, 200);
+    assert.match(revoked.headers["content-type"]!, /^application\/json/);
+    assert.deepEqual(revoked.json(), {});
+    assert.equal(revoked.headers["cache-control"], "no-store");
+  });
+});
+
 describe("RFC 6750 §3 challenges of a bearer-protected resource (sign-up)", () => {
   async function signUp(headers: Record<string, string>) {
     return call(authFixture().handler, "/api/v2/sign-up", {

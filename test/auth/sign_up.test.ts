@@ -53,6 +53,48 @@ describe("POST /api/v2/sign-up", () => {
     assert.ok(errors.every((e) => e.message.length > 0));
   });
 
+  it("takes e-mail addresses and names in any script, in either Unicode form, and refuses look-alikes by case or form", async () => {
+    const fixture = authFixture();
+    const login = (username: string, password: string) => call(fixture.handler, "/oauth2/token", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: form({ grant_type: "password", client_id: "app", username, password }),
+    });
+    const accepted = [
+      { username: "erin.o+sync@example.org", shown: "erin.o+sync@example.org" },
+      { username: "अनुच्छेद", shown: "अनुच्छेद" }, // Devanagari: vowel signs and virama are combining marks
+      { username: "josé", shown: "josé" }, // NFD "josé", stored as NFC
+      { username: "ＡＮＮＡ", shown: "ANNA" }, // fullwidth, mapped to its usual width
+    ];
+    for (const { username, shown } of accepted) {
+      const result = await signUp(fixture, { username, password: "correct horse" });
+      assert.equal(result.status, 201, `${username}: ${result.text}`);
+      assert.equal((result.json() as { username: string }).username, shown);
+    }
+    for (const lookAlike of ["josé", "JOSÉ", "JosÉ", "anna", "ERIN.O+SYNC@EXAMPLE.ORG"]) {
+      assert.equal((await signUp(fixture, { username: lookAlike, password: "correct horse" })).status, 409, lookAlike);
+    }
+    assert.equal((await login("JOSÉ", "correct horse")).status, 200, "a login by any form and case finds the user");
+    for (const bad of ["́abc", "has space", "a/b", "ab", "x".repeat(65)]) {
+      const result = await signUp(fixture, { username: bad, password: "correct horse" });
+      assert.equal(result.status, 422, bad);
+    }
+  });
+
+  it("counts a password in code points, takes any Unicode, and compares it NFKC", async () => {
+    const fixture = authFixture();
+    assert.equal((await signUp(fixture, { username: "emoji4", password: "🔑🔑🔑🔑" })).status, 422, "4 emoji are 4 characters, not 8");
+    assert.equal((await signUp(fixture, { username: "emoji8", password: "🔑".repeat(8) })).status, 201);
+    assert.equal((await signUp(fixture, { username: "long", password: "x".repeat(129) })).status, 422);
+    assert.equal((await signUp(fixture, { username: "wide", password: "ｐａｓｓｗｏｒｄ１" })).status, 201);
+    const login = await call(fixture.handler, "/oauth2/token", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: form({ grant_type: "password", client_id: "app", username: "wide", password: "password1" }),
+    });
+    assert.equal(login.status, 200, "the fullwidth password and its NFKC form are one");
+  });
+
   const bad = [
     { name: "malformed JSON", body: "{\"username\":", type: "application/json", status: 400 },
     { name: "a non-object body", body: "[]", type: "application/json", status: 422 },

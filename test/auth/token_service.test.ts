@@ -88,20 +88,50 @@ describe("TokenService refresh_token grant", () => {
     assert.ok((await fixture.tokens.verifyAccess(second.access_token)) !== undefined);
   });
 
-  it("on reuse of a rotated token fails with invalid_grant and revokes the whole family, newest included", async () => {
+  it("on reuse of a rotated token after the reuse interval fails with invalid_grant and revokes the whole family, newest included", async () => {
     const fixture = authFixture();
     await fixture.addUser("alice", "correct horse");
     const first = await login(fixture);
     const refresh = (token: string) =>
       fixture.tokens.token(request({ grant_type: "refresh_token", client_id: "app", refresh_token: token }));
     const second = await refresh(first.refresh_token!);
+    fixture.advance(30_001);
     await assert.rejects(refresh(first.refresh_token!), { code: "ERR_AUTH_INVALID_GRANT" });
     await assert.rejects(refresh(second.refresh_token!), { code: "ERR_AUTH_INVALID_GRANT" });
     assert.equal(await fixture.tokens.verifyAccess(second.access_token), undefined);
   });
 
-  it("lets only one of two refreshes racing with the same token win, and then revokes the family", async () => {
+  it("within the reuse interval answers a retried refresh with a new pair of the same login, and every pair works", async () => {
     const fixture = authFixture();
+    await fixture.addUser("alice", "correct horse");
+    const first = await login(fixture);
+    const refresh = (token: string) =>
+      fixture.tokens.token(request({ grant_type: "refresh_token", client_id: "app", refresh_token: token }));
+    const lost = await refresh(first.refresh_token!);
+    fixture.advance(30_000);
+    const retried = await refresh(first.refresh_token!);
+    assert.notEqual(retried.refresh_token, lost.refresh_token);
+    for (const pair of [lost, retried]) assert.ok((await fixture.tokens.verifyAccess(pair.access_token)) !== undefined, "the lost answer's token works too");
+    const next = await refresh(retried.refresh_token!);
+    assert.ok((await fixture.tokens.verifyAccess(next.access_token)) !== undefined, "the retried pair rotates as usual");
+    // One login: reuse past the interval revokes every pair of it.
+    fixture.advance(30_001);
+    await assert.rejects(refresh(first.refresh_token!), { code: "ERR_AUTH_INVALID_GRANT" });
+    for (const pair of [lost, retried, next]) assert.equal(await fixture.tokens.verifyAccess(pair.access_token), undefined);
+  });
+
+  it("gives both of two refreshes racing with the same token a pair of the same login", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("alice", "correct horse");
+    const first = await login(fixture);
+    const refresh = (token: string) =>
+      fixture.tokens.token(request({ grant_type: "refresh_token", client_id: "app", refresh_token: token }));
+    const pairs = await Promise.all([refresh(first.refresh_token!), refresh(first.refresh_token!)]);
+    for (const pair of pairs) assert.ok((await fixture.tokens.verifyAccess(pair.access_token)) !== undefined);
+  });
+
+  it("with a reuse interval of 0 lets only one of two refreshes racing with the same token win, and then revokes the family", async () => {
+    const fixture = authFixture({ refreshReuseIntervalSeconds: 0 });
     await fixture.addUser("alice", "correct horse");
     const first = await login(fixture);
     const refresh = (token: string) =>
@@ -122,6 +152,7 @@ describe("TokenService refresh_token grant", () => {
     const refresh = (token: string) =>
       fixture.tokens.token(request({ grant_type: "refresh_token", client_id: "app", refresh_token: token }));
     await refresh(phone.refresh_token!);
+    fixture.advance(30_001);
     await assert.rejects(refresh(phone.refresh_token!));
     assert.ok((await refresh(laptop.refresh_token!)).access_token.length > 0);
   });
@@ -175,11 +206,14 @@ describe("TokenService access tokens", () => {
 });
 
 describe("TokenService revoke()", () => {
-  it("revokes a refresh token with its family, and ignores unknown and foreign tokens", async () => {
+  it("revokes a refresh token with its family, ignores unknown tokens, and refuses another client's", async () => {
     const fixture = authFixture();
     await fixture.addUser("alice", "correct horse");
     const answer = await login(fixture);
-    await fixture.tokens.revoke(request({ client_id: "backend", client_secret: "backend-secret", token: answer.refresh_token! }));
+    await assert.rejects(
+      fixture.tokens.revoke(request({ client_id: "backend", client_secret: "backend-secret", token: answer.refresh_token! })),
+      { code: "ERR_AUTH_UNAUTHORIZED_CLIENT" },
+    );
     assert.ok((await fixture.tokens.verifyAccess(answer.access_token)) !== undefined, "another client cannot revoke it");
     await fixture.tokens.revoke(request({ client_id: "app", token: "unknown" }));
     await fixture.tokens.revoke(request({ client_id: "app", token: answer.refresh_token!, token_type_hint: "refresh_token" }));
@@ -196,11 +230,22 @@ describe("TokenService revoke()", () => {
 });
 
 describe("TokenService introspect()", () => {
+  it("describes another client's token only to a client with the introspect permission", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("alice", "correct horse");
+    const answer = await login(fixture);
+    const other = await fixture.tokens.introspect(request({ client_id: "backend", client_secret: "backend-secret", token: answer.access_token }));
+    assert.deepEqual(other, { active: false }, "no user name for a client the token is not its own");
+    const own = await fixture.tokens.token(request({ grant_type: "client_credentials", client_id: "backend", client_secret: "backend-secret" }));
+    const mine = await fixture.tokens.introspect(request({ client_id: "backend", client_secret: "backend-secret", token: own.access_token }));
+    assert.equal(mine.active && mine.client_id, "backend", "its own token it may see");
+  });
+
   it("describes a live token and says only active:false for others", async () => {
     const fixture = authFixture();
     const user = await fixture.addUser("alice", "correct horse");
     const answer = await login(fixture);
-    const by = { client_id: "backend", client_secret: "backend-secret" };
+    const by = { client_id: "resource", client_secret: "resource-secret" };
     const live = await fixture.tokens.introspect(request({ ...by, token: answer.access_token }));
     assert.deepEqual(
       { active: live.active, sub: live.active ? live.sub : "", scope: live.active ? live.scope : "", type: live.active ? live.token_type : "" },
