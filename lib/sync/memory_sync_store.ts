@@ -58,14 +58,12 @@ export interface SyncSnapshot {
 }
 
 const DAY = 24 * 3600 * 1000;
-/** Ids of pruned revisions answer 410 for this many retention periods, then 404. */
-const FORGET_FACTOR = 10;
 const FINAL: ReadonlySet<TicketStatus> = new Set(["done", "aborted", "failed"]);
 
 /**
  * The in-memory {@linkcode SyncStore}: one {@linkcode RevisionLog} per user and a {@linkcode TicketStore}.
- * Revisions past the retention are pruned; their ids answer "expired" for ten
- * retention periods (300 days by default), then "unknown". Given a sink (a
+ * A revision is pruned once the retention has passed since the next one was
+ * made (since it stopped being the head); its id answers "expired" for good. Given a sink (a
  * journal), every change is applied in memory at once and its call resolves
  * once the sink has it; a change records the ids and times it drew, so that
  * {@linkcode MemorySyncStore.restore} replays it to the same revisions. A
@@ -221,7 +219,7 @@ export class MemorySyncStore implements SyncStore {
   /** Drops what is past its retention (not journaled: a replay followed by the next sweep comes to the same state). */
   sweep(): Promise<void> {
     const now = this.#now();
-    for (const log of this.#logs.values()) log.prune(now - this.#retention, now - FORGET_FACTOR * this.#retention);
+    for (const log of this.#logs.values()) log.prune(now - this.#retention);
     this.#tickets.sweep();
     return Promise.resolve();
   }
@@ -412,7 +410,7 @@ export class MemorySyncStore implements SyncStore {
   #pruned(owner: string): RevisionLog {
     const log = this.#log(owner);
     const now = this.#now();
-    log.prune(now - this.#retention, now - FORGET_FACTOR * this.#retention);
+    log.prune(now - this.#retention);
     return log;
   }
 }

@@ -275,24 +275,19 @@ export class PostgresSyncStore implements SyncStore {
   async sweep(): Promise<void> {
     const now = this.#now();
     const pruned = now - this.#retention;
-    const forgotten = now - FORGET_FACTOR * this.#retention;
+    // A revision is pruned once its successor is older than the retention (it stopped being the
+    // head that long ago). Its row stays, so that its id answers "expired" for good.
     const batches = [
       // Changes of pruned revisions: no retained base needs them.
       [`DELETE FROM sync_changes WHERE ctid IN (
           SELECT c.ctid FROM sync_changes c
-          JOIN sync_revisions r ON r.owner = c.owner AND r.serial = c.serial
-          JOIN sync_contexts x ON x.owner = c.owner
-          WHERE r.created_at < $1 AND c.serial < x.head_serial LIMIT ${SWEEP_BATCH})`, [pruned]],
+          JOIN sync_revisions n ON n.owner = c.owner AND n.serial = c.serial + 1
+          WHERE n.created_at < $1 LIMIT ${SWEEP_BATCH})`, [pruned]],
       // Deleted keys last changed in a pruned revision: no retained base counts them.
       [`DELETE FROM sync_objects WHERE ctid IN (
           SELECT o.ctid FROM sync_objects o
-          JOIN sync_revisions r ON r.owner = o.owner AND r.serial = o.last_serial
-          JOIN sync_contexts x ON x.owner = o.owner
-          WHERE o.value IS NULL AND r.created_at < $1 AND o.last_serial < x.head_serial LIMIT ${SWEEP_BATCH})`, [pruned]],
-      // Ids of revisions pruned ten retention periods ago: answered as unknown from now on.
-      [`DELETE FROM sync_revisions WHERE ctid IN (
-          SELECT r.ctid FROM sync_revisions r JOIN sync_contexts x ON x.owner = r.owner
-          WHERE r.created_at < $1 AND r.serial < x.head_serial LIMIT ${SWEEP_BATCH})`, [forgotten]],
+          JOIN sync_revisions n ON n.owner = o.owner AND n.serial = o.last_serial + 1
+          WHERE o.value IS NULL AND n.created_at < $1 LIMIT ${SWEEP_BATCH})`, [pruned]],
       [`UPDATE sync_tickets SET data = NULL WHERE ctid IN (
           SELECT ctid FROM sync_tickets WHERE created_at < $1 AND data IS NOT NULL LIMIT ${SWEEP_BATCH})`, [now - this.#ticketRetention]],
       [`DELETE FROM sync_tickets WHERE ctid IN (
@@ -414,9 +409,10 @@ export class PostgresSyncStore implements SyncStore {
 
   /** A revision of the owner's context, or why there is none, as of now. */
   async #resolve(db: SqlClient, owner: string, uuid: string): Promise<Revision> {
-    const { rows } = await db.query<{ serial: number; created_at: string; head_serial: number | null }>(
-      `SELECT r.serial, r.created_at, x.head_serial FROM sync_revisions r
-       JOIN sync_contexts x ON x.owner = r.owner WHERE r.uuid = $1 AND r.owner = $2`,
+    const { rows } = await db.query<{ serial: number; created_at: string; ended_at: string | null }>(
+      `SELECT r.serial, r.created_at, n.created_at AS ended_at FROM sync_revisions r
+       LEFT JOIN sync_revisions n ON n.owner = r.owner AND n.serial = r.serial + 1
+       WHERE r.uuid = $1 AND r.owner = $2`,
       [uuid, owner],
     );
     const row = rows[0];
@@ -426,11 +422,9 @@ export class PostgresSyncStore implements SyncStore {
     }
     const createdAt = Number(row.created_at);
     const now = this.#now();
-    // Revisions are in time order, so those past the retention are a prefix; the head is always kept.
-    if (row.serial < row.head_serial! && createdAt < now - this.#retention) {
-      if (createdAt < now - FORGET_FACTOR * this.#retention) {
-        throw new SyncError("ERR_SYNC_UNKNOWN_REVISION", `Cannot find revision ${uuid}: it was never issued here`);
-      }
+    // Retained until the retention has passed since the next revision was made (the head always is);
+    // revisions are in time order, so those past it are a prefix. Expired for good, never unknown.
+    if (row.ended_at !== null && Number(row.ended_at) < now - this.#retention) {
       throw new SyncError("ERR_SYNC_REVISION_EXPIRED", `Cannot use revision ${uuid}: it is past the retention window`);
     }
     return Object.freeze({ uuid, serial: row.serial, createdAt });

@@ -366,27 +366,26 @@ export class RevisionLog implements ObjectView {
   }
 
   /**
-   * Forgets the revisions created before a time, except the head, with
-   * their change records. Their ids are remembered as pruned (a diff from
-   * them answers "expired", not "unknown") until `forgetBefore`, so that
-   * memory stays bounded by the revisions of a period. Costs the pruned
-   * changes (amortized).
-   * @param before epoch milliseconds; revisions created earlier are dropped
-   * @param forgetBefore epoch milliseconds; ids of pruned revisions created earlier are
-   * forgotten and become unknown
-   * @default {-Infinity}
+   * Forgets the revisions that stopped being the head before a time (the
+   * next revision was made earlier), with their change records: a device up
+   * to date at a revision keeps it as a base for the whole retention after
+   * the next change, however long it was the head. Their ids are remembered
+   * as pruned for good, so that a diff from one answers "expired", never
+   * "unknown" (an id and a time each). Costs the pruned changes (amortized).
+   * @param before epoch milliseconds; revisions followed by one made earlier are dropped
    * @returns how many revisions were dropped
-   * @throws {TypeError} when `before` or `forgetBefore` is not a number
+   * @throws {TypeError} when `before` is not a number
    */
-  prune(before: number, forgetBefore = Number.NEGATIVE_INFINITY): number {
-    if (typeof before !== "number" || Number.isNaN(before) || typeof forgetBefore !== "number" || Number.isNaN(forgetBefore)) {
-      throw new TypeError(`Cannot prune revisions: expected times, got ${String(before)} and ${String(forgetBefore)}`);
+  prune(before: number): number {
+    if (typeof before !== "number" || Number.isNaN(before)) {
+      throw new TypeError(`Cannot prune revisions: expected a time, got ${String(before)}`);
     }
     let count = 0;
     while (this.#firstSerial < this.#head.serial) {
       const serial = this.#firstSerial;
       const index = serial - 1 - this.#revisionsDropped;
-      if (!(item(this.#revisionTimes, index) < before)) break;
+      // The time it stopped being the head: when the next revision was made.
+      if (!(item(this.#revisionTimes, index + 1) < before)) break;
       const uuid = item(this.#revisionUuids, index);
       this.#serials.delete(uuid);
       this.#pruned.set(uuid, item(this.#revisionTimes, index));
@@ -403,10 +402,6 @@ export class RevisionLog implements ObjectView {
       }
       this.#firstSerial++;
       count++;
-    }
-    for (const [uuid, createdAt] of this.#pruned) {
-      if (createdAt >= forgetBefore) break;
-      this.#pruned.delete(uuid);
     }
     this.#compact();
     return count;

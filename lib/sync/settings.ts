@@ -18,7 +18,7 @@ export const SYNC_SETTINGS = {
     default: 30,
     min: 1,
     max: 36_500,
-    doc: "a diff base older than this is answered 410 (404 once ten times older: its id is forgotten)",
+    doc: "a revision stays a diff base this long after it stopped being the head (the next change); then it is answered 410, for good",
   }),
   ticketRetentionSeconds: integerSetting("TICKET_RETENTION_SECONDS", {
     default: 600,

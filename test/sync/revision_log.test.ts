@@ -161,7 +161,7 @@ describe("RevisionLog.commit()", () => {
     log.commit([put(message(1))]);
     assert.throws(() => log.commit([put(message(2))]), TypeError);
     log.commit([put(message(3))]);
-    assert.equal(log.prune(T0 + 1), 1);
+    assert.equal(log.prune(T0 + 11), 2, "r1 and r2 both stopped being the head at T0 + 10");
     assert.equal(log.status("r1"), "pruned");
     assert.throws(() => log.commit([put(message(4))]), TypeError);
     assert.throws(() => log.commit([put(message(4))]), TypeError, "an empty id");
@@ -314,7 +314,7 @@ describe("RevisionLog.diff()", () => {
     const r1 = log.head;
     clock.time += 1000;
     log.commit([put(message(1))]);
-    log.prune(T0 + 1);
+    log.prune(T0 + 1001);
     assertSyncError(() => log.diff(r1), "ERR_SYNC_REVISION_EXPIRED");
     assertSyncError(() => log.diff({ ...r1, uuid: "never" }), "ERR_SYNC_UNKNOWN_REVISION");
   });
@@ -339,30 +339,33 @@ describe("RevisionLog.changedSince()", () => {
 });
 
 describe("RevisionLog.prune()", () => {
-  it("forgets the ids of pruned revisions created before forgetBefore: they become unknown", () => {
+  it("counts the retention from when a revision stopped being the head, and keeps pruned ids for good", () => {
     const { log, clock } = setup();
     const r1 = log.head;
-    clock.time += 1000;
+    clock.time += 100_000;
     const r2 = log.commit([put(message(1))]);
+    // r1 was the head for 100 s: created long before, it ended at T0 + 100 s.
+    assert.equal(log.prune(T0 + 100_000), 0, "ended exactly then: still a base");
+    assert.equal(log.status(r1.uuid), "known");
+    assert.equal(log.prune(T0 + 100_001), 1);
+    assert.equal(log.status(r1.uuid), "pruned");
     clock.time += 1000;
     log.commit([put(message(2))]);
-    log.prune(T0 + 1500, T0 + 500);
-    assert.equal(log.status(r1.uuid), "unknown");
-    assertSyncError(() => log.resolve(r1.uuid), "ERR_SYNC_UNKNOWN_REVISION");
-    assert.equal(log.status(r2.uuid), "pruned", "pruned, created after forgetBefore");
-    log.prune(T0 + 1500, T0 + 1500);
-    assert.equal(log.status(r2.uuid), "unknown");
-    assert.throws(() => log.prune(0, Number.NaN), TypeError);
+    log.prune(Number.MAX_SAFE_INTEGER);
+    assert.equal(log.status(r1.uuid), "pruned", "expired, never unknown, however long ago");
+    assert.equal(log.status(r2.uuid), "pruned");
+    assertSyncError(() => log.resolve(r1.uuid), "ERR_SYNC_REVISION_EXPIRED");
+    assert.equal(log.export().pruned.length, 2, "and kept across an export");
   });
 
-  it("forgets revisions created before a time, never the head", () => {
+  it("forgets revisions that stopped being the head before a time, never the head", () => {
     const { log, clock } = setup();
     const r1 = log.head;
     clock.time += 1000;
     const r2 = log.commit([put(message(1))]);
     clock.time += 1000;
     const r3 = log.commit([put(message(2))]);
-    assert.equal(log.prune(T0 + 1000), 1);
+    assert.equal(log.prune(T0 + 1001), 1, "r1 stopped being the head at T0 + 1000");
     assert.equal(log.status(r1.uuid), "pruned");
     assert.equal(log.isPruned(r1.uuid), true);
     assert.equal(log.revision(r1.uuid), undefined);
@@ -407,7 +410,8 @@ describe("RevisionLog.prune()", () => {
         const before = pruned.clock.time - 1000 - prng.int(20_000);
         pruned.log.prune(before);
         const oldest = pruned.log.oldest;
-        assert.ok(oldest.createdAt >= before || oldest.serial === pruned.log.head.serial);
+        const next = revisions[oldest.serial];
+        assert.ok(next === undefined || next.createdAt >= before, "the oldest kept stopped being the head at `before` or later");
         for (const revision of revisions) {
           const status = pruned.log.status(revision.uuid);
           assert.equal(status, revision.serial < oldest.serial ? "pruned" : "known");

@@ -208,10 +208,12 @@ describe("GET /api/v2/sync/user/since/<revision> (diff)", () => {
   it("fails a queued diff whose base expired before it ran, without reporting an error", async () => {
     const fixture = await syncFixture({ queueAboveObjects: 0 });
     const base = (await fixture.store.head(ALICE))!;
-    fixture.clock.time = T0 + 30 * DAY - 60_000;
+    // The base stops being the head at T0 + 60 s: a base until T0 + 30 days + 60 s.
+    fixture.clock.time = T0 + 60_000;
     await submit(fixture, { objects: { messages: [message(1)] } });
+    fixture.clock.time = T0 + 30 * DAY + 30_000;
     const { ticket } = (await fixture.request(ALICE, `${BASE}/since/${base.uuid}`)).json() as Answer<SyncDiff>;
-    fixture.clock.time = T0 + 30 * DAY + 60_000;
+    fixture.clock.time = T0 + 30 * DAY + 90_000;
     await fixture.runJobs();
     const failed = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<SyncDiff>;
     assert.equal(failed.ticket!.status, "failed");
