@@ -239,6 +239,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       running.push(await startSyncService(config.sync, {
         store: syncStore,
         authorize: (request) => requireUser(request, auth.tokens, { scope: "UserActivity" }),
+        onAccountDeleted: (owner) => auth.tokens.deleteUser(owner),
         log,
       }));
     }

@@ -5,6 +5,7 @@ import type { AuthStore, TokenRecord, UserRecord } from "./types.ts";
 /** A change to the auth state, as the journal records it. */
 export type AuthChange =
   | { readonly op: "user"; readonly user: UserRecord }
+  | { readonly op: "forget"; readonly uuid: string }
   | { readonly op: "token"; readonly token: TokenRecord }
   | { readonly op: "rotate"; readonly hash: string; readonly at: number }
   | { readonly op: "delete"; readonly hash: string }
@@ -99,6 +100,11 @@ export class MemoryAuthStore implements AuthStore {
     return Promise.resolve(this.#users.get(uuid));
   }
 
+  deleteUser(uuid: string): Promise<void> {
+    if (!this.#users.has(uuid)) return Promise.resolve();
+    return this.#change({ op: "forget", uuid });
+  }
+
   putToken(token: TokenRecord): Promise<void> {
     return this.#change({ op: "token", token });
   }
@@ -160,6 +166,14 @@ export class MemoryAuthStore implements AuthStore {
         this.#users.set(change.user.uuid, change.user);
         this.#byName.set(usernameKey(change.user.username), change.user.uuid);
         return;
+      case "forget": {
+        const user = this.#users.get(change.uuid);
+        if (user === undefined) return;
+        this.#users.delete(change.uuid);
+        this.#byName.delete(usernameKey(user.username));
+        for (const [hash, token] of this.#tokens) if (token.userId === change.uuid) this.#tokens.delete(hash);
+        return;
+      }
       case "token":
         this.#tokens.set(change.token.hash, change.token);
         return;
@@ -178,7 +192,7 @@ export class MemoryAuthStore implements AuthStore {
   }
 }
 
-const OPS = new Set(["user", "token", "rotate", "delete", "revoke"]);
+const OPS = new Set(["user", "forget", "token", "rotate", "delete", "revoke"]);
 
 function checkChange(value: unknown): AuthChange {
   if (typeof value !== "object" || value === null || !OPS.has(String((value as { op?: unknown }).op))) {

@@ -102,6 +102,13 @@ export class PostgresAuthStore implements AuthStore {
     return rows[0] === undefined ? undefined : userOf(rows[0]);
   }
 
+  deleteUser(uuid: string): Promise<void> {
+    return this.#db.transaction(async (db) => {
+      await db.query("DELETE FROM auth_tokens WHERE user_id = $1", [uuid]);
+      await db.query("DELETE FROM auth_users WHERE uuid = $1", [uuid]);
+    });
+  }
+
   /**
    * Stores a token. The tokens issued in one turn of the event loop are
    * written by one statement, one commit (a group commit): each call resolves

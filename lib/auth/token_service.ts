@@ -285,6 +285,15 @@ export class TokenService {
     return (await this.#store.createUser(record)) ? record : undefined;
   }
 
+  /**
+   * Deletes a user's account on the token side: the user, and with it every
+   * token issued for the user (access and refresh, every login).
+   * @param uuid the user's uuid
+   */
+  deleteUser(uuid: string): Promise<void> {
+    return this.#store.deleteUser(uuid);
+  }
+
   async #password(request: TokenRequest, client: Client): Promise<TokenResponse> {
     const typed = request.params.get("username");
     const password = request.params.get("password");

@@ -38,6 +38,8 @@ export interface AuthStore {
   /** The user whose name has the `usernameKey` of `username`. */
   userByName(username: string): Promise<UserRecord | undefined>;
   userById(uuid: string): Promise<UserRecord | undefined>;
+  /** Deletes a user and every token issued for the user (the account is deleted); the name is free again. */
+  deleteUser(uuid: string): Promise<void>;
   putToken(token: TokenRecord): Promise<void>;
   token(hash: string): Promise<TokenRecord | undefined>;
   /**

@@ -72,7 +72,7 @@ class Report {
  *
  * - `me.uuid` is not the user's own: `user_error` / `access_denied`;
  * - a read-only field (`me.username`) differs from its value: `user_error` / `input`;
- * - `deleted_objects.me` is set (no account deletion by sync): `user_error` / `access_denied`;
+ * - `deleted_objects.me` is set to another uuid than the user's (the user's own deletes the account before any patch is queued): `user_error` / `access_denied`;
  * - a deleted message or team does not exist: `user_error` / `object_not_found`;
  * - a team the patch makes active (new, renamed or unarchived) shares its name, in any
  *   case, with another non-archived team: `user_error` / `input`;
@@ -108,7 +108,7 @@ function checkMe(patch: SyncPatch, log: ObjectView, user: PatchUser, report: Rep
     }
   }
   if (patch.deleted_objects.me !== null) {
-    const message = "Cannot delete the account through sync";
+    const message = "Cannot delete another user's account";
     report.add("deleted_objects", "me", null, null, ACCESS_DENIED, message);
   }
 }

@@ -55,6 +55,12 @@ export interface SyncServiceOptions {
    * @default {"/api/v2/sync/user"}
    */
   readonly base?: string;
+  /**
+   * Deletes the rest of an account once its context is erased (the user and
+   * every token): `DELETE` on the context, or a patch deleting `me`.
+   * @default nothing more
+   */
+  readonly onAccountDeleted?: (owner: string) => Promise<void>;
 }
 
 /** Every cached answer is revalidated; it is the user's own data. */
@@ -85,6 +91,14 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
   const maxObjects = options.maxPatchObjects ?? 10_000;
   const maxPending = options.maxPendingPerUser ?? 16;
   const { authorize, jobs } = options;
+
+  /** Erases the context, then the rest of the account; again after a failure, it finishes what is left. */
+  async function deleteAccount(owner: string): Promise<HttpResponse> {
+    await store.deleteContext(owner);
+    for (const key of queued.keys()) if (key.startsWith(`${owner} `)) queued.delete(key);
+    await options.onAccountDeleted?.(owner);
+    return { status: 204, headers: { "cache-control": "no-store" } };
+  }
   /** Tickets of queued snapshots and diffs by what they compute, while queued: asking again gives the same ticket. */
   const queued = new Map<string, Ticket>();
   /** Rendered snapshots: the store gives the same frozen snapshot until the next commit. */
@@ -177,8 +191,15 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         const owner = await authorize(request);
         // Whether the user has a context, the store says when it queues the patch.
         const patch = parsePatch(await readJson(request, { maxBytes, maxDepth: 8 }), { maxObjects });
+        // Deleting one's own `me` deletes the account, as the original API documents (another's is refused when checked).
+        if (patch.deleted_objects.me === owner) return deleteAccount(owner);
         return accepted(await submitWork(owner, patch.serial, { kind: "patch", patch }));
       }),
+    },
+    {
+      method: "DELETE",
+      path: base,
+      handler: async (request) => deleteAccount(await authorize(request)),
     },
   ]);
 }

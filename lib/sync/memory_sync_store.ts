@@ -46,6 +46,7 @@ interface Draws {
 /** A change to the sync state, as the journal records it. */
 export type SyncChange =
   | ({ readonly op: "context"; readonly user: SyncUser } & Draws)
+  | ({ readonly op: "erase"; readonly owner: string } & Draws)
   | ({ readonly op: "ticket"; readonly owner: string; readonly serial: number | null; readonly work: TicketWork } & Draws)
   | ({ readonly op: "status"; readonly ticket: string; readonly status: TicketStatus; readonly errors?: readonly ObjectErrors[]; readonly data?: TicketData } & Draws)
   | ({ readonly op: "commit"; readonly owner: string; readonly changes: readonly Change[]; readonly ticket?: string } & Draws);
@@ -168,6 +169,12 @@ export class MemorySyncStore implements SyncStore {
     return attempt(() => this.#pruned(owner).diff(base, to));
   }
 
+  deleteContext(owner: string): Promise<boolean> {
+    if (!this.#logs.has(owner)) return Promise.resolve(false);
+    const drawn = this.#draw(() => this.#erase(owner));
+    return this.#record({ op: "erase", owner, ...drawn }).then(() => true);
+  }
+
   async submit(owner: string, patch: SyncPatch): Promise<SubmitResult> {
     const log = this.#log(owner);
     const errors = checkPatch(patch, log, userOf(owner, log));
@@ -285,6 +292,13 @@ export class MemorySyncStore implements SyncStore {
     this.#logs.set(user.uuid, new RevisionLog({ now: this.#clock, uuid: this.#newUuid, me }));
   }
 
+  #erase(owner: string): void {
+    this.#logs.delete(owner);
+    this.#tickets.dropOwner(owner);
+    for (const ticket of this.#queues.get(owner) ?? []) this.#work.delete(ticket);
+    this.#queues.delete(owner);
+  }
+
   #queue(owner: string, clientSerial: number | null, work: TicketWork): Ticket {
     const ticket = this.#tickets.create(owner, clientSerial);
     this.#work.set(ticket.uuid, { owner, work });
@@ -331,6 +345,8 @@ export class MemorySyncStore implements SyncStore {
       switch (change.op) {
         case "context":
           return this.#openLog(change.user);
+        case "erase":
+          return this.#erase(change.owner);
         case "ticket":
           return void this.#queue(change.owner, change.serial, change.work);
         case "status":

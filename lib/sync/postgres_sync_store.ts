@@ -187,6 +187,17 @@ export class PostgresSyncStore implements SyncStore {
     return this.#db.transaction((db) => this.#apply(db, owner, patch, undefined));
   }
 
+  deleteContext(owner: string): Promise<boolean> {
+    return this.#db.transaction(async (db) => {
+      // The context's row first: a runner holding it finishes before the rest goes.
+      const { rowCount } = await db.query("DELETE FROM sync_contexts WHERE owner = $1", [owner]);
+      for (const table of ["sync_changes", "sync_objects", "sync_revisions", "sync_tickets"]) {
+        await db.query(`DELETE FROM ${table} WHERE owner = $1`, [owner]);
+      }
+      return rowCount === 1;
+    });
+  }
+
   async enqueue(owner: string, clientSerial: number | null, work: TicketWork, limit: number): Promise<Ticket> {
     const uuid = this.#uuid();
     const now = this.#now();

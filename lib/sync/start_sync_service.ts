@@ -11,6 +11,8 @@ export interface StartSyncServiceOptions {
   store: SyncStore;
   /** Checks a request's credentials and gives the uuid of its user (see `SyncServiceOptions`). */
   authorize: (request: HttpRequest) => Promise<string>;
+  /** Deletes the rest of an account once its context is erased (see `SyncServiceOptions.onAccountDeleted`). */
+  onAccountDeleted?: (owner: string) => Promise<void>;
   /** Where a failed background job is reported. */
   log: ServiceLog;
   /**
@@ -62,6 +64,7 @@ export async function startSyncService(config: SyncConfig, options: StartSyncSer
     queueAboveObjects: config.queueAboveObjects,
     maxPendingPerUser: config.maxQueuedPerUser,
     base,
+    ...(options.onAccountDeleted === undefined ? {} : { onAccountDeleted: options.onAccountDeleted }),
   });
   const every = options.every ?? startInterval;
   const stopSweep = every(() => void options.store.sweep(), 60_000);

@@ -37,6 +37,12 @@ export type TicketWork =
 export interface SyncStore {
   /** Creates a user's context, its first revision holding `me`; false when it exists. */
   createContext(user: SyncUser): Promise<boolean>;
+  /**
+   * Erases a context for good (the account is deleted): its revisions,
+   * objects, tickets with their results, and queued work.
+   * @returns whether there was one
+   */
+  deleteContext(owner: string): Promise<boolean>;
   /** The newest revision of a context; undefined when the owner has no context. */
   head(owner: string): Promise<Revision | undefined>;
   /**

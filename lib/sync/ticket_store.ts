@@ -304,6 +304,16 @@ export class TicketStore {
     return count;
   }
 
+  /**
+   * Forgets every ticket of an owner, live or expired, with its result (the
+   * owner's account is deleted). Costs every ticket held.
+   * @param owner the owner
+   */
+  dropOwner(owner: string): void {
+    for (const [uuid, entry] of this.#live) if (entry.owner === owner) this.#live.delete(uuid);
+    for (const [uuid, entry] of this.#expired) if (entry.owner === owner) this.#expired.delete(uuid);
+  }
+
   /** Reads the clock, never going back. */
   #tick(): number {
     this.#time = readClock(this.#now, this.#time);

@@ -32,6 +32,35 @@ export function authStoreContract(
       assert.equal(await store.userById("b0b00000-0000-4000-8000-000000000002"), undefined);
     });
 
+    it("finds names by case and Unicode form alike", async () => {
+      const store = await make();
+      const jose = { ...USER, username: "jos\u00e9" };
+      assert.equal(await store.createUser(jose), true);
+      assert.equal(await store.createUser({ ...jose, uuid: "b0b00000-0000-4000-8000-000000000002", username: "JOSE\u0301" }), false);
+      assert.deepEqual(await store.userByName("Jose\u0301"), jose);
+    });
+
+    it("deletes a user with every token issued for the user, and frees the name", async () => {
+      const store = await make();
+      await store.createUser(USER);
+      await store.putToken(token("mine", { userId: USER.uuid }));
+      await store.putToken(token("refresh", { userId: USER.uuid, kind: "refresh", familyId: "f1" }));
+      await store.putToken(token("client", { userId: null }));
+      await store.deleteUser(USER.uuid);
+      assert.equal(await store.userById(USER.uuid), undefined);
+      assert.equal(await store.userByName("alice"), undefined);
+      assert.equal(await store.token("mine"), undefined);
+      assert.equal(await store.token("refresh"), undefined);
+      assert.ok((await store.token("client")) !== undefined, "other tokens stay");
+      assert.equal(await store.createUser({ ...USER, uuid: "c0c00000-0000-4000-8000-000000000003" }), true, "the name is free again");
+      await store.deleteUser("d0d00000-0000-4000-8000-000000000004");
+      if (reopen !== undefined) {
+        const again = await reopen(store);
+        assert.equal(await again.token("mine"), undefined, "deleted for good");
+        assert.equal((await again.userByName("alice"))?.uuid, "c0c00000-0000-4000-8000-000000000003");
+      }
+    });
+
     it("stores, finds and deletes tokens by hash", async () => {
       const store = await make();
       await store.putToken(token("h1"));

@@ -133,6 +133,25 @@ export function syncStoreContract(
       await rejectsWith(store.revision(ALICE.uuid, first.uuid), "ERR_SYNC_REVISION_EXPIRED");
     });
 
+    it("erases a context with its revisions, objects, tickets and queued work; others stay", async () => {
+      const { store } = await fresh();
+      await store.createContext(BOB);
+      await store.submit(ALICE.uuid, parsePatch({ objects: { messages: [message(1)] } }));
+      const old = (await store.head(ALICE.uuid))!;
+      const done = await store.enqueue(ALICE.uuid, 1, { kind: "patch", patch: parsePatch({ objects: { messages: [message(2)] } }) }, 16);
+      await store.runWork(ALICE.uuid);
+      await store.enqueue(ALICE.uuid, 2, { kind: "patch", patch: parsePatch({ objects: { messages: [message(3)] } }) }, 16);
+      assert.equal(await store.deleteContext(ALICE.uuid), true);
+      assert.equal(await store.head(ALICE.uuid), undefined);
+      await rejectsWith(store.revision(ALICE.uuid, old.uuid), "ERR_SYNC_NO_CONTEXT");
+      assert.equal(await store.ticket(ALICE.uuid, done.uuid), undefined, "tickets and their results are gone");
+      assert.deepEqual(await store.waitingOwners(), [], "queued work is gone");
+      assert.equal(await store.deleteContext(ALICE.uuid), false);
+      assert.equal((await store.head(BOB.uuid))?.serial, 1);
+      assert.equal(await store.createContext(ALICE), true, "a new context may start again");
+      assert.equal((await store.snapshot(ALICE.uuid)).objects.messages.length, 0);
+    });
+
     it("queues work under tickets, runs an owner's queue in order, and expires tickets after their retention", async () => {
       const { store, clock } = await fresh();
       const base = (await store.head(ALICE.uuid))!;
