@@ -34,10 +34,10 @@ export function patchChanges(patch: SyncPatch, log: ObjectView): Change[] {
   if (patch.objects.me !== null) push(changes, "me", patch.objects.me, log.me ?? undefined);
   for (const entity of LIST_ENTITY_NAMES) {
     for (const key of patch.deleted_objects[entity]) {
-      if (log.get(entity, key) === undefined) {
+      if (log.get(entity, key) !== undefined) changes.push({ entity, key, value: null });
+      else if (log.lastChange(entity, key) === undefined) {
         throw new TypeError(`Cannot apply patch: ${entity} ${key} does not exist; check it first`);
       }
-      changes.push({ entity, key, value: null });
     }
     for (const object of patch.objects[entity]) {
       const key = object["uuid"];

@@ -64,6 +64,87 @@ class Report {
   }
 }
 
+/** An object a patch names that changed after the patch's base: who changed it is `serial`. */
+export interface Conflict {
+  readonly section: Section;
+  readonly entity: EntityName;
+  /** The object's key; null for `me`. */
+  readonly key: string | null;
+  readonly serial: number;
+}
+
+/**
+ * Finds what makes a patch with a base revision a conflict (optimistic
+ * concurrency): every object it writes or deletes that some revision after
+ * the base changed. Costs the objects of the patch.
+ * @param patch the patch
+ * @param view the current objects, with the serial of each one's last change
+ * @param base the serial of the patch's base revision
+ * @returns the conflicts, in the patch's order; empty when the patch may go on
+ */
+export function findConflicts(patch: SyncPatch, view: ObjectView, base: number): Conflict[] {
+  const conflicts: Conflict[] = [];
+  const look = (section: Section, entity: EntityName, key: string | null, lookup: string): void => {
+    const serial = view.lastChange(entity, lookup);
+    if (serial !== undefined && serial > base) conflicts.push({ section, entity, key, serial });
+  };
+  const me = view.me?.["uuid"];
+  if (patch.objects.me !== null && typeof me === "string") look("objects", "me", null, me);
+  for (const entity of LIST_ENTITY_NAMES) {
+    for (const object of patch.objects[entity]) {
+      const key = object["uuid"];
+      if (typeof key === "string") look("objects", entity, key, key);
+    }
+    for (const key of patch.deleted_objects[entity]) look("deleted_objects", entity, key, key);
+  }
+  return conflicts;
+}
+
+/**
+ * The ticket errors of conflicts: `user_error` / `conflict` per object, with
+ * the revision that changed it.
+ * @param conflicts from {@linkcode findConflicts}
+ * @param revisionOf the id of the revision of a serial
+ * @returns the errors
+ */
+export function conflictErrors(conflicts: readonly Conflict[], revisionOf: (serial: number) => string): ObjectErrors[] {
+  return conflicts.map(({ section, entity, key, serial }) => {
+    const revision = revisionOf(serial);
+    return {
+      section,
+      entity,
+      key: key === null ? null : { uuid: key },
+      attribute: null,
+      messages: [{
+        level: "user_error",
+        code: "conflict",
+        message: `Changed by revision ${revision} after the patch's base revision: nothing of the patch was applied; fetch the changes and send it again`,
+        revision,
+      }],
+    };
+  });
+}
+
+/**
+ * The ticket error of a patch whose base revision cannot be checked against:
+ * expired (past the retention) or never issued to this user.
+ * @param base the base revision's id
+ * @param why which
+ * @returns the errors (one)
+ */
+export function baseErrors(base: string, why: "expired" | "unknown"): ObjectErrors[] {
+  const message = why === "expired"
+    ? `Cannot check the patch against base revision ${base}: it is past the retention window; take a snapshot and send the patch again`
+    : `Cannot check the patch against base revision ${base}: it was never issued to this user`;
+  return [{
+    section: "objects",
+    entity: "me",
+    key: null,
+    attribute: "base_revision",
+    messages: [why === "expired" ? { level: "user_error", code: "conflict", message } : { level: "dev_error", code: "input_data", message }],
+  }];
+}
+
 /**
  * Checks a parsed patch against the current data and the rules of the user
  * context. Objects of a patch are complete: an absent field takes its default
@@ -73,7 +154,7 @@ class Report {
  * - `me.uuid` is not the user's own: `user_error` / `access_denied`;
  * - a read-only field (`me.username`) differs from its value: `user_error` / `input`;
  * - `deleted_objects.me` is set to another uuid than the user's (the user's own deletes the account before any patch is queued): `user_error` / `access_denied`;
- * - a deleted message or team does not exist: `user_error` / `object_not_found`;
+ * - a deleted message or team never existed: `user_error` / `object_not_found` (one deleted already is left as it is);
  * - a team the patch makes active (new, renamed or unarchived) shares its name, in any
  *   case, with another non-archived team: `user_error` / `input`;
  * - an object lacks a required field: `dev_error` / `input_data`;
@@ -124,7 +205,8 @@ function checkList(
     if (deleted.has(key)) {
       const message = "Listed more than once in deleted_objects";
       report.add("deleted_objects", entity, key, null, INPUT_DATA, message);
-    } else if (log.get(entity, key) === undefined) {
+    } else if (log.get(entity, key) === undefined && log.lastChange(entity, key) === undefined) {
+      // Deleted already (a retry): nothing to do. Never there: an error.
       const message = "Cannot delete: there is no such object";
       report.add("deleted_objects", entity, key, null, NOT_FOUND, message);
     }

@@ -1,5 +1,5 @@
 import type { ChangeSink } from "../storage/mod.ts";
-import { checkPatch } from "./check_patch.ts";
+import { baseErrors, checkPatch, conflictErrors, findConflicts } from "./check_patch.ts";
 import { patchChanges } from "./apply_patch.ts";
 import { SyncError } from "./errors.ts";
 import { RevisionLog, type RevisionLogState } from "./revision_log.ts";
@@ -177,7 +177,7 @@ export class MemorySyncStore implements SyncStore {
 
   async submit(owner: string, patch: SyncPatch): Promise<SubmitResult> {
     const log = this.#log(owner);
-    const errors = checkPatch(patch, log, userOf(owner, log));
+    const errors = this.#check(owner, patch);
     if (errors.length > 0) return { errors, revision: undefined };
     const changes = patchChanges(patch, log);
     if (changes.length === 0) return { errors: [], revision: undefined };
@@ -257,9 +257,21 @@ export class MemorySyncStore implements SyncStore {
     }
   }
 
+  /** The errors of a patch: conflicts with its base first (none of it applies then), else the rules. */
+  #check(owner: string, patch: SyncPatch): ObjectErrors[] {
+    const log = this.#pruned(owner);
+    if (patch.base_revision !== null) {
+      const status = log.status(patch.base_revision);
+      if (status !== "known") return baseErrors(patch.base_revision, status === "pruned" ? "expired" : "unknown");
+      const conflicts = findConflicts(patch, log, log.resolve(patch.base_revision).serial);
+      if (conflicts.length > 0) return conflictErrors(conflicts, (serial) => log.at(serial).uuid);
+    }
+    return checkPatch(patch, log, userOf(owner, log));
+  }
+
   async #applyQueued(ticket: string, owner: string, patch: SyncPatch): Promise<void> {
     const log = this.#log(owner);
-    const errors = checkPatch(patch, log, userOf(owner, log));
+    const errors = this.#check(owner, patch);
     if (errors.length > 0) return this.#status(ticket, "aborted", { errors });
     const changes = patchChanges(patch, log);
     if (changes.length === 0) return this.#status(ticket, "done", { errors: [] });

@@ -26,7 +26,7 @@ export interface ParsePatchOptions {
 
 type Json = { readonly [key: string]: unknown };
 
-const TOP_LEVEL = ["objects", "deleted_objects", "serial"];
+const TOP_LEVEL = ["objects", "deleted_objects", "serial", "base_revision"];
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const NONE: readonly never[] = Object.freeze([]);
 const EMPTY_OBJECTS: SyncObjects = Object.freeze({ me: null, messages: NONE, teams: NONE });
@@ -92,11 +92,11 @@ export function parsePatch(body: unknown, options: ParsePatchOptions = {}): Sync
 function readPatch(body: unknown, maxObjects: number, problems: Problems): SyncPatch {
   if (!isJson(body)) {
     problems.add(undefined, `Expected a JSON object, got ${describe(body)}`);
-    return { objects: EMPTY_OBJECTS, deleted_objects: NO_DELETIONS, serial: null };
+    return { objects: EMPTY_OBJECTS, deleted_objects: NO_DELETIONS, serial: null, base_revision: null };
   }
   for (const key of Object.keys(body)) {
     if (!TOP_LEVEL.includes(key)) {
-      const message = "Unknown member: expected objects, deleted_objects or serial";
+      const message = "Unknown member: expected objects, deleted_objects, serial or base_revision";
       problems.add(memberPath(undefined, key), message);
     }
   }
@@ -109,12 +109,13 @@ function readPatch(body: unknown, maxObjects: number, problems: Problems): SyncP
   if (total > maxObjects) {
     // Reading a body far beyond the limit would only produce more problems.
     problems.add(undefined, `Too many objects: ${total}, at most ${maxObjects} per patch`);
-    return { objects: EMPTY_OBJECTS, deleted_objects: NO_DELETIONS, serial: null };
+    return { objects: EMPTY_OBJECTS, deleted_objects: NO_DELETIONS, serial: null, base_revision: null };
   }
   return Object.freeze({
     objects: readObjects(objects, problems),
     deleted_objects: readDeleted(deleted, problems),
     serial: readSerial(member(body, "serial"), problems),
+    base_revision: readBase(member(body, "base_revision"), problems),
   });
 }
 
@@ -234,6 +235,13 @@ function readSerial(raw: unknown, problems: Problems): number | null {
   if (raw === null) return null;
   if (typeof raw === "number" && Number.isSafeInteger(raw) && raw >= 0) return raw;
   problems.add("serial", `Expected a non-negative integer or null, got ${describe(raw)}`);
+  return null;
+}
+
+function readBase(raw: unknown, problems: Problems): string | null {
+  if (raw === null) return null;
+  if (isUuid(raw)) return raw.toLowerCase();
+  problems.add("base_revision", `Expected a revision id (a UUID) or null, got ${describe(raw)}`);
   return null;
 }
 

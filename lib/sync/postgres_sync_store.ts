@@ -1,6 +1,6 @@
 import { type SqlClient, type SqlPool, StorageError } from "../storage/mod.ts";
 import { patchChanges } from "./apply_patch.ts";
-import { checkPatch } from "./check_patch.ts";
+import { baseErrors, checkPatch, conflictErrors, findConflicts } from "./check_patch.ts";
 import { SyncError } from "./errors.ts";
 import { buildDiff, buildSnapshot, type Seen, type Tables } from "./_revision_data.ts";
 import type { ObjectView } from "./revision_log.ts";
@@ -230,27 +230,31 @@ export class PostgresSyncStore implements SyncStore {
           // One runner per owner over every process: a runner that does not get the lock finds no rows, and leaves the queue to the one that has it.
           // In one round trip: the tickets and the context's row, locked together (the batch's commits go
           // after this head), and the objects the batch's patches read (me, the teams, the messages they name).
-          const { rows } = await db.query<TicketRow & HeadRow & { objects: [number, string, SyncObject][] | null }>(
+          const { rows } = await db.query<TicketRow & HeadRow & { objects: ObjectRow[] | null }>(
             `WITH claimed AS (
                SELECT t.*, x.head_serial, x.head_uuid, x.head_created_at FROM sync_tickets t JOIN sync_contexts x ON x.owner = t.owner
                WHERE t.owner = $1 AND t.work IS NOT NULL AND pg_try_advisory_xact_lock(hashtext($2))
                ORDER BY t.seq LIMIT $3 FOR UPDATE),
              named AS (
-               SELECT jsonb_array_elements(work->'patch'->'objects'->'messages')->>'uuid' AS key FROM claimed WHERE work->>'kind' = 'patch'
+               SELECT 1 AS entity, jsonb_array_elements(work->'patch'->'objects'->'messages')->>'uuid' AS key FROM claimed WHERE work->>'kind' = 'patch'
                UNION
-               SELECT jsonb_array_elements_text(work->'patch'->'deleted_objects'->'messages') FROM claimed WHERE work->>'kind' = 'patch')
-             SELECT claimed.*, (SELECT jsonb_agg(jsonb_build_array(entity, key, value)) FROM (
-                 SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND entity IN (0, 2) AND value IS NOT NULL
+               SELECT 1, jsonb_array_elements_text(work->'patch'->'deleted_objects'->'messages') FROM claimed WHERE work->>'kind' = 'patch'
+               UNION
+               SELECT 2, jsonb_array_elements(work->'patch'->'objects'->'teams')->>'uuid' FROM claimed WHERE work->>'kind' = 'patch'
+               UNION
+               SELECT 2, jsonb_array_elements_text(work->'patch'->'deleted_objects'->'teams') FROM claimed WHERE work->>'kind' = 'patch')
+             SELECT claimed.*, (SELECT jsonb_agg(jsonb_build_array(entity, key, value, last_serial)) FROM (
+                 SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity IN (0, 2) AND value IS NOT NULL
                  UNION ALL
-                 SELECT o.entity, o.key, o.value FROM named CROSS JOIN LATERAL (
-                   SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND entity = 1 AND key = named.key AND value IS NOT NULL LIMIT 1) AS o) AS read
+                 SELECT o.entity, o.key, o.value, o.last_serial FROM named CROSS JOIN LATERAL (
+                   SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity = named.entity AND key = named.key LIMIT 1) AS o) AS read
                ) AS objects
              FROM claimed ORDER BY seq`,
             [owner, `tributary-sync-run:${owner}`, batch],
           );
           if (rows.length === 0) return 0;
           const view = new RowView();
-          for (const [entity, key, value] of rows[0]!.objects ?? []) view.set(ENTITIES[entity]!, key, value);
+          for (const [entity, key, value, serial] of rows[0]!.objects ?? []) view.set(ENTITIES[entity]!, key, value, serial);
           const locked: Locked = { head: revisionOf(rows[0]!), view };
           for (const row of rows) await this.#run(db, row, locked);
           return rows.length;
@@ -361,6 +365,10 @@ export class PostgresSyncStore implements SyncStore {
   ): Promise<SubmitResult> {
     const held = locked ?? { head: await lockContext(db, owner), view: await loadView(db, owner, [patch]) };
     const { view } = held;
+    if (patch.base_revision !== null) {
+      const conflicts = await this.#conflicts(db, owner, patch, patch.base_revision, view);
+      if (conflicts.length > 0) return { errors: conflicts, revision: undefined };
+    }
     const me = view.me;
     const errors = checkPatch(patch, view, { uuid: owner, username: typeof me?.["username"] === "string" ? me["username"] : "" });
     if (errors.length > 0) return { errors, revision: undefined };
@@ -368,6 +376,26 @@ export class PostgresSyncStore implements SyncStore {
     if (changes.length === 0) return { errors: [], revision: undefined };
     held.head = await this.#commit(db, owner, held.head, view, changes, ticket);
     return { errors: [], revision: held.head };
+  }
+
+  /** What makes a patch with a base a conflict, as ticket errors: the objects changed after the base, or a base past the retention. */
+  async #conflicts(db: SqlClient, owner: string, patch: SyncPatch, base: string, view: RowView): Promise<ObjectErrors[]> {
+    let serial: number;
+    try {
+      serial = (await this.#resolve(db, owner, base)).serial;
+    } catch (error) {
+      if (error instanceof SyncError && error.code === "ERR_SYNC_REVISION_EXPIRED") return baseErrors(base, "expired");
+      if (error instanceof SyncError && error.code === "ERR_SYNC_UNKNOWN_REVISION") return baseErrors(base, "unknown");
+      throw error;
+    }
+    const conflicts = findConflicts(patch, view, serial);
+    if (conflicts.length === 0) return [];
+    const { rows } = await db.query<{ serial: number; uuid: string }>(
+      "SELECT serial, uuid FROM sync_revisions WHERE owner = $1 AND serial = ANY($2::integer[])",
+      [owner, conflicts.map((conflict) => conflict.serial)],
+    );
+    const uuids = new Map(rows.map((row) => [row.serial, row.uuid]));
+    return conflictErrors(conflicts, (at) => uuids.get(at) ?? "");
   }
 
   /** Appends a revision holding `changes` after the locked head, in one statement, with its ticket's end. */
@@ -385,7 +413,7 @@ export class PostgresSyncStore implements SyncStore {
       const prev = view.get(change.entity, change.key) ?? null;
       const next = change.value;
       sizeDelta += (next === null ? 0 : 1) - (prev === null ? 0 : 1);
-      view.set(change.entity, change.key, next);
+      view.set(change.entity, change.key, next, serial);
       seqs.push(seq);
       entities.push(INDEX[change.entity]);
       keys.push(change.key);
@@ -445,6 +473,8 @@ export class PostgresSyncStore implements SyncStore {
 /** Objects of a context loaded for a patch: `me`, the keys the patch names, every team (names are unique). */
 class RowView implements ObjectView {
   readonly #tables: Tables<Map<string, SyncObject>> = [new Map(), new Map(), new Map()];
+  /** The serial of each loaded key's last change, deleted ones included. */
+  readonly #serials: Tables<Map<string, number>> = [new Map(), new Map(), new Map()];
 
   get me(): SyncObject | null {
     const first = this.#tables[0].values().next();
@@ -459,9 +489,15 @@ class RowView implements ObjectView {
     return this.#tables[INDEX[entity]]!.values();
   }
 
-  set(entity: EntityName, key: string, value: SyncObject | null): void {
+  lastChange(entity: EntityName, key: string): number | undefined {
+    return this.#serials[INDEX[entity]]!.get(key);
+  }
+
+  /** Sets a key's value (null: deleted) as of the revision `serial` that last changed it. */
+  set(entity: EntityName, key: string, value: SyncObject | null, serial: number): void {
     if (value === null) this.#tables[INDEX[entity]]!.delete(key);
     else this.#tables[INDEX[entity]]!.set(key, value);
+    this.#serials[INDEX[entity]]!.set(key, serial);
   }
 }
 
@@ -471,23 +507,31 @@ interface Locked {
   readonly view: RowView;
 }
 
+/** An object as a patch's view loads it: entity, key, value (null once deleted), the serial of its last change. */
+type ObjectRow = [number, string, SyncObject | null, number];
+
 async function loadView(db: SqlClient, owner: string, patches: readonly SyncPatch[]): Promise<RowView> {
-  const keys = new Set<string>();
+  const entities: number[] = [];
+  const keys: string[] = [];
+  const name = (entity: number, key: string): void => void (entities.push(entity), keys.push(key));
   for (const patch of patches) {
-    for (const object of patch.objects.messages) if (typeof object["uuid"] === "string") keys.add(object["uuid"]);
-    for (const key of patch.deleted_objects.messages) keys.add(key);
+    for (const object of patch.objects.messages) if (typeof object["uuid"] === "string") name(1, object["uuid"]);
+    for (const key of patch.deleted_objects.messages) name(1, key);
+    for (const object of patch.objects.teams) if (typeof object["uuid"] === "string") name(2, object["uuid"]);
+    for (const key of patch.deleted_objects.teams) name(2, key);
   }
   // Each part through the primary key: the cost follows the patch and the teams, not the messages kept
   // (LIMIT 1, at most one row by the key anyway, keeps the look-up a nested loop: never a hash over every message).
-  const { rows } = await db.query<{ entity: number; key: string; value: SyncObject }>(
-    `SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND entity IN (0, 2) AND value IS NOT NULL
+  // Deleted keys the patch names come too: their last change tells a retried deletion and a conflict.
+  const { rows } = await db.query<{ entity: number; key: string; value: SyncObject | null; last_serial: number }>(
+    `SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity IN (0, 2) AND value IS NOT NULL
      UNION ALL
-     SELECT o.entity, o.key, o.value FROM unnest($2::text[]) AS named(key) CROSS JOIN LATERAL (
-       SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND entity = 1 AND key = named.key AND value IS NOT NULL LIMIT 1) AS o`,
-    [owner, [...keys]],
+     SELECT o.entity, o.key, o.value, o.last_serial FROM unnest($2::smallint[], $3::text[]) AS named(entity, key) CROSS JOIN LATERAL (
+       SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity = named.entity AND key = named.key LIMIT 1) AS o`,
+    [owner, entities, keys],
   );
   const view = new RowView();
-  for (const row of rows) view.set(ENTITIES[row.entity]!, row.key, row.value);
+  for (const row of rows) view.set(ENTITIES[row.entity]!, row.key, row.value, row.last_serial);
   return view;
 }
 

@@ -32,6 +32,12 @@ export interface ObjectView {
   get(entity: EntityName, key: string): SyncObject | undefined;
   /** The current objects of an entity, in no particular order. */
   objects(entity: EntityName): Iterable<SyncObject>;
+  /**
+   * The serial of the revision that last changed (or deleted) an object,
+   * when that revision is retained; undefined for a key never changed, or
+   * last changed before every retained revision.
+   */
+  lastChange(entity: EntityName, key: string): number | undefined;
 }
 
 /**
@@ -222,6 +228,23 @@ export class RevisionLog implements ObjectView {
    */
   objects(entity: EntityName): IterableIterator<SyncObject> {
     return this.#state[entityIndex(entity)].values();
+  }
+
+  lastChange(entity: EntityName, key: string): number | undefined {
+    return this.#nodes[entityIndex(entity)].get(key)?.last;
+  }
+
+  /**
+   * A retained revision by its serial.
+   * @param serial from the oldest retained to the head's
+   * @returns the revision
+   * @throws {RangeError} for a serial that is not retained
+   */
+  at(serial: number): Revision {
+    if (!Number.isSafeInteger(serial) || serial < this.#firstSerial || serial > this.#head.serial) {
+      throw new RangeError(`Cannot find revision serial ${serial}: retained are ${this.#firstSerial} to ${this.#head.serial}`);
+    }
+    return this.#revisionAt(serial);
   }
 
   /**

@@ -80,6 +80,12 @@ export interface SyncPatch {
   readonly deleted_objects: SyncDeletedObjects;
   /** The client's number, echoed as the ticket's `client_serial`. */
   readonly serial: number | null;
+  /**
+   * The revision the patch was made from, lower-case: when set, an object
+   * the patch names that changed after it makes the whole patch a conflict
+   * (optimistic concurrency); null keeps the last writer winning.
+   */
+  readonly base_revision: string | null;
 }
 
 /** Severity of an {@linkcode ErrorMessage}. */
@@ -94,6 +100,7 @@ export type ErrorMessageCode =
   | "input"
   | "access_denied"
   | "object_not_found"
+  | "conflict"
   | "internal";
 
 /** One message about an object of a patch. */
@@ -101,6 +108,8 @@ export interface ErrorMessage {
   readonly level: ErrorLevel;
   readonly code: ErrorMessageCode;
   readonly message: string;
+  /** For a `conflict`: the revision that changed the object after the patch's base. */
+  readonly revision?: string;
 }
 
 /** The errors of one object (or one of its attributes) of a patch, as a ticket reports them. */

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parsePatch, type SyncStore } from "../../lib/sync/mod.ts";
+import { createPrng } from "../_helpers/prng.ts";
 
 /** What a factory gets: a hand-driven clock and a counting UUID source. */
 export interface StoreSetup {
@@ -131,6 +132,106 @@ export function syncStoreContract(
       clock.time = T0 + 1e9;
       await store.sweep();
       await rejectsWith(store.revision(ALICE.uuid, first.uuid), "ERR_SYNC_REVISION_EXPIRED");
+    });
+
+    it("refuses a whole patch whose base is older than a change to an object it names: a conflict per object, with the revision", async () => {
+      const { store } = await fresh();
+      await store.submit(ALICE.uuid, parsePatch({ objects: { messages: [message(1), message(2), message(3)] } }));
+      const base = (await store.head(ALICE.uuid))!;
+      const phone = await store.submit(ALICE.uuid, parsePatch({ objects: { messages: [message(1, "from the phone")] }, deleted_objects: { messages: [message(3).uuid] } }));
+      const laptop = await store.submit(ALICE.uuid, parsePatch({
+        objects: { messages: [message(1, "from the laptop"), message(2, "fine alone")] },
+        deleted_objects: { messages: [message(3).uuid] },
+        base_revision: base.uuid.toUpperCase(),
+      }));
+      assert.equal(laptop.revision, undefined, "nothing of it applied");
+      assert.deepEqual(laptop.errors.map((e) => [e.section, e.key?.uuid, e.messages[0]?.code, e.messages[0]?.revision]), [
+        ["objects", message(1).uuid, "conflict", phone.revision!.uuid],
+        ["deleted_objects", message(3).uuid, "conflict", phone.revision!.uuid],
+      ]);
+      const messages = (await store.snapshot(ALICE.uuid)).objects.messages;
+      assert.deepEqual(messages.map((m) => m["subject"]), ["from the phone", "Subject 2"]);
+      // From the new head, the same edit goes through; so does one naming only objects unchanged since its base.
+      const head = (await store.head(ALICE.uuid))!;
+      const again = await store.submit(ALICE.uuid, parsePatch({ objects: { messages: [message(1, "from the laptop")] }, base_revision: head.uuid }));
+      assert.deepEqual(again.errors, []);
+      const other = await store.submit(ALICE.uuid, parsePatch({ objects: { messages: [message(2, "fine alone")] }, base_revision: base.uuid }));
+      assert.deepEqual(other.errors, []);
+      const me = await store.submit(ALICE.uuid, parsePatch({ objects: { me: { notify_language: "fr" } }, base_revision: base.uuid }));
+      assert.deepEqual(me.errors, [], "me unchanged since the base");
+      const meAgain = await store.submit(ALICE.uuid, parsePatch({ objects: { me: { notify_language: "de" } }, base_revision: base.uuid }));
+      assert.deepEqual(meAgain.errors.map((e) => [e.entity, e.key, e.messages[0]?.code]), [["me", null, "conflict"]]);
+    });
+
+    it("answers a base past the retention or never issued with one error on base_revision, applying nothing", async () => {
+      const { store, clock } = await fresh();
+      const base = (await store.head(ALICE.uuid))!;
+      clock.time = T0 + 10;
+      await store.submit(ALICE.uuid, parsePatch({ objects: { messages: [message(1)] } }));
+      clock.time = T0 + 5000;
+      const late = await store.submit(ALICE.uuid, parsePatch({ objects: { messages: [message(2)] }, base_revision: base.uuid }));
+      assert.deepEqual(late.errors.map((e) => [e.attribute, e.messages[0]?.code]), [["base_revision", "conflict"]]);
+      const never = await store.submit(ALICE.uuid, parsePatch({ objects: { messages: [message(2)] }, base_revision: "99999999-0000-4000-8000-000000000000" }));
+      assert.deepEqual(never.errors.map((e) => [e.attribute, e.messages[0]?.code]), [["base_revision", "input_data"]]);
+      assert.equal((await store.snapshot(ALICE.uuid)).objects.messages.length, 1);
+    });
+
+    it("leaves an object deleted already as it is (a retried delete), and refuses one that never existed", async () => {
+      const { store } = await fresh();
+      await store.submit(ALICE.uuid, parsePatch({ objects: { messages: [message(1)] } }));
+      const deleted = await store.submit(ALICE.uuid, parsePatch({ deleted_objects: { messages: [message(1).uuid] } }));
+      const retried = await store.submit(ALICE.uuid, parsePatch({ deleted_objects: { messages: [message(1).uuid] } }));
+      assert.deepEqual(retried, { errors: [], revision: undefined }, "no error, no new revision");
+      assert.deepEqual(await store.head(ALICE.uuid), deleted.revision);
+      const never = await store.submit(ALICE.uuid, parsePatch({ deleted_objects: { messages: [message(9).uuid] } }));
+      assert.deepEqual(never.errors.map((e) => e.messages[0]?.code), ["object_not_found"]);
+    });
+
+    it("never lets a patch with a base overwrite a change made after it, and applies each patch whole or not at all (seeded)", async () => {
+      const prng = createPrng(Number(process.env["PROPERTY_SEED"] ?? 0x5eed15));
+      const { store } = await fresh();
+      // The model: each key's value (undefined: absent) and the serial of its last change.
+      const values = new Map<number, string | undefined>();
+      const changed = new Map<number, number>();
+      const devices = [(await store.head(ALICE.uuid))!, (await store.head(ALICE.uuid))!];
+      for (let step = 0; step < 60; step++) {
+        const d = prng.int(2);
+        if (prng.int(4) === 0) {
+          devices[d] = (await store.head(ALICE.uuid))!;
+          continue;
+        }
+        const base = prng.int(3) === 0 ? null : devices[d]!;
+        const keys = [...new Set(Array.from({ length: 1 + prng.int(3) }, () => prng.int(6)))];
+        const writes: number[] = [];
+        const deletes: number[] = [];
+        for (const k of keys) (values.has(k) && prng.int(3) === 0 ? deletes : writes).push(k);
+        const subject = `s${step}`;
+        const before = (await store.head(ALICE.uuid))!;
+        const result = await store.submit(ALICE.uuid, parsePatch({
+          objects: { messages: writes.map((k) => message(k, subject)) },
+          deleted_objects: { messages: deletes.map((k) => message(k).uuid) },
+          ...(base === null ? {} : { base_revision: base.uuid }),
+        }));
+        const conflicted = base !== null && keys.some((k) => (changed.get(k) ?? 0) > base.serial);
+        assert.equal(result.errors.length > 0, conflicted, `step ${step} (seed ${prng.seed}): a conflict exactly when a named object changed after the base`);
+        if (conflicted) {
+          assert.ok(result.errors.every((e) => e.messages[0]?.code === "conflict"));
+          assert.deepEqual(await store.head(ALICE.uuid), before, "nothing applied");
+        } else {
+          const serial = result.revision?.serial;
+          for (const k of writes) {
+            if (values.get(k) !== subject) changed.set(k, serial!);
+            values.set(k, subject);
+          }
+          for (const k of deletes) {
+            if (values.get(k) !== undefined) changed.set(k, serial!);
+            values.set(k, undefined);
+          }
+        }
+        const snapshot = (await store.snapshot(ALICE.uuid)).objects.messages;
+        const expected = [...values].filter(([, v]) => v !== undefined).map(([k, v]) => [message(k).uuid, v]).sort();
+        assert.deepEqual(snapshot.map((m) => [m["uuid"], m["subject"]]).sort(), expected, `step ${step}: the data is the model's`);
+      }
     });
 
     it("erases a context with its revisions, objects, tickets and queued work; others stay", async () => {

@@ -57,7 +57,7 @@ describe("applyPatch()", () => {
     const head = log.head;
     assert.equal(submit(log, { objects: { me: { uuid: USER.uuid, notify_language: null }, messages: [MESSAGE] } }), undefined);
     assert.equal(submit(log, { objects: {} }), undefined);
-    assert.equal(submit(log, { deleted_objects: { messages: [] }, serial: 4 }), undefined);
+    assert.equal(submit(log, { deleted_objects: { messages: [] }, serial: 4, base_revision: null }), undefined);
     assert.equal(log.head, head);
   });
 
@@ -117,6 +117,7 @@ describe("applyPatch()", () => {
       objects: { me: null, messages: [{ subject: "x", body: "", sent_at: "2024-01-01T00:00:00Z" }], teams: [] },
       deleted_objects: { me: null, messages: [], teams: [] },
       serial: null,
+      base_revision: null,
     };
     assert.throws(() => applyPatch(patch, log), TypeError);
   });

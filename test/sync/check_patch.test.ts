@@ -182,6 +182,7 @@ describe("checkPatch()", () => {
       objects: { me: null, messages: [{ subject: "x" }], teams: [{ name: "Core" }] },
       deleted_objects: { me: null, messages: [], teams: [] },
       serial: null,
+      base_revision: null,
     };
     assert.deepEqual(summary(checkPatch(patch, setup(), USER)), [
       { section: "objects", entity: "messages", key: null, attribute: "uuid", messages: [{ level: "dev_error", code: "input_data" }] },

@@ -28,32 +28,33 @@ describe("parsePatch()", () => {
   const valid: { name: string; body: unknown; expected: SyncPatch }[] = [
     {
       name: "reads objects of every entity",
-      body: { objects: { me: { notify_language: "fr" }, messages: [MESSAGE], teams: [TEAM] }, serial: 7 },
+      body: { objects: { me: { notify_language: "fr" }, messages: [MESSAGE], teams: [TEAM] }, serial: 7, base_revision: null },
       expected: {
         objects: { me: { notify_language: "fr" }, messages: [MESSAGE], teams: [TEAM] },
         deleted_objects: EMPTY,
         serial: 7,
+        base_revision: null,
       },
     },
     {
       name: "reads deletions as bare UUIDs or key objects, mixed, lower-casing them",
       body: { deleted_objects: { messages: [U1, { uuid: U2.toUpperCase() }], teams: [{ uuid: U2 }] } },
-      expected: { objects: EMPTY, deleted_objects: { me: null, messages: [U1, U2], teams: [U2] }, serial: null },
+      expected: { objects: EMPTY, deleted_objects: { me: null, messages: [U1, U2], teams: [U2] }, serial: null, base_revision: null },
     },
     {
       name: "reads a deleted me as a UUID or a key object",
       body: { deleted_objects: { me: { uuid: ME_ID } } },
-      expected: { objects: EMPTY, deleted_objects: { me: ME_ID, messages: [], teams: [] }, serial: null },
+      expected: { objects: EMPTY, deleted_objects: { me: ME_ID, messages: [], teams: [] }, serial: null, base_revision: null },
     },
     {
       name: "treats null members as absent",
-      body: { objects: { me: null, messages: null, teams: null }, deleted_objects: { me: null, messages: null }, serial: null },
-      expected: { objects: EMPTY, deleted_objects: EMPTY, serial: null },
+      body: { objects: { me: null, messages: null, teams: null }, deleted_objects: { me: null, messages: null }, serial: null, base_revision: null },
+      expected: { objects: EMPTY, deleted_objects: EMPTY, serial: null, base_revision: null },
     },
     {
       name: "accepts empty sections",
-      body: { objects: {}, serial: 0 },
-      expected: { objects: EMPTY, deleted_objects: EMPTY, serial: 0 },
+      body: { objects: {}, serial: 0, base_revision: null },
+      expected: { objects: EMPTY, deleted_objects: EMPTY, serial: 0, base_revision: null },
     },
     {
       name: "keeps objects as sent, without defaults, and lower-cases uuid fields",
@@ -62,6 +63,7 @@ describe("parsePatch()", () => {
         objects: { me: { uuid: ME_ID, username: "alice", notify_language: null }, messages: [], teams: [{ uuid: U2, name: "x", color: null }] },
         deleted_objects: EMPTY,
         serial: null,
+        base_revision: null,
       },
     },
     {
@@ -80,6 +82,7 @@ describe("parsePatch()", () => {
         },
         deleted_objects: EMPTY,
         serial: null,
+        base_revision: null,
       },
     },
   ];
@@ -123,7 +126,7 @@ describe("parsePatch()", () => {
     { name: "a body that is null", body: null, fields: [undefined] },
     { name: "a body that is a string", body: "objects", fields: [undefined] },
     { name: "no objects nor deletions", body: {}, fields: ["objects"] },
-    { name: "null objects and deletions", body: { objects: null, deleted_objects: null, serial: 1 }, fields: ["objects"] },
+    { name: "null objects and deletions", body: { objects: null, deleted_objects: null, serial: 1, base_revision: null }, fields: ["objects"] },
     { name: "an unknown top-level member", body: { objects: {}, extra: 1, "a b": 2 }, fields: ["extra", '["a b"]'] },
     { name: "objects that is an array", body: { objects: [] }, fields: ["objects"] },
     { name: "an unknown entity", body: { objects: { accounts: [] }, deleted_objects: { drafts: [] } }, fields: ["objects.accounts", "deleted_objects.drafts"] },
