@@ -1,3 +1,4 @@
+import { sha256Hex } from "../crypto/mod.ts";
 import {
   createRouter,
   type Router,
@@ -12,7 +13,7 @@ import {
 import { SyncError } from "./errors.ts";
 import { parsePatch } from "./parse_patch.ts";
 import type { SerialJobs } from "./serial_jobs.ts";
-import type { SyncStore, TicketWork } from "./sync_store.ts";
+import type { Idempotency, SyncStore, TicketWork } from "./sync_store.ts";
 import type { Ticket } from "./ticket_store.ts";
 import type { Revision, SyncData } from "./types.ts";
 import { isUuid } from "./_uuid.ts";
@@ -114,8 +115,8 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
   }
 
   /** Queues work in the store (durably, with its ticket) and asks the runner to do the owner's queue. */
-  async function submitWork(owner: string, clientSerial: number | null, work: TicketWork): Promise<Ticket> {
-    const ticket = await store.enqueue(owner, clientSerial, work, maxPending);
+  async function submitWork(owner: string, clientSerial: number | null, work: TicketWork, idempotency?: Idempotency): Promise<Ticket> {
+    const ticket = await store.enqueue(owner, clientSerial, work, maxPending, idempotency);
     jobs.pushOnce(owner, async () => {
       await store.runWork(owner);
     });
@@ -190,10 +191,13 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
       handler: validationArray(async (request) => {
         const owner = await authorize(request);
         // Whether the user has a context, the store says when it queues the patch.
+        const key = idempotencyKey(request);
         const patch = parsePatch(await readJson(request, { maxBytes, maxDepth: 8 }), { maxObjects });
         // Deleting one's own `me` deletes the account, as the original API documents (another's is refused when checked).
         if (patch.deleted_objects.me === owner) return deleteAccount(owner);
-        return accepted(await submitWork(owner, patch.serial, { kind: "patch", patch }));
+        // A retry under the same key gets the first ticket: the parsed patch is what must be the same.
+        const idempotency = key === undefined ? undefined : { key, fingerprint: sha256Hex(JSON.stringify(patch)) };
+        return accepted(await submitWork(owner, patch.serial, { kind: "patch", patch }, idempotency));
       }),
     },
     {
@@ -208,6 +212,22 @@ async function headOf(store: SyncStore, owner: string): Promise<Revision> {
   const head = await store.head(owner);
   if (head === undefined) throw new SyncError("ERR_SYNC_NO_CONTEXT", "Cannot sync: this user has no sync context");
   return head;
+}
+
+/** Keys up to this long: a UUID or any client token fits. */
+const MAX_IDEMPOTENCY_KEY = 255;
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]+$/;
+
+/** The request's `Idempotency-Key`: 1 to 255 visible ASCII characters (a UUID, typically). */
+function idempotencyKey(request: HttpRequest): string | undefined {
+  const raw = request.headers["idempotency-key"];
+  if (raw === undefined) return undefined;
+  // A structured-field string ("…") or a bare token: the quotes are not part of the key.
+  const key = /^"(.*)"$/.exec(raw.trim())?.[1] ?? raw.trim();
+  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY || !IDEMPOTENCY_KEY.test(key)) {
+    throw new SyncError("ERR_SYNC_INVALID_IDEMPOTENCY_KEY", `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} visible ASCII characters, e.g. a UUID`);
+  }
+  return key;
 }
 
 /** A revision or ticket id from the path, lower-cased. */

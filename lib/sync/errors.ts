@@ -7,7 +7,9 @@ export type SyncErrorCode =
   | "ERR_SYNC_UNKNOWN_REVISION"
   | "ERR_SYNC_REVISION_EXPIRED"
   | "ERR_SYNC_UNKNOWN_TICKET"
-  | "ERR_SYNC_TICKET_EXPIRED";
+  | "ERR_SYNC_TICKET_EXPIRED"
+  | "ERR_SYNC_INVALID_IDEMPOTENCY_KEY"
+  | "ERR_SYNC_IDEMPOTENCY_MISMATCH";
 
 /** One problem of a patch body (the API's `ValidationError`, a 422 body holds a list of them). */
 export interface PatchFieldError {
@@ -50,4 +52,12 @@ export class SyncError extends Error {
     this.errors = Object.freeze([...(options.errors ?? [])]);
     this.headers = options.headers ?? {};
   }
+}
+
+/** A key sent again with another body: 422, as the IETF draft on Idempotency-Key says. */
+export function idempotencyMismatch(key: string): SyncError {
+  return new SyncError(
+    "ERR_SYNC_IDEMPOTENCY_MISMATCH",
+    `Idempotency-Key ${JSON.stringify(key)} was used with another body: a retry sends the same patch; use a new key for a new patch`,
+  );
 }

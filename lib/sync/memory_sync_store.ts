@@ -1,9 +1,9 @@
 import type { ChangeSink } from "../storage/mod.ts";
 import { baseErrors, checkPatch, conflictErrors, findConflicts } from "./check_patch.ts";
 import { patchChanges } from "./apply_patch.ts";
-import { SyncError } from "./errors.ts";
+import { idempotencyMismatch, SyncError } from "./errors.ts";
 import { RevisionLog, type RevisionLogState } from "./revision_log.ts";
-import type { SubmitResult, SyncStore, SyncUser, TicketWork } from "./sync_store.ts";
+import { type Idempotency, IDEMPOTENCY_RETENTION_MS, type SubmitResult, type SyncStore, type SyncUser, type TicketWork } from "./sync_store.ts";
 import {
   type Ticket,
   type TicketData,
@@ -47,7 +47,7 @@ interface Draws {
 export type SyncChange =
   | ({ readonly op: "context"; readonly user: SyncUser } & Draws)
   | ({ readonly op: "erase"; readonly owner: string } & Draws)
-  | ({ readonly op: "ticket"; readonly owner: string; readonly serial: number | null; readonly work: TicketWork } & Draws)
+  | ({ readonly op: "ticket"; readonly owner: string; readonly serial: number | null; readonly work: TicketWork; readonly idempotency?: Idempotency } & Draws)
   | ({ readonly op: "status"; readonly ticket: string; readonly status: TicketStatus; readonly errors?: readonly ObjectErrors[]; readonly data?: TicketData } & Draws)
   | ({ readonly op: "commit"; readonly owner: string; readonly changes: readonly Change[]; readonly ticket?: string } & Draws);
 
@@ -56,6 +56,15 @@ export interface SyncSnapshot {
   readonly contexts: readonly (readonly [owner: string, log: RevisionLogState])[];
   readonly tickets: TicketStoreState;
   readonly work: readonly (readonly [ticket: string, owner: string, work: TicketWork])[];
+  /** Idempotency keys by owner, oldest first (absent in snapshots written before they existed). */
+  readonly keys?: readonly (readonly [owner: string, key: string, kept: KeptKey])[];
+}
+
+/** What an idempotency key holds: its body's fingerprint, the ticket first answered, and when. */
+interface KeptKey {
+  readonly fingerprint: string;
+  readonly ticket: Ticket;
+  readonly at: number;
 }
 
 const DAY = 24 * 3600 * 1000;
@@ -87,6 +96,8 @@ export class MemorySyncStore implements SyncStore {
   readonly #work = new Map<string, { readonly owner: string; readonly work: TicketWork }>();
   /** Queued tickets by owner, oldest first. */
   readonly #queues = new Map<string, string[]>();
+  /** Idempotency keys by owner, then key; each owner's oldest first. */
+  readonly #keys = new Map<string, Map<string, KeptKey>>();
   /** Owners whose work a runner is doing now. */
   readonly #running = new Set<string>();
   /**
@@ -136,6 +147,7 @@ export class MemorySyncStore implements SyncStore {
       contexts: [...this.#logs].map(([key, log]) => [key, log.export()] as const),
       tickets: this.#tickets.export(),
       work: [...this.#work].map(([ticket, queued]) => [ticket, queued.owner, queued.work] as const),
+      keys: [...this.#keys].flatMap(([owner, keys]) => [...keys].map(([key, kept]) => [owner, key, kept] as const)),
     };
   }
 
@@ -186,8 +198,16 @@ export class MemorySyncStore implements SyncStore {
     return { errors: [], revision: log.head };
   }
 
-  async enqueue(owner: string, clientSerial: number | null, work: TicketWork, limit: number): Promise<Ticket> {
+  async enqueue(owner: string, clientSerial: number | null, work: TicketWork, limit: number, idempotency?: Idempotency): Promise<Ticket> {
     this.#log(owner);
+    if (idempotency !== undefined) {
+      const kept = this.#keys.get(owner)?.get(idempotency.key);
+      if (kept !== undefined && this.#now() - kept.at <= IDEMPOTENCY_RETENTION_MS) {
+        if (kept.fingerprint !== idempotency.fingerprint) throw idempotencyMismatch(idempotency.key);
+        const now = this.#tickets.get(owner, kept.ticket.uuid);
+        return now === undefined || now === "expired" ? kept.ticket : now.ticket;
+      }
+    }
     const waiting = this.#queues.get(owner)?.length ?? 0;
     if (waiting >= limit) {
       throw new SyncError("ERR_SYNC_BUSY", `Cannot queue more work: ${waiting} requests of this user are queued; poll their tickets first`, {
@@ -195,8 +215,8 @@ export class MemorySyncStore implements SyncStore {
       });
     }
     let ticket: Ticket | undefined;
-    const drawn = this.#draw(() => (ticket = this.#queue(owner, clientSerial, work)));
-    await this.#record({ op: "ticket", owner, serial: clientSerial, work, ...drawn });
+    const drawn = this.#draw(() => (ticket = this.#queue(owner, clientSerial, work, idempotency)));
+    await this.#record({ op: "ticket", owner, serial: clientSerial, work, ...(idempotency === undefined ? {} : { idempotency }), ...drawn });
     return ticket!;
   }
 
@@ -228,6 +248,13 @@ export class MemorySyncStore implements SyncStore {
     const now = this.#now();
     for (const log of this.#logs.values()) log.prune(now - this.#retention);
     this.#tickets.sweep();
+    for (const [owner, keys] of this.#keys) {
+      for (const [key, kept] of keys) {
+        if (now - kept.at <= IDEMPOTENCY_RETENTION_MS) break;
+        keys.delete(key);
+      }
+      if (keys.size === 0) this.#keys.delete(owner);
+    }
     return Promise.resolve();
   }
 
@@ -306,13 +333,21 @@ export class MemorySyncStore implements SyncStore {
 
   #erase(owner: string): void {
     this.#logs.delete(owner);
+    this.#keys.delete(owner);
     this.#tickets.dropOwner(owner);
     for (const ticket of this.#queues.get(owner) ?? []) this.#work.delete(ticket);
     this.#queues.delete(owner);
   }
 
-  #queue(owner: string, clientSerial: number | null, work: TicketWork): Ticket {
+  #queue(owner: string, clientSerial: number | null, work: TicketWork, idempotency?: Idempotency): Ticket {
     const ticket = this.#tickets.create(owner, clientSerial);
+    if (idempotency !== undefined) {
+      let keys = this.#keys.get(owner);
+      if (keys === undefined) this.#keys.set(owner, (keys = new Map()));
+      // Again at the newest end: each owner's keys stay oldest first.
+      keys.delete(idempotency.key);
+      keys.set(idempotency.key, { fingerprint: idempotency.fingerprint, ticket, at: this.#clock() });
+    }
     this.#work.set(ticket.uuid, { owner, work });
     const queue = this.#queues.get(owner);
     if (queue === undefined) this.#queues.set(owner, [ticket.uuid]);
@@ -360,7 +395,7 @@ export class MemorySyncStore implements SyncStore {
         case "erase":
           return this.#erase(change.owner);
         case "ticket":
-          return void this.#queue(change.owner, change.serial, change.work);
+          return void this.#queue(change.owner, change.serial, change.work, change.idempotency);
         case "status":
           return this.#setStatus(change.ticket, change.status, {
             ...(change.errors === undefined ? {} : { errors: change.errors }),
@@ -384,6 +419,11 @@ export class MemorySyncStore implements SyncStore {
       this.#logs.set(owner, RevisionLog.restore(state, { now: this.#clock, uuid: this.#newUuid, me: { uuid: owner } }));
     }
     this.#tickets = TicketStore.restore(snapshot.tickets, this.#ticketOptions(options));
+    for (const [owner, key, kept] of snapshot.keys ?? []) {
+      let keys = this.#keys.get(owner);
+      if (keys === undefined) this.#keys.set(owner, (keys = new Map()));
+      keys.set(key, kept);
+    }
     for (const [ticket, owner, work] of snapshot.work) {
       this.#work.set(ticket, { owner, work });
       const queue = this.#queues.get(owner);

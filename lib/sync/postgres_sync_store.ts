@@ -1,10 +1,10 @@
 import { type SqlClient, type SqlPool, StorageError } from "../storage/mod.ts";
 import { patchChanges } from "./apply_patch.ts";
 import { baseErrors, checkPatch, conflictErrors, findConflicts } from "./check_patch.ts";
-import { SyncError } from "./errors.ts";
+import { idempotencyMismatch, SyncError } from "./errors.ts";
 import { buildDiff, buildSnapshot, type Seen, type Tables } from "./_revision_data.ts";
 import type { ObjectView } from "./revision_log.ts";
-import type { SubmitResult, SyncStore, SyncUser, TicketWork } from "./sync_store.ts";
+import { type Idempotency, IDEMPOTENCY_RETENTION_MS, type SubmitResult, type SyncStore, type SyncUser, type TicketWork } from "./sync_store.ts";
 import type { Ticket, TicketData, TicketResult, TicketStatus } from "./ticket_store.ts";
 import type { Change, EntityName, ObjectErrors, Revision, SyncData, SyncDiff, SyncObject, SyncPatch } from "./types.ts";
 import { formatTimestamp } from "./_time.ts";
@@ -53,6 +53,15 @@ export const SYNC_MIGRATIONS: readonly string[] = [
      work jsonb);
    CREATE INDEX sync_tickets_work ON sync_tickets (owner, seq) WHERE work IS NOT NULL;
    CREATE INDEX sync_tickets_created_at ON sync_tickets (created_at);`,
+  // 2: Idempotency-Key of patches, a day per user.
+  `CREATE TABLE sync_idempotency (
+     owner uuid NOT NULL,
+     key text NOT NULL,
+     fingerprint text NOT NULL,
+     ticket jsonb NOT NULL,
+     created_at bigint NOT NULL,
+     PRIMARY KEY (owner, key));
+   CREATE INDEX sync_idempotency_created_at ON sync_idempotency (created_at);`,
 ];
 
 /** Options of {@linkcode PostgresSyncStore}. */
@@ -191,17 +200,43 @@ export class PostgresSyncStore implements SyncStore {
     return this.#db.transaction(async (db) => {
       // The context's row first: a runner holding it finishes before the rest goes.
       const { rowCount } = await db.query("DELETE FROM sync_contexts WHERE owner = $1", [owner]);
-      for (const table of ["sync_changes", "sync_objects", "sync_revisions", "sync_tickets"]) {
+      for (const table of ["sync_changes", "sync_objects", "sync_revisions", "sync_tickets", "sync_idempotency"]) {
         await db.query(`DELETE FROM ${table} WHERE owner = $1`, [owner]);
       }
       return rowCount === 1;
     });
   }
 
-  async enqueue(owner: string, clientSerial: number | null, work: TicketWork, limit: number): Promise<Ticket> {
-    const uuid = this.#uuid();
+  enqueue(owner: string, clientSerial: number | null, work: TicketWork, limit: number, idempotency?: Idempotency): Promise<Ticket> {
+    if (idempotency === undefined) return this.#enqueue(this.#db, owner, clientSerial, work, limit);
+    return this.#db.transaction(async (db) => {
+      const now = this.#now();
+      const uuid = this.#uuid();
+      const stamp = formatTimestamp(now);
+      const ticket: Ticket = Object.freeze({ uuid, client_serial: clientSerial, status: "new", created_at: stamp, status_changed_at: stamp, errors: Object.freeze([]) });
+      // The key is taken (or taken over from a key past its day) by one request; a racing one waits for its commit, then finds it.
+      const { rowCount } = await db.query(
+        `INSERT INTO sync_idempotency (owner, key, fingerprint, ticket, created_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (owner, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, ticket = EXCLUDED.ticket, created_at = EXCLUDED.created_at
+         WHERE sync_idempotency.created_at < $6`,
+        [owner, idempotency.key, idempotency.fingerprint, ticket, now, now - IDEMPOTENCY_RETENTION_MS],
+      );
+      if (rowCount === 1) return this.#enqueue(db, owner, clientSerial, work, limit, ticket);
+      const { rows } = await db.query<{ fingerprint: string; ticket: Ticket; now: TicketRow | null }>(
+        `SELECT k.fingerprint, k.ticket, (SELECT to_jsonb(t) FROM sync_tickets t WHERE t.uuid = (k.ticket->>'uuid')::uuid) AS now
+         FROM sync_idempotency k WHERE k.owner = $1 AND k.key = $2`,
+        [owner, idempotency.key],
+      );
+      const kept = rows[0]!;
+      if (kept.fingerprint !== idempotency.fingerprint) throw idempotencyMismatch(idempotency.key);
+      return kept.now === null || now - Number(kept.now.created_at) > this.#ticketRetention ? Object.freeze(kept.ticket) : ticketOf(kept.now);
+    });
+  }
+
+  async #enqueue(db: SqlClient, owner: string, clientSerial: number | null, work: TicketWork, limit: number, made?: Ticket): Promise<Ticket> {
+    const uuid = made?.uuid ?? this.#uuid();
     const now = this.#now();
-    const { rowCount } = await this.#db.query(
+    const { rowCount } = await db.query(
       `INSERT INTO sync_tickets (uuid, owner, client_serial, status, created_at, status_changed_at, errors, work)
        SELECT $1, $2, $3, 'new', $4, $4, '[]', $5
        WHERE EXISTS (SELECT 1 FROM sync_contexts WHERE owner = $2)
@@ -209,13 +244,13 @@ export class PostgresSyncStore implements SyncStore {
       [uuid, owner, clientSerial, now, work, limit],
     );
     if (rowCount === 0) {
-      if ((await headOf(this.#db, owner)) === undefined) throw noContext();
+      if ((await headOf(db, owner)) === undefined) throw noContext();
       throw new SyncError("ERR_SYNC_BUSY", `Cannot queue more work: ${limit} requests of this user are queued; poll their tickets first`, {
         headers: { "retry-after": "1" },
       });
     }
     const stamp = formatTimestamp(now);
-    return Object.freeze({ uuid, client_serial: clientSerial, status: "new", created_at: stamp, status_changed_at: stamp, errors: Object.freeze([]) });
+    return made ?? Object.freeze({ uuid, client_serial: clientSerial, status: "new", created_at: stamp, status_changed_at: stamp, errors: Object.freeze([]) });
   }
 
   async runWork(owner: string): Promise<number> {
@@ -303,6 +338,8 @@ export class PostgresSyncStore implements SyncStore {
           SELECT o.ctid FROM sync_objects o
           JOIN sync_revisions n ON n.owner = o.owner AND n.serial = o.last_serial + 1
           WHERE o.value IS NULL AND n.created_at < $1 LIMIT ${SWEEP_BATCH})`, [pruned]],
+      [`DELETE FROM sync_idempotency WHERE ctid IN (
+          SELECT ctid FROM sync_idempotency WHERE created_at < $1 LIMIT ${SWEEP_BATCH})`, [now - IDEMPOTENCY_RETENTION_MS]],
       [`UPDATE sync_tickets SET data = NULL WHERE ctid IN (
           SELECT ctid FROM sync_tickets WHERE created_at < $1 AND data IS NOT NULL LIMIT ${SWEEP_BATCH})`, [now - this.#ticketRetention]],
       [`DELETE FROM sync_tickets WHERE ctid IN (

@@ -1,6 +1,16 @@
 import type { Ticket, TicketResult } from "./ticket_store.ts";
 import type { ObjectErrors, Revision, SyncData, SyncDiff, SyncPatch } from "./types.ts";
 
+/** How long an `Idempotency-Key` of a user is kept: a day (Stripe's and the IETF draft's). */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 3600 * 1000;
+
+/** A request's `Idempotency-Key` and what its body was, to tell a retry from another request under the same key. */
+export interface Idempotency {
+  readonly key: string;
+  /** The SHA-256 of the parsed patch. */
+  readonly fingerprint: string;
+}
+
 /** The user a context is made for. */
 export interface SyncUser {
   readonly uuid: string;
@@ -67,9 +77,13 @@ export interface SyncStore {
    * @param clientSerial the patch's `serial`, shown on the ticket
    * @param work what to do
    * @param limit the unfinished tickets an owner may have
-   * @throws {SyncError} `ERR_SYNC_BUSY` when the owner has `limit` of them, `ERR_SYNC_NO_CONTEXT`
+   * @param idempotency the request's `Idempotency-Key` and its body's fingerprint: the same key
+   * (kept {@linkcode IDEMPOTENCY_RETENTION_MS}) gives the first ticket again, queuing nothing
+   * @returns the ticket: new, or the first one of the key (as it is now, or as first answered once no longer kept)
+   * @throws {SyncError} `ERR_SYNC_BUSY` when the owner has `limit` of them, `ERR_SYNC_NO_CONTEXT`,
+   * `ERR_SYNC_IDEMPOTENCY_MISMATCH` when the key came with another body
    */
-  enqueue(owner: string, clientSerial: number | null, work: TicketWork, limit: number): Promise<Ticket>;
+  enqueue(owner: string, clientSerial: number | null, work: TicketWork, limit: number, idempotency?: Idempotency): Promise<Ticket>;
   /**
    * Runs an owner's queued work, oldest first, until none is left: a
    * patch is checked and applied and its ticket finished in one step (`done`,

@@ -234,6 +234,36 @@ export function syncStoreContract(
       }
     });
 
+    it("gives the first ticket again for an Idempotency-Key sent again, queuing nothing; another body is a mismatch; a key lasts a day", async () => {
+      const { store, clock } = await fresh();
+      const work = { kind: "patch", patch: parsePatch({ objects: { messages: [message(1)] } }) } as const;
+      const key = { key: "k-1", fingerprint: "f1" };
+      const first = await store.enqueue(ALICE.uuid, 1, work, 1, key);
+      const again = await store.enqueue(ALICE.uuid, 1, work, 1, key);
+      assert.equal(again.uuid, first.uuid, "the same ticket, even with the queue full (limit 1)");
+      await rejectsWith(store.enqueue(ALICE.uuid, 1, work, 1, { key: "k-1", fingerprint: "f2" }), "ERR_SYNC_IDEMPOTENCY_MISMATCH");
+      assert.equal(await store.runWork(ALICE.uuid), 1, "queued once");
+      const done = await store.enqueue(ALICE.uuid, 1, work, 1, key);
+      assert.equal(done.uuid, first.uuid);
+      assert.equal(done.status, "done", "as it is now");
+      assert.equal((await store.head(ALICE.uuid))?.serial, 2, "applied once");
+      await store.submit(ALICE.uuid, parsePatch({ objects: { messages: [message(2)] } }));
+      // Past the ticket's retention the key still answers, with the ticket as first answered.
+      clock.time = T0 + 24 * 3600 * 1000;
+      const late = await store.enqueue(ALICE.uuid, 1, work, 1, key);
+      assert.equal(late.uuid, first.uuid);
+      assert.equal(await store.runWork(ALICE.uuid), 0);
+      const reopened = reopen === undefined ? store : await reopen(store);
+      assert.equal((await reopened.enqueue(ALICE.uuid, 1, work, 1, key)).uuid, first.uuid, "kept over a restart");
+      // A day on, the key is forgotten: the same key makes new work.
+      clock.time = T0 + 24 * 3600 * 1000 + 1;
+      await reopened.sweep();
+      const renewed = await reopened.enqueue(ALICE.uuid, 1, work, 1, key);
+      assert.notEqual(renewed.uuid, first.uuid);
+      const other = await reopened.enqueue(ALICE.uuid, 2, work, 2, { key: "k-2", fingerprint: "f1" });
+      assert.notEqual(other.uuid, renewed.uuid, "another key is another request");
+    });
+
     it("erases a context with its revisions, objects, tickets and queued work; others stay", async () => {
       const { store } = await fresh();
       await store.createContext(BOB);

@@ -326,6 +326,64 @@ describe("POST /api/v2/sync/user (patch)", () => {
   });
 });
 
+describe("POST /api/v2/sync/user with Idempotency-Key", () => {
+  const post = (fixture: SyncFixture, body: unknown, key: string) =>
+    fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify(body), headers: { "idempotency-key": key } });
+
+  it("answers a retry with the first ticket and applies the patch once; another body under the key is 422", async () => {
+    const fixture = await syncFixture();
+    const body = { objects: { messages: [message(1)] }, serial: 3 };
+    const first = (await post(fixture, body, "7d1c6c1e-3f0a-4c8e-9c7b-2f3e4d5a6b7c")).json() as Answer<never>;
+    const retry = await post(fixture, body, "7d1c6c1e-3f0a-4c8e-9c7b-2f3e4d5a6b7c");
+    assert.equal(retry.status, 202);
+    assert.equal((retry.json() as Answer<never>).ticket!.uuid, first.ticket!.uuid);
+    assert.equal(fixture.waiting() <= 1, true, "one run queued");
+    await fixture.runJobs();
+    const head = (await fixture.store.head(ALICE))!;
+    const again = await post(fixture, body, "\"7d1c6c1e-3f0a-4c8e-9c7b-2f3e4d5a6b7c\"");
+    assert.equal((again.json() as Answer<never>).ticket!.status, "done", "a structured-field string is the same key; the ticket as it is now");
+    await fixture.runJobs();
+    assert.deepEqual(await fixture.store.head(ALICE), head, "applied once");
+    const other = await post(fixture, { objects: { messages: [message(2)] } }, "7d1c6c1e-3f0a-4c8e-9c7b-2f3e4d5a6b7c");
+    assert.equal(other.status, 422, other.text);
+    assert.equal(errorCode(other.text), "ERR_SYNC_IDEMPOTENCY_MISMATCH");
+  });
+
+  it("answers 400 to a key that is empty, too long or not visible ASCII", async () => {
+    const fixture = await syncFixture();
+    for (const bad of ["", " ", "x".repeat(256), "clé"]) {
+      const response = await post(fixture, { objects: { messages: [message(1)] } }, bad);
+      assert.equal(response.status, 400, JSON.stringify(bad));
+      assert.equal(errorCode(response.text), "ERR_SYNC_INVALID_IDEMPOTENCY_KEY");
+    }
+  });
+});
+
+describe("DELETE /api/v2/sync/user (account deletion)", () => {
+  it("erases the context and calls the account hook, 204; a patch deleting one's own me does the same", async () => {
+    for (const how of ["DELETE", "patch"] as const) {
+      const deleted: string[] = [];
+      const fixture = await syncFixture({ onAccountDeleted: (owner) => (deleted.push(owner), Promise.resolve()) });
+      await submit(fixture, { objects: { messages: [message(1)] } });
+      const response = how === "DELETE"
+        ? await fixture.request(ALICE, BASE, { method: "DELETE" })
+        : await fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify({ deleted_objects: { me: ALICE } }) });
+      assert.equal(response.status, 204, `${how}: ${response.text}`);
+      assert.deepEqual(deleted, [ALICE]);
+      assert.equal(await fixture.store.head(ALICE), undefined);
+      assert.equal((await fixture.request(ALICE, BASE)).status, 404, "no context any more");
+      assert.equal((await fixture.store.head(BOB))?.serial, 1, "others stay");
+    }
+  });
+
+  it("refuses a patch deleting another user's me, applying nothing", async () => {
+    const fixture = await syncFixture();
+    const ticket = await submit(fixture, { deleted_objects: { me: BOB } });
+    assert.equal(ticket.status, "aborted");
+    assert.equal((await fixture.store.head(BOB))?.serial, 1);
+  });
+});
+
 describe("GET /api/v2/sync/user/ticket/<uuid>", () => {
   it("answers 410 once the ticket's retention (10 minutes) has passed", async () => {
     const fixture = await syncFixture();
