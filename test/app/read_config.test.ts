@@ -27,6 +27,7 @@ describe("readConfig()", () => {
         clientsFile: "data/clients.json",
         accessTokenTtlSeconds: 3600,
         refreshTokenTtlSeconds: 30 * 24 * 3600,
+        refreshReuseIntervalSeconds: 30,
         passwordHashCost: 16_384,
         loginMaxFailures: 5,
         loginMaxFailuresPerAddress: 20,

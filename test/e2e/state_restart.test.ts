@@ -89,7 +89,7 @@ for (const signal of ["SIGTERM", "SIGKILL"] as const) {
   describe(`the token and sync service on STATE_DIR, stopped by ${signal} and started again`, () => {
     it("keeps users, tokens, objects, serials, revisions, tickets and queued work", async () => {
       const dir = join(mkdtempSync(join(tmpdir(), "tributary-restart-")), "state");
-      await restartKeepsEverything({ SERVICES: "sync", STATE_DIR: dir, PASSWORD_HASH_COST: "1024" }, signal, new RegExp(`Users, tokens and synced data: in ${dir}`));
+      await restartKeepsEverything({ SERVICES: "sync", STATE_DIR: dir, PASSWORD_HASH_COST: "1024", REFRESH_REUSE_INTERVAL_SECONDS: "0" }, signal, new RegExp(`Users, tokens and synced data: in ${dir}`));
     });
   });
 }
@@ -103,7 +103,7 @@ describe("the token and sync service on PostgreSQL, stopped and started again", 
 
   for (const signal of ["SIGTERM", "SIGKILL"] as const) {
     it(`keeps users, tokens, objects, serials, revisions, tickets and queued work over ${signal}`, async () => {
-      const env = { SERVICES: "sync", DATABASE_URL: await server.database(), PASSWORD_HASH_COST: "1024" };
+      const env = { SERVICES: "sync", DATABASE_URL: await server.database(), PASSWORD_HASH_COST: "1024", REFRESH_REUSE_INTERVAL_SECONDS: "0" };
       await restartKeepsEverything(env, signal, /Users, tokens and synced data: in PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1/);
     });
   }

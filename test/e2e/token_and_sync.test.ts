@@ -29,6 +29,8 @@ before(async () => {
     random,
     throttle: new LoginThrottle({ now: Date.now }),
     passwordCost: TEST_COST,
+    // A spent refresh token presented again is reuse at once here; phones.test.ts drives the retry interval.
+    refreshReuseIntervalSeconds: 0,
   });
   const contexts = new MemorySyncStore({ now: Date.now, uuid: () => uuidV4(random) });
   const auth = createAuthService(tokens, {
@@ -195,12 +197,12 @@ describe("oauth4webapi against the token and sync service", NETWORK, () => {
     assert.equal(refreshed.scope, "UserActivity");
     assert.equal((await sync(refreshed.access_token, "")).status, 200);
 
-    // Introspection by a confidential client.
-    const backend: oauth.Client = { client_id: "backend" };
+    // Introspection by a confidential client with the introspect permission (a resource server).
+    const resource: oauth.Client = { client_id: "resource" };
     const introspect = async (token: string) => oauth.processIntrospectionResponse(
       as,
-      backend,
-      await oauth.introspectionRequest(as, backend, oauth.ClientSecretPost("backend-secret"), token, insecure),
+      resource,
+      await oauth.introspectionRequest(as, resource, oauth.ClientSecretPost("resource-secret"), token, insecure),
     );
     const active = await introspect(refreshed.access_token);
     assert.equal(active.active, true);
