@@ -288,6 +288,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     const created = createServer(SERVER_OPTIONS, createNodeListener(dispatch, {
       onError: (error) => log.error("Unexpected error", error),
       ...(config.server.publicUrl === undefined ? {} : { publicOrigin: config.server.publicUrl }),
+      ...(config.server.trustProxy === undefined ? {} : { trustedProxies: config.server.trustProxy }),
     }));
     await new Promise<void>((resolve, reject) => {
       created.once("error", (error: NodeJS.ErrnoException) => {

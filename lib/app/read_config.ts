@@ -10,7 +10,7 @@ import {
   type Setting,
   textSetting,
 } from "../config/mod.ts";
-import { parseOrigin } from "../http/mod.ts";
+import { parseOrigin, parseTrustedProxies, type TrustedProxies } from "../http/mod.ts";
 import { RELAY_SETTINGS } from "../relay/mod.ts";
 import { STORAGE_SETTINGS } from "../storage/mod.ts";
 import { SYNC_SETTINGS } from "../sync/mod.ts";
@@ -55,6 +55,13 @@ export const SERVER_SETTINGS = {
     accepts: "an origin such as `https://api.example.org` (scheme, host, optional port, no path)",
     doc: "origin for next links and the OAuth `issuer` (behind a proxy); default: the request's `Host`",
     parse: parseOrigin,
+  }),
+  trustProxy: customSetting<TrustedProxies | undefined>("TRUST_PROXY", {
+    default: undefined,
+    defaultText: "",
+    accepts: "comma-separated CIDRs, e.g. `10.0.0.0/8, 127.0.0.1`",
+    doc: "proxies whose `Forwarded` / `X-Forwarded-Proto`, `-Host` and `-For` headers count, for next links, the OAuth issuer and client-address throttles; from anyone else they are ignored",
+    parse: (text) => (text.trim() === "" ? undefined : parseTrustedProxies(text)),
   }),
 } as const;
 

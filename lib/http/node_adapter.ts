@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HttpError } from "./errors.ts";
 import { errorResponse, statusOf } from "./error_response.ts";
+import { readForwarded, type TrustedProxies } from "./trusted_proxies.ts";
 import type { BodyReader, Handler, HttpRequest, HttpResponse } from "./types.ts";
 
 /** Options of {@linkcode createNodeListener}. */
@@ -12,6 +13,13 @@ export interface NodeListenerOptions {
    * `Host` header, e.g. `https://api.example.org` behind a proxy.
    */
   publicOrigin?: string;
+  /**
+   * Proxies whose `Forwarded` / `X-Forwarded-*` headers count (`TRUST_PROXY`):
+   * from them, `request.origin` takes the scheme and host the client used
+   * and `request.remoteAddress` the client's address. From anyone else the
+   * headers are ignored.
+   */
+  trustedProxies?: TrustedProxies;
 }
 
 const HOST_PATTERN = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
@@ -48,7 +56,7 @@ async function serve(
   let method = req.method ?? "GET";
   let request: NodeRequest | undefined;
   try {
-    request = new NodeRequest(req, res, options.publicOrigin);
+    request = new NodeRequest(req, res, options);
     method = request.method;
     response = await handler(request);
   } catch (error) {
@@ -74,7 +82,7 @@ class NodeRequest implements HttpRequest {
   readonly #res: ServerResponse;
   #signal: AbortSignal | undefined;
 
-  constructor(req: IncomingMessage, res: ServerResponse, publicOrigin: string | undefined) {
+  constructor(req: IncomingMessage, res: ServerResponse, options: NodeListenerOptions) {
     const headers = headersOf(req);
     const target = req.url ?? "/";
     const [path, query] = splitTarget(target);
@@ -82,8 +90,10 @@ class NodeRequest implements HttpRequest {
     this.path = path;
     this.query = query;
     this.headers = headers;
-    this.remoteAddress = req.socket.remoteAddress ?? "";
-    this.origin = publicOrigin ?? originOf(req, headers["host"]);
+    const peer = req.socket.remoteAddress ?? "";
+    const forwarded = options.trustedProxies === undefined ? undefined : readForwarded(peer, headers, options.trustedProxies);
+    this.remoteAddress = forwarded?.client ?? peer;
+    this.origin = options.publicOrigin ?? originOf(req, forwarded?.host ?? headers["host"], forwarded?.proto);
     this.body = new NodeBodyReader(req, headers["content-length"]);
     this.#res = res;
     this.#signal = undefined;
@@ -242,8 +252,8 @@ function splitTarget(target: string): [path: string, query: string] {
   return question === -1 ? [pathAndQuery, ""] : [pathAndQuery.slice(0, question), pathAndQuery.slice(question + 1)];
 }
 
-function originOf(req: IncomingMessage, host: string | undefined): string {
-  const scheme = "encrypted" in req.socket && req.socket.encrypted === true ? "https" : "http";
+function originOf(req: IncomingMessage, host: string | undefined, proto: string | undefined): string {
+  const scheme = proto ?? ("encrypted" in req.socket && req.socket.encrypted === true ? "https" : "http");
   if (host !== undefined && HOST_PATTERN.test(host)) return `${scheme}://${host}`;
   const address = req.socket.localAddress ?? "127.0.0.1";
   const shown = address.includes(":") ? `[${address}]` : address;

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { request } from "node:http";
 import { describe, it } from "node:test";
 import { type App, type AppOverrides, createApp, readConfig } from "../../lib/app/mod.ts";
 import { createRouter, jsonResponse, type ServiceLog } from "../../lib/http/mod.ts";
@@ -295,5 +296,32 @@ describe("createApp()", () => {
     const second = build(env);
     await second.start();
     await second.close();
+  });
+});
+
+describe("createApp() behind a proxy (TRUST_PROXY)", () => {
+  it("gives next links and the OAuth issuer the scheme and host the client used through a trusted proxy, and ignores the headers from anyone else", async () => {
+    const app = build({ TRUST_PROXY: "127.0.0.2" });
+    await app.start();
+    const { url } = await app.listen({ port: 0 });
+    const { port } = new URL(url);
+    const headers = { "x-forwarded-proto": "https", "x-forwarded-host": "water.example.org", "x-api-key": "tributary-demo-key" };
+    const get = (path: string, from: string) => new Promise<Record<string, unknown>>((resolve, reject) => {
+      request({ host: "127.0.0.1", port, path, headers, localAddress: from }, (response) => {
+        let text = "";
+        response.on("data", (chunk: Buffer) => (text += chunk.toString()));
+        response.on("end", () => resolve(JSON.parse(text) as Record<string, unknown>));
+      }).on("error", reject).end();
+    });
+    try {
+      const page = await get("/v1/odata/v4/Locations?$top=1", "127.0.0.2");
+      assert.match(String(page["@odata.nextLink"]), /^https:\/\/water\.example\.org\/v1\/odata\/v4\/Locations\?/);
+      assert.equal((await get("/.well-known/oauth-authorization-server", "127.0.0.2"))["issuer"], "https://water.example.org");
+      const direct = await get("/v1/odata/v4/Locations?$top=1", "127.0.0.3");
+      assert.match(String(direct["@odata.nextLink"]), new RegExp(`^http://127\\.0\\.0\\.1:${port}/`));
+      assert.equal((await get("/.well-known/oauth-authorization-server", "127.0.0.3"))["issuer"], `http://127.0.0.1:${port}`);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -10,7 +10,7 @@ const HASH = sha256Hex("hashed-secret");
 describe("readConfig()", () => {
   it("uses safe defaults for an empty environment", () => {
     assert.deepEqual(readConfig({}), {
-      server: { port: 8000, host: "127.0.0.1", services: ["water", "sync", "relay"], publicUrl: undefined },
+      server: { port: 8000, host: "127.0.0.1", services: ["water", "sync", "relay"], publicUrl: undefined, trustProxy: undefined },
       storage: { stateDir: "var", databaseUrl: "", databasePoolSize: 10, databaseStatementTimeoutMs: 10_000 },
       water: {
         dataDir: "data/datasets",
@@ -149,8 +149,21 @@ describe("readConfig()", () => {
   });
 
   it("names the variable of a broken token or sync setting", () => {
-    for (const variable of ["ACCESS_TOKEN_TTL_SECONDS", "REFRESH_TOKEN_TTL_SECONDS", "LOGIN_MAX_FAILURES", "LOGIN_MAX_FAILURES_PER_ADDRESS", "SYNC_QUEUE_ABOVE_OBJECTS", "SYNC_MAX_QUEUED_PER_USER", "REVISION_RETENTION_DAYS", "TICKET_RETENTION_SECONDS"]) {
+    for (const variable of ["ACCESS_TOKEN_TTL_SECONDS", "REFRESH_TOKEN_TTL_SECONDS", "REFRESH_REUSE_INTERVAL_SECONDS", "LOGIN_MAX_FAILURES", "LOGIN_MAX_FAILURES_PER_ADDRESS", "SYNC_QUEUE_ABOVE_OBJECTS", "SYNC_MAX_QUEUED_PER_USER", "REVISION_RETENTION_DAYS", "TICKET_RETENTION_SECONDS"]) {
       assert.throws(() => readConfig({ [variable]: "-3" }), { name: "ConfigError", variable }, variable);
+    }
+  });
+
+  it("reads TRUST_PROXY as CIDRs, naming it for anything else", () => {
+    const trusted = readConfig({ TRUST_PROXY: "10.0.0.0/8, ::1, 192.0.2.7" }).server.trustProxy!;
+    assert.deepEqual(trusted.ranges, ["10.0.0.0/8", "::1", "192.0.2.7"]);
+    assert.equal(trusted.trusts("10.1.2.3"), true);
+    assert.equal(trusted.trusts("::ffff:10.1.2.3"), true, "IPv4-mapped, as dual-stack sockets give it");
+    assert.equal(trusted.trusts("::1"), true);
+    assert.equal(trusted.trusts("192.0.2.8"), false);
+    assert.equal(trusted.trusts("11.0.0.1"), false);
+    for (const bad of ["10.0.0.0/33", "proxy.example", "10.0.0.0/8/1", "::1/129"]) {
+      assert.throws(() => readConfig({ TRUST_PROXY: bad }), { name: "ConfigError", variable: "TRUST_PROXY" }, bad);
     }
   });
 
