@@ -244,6 +244,10 @@ function convert(node: LiteralNode, type: FilterFieldType | "null"): Scalar | un
     case "date":
       if (node.type === "date") return node.value;
       if (node.type === "string" && isCalendarDate(node.value.trim())) return node.value.trim();
+      // A date-time against a date field (`ActivityStartDate ge 2015-01-01T00:00:00Z`, as DataStream
+      // answers it): its calendar date in UTC.
+      if (node.type === "datetime") return utcDate(Date.parse(node.value));
+      if (node.type === "string") return utcDate(parseInstant(node.value.trim()));
       return undefined;
     case "datetime":
       if (node.type === "date") return Date.parse(`${node.value}T00:00:00Z`);
@@ -257,6 +261,12 @@ function convert(node: LiteralNode, type: FilterFieldType | "null"): Scalar | un
     case "boolean":
       return node.type === "boolean" ? node.value : undefined;
   }
+}
+
+/** The UTC calendar date (`YYYY-MM-DD`) of an instant; undefined for none. */
+function utcDate(ms: number | undefined): string | undefined {
+  if (ms === undefined || Number.isNaN(ms)) return undefined;
+  return new Date(ms).toISOString().slice(0, 10);
 }
 
 function parseInstant(text: string): number | undefined {

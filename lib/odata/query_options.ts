@@ -37,7 +37,9 @@ const UNSUPPORTED = new Set(["expand", "search", "apply", "compute", "levels", "
 /**
  * Reads the system query options from decoded query pairs, following OData
  * 4.01: names are case-insensitive and the `$` may be left out. Empty options
- * are ignored, as DataStream's clients send some empty. Custom options
+ * are ignored, as DataStream's clients send some empty; so is
+ * `$filter=undefined`, which the official JavaScript client sends for an
+ * unfiltered call (the real API answers it unfiltered). Custom options
  * (names without `$` that are not system options) are ignored. `$orderby=Id`
  * (or `Id asc`) is accepted, since results always come in ascending `Id`.
  * @param pairs the decoded query string
@@ -76,7 +78,8 @@ export function readQueryOptions(
     if (seen.has(key)) throw optionError(`$${key}`, `Cannot use $${key} more than once in a request`);
     seen.set(key, pair.value);
   }
-  const filter = seen.get("filter");
+  // The official JavaScript client sends the literal `$filter=undefined` for an unfiltered call; the real API reads it as no filter.
+  const filter = seen.get("filter")?.trim() === "undefined" ? undefined : seen.get("filter");
   const select = seen.get("select");
   const top = seen.get("top");
   const skipToken = seen.get("skiptoken");

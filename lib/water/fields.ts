@@ -170,10 +170,19 @@ export const METADATA_COLUMNS = [
   "Keywords",
   "CreateTimestamp",
   "PublishedTimestamp",
+  "TemporalExtent",
 ] as const;
 
 /** Metadata fields holding lists of strings. */
-export const LIST_METADATA_COLUMNS: ReadonlySet<string> = new Set(["TopicCategoryCode", "Keywords"]);
+export const LIST_METADATA_COLUMNS: ReadonlySet<string> = new Set(["TopicCategoryCode", "Keywords", "TemporalExtent"]);
+
+/**
+ * Metadata fields the store derives from the data, never read from
+ * `metadata.json`, and selectable only (DataStream: "It is not
+ * filterable"): `TemporalExtent`, the `["YYYY-MM-DD", "YYYY-MM-DD"]` range of
+ * the dataset's activity start dates.
+ */
+export const DERIVED_METADATA_COLUMNS: ReadonlySet<string> = new Set(["TemporalExtent"]);
 
 function field(level: FieldLevel, name: string, type: FilterFieldType, multiValued = false): SourceField {
   return { key: `${level}.${name}`, level, type, ...(multiValued ? { multiValued } : {}) };
@@ -312,7 +321,7 @@ export const COLLECTIONS: ReadonlyMap<CollectionName, CollectionSchema> = new Ma
     select: METADATA_SELECT,
     filter: filterMap(
       METADATA_SELECT.filter((f) => !f.source.multiValued),
-      METADATA_SELECT.filter((f) => f.source.multiValued === true),
+      METADATA_SELECT.filter((f) => f.source.multiValued === true && !DERIVED_METADATA_COLUMNS.has(f.name)),
       LOCATION_FILTER_EXTRAS,
       [named("Name", "location.MonitoringLocationName")],
       OBSERVATION_FIELDS,

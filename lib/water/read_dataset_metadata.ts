@@ -1,7 +1,7 @@
 import { isUuid, nameUuid } from "../crypto/mod.ts";
 import { WaterError } from "./errors.ts";
 import { jsonErrorPosition } from "./_json_error_position.ts";
-import { LIST_METADATA_COLUMNS, METADATA_COLUMNS } from "./fields.ts";
+import { DERIVED_METADATA_COLUMNS, LIST_METADATA_COLUMNS, METADATA_COLUMNS } from "./fields.ts";
 import type { DatasetInput } from "./store_builder.ts";
 
 const DOI = /^10\.[0-9]{4,9}\/\S+$/;
@@ -39,6 +39,8 @@ export function readDatasetMetadata(text: string, folder: string): DatasetInput 
   if (typeof name !== "string" || name.trim() === "") throw invalid("\"DatasetName\" must be a non-empty string");
   const metadata: Record<string, string | readonly string[] | null> = {};
   for (const key of METADATA_COLUMNS) {
+    // Derived from the data when the store is built; a value in the file is not used.
+    if (DERIVED_METADATA_COLUMNS.has(key)) continue;
     const value = record[key];
     if (LIST_METADATA_COLUMNS.has(key)) {
       metadata[key] = readList(value, key);

@@ -326,10 +326,12 @@ export class StoreBuilder {
     const columns = new Map<string, Column>();
     this.#addObservationColumns(columns);
     this.#addLocationColumns(columns);
-    this.#addDatasetColumns(columns);
+    const extents = this.#temporalExtents(columns.get("observation.ActivityStartDate"));
+    const datasets = this.#datasets.map((d, i) => ({ id: d.id, doi: d.doi, folder: d.folder, metadata: { ...d.metadata, TemporalExtent: extents[i]! } }));
+    this.#addDatasetColumns(columns, datasets);
     const locationCount = this.#locations.length;
     return new WaterStore({
-      datasets: this.#datasets.map((d) => ({ id: d.id, doi: d.doi, folder: d.folder, metadata: d.metadata })),
+      datasets,
       datasetLocationStarts: Uint32Array.from(this.#datasetLocationStarts),
       locationRowStarts: this.#locationRowStarts.slice(0, locationCount + 1),
       columns,
@@ -688,8 +690,31 @@ export class StoreBuilder {
     columns.set("location.RegionId", { kind: "values", values: locations.map((location) => location.regionIds) });
   }
 
-  #addDatasetColumns(columns: Map<string, Column>): void {
-    const datasets = this.#datasets;
+  /**
+   * Each dataset's `TemporalExtent`: the first and last `ActivityStartDate`
+   * of its rows (`YYYY-MM-DD`), or `[]` when it has none. One pass over the
+   * rows' codes; dates compare as text.
+   */
+  #temporalExtents(column: Column | undefined): (readonly string[])[] {
+    const starts = this.#datasetLocationStarts;
+    return this.#datasets.map((_, d) => {
+      if (column === undefined || column.kind !== "dict") return [];
+      const from = this.#locationRowStarts[starts[d]!]!;
+      const to = this.#locationRowStarts[starts[d + 1]!]!;
+      let first: string | undefined;
+      let last: string | undefined;
+      for (let row = from; row < to; row++) {
+        const value = column.values[column.codes[row]!];
+        if (typeof value !== "string" || value === "") continue;
+        const day = value.slice(0, 10);
+        if (first === undefined || day < first) first = day;
+        if (last === undefined || day > last) last = day;
+      }
+      return first === undefined ? [] : [first, last!];
+    });
+  }
+
+  #addDatasetColumns(columns: Map<string, Column>, datasets: readonly { readonly id: string; readonly metadata: Readonly<Record<string, string | readonly string[] | null>> }[]): void {
     columns.set("dataset.Id", { kind: "values", values: datasets.map((d) => d.id) });
     for (const name of METADATA_COLUMNS) {
       const values = datasets.map((d) => {

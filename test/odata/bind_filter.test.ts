@@ -152,6 +152,16 @@ describe("bindFilter()", () => {
         expected: literal("guid", "0a1b2c3d-0000-4000-8000-00000000000f"),
       },
       {
+        name: "converts a date-time for a date field to its calendar date in UTC, as DataStream answers it",
+        input: "ActivityStartDate ge 2015-01-01T00:00:00Z",
+        expected: literal("date", "2015-01-01"),
+      },
+      {
+        name: "converts a date-time with an offset, and a quoted one, to the UTC date",
+        input: "ActivityStartDate lt '2015-01-01T23:30:00-05:00'",
+        expected: literal("date", "2015-01-02"),
+      },
+      {
         name: "keeps a string for a string field",
         input: "CharacteristicName eq 'pH'",
         expected: literal("string", "pH"),
@@ -214,8 +224,8 @@ describe("bindFilter()", () => {
         position: 21,
       },
       {
-        name: "refuses a date-time for a date field",
-        input: "ActivityStartDate eq 2020-03-23T00:00:00Z",
+        name: "refuses text that is no date or date-time for a date field",
+        input: "ActivityStartDate eq 'soon'",
         target: "ActivityStartDate",
         position: 21,
       },

@@ -33,6 +33,11 @@ describe("readQueryOptions()", () => {
       });
     });
 
+    it("reads $filter=undefined as no filter, as the official JavaScript client sends it for an unfiltered call", () => {
+      assert.deepEqual(read("$filter=undefined&$top=3"), { top: 3, count: false });
+      assert.deepEqual(read("$filter=undefined eq 1"), { filter: "undefined eq 1", count: false }, "only the bare word");
+    });
+
     it("reads options without '$'", () => {
       const query = "filter=Id eq 1&top=10&select=Id&skiptoken=Id:5&count=true&format=json";
       assert.deepEqual(read(query), {

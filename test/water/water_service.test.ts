@@ -192,11 +192,32 @@ describe("water service: DataStream compatibility checklist", () => {
     assert.match(String(metadata["CreateTimestamp"]), /^\d{4}-\d{2}-\d{2}T/);
   });
 
+  it("derives TemporalExtent on /Metadata from the dataset's activity start dates, selectable and not filterable", async () => {
+    const datasets = (await page(`${BASE}/Metadata?$select=DOI,TemporalExtent`)).value;
+    assert.ok(datasets.length > 0);
+    for (const dataset of datasets) {
+      const extent = dataset["TemporalExtent"] as string[];
+      // Every row of the dataset, page by page.
+      const dates: string[] = [];
+      let target: string | undefined = `${BASE}/Observations?$select=ActivityStartDate&$top=10000&$filter=${encodeURIComponent(`DOI eq '${String(dataset["DOI"])}'`)}`;
+      for (let pages = 0; target !== undefined && pages < 1000; pages++) {
+        const answer = await page(target);
+        for (const row of answer.value) dates.push(String(row["ActivityStartDate"]));
+        const next = (answer as unknown as { "@odata.nextLink"?: string })["@odata.nextLink"];
+        target = next === undefined ? undefined : new URL(next).pathname + new URL(next).search;
+      }
+      dates.sort();
+      assert.deepEqual(extent, dates.length === 0 ? [] : [dates[0], dates[dates.length - 1]], String(dataset["DOI"]));
+    }
+    const filtered = await call(handler, `${BASE}/Metadata?$filter=${encodeURIComponent("TemporalExtent/any(d: d eq '2020-01-01')")}`);
+    assert.equal(filtered.status, 400, "not filterable, as DataStream documents");
+  });
+
   it("lists the exact fields of each collection, in order", async () => {
     const expected: Record<string, string[]> = {
       Locations: ["Id", "DOI", "ID", "Name", "Latitude", "Longitude", "HorizontalCoordinateReferenceSystem", "HorizontalAccuracyMeasure", "HorizontalAccuracyUnit", "VerticalMeasure", "VerticalUnit", "MonitoringLocationType", "LatitudeNormalized", "LongitudeNormalized", "HorizontalCoordinateReferenceSystemNormalized"],
       Observations: ["Id", "LocationId", "DOI", "ActivityType", "ActivityMediaName", "ActivityStartDate", "ActivityStartTime", "ActivityStartTimeZone", "ActivityEndDate", "ActivityEndTime", "ActivityEndTimeZone", "ActivityDepthHeightMeasure", "ActivityDepthHeightUnit", "SampleCollectionEquipmentName", "CharacteristicName", "MethodSpeciation", "ResultSampleFraction", "ResultValue", "ResultUnit", "ResultValueType", "ResultDetectionCondition", "ResultDetectionQuantitationLimitUnit", "ResultDetectionQuantitationLimitMeasure", "ResultDetectionQuantitationLimitType", "ResultStatusID", "ResultComment", "ResultAnalyticalMethodID", "ResultAnalyticalMethodContext", "ResultAnalyticalMethodName", "AnalysisStartDate", "AnalysisStartTime", "AnalysisStartTimeZone", "LaboratoryName", "LaboratorySampleID"],
-      Metadata: ["Id", "DOI", "Version", "DatasetName", "DataStewardEmail", "DataCollectionOrganization", "DataUploadOrganization", "ProgressCode", "MaintenanceFrequencyCode", "Abstract", "DataCollectionInformation", "DataProcessing", "FundingSources", "DataSourceURL", "OtherDataSources", "Citation", "Licence", "Disclaimer", "TopicCategoryCode", "Keywords", "CreateTimestamp", "PublishedTimestamp"],
+      Metadata: ["Id", "DOI", "Version", "DatasetName", "DataStewardEmail", "DataCollectionOrganization", "DataUploadOrganization", "ProgressCode", "MaintenanceFrequencyCode", "Abstract", "DataCollectionInformation", "DataProcessing", "FundingSources", "DataSourceURL", "OtherDataSources", "Citation", "Licence", "Disclaimer", "TopicCategoryCode", "Keywords", "CreateTimestamp", "PublishedTimestamp", "TemporalExtent"],
     };
     const records = ["Id", "DOI", "DatasetName", "MonitoringLocationID", "MonitoringLocationName", "MonitoringLocationLatitude", "MonitoringLocationLongitude", "MonitoringLocationHorizontalCoordinateReferenceSystem", "MonitoringLocationHorizontalAccuracyMeasure", "MonitoringLocationHorizontalAccuracyUnit", "MonitoringLocationVerticalMeasure", "MonitoringLocationVerticalUnit", "MonitoringLocationType", ...expected["Observations"]!.slice(3)];
     for (const [collection, fields] of [...Object.entries(expected), ["Records", records] as const]) {
