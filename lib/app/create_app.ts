@@ -4,6 +4,7 @@ import { ConfigError } from "../config/mod.ts";
 import { pooledRandom } from "../crypto/mod.ts";
 import {
   createNodeListener,
+  withCompression,
   type Handler,
   HttpError,
   type HttpRequest,
@@ -285,7 +286,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     if (server !== undefined) throw new Error("Cannot listen: the app listens already");
     const port = options.port ?? config.server.port;
     const host = options.host ?? config.server.host;
-    const created = createServer(SERVER_OPTIONS, createNodeListener(dispatch, {
+    const created = createServer(SERVER_OPTIONS, createNodeListener(withCompression(dispatch, { minBytes: config.server.compressAboveBytes }), {
       onError: (error) => log.error("Unexpected error", error),
       ...(config.server.publicUrl === undefined ? {} : { publicOrigin: config.server.publicUrl }),
       ...(config.server.trustProxy === undefined ? {} : { trustedProxies: config.server.trustProxy }),

@@ -56,6 +56,12 @@ export const SERVER_SETTINGS = {
     doc: "origin for next links and the OAuth `issuer` (behind a proxy); default: the request's `Host`",
     parse: parseOrigin,
   }),
+  compressAboveBytes: integerSetting("COMPRESS_ABOVE_BYTES", {
+    default: 1024,
+    min: 0,
+    max: 2 ** 40,
+    doc: "JSON and CSV bodies from this size on are sent `br` or `gzip` as `Accept-Encoding` asks (streams always); a value above `MAX_RESPONSE_BYTES` turns compression off",
+  }),
   trustProxy: customSetting<TrustedProxies | undefined>("TRUST_PROXY", {
     default: undefined,
     defaultText: "",

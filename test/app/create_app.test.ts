@@ -325,3 +325,28 @@ describe("createApp() behind a proxy (TRUST_PROXY)", () => {
     }
   });
 });
+
+describe("createApp() compressing answers", () => {
+  it("sends water pages and CSV streams br or gzip as asked, equal to the identity answer once decoded", async () => {
+    const app = build({});
+    await app.start();
+    const { url } = await app.listen({ port: 0 });
+    try {
+      for (const target of ["/v1/odata/v4/Observations?$top=2000", "/v1/odata/v4/Observations?$format=csv", "/v1/odata/v4/Metadata"]) {
+        const get = (encoding: string) => fetch(`${url}${target}`, { headers: { "x-api-key": "tributary-demo-key", "accept-encoding": encoding } });
+        const plain = await get("identity");
+        assert.equal(plain.headers.get("content-encoding"), null);
+        assert.match(plain.headers.get("vary") ?? "", /Accept-Encoding/);
+        const expected = await plain.text();
+        for (const [asked, coding] of [["br", "br"], ["gzip;q=1, br;q=0.5", "gzip"], ["deflate", null]] as const) {
+          const answer = await get(asked);
+          assert.equal(answer.headers.get("content-encoding"), coding, `${target} with ${asked}`);
+          // fetch decodes br and gzip itself.
+          assert.equal(await answer.text(), expected, `${target} with ${asked}`);
+        }
+      }
+    } finally {
+      await app.close();
+    }
+  });
+});

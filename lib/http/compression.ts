@@ -1,0 +1,126 @@
+import { pipeline, Readable } from "node:stream";
+import { brotliCompress, constants, createBrotliCompress, createGzip, gzip } from "node:zlib";
+import type { Handler, HttpRequest, HttpResponse } from "./types.ts";
+
+/** A content coding this server offers. */
+export type ContentCoding = "br" | "gzip";
+
+/** Options of {@linkcode withCompression}. */
+export interface CompressionOptions {
+  /**
+   * Bodies smaller than this are sent as they are (a stream, whose size is
+   * not known, is always compressed).
+   * @default {1024}
+   */
+  readonly minBytes?: number;
+}
+
+/** Codings in the order this server prefers them when the client likes them equally. */
+const OFFERED: readonly ContentCoding[] = ["br", "gzip"];
+/** Above this, a body is compressed for throughput (brotli 1, gzip 1); below it, for size (brotli 5, gzip 6). */
+const BIG = 1024 * 1024;
+const COMPRESSIBLE = /^(?:application\/(?:[\w.+-]*\+)?json|text\/csv)(?:\s*;|$)/i;
+
+/**
+ * Chooses the content coding of a response from `Accept-Encoding` (RFC 9110
+ * §12.5.3): the offered coding with the highest q-value above 0, `br` before
+ * `gzip` on a tie; `*` stands for codings not named; `identity` (or no
+ * header, or nothing acceptable) means none.
+ * @param header the request's `Accept-Encoding`
+ * @returns `br`, `gzip`, or undefined for identity
+ */
+export function negotiateEncoding(header: string | undefined): ContentCoding | undefined {
+  if (header === undefined) return undefined;
+  const weights = new Map<string, number>();
+  for (const part of header.split(",")) {
+    const [name = "", ...params] = part.split(";").map((text) => text.trim());
+    if (name === "") continue;
+    let q = 1;
+    for (const param of params) {
+      const match = /^q\s*=\s*([01](?:\.\d{0,3})?)$/i.exec(param);
+      if (match !== null) q = Number(match[1]);
+    }
+    weights.set(name.toLowerCase(), q);
+  }
+  let best: ContentCoding | undefined;
+  let bestQ = 0;
+  for (const coding of OFFERED) {
+    const q = weights.get(coding) ?? (coding === "gzip" ? weights.get("x-gzip") : undefined) ?? weights.get("*") ?? 0;
+    if (q > bestQ) {
+      best = coding;
+      bestQ = q;
+    }
+  }
+  return best;
+}
+
+/**
+ * Compresses a handler's JSON and CSV answers as the client accepts them
+ * (`br` or `gzip`, see {@linkcode negotiateEncoding}), with
+ * `Vary: Accept-Encoding`: a whole body at once off the main thread, a
+ * stream chunk by chunk with backpressure (never buffered whole). Limits
+ * such as `MAX_RESPONSE_BYTES` are the handler's, on the uncompressed
+ * bytes. A strong `ETag` becomes weak, since the bytes differ per coding
+ * (`If-None-Match` compares weakly).
+ * @param handler the handler
+ * @param options the size below which bodies are left alone
+ * @returns the compressing handler
+ */
+export function withCompression(handler: Handler, options: CompressionOptions = {}): Handler {
+  const minBytes = options.minBytes ?? 1024;
+  return async (request: HttpRequest): Promise<HttpResponse> => compressResponse(request, await handler(request), minBytes);
+}
+
+async function compressResponse(request: HttpRequest, response: HttpResponse, minBytes: number): Promise<HttpResponse> {
+  const headers = response.headers ?? {};
+  const type = headers["content-type"];
+  const body = response.body;
+  if (body === undefined || type === undefined || !COMPRESSIBLE.test(type) || headers["content-encoding"] !== undefined) return response;
+  if (response.status === 204 || response.status === 304 || response.status === 206) return response;
+  const vary = headers["vary"] === undefined ? "Accept-Encoding" : `${headers["vary"]}, Accept-Encoding`;
+  const coding = request.method === "HEAD" ? undefined : negotiateEncoding(request.headers["accept-encoding"]);
+  const size = bufferedSize(body);
+  if (coding === undefined || (size !== undefined && size < minBytes)) return { ...response, headers: { ...headers, vary } };
+  const { "content-length": _length, etag, ...rest } = headers;
+  const compressed: Record<string, string> = { ...rest, vary, "content-encoding": coding };
+  if (etag !== undefined) compressed["etag"] = etag.startsWith("W/") ? etag : `W/${etag}`;
+  if (size === undefined) {
+    return { ...response, headers: compressed, body: compressStream(body as AsyncIterable<string | Uint8Array>, coding) };
+  }
+  return { ...response, headers: compressed, body: await compressWhole(joined(body as string | Uint8Array | readonly Uint8Array[]), coding, size) };
+}
+
+/** The bytes of a body held whole; undefined for a stream. */
+function bufferedSize(body: NonNullable<HttpResponse["body"]>): number | undefined {
+  if (typeof body === "string") return Buffer.byteLength(body);
+  if (body instanceof Uint8Array) return body.byteLength;
+  if (Array.isArray(body)) return (body as readonly Uint8Array[]).reduce((sum, part) => sum + part.byteLength, 0);
+  return undefined;
+}
+
+function joined(body: string | Uint8Array | readonly Uint8Array[]): Buffer {
+  if (typeof body === "string") return Buffer.from(body);
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  return Buffer.concat(body as Uint8Array[]);
+}
+
+function compressWhole(bytes: Buffer, coding: ContentCoding, size: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const done = (error: Error | null, result: Buffer): void => (error === null ? resolve(result) : reject(error));
+    if (coding === "br") {
+      brotliCompress(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: size > BIG ? 1 : 5, [constants.BROTLI_PARAM_SIZE_HINT]: size } }, done);
+    } else {
+      gzip(bytes, { level: size > BIG ? 1 : 6 }, done);
+    }
+  });
+}
+
+/** A stream compressed as it is read; the source is closed when the reader stops early. */
+function compressStream(source: AsyncIterable<string | Uint8Array>, coding: ContentCoding): AsyncIterable<Uint8Array> {
+  const compressor = coding === "br"
+    ? createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: 1 } })
+    : createGzip({ level: 1 });
+  // A pipeline, not pipe: a reader that stops early destroys the compressor, and with it the source, whose iterator is returned.
+  pipeline(Readable.from(source, { objectMode: false }), compressor, () => {});
+  return compressor;
+}

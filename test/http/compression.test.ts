@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
+import { type HttpRequest, type HttpResponse, negotiateEncoding, withCompression } from "../../lib/http/mod.ts";
+import { makeRequest } from "../_helpers/http.ts";
+
+function request(acceptEncoding?: string, method = "GET"): HttpRequest {
+  return makeRequest({ method, path: "/", headers: acceptEncoding === undefined ? {} : { "accept-encoding": acceptEncoding } });
+}
+
+async function bytesOf(body: HttpResponse["body"]): Promise<Buffer> {
+  if (body === undefined) return Buffer.alloc(0);
+  if (typeof body === "string") return Buffer.from(body);
+  if (body instanceof Uint8Array) return Buffer.from(body);
+  if (Array.isArray(body)) return Buffer.concat(body as Uint8Array[]);
+  const chunks: Buffer[] = [];
+  for await (const chunk of body as AsyncIterable<string | Uint8Array>) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+function decode(bytes: Buffer, coding: string | undefined): string {
+  if (coding === "br") return brotliDecompressSync(bytes).toString();
+  if (coding === "gzip") return gunzipSync(bytes).toString();
+  return bytes.toString();
+}
+
+const JSON_BODY = JSON.stringify({ value: Array.from({ length: 500 }, (_, i) => ({ Id: i, CharacteristicName: "pH", ResultValue: i / 7 })) });
+
+describe("negotiateEncoding()", () => {
+  const cases = [
+    { header: undefined, expected: undefined },
+    { header: "", expected: undefined },
+    { header: "gzip, deflate, br", expected: "br" },
+    { header: "gzip", expected: "gzip" },
+    { header: "br;q=0.5, gzip;q=0.8", expected: "gzip" },
+    { header: "br;q=0, gzip;q=0", expected: undefined },
+    { header: "identity", expected: undefined },
+    { header: "deflate, compress", expected: undefined },
+    { header: "*", expected: "br" },
+    { header: "*;q=0.3, br;q=0", expected: "gzip" },
+    { header: "GZIP;Q=1", expected: "gzip" },
+    { header: "x-gzip", expected: "gzip" },
+  ] as const;
+  for (const c of cases) it(`${JSON.stringify(c.header)} → ${c.expected ?? "identity"}`, () => assert.equal(negotiateEncoding(c.header), c.expected));
+});
+
+describe("withCompression()", () => {
+  const json = (body: NonNullable<HttpResponse["body"]>, headers: Record<string, string> = {}) =>
+    withCompression(() => ({ status: 200, headers: { "content-type": "application/json; charset=utf-8", "content-length": "1", ...headers }, body }));
+
+  for (const coding of ["br", "gzip"] as const) {
+    it(`sends a whole JSON body ${coding}, equal once decoded, with Vary and without the old length`, async () => {
+      const answer = await json(JSON_BODY)(request(coding));
+      assert.equal(answer.headers?.["content-encoding"], coding);
+      assert.equal(answer.headers?.["vary"], "Accept-Encoding");
+      assert.equal(answer.headers?.["content-length"], undefined);
+      const bytes = await bytesOf(answer.body);
+      assert.ok(bytes.length < Buffer.byteLength(JSON_BODY) / 3, `${bytes.length} bytes`);
+      assert.equal(decode(bytes, coding), JSON_BODY);
+    });
+  }
+
+  it("joins a body of parts, and makes a strong ETag weak (the bytes differ per coding)", async () => {
+    const parts = [Buffer.from(JSON_BODY.slice(0, 100)), Buffer.from(JSON_BODY.slice(100))];
+    const answer = await json(parts, { etag: '"r1"', vary: "Origin" })(request("gzip"));
+    assert.equal(decode(await bytesOf(answer.body), "gzip"), JSON_BODY);
+    assert.equal(answer.headers?.["etag"], 'W/"r1"');
+    assert.equal(answer.headers?.["vary"], "Origin, Accept-Encoding");
+  });
+
+  it("streams a CSV body compressed chunk by chunk, and closes the source when the reader stops early", async () => {
+    let closed = false;
+    async function* rows(): AsyncGenerator<string> {
+      try {
+        yield "Id,Value\n";
+        for (let i = 0; i < 20_000; i++) yield `${i},${(i * 0.37).toFixed(3)}\n`;
+      } finally {
+        closed = true;
+      }
+    }
+    const handler = withCompression(() => ({ status: 200, headers: { "content-type": "text/csv; charset=utf-8" }, body: rows() }));
+    const whole = await handler(request("br"));
+    let expected = "Id,Value\n";
+    for (let i = 0; i < 20_000; i++) expected += `${i},${(i * 0.37).toFixed(3)}\n`;
+    assert.equal(decode(await bytesOf(whole.body), "br"), expected);
+    assert.equal(closed, true);
+    closed = false;
+    const early = await handler(request("gzip"));
+    for await (const _ of early.body as AsyncIterable<Uint8Array>) break;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(closed, true, "the CSV generator was returned");
+  });
+
+  it("leaves identity requests, small bodies, other types, HEAD and 304 as they are (Vary still said)", async () => {
+    const identity = await json(JSON_BODY)(request("identity"));
+    assert.equal(identity.body, JSON_BODY);
+    assert.equal(identity.headers?.["vary"], "Accept-Encoding");
+    assert.equal((await json("{}")(request("br"))).headers?.["content-encoding"], undefined);
+    const text = await withCompression(() => ({ status: 200, headers: { "content-type": "text/plain" }, body: "x".repeat(5000) }))(request("br"));
+    assert.equal(text.headers?.["content-encoding"], undefined);
+    assert.equal((await json(JSON_BODY)(request("br", "HEAD"))).headers?.["content-encoding"], undefined);
+    const notModified = await withCompression(() => ({ status: 304, headers: { etag: '"a"' } }))(request("br"));
+    assert.deepEqual(notModified.headers, { etag: '"a"' });
+    const small = await withCompression(() => ({ status: 200, headers: { "content-type": "application/json" }, body: JSON_BODY }), { minBytes: 1_000_000 })(request("br"));
+    assert.equal(small.headers?.["content-encoding"], undefined);
+  });
+});
