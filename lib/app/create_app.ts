@@ -1,6 +1,4 @@
-import { createServer, type Server } from "node:http";
 import { type AuthStore, requireUser, startAuthService } from "../auth/mod.ts";
-import { ConfigError } from "../config/mod.ts";
 import { pooledRandom } from "../crypto/mod.ts";
 import {
   createNodeListener,
@@ -28,6 +26,7 @@ import { type Deliver, startRelayService } from "../relay/mod.ts";
 import { startSyncService, type SyncStore } from "../sync/mod.ts";
 import { startWaterService } from "../water/mod.ts";
 import { openStateDir, type StateDir } from "../storage/mod.ts";
+import { createNodeServer, type NodeServer, readTlsFiles } from "./node_server.ts";
 import { openSyncStores } from "./open_sync_stores.ts";
 import type { Config, ServiceName } from "./read_config.ts";
 
@@ -135,9 +134,6 @@ const CONSOLE_LOG: ServiceLog = {
   error: (message, error) => (error === undefined ? console.error(message) : console.error(`${message}:`, error)),
 };
 
-/** Limits of the HTTP server `listen` starts. */
-const SERVER_OPTIONS = { requestTimeout: 60_000, headersTimeout: 15_000, keepAliveTimeout: 5_000, maxHeaderSize: 16_384 } as const;
-
 /**
  * Builds the services a configuration enables (`SERVICES`), with their
  * stores, workers and metrics, behind one handler.
@@ -177,7 +173,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let state: "new" | "starting" | "started" | "closing" | "closed" = "new";
   let inFlight = 0;
   let settled: (() => void) | undefined;
-  let server: Server | undefined;
+  let server: NodeServer | undefined;
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
 
@@ -286,24 +282,16 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     if (server !== undefined) throw new Error("Cannot listen: the app listens already");
     const port = options.port ?? config.server.port;
     const host = options.host ?? config.server.host;
-    const created = createServer(SERVER_OPTIONS, createNodeListener(withCompression(dispatch, { minBytes: config.server.compressAboveBytes }), {
+    const tls = readTlsFiles(config.server.tlsCertFile, config.server.tlsKeyFile);
+    const created = createNodeServer(createNodeListener(withCompression(dispatch, { minBytes: config.server.compressAboveBytes }), {
       onError: (error) => log.error("Unexpected error", error),
       ...(config.server.publicUrl === undefined ? {} : { publicOrigin: config.server.publicUrl }),
       ...(config.server.trustProxy === undefined ? {} : { trustedProxies: config.server.trustProxy }),
-    }));
-    await new Promise<void>((resolve, reject) => {
-      created.once("error", (error: NodeJS.ErrnoException) => {
-        reject(error.code === "EADDRINUSE"
-          ? new ConfigError("PORT", `Cannot start: port ${port} is in use; choose another with PORT (or WEBHOOK_PORT)`)
-          : error);
-      });
-      created.listen(port, host, () => resolve());
-    });
+    }), tls);
+    const bound = await created.listen(port, host);
     server = created;
-    const address = created.address();
-    const bound = typeof address === "object" && address !== null ? address.port : port;
     const shown = host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
-    const url = `http://${shown}:${bound}`;
+    const url = `${created.scheme}://${shown}:${bound}`;
     return { url, port: bound, publicUrl: config.server.publicUrl ?? url };
   }
 
@@ -322,10 +310,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     current = notServing;
     if (server !== undefined) {
       const listening = server;
-      const stopped = new Promise<void>((resolve) => listening.close(() => resolve()));
-      listening.closeIdleConnections();
+      const stopped = listening.close();
+      listening.closeIdle();
       await waitAtMost(stopped, requestDrainMs);
-      listening.closeAllConnections();
+      listening.closeAll();
     }
     if (inFlight > 0) await waitAtMost(new Promise<void>((resolve) => (settled = resolve)), requestDrainMs);
     await Promise.all(running.map((service) => service.drain()));

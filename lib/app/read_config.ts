@@ -56,6 +56,16 @@ export const SERVER_SETTINGS = {
     doc: "origin for next links and the OAuth `issuer` (behind a proxy); default: the request's `Host`",
     parse: parseOrigin,
   }),
+  tlsCertFile: textSetting("TLS_CERT_FILE", {
+    default: "",
+    accepts: "a PEM file",
+    doc: "certificate chain; with `TLS_KEY_FILE`, the server speaks HTTPS with HTTP/2 (and HTTP/1.1 on the same port) instead of cleartext HTTP/1.1",
+  }),
+  tlsKeyFile: textSetting("TLS_KEY_FILE", {
+    default: "",
+    accepts: "a PEM file",
+    doc: "the certificate's private key",
+  }),
   compressAboveBytes: integerSetting("COMPRESS_ABOVE_BYTES", {
     default: 1024,
     min: 0,

@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage as Http1Request, ServerResponse as Http1Response } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { HttpError } from "./errors.ts";
 import { errorResponse, statusOf } from "./error_response.ts";
 import { readForwarded, type TrustedProxies } from "./trusted_proxies.ts";
@@ -22,10 +23,32 @@ export interface NodeListenerOptions {
   trustedProxies?: TrustedProxies;
 }
 
+/** A request of `node:http`, or of `node:http2` (whose compatibility API `allowHTTP1` also gives HTTP/1.1 requests). */
+type IncomingMessage = Http1Request | Http2ServerRequest;
+/** A response of `node:http` or `node:http2`. */
+type ServerResponse = Http1Response | Http2ServerResponse;
+
+/** What the adapter uses of a response, the same on `node:http` and `node:http2`. */
+interface NodeResponse {
+  writeHead(status: number, headers?: Readonly<Record<string, string>>): unknown;
+  write(chunk: string | Uint8Array): boolean;
+  end(chunk?: string | Uint8Array): unknown;
+  cork(): void;
+  uncork(): void;
+  destroy(error?: Error): unknown;
+  readonly headersSent: boolean;
+  readonly writableFinished: boolean;
+  /** On `node:http`; `node:http2`'s compatibility response has no such field (its stream closes with `close`). */
+  readonly destroyed?: boolean;
+  on(event: "close" | "drain", listener: () => void): unknown;
+  off(event: "close" | "drain", listener: () => void): unknown;
+}
+
 const HOST_PATTERN = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
 
 /**
- * Adapts a {@linkcode Handler} to `node:http`: builds the request record,
+ * Adapts a {@linkcode Handler} to `node:http` and `node:http2` (its
+ * compatibility API, as `createSecureServer` with `allowHTTP1` gives it): builds the request record,
  * turns thrown errors into JSON responses, and streams chunked bodies with
  * backpressure, stopping when the client goes away.
  * @param handler the handler to serve
@@ -42,7 +65,8 @@ export function createNodeListener(
   options: NodeListenerOptions = {},
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return function listener(req: IncomingMessage, res: ServerResponse): void {
-    void serve(handler, options, req, res);
+    const out: NodeResponse = res;
+    void serve(handler, options, req, out);
   };
 }
 
@@ -50,7 +74,7 @@ async function serve(
   handler: Handler,
   options: NodeListenerOptions,
   req: IncomingMessage,
-  res: ServerResponse,
+  res: NodeResponse,
 ): Promise<void> {
   let response: HttpResponse;
   let method = req.method ?? "GET";
@@ -79,10 +103,10 @@ class NodeRequest implements HttpRequest {
   readonly remoteAddress: string;
   readonly origin: string;
   readonly body: BodyReader;
-  readonly #res: ServerResponse;
+  readonly #res: NodeResponse;
   #signal: AbortSignal | undefined;
 
-  constructor(req: IncomingMessage, res: ServerResponse, options: NodeListenerOptions) {
+  constructor(req: IncomingMessage, res: NodeResponse, options: NodeListenerOptions) {
     const headers = headersOf(req);
     const target = req.url ?? "/";
     const [path, query] = splitTarget(target);
@@ -107,7 +131,7 @@ class NodeRequest implements HttpRequest {
     if (this.#signal === undefined) {
       const res = this.#res;
       const controller = new AbortController();
-      if (res.destroyed && !res.writableFinished) controller.abort();
+      if (res.destroyed === true && !res.writableFinished) controller.abort();
       res.on("close", () => {
         if (!res.writableFinished) controller.abort();
       });
@@ -121,11 +145,15 @@ class NodeRequest implements HttpRequest {
 function headersOf(req: IncomingMessage): Record<string, string> {
   const raw = req.headers;
   for (const name in raw) {
-    if (typeof raw[name] !== "string") {
+    // HTTP/2 pseudo-headers (`:path`, `:authority`, ...) are not headers; `:authority` stands for `Host`.
+    if (typeof raw[name] !== "string" || name.startsWith(":")) {
       const headers: Record<string, string> = {};
       for (const [key, value] of Object.entries(raw)) {
-        if (value !== undefined) headers[key] = Array.isArray(value) ? value.join(", ") : value;
+        if (value === undefined || key.startsWith(":")) continue;
+        headers[key] = Array.isArray(value) ? value.join(", ") : value;
       }
+      const authority = raw[":authority"];
+      if (headers["host"] === undefined && typeof authority === "string") headers["host"] = authority;
       return headers;
     }
   }
@@ -261,7 +289,7 @@ function originOf(req: IncomingMessage, host: string | undefined, proto: string 
 }
 
 async function send(
-  res: ServerResponse,
+  res: NodeResponse,
   response: HttpResponse,
   method: string,
   request: NodeRequest | undefined,
@@ -306,7 +334,7 @@ async function send(
 }
 
 async function stream(
-  res: ServerResponse,
+  res: NodeResponse,
   response: HttpResponse,
   iterator: AsyncIterator<string | Uint8Array>,
   signal: AbortSignal,
@@ -342,7 +370,7 @@ async function stream(
   }
 }
 
-function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
+function drained(res: NodeResponse, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) {
       resolve();
