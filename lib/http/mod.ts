@@ -35,8 +35,11 @@ export { readApiKeysFile } from "./read_api_keys_file.ts";
 export { parseOrigin } from "./parse_origin.ts";
 export type { ApiKey, AuthenticateOptions, Identity } from "./api_keys.ts";
 export { RateLimiter } from "./rate_limiter.ts";
+export { RedisRateLimiter } from "./redis_rate_limiter.ts";
+export type { RedisRateLimiterOptions, ScriptRunner } from "./redis_rate_limiter.ts";
 export type { RateDecision, RateLimiterOptions } from "./rate_limiter.ts";
 export { withRateLimit } from "./with_rate_limit.ts";
+export type { KeyLimiter } from "./with_rate_limit.ts";
 export { createDeadline } from "./deadline.ts";
 export type { Deadline } from "./deadline.ts";
 export type {

@@ -1,12 +1,19 @@
 import { HttpError } from "./errors.ts";
-import type { RateLimiter } from "./rate_limiter.ts";
+import type { RateDecision } from "./rate_limiter.ts";
+
+/** A per-key limiter: `RateLimiter` in this process, or `RedisRateLimiter` shared by every replica. */
+export interface KeyLimiter {
+  acquire(key: string): RateDecision | Promise<RateDecision>;
+}
 import type { BodyChunks, Handler, HttpRequest, HttpResponse } from "./types.ts";
 
 /**
- * Puts a handler behind a {@linkcode RateLimiter}. `identify` names the caller
- * (and may throw, e.g. for a missing key, before any limit is consulted). A
- * refused request gets 429 with `Retry-After`. A streamed response holds its
- * permit until the stream ends or is abandoned.
+ * Puts a handler behind a per-key limiter (`RateLimiter` or
+ * `RedisRateLimiter`). `identify` names the caller (and may throw, e.g. for a
+ * missing key, before any limit is consulted). A refused request gets 429
+ * with `Retry-After`; a limiter that cannot answer (Redis down) 503 with
+ * `Retry-After`. A streamed response holds its permit until the stream ends
+ * or is abandoned.
  * @param handler the handler to wrap
  * @param limiter the limiter
  * @param identify gives the key a request counts against
@@ -14,12 +21,20 @@ import type { BodyChunks, Handler, HttpRequest, HttpResponse } from "./types.ts"
  */
 export function withRateLimit(
   handler: Handler,
-  limiter: RateLimiter,
+  limiter: KeyLimiter,
   identify: (request: HttpRequest) => string,
 ): Handler {
   return async function rateLimited(request: HttpRequest): Promise<HttpResponse> {
     const key = identify(request);
-    const decision = limiter.acquire(key);
+    let decision: RateDecision;
+    try {
+      decision = await limiter.acquire(key);
+    } catch (cause) {
+      throw new HttpError("ERR_HTTP_UNAVAILABLE", "Cannot check the rate limit: its store does not answer; retry shortly", {
+        headers: { "retry-after": "1" },
+        cause,
+      });
+    }
     if (!decision.ok) {
       const why = decision.reason === "rate"
         ? "the request rate is above the limit"

@@ -17,3 +17,5 @@ export type { StorageConfig } from "./settings.ts";
 export { connectPostgres, isUnavailable } from "./postgres.ts";
 export type { ConnectPostgresOptions, SqlClient, SqlPool, SqlResult } from "./postgres.ts";
 export { migrate } from "./migrate.ts";
+export { connectRedis } from "./redis.ts";
+export type { ConnectRedisOptions, RedisScripts } from "./redis.ts";

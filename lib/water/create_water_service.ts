@@ -12,6 +12,7 @@ import {
   JSON_CONTENT_TYPE,
   jsonResponse,
   parseQuery,
+  type KeyLimiter,
   RateLimiter,
   withCors,
   withRateLimit,
@@ -58,6 +59,12 @@ export interface WaterServiceOptions {
    * @default {1}
    */
   maxConcurrent?: number;
+  /**
+   * Counts the per-key limits elsewhere, e.g. a `RedisRateLimiter` shared by
+   * every replica; `ratePerSecond` and `maxConcurrent` are then its business.
+   * @default a `RateLimiter` in this process
+   */
+  limiter?: KeyLimiter;
   /**
    * Longest time a query may run before it is answered 408.
    * @default {30000}
@@ -159,7 +166,7 @@ export function createWaterService(store: WaterStore, options: WaterServiceOptio
       handler: (_request, params) => unknownCollection(params["collection"]!),
     },
   ]);
-  const limiter = new RateLimiter({
+  const limiter = options.limiter ?? new RateLimiter({
     ratePerSecond: options.ratePerSecond ?? 2,
     maxConcurrent: options.maxConcurrent ?? 1,
     now: options.now,

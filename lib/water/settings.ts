@@ -1,4 +1,4 @@
-import { integerSetting, listSetting, numberSetting, textSetting, type ConfigOf } from "../config/mod.ts";
+import { customSetting, integerSetting, listSetting, numberSetting, textSetting, type ConfigOf } from "../config/mod.ts";
 import { parseApiKey, parseOrigin } from "../http/mod.ts";
 
 /** The water-data API's settings, read by `readSettings` from the environment. */
@@ -30,6 +30,18 @@ export const WATER_SETTINGS = {
     min: 0,
     max: 1_000_000,
     doc: "requests per key in flight at once; 0 for no limit",
+  }),
+  rateLimitRedisUrl: customSetting<string>("RATE_LIMIT_REDIS_URL", {
+    default: "",
+    defaultText: "",
+    accepts: "`redis://[user:password@]host:port[/db]`",
+    doc: "count the per-key rate and concurrency limits in this Redis, so that every replica together allows what one allows; empty counts them in each process",
+    parse: (text) => {
+      if (text.trim() === "") return "";
+      const url = URL.parse(text.trim());
+      if (url === null || (url.protocol !== "redis:" && url.protocol !== "rediss:") || url.hostname === "") throw new RangeError("expected redis://host:port");
+      return text.trim();
+    },
   }),
   queryTimeoutMs: integerSetting("QUERY_TIMEOUT_MS", {
     default: 30_000,

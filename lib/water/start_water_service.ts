@@ -1,5 +1,7 @@
+import { randomUUID } from "node:crypto";
 import { ConfigError, readConfigFile } from "../config/mod.ts";
-import { type ApiKey, indexApiKeys, readApiKeysFile, type RunningService, type ServiceCredential } from "../http/mod.ts";
+import { type ApiKey, indexApiKeys, readApiKeysFile, RedisRateLimiter, type RunningService, type ServiceCredential } from "../http/mod.ts";
+import { connectRedis, type RedisScripts } from "../storage/mod.ts";
 import { createWaterService } from "./create_water_service.ts";
 import { type LoadReport, loadDatasets } from "./load_datasets.ts";
 import type { WaterConfig } from "./settings.ts";
@@ -43,7 +45,27 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     throw new ConfigError("API_KEYS", "Cannot start: no API keys are configured; set API_KEYS or API_KEYS_FILE");
   }
   const { store, report } = await loadDatasets(config.dataDir);
+  let redis: RedisScripts | undefined;
+  if (config.rateLimitRedisUrl !== "") {
+    try {
+      redis = await connectRedis(config.rateLimitRedisUrl);
+    } catch (error) {
+      const where = config.rateLimitRedisUrl.replace(/\/\/[^@/]*@/, "//***@");
+      throw new ConfigError("RATE_LIMIT_REDIS_URL", `Cannot start: cannot reach RATE_LIMIT_REDIS_URL ${where}: ${(error as Error).message}`);
+    }
+  }
+  let permits = 0;
+  // Unique over replicas (two containers may both be pid 1).
+  const permitPrefix = `${randomUUID()}:`;
   const handler = createWaterService(store, {
+    ...(redis === undefined ? {} : {
+      limiter: new RedisRateLimiter(redis, {
+        ratePerSecond: config.rateLimitPerSecond,
+        maxConcurrent: config.rateLimitConcurrency,
+        permitTtlMs: config.queryTimeoutMs + 30_000,
+        permitId: () => `${permitPrefix}${++permits}`,
+      }),
+    }),
     keys: indexApiKeys(keys),
     now: options.now,
     basePath: base,
@@ -63,10 +85,10 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     describe: (origin) => ({
       endpoints: [{ label: "Water data", url: `${origin}${base}` }],
       credentials,
-      notes: [...loaded, `Try: curl -H 'x-api-key: ${example}' '${origin}${base}/Locations?$top=2'`],
+      notes: [...loaded, ...(redis === undefined ? [] : ["Rate limits: counted in Redis (RATE_LIMIT_REDIS_URL), shared by every replica"]), `Try: curl -H 'x-api-key: ${example}' '${origin}${base}/Locations?$top=2'`],
     }),
     drain: () => Promise.resolve(),
-    close: () => Promise.resolve(),
+    close: () => redis?.close() ?? Promise.resolve(),
   };
 }
 

@@ -19,6 +19,7 @@ describe("readConfig()", () => {
         corsOrigins: [],
         rateLimitPerSecond: 2,
         rateLimitConcurrency: 1,
+        rateLimitRedisUrl: "",
         queryTimeoutMs: 30_000,
         maxResponseBytes: 32 * 1024 * 1024,
         renderCacheBytes: 64 * 1024 * 1024,

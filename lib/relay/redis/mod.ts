@@ -7,8 +7,9 @@
 export { openRedisQueue, openRedisRelay } from "./open_redis_queue.ts";
 export type { OpenRedisQueueOptions, RedisRelayStores } from "./open_redis_queue.ts";
 export { RedisQueue } from "./redis_queue.ts";
-export type { RedisQueueOptions, RedisScripts } from "./redis_queue.ts";
+export type { RedisQueueOptions } from "./redis_queue.ts";
 export { RedisConfigStore } from "./redis_config_store.ts";
 export type { RedisConfigStoreOptions } from "./redis_config_store.ts";
-export { connectRedis } from "./redis_client.ts";
-export type { ConnectRedisOptions } from "./redis_client.ts";
+// The connection lives with the other backends in storage; exported here as before.
+export { connectRedis } from "../../storage/mod.ts";
+export type { ConnectRedisOptions, RedisScripts } from "../../storage/mod.ts";

@@ -1,7 +1,7 @@
 import { ConfigError, redactUrl } from "../../config/mod.ts";
 import type { ServiceLog } from "../../http/mod.ts";
 import { describeError } from "../describe_error.ts";
-import { connectRedis } from "./redis_client.ts";
+import { connectRedis } from "../../storage/mod.ts";
 import { RedisConfigStore } from "./redis_config_store.ts";
 import { RedisQueue } from "./redis_queue.ts";
 

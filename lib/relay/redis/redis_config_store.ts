@@ -1,6 +1,6 @@
 import type { ConfigPut, ConfigRecord, ConfigStore } from "../config_store.ts";
 import { RelayError } from "../errors.ts";
-import type { RedisScripts } from "./redis_queue.ts";
+import type { RedisScripts } from "../../storage/mod.ts";
 
 /** Options of {@linkcode RedisConfigStore}. */
 export interface RedisConfigStoreOptions {

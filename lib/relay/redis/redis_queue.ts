@@ -1,3 +1,4 @@
+import type { RedisScripts } from "../../storage/mod.ts";
 import { queueFull, RelayError } from "../errors.ts";
 import type {
   Attempt,
@@ -17,14 +18,6 @@ import type {
 import { endpointKey } from "../queue.ts";
 
 /** What {@linkcode RedisQueue} needs of a Redis connection: Lua scripts, run atomically. */
-export interface RedisScripts {
-  /**
-   * Runs a Lua script with string arguments (no declared keys: every key
-   * shares the queue's prefix) and gives the reply as Redis sends it.
-   */
-  run(script: string, args: readonly string[]): Promise<unknown>;
-  close(): Promise<void>;
-}
 
 /** Options of {@linkcode RedisQueue}. */
 export interface RedisQueueOptions {

@@ -1,5 +1,14 @@
 import { createHash } from "node:crypto";
-import type { RedisScripts } from "./redis_queue.ts";
+
+/** A Redis connection as the stores use it: Lua scripts, each one atomic on the server. */
+export interface RedisScripts {
+  /**
+   * Runs a Lua script with string arguments (no declared keys: every key
+   * shares its store's prefix) and gives the reply as Redis sends it.
+   */
+  run(script: string, args: readonly string[]): Promise<unknown>;
+  close(): Promise<void>;
+}
 
 /** Options of {@linkcode connectRedis}. */
 export interface ConnectRedisOptions {
