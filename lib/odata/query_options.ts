@@ -14,6 +14,8 @@ export interface QueryOptions {
   readonly select?: readonly string[];
   /** `$top`, if given. */
   readonly top?: number;
+  /** `$skip`: matching rows to pass over before the page (after `$skiptoken`), if given. */
+  readonly skip?: number;
   /** The id after `Id:` in `$skiptoken`. */
   readonly skipToken?: string;
   /** `$count=true`. */
@@ -86,13 +88,12 @@ export function readQueryOptions(
   const count = seen.get("count");
   const format = seen.get("format");
   checkOrderBy(seen.get("orderby"));
-  if (seen.has("skip")) {
-    throw optionError("$skip", "Cannot use $skip: page with $skiptoken by following @odata.nextLink");
-  }
+  const skip = seen.get("skip");
   return {
     ...(filter === undefined ? {} : { filter }),
     ...(select === undefined ? {} : { select: readSelect(select) }),
     ...(top === undefined ? {} : { top: readTop(top, maxTop) }),
+    ...(skip === undefined ? {} : { skip: readSkip(skip) }),
     ...(skipToken === undefined ? {} : { skipToken: readSkipToken(skipToken) }),
     count: count === undefined ? false : readCount(count),
     ...(format === undefined ? {} : { format: readFormat(format) }),
@@ -120,6 +121,18 @@ function readTop(text: string, maxTop: number): number {
   const value = /^[0-9]+$/.test(trimmed) ? Number(trimmed) : Number.NaN;
   if (!Number.isSafeInteger(value) || value < 1 || value > maxTop) {
     throw optionError("$top", `Cannot use $top=${text}: it must be an integer from 1 to ${maxTop}`);
+  }
+  return value;
+}
+
+/** `$skip` at most: passing over rows costs each of them, so a client pages deep with `$skiptoken`. */
+const MAX_SKIP = 1_000_000;
+
+function readSkip(text: string): number {
+  const trimmed = text.trim();
+  const value = /^[0-9]+$/.test(trimmed) ? Number(trimmed) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value > MAX_SKIP) {
+    throw optionError("$skip", `Cannot use $skip=${text}: it must be an integer from 0 to ${MAX_SKIP}; page further by following @odata.nextLink`);
   }
   return value;
 }

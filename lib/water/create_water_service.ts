@@ -19,7 +19,7 @@ import {
 } from "../http/mod.ts";
 import { type BoundFilter, buildNextLink, type QueryOptions, readQueryOptions } from "../odata/mod.ts";
 import { WaterError } from "./errors.ts";
-import { type CollectionSchema, COLLECTIONS } from "./fields.ts";
+import { type CollectionName, type CollectionSchema, COLLECTIONS } from "./fields.ts";
 import {
   type CollectionQuery,
   observationBatches,
@@ -157,8 +157,16 @@ export function createWaterService(store: WaterStore, options: WaterServiceOptio
     ]),
     {
       method: "GET",
+      // An entity by key, `/Locations(42)` or `/Metadata(<uuid>)`, as generic OData clients read one; else an unknown collection.
       path: `${base}/:collection`,
-      handler: (_request, params) => unknownCollection(params["collection"]!),
+      handler: (request, params) => {
+        const target = params["collection"]!;
+        const byKey = ENTITY_KEY.exec(target);
+        const collection = byKey === null ? undefined : COLLECTIONS.get(byKey[1] as CollectionName);
+        if (collection === undefined) return unknownCollection(target);
+        const deadline = createDeadline(settings.timeout, options.now);
+        return answerEntity(store, collection, byKey![2]!, request, deadline, settings, { origin: origin(request), base });
+      },
     },
     {
       method: "GET",
@@ -241,7 +249,10 @@ function answerQuery(
   const format = options.format ?? (prefersCsv(request.headers["accept"]) ? "csv" : "json");
   if (format === "csv" && options.top === undefined) return streamCsv(store, query, writer, options, deadline);
   const top = options.top ?? settings.defaultTop;
-  const page = queryPage(store, query, options.skipToken, top);
+  const skip = options.skip ?? 0;
+  // $skip passes over matching rows after the $skiptoken; the next link carries a token, not the skip.
+  const found = queryPage(store, query, options.skipToken, top + skip);
+  const page = skip === 0 ? found : { rows: found.rows.slice(skip), more: found.more };
   deadline.check();
   const last = page.rows[page.rows.length - 1];
   const link = page.more && last !== undefined
@@ -265,11 +276,54 @@ function answerQuery(
     };
   }
   const tail = link === undefined ? "]}" : `],"@odata.nextLink":${JSON.stringify(link)}}`;
-  const body = renderJsonPage(page.rows, writer, id, settings, tail, deadline);
+  const context = contextUrl(root, collection, options.select);
+  const body = renderJsonPage(page.rows, writer, id, settings, encoder.encode(`{"@odata.context":${JSON.stringify(context)},"value":[`), tail, deadline);
   return { status: 200, headers: { ...headers, "content-type": JSON_CONTENT_TYPE }, body };
 }
 
-const HEAD = encoder.encode("{\"value\":[");
+/** `Collection(key)`: a key in parentheses, quoted or not. */
+const ENTITY_KEY = /^([A-Za-z]+)\((.+)\)$/;
+
+/**
+ * Answers one entity by its key (OData 4.01 §4.3.1): the object itself with
+ * `@odata.context` `…$metadata#Locations/$entity`, `$select` honoured; 404
+ * when no entity has the key. The key is an integer, or a UUID for `Metadata`.
+ */
+function answerEntity(
+  store: WaterStore,
+  collection: CollectionSchema,
+  rawKey: string,
+  request: HttpRequest,
+  deadline: Deadline,
+  settings: Settings,
+  root: { readonly origin: string; readonly base: string },
+): HttpResponse {
+  const key = rawKey.replace(/^'(.*)'$/, "$1");
+  const valid = collection.level === "dataset" ? /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(key) : /^[0-9]{1,15}$/.test(key);
+  if (!valid) {
+    const expected = collection.level === "dataset" ? "a UUID" : "an integer";
+    throw new WaterError("ERR_WATER_NOT_FOUND", `Cannot find ${collection.name}(${rawKey}): its key is ${expected}`, { target: collection.name });
+  }
+  const options = readQueryOptions(parseQuery(request.query));
+  const query = readQuery(collection, { ...options, filter: `Id eq ${collection.level === "dataset" ? key.toLowerCase() : key}` }, deadline, settings.filters);
+  const { writer, id } = settings.writers.get(collection, options.select);
+  const page = queryPage(store, query, undefined, 1);
+  if (page.rows.length === 0) {
+    throw new WaterError("ERR_WATER_NOT_FOUND", `Cannot find ${collection.name}(${rawKey}): no such entity`, { target: collection.name });
+  }
+  const parts = renderJsonPage(page.rows, writer, id, settings, encoder.encode("["), "]", deadline);
+  const entity = (JSON.parse(Buffer.concat(parts).toString()) as Record<string, unknown>[])[0]!;
+  const context = `${contextUrl(root, collection, options.select)}/$entity`;
+  return { status: 200, headers: { ...ODATA_HEADERS, "content-type": JSON_CONTENT_TYPE }, body: JSON.stringify({ "@odata.context": context, ...entity }) };
+}
+
+/**
+ * The `@odata.context` of a collection answer (OData 4.01 §10.2, §10.9):
+ * `<service>/$metadata#Locations`, or `#Locations(Id,Name)` with `$select`.
+ */
+function contextUrl(root: { readonly origin: string; readonly base: string }, collection: CollectionSchema, select: readonly string[] | undefined): string {
+  return `${root.origin}${root.base}/$metadata#${collection.name}${select === undefined ? "" : `(${select.join(",")})`}`;
+}
 const COMMA = 0x2c;
 const COMMA_BYTES = Uint8Array.of(COMMA);
 /** Runs sent as separate parts before joining them is cheaper. */
@@ -287,6 +341,7 @@ function renderJsonPage(
   writer: RowWriter,
   selection: number,
   settings: Settings,
+  head: Uint8Array,
   tail: string,
   deadline: Deadline,
 ): Uint8Array[] {
@@ -311,7 +366,7 @@ function renderJsonPage(
   // Merge neighbours: a row that starts one comma after the previous one ends,
   // in the same block, extends the run.
   const runs: Uint8Array[] = [];
-  let total = HEAD.length;
+  let total = head.length;
   let block: Uint8Array | undefined;
   let from = 0;
   let to = 0;
@@ -332,7 +387,7 @@ function renderJsonPage(
   if (total > settings.maxBytes) throw tooLarge(settings.maxBytes);
   if (runs.length <= MAX_PARTS) {
     // Few runs (a page of consecutive rows is one): send them as they are.
-    const parts: Uint8Array[] = [HEAD];
+    const parts: Uint8Array[] = [head];
     runs.forEach((part, i) => {
       if (i > 0) parts.push(COMMA_BYTES);
       parts.push(part);
@@ -341,8 +396,8 @@ function renderJsonPage(
     return parts;
   }
   const out = new Uint8Array(total);
-  out.set(HEAD);
-  let at = HEAD.length;
+  out.set(head);
+  let at = head.length;
   for (let i = 0; i < runs.length; i++) {
     if (i > 0) out[at++] = COMMA;
     out.set(runs[i]!, at);
@@ -400,18 +455,32 @@ function streamCsv(
   };
   const token = options.skipToken;
   const from = token === undefined || query.collection.level === "dataset" ? 0 : readRowToken(token);
+  let skip = options.skip ?? 0;
+  /** A batch without the rows `$skip` still passes over. */
+  const skipped = <T extends { readonly length: number; slice(from: number): T }>(rows: T): T => {
+    if (skip === 0) return rows;
+    const dropped = Math.min(skip, rows.length);
+    skip -= dropped;
+    return rows.slice(dropped);
+  };
   async function* chunks(): AsyncGenerator<string> {
     if (query.collection.level === "observation") {
       const batches = observationBatches(store, guarded, from, CSV_BATCH);
-      const first = batches.next();
+      // The first rows past $skip, with the header: the deadline bounds the search for them.
+      let first = batches.next();
+      let rows = first.done === true ? [] : skipped(first.value);
+      while (first.done !== true && rows.length === 0) {
+        first = batches.next();
+        rows = first.done === true ? [] : skipped(first.value);
+      }
       started = true;
-      yield writer.csvHeader() + (first.done === true ? "" : writer.csv(first.value));
-      for (const batch of batches) yield writer.csv(batch);
+      yield writer.csvHeader() + (rows.length === 0 ? "" : writer.csv(rows));
+      for (const batch of batches) yield writer.csv(skipped(batch));
       return;
     }
     const page = queryPage(store, guarded, token, store.locationCount + store.datasetCount + 1);
     started = true;
-    yield writer.csvHeader() + writer.csv(page.rows);
+    yield writer.csvHeader() + writer.csv(skipped(page.rows));
   }
   return {
     status: 200,

@@ -117,11 +117,17 @@ describe("readQueryOptions()", () => {
     it("refuses $expand", () => refuses("$expand=x", "$expand"));
     it("refuses $search", () => refuses("$search=lake", "$search"));
     it("refuses $apply without '$'", () => refuses("apply=groupby((Id))", "$apply"));
-    it("refuses $skip", () => refuses("$skip=10", "$skip"));
-    it("refuses $skip=0", () => refuses("$skip=0", "$skip"));
+  });
 
-    it("says how to page instead of $skip", () => {
-      assert.throws(() => read("$skip=10"), { message: /\$skiptoken/ });
+  describe("$skip", () => {
+    it("reads 0 to 1,000,000 rows to pass over", () => {
+      assert.equal(read("$skip=0").skip, 0);
+      assert.equal(read("$skip=25&$top=5").skip, 25);
+      assert.equal(read("skip=1000000").skip, 1_000_000);
+    });
+    for (const bad of ["-1", "1.5", "x", "1000001"]) it(`refuses $skip=${bad}, saying how to page deeper`, () => {
+      refuses(`$skip=${bad}`, "$skip");
+      assert.throws(() => read(`$skip=${bad}`), { message: /@odata\.nextLink/ });
     });
   });
 

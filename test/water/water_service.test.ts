@@ -192,6 +192,39 @@ describe("water service: DataStream compatibility checklist", () => {
     assert.match(String(metadata["CreateTimestamp"]), /^\d{4}-\d{2}-\d{2}T/);
   });
 
+  it("reads an entity by key in every collection, as generic OData clients do, with @odata.context", async () => {
+    for (const name of ["Metadata", "Locations", "Observations", "Records"]) {
+      const listed = await page(`${BASE}/${name}?$top=3`);
+      assert.equal((listed as unknown as Record<string, unknown>)["@odata.context"], `http://localhost:8000${BASE}/$metadata#${name}`);
+      const row = listed.value[2]!;
+      const key = String(row["Id"]);
+      const result = await call(handler, `${BASE}/${name}(${key})`);
+      assert.equal(result.status, 200, `${name}(${key}): ${result.text.slice(0, 200)}`);
+      const { "@odata.context": context, ...entity } = result.json() as Record<string, unknown>;
+      assert.equal(context, `http://localhost:8000${BASE}/$metadata#${name}/$entity`);
+      assert.deepEqual(entity, row, `${name}(${key}) is the row the collection lists`);
+      const selected = (await call(handler, `${BASE}/${name}('${key}')?$select=Id`)).json() as Record<string, unknown>;
+      assert.deepEqual(selected, { "@odata.context": `http://localhost:8000${BASE}/$metadata#${name}(Id)/$entity`, Id: row["Id"] });
+    }
+    assert.equal((await call(handler, `${BASE}/Locations(999999999)`)).status, 404);
+    assert.equal((await call(handler, `${BASE}/Locations(abc)`)).status, 404);
+    assert.equal((await call(handler, `${BASE}/Metadata(42)`)).status, 404);
+    assert.equal((await call(handler, `${BASE}/Lakes(1)`)).status, 404);
+  });
+
+  it("passes over $skip matching rows, pages on from there, and skips CSV rows alike", async () => {
+    const filter = encodeURIComponent("CharacteristicName eq 'pH'");
+    const all = (await page(`${BASE}/Observations?$filter=${filter}&$top=300&$select=Id`)).value.map((row) => row["Id"]);
+    const skipped = await page(`${BASE}/Observations?$filter=${filter}&$top=50&$skip=120&$select=Id`);
+    assert.deepEqual(skipped.value.map((row) => row["Id"]), all.slice(120, 170));
+    const next = (skipped as unknown as { "@odata.nextLink": string })["@odata.nextLink"];
+    assert.doesNotMatch(next, /\$skip=/, "the next link carries a token, not the skip");
+    assert.deepEqual((await page(new URL(next).pathname + new URL(next).search)).value.map((row) => row["Id"]), all.slice(170, 220));
+    const csv = await call(handler, `${BASE}/Observations?$filter=${filter}&$skip=120&$select=Id&$format=csv`);
+    assert.deepEqual(csv.text.trim().split("\n").slice(1, 181).map(Number), all.slice(120, 300));
+    assert.equal((await page(`${BASE}/Observations?$filter=${filter}&$skip=1000000&$select=Id`)).value.length, 0);
+  });
+
   it("derives TemporalExtent on /Metadata from the dataset's activity start dates, selectable and not filterable", async () => {
     const datasets = (await page(`${BASE}/Metadata?$select=DOI,TemporalExtent`)).value;
     assert.ok(datasets.length > 0);
