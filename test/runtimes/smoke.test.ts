@@ -36,7 +36,11 @@ async function smoke(command: string, args: readonly string[], stateDir: string)
   }
   const water = await fetch(`${url}/v1/odata/v4/Locations?$top=1&$select=Id`, { headers: { "x-api-key": "tributary-demo-key" } });
   assert.equal(water.status, 200, "water");
-  assert.deepEqual(await water.json(), { value: [{ Id: 1 }], "@odata.nextLink": `${url}/v1/odata/v4/Locations?$select=Id&$top=1&$skiptoken=Id:1` });
+  assert.deepEqual(await water.json(), {
+    "@odata.context": `${url}/v1/odata/v4/$metadata#Locations(Id)`,
+    value: [{ Id: 1 }],
+    "@odata.nextLink": `${url}/v1/odata/v4/Locations?$select=Id&$top=1&$skiptoken=Id:1`,
+  });
   const token = await fetch(`${url}/oauth2/token`, {
     method: "POST",
     headers: { authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}`, "content-type": "application/x-www-form-urlencoded" },
