@@ -44,6 +44,6 @@ export type { CompiledFilter } from "./compile_filter.ts";
 export { countMatches, MatchCursor } from "./match_cursor.ts";
 export type { MatchCursorOptions } from "./match_cursor.ts";
 export { readQueryOptions } from "./query_options.ts";
-export type { QueryOptions, QueryPair, ReadQueryOptionsOptions } from "./query_options.ts";
+export type { OrderKey, QueryOptions, QueryPair, ReadQueryOptionsOptions } from "./query_options.ts";
 export { buildNextLink, encodeQueryValue } from "./next_link.ts";
 export type { NextLinkOptions } from "./next_link.ts";

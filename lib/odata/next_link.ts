@@ -6,6 +6,8 @@ export interface NextLinkOptions {
   readonly path: string;
   readonly filter?: string;
   readonly select?: readonly string[];
+  /** `$orderby` as the request gave it, kept so that the next page goes on in the same order. */
+  readonly orderBy?: string;
   readonly top: number;
   readonly format?: "json" | "csv";
   /** The id of the last row of the page. */
@@ -30,6 +32,7 @@ export function buildNextLink(options: NextLinkOptions): string {
   const parts: string[] = [];
   if (options.filter !== undefined) parts.push(`$filter=${encodeQueryValue(options.filter)}`);
   if (options.select !== undefined) parts.push(`$select=${encodeQueryValue(options.select.join(","))}`);
+  if (options.orderBy !== undefined) parts.push(`$orderby=${encodeQueryValue(options.orderBy)}`);
   parts.push(`$top=${options.top}`);
   if (options.format !== undefined) parts.push(`$format=${options.format}`);
   parts.push(`$skiptoken=${encodeQueryValue(`Id:${options.lastId}`)}`);

@@ -16,12 +16,20 @@ export interface QueryOptions {
   readonly top?: number;
   /** `$skip`: matching rows to pass over before the page (after `$skiptoken`), if given. */
   readonly skip?: number;
+  /** `$orderby` keys, when they ask for another order than ascending `Id` (which is the default). */
+  readonly orderBy?: readonly OrderKey[];
   /** The id after `Id:` in `$skiptoken`. */
   readonly skipToken?: string;
   /** `$count=true`. */
   readonly count: boolean;
   /** `$format`, if given. */
   readonly format?: "json" | "csv";
+}
+
+/** One key of `$orderby`: a field name and its direction. */
+export interface OrderKey {
+  readonly name: string;
+  readonly descending: boolean;
 }
 
 /** Options of {@linkcode readQueryOptions}. */
@@ -42,8 +50,8 @@ const UNSUPPORTED = new Set(["expand", "search", "apply", "compute", "levels", "
  * are ignored, as DataStream's clients send some empty; so is
  * `$filter=undefined`, which the official JavaScript client sends for an
  * unfiltered call (the real API answers it unfiltered). Custom options
- * (names without `$` that are not system options) are ignored. `$orderby=Id`
- * (or `Id asc`) is accepted, since results always come in ascending `Id`.
+ * (names without `$` that are not system options) are ignored. `$orderby`
+ * lists keys (`Field [asc|desc]`); `Id` or `Id asc` alone is the default order.
  * @param pairs the decoded query string
  * @param options `$top` limit
  * @returns the options
@@ -87,13 +95,15 @@ export function readQueryOptions(
   const skipToken = seen.get("skiptoken");
   const count = seen.get("count");
   const format = seen.get("format");
-  checkOrderBy(seen.get("orderby"));
+  const orderText = seen.get("orderby");
+  const orderBy = orderText === undefined ? undefined : readOrderBy(orderText);
   const skip = seen.get("skip");
   return {
     ...(filter === undefined ? {} : { filter }),
     ...(select === undefined ? {} : { select: readSelect(select) }),
     ...(top === undefined ? {} : { top: readTop(top, maxTop) }),
     ...(skip === undefined ? {} : { skip: readSkip(skip) }),
+    ...(orderBy === undefined ? {} : { orderBy }),
     ...(skipToken === undefined ? {} : { skipToken: readSkipToken(skipToken) }),
     count: count === undefined ? false : readCount(count),
     ...(format === undefined ? {} : { format: readFormat(format) }),
@@ -162,11 +172,18 @@ function readFormat(text: string): "json" | "csv" {
   throw optionError("$format", `Cannot use $format=${text}: use json or csv`);
 }
 
-function checkOrderBy(text: string | undefined): void {
-  if (text === undefined) return;
-  if (/^\s*Id(\s+asc)?\s*$/.test(text)) return;
-  throw optionError(
-    "$orderby",
-    `Cannot order by "${text}": results always come in ascending Id order`,
-  );
+/** `$orderby`: `Field [asc|desc]`, comma-separated; undefined for the default order (`Id` ascending). */
+function readOrderBy(text: string): readonly OrderKey[] | undefined {
+  const keys: OrderKey[] = [];
+  for (const part of text.split(",")) {
+    const match = /^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\s+(asc|desc))?\s*$/i.exec(part);
+    if (match === null) {
+      throw optionError("$orderby", `Cannot read $orderby "${text}": each key is a field name, optionally followed by asc or desc`);
+    }
+    const name = match[1]!;
+    if (keys.some((key) => key.name === name)) throw optionError("$orderby", `Cannot order by ${name} twice`);
+    keys.push({ name, descending: match[2]?.toLowerCase() === "desc" });
+  }
+  const only = keys[0]!;
+  return keys.length === 1 && only.name === "Id" && !only.descending ? undefined : keys;
 }

@@ -17,17 +17,20 @@ import {
   withCors,
   withRateLimit,
 } from "../http/mod.ts";
-import { type BoundFilter, buildNextLink, type QueryOptions, readQueryOptions } from "../odata/mod.ts";
+import { type BoundFilter, buildNextLink, type OrderKey, type QueryOptions, readQueryOptions } from "../odata/mod.ts";
 import { WaterError } from "./errors.ts";
 import { type CollectionName, type CollectionSchema, COLLECTIONS } from "./fields.ts";
 import {
   type CollectionQuery,
   observationBatches,
+  orderedPage,
+  type PageResult,
   prepareFilter,
   queryCount,
   queryPage,
   readRowToken,
 } from "./query_collection.ts";
+import { RankCache } from "./order_rows.ts";
 import { RenderCache, type RenderedRow, renderKey, RowWriterCache } from "./render_cache.ts";
 import type { RowWriter } from "./render_rows.ts";
 import { metadataDocument, serviceDocument } from "./service_document.ts";
@@ -113,6 +116,7 @@ export function createWaterService(store: WaterStore, options: WaterServiceOptio
     cache,
     writers: new RowWriterCache(store, cache),
     filters: new Map(),
+    ranks: new RankCache(),
   };
   const origin = (request: HttpRequest): string => request.origin;
   const router = createRouter([
@@ -229,6 +233,12 @@ interface Settings {
   readonly cache: RenderCache;
   readonly writers: RowWriterCache;
   readonly filters: Map<string, BoundFilter>;
+  readonly ranks: RankCache;
+}
+
+/** `$orderby` as a next link repeats it. */
+function orderByText(keys: readonly OrderKey[]): string {
+  return keys.map((key) => `${key.name}${key.descending ? " desc" : ""}`).join(",");
 }
 
 function answerQuery(
@@ -247,12 +257,17 @@ function answerQuery(
   }
   const { writer, id } = settings.writers.get(collection, options.select);
   const format = options.format ?? (prefersCsv(request.headers["accept"]) ? "csv" : "json");
-  if (format === "csv" && options.top === undefined) return streamCsv(store, query, writer, options, deadline);
+  if (format === "csv" && options.top === undefined) return streamCsv(store, query, writer, options, deadline, settings);
   const top = options.top ?? settings.defaultTop;
   const skip = options.skip ?? 0;
-  // $skip passes over matching rows after the $skiptoken; the next link carries a token, not the skip.
-  const found = queryPage(store, query, options.skipToken, top + skip);
-  const page = skip === 0 ? found : { rows: found.rows.slice(skip), more: found.more };
+  let page: PageResult;
+  if (options.orderBy !== undefined) {
+    page = orderedPage(store, query, options.orderBy, options.skipToken, skip, top, settings.ranks);
+  } else {
+    // $skip passes over matching rows after the $skiptoken; the next link carries a token, not the skip.
+    const found = queryPage(store, query, options.skipToken, top + skip);
+    page = skip === 0 ? found : { rows: found.rows.slice(skip), more: found.more };
+  }
   deadline.check();
   const last = page.rows[page.rows.length - 1];
   const link = page.more && last !== undefined
@@ -261,6 +276,7 @@ function answerQuery(
       path: `${root.base}/${collection.name}`,
       ...(options.filter === undefined ? {} : { filter: options.filter }),
       ...(options.select === undefined ? {} : { select: options.select }),
+      ...(options.orderBy === undefined ? {} : { orderBy: orderByText(options.orderBy) }),
       top,
       ...(options.format === undefined ? {} : { format: options.format }),
       lastId: idOf(store, collection, last),
@@ -443,6 +459,7 @@ function streamCsv(
   writer: RowWriter,
   options: QueryOptions,
   deadline: Deadline,
+  settings: Settings,
 ): HttpResponse {
   // The deadline bounds the search for the first rows, before any byte is
   // sent; after that the download runs at the client's pace.
@@ -464,6 +481,13 @@ function streamCsv(
     return rows.slice(dropped);
   };
   async function* chunks(): AsyncGenerator<string> {
+    if (options.orderBy !== undefined) {
+      const ordered = orderedPage(store, guarded, options.orderBy, token, skip, Infinity, settings.ranks);
+      started = true;
+      yield writer.csvHeader();
+      for (let at = 0; at < ordered.rows.length; at += CSV_BATCH) yield writer.csv(ordered.rows.slice(at, at + CSV_BATCH));
+      return;
+    }
     if (query.collection.level === "observation") {
       const batches = observationBatches(store, guarded, from, CSV_BATCH);
       // The first rows past $skip, with the header: the deadline bounds the search for them.

@@ -1,6 +1,7 @@
 /** Codes of {@linkcode WaterError}. */
 export type WaterErrorCode =
   | "ERR_WATER_NOT_FOUND"
+  | "ERR_WATER_INVALID_ORDER"
   | "ERR_WATER_RESPONSE_TOO_LARGE"
   | "ERR_WATER_DATASET";
 

@@ -8,9 +8,11 @@ import {
   type FilterSchema,
   MatchCursor,
   ODataError,
+  type OrderKey,
   parseFilter,
 } from "../odata/mod.ts";
 import type { CollectionSchema, FieldLevel } from "./fields.ts";
+import { orderRows, type RankCache } from "./order_rows.ts";
 import type { WaterStore } from "./store.ts";
 
 const DEPTH: Readonly<Record<FieldLevel, number>> = { dataset: 0, location: 1, observation: 2 };
@@ -98,6 +100,69 @@ export function queryPage(
     ? matchingLocations(store, query, from, top + 1)
     : matchingObservations(store, query, from, top + 1);
   return { rows: rows.slice(0, top), more: rows.length > top };
+}
+
+/**
+ * A page of a collection in a `$orderby` order (see `orderRows`): every
+ * matching row is ranked, and the page is the `top` after the `$skiptoken`
+ * row in that order, past `skip` of them. `top` may be `Infinity` (a CSV stream).
+ * @param store the store
+ * @param query collection, filter and checkpoint
+ * @param keys the order
+ * @param skipToken the id after `Id:` in `$skiptoken`: the last row of the page before
+ * @param skip rows to pass over
+ * @param top the page size
+ * @param ranks where the fields' ranks are kept
+ * @returns the page's rows in order, and whether more follow
+ */
+export function orderedPage(
+  store: WaterStore,
+  query: CollectionQuery,
+  keys: readonly OrderKey[],
+  skipToken: string | undefined,
+  skip: number,
+  top: number,
+  ranks: RankCache,
+): PageResult {
+  const level = query.collection.level;
+  let rows: ArrayLike<number>;
+  let after: number | undefined;
+  let idOrder: (a: number, b: number) => number = (a, b) => a - b;
+  if (level === "dataset") {
+    rows = matchingDatasets(store, query);
+    const ids = store.datasets.map((d) => d.id);
+    idOrder = (a, b) => (ids[a]! < ids[b]! ? -1 : ids[a]! > ids[b]! ? 1 : 0);
+    if (skipToken !== undefined) {
+      const id = readUuidToken(skipToken);
+      const found = ids.indexOf(id);
+      if (found === -1) throw new ODataError("ERR_ODATA_QUERY_OPTION", `Cannot use $skiptoken=Id:${skipToken}: no dataset has that id`, { target: "$skiptoken" });
+      after = found;
+    }
+  } else {
+    rows = level === "location" ? matchingLocations(store, query, 0, Infinity) : allObservations(store, query);
+    // The token names the last row's Id, one more than its row: ids count from 1.
+    if (skipToken !== undefined) after = readRowToken(skipToken) - 1;
+    if (after !== undefined && (after < 0 || after >= store.lengthOf(level))) {
+      throw new ODataError("ERR_ODATA_QUERY_OPTION", `Cannot use $skiptoken=Id:${skipToken}: under an order, the token names a row of the previous page`, { target: "$skiptoken" });
+    }
+  }
+  return orderRows(store, query.collection, keys, rows, after, skip, top, ranks, idOrder);
+}
+
+/** Every matching observation row, ascending. */
+function allObservations(store: WaterStore, query: CollectionQuery): Uint32Array {
+  let out = new Uint32Array(1 << 16);
+  let size = 0;
+  for (const batch of observationBatches(store, query, 0, 1 << 16)) {
+    if (size + batch.length > out.length) {
+      const bigger = new Uint32Array(Math.max(out.length * 2, size + batch.length));
+      bigger.set(out.subarray(0, size));
+      out = bigger;
+    }
+    out.set(batch, size);
+    size += batch.length;
+  }
+  return out.subarray(0, size);
 }
 
 /**

@@ -261,7 +261,19 @@ describe("readQueryOptions()", () => {
       });
     }
 
-    for (const input of ["Id desc", "DOI", "id", "Id asc, DOI", "Id ASC"]) {
+    const keys = [
+      { input: "Id desc", expected: [{ name: "Id", descending: true }] },
+      { input: "DOI", expected: [{ name: "DOI", descending: false }] },
+      { input: "ResultValue DESC, ActivityStartDate", expected: [{ name: "ResultValue", descending: true }, { name: "ActivityStartDate", descending: false }] },
+      { input: "Id ASC", expected: undefined },
+    ];
+    for (const { input, expected } of keys) {
+      it(`reads $orderby=${JSON.stringify(input)}`, () => {
+        assert.deepEqual(readQueryOptions([{ name: "$orderby", value: input }]).orderBy, expected);
+      });
+    }
+
+    for (const input of ["Id sideways", "DOI,", "Id,Id", "1st", "Name asc desc"]) {
       it(`refuses $orderby=${JSON.stringify(input)}`, () => {
         assert.throws(() => readQueryOptions([{ name: "$orderby", value: input }]), {
           code: "ERR_ODATA_QUERY_OPTION",

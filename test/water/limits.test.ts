@@ -144,7 +144,8 @@ describe("water service: bad input", () => {
     { name: "an unknown option", target: "$expand=Location", status: 400, code: "ERR_ODATA_QUERY_OPTION", on: "$expand" },
     { name: "a repeated option", target: "$top=1&$top=2", status: 400, code: "ERR_ODATA_QUERY_OPTION", on: "$top" },
     { name: "$skip past its bound", target: "$skip=1000001", status: 400, code: "ERR_ODATA_QUERY_OPTION", on: "$skip" },
-    { name: "an unsupported $orderby", target: "$orderby=ResultValue desc", status: 400, code: "ERR_ODATA_QUERY_OPTION", on: "$orderby" },
+    { name: "a malformed $orderby", target: "$orderby=ResultValue sideways", status: 400, code: "ERR_ODATA_QUERY_OPTION", on: "$orderby" },
+    { name: "$orderby on a field the collection does not show", target: "$orderby=Nope", status: 400, code: "ERR_WATER_INVALID_ORDER", on: "$orderby" },
     { name: "a broken percent escape", target: "$filter=Id%zz", status: 400, code: "ERR_HTTP_MALFORMED_URL", on: "$filter" },
     { name: "a deeply nested filter", target: `$filter=${"(".repeat(200)}Id eq 1${")".repeat(200)}`, status: 400, code: "ERR_ODATA_SYNTAX", on: "$filter" },
   ] as const;

@@ -225,6 +225,60 @@ describe("water service: DataStream compatibility checklist", () => {
     assert.equal((await page(`${BASE}/Observations?$filter=${filter}&$skip=1000000&$select=Id`)).value.length, 0);
   });
 
+  it("orders by any field, asc or desc, several keys, equal to a sort of the unordered result; paging visits each row once", async () => {
+    /** Every row of a query, page by page. */
+    const every = async (target: string): Promise<Record<string, unknown>[]> => {
+      const rows: Record<string, unknown>[] = [];
+      let next: string | undefined = target;
+      for (let pages = 0; next !== undefined && pages < 10_000; pages++) {
+        const answer = await page(next);
+        rows.push(...answer.value);
+        const link = (answer as unknown as { "@odata.nextLink"?: string })["@odata.nextLink"];
+        next = link === undefined ? undefined : new URL(link).pathname + new URL(link).search;
+      }
+      return rows;
+    };
+    const compare = (a: unknown, b: unknown): number => {
+      if (a === b) return 0;
+      if (a === null) return -1;
+      if (b === null) return 1;
+      if (typeof a === "number" && typeof b === "number") return a - b;
+      return String(a) < String(b) ? -1 : 1;
+    };
+    const cases = [
+      { collection: "Observations", filter: "CharacteristicName eq 'pH'", order: [["ResultValue", true], ["ActivityStartDate", false]], select: "Id,ResultValue,ActivityStartDate" },
+      { collection: "Observations", filter: "ActivityStartYear eq '2015'", order: [["CharacteristicName", false], ["ResultValue", false]], select: "Id,CharacteristicName,ResultValue" },
+      { collection: "Records", filter: "CharacteristicName eq 'Temperature, water'", order: [["MonitoringLocationName", true]], select: "Id,MonitoringLocationName" },
+      { collection: "Locations", filter: undefined, order: [["Name", false]], select: "Id,Name" },
+      { collection: "Metadata", filter: undefined, order: [["DatasetName", true]], select: "Id,DatasetName" },
+    ] as const;
+    for (const c of cases) {
+      const filter = c.filter === undefined ? "" : `&$filter=${encodeURIComponent(c.filter)}`;
+      const plain = await every(`${BASE}/${c.collection}?$top=10000&$select=${c.select}${filter}`);
+      const idOrder = (a: Record<string, unknown>, b: Record<string, unknown>) => compare(a["Id"], b["Id"]);
+      const expected = [...plain].sort((a, b) => {
+        for (const [name, descending] of c.order) {
+          const difference = compare(a[name], b[name]);
+          if (difference !== 0) return descending ? -difference : difference;
+        }
+        return idOrder(a, b);
+      });
+      const orderBy = c.order.map(([name, descending]) => `${name}${descending ? " desc" : ""}`).join(",");
+      const ordered = await every(`${BASE}/${c.collection}?$top=37&$select=${c.select}&$orderby=${encodeURIComponent(orderBy)}${filter}`);
+      assert.ok(plain.length > 37 || c.collection === "Metadata", `${c.collection}: several pages`);
+      assert.deepEqual(ordered, expected, `${c.collection} ordered by ${orderBy}`);
+      const skipped = await page(`${BASE}/${c.collection}?$top=5&$skip=3&$select=${c.select}&$orderby=${encodeURIComponent(orderBy)}${filter}`);
+      assert.deepEqual(skipped.value, expected.slice(3, 8), `${c.collection}: $skip under an order`);
+    }
+    const json = await every(`${BASE}/Observations?$top=500&$select=Id&$orderby=${encodeURIComponent("ResultValue desc")}&$filter=${encodeURIComponent("CharacteristicName eq 'pH'")}`);
+    const csv = await call(handler, `${BASE}/Observations?$format=csv&$select=Id&$orderby=${encodeURIComponent("ResultValue desc")}&$filter=${encodeURIComponent("CharacteristicName eq 'pH'")}`);
+    assert.deepEqual(csv.text.trim().split("\n").slice(1).map(Number), json.map((row) => row["Id"]), "a CSV stream in the same order");
+    for (const bad of ["Nope", "Keywords", "Id sideways", "Id,Id"]) {
+      const result = await call(handler, `${BASE}/${bad === "Keywords" ? "Metadata" : "Locations"}?$orderby=${encodeURIComponent(bad)}`);
+      assert.equal(result.status, 400, bad);
+    }
+  });
+
   it("derives TemporalExtent on /Metadata from the dataset's activity start dates, selectable and not filterable", async () => {
     const datasets = (await page(`${BASE}/Metadata?$select=DOI,TemporalExtent`)).value;
     assert.ok(datasets.length > 0);
