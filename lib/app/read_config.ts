@@ -1,5 +1,6 @@
 import { AUTH_SETTINGS } from "../auth/mod.ts";
 import {
+  choiceSetting,
   ConfigError,
   type ConfigOf,
   customSetting,
@@ -76,8 +77,13 @@ export const SERVER_SETTINGS = {
     default: undefined,
     defaultText: "",
     accepts: "comma-separated CIDRs, e.g. `10.0.0.0/8, 127.0.0.1`",
-    doc: "proxies whose `Forwarded` / `X-Forwarded-Proto`, `-Host` and `-For` headers count, for next links, the OAuth issuer and client-address throttles; from anyone else they are ignored",
+    doc: "proxies whose forwarding headers (`TRUST_PROXY_HEADERS`) count, for next links, the OAuth issuer and client-address throttles; from anyone else they are ignored",
     parse: (text) => (text.trim() === "" ? undefined : parseTrustedProxies(text)),
+  }),
+  trustProxyHeaders: choiceSetting("TRUST_PROXY_HEADERS", {
+    choices: ["x-forwarded", "forwarded"] as const,
+    default: "x-forwarded",
+    doc: "the header family the trusted proxies write: `x-forwarded` (`X-Forwarded-For`, `-Proto`, `-Host`: nginx, HAProxy, cloud load balancers) or `forwarded` (RFC 7239); the other is ignored, since a proxy passes a client's copy of a header it does not write through",
   }),
 } as const;
 

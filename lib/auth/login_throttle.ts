@@ -38,11 +38,28 @@ export function throttleWait(failures: number, last: number, limit: number, wind
   return until <= now ? 0 : Math.max(1, Math.ceil((until - now) / 1000));
 }
 
-/** The throttle's keys of an attempt: the name from this address, and the address. */
+/**
+ * The throttle's keys of an attempt: the name from this address, and the
+ * address. An IPv6 address counts by its /64, which one host holds whole:
+ * walking its addresses gains nothing.
+ */
 export function throttleKeys(username: string, address: string, maxPerUser: number, maxPerAddress: number): { key: string; limit: number }[] {
-  const keys = [{ key: `ua:${address} ${username}`, limit: maxPerUser }];
-  if (maxPerAddress > 0) keys.push({ key: `a:${address}`, limit: maxPerAddress });
+  const from = networkOf(address);
+  const keys = [{ key: `ua:${from} ${username}`, limit: maxPerUser }];
+  if (maxPerAddress > 0) keys.push({ key: `a:${from}`, limit: maxPerAddress });
   return keys;
+}
+
+/** An IPv4 address as it is (an IPv4-mapped IPv6 one unwrapped); an IPv6 address as its /64. */
+function networkOf(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped !== null) return mapped[1]!;
+  if (!address.includes(":")) return address;
+  const [head = "", tail] = address.toLowerCase().split("::");
+  const left = head === "" ? [] : head.split(":");
+  const right = tail === undefined || tail === "" ? [] : tail.split(":");
+  const groups = tail === undefined ? left : [...left, ...new Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, "")).join(":")}::/64`;
 }
 
 /**

@@ -18,7 +18,7 @@ export { newToken, tokenHash } from "./tokens.ts";
 export type { AuthStore, LoginLimiter, TokenRecord, UserRecord } from "./types.ts";
 export { MemoryAuthStore } from "./memory_auth_store.ts";
 export type { AuthChange, AuthSnapshot, MemoryAuthStoreOptions } from "./memory_auth_store.ts";
-export { LoginThrottle } from "./login_throttle.ts";
+export { LoginThrottle, throttleKeys, throttleWait } from "./login_throttle.ts";
 export { AUTH_MIGRATIONS, PostgresAuthStore } from "./postgres_auth_store.ts";
 export { PostgresLoginThrottle } from "./postgres_login_throttle.ts";
 export type { LoginThrottleOptions } from "./login_throttle.ts";

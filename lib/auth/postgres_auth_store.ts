@@ -29,6 +29,8 @@ export const AUTH_MIGRATIONS: readonly string[] = [
    CREATE TABLE auth_revoked_families (family_id text PRIMARY KEY);
    CREATE TABLE auth_login_attempts (key text NOT NULL, at bigint NOT NULL);
    CREATE INDEX auth_login_attempts_key_at ON auth_login_attempts (key, at);`,
+  // 2: deleting an account deletes its tokens through this index, not a scan.
+  `CREATE INDEX auth_tokens_user_id ON auth_tokens (user_id);`,
 ];
 
 /** Rows removed at most by one statement of a sweep, so that a sweep never holds locks for long. */

@@ -435,6 +435,7 @@ const MAX_PRESENTED_PASSWORD = 1024;
 async function passwordMatches(password: string, hash: string): Promise<boolean> {
   const prepared = password.normalize("NFKC");
   if (await verifyPassword(prepared, hash)) return true;
+  // Hashes made before were of the password as typed, which scrypt NFC-normalizes: that form, when it differs.
   return prepared !== password.normalize("NFC") && verifyPassword(password, hash);
 }
 

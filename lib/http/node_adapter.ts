@@ -38,8 +38,10 @@ interface NodeResponse {
   destroy(error?: Error): unknown;
   readonly headersSent: boolean;
   readonly writableFinished: boolean;
-  /** On `node:http`; `node:http2`'s compatibility response has no such field (its stream closes with `close`). */
+  /** On `node:http`; `node:http2`'s compatibility response has no such field: its `stream` has. */
   readonly destroyed?: boolean;
+  /** `node:http2`'s stream under the compatibility response. */
+  readonly stream?: { readonly destroyed: boolean };
   on(event: "close" | "drain", listener: () => void): unknown;
   off(event: "close" | "drain", listener: () => void): unknown;
 }
@@ -131,7 +133,8 @@ class NodeRequest implements HttpRequest {
     if (this.#signal === undefined) {
       const res = this.#res;
       const controller = new AbortController();
-      if (res.destroyed === true && !res.writableFinished) controller.abort();
+      // Gone before anyone looked (a client that reset its stream): aborted from the start.
+      if ((res.destroyed === true || res.stream?.destroyed === true) && !res.writableFinished) controller.abort();
       res.on("close", () => {
         if (!res.writableFinished) controller.abort();
       });
@@ -376,12 +379,15 @@ function drained(res: NodeResponse, signal: AbortSignal): Promise<void> {
       resolve();
       return;
     }
+    // A response closed while it waits (an HTTP/2 stream reset) never drains: its close ends the wait too.
     const finish = (): void => {
       res.off("drain", finish);
+      res.off("close", finish);
       signal.removeEventListener("abort", finish);
       resolve();
     };
     res.on("drain", finish);
+    res.on("close", finish);
     signal.addEventListener("abort", finish);
   });
 }

@@ -4,6 +4,13 @@ import { BlockList, isIP } from "node:net";
 export interface TrustedProxies {
   /** The CIDRs, as given, for messages. */
   readonly ranges: readonly string[];
+  /**
+   * The one header family the proxies write: `x-forwarded` (`X-Forwarded-For`,
+   * `-Proto`, `-Host`: nginx, HAProxy, load balancers) or `forwarded`
+   * (RFC 7239). The other is ignored, since a proxy passes a client's copy
+   * of a header it does not write through unchanged.
+   */
+  readonly headers: "x-forwarded" | "forwarded";
   /** Whether an address (as a socket gives it, IPv4-mapped IPv6 included) is a trusted proxy. */
   trusts(address: string): boolean;
 }
@@ -24,10 +31,11 @@ const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
  * Parses `TRUST_PROXY`: comma-separated CIDRs (IPv4 or IPv6; a bare address
  * is one host). Empty: no proxy is trusted, and forwarding headers are ignored.
  * @param text e.g. `10.0.0.0/8, 127.0.0.1`
+ * @param headers the header family the proxies write
  * @returns the trusted proxies
  * @throws {RangeError} naming the first entry that is not a CIDR
  */
-export function parseTrustedProxies(text: string): TrustedProxies {
+export function parseTrustedProxies(text: string, headers: TrustedProxies["headers"] = "x-forwarded"): TrustedProxies {
   const ranges = text.split(",").map((part) => part.trim()).filter((part) => part !== "");
   const v4 = new BlockList();
   const v6 = new BlockList();
@@ -44,6 +52,7 @@ export function parseTrustedProxies(text: string): TrustedProxies {
   }
   return {
     ranges,
+    headers,
     trusts(address: string): boolean {
       const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
       const plain = mapped ?? address;
@@ -55,9 +64,9 @@ export function parseTrustedProxies(text: string): TrustedProxies {
 }
 
 /**
- * Reads who a request came from through trusted proxies: the `Forwarded`
- * header (RFC 7239) when present, else `X-Forwarded-For`, `-Proto` and
- * `-Host`. Only when the peer is a trusted proxy; then the chain is walked
+ * Reads who a request came from through trusted proxies: `X-Forwarded-For`,
+ * `-Proto` and `-Host`, or `Forwarded` (RFC 7239), whichever family the
+ * proxies write. Only when the peer is a trusted proxy; then the chain is walked
  * from the nearest hop back while the hops are trusted proxies too, so that
  * a client cannot pass for another by writing the headers itself. Malformed
  * values are ignored.
@@ -70,7 +79,8 @@ export function readForwarded(peer: string, headers: Readonly<Record<string, str
   const none: Forwarded = { client: peer, proto: undefined, host: undefined };
   if (!proxies.trusts(peer)) return none;
   const forwarded = headers["forwarded"];
-  if (forwarded !== undefined) {
+  if (proxies.headers === "forwarded") {
+    if (forwarded === undefined) return none;
     const elements = forwarded.split(",").map(parseElement);
     // The nearest hop first: each element was added by the proxy that received the request from its `for`.
     for (let i = elements.length - 1; i >= 0; i--) {

@@ -338,6 +338,9 @@ export class PostgresSyncStore implements SyncStore {
           SELECT o.ctid FROM sync_objects o
           JOIN sync_revisions n ON n.owner = o.owner AND n.serial = o.last_serial + 1
           WHERE o.value IS NULL AND n.created_at < $1 LIMIT ${SWEEP_BATCH})`, [pruned]],
+      // Tickets a patch queued while its account was being deleted (its insert saw the context before the delete committed).
+      [`DELETE FROM sync_tickets WHERE ctid IN (
+          SELECT t.ctid FROM sync_tickets t WHERE NOT EXISTS (SELECT 1 FROM sync_contexts x WHERE x.owner = t.owner) LIMIT ${SWEEP_BATCH})`, []],
       [`DELETE FROM sync_idempotency WHERE ctid IN (
           SELECT ctid FROM sync_idempotency WHERE created_at < $1 LIMIT ${SWEEP_BATCH})`, [now - IDEMPOTENCY_RETENTION_MS]],
       [`UPDATE sync_tickets SET data = NULL WHERE ctid IN (

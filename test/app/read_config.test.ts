@@ -10,7 +10,7 @@ const HASH = sha256Hex("hashed-secret");
 describe("readConfig()", () => {
   it("uses safe defaults for an empty environment", () => {
     assert.deepEqual(readConfig({}), {
-      server: { port: 8000, host: "127.0.0.1", services: ["water", "sync", "relay"], publicUrl: undefined, tlsCertFile: "", tlsKeyFile: "", compressAboveBytes: 1024, trustProxy: undefined },
+      server: { port: 8000, host: "127.0.0.1", services: ["water", "sync", "relay"], publicUrl: undefined, tlsCertFile: "", tlsKeyFile: "", compressAboveBytes: 1024, trustProxy: undefined, trustProxyHeaders: "x-forwarded" },
       storage: { stateDir: "var", databaseUrl: "", databasePoolSize: 10, databaseStatementTimeoutMs: 10_000 },
       water: {
         dataDir: "data/datasets",

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { loginLimiterContract } from "../_contracts/login_limiter.ts";
-import { hashPassword, LoginThrottle, newToken, parseClients, verifyPassword } from "../../lib/auth/mod.ts";
+import { hashPassword, LoginThrottle, newToken, parseClients, throttleKeys, verifyPassword } from "../../lib/auth/mod.ts";
 import { pooledRandom } from "../../lib/crypto/mod.ts";
 import { TEST_COST } from "../_helpers/auth.ts";
 
@@ -78,5 +78,16 @@ describe("newToken()", () => {
     const token = newToken((size) => (size === 32 ? bytes : new Uint8Array(size)));
     assert.match(token, /^[A-Za-z0-9_-]{43}$/);
     assert.equal(token, Buffer.from(bytes).toString("base64url"));
+  });
+});
+
+describe("throttleKeys()", () => {
+  it("counts an IPv6 address by its /64 and an IPv4-mapped one as IPv4", () => {
+    const keyOf = (address: string) => throttleKeys("ann", address, 5, 20).map((k) => k.key);
+    assert.deepEqual(keyOf("2001:db8:1:2:aaaa::1"), keyOf("2001:0db8:0001:0002:ffff:ffff:ffff:ffff"));
+    assert.deepEqual(keyOf("2001:db8:1:2::7"), ["ua:2001:db8:1:2::/64 ann", "a:2001:db8:1:2::/64"]);
+    assert.notDeepEqual(keyOf("2001:db8:1:3::7"), keyOf("2001:db8:1:2::7"));
+    assert.deepEqual(keyOf("::ffff:203.0.113.9"), keyOf("203.0.113.9"));
+    assert.deepEqual(keyOf("::1"), ["ua:0:0:0:0::/64 ann", "a:0:0:0:0::/64"]);
   });
 });

@@ -6,6 +6,7 @@ import { describe, it } from "node:test";
 import { createNodeListener, parseTrustedProxies, readForwarded } from "../../lib/http/mod.ts";
 
 const PROXIES = parseTrustedProxies("10.0.0.0/8, 127.0.0.2");
+const RFC_PROXIES = parseTrustedProxies("10.0.0.0/8, 127.0.0.2", "forwarded");
 
 describe("readForwarded()", () => {
   const cases = [
@@ -22,22 +23,10 @@ describe("readForwarded()", () => {
       expected: { client: "203.0.113.9", proto: "https", host: "api.example.org" },
     },
     {
-      name: "reads RFC 7239 Forwarded, quoted IPv6 and ports, walking back over trusted hops",
+      name: "ignores a Forwarded header a client sent through X-Forwarded-* proxies (they pass it on untouched)",
       peer: "10.0.0.5",
-      headers: { forwarded: 'for="[2001:db8::7]:4711";proto=https;host=water.example.org, for=10.0.0.4;proto=http' },
-      expected: { client: "2001:db8::7", proto: "https", host: "water.example.org" },
-    },
-    {
-      name: "prefers Forwarded to X-Forwarded-*",
-      peer: "10.0.0.5",
-      headers: { forwarded: "for=198.51.100.2;proto=https", "x-forwarded-for": "203.0.113.1" },
-      expected: { client: "198.51.100.2", proto: "https", host: undefined },
-    },
-    {
-      name: "ignores malformed values (a proto that is not http(s), a host with a path, an obfuscated for)",
-      peer: "10.0.0.5",
-      headers: { forwarded: "for=_hidden;proto=ftp" },
-      expected: { client: "10.0.0.5", proto: undefined, host: undefined },
+      headers: { forwarded: "for=198.51.100.2;proto=https;host=evil.example", "x-forwarded-for": "203.0.113.1" },
+      expected: { client: "203.0.113.1", proto: undefined, host: undefined },
     },
     {
       name: "keeps the peer when there is no header",
@@ -47,6 +36,25 @@ describe("readForwarded()", () => {
     },
   ] as const;
   for (const c of cases) it(c.name, () => assert.deepEqual(readForwarded(c.peer, c.headers, PROXIES), c.expected));
+
+  const rfc = [
+    {
+      name: "reads RFC 7239 Forwarded, quoted IPv6 and ports, walking back over trusted hops",
+      headers: { forwarded: 'for="[2001:db8::7]:4711";proto=https;host=water.example.org, for=10.0.0.4;proto=http' },
+      expected: { client: "2001:db8::7", proto: "https", host: "water.example.org" },
+    },
+    {
+      name: "ignores X-Forwarded-* behind RFC 7239 proxies",
+      headers: { forwarded: "for=198.51.100.2;proto=https", "x-forwarded-for": "203.0.113.1", "x-forwarded-host": "evil.example" },
+      expected: { client: "198.51.100.2", proto: "https", host: undefined },
+    },
+    {
+      name: "ignores malformed values (a proto that is not http(s), an obfuscated for)",
+      headers: { forwarded: "for=_hidden;proto=ftp" },
+      expected: { client: "10.0.0.5", proto: undefined, host: undefined },
+    },
+  ] as const;
+  for (const c of rfc) it(c.name, () => assert.deepEqual(readForwarded("10.0.0.5", c.headers, RFC_PROXIES), c.expected));
 
   it("refuses a list with anything but CIDRs", () => {
     assert.throws(() => parseTrustedProxies("10.0.0.0/8, nope"), /"nope" is not a CIDR/);
