@@ -30,6 +30,7 @@ import {
   queryPage,
   readRowToken,
 } from "./query_collection.ts";
+import { CompressedPages } from "./compressed_pages.ts";
 import { RankCache } from "./order_rows.ts";
 import { RenderCache, type RenderedRow, renderKey, RowWriterCache } from "./render_cache.ts";
 import type { RowWriter } from "./render_rows.ts";
@@ -119,6 +120,8 @@ export function createWaterService(store: WaterStore, options: WaterServiceOptio
     ranks: new RankCache(),
   };
   const origin = (request: HttpRequest): string => request.origin;
+  // A quarter of the render cache's budget: compressed pages are some 2 to 10 % of their size.
+  const compressed = new CompressedPages(Math.floor((options.renderCacheBytes ?? 64 * 1024 * 1024) / 4));
   const router = createRouter([
     {
       method: "GET",
@@ -142,7 +145,7 @@ export function createWaterService(store: WaterStore, options: WaterServiceOptio
         path: `${base}/${collection.name}`,
         handler: (request) => {
           const deadline = createDeadline(settings.timeout, options.now);
-          return answerQuery(store, collection, request, deadline, settings, { origin: origin(request), base });
+          return compressed.answer(request, () => answerQuery(store, collection, request, deadline, settings, { origin: origin(request), base }));
         },
       },
       {

@@ -1,0 +1,87 @@
+// OData pages as generic and DataStream clients fetch them, on 1,000,000 rows,
+// in process (the handler, no sockets), each against a baseline in the same run:
+// - $orderby=ResultValue desc with $top=100 / the same page unordered: target <= 3;
+// - a cold 10,000-row /Observations page (render cache off), JSON.stringify of
+//   the same rows as plain objects / our render: target >= 2 (MB/s printed);
+// - the same page with br: bytes on the wire / uncompressed: target <= 0.15; and
+//   pages per second with br / uncompressed: target >= 0.5.
+import { indexApiKeys, parseApiKey, type Handler, type HttpResponse, withCompression } from "../lib/http/mod.ts";
+import { createWaterService, loadDatasets } from "../lib/water/mod.ts";
+import { makeRequest } from "../test/_helpers/http.ts";
+import { type BenchResult, ensureLinked, report } from "./_data.ts";
+import { median } from "./_processes.ts";
+
+const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 15);
+const BASE = "/v1/odata/v4";
+
+const { store } = await loadDatasets(await ensureLinked("one", 1));
+console.log(`store: ${store.observationCount} observations`);
+const service = (cacheBytes: number) =>
+  createWaterService(store, { keys: indexApiKeys([parseApiKey("bench", "bench-key")]), now: () => performance.now(), ratePerSecond: 0, maxConcurrent: 0, renderCacheBytes: cacheBytes, maxResponseBytes: 1 << 30 });
+
+async function bytesOf(response: HttpResponse): Promise<Buffer> {
+  const body = response.body;
+  if (body === undefined) return Buffer.alloc(0);
+  if (typeof body === "string") return Buffer.from(body);
+  if (body instanceof Uint8Array) return Buffer.from(body);
+  if (Array.isArray(body)) return Buffer.concat(body as Uint8Array[]);
+  const chunks: Buffer[] = [];
+  for await (const chunk of body as AsyncIterable<string | Uint8Array>) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+/** Fetches a target through a handler: status checked, bytes returned. */
+async function get(handler: Handler, target: string, headers: Record<string, string> = {}): Promise<Buffer> {
+  const [path, query = ""] = target.split("?");
+  const response = await handler(makeRequest({ path: path!, query, headers: { "x-api-key": "bench-key", ...headers } }));
+  if (response.status !== 200) throw new Error(`${target}: ${response.status} ${String(response.body).slice(0, 200)}`);
+  return bytesOf(response);
+}
+
+/** Median milliseconds of `fn` over the rounds, after one warm-up. */
+async function time(fn: () => Promise<unknown>): Promise<number> {
+  await fn();
+  const times: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const started = performance.now();
+    await fn();
+    times.push(performance.now() - started);
+  }
+  return median(times);
+}
+
+const results: BenchResult[] = [];
+
+// $orderby top-k against the unordered page.
+{
+  const handler = service(64 * 1024 * 1024);
+  const unordered = await time(() => get(handler, `${BASE}/Observations?$top=100&$select=Id,ResultValue`));
+  const ordered = await time(() => get(handler, `${BASE}/Observations?$top=100&$select=Id,ResultValue&$orderby=ResultValue%20desc`));
+  console.log(`$top=100: unordered ${unordered.toFixed(2)} ms, $orderby=ResultValue desc ${ordered.toFixed(2)} ms (medians of ${ROUNDS})`);
+  results.push({ name: "orderby top 100 of 1M", measure: "time ordered / unordered", ratio: ordered / unordered, target: "<= 3", pass: ordered / unordered <= 3 });
+}
+
+// A cold 10,000-row page against JSON.stringify of the same rows.
+{
+  const cold = service(0);
+  const target = `${BASE}/Observations?$top=10000&$skiptoken=Id:200000`;
+  const page = await get(cold, target);
+  const rows = (JSON.parse(page.toString()) as { value: unknown[] }).value;
+  const ours = await time(() => get(cold, target));
+  const stringify = await time(() => Promise.resolve(JSON.stringify({ value: rows })));
+  const megabytes = page.length / 1e6;
+  console.log(`cold 10,000-row page (${megabytes.toFixed(1)} MB): ours ${ours.toFixed(1)} ms (${(megabytes / ours * 1000).toFixed(0)} MB/s), JSON.stringify ${stringify.toFixed(1)} ms (${(megabytes / stringify * 1000).toFixed(0)} MB/s)`);
+  results.push({ name: "cold 10,000-row page", measure: "JSON.stringify time / our render time", ratio: stringify / ours, target: ">= 2", pass: stringify / ours >= 2 });
+
+  // The same page with br, the render cache on, as a client paging once would get it (warm after the first).
+  const compressed = withCompression(service(256 * 1024 * 1024));
+  const plain = await get(compressed, target);
+  const br = await get(compressed, target, { "accept-encoding": "br" });
+  const plainMs = await time(() => get(compressed, target));
+  const brMs = await time(() => get(compressed, target, { "accept-encoding": "br" }));
+  console.log(`10,000-row page: ${plain.length} bytes plain, ${br.length} br; ${plainMs.toFixed(1)} ms plain, ${brMs.toFixed(1)} ms br`);
+  results.push({ name: "br page bytes", measure: "br bytes / uncompressed bytes", ratio: br.length / plain.length, target: "<= 0.15", pass: br.length / plain.length <= 0.15 });
+  results.push({ name: "br pages per second", measure: "pages/s with br / uncompressed", ratio: plainMs / brMs, target: ">= 0.5", pass: plainMs / brMs >= 0.5 });
+}
+
+report(results);
