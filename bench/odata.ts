@@ -1,6 +1,7 @@
 // OData pages as generic and DataStream clients fetch them, on 1,000,000 rows,
 // in process (the handler, no sockets), each against a baseline in the same run:
-// - $orderby=ResultValue desc with $top=100 / the same page unordered: target <= 3;
+// - $orderby=ResultValue desc with $top=100, a page deep in the order / the same page unordered:
+//   target <= 3 (the first ordered query, which builds the ranks and the order, is printed);
 // - a cold 10,000-row /Observations page (render cache off), JSON.stringify of
 //   the same rows as plain objects / our render: target >= 2 (MB/s printed);
 // - the same page with br: bytes on the wire / uncompressed: target <= 0.15; and
@@ -56,8 +57,13 @@ const results: BenchResult[] = [];
 {
   const handler = service(64 * 1024 * 1024);
   const unordered = await time(() => get(handler, `${BASE}/Observations?$top=100&$select=Id,ResultValue`));
-  const ordered = await time(() => get(handler, `${BASE}/Observations?$top=100&$select=Id,ResultValue&$orderby=ResultValue%20desc`));
-  console.log(`$top=100: unordered ${unordered.toFixed(2)} ms, $orderby=ResultValue desc ${ordered.toFixed(2)} ms (medians of ${ROUNDS})`);
+  // The first ordered query builds the field's ranks and the order (kept after); the later ones, pages of it.
+  const first = performance.now();
+  await get(handler, `${BASE}/Observations?$top=100&$select=Id,ResultValue&$orderby=ResultValue%20desc`);
+  const built = performance.now() - first;
+  const ordered = await time(() => get(handler, `${BASE}/Observations?$top=100&$select=Id,ResultValue&$orderby=ResultValue%20desc&$skiptoken=Id:500000`));
+  const filtered = await time(() => get(handler, `${BASE}/Observations?$top=100&$select=Id,ResultValue&$orderby=ResultValue%20desc&$filter=CharacteristicName%20eq%20%27pH%27`));
+  console.log(`$top=100: unordered ${unordered.toFixed(2)} ms; $orderby=ResultValue desc: first (ranks and order built) ${built.toFixed(0)} ms, a page deep in it ${ordered.toFixed(2)} ms, with a filter ${filtered.toFixed(2)} ms (medians of ${ROUNDS})`);
   results.push({ name: "orderby top 100 of 1M", measure: "time ordered / unordered", ratio: ordered / unordered, target: "<= 3", pass: ordered / unordered <= 3 });
 }
 

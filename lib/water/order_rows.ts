@@ -12,6 +12,8 @@ import type { WaterStore } from "./store.ts";
  */
 export class RankCache {
   readonly #ranks = new Map<string, Uint32Array>();
+  /** Every row of a level in an order, by level and order: a page walks it from the token's place. */
+  readonly #orders = new Map<string, Uint32Array>();
   readonly #max: number;
 
   /**
@@ -38,17 +40,38 @@ export class RankCache {
     }
     return ranks;
   }
+
+  /**
+   * Every row of a level sorted by an order (built once per order, then kept).
+   * @param key the order's key, e.g. `observation|ResultValue desc`
+   * @param length rows of the level
+   * @param compare the order
+   * @returns the rows in order
+   */
+  order(key: string, length: number, compare: (a: number, b: number) => number): Uint32Array {
+    let order = this.#orders.get(key);
+    if (order === undefined) {
+      order = new Uint32Array(length);
+      for (let row = 0; row < length; row++) order[row] = row;
+      order.sort(compare);
+      if (this.#orders.size >= Math.max(1, this.#max >> 1)) this.#orders.delete(this.#orders.keys().next().value!);
+      this.#orders.set(key, order);
+    }
+    return order;
+  }
 }
 
 /**
  * Orders matching rows by `$orderby` keys, then by `Id` (so that the order is
  * total and paging exact), and takes a page: the rows after the `$skiptoken`
- * row in that order, past `skip` of them, `top` at most. A top-k (a bounded
- * heap), not a sort of every match, unless the page is most of them.
+ * row in that order, past `skip` of them, `top` at most. Every row of the
+ * level in that order is kept once built: a page walks it from the token's
+ * place (found by binary search), taking the matching rows, so an unfiltered
+ * or a broad query costs its page, not its matches.
  * @param store the store
  * @param collection the collection
  * @param keys the order
- * @param rows the matching rows of the collection's level
+ * @param rows the matching rows of the collection's level; undefined for all (no filter)
  * @param after the row of the `$skiptoken`, if any
  * @param skip rows to pass over
  * @param top the page size; `Infinity` for every row (a CSV stream)
@@ -61,7 +84,7 @@ export function orderRows(
   store: WaterStore,
   collection: CollectionSchema,
   keys: readonly OrderKey[],
-  rows: ArrayLike<number>,
+  rows: ArrayLike<number> | undefined,
   after: number | undefined,
   skip: number,
   top: number,
@@ -86,55 +109,36 @@ export function orderRows(
     }
     return idOf(a, b);
   };
-  const wanted = skip + top;
-  const candidates: number[] = [];
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!;
-    if (after === undefined || compare(row, after) > 0) candidates.push(row);
+  const length = store.lengthOf(level);
+  const order = cache.order(`${level}|${keys.map((key) => `${key.name}${key.descending ? " desc" : ""}`).join(",")}`, length, compare);
+  // The first place after the token's row: a binary search, the order being sorted by `compare`.
+  let start = 0;
+  if (after !== undefined) {
+    let high = length;
+    while (start < high) {
+      const middle = (start + high) >>> 1;
+      if (compare(order[middle]!, after) <= 0) start = middle + 1;
+      else high = middle;
+    }
   }
-  const more = candidates.length > wanted;
-  let page: number[];
-  if (!Number.isFinite(wanted) || wanted * 4 >= candidates.length) {
-    page = candidates.sort(compare).slice(0, wanted);
-  } else {
-    page = smallest(candidates, wanted, compare);
+  let matches: Uint8Array | undefined;
+  if (rows !== undefined) {
+    matches = new Uint8Array(length);
+    for (let i = 0; i < rows.length; i++) matches[rows[i]!] = 1;
+  }
+  const wanted = skip + top;
+  const page: number[] = [];
+  let more = false;
+  for (let at = start; at < length; at++) {
+    const row = order[at]!;
+    if (matches !== undefined && matches[row] !== 1) continue;
+    if (page.length === wanted) {
+      more = true;
+      break;
+    }
+    page.push(row);
   }
   return { rows: page.slice(skip), more };
-}
-
-/** The `k` smallest rows in order, through a bounded max-heap: O(n log k). */
-function smallest(rows: readonly number[], k: number, compare: (a: number, b: number) => number): number[] {
-  const heap: number[] = [];
-  const up = (i: number): void => {
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (compare(heap[i]!, heap[parent]!) <= 0) return;
-      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
-      i = parent;
-    }
-  };
-  const down = (i: number): void => {
-    for (;;) {
-      const left = 2 * i + 1;
-      const right = left + 1;
-      let largest = i;
-      if (left < heap.length && compare(heap[left]!, heap[largest]!) > 0) largest = left;
-      if (right < heap.length && compare(heap[right]!, heap[largest]!) > 0) largest = right;
-      if (largest === i) return;
-      [heap[i], heap[largest]] = [heap[largest]!, heap[i]!];
-      i = largest;
-    }
-  };
-  for (const row of rows) {
-    if (heap.length < k) {
-      heap.push(row);
-      up(heap.length - 1);
-    } else if (compare(row, heap[0]!) < 0) {
-      heap[0] = row;
-      down(0);
-    }
-  }
-  return heap.sort(compare);
 }
 
 /** Ranks of a column over `length` rows. */

@@ -125,7 +125,7 @@ export function orderedPage(
   ranks: RankCache,
 ): PageResult {
   const level = query.collection.level;
-  let rows: ArrayLike<number>;
+  let rows: ArrayLike<number> | undefined;
   let after: number | undefined;
   let idOrder: (a: number, b: number) => number = (a, b) => a - b;
   if (level === "dataset") {
@@ -139,7 +139,8 @@ export function orderedPage(
       after = found;
     }
   } else {
-    rows = level === "location" ? matchingLocations(store, query, 0, Infinity) : allObservations(store, query);
+    // Without a filter every row matches: the order is walked as it is.
+    rows = query.filter === undefined ? undefined : level === "location" ? matchingLocations(store, query, 0, Infinity) : allObservations(store, query);
     // The token names the last row's Id, one more than its row: ids count from 1.
     if (skipToken !== undefined) after = readRowToken(skipToken) - 1;
     if (after !== undefined && (after < 0 || after >= store.lengthOf(level))) {
