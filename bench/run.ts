@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import type { BenchResult } from "./_data.ts";
 
-const ALL = ["load", "filter", "index", "memory", "http", "odata", "token", "sync_diff", "storage", "intake", "deliver", "backends", "cold_start"] as const;
+const ALL = ["load", "filter", "index", "memory", "http", "http2", "odata", "token", "sync_diff", "storage", "intake", "deliver", "backends", "cold_start"] as const;
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : [...ALL];
 const results: BenchResult[] = [];
 for (const name of chosen) {
