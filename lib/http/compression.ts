@@ -68,31 +68,39 @@ export function negotiateEncoding(header: string | undefined): ContentCoding | u
  */
 export function withCompression(handler: Handler, options: CompressionOptions = {}): Handler {
   const minBytes = options.minBytes ?? 1024;
-  return async (request: HttpRequest): Promise<HttpResponse> => compressResponse(request, await handler(request), minBytes);
+  // No promise of its own for an answer that is not one: small answers (most of them) pass untouched.
+  return (request: HttpRequest): HttpResponse | Promise<HttpResponse> => {
+    const answer = handler(request);
+    return answer instanceof Promise ? answer.then((response) => compressResponse(request, response, minBytes)) : compressResponse(request, answer, minBytes);
+  };
 }
 
-async function compressResponse(request: HttpRequest, response: HttpResponse, minBytes: number): Promise<HttpResponse> {
+function compressResponse(request: HttpRequest, response: HttpResponse, minBytes: number): HttpResponse | Promise<HttpResponse> {
+  const body = response.body;
+  if (body === undefined) return response;
+  // A body below the threshold is never compressed, so it does not vary by Accept-Encoding either.
+  const size = bufferedSize(body, minBytes);
+  if (size !== undefined && size < minBytes) return response;
   const headers = response.headers ?? {};
   const type = headers["content-type"];
-  const body = response.body;
-  if (body === undefined || type === undefined || !COMPRESSIBLE.test(type) || headers["content-encoding"] !== undefined) return response;
+  if (type === undefined || !COMPRESSIBLE.test(type) || headers["content-encoding"] !== undefined) return response;
   if (response.status === 204 || response.status === 304 || response.status === 206) return response;
   const vary = headers["vary"] === undefined ? "Accept-Encoding" : `${headers["vary"]}, Accept-Encoding`;
   const coding = request.method === "HEAD" ? undefined : negotiateEncoding(request.headers["accept-encoding"]);
-  const size = bufferedSize(body);
-  if (coding === undefined || (size !== undefined && size < minBytes)) return { ...response, headers: { ...headers, vary } };
+  if (coding === undefined) return { ...response, headers: { ...headers, vary } };
   const { "content-length": _length, etag, ...rest } = headers;
   const compressed: Record<string, string> = { ...rest, vary, "content-encoding": coding };
   if (etag !== undefined) compressed["etag"] = etag.startsWith("W/") ? etag : `W/${etag}`;
   if (size === undefined) {
     return { ...response, headers: compressed, body: compressStream(body as AsyncIterable<string | Uint8Array>, coding) };
   }
-  return { ...response, headers: compressed, body: await compressWhole(joined(body as string | Uint8Array | readonly Uint8Array[]), coding, size) };
+  return compressWhole(joined(body as string | Uint8Array | readonly Uint8Array[]), coding, size).then((bytes) => ({ ...response, headers: compressed, body: bytes }));
 }
 
 /** The bytes of a body held whole; undefined for a stream. */
-function bufferedSize(body: NonNullable<HttpResponse["body"]>): number | undefined {
-  if (typeof body === "string") return Buffer.byteLength(body);
+function bufferedSize(body: NonNullable<HttpResponse["body"]>, minBytes: number): number | undefined {
+  // At most 3 bytes a UTF-16 unit: a string that short is below the threshold without counting its bytes.
+  if (typeof body === "string") return body.length * 3 < minBytes ? body.length : Buffer.byteLength(body);
   if (body instanceof Uint8Array) return body.byteLength;
   if (Array.isArray(body)) return (body as readonly Uint8Array[]).reduce((sum, part) => sum + part.byteLength, 0);
   return undefined;
