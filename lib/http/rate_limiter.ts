@@ -20,7 +20,13 @@ export interface RateLimiterOptions {
 
 /** The limiter's answer: a permit to release when done, or a refusal. */
 export type RateDecision =
-  | { readonly ok: true; readonly release: () => void }
+  | {
+    readonly ok: true;
+    readonly release: () => void;
+    /** For a permit that expires (a shared limiter's): keeps it alive, to be called every `renewEveryMs` while the answer streams. */
+    readonly renew?: () => void | Promise<void>;
+    readonly renewEveryMs?: number;
+  }
   | { readonly ok: false; readonly reason: "rate" | "concurrency"; readonly retryAfterSeconds: number };
 
 interface Bucket {

@@ -68,6 +68,16 @@ return {1}
 
 const RELEASE = `return redis.call('ZREM', ARGV[1] .. 'rate:flight:' .. ARGV[2], ARGV[3])`;
 
+/** Pushes a permit's expiry on (only if it is still held), on the Redis clock. */
+const RENEW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local flight = ARGV[1] .. 'rate:flight:' .. ARGV[2]
+redis.call('ZADD', flight, 'XX', now + tonumber(ARGV[4]), ARGV[3])
+redis.call('PEXPIRE', flight, tonumber(ARGV[4]))
+return 1
+`;
+
 /**
  * The per-key limits of {@linkcode RateLimiter} counted in Redis
  * (`RATE_LIMIT_REDIS_URL`), so that N replicas together allow what one
@@ -125,8 +135,19 @@ export class RedisRateLimiter {
         : { ok: false, reason: "rate", retryAfterSeconds: Number(reply[2] ?? 1) };
     }
     let released = false;
+    const held = this.#maxConcurrent > 0;
     return {
       ok: true,
+      // A long stream (a CSV download at the client's pace) keeps its permit while it runs.
+      ...(held
+        ? {
+          renew: async () => {
+            // A renewal that fails leaves the permit to expire, as a release that fails does.
+            if (!released) await this.#redis.run(RENEW, [this.#prefix, key, permit, this.#ttl]).catch(() => {});
+          },
+          renewEveryMs: Math.max(1000, Math.floor(Number(this.#ttl) / 3)),
+        }
+        : {}),
       release: () => {
         if (released || this.#maxConcurrent === 0) return;
         released = true;

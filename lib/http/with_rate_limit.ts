@@ -57,7 +57,17 @@ export function withRateLimit(
       decision.release();
       return response;
     }
-    return { ...response, body: releasing(body as BodyChunks, decision.release) };
+    // A permit that expires is renewed while the stream runs, and no longer once it ends.
+    const renew = decision.renew;
+    const timer = renew === undefined ? undefined : setInterval(() => void renew(), decision.renewEveryMs ?? 10_000);
+    timer?.unref();
+    return {
+      ...response,
+      body: releasing(body as BodyChunks, () => {
+        if (timer !== undefined) clearInterval(timer);
+        decision.release();
+      }),
+    };
   };
 }
 

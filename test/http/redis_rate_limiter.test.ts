@@ -53,6 +53,45 @@ describe("RedisRateLimiter", { skip: redisSkip }, () => {
     assert.equal((await one.acquire("k")).ok, true);
   });
 
+  it("renews a held permit (a long stream keeps it), and not one released", async () => {
+    const connection = await connect();
+    const prefix = `r${Date.now()}:`;
+    const limiter = new RedisRateLimiter(connection, { ratePerSecond: 0, maxConcurrent: 1, permitId: () => "p1", prefix, permitTtlMs: 60_000 });
+    const expiry = async () => connection.run(`return redis.call('ZSCORE', ARGV[1], 'p1')`, [`${prefix}rate:flight:k`]);
+    const decision = await limiter.acquire("k");
+    assert.ok(decision.ok && decision.renew !== undefined && decision.renewEveryMs === 20_000);
+    const before = Number(await expiry());
+    await decision.renew();
+    assert.ok(Number(await expiry()) >= before, "pushed on");
+    decision.release();
+    assert.equal((await limiter.acquire("k")).ok, true, "released");
+    const again = await limiter.acquire("other");
+    if (again.ok) {
+      again.release();
+      await again.renew?.();
+    }
+    assert.equal(await connection.run(`return redis.call('ZSCORE', ARGV[1], 'p1')`, [`${prefix}rate:flight:other`]), null, "a released permit is not renewed back");
+  });
+
+  it("makes withRateLimit renew a streamed answer's permit every renewEveryMs until the stream ends", async (t) => {
+    t.mock.timers.enable({ apis: ["setInterval"] });
+    let renewals = 0;
+    let released = 0;
+    const limiter = { acquire: () => ({ ok: true as const, release: () => void released++, renew: () => void renewals++, renewEveryMs: 1000 }) };
+    async function* rows(): AsyncGenerator<string> {
+      yield "a";
+      yield "b";
+    }
+    const handler = withRateLimit(() => ({ status: 200, body: rows() }), limiter, () => "k");
+    const answer = await handler(makeRequest());
+    t.mock.timers.tick(3500);
+    assert.equal(renewals, 3);
+    for await (const _ of answer.body as AsyncIterable<string>);
+    t.mock.timers.tick(5000);
+    assert.equal(renewals, 3, "no renewal once the stream ended");
+    assert.equal(released, 1);
+  });
+
   it("makes withRateLimit answer 503 with Retry-After when Redis does not answer", async () => {
     const down = new RedisRateLimiter({ run: () => Promise.reject(new Error("connection refused")) }, { ratePerSecond: 2, maxConcurrent: 1, permitId });
     const handler = withRateLimit(() => ({ status: 200 }), down, () => "k");
