@@ -435,22 +435,10 @@ function renderRun(
   selection: number,
   settings: Settings,
 ): void {
-  const texts = indexes.map((i) => writer.json([rows[i]!]));
-  let capacity = texts.length;
-  for (const text of texts) capacity += text.length * 3;
-  const scratch = new Uint8Array(capacity);
-  const starts: number[] = [];
-  let at = 0;
-  for (let k = 0; k < texts.length; k++) {
-    if (k > 0) scratch[at++] = COMMA;
-    starts.push(at);
-    at += encoder.encodeInto(texts[k]!, scratch.subarray(at)).written;
-  }
-  const block = scratch.slice(0, at);
-  for (let k = 0; k < texts.length; k++) {
-    const from = starts[k]!;
-    const to = k + 1 < texts.length ? starts[k + 1]! - 1 : at;
-    const view: RenderedRow = { block, start: from, end: to };
+  // The run's rows straight into one block of bytes, comma-separated, each row a view into it.
+  const { block, starts, ends } = writer.jsonBytes(indexes.map((i) => rows[i]!));
+  for (let k = 0; k < indexes.length; k++) {
+    const view: RenderedRow = { block, start: starts[k]!, end: ends[k]! };
     views[indexes[k]!] = view;
     settings.cache.set(renderKey(selection, rows[indexes[k]!]!), view);
   }
