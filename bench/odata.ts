@@ -6,9 +6,9 @@
 //   the same rows as plain objects / our render: target >= 2 (MB/s printed);
 // - the same page with br: bytes on the wire / uncompressed: target <= 0.15; and
 //   pages per second with br / uncompressed: target >= 0.5.
-import { indexApiKeys, parseApiKey, type Handler, type HttpResponse, withCompression } from "../lib/http/mod.ts";
+import { indexApiKeys, parseApiKey, type Handler, withCompression } from "../lib/http/mod.ts";
 import { createWaterService, loadDatasets } from "../lib/water/mod.ts";
-import { makeRequest } from "../test/_helpers/http.ts";
+import { bodyBytes, makeRequest } from "../test/_helpers/http.ts";
 import { type BenchResult, ensureLinked, report } from "./_data.ts";
 import { median } from "./_processes.ts";
 
@@ -20,23 +20,13 @@ console.log(`store: ${store.observationCount} observations`);
 const service = (cacheBytes: number) =>
   createWaterService(store, { keys: indexApiKeys([parseApiKey("bench", "bench-key")]), now: () => performance.now(), ratePerSecond: 0, maxConcurrent: 0, renderCacheBytes: cacheBytes, maxResponseBytes: 1 << 30 });
 
-async function bytesOf(response: HttpResponse): Promise<Buffer> {
-  const body = response.body;
-  if (body === undefined) return Buffer.alloc(0);
-  if (typeof body === "string") return Buffer.from(body);
-  if (body instanceof Uint8Array) return Buffer.from(body);
-  if (Array.isArray(body)) return Buffer.concat(body as Uint8Array[]);
-  const chunks: Buffer[] = [];
-  for await (const chunk of body as AsyncIterable<string | Uint8Array>) chunks.push(Buffer.from(chunk));
-  return Buffer.concat(chunks);
-}
 
 /** Fetches a target through a handler: status checked, bytes returned. */
 async function get(handler: Handler, target: string, headers: Record<string, string> = {}): Promise<Buffer> {
   const [path, query = ""] = target.split("?");
   const response = await handler(makeRequest({ path: path!, query, headers: { "x-api-key": "bench-key", ...headers } }));
   if (response.status !== 200) throw new Error(`${target}: ${response.status} ${String(response.body).slice(0, 200)}`);
-  return bytesOf(response);
+  return bodyBytes(response);
 }
 
 /** Median milliseconds of `fn` over the rounds, after one warm-up. */

@@ -63,6 +63,17 @@ export async function callHandler(handler: Handler, request: HttpRequest): Promi
   return await handler(request);
 }
 
+/** Reads a response body that is text, bytes, parts or chunks into one buffer (a compressed body stays bytes). */
+export async function bodyBytes(response: HttpResponse): Promise<Buffer> {
+  const body = response.body;
+  if (body === undefined) return Buffer.alloc(0);
+  if (typeof body === "string") return Buffer.from(body);
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const chunks: Buffer[] = [];
+  for await (const chunk of body as AsyncIterable<string | Uint8Array>) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  return Buffer.concat(chunks);
+}
+
 /** Reads a response body that is text, bytes or chunks into one string. */
 export async function bodyText(response: HttpResponse): Promise<string> {
   const body = response.body;

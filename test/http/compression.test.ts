@@ -2,21 +2,12 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { type HttpRequest, type HttpResponse, negotiateEncoding, withCompression } from "../../lib/http/mod.ts";
-import { makeRequest } from "../_helpers/http.ts";
+import { bodyBytes, makeRequest } from "../_helpers/http.ts";
 
 function request(acceptEncoding?: string, method = "GET"): HttpRequest {
   return makeRequest({ method, path: "/", headers: acceptEncoding === undefined ? {} : { "accept-encoding": acceptEncoding } });
 }
 
-async function bytesOf(body: HttpResponse["body"]): Promise<Buffer> {
-  if (body === undefined) return Buffer.alloc(0);
-  if (typeof body === "string") return Buffer.from(body);
-  if (body instanceof Uint8Array) return Buffer.from(body);
-  if (Array.isArray(body)) return Buffer.concat(body as Uint8Array[]);
-  const chunks: Buffer[] = [];
-  for await (const chunk of body as AsyncIterable<string | Uint8Array>) chunks.push(Buffer.from(chunk));
-  return Buffer.concat(chunks);
-}
 
 function decode(bytes: Buffer, coding: string | undefined): string {
   if (coding === "br") return brotliDecompressSync(bytes).toString();
@@ -54,7 +45,7 @@ describe("withCompression()", () => {
       assert.equal(answer.headers?.["content-encoding"], coding);
       assert.equal(answer.headers?.["vary"], "Accept-Encoding");
       assert.equal(answer.headers?.["content-length"], undefined);
-      const bytes = await bytesOf(answer.body);
+      const bytes = await bodyBytes(answer);
       assert.ok(bytes.length < Buffer.byteLength(JSON_BODY) / 3, `${bytes.length} bytes`);
       assert.equal(decode(bytes, coding), JSON_BODY);
     });
@@ -63,7 +54,7 @@ describe("withCompression()", () => {
   it("joins a body of parts, and makes a strong ETag weak (the bytes differ per coding)", async () => {
     const parts = [Buffer.from(JSON_BODY.slice(0, 100)), Buffer.from(JSON_BODY.slice(100))];
     const answer = await json(parts, { etag: '"r1"', vary: "Origin" })(request("gzip"));
-    assert.equal(decode(await bytesOf(answer.body), "gzip"), JSON_BODY);
+    assert.equal(decode(await bodyBytes(answer), "gzip"), JSON_BODY);
     assert.equal(answer.headers?.["etag"], 'W/"r1"');
     assert.equal(answer.headers?.["vary"], "Origin, Accept-Encoding");
   });
@@ -82,7 +73,7 @@ describe("withCompression()", () => {
     const whole = await handler(request("br"));
     let expected = "Id,Value\n";
     for (let i = 0; i < 20_000; i++) expected += `${i},${(i * 0.37).toFixed(3)}\n`;
-    assert.equal(decode(await bytesOf(whole.body), "br"), expected);
+    assert.equal(decode(await bodyBytes(whole), "br"), expected);
     assert.equal(closed, true);
     closed = false;
     const early = await handler(request("gzip"));
