@@ -2,7 +2,6 @@ import { type AuthStore, requireUser, startAuthService } from "../auth/mod.ts";
 import { pooledRandom } from "../crypto/mod.ts";
 import {
   createNodeListener,
-  parseTrustedProxies,
   withCompression,
   type Handler,
   HttpError,
@@ -287,9 +286,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     const created = createNodeServer(createNodeListener(withCompression(dispatch, { minBytes: config.server.compressAboveBytes }), {
       onError: (error) => log.error("Unexpected error", error),
       ...(config.server.publicUrl === undefined ? {} : { publicOrigin: config.server.publicUrl }),
-      ...(config.server.trustProxy === undefined
-        ? {}
-        : { trustedProxies: parseTrustedProxies(config.server.trustProxy.ranges.join(","), config.server.trustProxyHeaders) }),
+      ...(config.server.trustProxy === undefined ? {} : { trustedProxies: config.server.trustProxy, forwardedHeaders: config.server.trustProxyHeaders }),
     }), tls);
     const bound = await created.listen(port, host);
     server = created;

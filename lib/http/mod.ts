@@ -25,7 +25,7 @@ export type { NodeListenerOptions } from "./node_adapter.ts";
 export { parseTrustedProxies, readForwarded } from "./trusted_proxies.ts";
 export { compressBytes, negotiateEncoding, withCompression } from "./compression.ts";
 export type { CompressionOptions, ContentCoding } from "./compression.ts";
-export type { Forwarded, TrustedProxies } from "./trusted_proxies.ts";
+export type { Forwarded, ForwardedHeaders, TrustedProxies } from "./trusted_proxies.ts";
 export { createFetchHandler } from "./fetch_adapter.ts";
 export type { FetchHandlerOptions } from "./fetch_adapter.ts";
 export { withCors } from "./cors.ts";

@@ -2,7 +2,7 @@ import type { IncomingMessage as Http1Request, ServerResponse as Http1Response }
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { HttpError } from "./errors.ts";
 import { errorResponse, statusOf } from "./error_response.ts";
-import { readForwarded, type TrustedProxies } from "./trusted_proxies.ts";
+import { type ForwardedHeaders, readForwarded, type TrustedProxies } from "./trusted_proxies.ts";
 import type { BodyReader, Handler, HttpRequest, HttpResponse } from "./types.ts";
 
 /** Options of {@linkcode createNodeListener}. */
@@ -21,6 +21,11 @@ export interface NodeListenerOptions {
    * headers are ignored.
    */
   trustedProxies?: TrustedProxies;
+  /**
+   * Which forwarding headers the trusted proxies write.
+   * @default {"x-forwarded"}
+   */
+  forwardedHeaders?: ForwardedHeaders;
 }
 
 /** A request of `node:http`, or of `node:http2` (whose compatibility API `allowHTTP1` also gives HTTP/1.1 requests). */
@@ -117,7 +122,7 @@ class NodeRequest implements HttpRequest {
     this.query = query;
     this.headers = headers;
     const peer = req.socket.remoteAddress ?? "";
-    const forwarded = options.trustedProxies === undefined ? undefined : readForwarded(peer, headers, options.trustedProxies);
+    const forwarded = options.trustedProxies === undefined ? undefined : readForwarded(peer, headers, options.trustedProxies, options.forwardedHeaders);
     this.remoteAddress = forwarded?.client ?? peer;
     this.origin = options.publicOrigin ?? originOf(req, forwarded?.host ?? headers["host"], forwarded?.proto);
     this.body = new NodeBodyReader(req, headers["content-length"]);

@@ -1,16 +1,17 @@
 import { BlockList, isIP } from "node:net";
 
+/**
+ * The one header family trusted proxies write (`TRUST_PROXY_HEADERS`):
+ * `x-forwarded` (`X-Forwarded-For`, `-Proto`, `-Host`: nginx, HAProxy, load
+ * balancers) or `forwarded` (RFC 7239). The other is ignored, since a proxy
+ * passes a client's copy of a header it does not write through unchanged.
+ */
+export type ForwardedHeaders = "x-forwarded" | "forwarded";
+
 /** The proxies whose forwarding headers count (`TRUST_PROXY`). */
 export interface TrustedProxies {
   /** The CIDRs, as given, for messages. */
   readonly ranges: readonly string[];
-  /**
-   * The one header family the proxies write: `x-forwarded` (`X-Forwarded-For`,
-   * `-Proto`, `-Host`: nginx, HAProxy, load balancers) or `forwarded`
-   * (RFC 7239). The other is ignored, since a proxy passes a client's copy
-   * of a header it does not write through unchanged.
-   */
-  readonly headers: "x-forwarded" | "forwarded";
   /** Whether an address (as a socket gives it, IPv4-mapped IPv6 included) is a trusted proxy. */
   trusts(address: string): boolean;
 }
@@ -31,11 +32,10 @@ const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
  * Parses `TRUST_PROXY`: comma-separated CIDRs (IPv4 or IPv6; a bare address
  * is one host). Empty: no proxy is trusted, and forwarding headers are ignored.
  * @param text e.g. `10.0.0.0/8, 127.0.0.1`
- * @param headers the header family the proxies write
  * @returns the trusted proxies
  * @throws {RangeError} naming the first entry that is not a CIDR
  */
-export function parseTrustedProxies(text: string, headers: TrustedProxies["headers"] = "x-forwarded"): TrustedProxies {
+export function parseTrustedProxies(text: string): TrustedProxies {
   const ranges = text.split(",").map((part) => part.trim()).filter((part) => part !== "");
   const v4 = new BlockList();
   const v6 = new BlockList();
@@ -52,7 +52,6 @@ export function parseTrustedProxies(text: string, headers: TrustedProxies["heade
   }
   return {
     ranges,
-    headers,
     trusts(address: string): boolean {
       const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
       const plain = mapped ?? address;
@@ -73,13 +72,19 @@ export function parseTrustedProxies(text: string, headers: TrustedProxies["heade
  * @param peer the socket's remote address
  * @param headers the request's headers, lower-case names
  * @param proxies the trusted proxies
+ * @param family the header family they write
  * @returns the client's address, and the scheme and host it used when a proxy said
  */
-export function readForwarded(peer: string, headers: Readonly<Record<string, string | undefined>>, proxies: TrustedProxies): Forwarded {
+export function readForwarded(
+  peer: string,
+  headers: Readonly<Record<string, string | undefined>>,
+  proxies: TrustedProxies,
+  family: ForwardedHeaders = "x-forwarded",
+): Forwarded {
   const none: Forwarded = { client: peer, proto: undefined, host: undefined };
   if (!proxies.trusts(peer)) return none;
   const forwarded = headers["forwarded"];
-  if (proxies.headers === "forwarded") {
+  if (family === "forwarded") {
     if (forwarded === undefined) return none;
     const elements = forwarded.split(",").map(parseElement);
     // The nearest hop first: each element was added by the proxy that received the request from its `for`.
