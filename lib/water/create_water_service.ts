@@ -330,10 +330,11 @@ function answerEntity(
   if (page.rows.length === 0) {
     throw new WaterError("ERR_WATER_NOT_FOUND", `Cannot find ${collection.name}(${rawKey}): no such entity`, { target: collection.name });
   }
-  const parts = renderJsonPage(page.rows, writer, id, settings, encoder.encode("["), "]", deadline);
-  const entity = (JSON.parse(Buffer.concat(parts).toString()) as Record<string, unknown>[])[0]!;
+  // The row as it renders for a page (`{"Id":…}`, cached alike), with the context spliced in after its brace.
+  const row = Buffer.concat(renderJsonPage(page.rows, writer, id, settings, new Uint8Array(0), "", deadline));
   const context = `${contextUrl(root, collection, options.select)}/$entity`;
-  return { status: 200, headers: { ...ODATA_HEADERS, "content-type": JSON_CONTENT_TYPE }, body: JSON.stringify({ "@odata.context": context, ...entity }) };
+  const head = encoder.encode(`{"@odata.context":${JSON.stringify(context)},`);
+  return { status: 200, headers: { ...ODATA_HEADERS, "content-type": JSON_CONTENT_TYPE }, body: [head, row.subarray(1)] };
 }
 
 /**
