@@ -163,3 +163,31 @@ export async function rawRequest(port: number, init: RawRequestInit = {}): Promi
   for await (const chunk of res) chunks.push(chunk as Buffer);
   return { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) };
 }
+
+/** What {@linkcode requestFrom} read. */
+export interface FromAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly text: string;
+}
+
+/**
+ * Sends one HTTP/1.1 request from a chosen loopback address (`127.0.0.2`,
+ * ...), so that a server sees several clients, or a proxy and a client.
+ * @param url the server's origin
+ * @param path the path and query
+ * @param init method, headers, body, and the local address (`127.0.0.1` by default)
+ * @returns the status, headers and body text
+ */
+export function requestFrom(url: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string; from?: string } = {}): Promise<FromAnswer> {
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(new URL(path, url), { method: init.method ?? "GET", headers: init.headers ?? {}, localAddress: init.from ?? "127.0.0.1" }, (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (text += chunk));
+      response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, text }));
+    });
+    sent.on("error", reject);
+    sent.end(init.body);
+  });
+}

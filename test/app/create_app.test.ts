@@ -4,13 +4,12 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { request } from "node:http";
 import { describe, it } from "node:test";
 import { type App, type AppOverrides, createApp, readConfig } from "../../lib/app/mod.ts";
 import { createRouter, jsonResponse, type ServiceLog } from "../../lib/http/mod.ts";
 import type { DeliveryRequest, DeliveryResult } from "../../lib/relay/mod.ts";
 import { freePort } from "../_helpers/redis.ts";
-import { makeRequest } from "../_helpers/http.ts";
+import { makeRequest, requestFrom } from "../_helpers/http.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
@@ -306,13 +305,7 @@ describe("createApp() behind a proxy (TRUST_PROXY)", () => {
     const { url } = await app.listen({ port: 0 });
     const { port } = new URL(url);
     const headers = { "x-forwarded-proto": "https", "x-forwarded-host": "water.example.org", "x-api-key": "tributary-demo-key" };
-    const get = (path: string, from: string) => new Promise<Record<string, unknown>>((resolve, reject) => {
-      request({ host: "127.0.0.1", port, path, headers, localAddress: from }, (response) => {
-        let text = "";
-        response.on("data", (chunk: Buffer) => (text += chunk.toString()));
-        response.on("end", () => resolve(JSON.parse(text) as Record<string, unknown>));
-      }).on("error", reject).end();
-    });
+    const get = async (path: string, from: string) => JSON.parse((await requestFrom(url, path, { headers, from })).text) as Record<string, unknown>;
     try {
       const page = await get("/v1/odata/v4/Locations?$top=1", "127.0.0.2");
       assert.match(String(page["@odata.nextLink"]), /^https:\/\/water\.example\.org\/v1\/odata\/v4\/Locations\?/);

@@ -6,9 +6,9 @@
 // from the end of a revision's time as the head, user names in any script and
 // form, account deletion, and who may see or revoke whose token.
 import assert from "node:assert/strict";
-import { request as httpRequest } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { type App, createApp, readConfig } from "../../lib/app/mod.ts";
+import { requestFrom } from "../_helpers/http.ts";
 import { postgresSkip, startPostgres, type TestPostgres } from "../_helpers/postgres.ts";
 
 const T0 = Date.UTC(2026, 10, 24, 8);
@@ -39,19 +39,10 @@ interface Answer {
   readonly body: Body;
 }
 
-/** A request from a chosen loopback address (so that the server sees several clients). */
-function call(url: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string; from?: string } = {}): Promise<Answer> {
-  const target = new URL(path, url);
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(target, { method: init.method ?? "GET", headers: init.headers ?? {}, localAddress: init.from ?? "127.0.0.1" }, (response) => {
-      let text = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => (text += chunk));
-      response.on("end", () => resolve({ status: response.statusCode!, type: String(response.headers["content-type"] ?? ""), body: (text === "" ? {} : JSON.parse(text)) as Body }));
-    });
-    request.on("error", reject);
-    request.end(init.body);
-  });
+/** A request from a chosen loopback address (so that the server sees several clients), its body read as JSON. */
+async function call(url: string, path: string, init: Parameters<typeof requestFrom>[2] = {}): Promise<Answer> {
+  const { status, headers, text } = await requestFrom(url, path, init);
+  return { status, type: String(headers["content-type"] ?? ""), body: (text === "" ? {} : JSON.parse(text)) as Body };
 }
 
 const form = (params: Record<string, string>) => ({ "content-type": "application/x-www-form-urlencoded", body: new URLSearchParams(params).toString() });

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
-import { createServer, request } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, it } from "node:test";
 import { createNodeListener, parseTrustedProxies, readForwarded } from "../../lib/http/mod.ts";
+import { requestFrom } from "../_helpers/http.ts";
 
 const PROXIES = parseTrustedProxies("10.0.0.0/8, 127.0.0.2");
 
@@ -66,14 +67,8 @@ describe("createNodeListener() with trustedProxies", () => {
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     const port = (server.address() as AddressInfo).port;
-    const ask = (from: string) => new Promise<{ origin: string; address: string }>((resolve, reject) => {
-      const headers = { "x-forwarded-proto": "https", "x-forwarded-host": "api.example.org", "x-forwarded-for": "198.51.100.20" };
-      request({ host: "127.0.0.1", port, path: "/", headers, localAddress: from }, (response) => {
-        let text = "";
-        response.on("data", (chunk: Buffer) => (text += chunk.toString()));
-        response.on("end", () => resolve(JSON.parse(text) as { origin: string; address: string }));
-      }).on("error", reject).end();
-    });
+    const headers = { "x-forwarded-proto": "https", "x-forwarded-host": "api.example.org", "x-forwarded-for": "198.51.100.20" };
+    const ask = async (from: string) => JSON.parse((await requestFrom(`http://127.0.0.1:${port}`, "/", { headers, from })).text) as { origin: string; address: string };
     try {
       assert.deepEqual(await ask("127.0.0.2"), { origin: "https://api.example.org", address: "198.51.100.20" });
       assert.deepEqual(await ask("127.0.0.3"), { origin: `http://127.0.0.1:${port}`, address: "127.0.0.3" });
