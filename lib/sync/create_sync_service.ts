@@ -13,7 +13,7 @@ import {
 import { SyncError } from "./errors.ts";
 import { parsePatch } from "./parse_patch.ts";
 import type { SerialJobs } from "./serial_jobs.ts";
-import type { Idempotency, SyncStore, TicketWork } from "./sync_store.ts";
+import type { SyncStore, TicketWork } from "./sync_store.ts";
 import type { Ticket } from "./ticket_store.ts";
 import type { Revision, SyncData } from "./types.ts";
 import { isUuid } from "./_uuid.ts";
@@ -114,13 +114,18 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
     return body;
   }
 
-  /** Queues work in the store (durably, with its ticket) and asks the runner to do the owner's queue. */
-  async function submitWork(owner: string, clientSerial: number | null, work: TicketWork, idempotency?: Idempotency): Promise<Ticket> {
-    const ticket = await store.enqueue(owner, clientSerial, work, maxPending, idempotency);
+  /** Queues a snapshot or diff in the store (durably, with its ticket) and asks the runner to do the owner's queue. */
+  async function submitWork(owner: string, work: TicketWork): Promise<Ticket> {
+    const ticket = await store.enqueue(owner, null, work, maxPending);
+    runQueue(owner);
+    return ticket;
+  }
+
+  /** Asks the runner to do the owner's queue (once, however often asked while it waits). */
+  function runQueue(owner: string): void {
     jobs.pushOnce(owner, async () => {
       await store.runWork(owner);
     });
-    return ticket;
   }
 
   /**
@@ -136,7 +141,7 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
       if (found !== undefined && found !== "expired" && (found.ticket.status === "new" || found.ticket.status === "work")) return accepted(found.ticket);
       queued.delete(key);
     }
-    const ticket = await submitWork(owner, null, work);
+    const ticket = await submitWork(owner, work);
     queued.set(key, ticket);
     return accepted(ticket);
   }
@@ -197,7 +202,10 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         if (patch.deleted_objects.me === owner) return deleteAccount(owner);
         // A retry under the same key gets the first ticket: the parsed patch is what must be the same.
         const idempotency = key === undefined ? undefined : { key, fingerprint: sha256Hex(JSON.stringify(patch)) };
-        return accepted(await submitWork(owner, patch.serial, { kind: "patch", patch }, idempotency));
+        // Applied before the answer when nothing of the user's waits (the ticket comes back ended), else queued behind it.
+        const ticket = await store.place(owner, patch.serial, patch, maxPending, idempotency);
+        if (ticket.status === "new") runQueue(owner);
+        return accepted(ticket);
       }),
     },
     {

@@ -220,6 +220,21 @@ export class MemorySyncStore implements SyncStore {
     return ticket!;
   }
 
+  async place(owner: string, clientSerial: number | null, patch: SyncPatch, limit: number, idempotency?: Idempotency): Promise<Ticket> {
+    this.#log(owner);
+    if (idempotency !== undefined || this.#queues.has(owner) || this.#running.has(owner)) {
+      return this.enqueue(owner, clientSerial, { kind: "patch", patch }, limit, idempotency);
+    }
+    let ticket: Ticket | undefined;
+    const drawn = this.#draw(() => (ticket = this.#queue(owner, clientSerial, { kind: "patch", patch })));
+    // The ticket and the patch's end are recorded in the same turn: one journal commit holds both.
+    const queued = this.#record({ op: "ticket", owner, serial: clientSerial, work: { kind: "patch", patch }, ...drawn });
+    const applied = this.#run(ticket!.uuid);
+    await Promise.all([queued, applied]);
+    const now = this.#tickets.get(owner, ticket!.uuid);
+    return now === undefined || now === "expired" ? ticket! : now.ticket;
+  }
+
   async runWork(owner: string): Promise<number> {
     if (this.#running.has(owner)) return 0;
     this.#running.add(owner);

@@ -91,6 +91,8 @@ const ENTITIES: readonly EntityName[] = ["me", "messages", "teams"];
 const INDEX: Readonly<Record<EntityName, number>> = { me: 0, messages: 1, teams: 2 };
 /** Ids of pruned revisions answer 410 for this many retention periods, then 404. */
 const FORGET_FACTOR = 10;
+/** Times a placed patch is checked again after another writer moved the head first, before it is queued instead. */
+const PLACE_ATTEMPTS = 3;
 /** Queued tickets of one owner run in one transaction at most. */
 const WORK_BATCH = 32;
 /** Rows changed at most by one statement of a sweep, so that a sweep never holds locks for long. */
@@ -253,6 +255,58 @@ export class PostgresSyncStore implements SyncStore {
     return made ?? Object.freeze({ uuid, client_serial: clientSerial, status: "new", created_at: stamp, status_changed_at: stamp, errors: Object.freeze([]) });
   }
 
+  async place(owner: string, clientSerial: number | null, patch: SyncPatch, limit: number, idempotency?: Idempotency): Promise<Ticket> {
+    const work: TicketWork = { kind: "patch", patch };
+    if (idempotency !== undefined) return this.enqueue(owner, clientSerial, work, limit, idempotency);
+    // Optimistic, without a transaction: read the head and the patch's objects, check, then write the
+    // revision and the ended ticket in one statement that does nothing unless the head is still the one
+    // read and nothing is queued. Two round trips and one commit; the queue when another writer got there first.
+    for (let attempt = 0; attempt < PLACE_ATTEMPTS; attempt++) {
+      const { entities, keys } = namedKeys([patch]);
+      const { rows } = await this.#db.query<HeadRow & { queued: boolean; objects: ObjectRow[] | null }>(
+        `SELECT x.head_serial, x.head_uuid, x.head_created_at,
+           EXISTS (SELECT 1 FROM sync_tickets WHERE owner = $1 AND work IS NOT NULL) AS queued,
+           (SELECT jsonb_agg(jsonb_build_array(entity, key, value, last_serial)) FROM (${VIEW_OBJECTS_SQL}) AS read) AS objects
+         FROM sync_contexts x WHERE x.owner = $1`,
+        [owner, entities, keys],
+      );
+      const row = rows[0];
+      if (row === undefined) throw noContext();
+      if (row.queued) break;
+      const view = new RowView();
+      for (const [entity, key, value, serial] of row.objects ?? []) view.set(ENTITIES[entity]!, key, value, serial);
+      const head = revisionOf(row);
+      const uuid = this.#uuid();
+      const now = Math.max(this.#now(), head.createdAt);
+      const errors = await this.#check(this.#db, owner, patch, view);
+      const changes = errors.length > 0 ? [] : patchChanges(patch, view);
+      const status: TicketStatus = errors.length > 0 ? "aborted" : "done";
+      const ended = changes.length > 0
+        ? await this.#commit(this.#db, owner, head, view, changes, { kind: "placed", uuid, createdAt: now, clientSerial })
+        : await this.#endAt(owner, head, { uuid, clientSerial, status, errors, at: now });
+      if (ended !== undefined) {
+        const stamp = formatTimestamp(now);
+        return Object.freeze({ uuid, client_serial: clientSerial, status, created_at: stamp, status_changed_at: stamp, errors: Object.freeze(errors) });
+      }
+    }
+    return this.enqueue(owner, clientSerial, work, limit);
+  }
+
+  /** Records a placed patch's ticket that changed nothing (refused, or already so), unless the head moved or work was queued since it was checked. */
+  async #endAt(
+    owner: string,
+    head: Revision,
+    ticket: { uuid: string; clientSerial: number | null; status: TicketStatus; errors: readonly ObjectErrors[]; at: number },
+  ): Promise<Revision | undefined> {
+    const { rowCount } = await this.#db.query(
+      `INSERT INTO sync_tickets (uuid, owner, client_serial, status, created_at, status_changed_at, errors, work)
+       SELECT $1, $2, $3, $4, $5, $5, $6, NULL FROM sync_contexts
+       WHERE owner = $2 AND head_serial = $7 AND NOT EXISTS (SELECT 1 FROM sync_tickets WHERE owner = $2 AND work IS NOT NULL)`,
+      [ticket.uuid, owner, ticket.clientSerial, ticket.status, ticket.at, JSON.stringify(ticket.errors), head.serial],
+    );
+    return rowCount === 1 ? head : undefined;
+  }
+
   async runWork(owner: string): Promise<number> {
     let count = 0;
     // Up to a batch of an owner's queue in one transaction (one commit for them all); after a
@@ -265,7 +319,7 @@ export class PostgresSyncStore implements SyncStore {
           // One runner per owner over every process: a runner that does not get the lock finds no rows, and leaves the queue to the one that has it.
           // In one round trip: the tickets and the context's row, locked together (the batch's commits go
           // after this head), and the objects the batch's patches read (me, the teams, the messages they name).
-          const { rows } = await db.query<TicketRow & HeadRow & { objects: ObjectRow[] | null }>(
+          const { rows } = await db.query<TicketRow & HeadRow & { seen_serial: number; objects: ObjectRow[] | null }>(
             `WITH claimed AS (
                SELECT t.*, x.head_serial, x.head_uuid, x.head_created_at FROM sync_tickets t JOIN sync_contexts x ON x.owner = t.owner
                WHERE t.owner = $1 AND t.work IS NOT NULL AND pg_try_advisory_xact_lock(hashtext($2))
@@ -278,7 +332,7 @@ export class PostgresSyncStore implements SyncStore {
                SELECT 2, jsonb_array_elements(work->'patch'->'objects'->'teams')->>'uuid' FROM claimed WHERE work->>'kind' = 'patch'
                UNION
                SELECT 2, jsonb_array_elements_text(work->'patch'->'deleted_objects'->'teams') FROM claimed WHERE work->>'kind' = 'patch')
-             SELECT claimed.*, (SELECT jsonb_agg(jsonb_build_array(entity, key, value, last_serial)) FROM (
+             SELECT claimed.*, (SELECT head_serial FROM sync_contexts WHERE owner = $1) AS seen_serial, (SELECT jsonb_agg(jsonb_build_array(entity, key, value, last_serial)) FROM (
                  SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity IN (0, 2) AND value IS NOT NULL
                  UNION ALL
                  SELECT o.entity, o.key, o.value, o.last_serial FROM named CROSS JOIN LATERAL (
@@ -288,8 +342,13 @@ export class PostgresSyncStore implements SyncStore {
             [owner, `tributary-sync-run:${owner}`, batch],
           );
           if (rows.length === 0) return 0;
-          const view = new RowView();
+          let view = new RowView();
           for (const [entity, key, value, serial] of rows[0]!.objects ?? []) view.set(ENTITIES[entity]!, key, value, serial);
+          // The objects were read as of the statement's start; a commit that landed before the lock was
+          // taken moved the head (the locked row is the newest): then they are read again, under the lock.
+          if (rows[0]!.seen_serial !== rows[0]!.head_serial) {
+            view = await loadView(db, owner, rows.flatMap((row) => (row.work?.kind === "patch" ? [row.work.patch] : [])));
+          }
           const locked: Locked = { head: revisionOf(rows[0]!), view };
           for (const row of rows) await this.#run(db, row, locked);
           return rows.length;
@@ -404,18 +463,22 @@ export class PostgresSyncStore implements SyncStore {
     locked?: Locked,
   ): Promise<SubmitResult> {
     const held = locked ?? { head: await lockContext(db, owner), view: await loadView(db, owner, [patch]) };
-    const { view } = held;
+    const errors = await this.#check(db, owner, patch, held.view);
+    if (errors.length > 0) return { errors, revision: undefined };
+    const changes = patchChanges(patch, held.view);
+    if (changes.length === 0) return { errors: [], revision: undefined };
+    held.head = (await this.#commit(db, owner, held.head, held.view, changes, ticket === undefined ? undefined : { kind: "queued", ...ticket }))!;
+    return { errors: [], revision: held.head };
+  }
+
+  /** The errors of a patch against the objects it reads: conflicts with its base first (none of it applies then), else the rules. */
+  async #check(db: SqlClient, owner: string, patch: SyncPatch, view: RowView): Promise<ObjectErrors[]> {
     if (patch.base_revision !== null) {
       const conflicts = await this.#conflicts(db, owner, patch, patch.base_revision, view);
-      if (conflicts.length > 0) return { errors: conflicts, revision: undefined };
+      if (conflicts.length > 0) return conflicts;
     }
     const me = view.me;
-    const errors = checkPatch(patch, view, { uuid: owner, username: typeof me?.["username"] === "string" ? me["username"] : "" });
-    if (errors.length > 0) return { errors, revision: undefined };
-    const changes = patchChanges(patch, view);
-    if (changes.length === 0) return { errors: [], revision: undefined };
-    held.head = await this.#commit(db, owner, held.head, view, changes, ticket);
-    return { errors: [], revision: held.head };
+    return checkPatch(patch, view, { uuid: owner, username: typeof me?.["username"] === "string" ? me["username"] : "" });
   }
 
   /** What makes a patch with a base a conflict, as ticket errors: the objects changed after the base, or a base past the retention. */
@@ -438,8 +501,14 @@ export class PostgresSyncStore implements SyncStore {
     return conflictErrors(conflicts, (at) => uuids.get(at) ?? "");
   }
 
-  /** Appends a revision holding `changes` after the locked head, in one statement, with its ticket's end. */
-  async #commit(db: SqlClient, owner: string, head: Revision, view: RowView, changes: readonly Change[], ticket: { uuid: string; createdAt: number } | undefined): Promise<Revision> {
+  /**
+   * Appends a revision holding `changes` after `head`, in one statement, with
+   * its ticket's end: a queued ticket's (the caller holds the context's row),
+   * or a placed patch's new ticket, written only if the head is still `head`
+   * and no work is queued.
+   * @returns the revision; undefined when a placed patch found the head moved or work queued
+   */
+  async #commit(db: SqlClient, owner: string, head: Revision, view: RowView, changes: readonly Change[], ticket: CommitTicket | undefined): Promise<Revision | undefined> {
     const serial = head.serial + 1;
     const createdAt = Math.max(this.#now(), head.createdAt);
     const uuid = this.#uuid();
@@ -453,12 +522,12 @@ export class PostgresSyncStore implements SyncStore {
       const prev = view.get(change.entity, change.key) ?? null;
       const next = change.value;
       sizeDelta += (next === null ? 0 : 1) - (prev === null ? 0 : 1);
-      view.set(change.entity, change.key, next, serial);
       seqs.push(seq);
       entities.push(INDEX[change.entity]);
       keys.push(change.key);
       prevs.push(prev === null ? null : JSON.stringify(prev));
       nexts.push(next === null ? null : JSON.stringify(next));
+      view.set(change.entity, change.key, next, serial);
     }
     // The last change of each key gives its current value.
     const last = new Map<string, number>();
@@ -468,21 +537,35 @@ export class PostgresSyncStore implements SyncStore {
       owner, serial, uuid, createdAt, seqs, entities, keys, prevs, nexts,
       finals.map((i) => entities[i]), finals.map((i) => keys[i]), finals.map((i) => nexts[i]), sizeDelta,
     ];
-    const endTicket = ticket === undefined
-      ? ""
-      : `, t AS (UPDATE sync_tickets SET status = 'done', errors = '[]', data = NULL, work = NULL, status_changed_at = $15 WHERE uuid = $14)`;
-    if (ticket !== undefined) params.push(ticket.uuid, Math.max(this.#now(), ticket.createdAt));
-    // One round trip: the revision, its changes, the objects' new values, the context's head and the ticket's end.
-    await db.query(
-      `WITH r AS (INSERT INTO sync_revisions (owner, serial, uuid, created_at) VALUES ($1, $2, $3, $4)),
+    let endTicket = "";
+    let unqueued = "";
+    if (ticket?.kind === "queued") {
+      params.push(ticket.uuid, Math.max(this.#now(), ticket.createdAt));
+      endTicket = `, t AS (UPDATE sync_tickets SET status = 'done', errors = '[]', data = NULL, work = NULL, status_changed_at = $15 WHERE uuid = $14 AND EXISTS (SELECT 1 FROM h))`;
+    } else if (ticket?.kind === "placed") {
+      params.push(ticket.uuid, ticket.createdAt, ticket.clientSerial);
+      endTicket = `, t AS (INSERT INTO sync_tickets (uuid, owner, client_serial, status, created_at, status_changed_at, errors, work)
+               SELECT $14, $1, $16, 'done', $15, $15, '[]', NULL FROM h)`;
+      unqueued = " AND NOT EXISTS (SELECT 1 FROM sync_tickets WHERE owner = $1 AND work IS NOT NULL)";
+    }
+    // One round trip: the context's head (only from the head the changes were made against), the
+    // revision, its changes, the objects' new values and the ticket's end.
+    const { rows } = await db.query<{ moved: number }>(
+      `WITH h AS (UPDATE sync_contexts SET head_serial = $2, head_uuid = $3, head_created_at = $4, size = size + $13
+                  WHERE owner = $1 AND head_serial = $2 - 1${unqueued} RETURNING 1),
+         r AS (INSERT INTO sync_revisions (owner, serial, uuid, created_at) SELECT $1, $2, $3, $4 FROM h),
          c AS (INSERT INTO sync_changes (owner, serial, seq, entity, key, prev, next)
-               SELECT $1, $2, * FROM unnest($5::integer[], $6::smallint[], $7::text[], $8::jsonb[], $9::jsonb[])),
+               SELECT $1, $2, u.* FROM h, unnest($5::integer[], $6::smallint[], $7::text[], $8::jsonb[], $9::jsonb[]) AS u),
          o AS (INSERT INTO sync_objects (owner, entity, key, value, last_serial)
-               SELECT $1, e, k, v, $2 FROM unnest($10::smallint[], $11::text[], $12::jsonb[]) AS u(e, k, v)
+               SELECT $1, e, k, v, $2 FROM h, unnest($10::smallint[], $11::text[], $12::jsonb[]) AS u(e, k, v)
                ON CONFLICT (owner, entity, key) DO UPDATE SET value = EXCLUDED.value, last_serial = EXCLUDED.last_serial)${endTicket}
-       UPDATE sync_contexts SET head_serial = $2, head_uuid = $3, head_created_at = $4, size = size + $13 WHERE owner = $1`,
+       SELECT count(*)::integer AS moved FROM h`,
       params,
     );
+    if (rows[0]!.moved === 0) {
+      if (ticket?.kind === "placed") return undefined;
+      throw new Error(`Cannot commit to context ${owner}: its head is no longer serial ${head.serial}, though its row is locked`);
+    }
     return Object.freeze({ uuid, serial, createdAt });
   }
 
@@ -541,6 +624,11 @@ class RowView implements ObjectView {
   }
 }
 
+/** Whose ticket a commit ends: a queued one (its row locked with the context's), or a placed patch's, made with the commit. */
+type CommitTicket =
+  | { readonly kind: "queued"; readonly uuid: string; readonly createdAt: number }
+  | { readonly kind: "placed"; readonly uuid: string; readonly createdAt: number; readonly clientSerial: number | null };
+
 /** A context's row locked for a transaction: its head, and the objects its patches read. */
 interface Locked {
   head: Revision;
@@ -550,7 +638,8 @@ interface Locked {
 /** An object as a patch's view loads it: entity, key, value (null once deleted), the serial of its last change. */
 type ObjectRow = [number, string, SyncObject | null, number];
 
-async function loadView(db: SqlClient, owner: string, patches: readonly SyncPatch[]): Promise<RowView> {
+/** The keys a patch's view reads besides `me` and the teams: every message and team the patches name, deleted ones too. */
+function namedKeys(patches: readonly SyncPatch[]): { entities: number[]; keys: string[] } {
   const entities: number[] = [];
   const keys: string[] = [];
   const name = (entity: number, key: string): void => void (entities.push(entity), keys.push(key));
@@ -560,16 +649,23 @@ async function loadView(db: SqlClient, owner: string, patches: readonly SyncPatc
     for (const object of patch.objects.teams) if (typeof object["uuid"] === "string") name(2, object["uuid"]);
     for (const key of patch.deleted_objects.teams) name(2, key);
   }
-  // Each part through the primary key: the cost follows the patch and the teams, not the messages kept
-  // (LIMIT 1, at most one row by the key anyway, keeps the look-up a nested loop: never a hash over every message).
-  // Deleted keys the patch names come too: their last change tells a retried deletion and a conflict.
-  const { rows } = await db.query<{ entity: number; key: string; value: SyncObject | null; last_serial: number }>(
-    `SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity IN (0, 2) AND value IS NOT NULL
+  return { entities, keys };
+}
+
+/**
+ * The objects a patch's view reads ($1 the owner, $2 and $3 the named entities and keys), each part
+ * through the primary key: the cost follows the patch and the teams, not the messages kept (LIMIT 1,
+ * at most one row by the key anyway, keeps the look-up a nested loop: never a hash over every message).
+ * Deleted keys the patch names come too: their last change tells a retried deletion and a conflict.
+ */
+const VIEW_OBJECTS_SQL = `SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity IN (0, 2) AND value IS NOT NULL
      UNION ALL
      SELECT o.entity, o.key, o.value, o.last_serial FROM unnest($2::smallint[], $3::text[]) AS named(entity, key) CROSS JOIN LATERAL (
-       SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity = named.entity AND key = named.key LIMIT 1) AS o`,
-    [owner, entities, keys],
-  );
+       SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity = named.entity AND key = named.key LIMIT 1) AS o`;
+
+async function loadView(db: SqlClient, owner: string, patches: readonly SyncPatch[]): Promise<RowView> {
+  const { entities, keys } = namedKeys(patches);
+  const { rows } = await db.query<{ entity: number; key: string; value: SyncObject | null; last_serial: number }>(VIEW_OBJECTS_SQL, [owner, entities, keys]);
   const view = new RowView();
   for (const row of rows) view.set(ENTITIES[row.entity]!, row.key, row.value, row.last_serial);
   return view;

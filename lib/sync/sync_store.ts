@@ -85,6 +85,22 @@ export interface SyncStore {
    */
   enqueue(owner: string, clientSerial: number | null, work: TicketWork, limit: number, idempotency?: Idempotency): Promise<Ticket>;
   /**
+   * Takes a patch as {@linkcode SyncStore.enqueue} does, but when the owner
+   * has no queued work, checks and applies it at once, with its ticket, in
+   * one durable step: the ticket then comes back ended (`done`, or `aborted`
+   * with the errors) and nothing is queued. Otherwise (work waits, another
+   * process is committing, or an `Idempotency-Key` came) it is queued behind
+   * the rest, ticket `new`, for {@linkcode SyncStore.runWork}.
+   * @param owner the context
+   * @param clientSerial the patch's `serial`, shown on the ticket
+   * @param patch the patch
+   * @param limit the unfinished tickets an owner may have
+   * @param idempotency as for {@linkcode SyncStore.enqueue}
+   * @returns the ticket: ended when the patch was applied at once
+   * @throws {SyncError} as {@linkcode SyncStore.enqueue} does
+   */
+  place(owner: string, clientSerial: number | null, patch: SyncPatch, limit: number, idempotency?: Idempotency): Promise<Ticket>;
+  /**
    * Runs an owner's queued work, oldest first, until none is left: a
    * patch is checked and applied and its ticket finished in one step (`done`,
    * or `aborted` with the errors); a snapshot or diff is computed and kept

@@ -317,6 +317,54 @@ export function syncStoreContract(
       assert.equal(await store.ticket(ALICE.uuid, first.uuid), "expired");
     });
 
+    it("places a patch at once when nothing waits (ticket ended with it), and behind waiting work otherwise", async () => {
+      const { store, clock } = await fresh();
+      clock.time = T0 + 5000;
+      const applied = await store.place(ALICE.uuid, 3, parsePatch({ objects: { messages: [message(1)] } }), 16);
+      assert.deepEqual([applied.status, applied.client_serial, applied.errors], ["done", 3, []]);
+      assert.equal(applied.created_at, "2026-01-05T00:00:05Z");
+      assert.equal((await store.head(ALICE.uuid))?.serial, 2, "applied before it answered");
+      assert.deepEqual(await store.waitingOwners(), [], "nothing queued");
+      const refused = await store.place(ALICE.uuid, 4, parsePatch({ deleted_objects: { messages: [message(5).uuid] } }), 16);
+      assert.equal(refused.status, "aborted");
+      assert.equal(refused.errors[0]?.messages[0]?.code, "object_not_found");
+      const same = await store.place(ALICE.uuid, 5, parsePatch({ objects: { messages: [message(1)] } }), 16);
+      assert.deepEqual([same.status, (await store.head(ALICE.uuid))?.serial], ["done", 2], "a patch that changes nothing makes no revision");
+      const found = await store.ticket(ALICE.uuid, applied.uuid);
+      assert.ok(found !== undefined && found !== "expired");
+      assert.deepEqual(found.ticket, applied, "followed as it was answered");
+      const base = (await store.head(ALICE.uuid))!;
+      const snapshot = await store.enqueue(ALICE.uuid, null, { kind: "snapshot", at: base.uuid }, 2);
+      const behind = await store.place(ALICE.uuid, 6, parsePatch({ objects: { messages: [message(2)] } }), 2);
+      assert.equal(behind.status, "new", "queued behind the snapshot");
+      await rejectsWith(store.place(ALICE.uuid, 7, parsePatch({ objects: { messages: [message(3)] } }), 2), "ERR_SYNC_BUSY");
+      assert.equal(await store.runWork(ALICE.uuid), 2);
+      const taken = await store.ticket(ALICE.uuid, snapshot.uuid);
+      assert.ok(taken !== undefined && taken !== "expired");
+      assert.equal((taken.data as { objects: { messages: readonly unknown[] } }).objects.messages.length, 1, "the snapshot was taken before the patch behind it");
+      assert.equal((await store.head(ALICE.uuid))?.serial, 3);
+      await rejectsWith(store.place(BOB.uuid, 1, parsePatch({ objects: { messages: [message(1)] } }), 2), "ERR_SYNC_NO_CONTEXT");
+      const reopened = reopen === undefined ? store : await reopen(store);
+      const kept = await reopened.ticket(ALICE.uuid, applied.uuid);
+      assert.ok(kept !== undefined && kept !== "expired");
+      assert.deepEqual([kept.ticket.status, (await reopened.head(ALICE.uuid))?.serial], ["done", 3], "kept over a reopen");
+    });
+
+    it("places patches racing for one owner once each, in one history of strictly increasing serials", async () => {
+      const { store } = await fresh();
+      const tickets = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => store.place(ALICE.uuid, i, parsePatch({ objects: { messages: [message(i + 1)] } }), 32)),
+      );
+      await store.runWork(ALICE.uuid);
+      for (const ticket of tickets) {
+        const found = await store.ticket(ALICE.uuid, ticket.uuid);
+        assert.ok(found !== undefined && found !== "expired");
+        assert.equal(found.ticket.status, "done");
+      }
+      assert.equal((await store.head(ALICE.uuid))?.serial, 21, "one revision each");
+      assert.equal((await store.snapshot(ALICE.uuid)).objects.messages.length, 20);
+    });
+
     it("refuses work past an owner's limit of unfinished tickets, and work for an owner without a context", async () => {
       const { store } = await fresh();
       await store.createContext(BOB);

@@ -232,7 +232,7 @@ describe("GET /api/v2/sync/user/since/<revision> (diff)", () => {
 });
 
 describe("POST /api/v2/sync/user (patch)", () => {
-  it("answers 202 with a new ticket echoing the serial, then applies the patch as one revision", async () => {
+  it("answers 202 with the ticket echoing the serial, the patch already applied as one revision when nothing of the user's waits", async () => {
     const fixture = await syncFixture();
     const response = await fixture.request(ALICE, BASE, {
       method: "POST",
@@ -241,17 +241,43 @@ describe("POST /api/v2/sync/user (patch)", () => {
     assert.equal(response.status, 202);
     const { ticket, data } = response.json() as Answer<never>;
     assert.equal(data, null);
-    assert.equal(ticket!.status, "new");
+    assert.equal(ticket!.status, "done");
     assert.equal(ticket!.client_serial, 42);
-    assert.equal((await snapshot(fixture)).serial, 1, "nothing applied before the job runs");
-    await fixture.runJobs();
-    const done = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<never>;
-    assert.equal(done.ticket!.status, "done");
-    assert.equal(done.data, null);
+    assert.equal(fixture.waiting(), 0, "nothing queued");
     const after = await snapshot(fixture);
     assert.equal(after.serial, 2);
     assert.equal(after.objects.messages.length, 1);
     assert.equal(after.objects.teams.length, 1);
+    const followed = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<never>;
+    assert.deepEqual(followed.ticket, ticket);
+  });
+
+  it("answers 202 with a new ticket behind the user's queued work, then applies the patch after it", async () => {
+    const fixture = await syncFixture({ queueAboveObjects: 0 });
+    const queued = await fixture.request(ALICE, BASE);
+    assert.equal(queued.status, 202, "a snapshot queued first");
+    const response = await fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify({ objects: { messages: [message(1)] }, serial: 7 }) });
+    assert.equal(response.status, 202);
+    const { ticket } = response.json() as Answer<never>;
+    assert.equal(ticket!.status, "new");
+    assert.equal(ticket!.client_serial, 7);
+    assert.equal((await fixture.store.head(ALICE))!.serial, 1, "nothing applied before the queue runs");
+    await fixture.runJobs();
+    const done = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<never>;
+    assert.equal(done.ticket!.status, "done");
+    assert.equal((await fixture.store.head(ALICE))!.serial, 2);
+    const first = (await fixture.request(ALICE, `${BASE}/ticket/${(queued.json() as Answer<SyncData>).ticket!.uuid}`)).json() as Answer<SyncData>;
+    assert.equal(first.data!.serial, 1, "the snapshot queued first was taken before the patch");
+  });
+
+  it("aborts a refused patch in the answer's ticket when nothing waits", async () => {
+    const fixture = await syncFixture();
+    const response = await fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify({ deleted_objects: { teams: [team(9)["uuid"]] } }) });
+    assert.equal(response.status, 202);
+    const { ticket } = response.json() as Answer<never>;
+    assert.equal(ticket!.status, "aborted");
+    assert.notEqual(ticket!.errors.length, 0);
+    assert.equal((await fixture.store.head(ALICE))!.serial, 1);
   });
 
   it("applies queued patches in the order they were accepted", async () => {
@@ -314,14 +340,17 @@ describe("POST /api/v2/sync/user (patch)", () => {
 
   it("reports a failure of the store's work runner", async () => {
     const fixture = await syncFixture({
+      queueAboveObjects: 0,
       store: (store) => Object.assign(Object.create(store) as SyncStore, {
         enqueue: store.enqueue.bind(store),
         ticket: store.ticket.bind(store),
         head: store.head.bind(store),
+        size: store.size.bind(store),
         runWork: () => Promise.reject(new Error("disk full")),
       }),
     });
-    await submit(fixture, { objects: { messages: [message(1)] } });
+    assert.equal((await fixture.request(ALICE, BASE)).status, 202);
+    await fixture.runJobs();
     assert.equal((fixture.jobErrors[0] as Error).message, "disk full");
   });
 });
@@ -433,17 +462,17 @@ describe("limits on queued work", () => {
   });
 
   it("answers 429 with Retry-After past the queued requests a user may have, and frees the places as jobs finish", async () => {
-    const fixture = await syncFixture({ maxPendingPerUser: 2 });
+    const fixture = await syncFixture({ maxPendingPerUser: 2, queueAboveObjects: 0 });
     const patch = (n: number) => fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify({ objects: { messages: [message(n)] } }) });
-    assert.equal((await patch(1)).status, 202);
-    assert.equal((await patch(2)).status, 202);
-    const busy = await patch(3);
+    assert.equal((await fixture.request(ALICE, BASE)).status, 202, "a queued snapshot holds a place");
+    assert.equal(((await patch(1)).json() as Answer<never>).ticket!.status, "new", "queued behind it");
+    const busy = await patch(2);
     assert.equal(busy.status, 429);
     assert.equal(busy.headers["retry-after"], "1");
     assert.equal(errorCode(busy.text), "ERR_SYNC_BUSY");
     assert.equal((await fixture.request(BOB, BASE, { method: "POST", body: JSON.stringify({ objects: { messages: [message(1)] } }) })).status, 202, "other users are not held up");
     await fixture.runJobs();
-    assert.equal((await patch(3)).status, 202);
+    assert.equal((await patch(2)).status, 202);
   });
 
   it("answers HEAD of a queued snapshot 202 without queuing anything", async () => {
