@@ -11,5 +11,6 @@ export type { App, AppContext, AppDescription, AppOverrides, ListeningAddress } 
 export { APP_SETTINGS, appSettings, AVAILABLE_SERVICES, readConfig, SERVER_SETTINGS } from "./read_config.ts";
 export type { Config, ServiceName } from "./read_config.ts";
 export { formatDescription } from "./format_description.ts";
+export { DATABASE_SCHEMAS } from "./open_sync_stores.ts";
 export { ConfigError } from "../config/mod.ts";
 export type { Environment } from "../config/mod.ts";

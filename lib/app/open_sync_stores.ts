@@ -21,6 +21,15 @@ import {
 } from "../sync/mod.ts";
 import type { Config } from "./read_config.ts";
 
+/**
+ * The schemas kept in PostgreSQL with `DATABASE_URL`: each domain's
+ * migrations, in the order they are applied (at start, and by `tributary migrate`).
+ */
+export const DATABASE_SCHEMAS: readonly { readonly domain: string; readonly steps: readonly string[] }[] = [
+  { domain: "auth", steps: AUTH_MIGRATIONS },
+  { domain: "sync", steps: SYNC_MIGRATIONS },
+];
+
 /** The stores of the token and sync service, as the configuration chooses them. */
 export interface SyncStores {
   readonly auth: AuthStore;
@@ -68,8 +77,7 @@ export async function openSyncStores(config: Config, options: OpenSyncStoresOpti
       onError: (error) => log.error(`Database: a connection was lost (the pool replaces it): ${error instanceof Error ? error.message : String(error)}`),
     });
     try {
-      await migrate(pool, "auth", AUTH_MIGRATIONS);
-      await migrate(pool, "sync", SYNC_MIGRATIONS);
+      for (const schema of DATABASE_SCHEMAS) await migrate(pool, schema.domain, schema.steps);
     } catch (error) {
       await pool.close();
       throw error;

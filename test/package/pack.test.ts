@@ -4,6 +4,7 @@
 // from there.
 import assert from "node:assert/strict";
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -54,7 +55,7 @@ before(() => {
 describe("the packed package", () => {
   it("holds the built library and its documents, not the sources, tests, benchmarks or demo data", () => {
     const files = ok(run("tar", ["tzf", tarball], ROOT), "tar").trim().split("\n");
-    for (const file of files) assert.match(file, /^package\/(dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map)|package\.json|README\.md)$/, file);
+    for (const file of files) assert.match(file, /^package\/(dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map)|bin\/tributary\.mjs|package\.json|README\.md)$/, file);
     for (const entry of ENTRY_POINTS) {
       const base = entry === "" ? "mod" : `${entry.slice(1)}/mod`;
       assert.ok(files.includes(`package/dist/${base}.js`) && files.includes(`package/dist/${base}.d.ts`), base);
@@ -90,6 +91,20 @@ console.log(JSON.stringify({
 `);
     const output = JSON.parse(ok(run(process.execPath, ["plain.mjs"]), "node plain.mjs")) as Record<string, unknown>;
     assert.deepEqual(output, { same: true, matches: true, depth: { ready: 0, delayed: 0, leased: 0, dead: 0 }, scope: "SignUp", verified: "c" });
+  });
+
+  it("runs the tributary command from plain Node, through npx and the installed bin", () => {
+    const help = ok(run("npx", ["--offline", "tributary", "--help"]), "npx tributary --help");
+    assert.match(help, /^Usage: tributary <command> \[options\]$/m);
+    const bin = join(project, "node_modules", ".bin", "tributary");
+    const hashed = ok(run(bin, ["key", "hash", "--json", "tributary-demo-key"]), "tributary key hash");
+    assert.deepEqual(JSON.parse(hashed), { hash: `sha256:${createHash("sha256").update("tributary-demo-key").digest("hex")}` });
+    const checked = JSON.parse(ok(run(bin, ["data", "check", "data/datasets", "--json"]), "tributary data check")) as { ok: boolean; datasets: unknown[] };
+    assert.equal(checked.ok, true);
+    assert.ok(checked.datasets.length > 0);
+    const usage = run(bin, ["endpoint", "add"]);
+    assert.equal(usage.status, 2);
+    assert.match(usage.stderr, /Cannot run endpoint add: give --url URL/);
   });
 
   const internal = ["tributary/dist/odata/_kernels.js", "tributary/dist/odata/mod.js", "tributary/lib/odata/mod.ts", "tributary/odata/parse_filter"];
