@@ -6,6 +6,8 @@
  */
 export { StorageError } from "./errors.ts";
 export type { StorageErrorCode, StorageErrorOptions } from "./errors.ts";
+export { Batcher } from "./batcher.ts";
+export type { BatcherOptions } from "./batcher.ts";
 export { droppedTailNote, Journal } from "./journal.ts";
 export type { DroppedTail, JournalOptions, JournalReplay, LogHandle } from "./journal.ts";
 export { openStateDir } from "./state_dir.ts";

@@ -1,4 +1,4 @@
-import { type SqlClient, type SqlPool, StorageError } from "../storage/mod.ts";
+import { Batcher, type SqlClient, type SqlPool, StorageError } from "../storage/mod.ts";
 import { patchChanges } from "./apply_patch.ts";
 import { baseErrors, checkPatch, conflictErrors, findConflicts } from "./check_patch.ts";
 import { idempotencyMismatch, SyncError } from "./errors.ts";
@@ -93,6 +93,10 @@ const INDEX: Readonly<Record<EntityName, number>> = { me: 0, messages: 1, teams:
 const FORGET_FACTOR = 10;
 /** Times a placed patch is checked again after another writer moved the head first, before it is queued instead. */
 const PLACE_ATTEMPTS = 3;
+/** Patches placed by one statement at most. */
+const PLACE_BATCH = 64;
+/** Batches of patches being placed at once: one reading while another writes. */
+const PLACE_RUNNING = 2;
 /** Queued tickets of one owner run in one transaction at most. */
 const WORK_BATCH = 32;
 /** Rows changed at most by one statement of a sweep, so that a sweep never holds locks for long. */
@@ -135,6 +139,8 @@ export class PostgresSyncStore implements SyncStore {
   readonly #retention: number;
   readonly #ticketRetention: number;
   readonly workConcurrency: number;
+  /** Patches being placed, batched: the writers waiting share one read and one write statement. */
+  readonly #placer: Batcher<Placement>;
 
   /**
    * Uses a pool whose database has the sync tables (see {@linkcode SYNC_MIGRATIONS}).
@@ -148,6 +154,12 @@ export class PostgresSyncStore implements SyncStore {
     this.#retention = options.revisionRetention ?? 30 * 86_400_000;
     this.#ticketRetention = options.ticketRetention ?? 600_000;
     this.workConcurrency = options.workConcurrency ?? 4;
+    this.#placer = new Batcher({
+      run: (placements) => this.#placeBatch(placements),
+      keyOf: (placement) => placement.owner,
+      maxBatch: PLACE_BATCH,
+      maxRunning: PLACE_RUNNING,
+    });
   }
 
   createContext(user: SyncUser): Promise<boolean> {
@@ -255,56 +267,162 @@ export class PostgresSyncStore implements SyncStore {
     return made ?? Object.freeze({ uuid, client_serial: clientSerial, status: "new", created_at: stamp, status_changed_at: stamp, errors: Object.freeze([]) });
   }
 
-  async place(owner: string, clientSerial: number | null, patch: SyncPatch, limit: number, idempotency?: Idempotency): Promise<Ticket> {
-    const work: TicketWork = { kind: "patch", patch };
-    if (idempotency !== undefined) return this.enqueue(owner, clientSerial, work, limit, idempotency);
-    // Optimistic, without a transaction: read the head and the patch's objects, check, then write the
-    // revision and the ended ticket in one statement that does nothing unless the head is still the one
-    // read and nothing is queued. Two round trips and one commit; the queue when another writer got there first.
-    for (let attempt = 0; attempt < PLACE_ATTEMPTS; attempt++) {
-      const { entities, keys } = namedKeys([patch]);
-      const { rows } = await this.#db.query<HeadRow & { queued: boolean; objects: ObjectRow[] | null }>(
-        `SELECT x.head_serial, x.head_uuid, x.head_created_at,
-           EXISTS (SELECT 1 FROM sync_tickets WHERE owner = $1 AND work IS NOT NULL) AS queued,
-           (SELECT jsonb_agg(jsonb_build_array(entity, key, value, last_serial)) FROM (${VIEW_OBJECTS_SQL}) AS read) AS objects
-         FROM sync_contexts x WHERE x.owner = $1`,
-        [owner, entities, keys],
-      );
-      const row = rows[0];
-      if (row === undefined) throw noContext();
-      if (row.queued) break;
+  place(owner: string, clientSerial: number | null, patch: SyncPatch, limit: number, idempotency?: Idempotency): Promise<Ticket> {
+    if (idempotency !== undefined) return this.enqueue(owner, clientSerial, { kind: "patch", patch }, limit, idempotency);
+    return new Promise((resolve, reject) => this.#placer.add({ owner, clientSerial, patch, limit, attempts: 0, resolve, reject }));
+  }
+
+  /**
+   * Places a batch of patches (one per owner), optimistically and without a
+   * transaction: one statement reads each owner's head and the objects its
+   * patch names, the patches are checked, and one statement writes the
+   * revisions and the ended tickets of every owner whose head is still the
+   * one read and who has nothing queued, locking their rows in owner order.
+   * The others are placed again, or queued once they have tried
+   * {@linkcode PLACE_ATTEMPTS} times or when work waits. Settles every placement.
+   */
+  async #placeBatch(placements: readonly Placement[]): Promise<void> {
+    let outcomes: (Ticket | "queue" | "again" | SyncError)[];
+    try {
+      outcomes = await this.#tryPlace(placements);
+    } catch (error) {
+      // A failure not of the database: each alone, so that the patch at fault fails alone.
+      if (placements.length > 1 && !(error instanceof StorageError)) {
+        for (const placement of placements) await this.#placeBatch([placement]);
+        return;
+      }
+      for (const placement of placements) placement.reject(error);
+      return;
+    }
+    for (const [i, placement] of placements.entries()) {
+      const outcome = outcomes[i]!;
+      if (outcome === "again" && ++placement.attempts < PLACE_ATTEMPTS) this.#placer.add(placement);
+      else if (outcome === "again" || outcome === "queue") {
+        this.enqueue(placement.owner, placement.clientSerial, { kind: "patch", patch: placement.patch }, placement.limit).then(placement.resolve, placement.reject);
+      } else if (outcome instanceof SyncError) placement.reject(outcome);
+      else placement.resolve(outcome);
+    }
+  }
+
+  async #tryPlace(placements: readonly Placement[]): Promise<(Ticket | "queue" | "again" | SyncError)[]> {
+    const owners = placements.map((placement) => placement.owner);
+    const named = { owners: [] as string[], entities: [] as number[], keys: [] as string[] };
+    for (const placement of placements) {
+      const { entities, keys } = namedKeys([placement.patch]);
+      for (const [i, key] of keys.entries()) {
+        named.owners.push(placement.owner);
+        named.entities.push(entities[i]!);
+        named.keys.push(key);
+      }
+    }
+    const { rows } = await this.#db.query<HeadRow & { owner: string; queued: boolean; objects: ObjectRow[] | null }>(
+      `SELECT x.owner, x.head_serial, x.head_uuid, x.head_created_at,
+         EXISTS (SELECT 1 FROM sync_tickets t WHERE t.owner = x.owner AND t.work IS NOT NULL) AS queued,
+         (SELECT jsonb_agg(jsonb_build_array(entity, key, value, last_serial)) FROM (
+            SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = x.owner AND entity IN (0, 2) AND value IS NOT NULL
+            UNION ALL
+            SELECT o.entity, o.key, o.value, o.last_serial
+            FROM unnest($2::uuid[], $3::smallint[], $4::text[]) AS named(owner, entity, key) CROSS JOIN LATERAL (
+              SELECT entity, key, value, last_serial FROM sync_objects
+              WHERE owner = named.owner AND entity = named.entity AND key = named.key LIMIT 1) AS o
+            WHERE named.owner = x.owner) AS read) AS objects
+       FROM sync_contexts x WHERE x.owner = ANY($1::uuid[])`,
+      [owners, named.owners, named.entities, named.keys],
+    );
+    const found = new Map(rows.map((row) => [row.owner, row]));
+    const outcomes: (Ticket | "queue" | "again" | SyncError)[] = [];
+    const heads = { owners: [] as string[], serials: [] as number[], uuids: [] as string[], times: [] as number[], sizes: [] as number[] };
+    const changes = { owners: [] as string[], serials: [] as number[], seqs: [] as number[], entities: [] as number[], keys: [] as string[], prevs: [] as (string | null)[], nexts: [] as (string | null)[] };
+    const objects = { owners: [] as string[], entities: [] as number[], keys: [] as string[], values: [] as (string | null)[], serials: [] as number[] };
+    const tickets = { uuids: [] as string[], owners: [] as string[], serials: [] as (number | null)[], statuses: [] as TicketStatus[], times: [] as number[], errors: [] as string[], expected: [] as number[] };
+    for (const placement of placements) {
+      const { owner, patch, clientSerial } = placement;
+      const row = found.get(owner);
+      if (row === undefined) {
+        outcomes.push(noContext());
+        continue;
+      }
+      if (row.queued) {
+        outcomes.push("queue");
+        continue;
+      }
       const view = new RowView();
       for (const [entity, key, value, serial] of row.objects ?? []) view.set(ENTITIES[entity]!, key, value, serial);
       const head = revisionOf(row);
-      const uuid = this.#uuid();
       const now = Math.max(this.#now(), head.createdAt);
       const errors = await this.#check(this.#db, owner, patch, view);
-      const changes = errors.length > 0 ? [] : patchChanges(patch, view);
-      const status: TicketStatus = errors.length > 0 ? "aborted" : "done";
-      const ended = changes.length > 0
-        ? await this.#commit(this.#db, owner, head, view, changes, { kind: "placed", uuid, createdAt: now, clientSerial })
-        : await this.#endAt(owner, head, { uuid, clientSerial, status, errors, at: now });
-      if (ended !== undefined) {
-        const stamp = formatTimestamp(now);
-        return Object.freeze({ uuid, client_serial: clientSerial, status, created_at: stamp, status_changed_at: stamp, errors: Object.freeze(errors) });
+      const made = errors.length > 0 ? [] : patchChanges(patch, view);
+      if (made.length > 0) {
+        const serial = head.serial + 1;
+        const rows = revisionRows(view, made, serial);
+        heads.owners.push(owner);
+        heads.serials.push(serial);
+        heads.uuids.push(this.#uuid());
+        heads.times.push(now);
+        heads.sizes.push(rows.sizeDelta);
+        for (const [i, seq] of rows.seqs.entries()) {
+          changes.owners.push(owner);
+          changes.serials.push(serial);
+          changes.seqs.push(seq);
+          changes.entities.push(rows.entities[i]!);
+          changes.keys.push(rows.keys[i]!);
+          changes.prevs.push(rows.prevs[i]!);
+          changes.nexts.push(rows.nexts[i]!);
+        }
+        for (const i of rows.finals) {
+          objects.owners.push(owner);
+          objects.entities.push(rows.entities[i]!);
+          objects.keys.push(rows.keys[i]!);
+          objects.values.push(rows.nexts[i]!);
+          objects.serials.push(serial);
+        }
       }
+      const status: TicketStatus = errors.length > 0 ? "aborted" : "done";
+      const uuid = this.#uuid();
+      tickets.uuids.push(uuid);
+      tickets.owners.push(owner);
+      tickets.serials.push(clientSerial);
+      tickets.statuses.push(status);
+      tickets.times.push(now);
+      tickets.errors.push(JSON.stringify(errors));
+      tickets.expected.push(head.serial);
+      const stamp = formatTimestamp(now);
+      outcomes.push(Object.freeze({ uuid, client_serial: clientSerial, status, created_at: stamp, status_changed_at: stamp, errors: Object.freeze(errors) }));
     }
-    return this.enqueue(owner, clientSerial, work, limit);
-  }
-
-  /** Records a placed patch's ticket that changed nothing (refused, or already so), unless the head moved or work was queued since it was checked. */
-  async #endAt(
-    owner: string,
-    head: Revision,
-    ticket: { uuid: string; clientSerial: number | null; status: TicketStatus; errors: readonly ObjectErrors[]; at: number },
-  ): Promise<Revision | undefined> {
-    const { rowCount } = await this.#db.query(
-      `INSERT INTO sync_tickets (uuid, owner, client_serial, status, created_at, status_changed_at, errors, work)
-       SELECT $1, $2, $3, $4, $5, $5, $6, NULL FROM sync_contexts
-       WHERE owner = $2 AND head_serial = $7 AND NOT EXISTS (SELECT 1 FROM sync_tickets WHERE owner = $2 AND work IS NOT NULL)`,
-      [ticket.uuid, owner, ticket.clientSerial, ticket.status, ticket.at, JSON.stringify(ticket.errors), head.serial],
+    if (tickets.uuids.length === 0) return outcomes;
+    // One statement, one commit: the rows of the owners whose head is the one read and who have
+    // nothing queued are locked in owner order (two batches never wait on each other in a circle);
+    // then their heads, revisions, changes, objects and ended tickets are written. The rest: again.
+    const { rows: placed } = await this.#db.query<{ owner: string }>(
+      `WITH k AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::bigint[], $6::jsonb[], $7::integer[])
+                    AS k(uuid, owner, client_serial, status, at, errors, expected)),
+         l AS (SELECT x.owner FROM sync_contexts x JOIN k ON k.owner = x.owner
+               WHERE x.head_serial = k.expected AND NOT EXISTS (SELECT 1 FROM sync_tickets t WHERE t.owner = x.owner AND t.work IS NOT NULL)
+               ORDER BY x.owner FOR UPDATE OF x),
+         u AS (SELECT * FROM unnest($8::uuid[], $9::integer[], $10::uuid[], $11::bigint[], $12::integer[])
+                    AS u(owner, serial, uuid, created_at, size_delta) WHERE owner IN (SELECT owner FROM l)),
+         h AS (UPDATE sync_contexts x SET head_serial = u.serial, head_uuid = u.uuid, head_created_at = u.created_at, size = x.size + u.size_delta
+               FROM u WHERE x.owner = u.owner),
+         r AS (INSERT INTO sync_revisions (owner, serial, uuid, created_at) SELECT owner, serial, uuid, created_at FROM u),
+         c AS (INSERT INTO sync_changes (owner, serial, seq, entity, key, prev, next)
+               SELECT * FROM unnest($13::uuid[], $14::integer[], $15::integer[], $16::smallint[], $17::text[], $18::jsonb[], $19::jsonb[])
+                 AS c(owner, serial, seq, entity, key, prev, next) WHERE owner IN (SELECT owner FROM l)),
+         o AS (INSERT INTO sync_objects (owner, entity, key, value, last_serial)
+               SELECT * FROM unnest($20::uuid[], $21::smallint[], $22::text[], $23::jsonb[], $24::integer[])
+                 AS o(owner, entity, key, value, last_serial) WHERE owner IN (SELECT owner FROM l)
+               ON CONFLICT (owner, entity, key) DO UPDATE SET value = EXCLUDED.value, last_serial = EXCLUDED.last_serial),
+         t AS (INSERT INTO sync_tickets (uuid, owner, client_serial, status, created_at, status_changed_at, errors, work)
+               SELECT uuid, owner, client_serial, status, at, at, errors, NULL FROM k WHERE owner IN (SELECT owner FROM l))
+       SELECT owner FROM l`,
+      [
+        tickets.uuids, tickets.owners, tickets.serials, tickets.statuses, tickets.times, tickets.errors, tickets.expected,
+        heads.owners, heads.serials, heads.uuids, heads.times, heads.sizes,
+        changes.owners, changes.serials, changes.seqs, changes.entities, changes.keys, changes.prevs, changes.nexts,
+        objects.owners, objects.entities, objects.keys, objects.values, objects.serials,
+      ],
     );
-    return rowCount === 1 ? head : undefined;
+    const done = new Set(placed.map((row) => row.owner));
+    return outcomes.map((outcome, i) => (typeof outcome === "object" && !(outcome instanceof SyncError) && !done.has(placements[i]!.owner) ? "again" : outcome));
   }
 
   async runWork(owner: string): Promise<number> {
@@ -467,7 +585,7 @@ export class PostgresSyncStore implements SyncStore {
     if (errors.length > 0) return { errors, revision: undefined };
     const changes = patchChanges(patch, held.view);
     if (changes.length === 0) return { errors: [], revision: undefined };
-    held.head = (await this.#commit(db, owner, held.head, held.view, changes, ticket === undefined ? undefined : { kind: "queued", ...ticket }))!;
+    held.head = await this.#commit(db, owner, held.head, held.view, changes, ticket);
     return { errors: [], revision: held.head };
   }
 
@@ -501,71 +619,31 @@ export class PostgresSyncStore implements SyncStore {
     return conflictErrors(conflicts, (at) => uuids.get(at) ?? "");
   }
 
-  /**
-   * Appends a revision holding `changes` after `head`, in one statement, with
-   * its ticket's end: a queued ticket's (the caller holds the context's row),
-   * or a placed patch's new ticket, written only if the head is still `head`
-   * and no work is queued.
-   * @returns the revision; undefined when a placed patch found the head moved or work queued
-   */
-  async #commit(db: SqlClient, owner: string, head: Revision, view: RowView, changes: readonly Change[], ticket: CommitTicket | undefined): Promise<Revision | undefined> {
+  /** Appends a revision holding `changes` after the locked head, in one statement, with its queued ticket's end. */
+  async #commit(db: SqlClient, owner: string, head: Revision, view: RowView, changes: readonly Change[], ticket: { uuid: string; createdAt: number } | undefined): Promise<Revision> {
     const serial = head.serial + 1;
     const createdAt = Math.max(this.#now(), head.createdAt);
     const uuid = this.#uuid();
-    const seqs: number[] = [];
-    const entities: number[] = [];
-    const keys: string[] = [];
-    const prevs: (string | null)[] = [];
-    const nexts: (string | null)[] = [];
-    let sizeDelta = 0;
-    for (const [seq, change] of changes.entries()) {
-      const prev = view.get(change.entity, change.key) ?? null;
-      const next = change.value;
-      sizeDelta += (next === null ? 0 : 1) - (prev === null ? 0 : 1);
-      seqs.push(seq);
-      entities.push(INDEX[change.entity]);
-      keys.push(change.key);
-      prevs.push(prev === null ? null : JSON.stringify(prev));
-      nexts.push(next === null ? null : JSON.stringify(next));
-      view.set(change.entity, change.key, next, serial);
-    }
-    // The last change of each key gives its current value.
-    const last = new Map<string, number>();
-    for (const [i] of changes.entries()) last.set(`${entities[i]} ${keys[i]}`, i);
-    const finals = [...last.values()];
+    const { seqs, entities, keys, prevs, nexts, finals, sizeDelta } = revisionRows(view, changes, serial);
     const params: unknown[] = [
       owner, serial, uuid, createdAt, seqs, entities, keys, prevs, nexts,
       finals.map((i) => entities[i]), finals.map((i) => keys[i]), finals.map((i) => nexts[i]), sizeDelta,
     ];
-    let endTicket = "";
-    let unqueued = "";
-    if (ticket?.kind === "queued") {
-      params.push(ticket.uuid, Math.max(this.#now(), ticket.createdAt));
-      endTicket = `, t AS (UPDATE sync_tickets SET status = 'done', errors = '[]', data = NULL, work = NULL, status_changed_at = $15 WHERE uuid = $14 AND EXISTS (SELECT 1 FROM h))`;
-    } else if (ticket?.kind === "placed") {
-      params.push(ticket.uuid, ticket.createdAt, ticket.clientSerial);
-      endTicket = `, t AS (INSERT INTO sync_tickets (uuid, owner, client_serial, status, created_at, status_changed_at, errors, work)
-               SELECT $14, $1, $16, 'done', $15, $15, '[]', NULL FROM h)`;
-      unqueued = " AND NOT EXISTS (SELECT 1 FROM sync_tickets WHERE owner = $1 AND work IS NOT NULL)";
-    }
-    // One round trip: the context's head (only from the head the changes were made against), the
-    // revision, its changes, the objects' new values and the ticket's end.
-    const { rows } = await db.query<{ moved: number }>(
-      `WITH h AS (UPDATE sync_contexts SET head_serial = $2, head_uuid = $3, head_created_at = $4, size = size + $13
-                  WHERE owner = $1 AND head_serial = $2 - 1${unqueued} RETURNING 1),
-         r AS (INSERT INTO sync_revisions (owner, serial, uuid, created_at) SELECT $1, $2, $3, $4 FROM h),
+    const endTicket = ticket === undefined
+      ? ""
+      : `, t AS (UPDATE sync_tickets SET status = 'done', errors = '[]', data = NULL, work = NULL, status_changed_at = $15 WHERE uuid = $14)`;
+    if (ticket !== undefined) params.push(ticket.uuid, Math.max(this.#now(), ticket.createdAt));
+    // One round trip: the revision, its changes, the objects' new values, the context's head and the ticket's end.
+    await db.query(
+      `WITH r AS (INSERT INTO sync_revisions (owner, serial, uuid, created_at) VALUES ($1, $2, $3, $4)),
          c AS (INSERT INTO sync_changes (owner, serial, seq, entity, key, prev, next)
-               SELECT $1, $2, u.* FROM h, unnest($5::integer[], $6::smallint[], $7::text[], $8::jsonb[], $9::jsonb[]) AS u),
+               SELECT $1, $2, * FROM unnest($5::integer[], $6::smallint[], $7::text[], $8::jsonb[], $9::jsonb[])),
          o AS (INSERT INTO sync_objects (owner, entity, key, value, last_serial)
-               SELECT $1, e, k, v, $2 FROM h, unnest($10::smallint[], $11::text[], $12::jsonb[]) AS u(e, k, v)
+               SELECT $1, e, k, v, $2 FROM unnest($10::smallint[], $11::text[], $12::jsonb[]) AS u(e, k, v)
                ON CONFLICT (owner, entity, key) DO UPDATE SET value = EXCLUDED.value, last_serial = EXCLUDED.last_serial)${endTicket}
-       SELECT count(*)::integer AS moved FROM h`,
+       UPDATE sync_contexts SET head_serial = $2, head_uuid = $3, head_created_at = $4, size = size + $13 WHERE owner = $1`,
       params,
     );
-    if (rows[0]!.moved === 0) {
-      if (ticket?.kind === "placed") return undefined;
-      throw new Error(`Cannot commit to context ${owner}: its head is no longer serial ${head.serial}, though its row is locked`);
-    }
     return Object.freeze({ uuid, serial, createdAt });
   }
 
@@ -624,10 +702,17 @@ class RowView implements ObjectView {
   }
 }
 
-/** Whose ticket a commit ends: a queued one (its row locked with the context's), or a placed patch's, made with the commit. */
-type CommitTicket =
-  | { readonly kind: "queued"; readonly uuid: string; readonly createdAt: number }
-  | { readonly kind: "placed"; readonly uuid: string; readonly createdAt: number; readonly clientSerial: number | null };
+/** A patch waiting to be placed, with how to answer its caller. */
+interface Placement {
+  readonly owner: string;
+  readonly clientSerial: number | null;
+  readonly patch: SyncPatch;
+  readonly limit: number;
+  /** Batches it was in whose write found its head moved. */
+  attempts: number;
+  readonly resolve: (ticket: Ticket) => void;
+  readonly reject: (error: unknown) => void;
+}
 
 /** A context's row locked for a transaction: its head, and the objects its patches read. */
 interface Locked {
@@ -637,6 +722,34 @@ interface Locked {
 
 /** An object as a patch's view loads it: entity, key, value (null once deleted), the serial of its last change. */
 type ObjectRow = [number, string, SyncObject | null, number];
+
+/**
+ * The rows of a revision made of `changes` (each change's object before and
+ * after, as JSON), and which change of each key is its last, whose value the
+ * object keeps; applies them to the view, as of `serial`.
+ */
+function revisionRows(view: RowView, changes: readonly Change[], serial: number) {
+  const seqs: number[] = [];
+  const entities: number[] = [];
+  const keys: string[] = [];
+  const prevs: (string | null)[] = [];
+  const nexts: (string | null)[] = [];
+  let sizeDelta = 0;
+  for (const [seq, change] of changes.entries()) {
+    const prev = view.get(change.entity, change.key) ?? null;
+    const next = change.value;
+    sizeDelta += (next === null ? 0 : 1) - (prev === null ? 0 : 1);
+    seqs.push(seq);
+    entities.push(INDEX[change.entity]);
+    keys.push(change.key);
+    prevs.push(prev === null ? null : JSON.stringify(prev));
+    nexts.push(next === null ? null : JSON.stringify(next));
+    view.set(change.entity, change.key, next, serial);
+  }
+  const last = new Map<string, number>();
+  for (const [i] of changes.entries()) last.set(`${entities[i]} ${keys[i]}`, i);
+  return { seqs, entities, keys, prevs, nexts, finals: [...last.values()], sizeDelta };
+}
 
 /** The keys a patch's view reads besides `me` and the teams: every message and team the patches name, deleted ones too. */
 function namedKeys(patches: readonly SyncPatch[]): { entities: number[]; keys: string[] } {
