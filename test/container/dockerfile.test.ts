@@ -90,10 +90,10 @@ describe("Dockerfile", () => {
     assert.equal(final.instructions.some((instruction) => instruction.keyword === "ENTRYPOINT"), false);
   });
 
-  it("copies into the final stage only the server, its sources, the demo data and the clients' packages", () => {
+  it("copies into the final stage only the server, its sources, the admin command line, the demo data and the clients' packages", () => {
     const copies = final.instructions.filter((instruction) => instruction.keyword === "COPY").map(parseCopy);
     const fromContext = copies.filter((copy) => copy.from === undefined).flatMap((copy) => copy.sources);
-    for (const source of fromContext) assert.match(source, /^(package\.json|server\.ts|lib|data\/(datasets|api_keys\.json|clients\.json|tenants\.json))$/, source);
+    for (const source of fromContext) assert.match(source, /^(package\.json|server\.ts|lib|bin|data\/(datasets|api_keys\.json|clients\.json|tenants\.json))$/, source);
     const fromStages = copies.filter((copy) => copy.from !== undefined);
     assert.deepEqual(fromStages.map((copy) => copy.sources), [["/app/node_modules"]]);
   });
@@ -213,12 +213,20 @@ describe("the image's build, replayed without Docker", { skip: replaySkip }, () 
   });
 
   it("holds the server, its sources and the demo data, owned by root, and a state folder of the image's user", () => {
-    assert.deepEqual(readdirSync(at()).sort(), ["data", "lib", "node_modules", "package.json", "server.ts", "var"]);
+    assert.deepEqual(readdirSync(at()).sort(), ["bin", "data", "lib", "node_modules", "package.json", "server.ts", "var"]);
     assert.deepEqual(readdirSync(at("data")).sort(), ["api_keys.json", "clients.json", "datasets", "tenants.json"]);
     assert.ok(existsSync(at("lib", "app", "create_app.ts")));
-    for (const path of ["server.ts", "lib", "node_modules", "data"]) assert.equal(statSync(at(path)).uid, 0, path);
+    for (const path of ["server.ts", "lib", "bin", "node_modules", "data"]) assert.equal(statSync(at(path)).uid, 0, path);
     assert.equal(statSync(at("var")).uid, image.user?.uid);
     assert.notEqual(image.user, undefined);
+  });
+
+  it("runs the admin command line on the image's Node, as the image's user", () => {
+    const result = spawnSync(resolve("node"), ["bin/tributary.mjs", "key", "hash", "--json", "demo-key"], {
+      cwd: at(), uid: image.user?.uid, gid: image.user?.gid, encoding: "utf8", env: { NODE_V8_COVERAGE: "" }, timeout: 30_000,
+    });
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /sha256:[0-9a-f]{64}/);
   });
 
   it("uses a Node of the base image's major version", () => {
