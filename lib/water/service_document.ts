@@ -11,6 +11,15 @@ const EDM_TYPES: Readonly<Record<FilterFieldType, string>> = {
   boolean: "Edm.Boolean",
 };
 
+/**
+ * Facets a property of the type declares. CSDL's default precision of a
+ * date-time is 0 (whole seconds), while timestamps are written to the
+ * millisecond (`2020-08-06T15:16:56.000Z`, as DataStream writes them).
+ */
+const EDM_FACETS: Readonly<Partial<Record<FilterFieldType, string>>> = {
+  datetime: ` Precision="3"`,
+};
+
 /** The namespace of the entity types in `$metadata`. */
 export const SCHEMA_NAMESPACE = "DataStream";
 
@@ -29,7 +38,8 @@ export function serviceDocument(base: string): unknown {
 /**
  * Builds the CSDL XML `$metadata` document describing the four entity sets,
  * their selectable properties and types. Times and time zones are strings,
- * as the data keeps them as written (`HH:MM` or `HH:MM:SS`).
+ * as the data keeps them as written (`HH:MM` or `HH:MM:SS`). The document
+ * validates against the OASIS CSDL XML schemas (`edmx.xsd`, `edm.xsd`).
  * @returns the XML text
  */
 export function metadataDocument(): string {
@@ -40,7 +50,8 @@ export function metadataDocument(): string {
       const edm = EDM_TYPES[field.source.type];
       const type = field.source.multiValued === true ? `Collection(${edm})` : edm;
       const key = field.name === "Id" ? ` Nullable="false"` : "";
-      return `        <Property Name="${field.name}" Type="${type}"${key}/>`;
+      const facets = EDM_FACETS[field.source.type] ?? "";
+      return `        <Property Name="${field.name}" Type="${type}"${key}${facets}/>`;
     });
     types.push(
       `      <EntityType Name="${name}">\n        <Key><PropertyRef Name="Id"/></Key>\n` +
