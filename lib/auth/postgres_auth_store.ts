@@ -1,4 +1,4 @@
-import type { SqlPool } from "../storage/mod.ts";
+import { Batcher, type SqlPool } from "../storage/mod.ts";
 import { usernameKey } from "./names.ts";
 import type { AuthStore, TokenRecord, UserRecord } from "./types.ts";
 
@@ -56,6 +56,9 @@ interface TokenRow {
   rotated_at: string | null;
 }
 
+/** Tokens written, or looked up, by one statement at most. */
+const TOKEN_BATCH = 64;
+
 /**
  * The {@linkcode AuthStore} on PostgreSQL (`DATABASE_URL`): users, token
  * hashes and revoked refresh-token families in tables every process shares,
@@ -71,18 +74,21 @@ interface TokenRow {
  */
 export class PostgresAuthStore implements AuthStore {
   readonly #db: SqlPool;
-  readonly #defer: (run: () => void) => void;
-  /** Tokens issued in this turn of the event loop, written together by one statement. */
-  #pending: { token: TokenRecord; done: (error?: unknown) => void }[] = [];
+  /** Tokens being stored: the tokens issued while a write runs are written together by the next statement, one commit. */
+  readonly #writes: Batcher<{ token: TokenRecord; done: (error?: unknown) => void }>;
+  /** Live tokens being looked up: the requests waiting share one statement. */
+  readonly #lookups: Batcher<{ hash: string; now: number; done: (error: unknown, token?: TokenRecord) => void }>;
 
   /**
    * Uses a pool whose database has the auth tables (see {@linkcode AUTH_MIGRATIONS}).
    * @param db the pool
-   * @param options when the tokens of a turn are written
+   * @param options when the tokens and look-ups of a turn are sent
    */
   constructor(db: SqlPool, options: { defer?: (run: () => void) => void } = {}) {
     this.#db = db;
-    this.#defer = options.defer ?? ((run) => setImmediate(run));
+    const defer = options.defer ?? ((run) => setImmediate(run));
+    this.#writes = new Batcher({ run: (batch) => this.#writeTokens(batch), keyOf: ({ token }) => token.hash, maxBatch: TOKEN_BATCH, maxRunning: 4, defer });
+    this.#lookups = new Batcher({ run: (batch) => this.#lookUp(batch), keyOf: ({ hash }) => hash, maxBatch: TOKEN_BATCH, maxRunning: 2, defer });
   }
 
   async createUser(user: UserRecord): Promise<boolean> {
@@ -112,22 +118,17 @@ export class PostgresAuthStore implements AuthStore {
   }
 
   /**
-   * Stores a token. The tokens issued in one turn of the event loop are
+   * Stores a token. The tokens issued while earlier ones are being written are
    * written by one statement, one commit (a group commit): each call resolves
    * once its token is committed.
    */
   putToken(token: TokenRecord): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (this.#pending.length === 0) this.#defer(() => void this.#writeTokens());
-      this.#pending.push({ token, done: (error) => (error === undefined ? resolve() : reject(error)) });
-    });
+    return new Promise((resolve, reject) => this.#writes.add({ token, done: (error) => (error === undefined ? resolve() : reject(error)) }));
   }
 
-  async #writeTokens(): Promise<void> {
-    const batch = this.#pending;
-    this.#pending = [];
-    // The last of a hash wins, as it would written one by one.
-    const tokens = [...new Map(batch.map(({ token }) => [token.hash, token])).values()];
+  async #writeTokens(batch: readonly { token: TokenRecord; done: (error?: unknown) => void }[]): Promise<void> {
+    // One of a hash a batch (the batcher's key).
+    const tokens = batch.map(({ token }) => token);
     try {
       await this.#db.query(
         `INSERT INTO auth_tokens (hash, kind, client_id, user_id, scope, issued_at, expires_at, family_id, rotated_at)
@@ -161,13 +162,28 @@ export class PostgresAuthStore implements AuthStore {
     return rows[0] === undefined ? undefined : tokenOf(rows[0]);
   }
 
-  async liveToken(hash: string, now: number): Promise<TokenRecord | undefined> {
-    const { rows } = await this.#db.query<TokenRow>(
-      `SELECT t.* FROM auth_tokens t WHERE t.hash = $1 AND t.expires_at > $2 AND t.rotated_at IS NULL
-         AND NOT EXISTS (SELECT 1 FROM auth_revoked_families f WHERE f.family_id = t.family_id)`,
-      [hash, now],
-    );
-    return rows[0] === undefined ? undefined : tokenOf(rows[0]);
+  liveToken(hash: string, now: number): Promise<TokenRecord | undefined> {
+    return new Promise((resolve, reject) => this.#lookups.add({ hash, now, done: (error, token) => (error === undefined ? resolve(token) : reject(error)) }));
+  }
+
+  async #lookUp(batch: readonly { hash: string; now: number; done: (error: unknown, token?: TokenRecord) => void }[]): Promise<void> {
+    let rows: TokenRow[];
+    try {
+      // Through the primary key whatever the table's size (= ANY is an index condition); each request's expiry is checked below.
+      ({ rows } = await this.#db.query<TokenRow>(
+        `SELECT t.* FROM auth_tokens t WHERE t.hash = ANY($1::text[]) AND t.rotated_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM auth_revoked_families f WHERE f.family_id = t.family_id)`,
+        [batch.map((item) => item.hash)],
+      ));
+    } catch (error) {
+      for (const { done } of batch) done(error);
+      return;
+    }
+    const found = new Map(rows.map((row) => [row.hash, row]));
+    for (const { hash, now, done } of batch) {
+      const row = found.get(hash);
+      done(undefined, row === undefined || Number(row.expires_at) <= now ? undefined : tokenOf(row));
+    }
   }
 
   async rotate(hash: string, at: number): Promise<boolean> {

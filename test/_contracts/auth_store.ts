@@ -84,6 +84,12 @@ export function authStoreContract(
       assert.ok(await store.liveToken("client", 50));
       assert.equal(await store.liveToken("revoked", 50), undefined);
       assert.equal(await store.liveToken("unknown", 50), undefined);
+      // Asked all at once (as concurrent requests do; a store may answer them together), each gets its own answer.
+      const together = await Promise.all([
+        store.liveToken("ok", 50), store.liveToken("ok", 100), store.liveToken("spent", 50),
+        store.liveToken("client", 50), store.liveToken("revoked", 50), store.liveToken("unknown", 50),
+      ]);
+      assert.deepEqual(together.map((found) => found?.hash), ["ok", undefined, undefined, "client", undefined, undefined]);
     });
 
     it("rotates a refresh token once: a second rotation reports reuse", async () => {
