@@ -23,4 +23,5 @@ export * from "./crypto/mod.ts";
 export * from "./metrics/mod.ts";
 export * from "./config/mod.ts";
 export * from "./storage/mod.ts";
+export * from "./log/mod.ts";
 export * from "./app/mod.ts";

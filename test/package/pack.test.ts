@@ -14,7 +14,7 @@ import { runExample } from "../_helpers/examples.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const TSC = join(ROOT, "node_modules", ".bin", "tsc");
-const ENTRY_POINTS = ["", "/odata", "/water", "/auth", "/sync", "/relay", "/relay/redis", "/relay/kafka", "/http", "/crypto", "/metrics", "/config", "/storage", "/app"];
+const ENTRY_POINTS = ["", "/odata", "/water", "/auth", "/sync", "/relay", "/relay/redis", "/relay/kafka", "/http", "/crypto", "/metrics", "/config", "/storage", "/log", "/app"];
 
 let project = "";
 let tarball = "";

@@ -8,6 +8,7 @@ import * as auth from "../../lib/auth/mod.ts";
 import * as config from "../../lib/config/mod.ts";
 import * as crypto from "../../lib/crypto/mod.ts";
 import * as http from "../../lib/http/mod.ts";
+import * as log from "../../lib/log/mod.ts";
 import * as metrics from "../../lib/metrics/mod.ts";
 import * as odata from "../../lib/odata/mod.ts";
 import * as relay from "../../lib/relay/mod.ts";
@@ -15,7 +16,7 @@ import * as storage from "../../lib/storage/mod.ts";
 import * as sync from "../../lib/sync/mod.ts";
 import * as water from "../../lib/water/mod.ts";
 
-const DOMAINS = { app, auth, config, crypto, http, metrics, odata, relay, storage, sync, water } as const;
+const DOMAINS = { app, auth, config, crypto, http, log, metrics, odata, relay, storage, sync, water } as const;
 
 describe("the root entry point", () => {
   for (const [name, domain] of Object.entries(DOMAINS)) {

@@ -1,0 +1,100 @@
+import { formatRecord } from "./format_record.ts";
+
+/** Levels, least severe first: a logger writes its level and those after it. */
+export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+
+/** How much a logger writes: `debug` everything, `error` only failures. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** How lines look: a JSON object a line (for collectors) or a readable line (for people at a terminal). */
+export type LogFormat = "json" | "pretty";
+
+/** Fields of a line besides its level, time and message, e.g. `{ status: 200 }`. */
+export type LogFields = Readonly<Record<string, unknown>>;
+
+/** One line to write, before formatting. */
+export interface LogRecord {
+  readonly level: LogLevel;
+  /** Epoch milliseconds. */
+  readonly time: number;
+  readonly msg: string;
+  readonly fields: LogFields;
+  /** The failure a line reports, if any. */
+  readonly error?: unknown;
+}
+
+/**
+ * Writes levelled lines. Its `info` and `error` take what a service's log
+ * takes (`ServiceLog` of lib/http), so one logger serves every module.
+ */
+export interface Logger {
+  /** Detail for finding a fault: off unless `LOG_LEVEL=debug`. */
+  debug(msg: string, fields?: LogFields): void;
+  /** A normal event: started, loaded, a request answered. */
+  info(msg: string, fields?: LogFields): void;
+  /** Something off that the process works around. */
+  warn(msg: string, fields?: LogFields): void;
+  /** A failure, with its error when there is one. */
+  error(msg: string, error?: unknown, fields?: LogFields): void;
+  /** Whether a line of this level is written (to skip building fields no one reads). */
+  enabled(level: LogLevel): boolean;
+  /** A logger that adds `fields` to each of its lines, e.g. `{ service: "relay" }`. */
+  child(fields: LogFields): Logger;
+}
+
+/** Options of {@linkcode createLogger}. */
+export interface LoggerOptions {
+  /** Writes one formatted line (without its newline), e.g. to stdout. */
+  readonly write: (line: string) => void;
+  /** The clock, in epoch milliseconds. */
+  readonly now: () => number;
+  /**
+   * The least severe level written.
+   * @default {"info"}
+   */
+  readonly level?: LogLevel;
+  /**
+   * How lines look.
+   * @default {"json"}
+   */
+  readonly format?: LogFormat;
+  /** Fields added to every line. */
+  readonly fields?: LogFields;
+}
+
+/**
+ * Creates a logger that formats each line and hands it to `write`: no
+ * buffering, no dependency, no console. Fields whose names say they hold a
+ * secret (authorization, password, secret, token, key) are written as
+ * `[redacted]`, so that a careless field cannot leak one.
+ * @param options where lines go, the clock, the level and the format
+ * @returns the logger
+ * @example
+ * ```ts
+ * const log = createLogger({ write: (line) => process.stdout.write(`${line}\n`), now: Date.now });
+ * log.child({ service: "sync" }).info("Sync: queued work resumed", { owners: 3 });
+ * // {"level":"info","time":"2026-11-24T22:30:01.123Z","msg":"Sync: queued work resumed","service":"sync","owners":3}
+ * ```
+ */
+export function createLogger(options: LoggerOptions): Logger {
+  const least = LOG_LEVELS.indexOf(options.level ?? "info");
+  if (least === -1) throw new RangeError(`Cannot create a logger: level must be one of ${LOG_LEVELS.join(", ")}`);
+  const format = options.format ?? "json";
+  const { write, now } = options;
+  const make = (base: LogFields): Logger => {
+    const emit = (level: LogLevel, msg: string, fields: LogFields | undefined, error?: unknown): void => {
+      if (LOG_LEVELS.indexOf(level) < least) return;
+      const record: LogRecord = { level, time: now(), msg, fields: fields === undefined ? base : { ...base, ...fields }, ...(error === undefined ? {} : { error }) };
+      write(formatRecord(record, format, least === 0));
+    };
+    return {
+      debug: (msg, fields) => emit("debug", msg, fields),
+      info: (msg, fields) => emit("info", msg, fields),
+      warn: (msg, fields) => emit("warn", msg, fields),
+      error: (msg, error, fields) => emit("error", msg, fields, error),
+      enabled: (level) => LOG_LEVELS.indexOf(level) >= least,
+      child: (fields) => make({ ...base, ...fields }),
+    };
+  };
+  return make(options.fields ?? {});
+}

@@ -1,0 +1,13 @@
+/**
+ * Structured logs without a dependency: levelled lines as JSON (for
+ * collectors) or readable text (at a terminal), one line for a backend's
+ * outage and one for its recovery, and progress reports for long work. The
+ * logger takes where lines go and the clock, so it stays pure.
+ * @module
+ */
+export { createLogger, LOG_LEVELS } from "./logger.ts";
+export type { LogFields, LogFormat, Logger, LoggerOptions, LogLevel, LogRecord } from "./logger.ts";
+export { formatRecord } from "./format_record.ts";
+export { OutageLog } from "./outage_log.ts";
+export { Progress } from "./progress.ts";
+export type { ProgressOptions, ProgressState } from "./progress.ts";

@@ -1,0 +1,70 @@
+import type { Logger } from "./logger.ts";
+
+/**
+ * Logs a backend that goes down and comes back as two lines, whatever
+ * happens between: one error when it first fails, and one when it answers
+ * again, with how many failures there were and for how long. A client that
+ * retries every 100 ms thus writes two lines for an outage, not a stack
+ * trace an attempt.
+ * @example
+ * ```ts
+ * const redis = new OutageLog(log, "Relay queue: Redis at 127.0.0.1:6379", Date.now);
+ * client.on("error", (error) => redis.failed(error));
+ * client.on("ready", () => redis.recovered());
+ * ```
+ */
+export class OutageLog {
+  readonly #log: Logger;
+  readonly #what: string;
+  readonly #now: () => number;
+  #since: number | undefined;
+  #failures = 0;
+
+  /**
+   * Watches one backend.
+   * @param log where the two lines go
+   * @param what the backend, as the lines name it
+   * @param now the clock, in epoch milliseconds
+   */
+  constructor(log: Logger, what: string, now: () => number) {
+    this.#log = log;
+    this.#what = what;
+    this.#now = now;
+  }
+
+  /** Whether the backend's last news was a failure. */
+  get down(): boolean {
+    return this.#since !== undefined;
+  }
+
+  /** Failures counted since the backend went down; 0 while it is up. */
+  get failures(): number {
+    return this.#failures;
+  }
+
+  /**
+   * Counts a failure; the first of an outage is logged (later ones at the debug level only).
+   * @param error what failed
+   */
+  failed(error: unknown): void {
+    this.#failures++;
+    if (this.#since === undefined) {
+      this.#since = this.#now();
+      this.#log.error(`${this.#what}: unreachable; retrying, and logging once more when it answers`, error);
+    } else if (this.#log.enabled("debug")) {
+      this.#log.debug(`${this.#what}: still unreachable`, { failures: this.#failures, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+
+  /** Ends an outage, if one is under way, with one line. */
+  recovered(): void {
+    if (this.#since === undefined) return;
+    const seconds = (this.#now() - this.#since) / 1000;
+    this.#log.info(`${this.#what}: answering again after ${seconds.toFixed(1)} s and ${this.#failures} failure${this.#failures === 1 ? "" : "s"}`, {
+      failures: this.#failures,
+      downSeconds: Number(seconds.toFixed(3)),
+    });
+    this.#since = undefined;
+    this.#failures = 0;
+  }
+}

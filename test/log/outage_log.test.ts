@@ -1,0 +1,42 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { createLogger, OutageLog } from "../../lib/log/mod.ts";
+
+describe("OutageLog", () => {
+  it("logs an outage as two lines however many failures it holds, with their count and length", () => {
+    const lines: string[] = [];
+    let time = 1_000_000;
+    const log = createLogger({ write: (line) => lines.push(line), now: () => time });
+    const redis = new OutageLog(log, "Relay queue: Redis at 127.0.0.1:6379", () => time);
+    redis.recovered();
+    assert.equal(lines.length, 0, "nothing while up");
+    for (let attempt = 0; attempt < 100; attempt++) {
+      redis.failed(new Error("connect ECONNREFUSED 127.0.0.1:6379"));
+      time += 100;
+    }
+    assert.equal(redis.down, true);
+    assert.equal(redis.failures, 100);
+    redis.recovered();
+    redis.recovered();
+    assert.equal(lines.length, 2);
+    const [down, up] = lines.map((line) => JSON.parse(line));
+    assert.equal(down.level, "error");
+    assert.match(down.msg, /^Relay queue: Redis at 127\.0\.0\.1:6379: unreachable/);
+    assert.equal(down.err.message, "connect ECONNREFUSED 127.0.0.1:6379");
+    assert.equal(up.level, "info");
+    assert.equal(up.failures, 100);
+    assert.equal(up.downSeconds, 10);
+    assert.equal(redis.down, false);
+    redis.failed(new Error("again"));
+    assert.equal(lines.length, 3, "a new outage is logged again");
+  });
+
+  it("writes each further failure at the debug level only", () => {
+    const lines: string[] = [];
+    const log = createLogger({ write: (line) => lines.push(line), now: () => 0, level: "debug" });
+    const pg = new OutageLog(log, "Database", () => 0);
+    pg.failed(new Error("a"));
+    pg.failed(new Error("b"));
+    assert.deepEqual(lines.map((line) => JSON.parse(line).level), ["error", "debug"]);
+  });
+});
