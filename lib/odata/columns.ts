@@ -30,10 +30,27 @@ export interface NumberColumn {
   readonly values: Float64Array;
 }
 
-/** A sequential integer id: the value of a row is `row + offset`. */
+/**
+ * An ascending integer id: the value of a row is `row + offset`, or, with
+ * `segments`, `row + segments.offsets[k]` for the rows of segment `k`. Values
+ * ascend with rows across segments too (a later segment may skip numbers,
+ * never go back), so a comparison selects a range of rows.
+ */
 export interface RowNumberColumn {
   readonly kind: "rownumber";
+  /** The offset of every row, when there are no `segments`. */
   readonly offset: number;
+  readonly segments?: RowNumberSegments;
+}
+
+/**
+ * Runs of rows with their own offset: segment `k` holds rows `starts[k]` up
+ * to (excluding) `starts[k + 1]` (the last, up to the table's length); an
+ * empty segment starts where the next one does. `starts[0]` is 0.
+ */
+export interface RowNumberSegments {
+  readonly starts: Uint32Array;
+  readonly offsets: Float64Array;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { BoundFilter, BoundValue } from "./bound.ts";
-import type { CodeArray, Column, ColumnTable, DictColumn, PostingIndex } from "./columns.ts";
+import type { CodeArray, Column, ColumnTable, DictColumn, PostingIndex, RowNumberColumn } from "./columns.ts";
 import { ODataError } from "./errors.ts";
 import { type BoundLeaf, evaluateLeaf, leafValues } from "./evaluate.ts";
 import {
@@ -20,6 +20,7 @@ import {
   rowListKernel,
   rowTestKernel,
 } from "./_kernels.ts";
+import { rowNumberReader, rowsBelow, rowWithNumber } from "./row_numbers.ts";
 import { EMPTY_SET, intersect, rangesFrom, type RowSet, sizeOf, union, unionRows } from "./_row_sets.ts";
 import { type FusedExpr, fuseKernel } from "./_fused.ts";
 import type { Scalar } from "./schema.ts";
@@ -237,7 +238,7 @@ function compileOnColumn(
       };
     }
     case "rownumber":
-      return compileRowNumber(leaf, test, column.offset, length);
+      return compileRowNumber(leaf, test, column, length);
     case "group":
       return compileGroup(leaf, test, column.starts, column.column);
     case "values": {
@@ -312,25 +313,29 @@ function postingRows(index: PostingIndex, table: Uint8Array, length: number): Ro
 function compileRowNumber(
   leaf: BoundLeaf,
   test: (value: Scalar) => boolean,
-  offset: number,
+  column: RowNumberColumn,
   length: number,
 ): Plan {
-  const set = rowNumberSet(leaf, offset, length);
+  const set = rowNumberSet(leaf, column, length);
   if (set === undefined) {
-    return { make: () => rowTestKernel((row) => test(row + offset)), candidates: undefined, selectivity: UNKNOWN, cost: 4 };
+    const read = rowNumberReader(column);
+    return { make: () => rowTestKernel((row) => test(read(row))), candidates: undefined, selectivity: UNKNOWN, cost: 4 };
   }
   const make = (): Kernel => (set.kind === "ranges" ? rangesKernel(set.ranges) : rowListKernel(set.rows));
   return { make, candidates: set, selectivity: length === 0 ? 0 : sizeOf(set) / length, cost: 1 };
 }
 
-/** The rows a condition on a row number selects, when it is a plain comparison or `in`. */
-function rowNumberSet(leaf: BoundLeaf, offset: number, length: number): RowSet | undefined {
+/**
+ * The rows a condition on a row number selects, when it is a plain comparison
+ * or `in`: numbers ascend with rows, so a bound is the count of rows below it.
+ */
+function rowNumberSet(leaf: BoundLeaf, column: RowNumberColumn, length: number): RowSet | undefined {
   if (leaf.kind === "in" && leaf.operand.kind === "field") {
     const rows = new Set<number>();
     for (const value of leaf.values) {
-      if (typeof value !== "number" || !Number.isInteger(value)) continue;
-      const row = value - offset;
-      if (row >= 0 && row < length) rows.add(row);
+      if (typeof value !== "number") continue;
+      const row = rowWithNumber(column, length, value);
+      if (row !== -1) rows.add(row);
     }
     return { kind: "rows", rows: Uint32Array.from([...rows].sort((a, b) => a - b)) };
   }
@@ -338,23 +343,25 @@ function rowNumberSet(leaf: BoundLeaf, offset: number, length: number): RowSet |
   const value = leaf.right.value;
   if (value === null) return leaf.op === "ne" ? rangesFrom([0, length]) : EMPTY_SET;
   if (typeof value !== "number") return undefined;
-  const k = value - offset;
-  const clamp = (row: number): number => Math.min(length, Math.max(0, row));
+  /** Rows whose number is below `v`. */
+  const below = (v: number): number => rowsBelow(column, length, v);
   switch (leaf.op) {
-    case "eq":
-      return Number.isInteger(k) ? rangesFrom([clamp(k), clamp(k + 1)]) : EMPTY_SET;
-    case "ne":
-      return Number.isInteger(k)
-        ? rangesFrom([0, clamp(k), clamp(k + 1), length])
-        : rangesFrom([0, length]);
+    case "eq": {
+      const row = rowWithNumber(column, length, value);
+      return row === -1 ? EMPTY_SET : rangesFrom([row, row + 1]);
+    }
+    case "ne": {
+      const row = rowWithNumber(column, length, value);
+      return row === -1 ? rangesFrom([0, length]) : rangesFrom([0, row, row + 1, length]);
+    }
     case "lt":
-      return rangesFrom([0, clamp(Math.ceil(k))]);
+      return rangesFrom([0, below(value)]);
     case "le":
-      return rangesFrom([0, clamp(Math.floor(k) + 1)]);
+      return rangesFrom([0, below(Math.floor(value) + 1)]);
     case "gt":
-      return rangesFrom([clamp(Math.floor(k) + 1), length]);
+      return rangesFrom([below(Math.floor(value) + 1), length]);
     case "ge":
-      return rangesFrom([clamp(Math.ceil(k)), length]);
+      return rangesFrom([below(value), length]);
   }
 }
 

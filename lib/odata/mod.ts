@@ -37,8 +37,10 @@ export type {
   NumberColumn,
   PostingIndex,
   RowNumberColumn,
+  RowNumberSegments,
   ValuesColumn,
 } from "./columns.ts";
+export { rowNumberAt, rowNumberReader, rowsBelow, rowWithNumber } from "./row_numbers.ts";
 export { compileFilter } from "./compile_filter.ts";
 export type { CompiledFilter } from "./compile_filter.ts";
 export { countMatches, MatchCursor } from "./match_cursor.ts";
