@@ -1,10 +1,16 @@
 // The server: environment, then configuration, then the app, then the port
-// and the signals. Everything else lives in lib/app and the domains.
+// and the signals (SIGTERM and SIGINT stop, SIGHUP reloads the datasets).
+// Everything else lives in lib/app and the domains.
 import { createApp, formatDescription, readConfig } from "./lib/app/mod.ts";
 
 async function main(): Promise<void> {
   const config = readConfig(process.env);
   const app = createApp(config);
+  // SIGHUP loads the datasets again, requests answered meanwhile (and, from the start, never stops the process).
+  process.on("SIGHUP", () => {
+    console.log("SIGHUP: reloading the datasets");
+    app.reload().catch((error: unknown) => console.error(`SIGHUP: ${error instanceof Error ? error.message : String(error)}`));
+  });
   await app.start();
   const address = await app.listen();
   const services = config.server.services;

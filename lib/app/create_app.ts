@@ -121,6 +121,13 @@ export interface App {
    */
   describe(origin: string): AppDescription;
   /**
+   * Loads the services' data again without a restart (the water datasets),
+   * as `SIGHUP` asks; each service logs what it loaded. Requests are answered
+   * meanwhile, from the data before until the new data is in place.
+   * @throws {Error} when the app is not started, or a service's reload failed (its data before keeps serving)
+   */
+  reload(): Promise<void>;
+  /**
    * Stops taking requests, lets those in flight finish (`requestDrainMs`),
    * drains every service (deliveries in flight, queued sync jobs), then closes
    * them (the memory queue is saved, stores and connections closed).
@@ -214,7 +221,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
 
   async function startServices(): Promise<void> {
     const enabled = new Set<ServiceName>(config.server.services);
-    if (enabled.has("water")) running.push(await startWaterService(config.water, { now: monotonic }));
+    if (enabled.has("water")) running.push(await startWaterService(config.water, { now: monotonic, log }));
     if (enabled.has("sync")) {
       const stores = overrides.authStore !== undefined && overrides.syncStore !== undefined
         ? { auth: overrides.authStore, sync: overrides.syncStore, where: "in the stores the host gave", close: () => Promise.resolve() }
@@ -305,6 +312,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     };
   }
 
+  async function reload(): Promise<void> {
+    if (state !== "started") throw new Error(`Cannot reload: the app is ${state === "starting" || state === "new" ? "not started" : "shutting down"}`);
+    const results = await Promise.allSettled(running.flatMap((service) => (service.reload === undefined ? [] : [service.reload()])));
+    const failed = results.find((result) => result.status === "rejected");
+    if (failed !== undefined) throw failed.reason;
+  }
+
   async function shutDown(requestDrainMs: number): Promise<void> {
     state = "closing";
     current = notServing;
@@ -347,6 +361,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     start: () => (starting ??= start()),
     listen,
     describe,
+    reload,
     close,
   };
 }

@@ -48,6 +48,12 @@ export interface RunningService {
    * @param origin where the host serves it, e.g. `http://127.0.0.1:8000`
    */
   describe(origin: string): ServiceDescription;
+  /**
+   * Loads the service's data again without a restart (a host calls it on
+   * `SIGHUP`), reporting what it loaded through its log; rejects when that
+   * failed, what served before serving on. Absent when there is nothing to reload.
+   */
+  reload?(): Promise<void>;
   /** Finishes the work in flight (deliveries, queued jobs) once the host takes no more requests. */
   drain(): Promise<void>;
   /** Saves what must outlive the process and closes stores and connections, once every service has drained. */

@@ -7,9 +7,10 @@ interface Kept {
 }
 
 /**
- * Big JSON pages compressed once and kept, by coding and URL: the store
+ * Big JSON pages compressed once and kept, by coding and URL: a store
  * never changes, so a page's bytes are a function of its URL (origin
- * included, since links carry it). A client downloading in 10,000-row pages
+ * included, since links carry it); one is kept per store, and a reloaded
+ * store gets a new one. A client downloading in 10,000-row pages
  * sees each page once, so the row render cache does not spare it the
  * compression; this does, for every client after the first. Pages below
  * `minBytes` are left to the app's compression layer. Least recently used

@@ -28,14 +28,14 @@ import {
   prepareFilter,
   queryCount,
   queryPage,
-  readRowToken,
+  rowAfterToken,
 } from "./query_collection.ts";
 import { CompressedPages } from "./compressed_pages.ts";
 import { RankCache } from "./order_rows.ts";
 import { RenderCache, type RenderedRow, renderKey, RowWriterCache } from "./render_cache.ts";
 import type { RowWriter } from "./render_rows.ts";
 import { metadataDocument, serviceDocument } from "./service_document.ts";
-import type { WaterStore } from "./store.ts";
+import { WaterStore } from "./store.ts";
 
 /** Options of {@linkcode createWaterService}. */
 export interface WaterServiceOptions {
@@ -94,12 +94,29 @@ export interface WaterServiceOptions {
 const encoder = new TextEncoder();
 const CSV_BATCH = 2048;
 
+/** Where the service finds the store to answer from, e.g. `LiveDatasets`, whose store a reload replaces. */
+export interface StoreSource {
+  /** The store new requests are answered from; a request keeps the one it started with. */
+  readonly store: WaterStore;
+}
+
+/** A store with what is kept for it: rendered rows, compressed pages, ranks and orders. */
+interface Served {
+  readonly store: WaterStore;
+  readonly settings: Settings;
+  readonly compressed: CompressedPages;
+}
+
 /**
  * Creates the water-data query API: `GET` on the service root, `$metadata`,
  * `/Metadata`, `/Locations`, `/Observations`, `/Records` and their `/$count`,
  * behind API-key authentication, per-key rate limits and CORS. Answers JSON
- * pages with `@odata.nextLink` and `Link`, counts, and CSV streams.
- * @param store the loaded store
+ * pages with `@odata.nextLink` and `Link`, counts, and CSV streams. Given a
+ * source whose store changes (a reload), each request is answered wholly from
+ * the store it started with, and what is kept for a store (rendered rows,
+ * compressed pages, ranks) goes with it: nothing of an old store is served
+ * after the change.
+ * @param source the loaded store, or where to find the current one
  * @param options keys, clock and limits
  * @returns the handler
  * @example
@@ -107,21 +124,37 @@ const CSV_BATCH = 2048;
  * const handler = createWaterService(store, { keys: indexApiKeys([parseApiKey("demo", "secret")]), now: () => performance.now() });
  * ```
  */
-export function createWaterService(store: WaterStore, options: WaterServiceOptions): Router {
+export function createWaterService(source: WaterStore | StoreSource, options: WaterServiceOptions): Router {
   const base = options.basePath ?? "/v1/odata/v4";
-  const cache = new RenderCache(options.renderCacheBytes ?? 64 * 1024 * 1024);
-  const settings: Settings = {
-    timeout: options.queryTimeoutMs ?? 30_000,
-    maxBytes: options.maxResponseBytes ?? 32 * 1024 * 1024,
-    defaultTop: options.defaultTop ?? 1000,
-    cache,
-    writers: new RowWriterCache(store, cache),
-    filters: new Map(),
-    ranks: new RankCache(),
+  const live: StoreSource = source instanceof WaterStore ? { store: source } : source;
+  // Bound filters depend on the schema only, so every store shares them.
+  const filters = new Map<string, BoundFilter>();
+  const serve = (store: WaterStore): Served => {
+    const cache = new RenderCache(options.renderCacheBytes ?? 64 * 1024 * 1024);
+    return {
+      store,
+      settings: {
+        timeout: options.queryTimeoutMs ?? 30_000,
+        maxBytes: options.maxResponseBytes ?? 32 * 1024 * 1024,
+        defaultTop: options.defaultTop ?? 1000,
+        cache,
+        writers: new RowWriterCache(store, cache),
+        filters,
+        ranks: new RankCache(),
+      },
+      // A quarter of the render cache's budget: compressed pages are some 2 to 10 % of their size.
+      compressed: new CompressedPages(Math.floor((options.renderCacheBytes ?? 64 * 1024 * 1024) / 4)),
+    };
   };
+  let served = serve(live.store);
+  /** The current store and its caches; a new store gets new caches, and the old ones go with the requests that hold them. */
+  const current = (): Served => {
+    const store = live.store;
+    if (served.store !== store) served = serve(store);
+    return served;
+  };
+  const timeout = options.queryTimeoutMs ?? 30_000;
   const origin = (request: HttpRequest): string => request.origin;
-  // A quarter of the render cache's budget: compressed pages are some 2 to 10 % of their size.
-  const compressed = new CompressedPages(Math.floor((options.renderCacheBytes ?? 64 * 1024 * 1024) / 4));
   const router = createRouter([
     {
       method: "GET",
@@ -144,7 +177,8 @@ export function createWaterService(store: WaterStore, options: WaterServiceOptio
         method: "GET",
         path: `${base}/${collection.name}`,
         handler: (request) => {
-          const deadline = createDeadline(settings.timeout, options.now);
+          const { store, settings, compressed } = current();
+          const deadline = createDeadline(timeout, options.now);
           return compressed.answer(request, () => answerQuery(store, collection, request, deadline, settings, { origin: origin(request), base }));
         },
       },
@@ -152,8 +186,9 @@ export function createWaterService(store: WaterStore, options: WaterServiceOptio
         method: "GET",
         path: `${base}/${collection.name}/$count`,
         handler: (request) => {
-          const deadline = createDeadline(settings.timeout, options.now);
-          const query = readQuery(collection, readQueryOptions(parseQuery(request.query)), deadline, settings.filters);
+          const { store } = current();
+          const deadline = createDeadline(timeout, options.now);
+          const query = readQuery(collection, readQueryOptions(parseQuery(request.query)), deadline, filters);
           return {
             status: 200,
             headers: { "content-type": "text/plain; charset=utf-8", ...ODATA_HEADERS },
@@ -171,7 +206,8 @@ export function createWaterService(store: WaterStore, options: WaterServiceOptio
         const byKey = ENTITY_KEY.exec(target);
         const collection = byKey === null ? undefined : COLLECTIONS.get(byKey[1] as CollectionName);
         if (collection === undefined) return unknownCollection(target);
-        const deadline = createDeadline(settings.timeout, options.now);
+        const { store, settings } = current();
+        const deadline = createDeadline(timeout, options.now);
         return answerEntity(store, collection, byKey![2]!, request, deadline, settings, { origin: origin(request), base });
       },
     },
@@ -463,7 +499,8 @@ function streamCsv(
     },
   };
   const token = options.skipToken;
-  const from = token === undefined || query.collection.level === "dataset" ? 0 : readRowToken(token);
+  const level = query.collection.level;
+  const from = token === undefined || level === "dataset" ? 0 : rowAfterToken(store, level, token);
   let skip = options.skip ?? 0;
   /** A batch without the rows `$skip` still passes over. */
   const skipped = <T extends { readonly length: number; slice(from: number): T }>(rows: T): T => {
@@ -512,7 +549,7 @@ function prefersCsv(accept: string | undefined): boolean {
 }
 
 function idOf(store: WaterStore, collection: CollectionSchema, row: number): string | number {
-  return collection.level === "dataset" ? store.datasets[row]!.id : row + 1;
+  return collection.level === "dataset" ? store.datasets[row]!.id : store.idOf(collection.level, row);
 }
 
 function tooLarge(maxBytes: number): WaterError {

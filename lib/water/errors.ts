@@ -3,6 +3,8 @@ export type WaterErrorCode =
   | "ERR_WATER_NOT_FOUND"
   | "ERR_WATER_INVALID_ORDER"
   | "ERR_WATER_RESPONSE_TOO_LARGE"
+  /** A `$skiptoken` names a row of a dataset replaced or removed since the link was made. */
+  | "ERR_WATER_TOKEN_GONE"
   | "ERR_WATER_DATASET";
 
 /** Options of {@linkcode WaterError}. */

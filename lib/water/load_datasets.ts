@@ -1,17 +1,13 @@
-import { createReadStream } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { type FileHandle, open, readdir, readFile, stat } from "node:fs/promises";
+import type { BigIntStats } from "node:fs";
 import { join } from "node:path";
 import { CsvSyntaxError, WaterError } from "./errors.ts";
+import { type DatasetChange, type DatasetReport, type FoundDataset, planReload, type ReloadFailure, type ServedDataset } from "./plan_reload.ts";
 import { readDatasetMetadata } from "./read_dataset_metadata.ts";
 import type { WaterStore } from "./store.ts";
-import { type DatasetInput, type DatasetLoadResult, type LoadIssue, StoreBuilder } from "./store_builder.ts";
+import { checkDataHeader, type DatasetLoadResult, type LoadIssue, StoreBuilder } from "./store_builder.ts";
 import type { StoreBuilderOptions } from "./store_builder.ts";
-
-/** What loading one dataset folder produced. */
-export interface DatasetReport extends DatasetLoadResult {
-  readonly folder: string;
-  readonly doi: string;
-}
 
 /** What loading a datasets folder produced. */
 export interface LoadReport {
@@ -21,7 +17,30 @@ export interface LoadReport {
   readonly failures: readonly LoadIssue[];
 }
 
-/** Options of {@linkcode loadDatasets}. */
+/** A dataset a load or reload serves, and how it came to. */
+export interface ChangedDataset extends DatasetReport {
+  readonly change: DatasetChange;
+}
+
+/** What a load or reload produced, compared with what was served before (nothing, for a first load). */
+export interface ReloadReport extends LoadReport {
+  /** The datasets now served, in id order. */
+  readonly datasets: readonly ChangedDataset[];
+  /** Datasets served before whose folder is gone. */
+  readonly removed: readonly { readonly folder: string; readonly id: string; readonly doi: string }[];
+  /** Folders that could not be loaded, and whether the version served before keeps serving. */
+  readonly failures: readonly ReloadFailure[];
+}
+
+/** A loaded datasets folder: the store, the report, and what the next reload compares the folder with. */
+export interface LoadedDatasets {
+  readonly store: WaterStore;
+  readonly report: ReloadReport;
+  /** The datasets of `store`, in its order, with their files' fingerprints and their ids. */
+  readonly served: readonly ServedDataset[];
+}
+
+/** Options of {@linkcode loadDatasets} and {@linkcode reloadDatasets}. */
 export interface LoadDatasetsOptions extends StoreBuilderOptions {
   /**
    * Bytes read from a data file at a time.
@@ -38,7 +57,7 @@ export interface LoadDatasetsOptions extends StoreBuilderOptions {
  * a bad row is reported and skipped; neither stops the other datasets.
  * @param dir the datasets folder
  * @param options chunk size and issue limits
- * @returns the store and the load report
+ * @returns the store, the load report, and what {@linkcode reloadDatasets} compares with
  * @throws {WaterError} `ERR_WATER_DATASET` when `dir` cannot be read
  * @example
  * ```ts
@@ -46,62 +65,202 @@ export interface LoadDatasetsOptions extends StoreBuilderOptions {
  * console.log(`${report.datasets.length} datasets, ${report.failures.length} not loaded`);
  * ```
  */
-export async function loadDatasets(
+export function loadDatasets(dir: string, options: LoadDatasetsOptions = {}): Promise<LoadedDatasets> {
+  return reloadDatasets(dir, undefined, options);
+}
+
+/**
+ * Loads a datasets folder again into a new store, keeping what did not
+ * change (see `planReload`): a dataset whose files are the same as when it
+ * was loaded (its `metadata.json` bytes, and its `data.csv`'s device, inode,
+ * size, modification and change times) is taken over from the store before
+ * with its ids, without reading it again; a new or changed one is read, with
+ * ids after every id handed out before, so that a next link into a dataset
+ * replaced since can be told from one into a dataset unchanged; one that
+ * cannot be loaded (metadata, header, a clash) keeps its version before.
+ * The store before is not changed.
+ * @param dir the datasets folder
+ * @param previous what serves now; undefined for a first load
+ * @param options chunk size and issue limits
+ * @returns the new store, the report, and what the next reload compares with
+ * @throws {WaterError} `ERR_WATER_DATASET` when `dir` cannot be read, or a
+ * changed dataset's data file changed again or could not be read while it
+ * was loaded (the store before then keeps serving)
+ */
+export async function reloadDatasets(
   dir: string,
+  previous: LoadedDatasets | undefined,
   options: LoadDatasetsOptions = {},
-): Promise<{ store: WaterStore; report: LoadReport }> {
+): Promise<LoadedDatasets> {
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (cause) {
     throw new WaterError("ERR_WATER_DATASET", `Cannot read the datasets folder ${dir}: ${String(cause)}`, { cause });
   }
-  const failures: LoadIssue[] = [];
-  const inputs: { input: DatasetInput; file: string; created: number }[] = [];
   const folders: string[] = [];
   for (const entry of entries) {
     // Dataset folders may be symbolic links, e.g. to share data between servers.
     const linked = entry.isSymbolicLink() && (await stat(join(dir, entry.name)).catch(() => undefined))?.isDirectory();
     if (entry.isDirectory() || linked === true) folders.push(entry.name);
   }
+  const served = previous?.served ?? [];
+  const servedFingerprints = new Map(served.map((dataset) => [dataset.folder, dataset.fingerprint]));
+  /** Each folder's data file as found, to tell whether it changed before it was read. */
+  const dataFiles = new Map<string, string>();
+  const found: FoundDataset[] = [];
   for (const name of folders.sort(compare)) {
-    const entry = { name };
-    const metadataFile = join(dir, entry.name, "metadata.json");
-    try {
-      const input = readDatasetMetadata(await readFile(metadataFile, "utf8"), entry.name);
-      const created = Date.parse(String(input.metadata["CreateTimestamp"] ?? ""));
-      inputs.push({ input, file: join(dir, entry.name, "data.csv"), created: Number.isNaN(created) ? Infinity : created });
-    } catch (error) {
-      failures.push({ file: metadataFile, line: 0, column: 0, message: messageOf(error) });
-    }
+    found.push(await findDataset(dir, name, servedFingerprints.get(name), dataFiles, options));
   }
-  inputs.sort((a, b) => a.created - b.created || compare(a.input.folder, b.input.folder));
+  const plan = planReload(served, found);
   const builder = new StoreBuilder(options);
-  const datasets: DatasetReport[] = [];
-  const seenDoi = new Set<string>();
-  const seenId = new Set<string>();
-  for (const { input, file } of inputs) {
-    if (seenDoi.has(input.doi) || seenId.has(input.id)) {
-      failures.push({ file, line: 0, column: 0, message: `Cannot load dataset ${input.folder}: its DOI or Id is already used by another dataset` });
+  const issued = previous?.store.issuedIds ?? { location: 0, observation: 0 };
+  // Datasets read get ids after every id handed out before: none of theirs names a row of another version.
+  let nextLocation = issued.location;
+  let nextRow = issued.observation;
+  const datasets: ChangedDataset[] = [];
+  const next: ServedDataset[] = [];
+  const failures: ReloadFailure[] = [...plan.failures];
+  for (const step of plan.steps) {
+    if (step.kind === "copy") {
+      const before = served[step.served]!;
+      builder.copyDataset(previous!.store, step.served, before.ids);
+      datasets.push({ ...before.report, change: step.change });
+      next.push(before);
       continue;
     }
-    builder.beginDataset(input, file);
+    const { found: dataset, input } = step;
+    const ids = { locationBase: nextLocation, rowBase: nextRow };
+    builder.beginDataset(input, dataset.dataFile, ids);
+    let result: DatasetLoadResult;
     try {
-      for await (const chunk of createReadStream(file, { highWaterMark: options.chunkBytes ?? 1 << 20 })) {
-        builder.push(chunk as Uint8Array);
-      }
-      const result = builder.endDataset();
-      seenDoi.add(input.doi);
-      seenId.add(input.id);
-      datasets.push({ folder: input.folder, doi: input.doi, ...result });
+      await readData(builder, dataset.dataFile, dataFiles.get(dataset.folder)!, options.chunkBytes ?? 1 << 20);
+      result = builder.endDataset();
     } catch (error) {
       builder.abortDataset();
       const line = error instanceof CsvSyntaxError ? error.line : 0;
       const column = error instanceof CsvSyntaxError ? error.column : 0;
-      failures.push({ file, line, column, message: messageOf(error) });
+      if (step.change === "replaced") {
+        throw new WaterError(
+          "ERR_WATER_DATASET",
+          `Cannot reload ${dir}: ${dataset.dataFile}: ${messageOf(error)}; the datasets served before keep serving`,
+          { cause: error },
+        );
+      }
+      failures.push({ file: dataset.dataFile, line, column, message: messageOf(error), folder: dataset.folder, kept: false });
+      continue;
     }
+    nextLocation += result.locations;
+    nextRow += result.rows;
+    const report: DatasetReport = { folder: input.folder, doi: input.doi, ...result };
+    datasets.push({ ...report, change: step.change });
+    next.push({ folder: dataset.folder, fingerprint: dataset.fingerprint, id: input.id, doi: input.doi, ids, report });
   }
-  return { store: builder.finish(), report: { datasets, failures } };
+  const removed = plan.removed.map((index) => {
+    const { folder, id, doi } = served[index]!;
+    return { folder, id, doi };
+  });
+  return { store: builder.finish({ issuedIds: issued }), report: { datasets, removed, failures }, served: next };
+}
+
+/**
+ * Reads a dataset folder's metadata and the identity of its data file: its
+ * fingerprint, and whether it can be loaded. The header of a data file that
+ * would replace a served dataset is checked now, so that a broken one keeps
+ * the version served (a first load finds such a header while reading).
+ */
+async function findDataset(
+  dir: string,
+  name: string,
+  servedFingerprint: string | undefined,
+  dataFiles: Map<string, string>,
+  options: LoadDatasetsOptions,
+): Promise<FoundDataset> {
+  const metadataFile = join(dir, name, "metadata.json");
+  const dataFile = join(dir, name, "data.csv");
+  const failed = (issue: LoadIssue, fingerprint: string): FoundDataset => ({ folder: name, dataFile, fingerprint, created: Infinity, metadata: { failure: issue } });
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(metadataFile);
+  } catch (error) {
+    return failed({ file: metadataFile, line: 0, column: 0, message: messageOf(error) }, "unreadable");
+  }
+  const metadataHash = createHash("sha256").update(bytes).digest("hex");
+  let input;
+  try {
+    input = readDatasetMetadata(new TextDecoder().decode(bytes), name);
+  } catch (error) {
+    return failed({ file: metadataFile, line: 0, column: 0, message: messageOf(error) }, metadataHash);
+  }
+  const created = Date.parse(String(input.metadata["CreateTimestamp"] ?? ""));
+  let handle: FileHandle;
+  try {
+    handle = await open(dataFile);
+  } catch (error) {
+    return failed({ file: dataFile, line: 0, column: 0, message: messageOf(error) }, metadataHash);
+  }
+  try {
+    const identity = fileIdentity(await handle.stat({ bigint: true }));
+    const fingerprint = `${metadataHash}:${identity}`;
+    dataFiles.set(name, identity);
+    if (servedFingerprint !== undefined && servedFingerprint !== fingerprint) {
+      try {
+        await probeHeader(handle, options.maxRecordBytes ?? 1 << 20);
+      } catch (error) {
+        const line = error instanceof CsvSyntaxError ? error.line : 0;
+        const column = error instanceof CsvSyntaxError ? error.column : 0;
+        return failed({ file: dataFile, line, column, message: messageOf(error) }, fingerprint);
+      }
+    }
+    return { folder: name, dataFile, fingerprint, created: Number.isNaN(created) ? Infinity : created, metadata: { input } };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** What tells one version of a file from another without reading it: a write or a replacement changes one of these. */
+function fileIdentity(stats: BigIntStats): string {
+  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+}
+
+/** Reads a data file's first bytes until its header record is whole, and checks it. */
+async function probeHeader(handle: FileHandle, maxBytes: number): Promise<void> {
+  let buffer = new Uint8Array(64 * 1024);
+  let length = 0;
+  for (;;) {
+    if (length === buffer.length) {
+      const bigger = new Uint8Array(buffer.length * 2);
+      bigger.set(buffer);
+      buffer = bigger;
+    }
+    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+    length += bytesRead;
+    const final = bytesRead === 0;
+    if (checkDataHeader(buffer.subarray(0, length), final)) return;
+    if (final) return;
+    if (length > maxBytes) throw new CsvSyntaxError(`found a header longer than ${maxBytes} bytes`, 1, 1, 0);
+  }
+}
+
+/**
+ * Feeds a data file to the open dataset, refusing a file that is not the
+ * one found (replaced since) or that changed while it was read.
+ */
+async function readData(builder: StoreBuilder, file: string, identity: string, chunkBytes: number): Promise<void> {
+  const handle = await open(file);
+  try {
+    if (fileIdentity(await handle.stat({ bigint: true })) !== identity) throw changed();
+    for await (const chunk of handle.createReadStream({ highWaterMark: chunkBytes, autoClose: false, start: 0 })) {
+      builder.push(chunk as Uint8Array);
+    }
+    if (fileIdentity(await handle.stat({ bigint: true })) !== identity) throw changed();
+  } finally {
+    await handle.close();
+  }
+}
+
+function changed(): WaterError {
+  return new WaterError("ERR_WATER_DATASET", "Cannot load the data file: it changed while it was being loaded; load again");
 }
 
 function compare(a: string, b: string): number {

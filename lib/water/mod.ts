@@ -24,17 +24,23 @@ export { formatCsvField, formatCsvRow } from "./format_csv.ts";
 export { normalizeCoordinates } from "./normalize_coordinates.ts";
 export type { NormalizedCoordinates } from "./normalize_coordinates.ts";
 export { WaterStore } from "./store.ts";
-export type { DatasetRecord, WaterStoreParts } from "./store.ts";
+export type { DatasetRecord, IssuedIds, RowLevel, WaterStoreParts } from "./store.ts";
 export { StoreBuilder } from "./store_builder.ts";
-export type { DatasetInput, DatasetLoadResult, LoadIssue, StoreBuilderOptions } from "./store_builder.ts";
+export type { DatasetIds, DatasetInput, DatasetLoadResult, FinishOptions, LoadIssue, StoreBuilderOptions } from "./store_builder.ts";
 export { readDatasetMetadata } from "./read_dataset_metadata.ts";
-export { loadDatasets } from "./load_datasets.ts";
-export type { DatasetReport, LoadDatasetsOptions, LoadReport } from "./load_datasets.ts";
+export { loadDatasets, reloadDatasets } from "./load_datasets.ts";
+export type { ChangedDataset, LoadDatasetsOptions, LoadedDatasets, LoadReport, ReloadReport } from "./load_datasets.ts";
+export { planReload } from "./plan_reload.ts";
+export type { DatasetChange, DatasetReport, FoundDataset, ReloadFailure, ReloadPlan, ReloadStep, ServedDataset } from "./plan_reload.ts";
 export { prepareFilter, queryCount, queryPage } from "./query_collection.ts";
 export type { CollectionQuery, PageResult } from "./query_collection.ts";
 export { metadataDocument, SCHEMA_NAMESPACE, serviceDocument } from "./service_document.ts";
 export { createWaterService } from "./create_water_service.ts";
-export type { WaterServiceOptions } from "./create_water_service.ts";
+export { LiveDatasets } from "./live_datasets.ts";
+export type { LiveDatasetsOptions } from "./live_datasets.ts";
+export { createDatasetsAdmin, reloadReportBody } from "./create_datasets_admin.ts";
+export type { DatasetsAdminOptions, ReloadableDatasets, ReloadReportBody } from "./create_datasets_admin.ts";
+export type { StoreSource, WaterServiceOptions } from "./create_water_service.ts";
 export {
   ACTIVITY_DEPTH_HEIGHT_UNITS,
   ACTIVITY_GROUP_TYPES,

@@ -11,9 +11,10 @@ import {
   type OrderKey,
   parseFilter,
 } from "../odata/mod.ts";
+import { WaterError } from "./errors.ts";
 import type { CollectionSchema, FieldLevel } from "./fields.ts";
 import { orderRows, type RankCache } from "./order_rows.ts";
-import type { WaterStore } from "./store.ts";
+import type { RowLevel, WaterStore } from "./store.ts";
 
 const DEPTH: Readonly<Record<FieldLevel, number>> = { dataset: 0, location: 1, observation: 2 };
 const schemas = new WeakMap<CollectionSchema, FilterSchema>();
@@ -73,6 +74,7 @@ export interface PageResult {
  * @param top page size
  * @returns the page
  * @throws {ODataError} `ERR_ODATA_QUERY_OPTION` for a skip token that is not an id of the collection
+ * @throws {WaterError} `ERR_WATER_TOKEN_GONE` for a token naming a row of a dataset replaced or removed since
  * @example
  * ```ts
  * const locations = COLLECTIONS.get("Locations")!;
@@ -95,7 +97,7 @@ export function queryPage(
     const rest = after === undefined ? matching : matching.filter((m) => m.id > after);
     return { rows: rest.slice(0, top).map((m) => m.d), more: rest.length > top };
   }
-  const from = skipToken === undefined ? 0 : readRowToken(skipToken);
+  const from = skipToken === undefined ? 0 : rowAfterToken(store, level, skipToken);
   const rows = level === "location"
     ? matchingLocations(store, query, from, top + 1)
     : matchingObservations(store, query, from, top + 1);
@@ -141,10 +143,14 @@ export function orderedPage(
   } else {
     // Without a filter every row matches: the order is walked as it is.
     rows = query.filter === undefined ? undefined : level === "location" ? matchingLocations(store, query, 0, Infinity) : allObservations(store, query);
-    // The token names the last row's Id, one more than its row: ids count from 1.
-    if (skipToken !== undefined) after = readRowToken(skipToken) - 1;
-    if (after !== undefined && (after < 0 || after >= store.lengthOf(level))) {
-      throw new ODataError("ERR_ODATA_QUERY_OPTION", `Cannot use $skiptoken=Id:${skipToken}: under an order, the token names a row of the previous page`, { target: "$skiptoken" });
+    // The token names the last row of the page before.
+    if (skipToken !== undefined) {
+      const id = readRowToken(skipToken);
+      if (store.isRetiredId(level, id)) throw tokenGone(skipToken);
+      after = store.rowOfId(level, id);
+      if (after === -1) {
+        throw new ODataError("ERR_ODATA_QUERY_OPTION", `Cannot use $skiptoken=Id:${skipToken}: under an order, the token names a row of the previous page`, { target: "$skiptoken" });
+      }
     }
   }
   return orderRows(store, query.collection, keys, rows, after, skip, top, ranks, idOrder);
@@ -358,9 +364,34 @@ function levelOf(query: CollectionQuery): FieldLevel {
 }
 
 /**
- * Reads the id in a `$skiptoken` of an integer-keyed collection as the next row to read.
+ * Where a page after a `$skiptoken` of the locations or observations starts:
+ * past every row whose id is at most the token's, so that a token stays
+ * valid while its row's dataset is unchanged.
+ * @param store the store
+ * @param level `location` or `observation`
  * @param token the text after `Id:`
- * @returns the row after the one with that id
+ * @returns the first row to read
+ * @throws {ODataError} `ERR_ODATA_QUERY_OPTION` when the id is not an integer
+ * @throws {WaterError} `ERR_WATER_TOKEN_GONE` when the id was a row of a dataset replaced or removed since
+ */
+export function rowAfterToken(store: WaterStore, level: RowLevel, token: string): number {
+  const id = readRowToken(token);
+  if (store.isRetiredId(level, id)) throw tokenGone(token);
+  return store.rowsThroughId(level, id);
+}
+
+function tokenGone(token: string): WaterError {
+  return new WaterError(
+    "ERR_WATER_TOKEN_GONE",
+    `Cannot continue after $skiptoken=Id:${token}: the dataset of that row was replaced or removed since the link was made; start again without $skiptoken`,
+    { target: "$skiptoken" },
+  );
+}
+
+/**
+ * Reads the id in a `$skiptoken` of an integer-keyed collection.
+ * @param token the text after `Id:`
+ * @returns the id
  * @throws {ODataError} `ERR_ODATA_QUERY_OPTION` when the id is not an integer
  */
 export function readRowToken(token: string): number {

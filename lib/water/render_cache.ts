@@ -7,8 +7,8 @@ import type { WaterStore } from "./store.ts";
  * selection, as a range of a block rendered together with its neighbours.
  * Held bytes are counted per row; a block stays in memory while any of its
  * rows is cached, so memory can exceed the budget by the unheld rest of
- * partly evicted blocks. The store never changes while it is served, so an entry never
- * goes stale; the oldest entries are dropped when the cache holds more than
+ * partly evicted blocks. A store never changes, and a cache serves one store
+ * (a reloaded store gets a new cache), so an entry never goes stale; the oldest entries are dropped when the cache holds more than
  * its byte budget (first in, first out: a hit costs one lookup). Pages that overlap earlier ones (the same
  * location's latest rows, a dashboard's refresh) then cost a copy per row
  * instead of rendering every field again.

@@ -1,5 +1,5 @@
 import type { Column, Scalar } from "../odata/mod.ts";
-import { ODataError } from "../odata/mod.ts";
+import { ODataError, rowNumberReader } from "../odata/mod.ts";
 import type { CollectionField, CollectionSchema } from "./fields.ts";
 import { formatCsvField } from "./format_csv.ts";
 import type { WaterStore } from "./store.ts";
@@ -184,8 +184,8 @@ function columnWriter(
       };
     }
     case "rownumber": {
-      const offset = column.offset;
-      return (row, location) => String(pick(row, location) + offset);
+      const read = rowNumberReader(column);
+      return (row, location) => String(read(pick(row, location)));
     }
     default:
       throw new TypeError(`Cannot write a ${column.kind} column`);
@@ -293,11 +293,11 @@ function byteWriterFor(store: WaterStore, field: CollectionField, prefix: string
       };
     }
     case "rownumber": {
-      const offset = column.offset;
+      const read = rowNumberReader(column);
       const name = utf8.encode(prefix);
       return (row, location, _dataset, out) => {
         out.bytes(name);
-        out.ascii(String((atLocation ? location : row) + offset));
+        out.ascii(String(read(atLocation ? location : row)));
       };
     }
     default:

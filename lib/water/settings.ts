@@ -3,7 +3,11 @@ import { parseApiKey, parseOrigin } from "../http/mod.ts";
 
 /** The water-data API's settings, read by `readSettings` from the environment. */
 export const WATER_SETTINGS = {
-  dataDir: textSetting("DATA_DIR", { default: "data/datasets", accepts: "a folder", doc: "the datasets folder" }),
+  dataDir: textSetting("DATA_DIR", {
+    default: "data/datasets",
+    accepts: "a folder",
+    doc: "the datasets folder, loaded at start and again on `SIGHUP` or `POST /admin/datasets/reload`",
+  }),
   apiKeysFile: textSetting("API_KEYS_FILE", {
     default: "data/api_keys.json",
     emptyMeansNone: true,
@@ -14,6 +18,11 @@ export const WATER_SETTINGS = {
     accepts: "keys, plain or `sha256:<64 hex>`",
     item: (entry, index) => parseApiKey(`API_KEYS[${index + 1}]`, entry),
     doc: "keys accepted in addition to the file's",
+  }),
+  adminApiKeys: listSetting("ADMIN_API_KEYS", {
+    accepts: "keys, plain or `sha256:<64 hex>`",
+    item: (entry, index) => parseApiKey(`ADMIN_API_KEYS[${index + 1}]`, entry),
+    doc: "keys of the datasets' admin routes (`POST /admin/datasets/reload`), sent as `Authorization: Bearer <key>`; none refuses them all (`SIGHUP` reloads all the same)",
   }),
   corsOrigins: listSetting("CORS_ORIGINS", {
     accepts: "origins such as `https://app.example.org`",

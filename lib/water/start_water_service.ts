@@ -1,9 +1,21 @@
 import { randomUUID } from "node:crypto";
 import { ConfigError, readConfigFile } from "../config/mod.ts";
-import { type ApiKey, indexApiKeys, readApiKeysFile, RedisRateLimiter, type RunningService, type ServiceCredential } from "../http/mod.ts";
+import {
+  type ApiKey,
+  indexApiKeys,
+  keepRoutes,
+  mountHandlers,
+  readApiKeysFile,
+  RedisRateLimiter,
+  type RunningService,
+  type ServiceCredential,
+  type ServiceLog,
+} from "../http/mod.ts";
 import { connectRedis, type RedisScripts } from "../storage/mod.ts";
+import { createDatasetsAdmin } from "./create_datasets_admin.ts";
 import { createWaterService } from "./create_water_service.ts";
-import { type LoadReport, loadDatasets } from "./load_datasets.ts";
+import { LiveDatasets } from "./live_datasets.ts";
+import type { LoadReport, ReloadReport } from "./load_datasets.ts";
 import type { WaterConfig } from "./settings.ts";
 
 /** Options of {@linkcode startWaterService}. */
@@ -15,13 +27,25 @@ export interface StartWaterServiceOptions {
    * @default {"/v1/odata/v4"}
    */
   basePath?: string;
+  /**
+   * Path of the datasets' admin routes.
+   * @default {"/admin/datasets"}
+   */
+  adminPath?: string;
+  /**
+   * Where reloads are reported.
+   * @default nowhere
+   */
+  log?: ServiceLog;
 }
 
 /**
  * Starts the water-data API as an app runs it: reads the API keys
  * (`API_KEYS_FILE` and `API_KEYS`), loads the datasets of `DATA_DIR`, and
  * describes what it serves (the keys given in plain text, what was loaded
- * and what was not).
+ * and what was not). The datasets are live: the service's `reload` (an app
+ * calls it on `SIGHUP`) and `POST /admin/datasets/reload` (with a key of
+ * `ADMIN_API_KEYS`) load the folder again and swap the store in.
  * @param config the water settings
  * @param options the clock and base path
  * @returns the running service
@@ -44,7 +68,11 @@ export async function startWaterService(config: WaterConfig, options: StartWater
   if (keys.length === 0) {
     throw new ConfigError("API_KEYS", "Cannot start: no API keys are configured; set API_KEYS or API_KEYS_FILE");
   }
-  const { store, report } = await loadDatasets(config.dataDir);
+  const live = await LiveDatasets.open(config.dataDir);
+  const log = options.log;
+  const logReload = (report: ReloadReport): void => {
+    for (const line of reloadLines(report, config.dataDir)) log?.info(line);
+  };
   let redis: RedisScripts | undefined;
   if (config.rateLimitRedisUrl !== "") {
     try {
@@ -57,7 +85,7 @@ export async function startWaterService(config: WaterConfig, options: StartWater
   let permits = 0;
   // Unique over replicas (two containers may both be pid 1).
   const permitPrefix = `${randomUUID()}:`;
-  const handler = createWaterService(store, {
+  const water = createWaterService(live, {
     ...(redis === undefined ? {} : {
       limiter: new RedisRateLimiter(redis, {
         ratePerSecond: config.rateLimitPerSecond,
@@ -76,20 +104,68 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     maxResponseBytes: config.maxResponseBytes,
     renderCacheBytes: config.renderCacheBytes,
   });
+  const adminPath = options.adminPath ?? "/admin/datasets";
+  const admin = createDatasetsAdmin(live, {
+    keys: indexApiKeys(config.adminApiKeys),
+    basePath: adminPath,
+    onReload: (outcome) => {
+      if ("report" in outcome) logReload(outcome.report);
+      else log?.error(`Datasets not reloaded from ${config.dataDir}; those loaded before keep serving`, outcome.error);
+    },
+  });
+  const handler = keepRoutes(mountHandlers([{ prefix: base, handler: water }, { prefix: adminPath, handler: admin }]), {
+    routes: [...water.routes, ...admin.routes],
+    routeOf: (request) => water.routeOf(request) ?? admin.routeOf(request),
+  });
   const example = credentials[0]?.value ?? "<your key>";
-  const loaded = reportLines(report, config.dataDir);
+  const loaded = reportLines(live.loaded.report, config.dataDir);
+  const adminNote = config.adminApiKeys.length === 0
+    ? `Datasets reload on SIGHUP (POST ${adminPath}/reload is refused: no ADMIN_API_KEYS)`
+    : `Datasets reload on SIGHUP and POST ${adminPath}/reload (with an ADMIN_API_KEYS key)`;
   return {
     name: "water",
-    prefixes: [base],
+    prefixes: [base, adminPath],
     handler,
     describe: (origin) => ({
       endpoints: [{ label: "Water data", url: `${origin}${base}` }],
       credentials,
-      notes: [...loaded, ...(redis === undefined ? [] : ["Rate limits: counted in Redis (RATE_LIMIT_REDIS_URL), shared by every replica"]), `Try: curl -H 'x-api-key: ${example}' '${origin}${base}/Locations?$top=2'`],
+      notes: [
+        ...loaded,
+        adminNote,
+        ...(redis === undefined ? [] : ["Rate limits: counted in Redis (RATE_LIMIT_REDIS_URL), shared by every replica"]),
+        `Try: curl -H 'x-api-key: ${example}' '${origin}${base}/Locations?$top=2'`,
+      ],
     }),
+    reload: async () => {
+      logReload(await live.reload());
+    },
     drain: () => Promise.resolve(),
     close: () => redis?.close() ?? Promise.resolve(),
   };
+}
+
+/** What a reload changed, for the log: a line per dataset added, replaced, removed or not loaded, then one in all. */
+function reloadLines(report: ReloadReport, dir: string): string[] {
+  const counts = { added: 0, replaced: 0, unchanged: 0, kept: 0 };
+  let rows = 0;
+  const lines: string[] = [];
+  for (const dataset of report.datasets) {
+    counts[dataset.change]++;
+    rows += dataset.rows;
+    if (dataset.change === "added" || dataset.change === "replaced") {
+      const skipped = dataset.skippedRows === 0 ? "" : `, ${dataset.skippedRows} rows skipped`;
+      lines.push(`  ${dataset.change === "added" ? "Added" : "Replaced"} ${dataset.folder} (${dataset.doi}): ${dataset.rows} observations, ${dataset.locations} locations${skipped}`);
+    }
+  }
+  for (const dataset of report.removed) lines.push(`  Removed ${dataset.folder} (${dataset.doi})`);
+  for (const failure of report.failures) {
+    const where = failure.line === 0 ? failure.file : `${failure.file}:${failure.line}:${failure.column}`;
+    lines.push(`  Not loaded: ${where}: ${failure.message}${failure.kept ? " (the version loaded before keeps serving)" : ""}`);
+  }
+  const summary = `Datasets reloaded from ${dir}: ${counts.added} added, ${counts.replaced} replaced, ${report.removed.length} removed, ` +
+    `${counts.unchanged} unchanged, ${report.failures.length} not loaded (${counts.kept} kept as they were); ` +
+    `${report.datasets.length} datasets, ${rows} observations`;
+  return [...lines, summary];
 }
 
 function reportLines(report: LoadReport, dir: string): string[] {

@@ -1,4 +1,4 @@
-import type { Column, ColumnTable } from "../odata/mod.ts";
+import { type Column, type ColumnTable, rowNumberAt, type RowNumberColumn, rowsBelow, rowWithNumber } from "../odata/mod.ts";
 import type { CollectionField, FieldLevel } from "./fields.ts";
 
 /** One dataset: its ids and its metadata fields as published. */
@@ -21,7 +21,22 @@ export interface WaterStoreParts {
   readonly locationRowStarts: Uint32Array;
   /** Columns by storage key, each over the rows of its own level. */
   readonly columns: ReadonlyMap<string, Column>;
+  /**
+   * The highest location and observation ids handed out, by this store or
+   * the stores it replaced (see {@linkcode WaterStore.isRetiredId}).
+   * @default the highest ids of this store
+   */
+  readonly issuedIds?: IssuedIds;
 }
+
+/** The highest ids handed out at the levels with integer ids. */
+export interface IssuedIds {
+  readonly location: number;
+  readonly observation: number;
+}
+
+/** The levels whose ids are integers: locations and observations. */
+export type RowLevel = "location" | "observation";
 
 const LEVEL_DEPTH: Readonly<Record<FieldLevel, number>> = { dataset: 0, location: 1, observation: 2 };
 
@@ -29,12 +44,16 @@ const LEVEL_DEPTH: Readonly<Record<FieldLevel, number>> = { dataset: 0, location
  * The in-memory water-data store: datasets, their locations and their
  * observations as typed-array columns. Observations are stored grouped by
  * location and locations grouped by dataset, so a location or dataset is a
- * contiguous range of rows, and ids are row numbers plus one.
+ * contiguous range of rows. Location and observation ids ascend with rows:
+ * row numbers plus one, or, after a reload kept some datasets' ids, row
+ * numbers plus an offset per dataset (the `Id` columns say which).
  */
 export class WaterStore {
   readonly datasets: readonly DatasetRecord[];
   readonly datasetLocationStarts: Uint32Array;
   readonly locationRowStarts: Uint32Array;
+  /** The highest ids handed out; see {@linkcode WaterStore.isRetiredId}. */
+  readonly issuedIds: IssuedIds;
   readonly #columns: ReadonlyMap<string, Column>;
   readonly #views = new Map<string, Column>();
 
@@ -47,6 +66,58 @@ export class WaterStore {
     this.datasetLocationStarts = parts.datasetLocationStarts;
     this.locationRowStarts = parts.locationRowStarts;
     this.#columns = parts.columns;
+    const last = (level: RowLevel): number => {
+      const length = this.lengthOf(level);
+      return length === 0 ? 0 : this.idOf(level, length - 1);
+    };
+    this.issuedIds = parts.issuedIds ?? { location: last("location"), observation: last("observation") };
+  }
+
+  /**
+   * The id of a location or observation row.
+   * @param level `location` or `observation`
+   * @param row the row
+   * @returns its id
+   */
+  idOf(level: RowLevel, row: number): number {
+    return rowNumberAt(this.#idColumn(level), row);
+  }
+
+  /**
+   * The row of a location or observation id.
+   * @param level `location` or `observation`
+   * @param id the id
+   * @returns the row, or -1 when no row has that id
+   */
+  rowOfId(level: RowLevel, id: number): number {
+    return rowWithNumber(this.#idColumn(level), this.lengthOf(level), id);
+  }
+
+  /**
+   * The rows whose id is at most `id`: where a page after `$skiptoken=Id:<id>` starts.
+   * @param level `location` or `observation`
+   * @param id the id
+   * @returns a row count
+   */
+  rowsThroughId(level: RowLevel, id: number): number {
+    return rowsBelow(this.#idColumn(level), this.lengthOf(level), Math.floor(id) + 1);
+  }
+
+  /**
+   * Whether an id was handed out to a row that is no longer here: a row of a
+   * dataset replaced or removed since (its new version, if any, has new ids;
+   * ids are never handed out twice while a server runs).
+   * @param level `location` or `observation`
+   * @param id the id
+   * @returns true for such an id
+   */
+  isRetiredId(level: RowLevel, id: number): boolean {
+    return Number.isInteger(id) && id >= 1 && id <= this.issuedIds[level] && this.rowOfId(level, id) === -1;
+  }
+
+  #idColumn(level: RowLevel): RowNumberColumn {
+    const column = this.#columns.get(`${level}.Id`);
+    return column?.kind === "rownumber" ? column : { kind: "rownumber", offset: 1 };
   }
 
   /** Number of datasets. */

@@ -5,6 +5,7 @@ import { CodeColumn, NumberColumnBuilder } from "./_code_column.ts";
 import { CsvScanner, FIELD_ESCAPED, unescapeField } from "./csv_scanner.ts";
 import { CsvSyntaxError } from "./errors.ts";
 import {
+  DERIVED_METADATA_COLUMNS,
   LIST_METADATA_COLUMNS,
   LOCATION_COLUMNS,
   METADATA_COLUMNS,
@@ -15,7 +16,7 @@ import {
 } from "./fields.ts";
 import { normalizeCoordinates } from "./normalize_coordinates.ts";
 import { parseNumberBytes } from "./_parse_number.ts";
-import type { DatasetRecord } from "./store.ts";
+import type { DatasetRecord, IssuedIds } from "./store.ts";
 import { WaterStore } from "./store.ts";
 import { activityGroupTypeOf } from "./vocabulary.ts";
 
@@ -47,6 +48,26 @@ export interface DatasetLoadResult {
   readonly issues: readonly LoadIssue[];
   /** Header columns that are not DataStream columns, ignored. */
   readonly ignoredColumns: readonly string[];
+}
+
+/**
+ * Where a dataset's ids start: its locations' ids are `locationBase + 1`
+ * onwards, its observations' `rowBase + 1` onwards. Datasets follow one
+ * another in ascending ids; a gap between two is ids no row has.
+ */
+export interface DatasetIds {
+  readonly locationBase: number;
+  readonly rowBase: number;
+}
+
+/** Options of {@linkcode StoreBuilder.finish}. */
+export interface FinishOptions {
+  /**
+   * The highest ids handed out before, by the stores this one replaces, so
+   * that the store can tell their retired ids (see `WaterStore.isRetiredId`).
+   * @default {{ location: 0, observation: 0 }}
+   */
+  issuedIds?: IssuedIds;
 }
 
 /** Options of {@linkcode StoreBuilder}. */
@@ -101,6 +122,7 @@ interface OpenDataset {
   readonly file: string;
   readonly rowBase: number;
   readonly locationBase: number;
+  readonly ids: DatasetIds;
   header: readonly string[] | undefined;
   /** Per header column: index into the observation slots, or -1. */
   observationTarget: Int32Array;
@@ -155,6 +177,11 @@ export class StoreBuilder {
   readonly #slotIndex: ReadonlyMap<string, number>;
   readonly #datasets: DatasetInput[] = [];
   readonly #datasetLocationStarts: number[] = [0];
+  /** Each dataset's id bases, in dataset order. */
+  readonly #ids: DatasetIds[] = [];
+  /** The last location and observation ids given so far. */
+  #lastLocationId = 0;
+  #lastRowId = 0;
   readonly #locations: LocationRecord[] = [];
   #locationRowStarts = new Uint32Array(1024);
   #rowCount = 0;
@@ -188,15 +215,18 @@ export class StoreBuilder {
    * Starts a dataset; its data file's bytes follow through {@linkcode push}.
    * @param input the dataset's checked metadata
    * @param file the data file's path, for issues
+   * @param ids where its ids start; by default right after the previous dataset's
    * @throws {TypeError} when a dataset is already open or the builder is finished
+   * @throws {RangeError} when `ids` would not come after the previous dataset's ids
    */
-  beginDataset(input: DatasetInput, file: string): void {
+  beginDataset(input: DatasetInput, file: string, ids?: DatasetIds): void {
     if (this.#open !== undefined || this.#finished) {
       throw new TypeError("Cannot begin a dataset: another is open or the store is finished");
     }
     this.#open = {
       input,
       file,
+      ids: this.#checkIds(ids),
       rowBase: this.#rowCount,
       locationBase: this.#locations.length,
       header: undefined,
@@ -290,8 +320,7 @@ export class StoreBuilder {
       this.#locationRowStarts[index + 1] = this.#locationRowStarts[index]! + counts[l]!;
     }
     this.#rowCount += open.rows;
-    this.#datasets.push(open.input);
-    this.#datasetLocationStarts.push(this.#locations.length);
+    this.#commit(open.input, open.ids, locationCount, open.rows);
     this.#open = undefined;
     return {
       rows: open.rows,
@@ -316,11 +345,58 @@ export class StoreBuilder {
   }
 
   /**
+   * Adds a dataset of another store as it is there: its metadata, its
+   * locations and its observations in the same order, so that with the same
+   * `ids` every row keeps its id. Nothing is read or checked again (a reload
+   * keeps an unchanged dataset, or the old version of a broken one, this way).
+   * @param source the store that holds it
+   * @param dataset its index there
+   * @param ids where its ids start; by default right after the previous dataset's
+   * @returns its row and location counts
+   * @throws {TypeError} when a dataset is open or the builder is finished
+   * @throws {RangeError} for an unknown dataset, or `ids` that would not come after the previous dataset's ids
+   */
+  copyDataset(source: WaterStore, dataset: number, ids?: DatasetIds): { readonly rows: number; readonly locations: number } {
+    if (this.#open !== undefined || this.#finished) {
+      throw new TypeError("Cannot copy a dataset: another is open or the store is finished");
+    }
+    const record = source.datasets[dataset];
+    if (record === undefined) throw new RangeError(`Cannot copy dataset ${dataset}: the store has ${source.datasetCount}`);
+    const checked = this.#checkIds(ids);
+    const metadata: Record<string, string | readonly string[] | null> = {};
+    for (const [name, value] of Object.entries(record.metadata)) if (!DERIVED_METADATA_COLUMNS.has(name)) metadata[name] = value;
+    const input: DatasetInput = { id: record.id, doi: record.doi, folder: record.folder, metadata, regionIds: [], locationRegionIds: new Map() };
+    const locationFrom = source.datasetLocationStarts[dataset]!;
+    const locationTo = source.datasetLocationStarts[dataset + 1]!;
+    const rowFrom = source.locationRowStarts[locationFrom]!;
+    const rowTo = source.locationRowStarts[locationTo]!;
+    const locationColumns = LOCATION_COLUMNS.map((name) => source.column(`location.${name}`));
+    const regions = source.column("location.RegionId");
+    for (let l = locationFrom; l < locationTo; l++) {
+      const values = locationColumns.map((column) => (column === undefined ? null : scalarAt(column, l)));
+      const index = this.#locations.length;
+      this.#locations.push({
+        id: String(values[0]),
+        values,
+        regionIds: regions?.kind === "values" ? (regions.values[l] as readonly string[]) : [],
+      });
+      this.#reserveLocationStarts(index + 2);
+      this.#locationRowStarts[index + 1] = this.#locationRowStarts[index]! + source.locationRowStarts[l + 1]! - source.locationRowStarts[l]!;
+    }
+    for (const slot of this.#slots) this.#copySlot(slot, source.column(`observation.${slot.name}`), rowFrom, rowTo);
+    const rows = rowTo - rowFrom;
+    this.#rowCount += rows;
+    this.#commit(input, checked, locationTo - locationFrom, rows);
+    return { rows, locations: locationTo - locationFrom };
+  }
+
+  /**
    * Builds the store: trims columns, builds the location and dataset
    * columns, derived fields and posting indexes.
+   * @param options the ids handed out before
    * @returns the store
    */
-  finish(): WaterStore {
+  finish(options: FinishOptions = {}): WaterStore {
     if (this.#open !== undefined) throw new TypeError("Cannot finish the store: a dataset is still open");
     this.#finished = true;
     const columns = new Map<string, Column>();
@@ -329,13 +405,94 @@ export class StoreBuilder {
     const extents = this.#temporalExtents(columns.get("observation.ActivityStartDate"));
     const datasets = this.#datasets.map((d, i) => ({ id: d.id, doi: d.doi, folder: d.folder, metadata: { ...d.metadata, TemporalExtent: extents[i]! } }));
     this.#addDatasetColumns(columns, datasets);
+    this.#addIdColumns(columns);
     const locationCount = this.#locations.length;
+    const issued = options.issuedIds ?? { location: 0, observation: 0 };
     return new WaterStore({
       datasets,
       datasetLocationStarts: Uint32Array.from(this.#datasetLocationStarts),
       locationRowStarts: this.#locationRowStarts.slice(0, locationCount + 1),
       columns,
+      issuedIds: {
+        location: Math.max(issued.location, this.#lastLocationId),
+        observation: Math.max(issued.observation, this.#lastRowId),
+      },
     });
+  }
+
+  /** The ids a new dataset starts from: as given, checked, or right after the last dataset's. */
+  #checkIds(ids: DatasetIds | undefined): DatasetIds {
+    if (ids === undefined) return { locationBase: this.#lastLocationId, rowBase: this.#lastRowId };
+    const { locationBase, rowBase } = ids;
+    if (!Number.isSafeInteger(locationBase) || !Number.isSafeInteger(rowBase) || locationBase < this.#lastLocationId || rowBase < this.#lastRowId) {
+      throw new RangeError(
+        `Cannot place a dataset at location ids ${locationBase} and observation ids ${rowBase}: ` +
+          `ids must ascend, and the last dataset ends at ${this.#lastLocationId} and ${this.#lastRowId}`,
+      );
+    }
+    return ids;
+  }
+
+  /** Adds a dataset whose locations and rows are in place. */
+  #commit(input: DatasetInput, ids: DatasetIds, locations: number, rows: number): void {
+    this.#datasets.push(input);
+    this.#datasetLocationStarts.push(this.#locations.length);
+    this.#ids.push(ids);
+    this.#lastLocationId = ids.locationBase + locations;
+    this.#lastRowId = ids.rowBase + rows;
+  }
+
+  /** Appends rows `from .. to - 1` of a store's column to an observation slot, in the slot's own codes. */
+  #copySlot(slot: ObservationSlot, column: Column | undefined, from: number, to: number): void {
+    if (slot.numeric) {
+      const numbers = column?.kind === "number" ? column.values.subarray(from, to) : new Float64Array(to - from).fill(Number.NaN);
+      slot.numbers!.append(numbers, numbers.length);
+      return;
+    }
+    const dictionary = slot.dictionary!;
+    const codes = column?.kind === "dict" ? column : undefined;
+    // Old code to new code, made on first sight of each.
+    const mapped = new Int32Array(codes === undefined ? 1 : codes.values.length).fill(-1);
+    mapped[0] = 0;
+    for (let at = from; at < to; at += STAGE_ROWS) {
+      const n = Math.min(STAGE_ROWS, to - at);
+      for (let i = 0; i < n; i++) {
+        const old = codes === undefined ? 0 : codes.codes[at + i]!;
+        let code = mapped[old]!;
+        if (code === -1) {
+          const bytes = utf8.encode(String(codes!.values[old]));
+          code = bytes.length === 0 ? 0 : dictionary.codeOf(bytes, 0, bytes.length);
+          if (code < 0) throw new TypeError(`Cannot copy ${slot.name}: ${dictionary.error}`);
+          mapped[old] = code;
+        }
+        slot.stagedCodes[i] = code;
+      }
+      slot.codes!.append(slot.stagedCodes, n, dictionary.size);
+    }
+  }
+
+  /**
+   * The `Id` columns: row numbers plus one while every dataset's ids follow
+   * the previous one's, else row numbers plus an offset per dataset.
+   */
+  #addIdColumns(columns: Map<string, Column>): void {
+    const starts = this.#datasetLocationStarts;
+    const count = this.#datasets.length;
+    const locationStarts = new Uint32Array(count);
+    const rowStarts = new Uint32Array(count);
+    const locationOffsets = new Float64Array(count);
+    const rowOffsets = new Float64Array(count);
+    let contiguous = true;
+    for (let d = 0; d < count; d++) {
+      const ids = this.#ids[d]!;
+      locationStarts[d] = starts[d]!;
+      rowStarts[d] = this.#locationRowStarts[starts[d]!]!;
+      locationOffsets[d] = ids.locationBase - locationStarts[d]! + 1;
+      rowOffsets[d] = ids.rowBase - rowStarts[d]! + 1;
+      if (locationOffsets[d] !== 1 || rowOffsets[d] !== 1) contiguous = false;
+    }
+    columns.set("location.Id", contiguous ? { kind: "rownumber", offset: 1 } : { kind: "rownumber", offset: 1, segments: { starts: locationStarts, offsets: locationOffsets } });
+    columns.set("observation.Id", contiguous ? { kind: "rownumber", offset: 1 } : { kind: "rownumber", offset: 1, segments: { starts: rowStarts, offsets: rowOffsets } });
   }
 
   #requireOpen(): OpenDataset {
@@ -403,18 +560,7 @@ export class StoreBuilder {
     for (let f = 0; f < scanner.count; f++) {
       names.push(new TextDecoder().decode(this.#fieldBytes(buf, f)).trim());
     }
-    const seen = new Set<string>();
-    for (let f = 0; f < names.length; f++) {
-      if (seen.has(names[f]!)) {
-        throw new CsvSyntaxError(`found column "${names[f]}" twice in the header`, 1, f + 1, 0);
-      }
-      seen.add(names[f]!);
-    }
-    for (const required of REQUIRED_CSV_COLUMNS) {
-      if (!seen.has(required)) {
-        throw new CsvSyntaxError(`found no "${required}" column in the header; it is required`, 1, names.length + 1, 0);
-      }
-    }
+    const seen = checkHeaderNames(names);
     open.header = names;
     open.observationTarget = new Int32Array(names.length).fill(-1);
     open.locationTarget = new Int32Array(names.length).fill(-1);
@@ -652,7 +798,6 @@ export class StoreBuilder {
       if (slot.name === "ActivityType") activityType = { codes, values, counts };
       if (slot.name === "ActivityStartDate") startDate = { codes, values, counts };
     }
-    columns.set("observation.Id", { kind: "rownumber", offset: 1 });
     if (activityType !== undefined) {
       const groups = activityType.values.map((value) => (value === null ? null : activityGroupTypeOf(String(value))));
       columns.set("observation.ActivityGroupType", derivedColumn(activityType.codes, groups, activityType.counts));
@@ -680,7 +825,6 @@ export class StoreBuilder {
         location.values[4] as string | null,
       )
     );
-    columns.set("location.Id", { kind: "rownumber", offset: 1 });
     columns.set("location.LatitudeNormalized", numberColumn(normalized.map((c) => c.latitude)));
     columns.set("location.LongitudeNormalized", numberColumn(normalized.map((c) => c.longitude)));
     columns.set(
@@ -725,6 +869,73 @@ export class StoreBuilder {
       });
       columns.set(`dataset.${name}`, { kind: "values", values: values as (Scalar | readonly Scalar[])[] });
     }
+  }
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * Checks a data file's header names as loading does: no name twice, every
+ * required column there.
+ * @returns the names, as a set
+ * @throws {CsvSyntaxError} naming the column at fault
+ */
+function checkHeaderNames(names: readonly string[]): Set<string> {
+  const seen = new Set<string>();
+  for (let f = 0; f < names.length; f++) {
+    if (seen.has(names[f]!)) {
+      throw new CsvSyntaxError(`found column "${names[f]}" twice in the header`, 1, f + 1, 0);
+    }
+    seen.add(names[f]!);
+  }
+  for (const required of REQUIRED_CSV_COLUMNS) {
+    if (!seen.has(required)) {
+      throw new CsvSyntaxError(`found no "${required}" column in the header; it is required`, 1, names.length + 1, 0);
+    }
+  }
+  return seen;
+}
+
+/**
+ * Checks the header of a DataStream data file from its first bytes, as
+ * {@linkcode StoreBuilder} would when loading it, without loading anything.
+ * @param bytes the file's first bytes
+ * @param final whether they are the whole file
+ * @returns true when the header is there and usable; false when it goes on past `bytes`
+ * @throws {CsvSyntaxError} for a header that cannot be used, or none
+ */
+export function checkDataHeader(bytes: Uint8Array, final: boolean): boolean {
+  if (bytes.length < 3 && !final) return false;
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  if (bytes.length - start === 0) {
+    if (final) throw new CsvSyntaxError("found no header row", 1, 1, 0);
+    return false;
+  }
+  const scanner = new CsvScanner();
+  if (scanner.scan(bytes, start, bytes.length, final) === -1) return false;
+  const names: string[] = [];
+  const scratch = new Uint8Array(bytes.length);
+  for (let f = 0; f < scanner.count; f++) {
+    const from = scanner.starts[f]!;
+    const to = scanner.ends[f]!;
+    const field = scanner.kinds[f] === FIELD_ESCAPED ? scratch.subarray(0, unescapeField(bytes, from, to, scratch)) : bytes.subarray(from, to);
+    names.push(new TextDecoder().decode(field).trim());
+  }
+  checkHeaderNames(names);
+  return true;
+}
+
+/** A location column's value as the loader first read it: a number, text, or null. */
+function scalarAt(column: Column, row: number): Scalar {
+  switch (column.kind) {
+    case "dict":
+      return column.values[column.codes[row]!] ?? null;
+    case "number": {
+      const value = column.values[row]!;
+      return Number.isNaN(value) ? null : value;
+    }
+    default:
+      throw new TypeError(`Cannot copy a ${column.kind} location column`);
   }
 }
 

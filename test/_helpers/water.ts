@@ -9,6 +9,7 @@ import {
   type LoadReport,
   readDatasetMetadata,
   StoreBuilder,
+  type StoreSource,
   type WaterServiceOptions,
   type WaterStore,
 } from "../../lib/water/mod.ts";
@@ -78,8 +79,8 @@ export function buildStore(
   return { store: builder.finish(), results };
 }
 
-/** A water service over a store that accepts {@linkcode TEST_KEY}, with limits off unless given. */
-export function waterHandler(store: WaterStore, options: Partial<WaterServiceOptions> = {}): Handler {
+/** A water service over a store (or live datasets) that accepts {@linkcode TEST_KEY}, with limits off unless given. */
+export function waterHandler(store: WaterStore | StoreSource, options: Partial<WaterServiceOptions> = {}): Handler {
   return createWaterService(store, {
     keys: indexApiKeys([parseApiKey("test", TEST_KEY)]),
     now: () => 0,
