@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateDatasets } from "../data/generate.ts";
+import { createLogger, Progress } from "../lib/log/mod.ts";
 
 export const ROOT = join(import.meta.dirname, "..");
 export const BENCH_DIR = join(ROOT, ".bench-data");
@@ -17,15 +18,24 @@ export async function ensurePart(k: number): Promise<string> {
   if (existsSync(marker)) return dir;
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const started = performance.now();
+  // About 260 MB a part, written once and kept: said before it starts, and followed while it runs.
+  console.error(`generating benchmark data part ${k} (${PART_ROWS.toLocaleString("en-US")} rows, about 260 MB) in ${dir}; later runs reuse it`);
+  const progress = new Progress({
+    label: `part ${k}`,
+    now: () => performance.now(),
+    unit: "rows",
+    log: createLogger({ write: (line) => process.stderr.write(`${line}\n`), now: Date.now, format: "pretty" }),
+    terminal: process.stderr.isTTY ? process.stderr : undefined,
+  });
   const summary = await generateDatasets({
     out: dir,
     seed: 7_000 + k,
     observations: PART_ROWS,
     locations: PART_LOCATIONS,
+    onProgress: (state) => void progress.update({ done: state.rows, total: state.totalRows }),
   });
+  progress.finish({ done: summary.observations });
   writeFileSync(marker, JSON.stringify(summary));
-  console.error(`generated ${dir}: ${summary.observations} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return dir;
 }
 

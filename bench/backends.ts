@@ -16,6 +16,7 @@
 // generator on the other.
 // The relays take turns in short runs, round after round, and each figure is
 // the median of the rounds' ratios (the machine's speed drifts).
+// Needs: redis-server and the Kafka mock cluster (test/kafka_mock, built by .ci/run), about 3 minutes.
 import { once } from "node:events";
 import { report } from "./_data.ts";
 import type { LoadOptions } from "./_load.ts";

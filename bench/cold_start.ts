@@ -3,6 +3,7 @@
 // its own process, alternating, median of the runs. Target: the odata entry
 // point at most 0.3x the root. Also printed: the root as it had to be
 // imported before there was a build (lib/mod.ts through tsx).
+// Needs: npm run build (dist/, done by the benchmark), about 1 minute.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { report, ROOT } from "./_data.ts";

@@ -11,6 +11,7 @@
 // A relay round sends COUNT webhooks, 10 at a time, and is timed from the
 // first POST to the receiver's COUNT-th delivery; rounds alternate with the
 // loop's, and the figure is the median of each round's ratio.
+// Needs: no disk, about 1 minute.
 import { report } from "./_data.ts";
 import { median, runPinnedScript, startPinnedServer } from "./_processes.ts";
 import { BENCH_SECRET, oneTenantRelay, RelayRounds } from "./_relay_rounds.ts";

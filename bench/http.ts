@@ -2,6 +2,7 @@
 // on our server, against a bare node:http server sending the same
 // precomputed bytes. Same load (autocannon), same connections, same run;
 // each server in its own process. Target: at least 0.5x.
+// Needs: no disk (the demo data), about 1 minute.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";

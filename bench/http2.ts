@@ -4,6 +4,7 @@
 // sending the same bytes. h2load (Debian's nghttp2-client) drives both with the
 // same clients and streams; servers pinned to one core, h2load to the other.
 // Target: at least 0.5x.
+// Needs: no disk, h2load (Debian's nghttp2-client) and openssl, about 1 minute.
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

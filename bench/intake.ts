@@ -19,6 +19,7 @@
 // The machine's speed drifts by tens of percent from one second to the next,
 // so the servers take turns in short runs, round after round, and the figure
 // is the median of each round's ratio.
+// Needs: a journal in a temporary folder (under 1 GB), about 1 minute.
 import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,6 +1,7 @@
 // Memory: 10,000,000 observations in the store cost at most 150 bytes each
 // (heap + external, which already counts array buffers), indexes included.
 // Side by side: a naive store of one JS object per row, measured on 1,000,000 rows.
+// Needs: 2.6 GB of disk (parts 0 to 9), 8 GB of memory, about 5 minutes.
 import { spawnSync } from "node:child_process";
 import { createReadStream } from "node:fs";
 import { parse } from "csv-parse";

@@ -10,6 +10,7 @@
 //   the end) on the journal in STATE_DIR / in memory: target >= 0.5; and on
 //   PostgreSQL with two processes / one process in memory: target >= 0.3.
 // Servers run pinned to one CPU, the load generator and PostgreSQL to the other.
+// Needs: PostgreSQL's initdb and pg_ctl (a cluster of its own in a temporary folder, about 1 GB), about 3 minutes.
 import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -3,6 +3,7 @@
 // 1,000,000 revisions of history as in one with 1,000. Both contexts hold the
 // same 1,000 messages; their histories are one-message updates, and their
 // last 100 revisions update the same 100 messages.
+// Needs: no disk, about 1 minute.
 import { randomUUID } from "node:crypto";
 import { type Change, RevisionLog, type SyncObject } from "../lib/sync/mod.ts";
 import { report, type BenchResult } from "./_data.ts";

@@ -7,6 +7,7 @@
 // CPU time per grant (from /proc) is printed too, as a check on the rate.
 // Both servers run pinned to the same core and the client to another
 // (taskset, where there is one).
+// Needs: no disk, about 1 minute.
 import { readFileSync } from "node:fs";
 import { report } from "./_data.ts";
 import { runPinnedLoad, startPinnedServer } from "./_processes.ts";

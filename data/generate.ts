@@ -16,7 +16,13 @@ import path from "node:path";
 import { finished } from "node:stream/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { createLogger, type Logger, Progress } from "../lib/log/mod.ts";
 import { DATASTREAM_CSV_COLUMNS, formatCsvRow, type RegionId } from "../lib/water/mod.ts";
+
+/** Log lines on stderr (the summary goes to stdout): JSON when stderr is not a terminal. */
+function consoleLog(): Logger {
+  return createLogger({ write: (line) => process.stderr.write(`${line}\n`), now: Date.now, format: process.stderr.isTTY ? "pretty" : "json" });
+}
 
 /** Options of {@linkcode generateDatasets}. */
 export interface GenerateOptions {
@@ -52,6 +58,8 @@ export interface GenerateOptions {
    * @default {13}
    */
   years?: number;
+  /** Told how far the writing has come after each chunk written: rows written of all, and bytes. */
+  onProgress?: (state: { readonly rows: number; readonly totalRows: number; readonly bytes: number }) => void;
 }
 
 /** What {@linkcode generateDatasets} wrote. */
@@ -1731,6 +1739,7 @@ async function writeRows(
   file: string,
   seen: Uint8Array,
   calendar: Calendar,
+  flushed: (rows: number, bytes: number) => void,
 ): Promise<{ rows: number; bytes: number }> {
   const writer: Writer = {
     stream: createWriteStream(file, { highWaterMark: CHUNK_CHARS }),
@@ -1744,14 +1753,20 @@ async function writeRows(
     for (let cursor = heapPop(heap); cursor !== undefined; cursor = heapPop(heap)) {
       rows += writeVisit(cursor, writer, seen, calendar);
       if (cursor.visit < cursor.visits) heapPush(heap, cursor);
-      if (writer.buffer.length >= CHUNK_CHARS) await flush(writer);
+      if (writer.buffer.length >= CHUNK_CHARS) {
+        await flush(writer);
+        flushed(rows, writer.bytes);
+      }
     }
   } else {
     for (const location of dataset.locations) {
       const cursor = createCursor(dataset, location);
       while (cursor.visit < cursor.visits) {
         rows += writeVisit(cursor, writer, seen, calendar);
-        if (writer.buffer.length >= CHUNK_CHARS) await flush(writer);
+        if (writer.buffer.length >= CHUNK_CHARS) {
+          await flush(writer);
+          flushed(rows, writer.bytes);
+        }
       }
     }
   }
@@ -1898,7 +1913,9 @@ export async function generateDatasets(options: GenerateOptions): Promise<Genera
     const json = JSON.stringify(metadataOf(dataset, calendar), null, 2) + "\n";
     await writeFile(path.join(dir, "metadata.json"), json);
     bytes += Buffer.byteLength(json);
-    const written = await writeRows(dataset, path.join(dir, "data.csv"), seen, calendar);
+    const before = { rows, bytes };
+    const written = await writeRows(dataset, path.join(dir, "data.csv"), seen, calendar, (fileRows, fileBytes) =>
+      options.onProgress?.({ rows: before.rows + fileRows, totalRows: observationCount, bytes: before.bytes + fileBytes }));
     rows += written.rows;
     bytes += written.bytes;
   }
@@ -1952,7 +1969,12 @@ async function main(argv: readonly string[]): Promise<void> {
     ...(years === undefined ? {} : { years }),
   };
   const started = performance.now();
-  const summary = await generateDatasets(options);
+  const progress = new Progress({ label: `Writing ${options.out}`, now: () => performance.now(), unit: "rows", log: consoleLog(), terminal: process.stderr.isTTY ? process.stderr : undefined });
+  const summary = await generateDatasets({
+    ...options,
+    onProgress: (state) => void progress.update({ done: state.rows, total: state.totalRows }),
+  });
+  progress.finish({ done: summary.observations });
   const seconds = (performance.now() - started) / 1000;
   console.log(`Wrote ${options.out} in ${seconds.toFixed(1)} s`);
   console.log(JSON.stringify(summary, null, 2));

@@ -19,9 +19,12 @@ export interface ProgressOptions {
   readonly unit?: string;
 }
 
-/** How far long work has come: items done, and bytes of a known total when there is one. */
+/** How far long work has come: items done, and of a known total of items or bytes when there is one. */
 export interface ProgressState {
   readonly done: number;
+  /** Items there are in all. */
+  readonly total?: number;
+  /** Bytes read so far, of `totalBytes` (the percent shown is of bytes when both are known). */
   readonly bytes?: number;
   readonly totalBytes?: number;
 }
@@ -80,11 +83,13 @@ export class Progress {
     const unit = this.#options.unit ?? "items";
     const seconds = Math.max(now - this.#started, 1) / 1000;
     const rate = Math.round(state.done / seconds);
-    const percent = state.bytes !== undefined && state.totalBytes !== undefined && state.totalBytes > 0
-      ? Math.min(100, (100 * state.bytes) / state.totalBytes)
-      : undefined;
+    const ofBytes = state.bytes !== undefined && state.totalBytes !== undefined && state.totalBytes > 0;
+    const percent = ofBytes
+      ? Math.min(100, (100 * state.bytes!) / state.totalBytes!)
+      : state.total !== undefined && state.total > 0 ? Math.min(100, (100 * state.done) / state.total) : undefined;
+    const of = ofBytes ? megabytes(state.totalBytes!) : `${state.total?.toLocaleString("en-US")} ${unit}`;
     const text = `${label}: ${state.done.toLocaleString("en-US")} ${unit}, ${rate.toLocaleString("en-US")} ${unit}/s`
-      + (end ? ` in ${seconds.toFixed(1)} s` : percent === undefined ? "" : `, ${percent.toFixed(0)}% of ${megabytes(state.totalBytes!)}`);
+      + (end ? ` in ${seconds.toFixed(1)} s` : percent === undefined ? "" : `, ${percent.toFixed(0)}% of ${of}`);
     if (terminal !== undefined) {
       // One line redrawn in place; the end leaves it standing.
       terminal.write(`\r\x1b[2K${text}${end ? "\n" : ""}`);

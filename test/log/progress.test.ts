@@ -22,6 +22,15 @@ describe("Progress", () => {
     assert.equal(end.seconds, 2.5);
   });
 
+  it("gives the percent of items when there is no byte count", () => {
+    const lines: string[] = [];
+    let time = 0;
+    const progress = new Progress({ label: "Writing", now: () => time, log: createLogger({ write: (line) => lines.push(line), now: () => 0 }), unit: "rows" });
+    time = 1000;
+    progress.update({ done: 250, total: 1000 });
+    assert.equal(JSON.parse(lines[0]!).msg, "Writing: 250 rows, 250 rows/s, 25% of 1,000 rows");
+  });
+
   it("redraws one line on a terminal, and leaves the last one standing", () => {
     const drawn: string[] = [];
     let time = 0;
