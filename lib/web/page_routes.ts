@@ -1,0 +1,121 @@
+import { sha256Hex } from "../crypto/mod.ts";
+import { HttpError, type HttpRequest, type HttpResponse, ifNoneMatch, type Route } from "../http/mod.ts";
+import { contentSecurityPolicy } from "./content_security_policy.ts";
+
+/** A file a page loads: its stylesheet or its script. */
+export interface WebAsset {
+  /** The file name under the page's path, e.g. `portal.js`. */
+  readonly name: string;
+  /** e.g. `text/javascript; charset=utf-8`. */
+  readonly contentType: string;
+  readonly body: string;
+}
+
+/** A page: its HTML and the files it loads. */
+export interface WebPage {
+  /**
+   * The HTML. `{{page}}` stands for the path the page is served at, so that
+   * it names its assets absolutely (`{{page}}/portal.js`) wherever it is mounted.
+   */
+  readonly html: string;
+  readonly assets: readonly WebAsset[];
+}
+
+/** Options of {@linkcode pageRoutes}. */
+export interface PageRoutesOptions {
+  /**
+   * The Content-Security-Policy header of the page and its files.
+   * @default contentSecurityPolicy()
+   */
+  readonly contentSecurityPolicy?: string;
+}
+
+/** What a loaded page answers with: bodies and tags made once. */
+interface Served {
+  readonly html: Representation;
+  readonly assets: ReadonlyMap<string, Representation>;
+}
+
+interface Representation {
+  readonly contentType: string;
+  readonly body: string;
+  readonly etag: string;
+}
+
+const HTML_TYPE = "text/html; charset=utf-8";
+const SAFE_PATH = /^(?:\/[A-Za-z0-9._~-]+)+$/;
+const SAFE_NAME = /^[A-Za-z0-9._~-]+$/;
+
+/**
+ * The routes of a page: `GET <path>` answers its HTML and `GET <path>/<name>`
+ * each of its assets, all with a strict Content-Security-Policy,
+ * `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`, an
+ * entity tag (304 to a matching `If-None-Match`) and `Cache-Control:
+ * no-cache`, so a browser checks its copy again on every load. The page is
+ * loaded on its first request (its script may be compiled then) and kept;
+ * a load that fails answers 503 and is tried again on the next request.
+ * @param path where the page is served, e.g. `/webhook/portal`
+ * @param load reads (or builds) the page
+ * @param options the policy
+ * @returns the routes, for the service's router
+ * @throws {TypeError} when `path` or an asset's name is not a plain path
+ * @example
+ * ```ts
+ * const routes = pageRoutes("/webhook/portal", pageLoader(new URL("./portal/", import.meta.url), "portal"));
+ * ```
+ */
+export function pageRoutes(path: string, load: () => Promise<WebPage>, options: PageRoutesOptions = {}): Route[] {
+  if (!SAFE_PATH.test(path)) throw new TypeError(`Cannot serve a page at "${path}": give a path of plain segments such as /webhook/portal`);
+  const policy = options.contentSecurityPolicy ?? contentSecurityPolicy();
+  let served: Promise<Served> | undefined;
+
+  function page(): Promise<Served> {
+    served ??= load().then((loaded) => prepare(path, loaded)).catch((error: unknown) => {
+      served = undefined;
+      throw new HttpError("ERR_HTTP_UNAVAILABLE", `Cannot serve the page ${path}: ${(error as Error).message}`, {
+        headers: { "retry-after": "5" },
+        cause: error,
+      });
+    });
+    return served;
+  }
+
+  function answer(request: HttpRequest, representation: Representation): HttpResponse {
+    const headers = {
+      "content-security-policy": policy,
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+      "cross-origin-opener-policy": "same-origin",
+      "cache-control": "no-cache",
+      etag: representation.etag,
+    };
+    if (ifNoneMatch(request, representation.etag)) return { status: 304, headers };
+    return { status: 200, headers: { ...headers, "content-type": representation.contentType }, body: representation.body };
+  }
+
+  return [
+    { method: "GET", path, handler: async (request) => answer(request, (await page()).html) },
+    {
+      method: "GET",
+      path: `${path}/:asset`,
+      handler: async (request, params) => {
+        const asset = (await page()).assets.get(params["asset"]!);
+        if (asset === undefined) throw new HttpError("ERR_HTTP_NOT_FOUND", `Cannot find ${request.path}: the page has no such file`);
+        return answer(request, asset);
+      },
+    },
+  ];
+}
+
+function prepare(path: string, page: WebPage): Served {
+  const assets = new Map<string, Representation>();
+  for (const asset of page.assets) {
+    if (!SAFE_NAME.test(asset.name)) throw new TypeError(`Cannot serve the asset "${asset.name}": give a plain file name`);
+    assets.set(asset.name, represent(asset.contentType, asset.body));
+  }
+  return { html: represent(HTML_TYPE, page.html.replaceAll("{{page}}", path)), assets };
+}
+
+function represent(contentType: string, body: string): Representation {
+  return { contentType, body, etag: `"${sha256Hex(body).slice(0, 32)}"` };
+}
