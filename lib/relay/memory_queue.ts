@@ -1,8 +1,11 @@
 import type { ChangeSink } from "../storage/mod.ts";
 import { Deque, Heap } from "./_heap.ts";
+import { AttemptStats, MessageLog, readPage } from "./_message_log.ts";
 import { queueFull } from "./errors.ts";
 import type {
   Attempt,
+  AttemptBucket,
+  AttemptCounts,
   ClaimOptions,
   Death,
   DeadLetterQuery,
@@ -14,6 +17,9 @@ import type {
   JobState,
   JobView,
   Lease,
+  MessageCursor,
+  MessagePage,
+  MessageQuery,
   QueueDepth,
 } from "./queue.ts";
 import { endpointKey } from "./queue.ts";
@@ -122,6 +128,8 @@ export interface MemoryQueueSnapshot {
   readonly version: 1;
   readonly jobs: readonly SnapshotJob[];
   readonly idempotency: readonly { readonly tenantId: string; readonly key: string; readonly answer: IdempotentAnswer; readonly expiresAt: number }[];
+  /** Attempt counts by bucket; absent in snapshots made before they were kept. */
+  readonly stats?: readonly AttemptBucket[];
 }
 
 /**
@@ -160,6 +168,9 @@ export class MemoryQueue implements JobQueue {
   /** Each tenant's dead entries by job id, oldest first (a Map keeps insertion order). */
   readonly #dead = new Map<string, Map<string, Entry>>();
   readonly #idempotency = new Map<string, { answer: IdempotentAnswer; expiresAt: number }>();
+  /** Each tenant's messages in log order. */
+  readonly #log = new MessageLog();
+  readonly #stats = new AttemptStats();
   #waiting = 0;
   #leased = 0;
   #seq = 0;
@@ -214,6 +225,7 @@ export class MemoryQueue implements JobQueue {
     }
     const entries = batch.jobs.map((job): Entry => ({ job, state: "ready", token: "", leaseExpiresAt: 0, finishedAt: 0, reason: "" }));
     this.#byMessage.set(batch.messageId, entries.length === 1 ? entries[0]! : entries);
+    if (batch.jobs.length > 0) this.#log.add(batch.tenantId, { createdAt: batch.jobs[0]!.createdAt, messageId: batch.messageId });
     for (const entry of entries) this.#makeReady(entry);
     this.#waiting += entries.length;
     if (key !== undefined && batch.idempotency !== undefined) {
@@ -274,6 +286,7 @@ export class MemoryQueue implements JobQueue {
     if (entry === undefined) return Promise.resolve(false);
     this.#finish(entry, "delivered", attempt, attempt.at + attempt.latencyMs);
     this.#delivered.push(entry);
+    this.#stats.count(entry.job.tenantId, entry.job.endpointId, attempt);
     return this.#record({ op: "ack", job: entry.job.id, attempt });
   }
 
@@ -282,6 +295,7 @@ export class MemoryQueue implements JobQueue {
     if (entry === undefined) return Promise.resolve(false);
     entry.job = { ...entry.job, attempts: [...entry.job.attempts, attempt], dueAt };
     this.#wait(entry, dueAt);
+    this.#stats.count(entry.job.tenantId, entry.job.endpointId, attempt);
     return this.#record({ op: "retry", job: entry.job.id, attempt, dueAt });
   }
 
@@ -299,6 +313,7 @@ export class MemoryQueue implements JobQueue {
     if (entry === undefined) return Promise.resolve(false);
     this.#finish(entry, "dead", death.attempt, death.at);
     entry.reason = death.reason;
+    if (death.attempt !== undefined) this.#stats.count(entry.job.tenantId, entry.job.endpointId, death.attempt);
     this.#addDead(entry);
     return this.#record({ op: "bury", job: entry.job.id, death });
   }
@@ -339,11 +354,15 @@ export class MemoryQueue implements JobQueue {
   }
 
   message(tenantId: string, messageId: string): Promise<JobView[]> {
-    const views: JobView[] = [];
-    for (const entry of this.#entriesOf(messageId)) {
-      if (entry.job.tenantId === tenantId && entry.state !== "forgotten") views.push(view(entry));
-    }
-    return Promise.resolve(views);
+    return Promise.resolve(this.#views(tenantId, messageId));
+  }
+
+  messages(tenantId: string, query: MessageQuery): Promise<MessagePage> {
+    return readPage(this.#log.newestFirst(tenantId, query), query, (key) => this.#views(tenantId, key.messageId));
+  }
+
+  attemptStats(tenantId: string, since: number): Promise<AttemptCounts[]> {
+    return Promise.resolve(this.#stats.totals(tenantId, since));
   }
 
   depth(now: number): Promise<QueueDepth> {
@@ -377,6 +396,7 @@ export class MemoryQueue implements JobQueue {
     for (const [key, kept] of this.#idempotency) {
       if (kept.expiresAt <= now) this.#idempotency.delete(key);
     }
+    this.#stats.sweep(now);
     return Promise.resolve();
   }
 
@@ -405,7 +425,7 @@ export class MemoryQueue implements JobQueue {
       const cut = key.indexOf("\n");
       return { tenantId: key.slice(0, cut), key: key.slice(cut + 1), answer: kept.answer, expiresAt: kept.expiresAt };
     });
-    return { version: 1, jobs, idempotency };
+    return { version: 1, jobs, idempotency, stats: this.#stats.buckets() };
   }
 
   /** Takes in a snapshot, into an empty queue. */
@@ -428,7 +448,11 @@ export class MemoryQueue implements JobQueue {
         this.#makeReady(entry);
       }
     }
-    for (const [messageId, entries] of byMessage) this.#byMessage.set(messageId, entries.length === 1 ? entries[0]! : entries);
+    for (const [messageId, entries] of byMessage) {
+      this.#byMessage.set(messageId, entries.length === 1 ? entries[0]! : entries);
+      this.#log.add(entries[0]!.job.tenantId, { createdAt: entries[0]!.job.createdAt, messageId });
+    }
+    for (const bucket of snapshot.stats ?? []) this.#stats.restore(bucket);
     // Retention and the dead letters' order go by when jobs finished.
     finished.sort((a, b) => a.finishedAt - b.finishedAt);
     for (const entry of finished) {
@@ -500,6 +524,21 @@ export class MemoryQueue implements JobQueue {
     return entry;
   }
 
+  /** A message's live jobs, as shown; empty when it is gone or not the tenant's. */
+  #views(tenantId: string, messageId: string): JobView[] {
+    const views: JobView[] = [];
+    for (const entry of this.#entriesOf(messageId)) {
+      if (entry.job.tenantId === tenantId && entry.state !== "forgotten") views.push(view(entry));
+    }
+    return views;
+  }
+
+  /** Whether a key of the log still names a message this queue keeps. */
+  #kept(key: MessageCursor): boolean {
+    const [first] = this.#entriesOf(key.messageId);
+    return first !== undefined && first.job.createdAt === key.createdAt;
+  }
+
   #entriesOf(messageId: string): readonly Entry[] {
     const held = this.#byMessage.get(messageId);
     return held === undefined ? [] : Array.isArray(held) ? held : [held];
@@ -528,6 +567,7 @@ export class MemoryQueue implements JobQueue {
     const held = this.#byMessage.get(messageId);
     if (held === entry || (Array.isArray(held) && held.every((other) => other.state === "forgotten"))) {
       this.#byMessage.delete(messageId);
+      this.#log.drop(entry.job.tenantId, (key) => this.#kept(key));
     }
   }
 }
@@ -555,6 +595,9 @@ function foldChanges(snapshot: unknown, changes: readonly unknown[]): MemoryQueu
     jobs.set(job.id, job);
   }
   for (const kept of base?.idempotency ?? []) idempotency.set(idempotencyKey(kept.tenantId, kept.key), kept);
+  const stats = new AttemptStats();
+  if (base?.stats !== undefined && !Array.isArray(base.stats)) throw new TypeError("Cannot restore the relay queue: the snapshot is not one it wrote");
+  for (const bucket of base?.stats ?? []) stats.restore(checkedBucket(bucket));
   const known = (id: string): SnapshotJob => {
     const job = jobs.get(id);
     if (job === undefined) throw new TypeError(`Cannot restore the relay queue: a change names job ${id}, which was never queued`);
@@ -574,11 +617,13 @@ function foldChanges(snapshot: unknown, changes: readonly unknown[]): MemoryQueu
         const job = known(change.job);
         const { attempt } = change;
         jobs.set(job.id, { ...job, state: "delivered", attempts: [...job.attempts, attempt], finishedAt: attempt.at + attempt.latencyMs });
+        stats.count(job.tenantId, job.endpointId, attempt);
         break;
       }
       case "retry": {
         const job = known(change.job);
         jobs.set(job.id, { ...job, state: "delayed", attempts: [...job.attempts, change.attempt], dueAt: change.dueAt });
+        stats.count(job.tenantId, job.endpointId, change.attempt);
         break;
       }
       case "bury": {
@@ -586,6 +631,7 @@ function foldChanges(snapshot: unknown, changes: readonly unknown[]): MemoryQueu
         const { death } = change;
         const attempts = death.attempt === undefined ? job.attempts : [...job.attempts, death.attempt];
         jobs.set(job.id, { ...job, state: "dead", attempts, reason: death.reason, finishedAt: death.at });
+        if (death.attempt !== undefined) stats.count(job.tenantId, job.endpointId, death.attempt);
         break;
       }
       case "replay":
@@ -598,7 +644,16 @@ function foldChanges(snapshot: unknown, changes: readonly unknown[]): MemoryQueu
         throw new TypeError("Cannot restore the relay queue: a change is not one it wrote");
     }
   }
-  return { version: 1, jobs: [...jobs.values()], idempotency: [...idempotency.values()] };
+  return { version: 1, jobs: [...jobs.values()], idempotency: [...idempotency.values()], stats: stats.buckets() };
+}
+
+function checkedBucket(value: unknown): AttemptBucket {
+  const bucket = value as Partial<AttemptBucket> | null;
+  if (bucket === null || typeof bucket !== "object" || typeof bucket.tenantId !== "string" || typeof bucket.endpointId !== "string" ||
+    !Number.isSafeInteger(bucket.bucket) || !Number.isSafeInteger(bucket.attempts) || !Number.isSafeInteger(bucket.successes)) {
+    throw new TypeError("Cannot restore the relay queue: the snapshot's attempt counts are not ones it wrote");
+  }
+  return bucket as AttemptBucket;
 }
 
 /** A live entry as the status API shows it. */

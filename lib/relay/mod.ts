@@ -8,10 +8,13 @@ export { RelayError } from "./errors.ts";
 export type { RelayErrorCode, RelayErrorOptions, RelayFieldError } from "./errors.ts";
 export type {
   Attempt,
+  AttemptBucket,
+  AttemptCounts,
   AttemptOutcome,
   ClaimOptions,
   DeadLetterQuery,
   Death,
+  DeliveryStatus,
   EnqueueBatch,
   EnqueueResult,
   IdempotentAnswer,
@@ -20,9 +23,12 @@ export type {
   JobState,
   JobView,
   Lease,
+  MessageCursor,
+  MessagePage,
+  MessageQuery,
   QueueDepth,
 } from "./queue.ts";
-export { endpointKey } from "./queue.ts";
+export { ATTEMPT_STATS_BUCKET_MS, ATTEMPT_STATS_RETENTION_MS, deliveryStatus, endpointKey } from "./queue.ts";
 export { MemoryQueue } from "./memory_queue.ts";
 export type { MemoryQueueOptions, MemoryQueueSnapshot, QueueChange, SnapshotJob } from "./memory_queue.ts";
 export { EndpointDirectory } from "./endpoint_directory.ts";

@@ -149,6 +149,80 @@ export interface DeadLetterQuery {
   readonly endpointId?: string;
 }
 
+/** Where one delivery of a message is, as the message log filters it. */
+export type DeliveryStatus =
+  /** Waiting for its first or next attempt, or being attempted: ready, delayed or leased. */
+  | "pending"
+  | "delivered"
+  /** Its attempts ran out (or it could not be sent): a dead letter. */
+  | "dead";
+
+/**
+ * The delivery status of a job state.
+ * @param state where the job is
+ * @returns `pending`, `delivered` or `dead`
+ */
+export function deliveryStatus(state: JobState): DeliveryStatus {
+  return state === "delivered" || state === "dead" ? state : "pending";
+}
+
+/** A place in a tenant's message log, which runs newest first: by creation time, then by message id. */
+export interface MessageCursor {
+  readonly createdAt: number;
+  readonly messageId: string;
+}
+
+/** Options of {@linkcode JobQueue.messages}: which messages, and where the page starts. */
+export interface MessageQuery {
+  /** At most this many messages. */
+  readonly limit: number;
+  /** Only messages of this event type. */
+  readonly event?: string;
+  /** Only messages with a delivery in this status (of the endpoint, when one is given). */
+  readonly status?: DeliveryStatus;
+  /** Only messages to this endpoint; their other endpoints' deliveries are left out. */
+  readonly endpointId?: string;
+  /** Only messages created at or after this time, milliseconds since the epoch. */
+  readonly since?: number;
+  /** Only messages created before this time. */
+  readonly until?: number;
+  /** Only messages after this place in the log: the `next` of the page before. */
+  readonly after?: MessageCursor;
+}
+
+/** One page of a tenant's message log. */
+export interface MessagePage {
+  /** Each message's jobs (one per endpoint), newest message first; a page may hold fewer than the limit. */
+  readonly messages: readonly (readonly JobView[])[];
+  /** Where the next page starts; absent once the log has no more messages for the query. */
+  readonly next?: MessageCursor;
+}
+
+/** Attempts of one endpoint over a time, from {@linkcode JobQueue.attemptStats}. */
+export interface AttemptCounts {
+  readonly endpointId: string;
+  /** Attempts made, whatever their outcome. */
+  readonly attempts: number;
+  /** Attempts that were answered 2xx. */
+  readonly successes: number;
+}
+
+/** One endpoint's attempts in one bucket of time, as a snapshot keeps them. */
+export interface AttemptBucket {
+  readonly tenantId: string;
+  readonly endpointId: string;
+  /** The bucket's start, a multiple of {@linkcode ATTEMPT_STATS_BUCKET_MS}. */
+  readonly bucket: number;
+  readonly attempts: number;
+  readonly successes: number;
+}
+
+/** Attempts are counted in buckets of this many milliseconds (5 minutes). */
+export const ATTEMPT_STATS_BUCKET_MS = 300_000;
+
+/** Attempt counts are kept this long (24 hours), then swept. */
+export const ATTEMPT_STATS_RETENTION_MS = 86_400_000;
+
 /**
  * The relay's queue port: memory, Redis and Kafka implement it, and one
  * contract suite (test/_contracts/job_queue.ts) holds them to it. Every
@@ -194,13 +268,31 @@ export interface JobQueue {
   replay(tenantId: string, target: { readonly jobId: string } | { readonly endpointId?: string }, now: number): Promise<number>;
   /** A message's jobs, one per endpoint; empty when unknown or not the tenant's. */
   message(tenantId: string, messageId: string): Promise<JobView[]>;
+  /**
+   * A page of a tenant's message log: the messages the queue keeps (those
+   * not yet delivered, delivered ones and dead letters within their
+   * retention), newest first, each with its jobs and their attempts.
+   * Following `next` from page to page gives every matching message once.
+   */
+  messages(tenantId: string, query: MessageQuery): Promise<MessagePage>;
+  /**
+   * How many attempts each of a tenant's endpoints made since a time, and how
+   * many succeeded: counted as they are recorded (ack, retry, bury), in
+   * buckets of {@linkcode ATTEMPT_STATS_BUCKET_MS} kept for
+   * {@linkcode ATTEMPT_STATS_RETENTION_MS}. Shared by every process on the
+   * backend, like the jobs.
+   * @param tenantId the tenant
+   * @param since the start, rounded down to its bucket
+   * @returns the endpoints with attempts since then, by endpoint id
+   */
+  attemptStats(tenantId: string, since: number): Promise<AttemptCounts[]>;
   depth(now: number): Promise<QueueDepth>;
   /**
    * When the earliest job that is not ready yet (a retry, or a lease that may
    * expire) is due; undefined when there is none. Ready jobs are for `claim`.
    */
   nextDue(): Promise<number | undefined>;
-  /** Forgets delivered jobs, dead letters and idempotency keys past their retention. */
+  /** Forgets delivered jobs, dead letters, idempotency keys and attempt counts past their retention. */
   sweep(now: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -3,7 +3,17 @@
 // factory; every test builds its own queue, so none depends on another.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type Attempt, endpointKey, type Job, type JobQueue, type Lease } from "../../lib/relay/mod.ts";
+import {
+  ATTEMPT_STATS_BUCKET_MS,
+  ATTEMPT_STATS_RETENTION_MS,
+  type Attempt,
+  endpointKey,
+  type Job,
+  type JobQueue,
+  type Lease,
+  type MessageCursor,
+  type MessageQuery,
+} from "../../lib/relay/mod.ts";
 import { createPrng } from "../_helpers/prng.ts";
 
 /** What a factory gets. */
@@ -329,6 +339,130 @@ export function jobQueueContract(name: string, make: (setup: QueueSetup) => Prom
       await queue.sweep(T0 + 2000);
       assert.deepEqual(await queue.deadLetters("acme", { limit: 5 }), []);
       assert.deepEqual(await queue.depth(T0 + 2000), { ready: 0, delayed: 0, leased: 0, dead: 0 });
+    });
+
+    /** Messages m1..m<n> of acme, one a millisecond from T0 + 1, to ep1 (and to ep2 where `both` says). */
+    async function logged(queue: JobQueue, n: number, event = (_m: number): string => "user.created", both = (_m: number): boolean => false): Promise<void> {
+      for (let m = 1; m <= n; m++) {
+        const endpoints = both(m) ? ["ep1", "ep2"] : ["ep1"];
+        const jobs = endpoints.map((endpoint) => ({ ...makeJob(`m${m}`, endpoint, "acme", T0 + m), event: event(m) }));
+        await queue.enqueue({ tenantId: "acme", messageId: `m${m}`, jobs });
+      }
+    }
+
+    /** The message ids of a query's pages, followed from cursor to cursor, page by page. */
+    async function pages(queue: JobQueue, query: MessageQuery): Promise<string[][]> {
+      const all: string[][] = [];
+      let after: MessageCursor | undefined;
+      do {
+        const page = await queue.messages("acme", after === undefined ? query : { ...query, after });
+        all.push(page.messages.map((jobs) => jobs[0]!.messageId));
+        after = page.next;
+      } while (after !== undefined && all.length < 20);
+      return all;
+    }
+
+    it("lists a tenant's messages newest first, each with its jobs, a page at a time by cursor", async () => {
+      const queue = await fresh();
+      await logged(queue, 5, undefined, (m) => m === 3);
+      await queue.enqueue(single("globex", "g1", ["ep1"], T0 + 9));
+      assert.deepEqual(await pages(queue, { limit: 2 }), [["m5", "m4"], ["m3", "m2"], ["m1"]]);
+      const [page] = [await queue.messages("acme", { limit: 3 })];
+      assert.deepEqual(page.messages[2]!.map((job) => [job.id, job.state, job.event, job.createdAt]).sort(), [
+        ["m3.ep1", "ready", "user.created", T0 + 3],
+        ["m3.ep2", "ready", "user.created", T0 + 3],
+      ]);
+      assert.deepEqual(page.next, { createdAt: T0 + 3, messageId: "m3" });
+      assert.deepEqual(await pages(queue, { limit: 5 }), [["m5", "m4", "m3", "m2", "m1"]], "no next page when the last one is full");
+      const globex = await queue.messages("globex", { limit: 10 });
+      assert.deepEqual(globex.messages.map((jobs) => jobs.map((job) => job.id)), [["g1.ep1"]]);
+      assert.equal(globex.next, undefined);
+      assert.deepEqual(await queue.messages("initech", { limit: 10 }), { messages: [] });
+    });
+
+    it("orders messages made in the same millisecond by id, and pages across them", async () => {
+      const queue = await fresh();
+      for (const m of ["m3", "m1", "m5", "m2", "m4"]) await queue.enqueue(single("acme", m, ["ep1"], T0));
+      assert.deepEqual(await pages(queue, { limit: 2 }), [["m5", "m4"], ["m3", "m2"], ["m1"]]);
+    });
+
+    it("filters the log by event, delivery status, endpoint and creation time", async () => {
+      const queue = await fresh();
+      await logged(queue, 6, (m) => (m % 2 === 0 ? "order.paid" : "user.created"), (m) => m === 5);
+      const leases = await queue.claim({ now: T0 + 10, limit: 10, leaseMs: LEASE });
+      const by = (id: string): Lease => leases.find((lease) => lease.job.id === id)!;
+      await queue.ack(by("m1.ep1"), attempt(T0 + 10, "success", 200));
+      await queue.bury(by("m2.ep1"), { attempt: attempt(T0 + 10), reason: "attempts ran out", at: T0 + 11 });
+      await queue.retry(by("m3.ep1"), attempt(T0 + 10), T0 + 5000);
+      await queue.ack(by("m5.ep1"), attempt(T0 + 10, "success", 200));
+      await queue.bury(by("m5.ep2"), { attempt: attempt(T0 + 10), reason: "attempts ran out", at: T0 + 11 });
+      // m4 and m6 are leased: pending.
+      const ids = async (query: Omit<MessageQuery, "limit">): Promise<string[]> => (await pages(queue, { limit: 2, ...query })).flat();
+      assert.deepEqual(await ids({ status: "delivered" }), ["m5", "m1"]);
+      assert.deepEqual(await ids({ status: "dead" }), ["m5", "m2"]);
+      assert.deepEqual(await ids({ status: "pending" }), ["m6", "m4", "m3"]);
+      assert.deepEqual(await ids({ event: "order.paid" }), ["m6", "m4", "m2"]);
+      assert.deepEqual(await ids({ event: "order.paid", status: "dead" }), ["m2"]);
+      assert.deepEqual(await ids({ event: "no.such" }), []);
+      assert.deepEqual(await ids({ endpointId: "ep2" }), ["m5"]);
+      assert.deepEqual(await ids({ endpointId: "ep1", status: "dead" }), ["m2"], "m5 died only at ep2");
+      const [m5] = (await queue.messages("acme", { limit: 1, endpointId: "ep2" })).messages;
+      assert.deepEqual(m5!.map((job) => [job.id, job.state, job.reason, job.attempts.length]), [["m5.ep2", "dead", "attempts ran out", 1]]);
+      assert.deepEqual(await ids({ since: T0 + 2, until: T0 + 5 }), ["m4", "m3", "m2"]);
+      assert.deepEqual(await ids({ since: T0 + 6 }), ["m6"]);
+      assert.deepEqual(await ids({ until: T0 + 2 }), ["m1"]);
+      assert.deepEqual(
+        (await queue.messages("acme", { limit: 5, until: T0 + 5, after: { createdAt: T0 + 6, messageId: "m6" } })).messages.map((jobs) => jobs[0]!.messageId),
+        ["m4", "m3", "m2", "m1"],
+        "the earlier of cursor and until bounds the page",
+      );
+      const [m3] = (await queue.messages("acme", { limit: 1, status: "pending", until: T0 + 4 })).messages;
+      assert.deepEqual(m3!.map((job) => [job.state, job.attempts.map((a) => a.status)]), [["delayed", [500]]]);
+    });
+
+    it("leaves messages past their retention out of the log", async () => {
+      const queue = await fresh({ deliveredRetentionMs: 1000, deadRetentionMs: 2000 });
+      await logged(queue, 3);
+      const leases = await queue.claim({ now: T0 + 3, limit: 2, leaseMs: LEASE });
+      await queue.ack(leases[0]!, { ...attempt(T0 + 3, "success", 200), latencyMs: 0 });
+      await queue.bury(leases[1]!, { reason: "attempts ran out", at: T0 + 3 });
+      await queue.sweep(T0 + 1003);
+      assert.deepEqual(await pages(queue, { limit: 10 }), [["m3", "m2"]]);
+      await queue.sweep(T0 + 2003);
+      assert.deepEqual(await pages(queue, { limit: 10 }), [["m3"]]);
+    });
+
+    it("counts each endpoint's attempts and successes as acks, retries and burials record them, not releases", async () => {
+      const queue = await fresh();
+      await queue.enqueue(single("acme", "m1", ["ep1", "ep2"]));
+      await queue.enqueue(single("acme", "m2", ["ep1"]));
+      await queue.enqueue(single("globex", "g1", ["ep1"]));
+      const at = T0 + 2 * ATTEMPT_STATS_BUCKET_MS;
+      const leases = await queue.claim({ now: at, limit: 10, leaseMs: LEASE });
+      const by = (id: string): Lease => leases.find((lease) => lease.job.id === id)!;
+      await queue.retry(by("m1.ep1"), attempt(at), at + 10);
+      await queue.ack(by("m1.ep2"), attempt(at, "success", 200));
+      await queue.release(by("m2.ep1"), at + 10);
+      await queue.ack(by("g1.ep1"), attempt(at, "success", 200));
+      const later = at + ATTEMPT_STATS_BUCKET_MS;
+      for (const lease of await queue.claim({ now: later, limit: 10, leaseMs: LEASE })) {
+        if (lease.job.id === "m1.ep1") await queue.bury(lease, { attempt: attempt(later), reason: "attempts ran out", at: later });
+        else await queue.bury(lease, { reason: "the endpoint was deleted", at: later });
+      }
+      assert.deepEqual(await queue.attemptStats("acme", T0), [
+        { endpointId: "ep1", attempts: 2, successes: 0 },
+        { endpointId: "ep2", attempts: 1, successes: 1 },
+      ]);
+      assert.deepEqual(await queue.attemptStats("acme", later + ATTEMPT_STATS_BUCKET_MS - 1), [{ endpointId: "ep1", attempts: 1, successes: 0 }], "since is rounded down to its bucket");
+      assert.deepEqual(await queue.attemptStats("acme", later + ATTEMPT_STATS_BUCKET_MS), []);
+      assert.deepEqual(await queue.attemptStats("globex", 0), [{ endpointId: "ep1", attempts: 1, successes: 1 }]);
+      assert.deepEqual(await queue.attemptStats("initech", 0), []);
+      await queue.sweep(at + ATTEMPT_STATS_RETENTION_MS + ATTEMPT_STATS_BUCKET_MS - 1);
+      assert.equal((await queue.attemptStats("acme", 0)).length, 2, "a bucket is kept while part of it is within the retention");
+      await queue.sweep(at + ATTEMPT_STATS_RETENTION_MS + ATTEMPT_STATS_BUCKET_MS);
+      assert.deepEqual(await queue.attemptStats("acme", 0), [{ endpointId: "ep1", attempts: 1, successes: 0 }], "the older bucket is swept");
+      await queue.sweep(later + ATTEMPT_STATS_RETENTION_MS + ATTEMPT_STATS_BUCKET_MS);
+      assert.deepEqual(await queue.attemptStats("acme", 0), []);
     });
 
     it("loses no job over a seeded random run of claims, failures, expiries and deaths", async () => {

@@ -60,6 +60,11 @@ describe("MemoryQueue state over a restart (exportState, restore, the journal)",
       ["dead", "the endpoint was deleted"],
       ["dead-first", "attempts ran out"],
     ], "newest first, as before");
+    const log = async (queue: MemoryQueue) =>
+      (await queue.messages("acme", { limit: 100 })).messages.map((jobs) => jobs.map((job) => [job.id, job.state === "leased" ? "ready" : job.state, job.attempts.length]));
+    assert.deepEqual(await log(after), await log(before), "the message log, in its order");
+    assert.deepEqual((await log(after)).length, MESSAGES.length);
+    assert.deepEqual(await after.attemptStats("acme", 0), [{ endpointId: "ep1", attempts: 4, successes: 1 }], "the attempt counts");
     const again = await after.enqueue({ tenantId: "globex", messageId: "other", jobs: [makeJob("other", "a", "globex")], idempotency: { key: "order-1", answer: { bodyHash: "h", messageId: "other", response: "{}" }, expiresAt: T0 } });
     assert.deepEqual(again, { accepted: false, previous: { bodyHash: "h", messageId: "fan", response: "{}" } });
     const claimed = await after.claim({ now: T0 + 5000, limit: 10, leaseMs: LEASE });
@@ -83,6 +88,14 @@ describe("MemoryQueue state over a restart (exportState, restore, the journal)",
     const after = await reopen(before);
     await assertCarried(before, after);
     await assertCarried(before, await reopen(after));
+  });
+
+  it("restores a snapshot written before attempt counts were kept, counting from then on", async () => {
+    const { stats: _stats, ...older } = (await busy()).exportState();
+    const after = MemoryQueue.restore(JSON.parse(JSON.stringify(older)), []);
+    assert.deepEqual(await after.attemptStats("acme", 0), []);
+    assert.equal((await after.messages("acme", { limit: 100 })).messages.length, MESSAGES.length);
+    assert.throws(() => MemoryQueue.restore({ ...older, stats: [{ tenantId: "acme" }] }, []), TypeError);
   });
 
   it("keeps the retention of what it restores: delivered jobs and dead letters still expire", async () => {

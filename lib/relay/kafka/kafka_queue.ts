@@ -1,8 +1,10 @@
 import { Heap } from "../_heap.ts";
+import { AttemptStats, MessageLog, readPage } from "../_message_log.ts";
 import { queueFull, RelayError } from "../errors.ts";
 import { MemoryQueue } from "../memory_queue.ts";
 import type {
   Attempt,
+  AttemptCounts,
   ClaimOptions,
   DeadLetterQuery,
   Death,
@@ -13,6 +15,9 @@ import type {
   JobQueue,
   JobView,
   Lease,
+  MessageCursor,
+  MessagePage,
+  MessageQuery,
   QueueDepth,
 } from "../queue.ts";
 
@@ -232,6 +237,9 @@ export class KafkaQueue implements JobQueue {
   // The view of every job, from the state topic (and this process's own writes at once).
   readonly #view = new Map<string, StateRecord>();
   readonly #byMessage = new Map<string, string[]>();
+  /** Each tenant's messages in log order, and the attempts counted as the view takes them in. */
+  readonly #messageLog = new MessageLog();
+  readonly #stats = new AttemptStats();
   readonly #idempotency = new Map<string, { answer: IdempotentAnswer; expiresAt: number }>();
   readonly #counts = { ready: 0, delayed: 0, delivered: 0, dead: 0 };
   // Appends of one turn of the event loop go as one request (a group commit).
@@ -459,6 +467,14 @@ export class KafkaQueue implements JobQueue {
     return views;
   }
 
+  messages(tenantId: string, query: MessageQuery): Promise<MessagePage> {
+    return readPage(this.#messageLog.newestFirst(tenantId, query), query, (key) => this.message(tenantId, key.messageId));
+  }
+
+  attemptStats(tenantId: string, since: number): Promise<AttemptCounts[]> {
+    return Promise.resolve(this.#stats.totals(tenantId, since));
+  }
+
   async depth(now: number): Promise<QueueDepth> {
     const local = await this.#local.depth(now);
     return {
@@ -479,6 +495,7 @@ export class KafkaQueue implements JobQueue {
 
   async sweep(now: number): Promise<void> {
     await this.#local.sweep(now);
+    this.#stats.sweep(now);
     for (const [key, kept] of this.#idempotency) if (kept.expiresAt <= now) this.#idempotency.delete(key);
     const delivered: StateRecord[] = [];
     const deadByTenant = new Map<string, StateRecord[]>();
@@ -702,7 +719,11 @@ export class KafkaQueue implements JobQueue {
     if (state !== undefined && typeof state.rev === "number" && typeof state.job?.id === "string") this.#apply(state);
   }
 
-  /** Takes a job's state into the view, unless the view has a later one. */
+  /**
+   * Takes a job's state into the view, unless the view has a later one; the
+   * attempts it holds beyond the view's are counted (every process reads
+   * every state record, so each counts every attempt once).
+   */
   #apply(state: StateRecord): void {
     const id = state.job.id;
     const known = this.#view.get(id);
@@ -711,9 +732,13 @@ export class KafkaQueue implements JobQueue {
       this.#counts[known.state]--;
     } else {
       const ids = this.#byMessage.get(state.job.messageId);
-      if (ids === undefined) this.#byMessage.set(state.job.messageId, [id]);
-      else ids.push(id);
+      if (ids === undefined) {
+        this.#byMessage.set(state.job.messageId, [id]);
+        this.#messageLog.add(state.job.tenantId, { createdAt: state.job.createdAt, messageId: state.job.messageId });
+      } else ids.push(id);
     }
+    const attempts = state.job.attempts;
+    for (let i = known?.job.attempts.length ?? 0; i < attempts.length; i++) this.#stats.count(state.job.tenantId, state.job.endpointId, attempts[i]!);
     this.#view.set(id, state);
     this.#counts[state.state]++;
   }
@@ -724,8 +749,16 @@ export class KafkaQueue implements JobQueue {
     this.#view.delete(id);
     this.#counts[known.state]--;
     const ids = this.#byMessage.get(known.job.messageId)?.filter((other) => other !== id) ?? [];
-    if (ids.length === 0) this.#byMessage.delete(known.job.messageId);
-    else this.#byMessage.set(known.job.messageId, ids);
+    if (ids.length === 0) {
+      this.#byMessage.delete(known.job.messageId);
+      this.#messageLog.drop(known.job.tenantId, (key) => this.#kept(key));
+    } else this.#byMessage.set(known.job.messageId, ids);
+  }
+
+  /** Whether a key of the log still names a message in the view. */
+  #kept(key: MessageCursor): boolean {
+    const first = this.#byMessage.get(key.messageId)?.[0];
+    return first !== undefined && this.#view.get(first)?.job.createdAt === key.createdAt;
   }
 
   /** A tenant's dead jobs, newest first. */

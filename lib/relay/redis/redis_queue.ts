@@ -1,7 +1,9 @@
 import type { RedisScripts } from "../../storage/mod.ts";
+import { bucketOf } from "../_message_log.ts";
 import { queueFull, RelayError } from "../errors.ts";
 import type {
   Attempt,
+  AttemptCounts,
   ClaimOptions,
   Death,
   DeadLetterQuery,
@@ -13,9 +15,11 @@ import type {
   JobState,
   JobView,
   Lease,
+  MessagePage,
+  MessageQuery,
   QueueDepth,
 } from "../queue.ts";
-import { endpointKey } from "../queue.ts";
+import { ATTEMPT_STATS_RETENTION_MS, endpointKey } from "../queue.ts";
 
 /** What {@linkcode RedisQueue} needs of a Redis connection: Lua scripts, run atomically. */
 
@@ -39,11 +43,22 @@ export interface RedisQueueOptions {
   readonly deadRetentionMs?: number;
   /** @default {10000} */
   readonly maxDeadPerTenant?: number;
+  /**
+   * Messages one message-log read looks at, at most: a query that matches
+   * few messages answers a short page with a cursor to go on from, rather
+   * than holding Redis for a scan of the whole log.
+   * @default {5000}
+   */
+  readonly maxLogScan?: number;
 }
 
 // Keys, under the prefix P:
 //   P:job:<id>        hash: job (JSON without its body), body, due, tenant, endpoint, message, state, token, finished, reason
 //   P:msg:<message>   list of the message's job ids
+//   P:log:<tenant>    zset of a tenant's message ids by creation time (the message log)
+//   P:stats:<tenant>:<bucket>  hash: attempts (n:<endpoint>) and successes (ok:<endpoint>) in a bucket
+//   P:statkeys:<tenant>  zset of a tenant's stats hashes by bucket (sweep drops old ones)
+//   P:stattenants     set of tenants with stats
 //   P:ready:<ep>      list of an endpoint's ready job ids, in due order
 //   P:turns           list of endpoint keys with ready jobs, in turn order
 //   P:delayed         zset of job ids by due time
@@ -64,11 +79,20 @@ local function makeReady(id)
 end
 local function forget(id)
   local key = P .. ':job:' .. id
-  local message = redis.call('HGET', key, 'message')
+  local fields = redis.call('HMGET', key, 'message', 'tenant')
+  local message = fields[1]
   redis.call('DEL', key)
   if message then
     redis.call('LREM', P .. ':msg:' .. message, 0, id)
+    if fields[2] and redis.call('EXISTS', P .. ':msg:' .. message) == 0 then redis.call('ZREM', P .. ':log:' .. fields[2], message) end
   end
+end
+local function countAttempt(tenant, ep, bucket, ok)
+  if bucket == '' then return end
+  local key = P .. ':stats:' .. tenant .. ':' .. bucket
+  redis.call('HINCRBY', key, 'n:' .. ep, 1)
+  if ok == '1' then redis.call('HINCRBY', key, 'ok:' .. ep, 1) end
+  if redis.call('ZADD', P .. ':statkeys:' .. tenant, bucket, key) == 1 then redis.call('SADD', P .. ':stattenants', tenant) end
 end
 local function promote(now)
   local expired = redis.call('ZRANGEBYSCORE', P .. ':leases', '-inf', now, 'LIMIT', 0, 1000)
@@ -99,7 +123,8 @@ const MAX_ENQUEUE_GROUP = 256;
 // ARGV: P, capacity, the batches as one JSON array, then the jobs' bodies in
 // order (kept out of the JSON, so they are sent as given, not escaped twice).
 // Each batch is [message, idempotency key or '', its answer, its expiry,
-// jobs], each job [id, endpoint key, tenant, due, job JSON without body].
+// jobs, tenant, creation time], each job [id, endpoint key, tenant, due, job
+// JSON without body].
 // Batches are taken in order, as if queued one by one; the reply holds two
 // items per batch: its outcome and, for 'previous', the first answer.
 const ENQUEUE = `${PRELUDE}
@@ -111,7 +136,7 @@ local added = 0
 local out = {}
 local bodies = 4
 for _, batch in ipairs(batches) do
-  local message, idemKey, answer, expires, jobs = batch[1], batch[2], batch[3], batch[4], batch[5]
+  local message, idemKey, answer, expires, jobs, tenant, created = batch[1], batch[2], batch[3], batch[4], batch[5], batch[6], batch[7]
   local n = #jobs
   local body = bodies
   bodies = bodies + n
@@ -133,6 +158,7 @@ for _, batch in ipairs(batches) do
       makeReady(id)
       redis.call('RPUSH', P .. ':msg:' .. message, id)
     end
+    if n > 0 then redis.call('ZADD', P .. ':log:' .. tenant, created, message) end
     added = added + n
     if idemKey ~= '' then
       redis.call('HSET', P .. ':idem', idemKey, answer)
@@ -184,10 +210,12 @@ end
 return out
 `;
 
-// ARGV: P, id, token, json (without body), state ('delivered' or 'dead'), finished, reason, tenant, maxDeadPerTenant
+// ARGV: P, id, token, json (without body), state ('delivered' or 'dead'), finished, reason, tenant, maxDeadPerTenant,
+// then the attempt to count: endpoint, bucket ('' for none), '1' for a success
 const FINISH = `${PRELUDE}
 local id, token, state = ARGV[2], ARGV[3], ARGV[5]
 if not held(id, token) then return 0 end
+countAttempt(ARGV[8], ARGV[10], ARGV[11], ARGV[12])
 redis.call('HSET', P .. ':job:' .. id, 'job', ARGV[4], 'state', state, 'token', '', 'finished', ARGV[6], 'reason', ARGV[7])
 redis.call('ZREM', P .. ':leases', id)
 redis.call('HINCRBY', P .. ':count', 'leased', -1)
@@ -219,10 +247,11 @@ end
 return renewed
 `;
 
-// ARGV: P, id, token, json (without body), due
+// ARGV: P, id, token, json (without body), due, then the attempt to count: tenant, endpoint, bucket ('' for none), '1' for a success
 const WAIT = `${PRELUDE}
 local id, token = ARGV[2], ARGV[3]
 if not held(id, token) then return 0 end
+countAttempt(ARGV[6], ARGV[7], ARGV[8], ARGV[9])
 redis.call('HSET', P .. ':job:' .. id, 'job', ARGV[4], 'due', ARGV[5], 'state', 'delayed', 'token', '')
 redis.call('ZREM', P .. ':leases', id)
 redis.call('ZADD', P .. ':delayed', ARGV[5], id)
@@ -280,6 +309,92 @@ end
 return out
 `;
 
+// ARGV: P, tenant, upper bound (ZREVRANGEBYSCORE's max), the cursor's score and id ('' for none), lower bound,
+// event, status ('pending', 'delivered', 'dead' or '' for any), endpoint key ('' for any), limit, most messages to look at.
+// Replies 1 when more may follow (else 0), the score and id to go on from, then per message: its id, its number of
+// jobs, and json, body, due, state, reason per job.
+const MESSAGES = `${PRELUDE}
+local log = P .. ':log:' .. ARGV[2]
+local max, afterScore, afterId, min = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local event, status, ep = ARGV[7], ARGV[8], ARGV[9]
+local limit, budget = tonumber(ARGV[10]), tonumber(ARGV[11])
+local found, scanned, offset, more = 0, 0, 0, 0
+local lastScore, lastId = '', ''
+local out = {}
+local done = false
+while not done do
+  local batch = redis.call('ZREVRANGEBYSCORE', log, max, min, 'WITHSCORES', 'LIMIT', offset, 100)
+  if #batch == 0 then break end
+  offset = offset + #batch / 2
+  for i = 1, #batch, 2 do
+    local id, score = batch[i], batch[i + 1]
+    if afterScore == '' or tonumber(score) ~= tonumber(afterScore) or id < afterId then
+      local jobs = {}
+      for _, job in ipairs(redis.call('LRANGE', P .. ':msg:' .. id, 0, -1)) do
+        local fields = redis.call('HMGET', P .. ':job:' .. job, 'job', 'body', 'due', 'state', 'reason', 'ep')
+        if fields[1] and (ep == '' or fields[6] == ep) then table.insert(jobs, fields) end
+      end
+      local match = #jobs > 0
+      if match and event ~= '' then match = cjson.decode(jobs[1][1]).event == event end
+      if match and status ~= '' then
+        match = false
+        for _, fields in ipairs(jobs) do
+          local state = fields[4]
+          if state == status or (status == 'pending' and state ~= 'delivered' and state ~= 'dead') then match = true end
+        end
+      end
+      if match then
+        if found == limit then
+          more = 1
+          done = true
+          break
+        end
+        found = found + 1
+        lastScore, lastId = score, id
+        table.insert(out, id)
+        table.insert(out, #jobs)
+        for _, fields in ipairs(jobs) do
+          for k = 1, 5 do table.insert(out, fields[k]) end
+        end
+      end
+      scanned = scanned + 1
+      if scanned >= budget then
+        lastScore, lastId, more, done = score, id, 1, true
+        break
+      end
+    end
+  end
+end
+local reply = {more, lastScore, lastId}
+for _, item in ipairs(out) do table.insert(reply, item) end
+return reply
+`;
+
+// ARGV: P, tenant, the first bucket; replies endpoint, attempts, successes per endpoint with attempts
+const STATS = `${PRELUDE}
+local attempts, successes = {}, {}
+for _, key in ipairs(redis.call('ZRANGEBYSCORE', P .. ':statkeys:' .. ARGV[2], ARGV[3], '+inf')) do
+  local counts = redis.call('HGETALL', key)
+  for j = 1, #counts, 2 do
+    local field, value = counts[j], tonumber(counts[j + 1])
+    if string.sub(field, 1, 2) == 'n:' then
+      local ep = string.sub(field, 3)
+      attempts[ep] = (attempts[ep] or 0) + value
+    else
+      local ep = string.sub(field, 4)
+      successes[ep] = (successes[ep] or 0) + value
+    end
+  end
+end
+local out = {}
+for ep, made in pairs(attempts) do
+  table.insert(out, ep)
+  table.insert(out, made)
+  table.insert(out, successes[ep] or 0)
+end
+return out
+`;
+
 // ARGV: P, now; replies waiting, leased, dead, delayed
 const DEPTH = `${PRELUDE}
 promote(tonumber(ARGV[2]))
@@ -294,7 +409,7 @@ local leases = redis.call('ZRANGE', P .. ':leases', 0, 0, 'WITHSCORES')
 return {delayed[2] or '', leases[2] or ''}
 `;
 
-// ARGV: P, now, deliveredRetentionMs, maxDelivered, deadRetentionMs
+// ARGV: P, now, deliveredRetentionMs, maxDelivered, deadRetentionMs, the oldest stats bucket to keep
 const SWEEP = `${PRELUDE}
 local now = tonumber(ARGV[2])
 local delivered = P .. ':delivered'
@@ -318,6 +433,14 @@ for _, tenant in ipairs(redis.call('SMEMBERS', P .. ':deadtenants')) do
   end
   if #old > 0 then redis.call('HINCRBY', P .. ':count', 'dead', 0 - #old) end
   if redis.call('ZCARD', dead) == 0 then redis.call('SREM', P .. ':deadtenants', tenant) end
+end
+for _, tenant in ipairs(redis.call('SMEMBERS', P .. ':stattenants')) do
+  local keys = P .. ':statkeys:' .. tenant
+  for _, key in ipairs(redis.call('ZRANGEBYSCORE', keys, '-inf', '(' .. ARGV[6], 'LIMIT', 0, 10000)) do
+    redis.call('DEL', key)
+    redis.call('ZREM', keys, key)
+  end
+  if redis.call('ZCARD', keys) == 0 then redis.call('SREM', P .. ':stattenants', tenant) end
 end
 local expired = redis.call('ZRANGEBYSCORE', P .. ':idemexp', '-inf', now, 'LIMIT', 0, 10000)
 for _, key in ipairs(expired) do
@@ -349,6 +472,7 @@ export class RedisQueue implements JobQueue {
   readonly #maxDelivered: number;
   readonly #deadRetention: number;
   readonly #maxDeadPerTenant: number;
+  readonly #maxLogScan: number;
 
   /**
    * Uses a Redis connection.
@@ -363,6 +487,7 @@ export class RedisQueue implements JobQueue {
     this.#maxDelivered = options.maxDelivered ?? 100_000;
     this.#deadRetention = options.deadRetentionMs ?? 604_800_000;
     this.#maxDeadPerTenant = options.maxDeadPerTenant ?? 10_000;
+    this.#maxLogScan = options.maxLogScan ?? 5000;
   }
 
   /**
@@ -388,6 +513,8 @@ export class RedisQueue implements JobQueue {
         idempotency === undefined ? "" : JSON.stringify(idempotency.answer),
         idempotency === undefined ? "0" : String(idempotency.expiresAt),
         batch.jobs.map((job) => [job.id, endpointKey(job.tenantId, job.endpointId), job.tenantId, String(job.dueAt), withoutBody(job)]),
+        batch.tenantId,
+        String(batch.jobs[0]?.createdAt ?? 0),
       ];
     });
     const args = [this.#prefix, String(this.#capacity), JSON.stringify(batches)];
@@ -429,21 +556,23 @@ export class RedisQueue implements JobQueue {
 
   async ack(lease: Lease, attempt: Attempt): Promise<boolean> {
     const job = { ...lease.job, attempts: [...lease.job.attempts, attempt] };
-    return await this.#finish(lease, job, "delivered", attempt.at + attempt.latencyMs, "");
+    return await this.#finish(lease, job, "delivered", attempt.at + attempt.latencyMs, "", attempt);
   }
 
   async retry(lease: Lease, attempt: Attempt, dueAt: number): Promise<boolean> {
     const job = { ...lease.job, attempts: [...lease.job.attempts, attempt] };
-    return (await this.#run(WAIT, [this.#prefix, lease.job.id, lease.token, withoutBody(job), String(dueAt)])) === 1;
+    const args = [this.#prefix, lease.job.id, lease.token, withoutBody(job), String(dueAt), job.tenantId, ...counted(job.endpointId, attempt)];
+    return (await this.#run(WAIT, args)) === 1;
   }
 
   async release(lease: Lease, dueAt: number): Promise<boolean> {
-    return (await this.#run(WAIT, [this.#prefix, lease.job.id, lease.token, withoutBody(lease.job), String(dueAt)])) === 1;
+    const args = [this.#prefix, lease.job.id, lease.token, withoutBody(lease.job), String(dueAt), lease.job.tenantId, ...counted(lease.job.endpointId, undefined)];
+    return (await this.#run(WAIT, args)) === 1;
   }
 
   async bury(lease: Lease, death: Death): Promise<boolean> {
     const job = death.attempt === undefined ? lease.job : { ...lease.job, attempts: [...lease.job.attempts, death.attempt] };
-    return await this.#finish(lease, job, "dead", death.at, death.reason);
+    return await this.#finish(lease, job, "dead", death.at, death.reason, death.attempt);
   }
 
   async deadLetters(tenantId: string, query: DeadLetterQuery): Promise<JobView[]> {
@@ -479,6 +608,54 @@ export class RedisQueue implements JobQueue {
     return views;
   }
 
+  async messages(tenantId: string, query: MessageQuery): Promise<MessagePage> {
+    const { after, until, since } = query;
+    let max = "+inf";
+    let cursor = ["", ""];
+    if (after !== undefined && (until === undefined || after.createdAt < until)) {
+      max = String(after.createdAt);
+      cursor = [String(after.createdAt), after.messageId];
+    } else if (until !== undefined) {
+      max = `(${until}`;
+    }
+    const args = [
+      this.#prefix,
+      tenantId,
+      max,
+      ...cursor,
+      since === undefined ? "-inf" : String(since),
+      query.event ?? "",
+      query.status ?? "",
+      query.endpointId === undefined ? "" : endpointKey(tenantId, query.endpointId),
+      String(query.limit),
+      String(this.#maxLogScan),
+    ];
+    const reply = (await this.#run(MESSAGES, args)) as (string | number)[];
+    const messages: JobView[][] = [];
+    for (let i = 3; i < reply.length;) {
+      const count = reply[i + 1] as number;
+      i += 2;
+      const jobs: JobView[] = [];
+      for (let j = 0; j < count; j++, i += 5) {
+        const job = loaded(reply[i] as string, reply[i + 1] as string, reply[i + 2] as string);
+        const state = reply[i + 3] as JobState;
+        jobs.push(state === "dead" ? { ...job, state, reason: reply[i + 4] as string } : { ...job, state });
+      }
+      messages.push(jobs);
+    }
+    if (reply[0] !== 1) return { messages };
+    return { messages, next: { createdAt: Number(reply[1]), messageId: reply[2] as string } };
+  }
+
+  async attemptStats(tenantId: string, since: number): Promise<AttemptCounts[]> {
+    const reply = (await this.#run(STATS, [this.#prefix, tenantId, String(bucketOf(since))])) as (string | number)[];
+    const counts: AttemptCounts[] = [];
+    for (let i = 0; i < reply.length; i += 3) {
+      counts.push({ endpointId: reply[i] as string, attempts: reply[i + 1] as number, successes: reply[i + 2] as number });
+    }
+    return counts.sort((a, b) => (a.endpointId < b.endpointId ? -1 : a.endpointId > b.endpointId ? 1 : 0));
+  }
+
   async depth(now: number): Promise<QueueDepth> {
     const [waiting, leased, dead, delayed] = (await this.#run(DEPTH, [this.#prefix, String(now)])) as number[];
     return { ready: waiting! - delayed!, delayed: delayed!, leased: leased!, dead: dead! };
@@ -490,15 +667,33 @@ export class RedisQueue implements JobQueue {
   }
 
   async sweep(now: number): Promise<void> {
-    await this.#run(SWEEP, [this.#prefix, String(now), String(this.#deliveredRetention), String(this.#maxDelivered), String(this.#deadRetention)]);
+    await this.#run(SWEEP, [
+      this.#prefix,
+      String(now),
+      String(this.#deliveredRetention),
+      String(this.#maxDelivered),
+      String(this.#deadRetention),
+      String(bucketOf(now - ATTEMPT_STATS_RETENTION_MS)),
+    ]);
   }
 
   async close(): Promise<void> {
     await this.#redis.close();
   }
 
-  async #finish(lease: Lease, job: Job, state: "delivered" | "dead", at: number, reason: string): Promise<boolean> {
-    const args = [this.#prefix, lease.job.id, lease.token, withoutBody(job), state, String(at), reason, job.tenantId, String(this.#maxDeadPerTenant)];
+  async #finish(lease: Lease, job: Job, state: "delivered" | "dead", at: number, reason: string, attempt: Attempt | undefined): Promise<boolean> {
+    const args = [
+      this.#prefix,
+      lease.job.id,
+      lease.token,
+      withoutBody(job),
+      state,
+      String(at),
+      reason,
+      job.tenantId,
+      String(this.#maxDeadPerTenant),
+      ...counted(job.endpointId, attempt),
+    ];
     return (await this.#run(FINISH, args)) === 1;
   }
 
@@ -512,6 +707,12 @@ export class RedisQueue implements JobQueue {
       });
     }
   }
+}
+
+/** The ARGV that count an attempt in a script: endpoint, bucket ('' for no attempt), '1' for a success. */
+function counted(endpointId: string, attempt: Attempt | undefined): string[] {
+  if (attempt === undefined) return [endpointId, "", "0"];
+  return [endpointId, String(bucketOf(attempt.at)), attempt.outcome === "success" ? "1" : "0"];
 }
 
 /**
