@@ -6,6 +6,12 @@ export interface ContentSecurityPolicyOptions {
    */
   readonly imgSrc?: readonly string[];
   /**
+   * Allow `data:` images too, e.g. a page's empty favicon (`<link rel="icon"
+   * href="data:,">`, which spares the browser asking for `/favicon.ico`).
+   * @default {false}
+   */
+  readonly dataImages?: boolean;
+  /**
    * Origins scripts may send requests to besides the page's own.
    * @default none
    */
@@ -24,7 +30,7 @@ export interface ContentSecurityPolicyOptions {
  * default, scripts and styles from the page's own origin only (so no inline
  * script, no inline style attribute, no third-party origin), requests to the
  * own origin only, no framing, no `<base>`, forms posted nowhere else.
- * @param options extra image and request origins; Trusted Types
+ * @param options extra image and request origins, `data:` images; Trusted Types
  * @returns the header's value
  * @throws {TypeError} when an extra origin is not an `https:` or `http:` origin
  * @example
@@ -37,7 +43,7 @@ export function contentSecurityPolicy(options: ContentSecurityPolicyOptions = {}
     "default-src 'none'",
     "script-src 'self'",
     "style-src 'self'",
-    `img-src ${sources("images from", options.imgSrc)}`,
+    `img-src ${sources("images from", options.imgSrc, options.dataImages === true ? ["data:"] : [])}`,
     `connect-src ${sources("requests to", options.connectSrc)}`,
     "base-uri 'none'",
     "form-action 'self'",
@@ -47,9 +53,9 @@ export function contentSecurityPolicy(options: ContentSecurityPolicyOptions = {}
   return directives.join("; ");
 }
 
-/** `'self'` and the origins given, each checked to be an origin. */
-function sources(what: string, origins: readonly string[] = []): string {
-  const all = ["'self'"];
+/** `'self'`, the schemes given, and the origins given, each checked to be an origin. */
+function sources(what: string, origins: readonly string[] = [], schemes: readonly string[] = []): string {
+  const all = ["'self'", ...schemes];
   for (const source of origins) {
     const url = URL.parse(source);
     if (url === null || (url.protocol !== "https:" && url.protocol !== "http:") || url.origin !== source.replace(/\/$/, "")) {

@@ -31,6 +31,12 @@ describe("contentSecurityPolicy()", () => {
     assert.equal(policy.get("script-src"), "'self'", "scripts stay the page's own");
   });
 
+  it("allows data: images when asked, before the image origins, and nothing else from data:", () => {
+    const policy = directives(contentSecurityPolicy({ dataImages: true, imgSrc: ["https://tiles.example.org"] }));
+    assert.equal(policy.get("img-src"), "'self' data: https://tiles.example.org");
+    assert.equal(policy.get("connect-src"), "'self'");
+  });
+
   it("requires Trusted Types when asked, allowing no policy", () => {
     const policy = directives(contentSecurityPolicy({ requireTrustedTypes: true }));
     assert.equal(policy.get("require-trusted-types-for"), "'script'");
