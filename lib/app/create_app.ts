@@ -24,7 +24,7 @@ import {
 } from "../metrics/mod.ts";
 import { type Deliver, startRelayService } from "../relay/mod.ts";
 import { startSyncService, type SyncStore } from "../sync/mod.ts";
-import { startWaterService } from "../water/mod.ts";
+import { createExplorerService, startWaterService } from "../water/mod.ts";
 import { openStateDir, type StateDir } from "../storage/mod.ts";
 import { createNodeServer, type NodeServer, readTlsFiles } from "./node_server.ts";
 import { openSyncStores } from "./open_sync_stores.ts";
@@ -222,6 +222,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   async function startServices(): Promise<void> {
     const enabled = new Set<ServiceName>(config.server.services);
     if (enabled.has("water")) running.push(await startWaterService(config.water, { now: monotonic, log }));
+    // The water-data explorer, a page at `/` that asks the water API with the user's key.
+    if (enabled.has("water")) running.push(createExplorerService(config.water));
     if (enabled.has("sync")) {
       const stores = overrides.authStore !== undefined && overrides.syncStore !== undefined
         ? { auth: overrides.authStore, sync: overrides.syncStore, where: "in the stores the host gave", close: () => Promise.resolve() }

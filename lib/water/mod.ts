@@ -62,3 +62,7 @@ export { WATER_SETTINGS } from "./settings.ts";
 export type { WaterConfig } from "./settings.ts";
 export { startWaterService } from "./start_water_service.ts";
 export type { StartWaterServiceOptions } from "./start_water_service.ts";
+export { createExplorerService } from "./create_explorer_service.ts";
+export type { ExplorerServiceOptions } from "./create_explorer_service.ts";
+export { parseTileUrl } from "./parse_tile_url.ts";
+export type { TileServer } from "./parse_tile_url.ts";

@@ -1,5 +1,6 @@
 import { customSetting, integerSetting, listSetting, numberSetting, textSetting, type ConfigOf } from "../config/mod.ts";
 import { parseApiKey, parseOrigin } from "../http/mod.ts";
+import { parseTileUrl, type TileServer } from "./parse_tile_url.ts";
 
 /** The water-data API's settings, read by `readSettings` from the environment. */
 export const WATER_SETTINGS = {
@@ -69,6 +70,18 @@ export const WATER_SETTINGS = {
     min: 0,
     max: 2 ** 40,
     doc: "bytes of rendered rows kept for reuse; 0 turns the cache off",
+  }),
+  mapTiles: customSetting<TileServer | undefined>("MAP_TILE_URL", {
+    default: undefined,
+    defaultText: "",
+    accepts: "a tile URL template such as `https://tile.openstreetmap.org/{z}/{x}/{y}.png`",
+    doc: "tiles under the explorer's map (`GET /`), from this server only (the page's Content-Security-Policy allows its origin); empty draws the map without tiles, offline",
+    parse: parseTileUrl,
+  }),
+  mapTileAttribution: textSetting("MAP_TILE_ATTRIBUTION", {
+    default: "",
+    accepts: "text",
+    doc: "credit the tile server asks for, shown under the explorer's map, e.g. `© OpenStreetMap contributors`",
   }),
 } as const;
 

@@ -102,8 +102,11 @@ describe("createApp()", () => {
 
       assert.deepEqual(await json(await fetch(`${url}/health`)), { status: "ok", services: ["water", "sync", "relay"] });
       assert.equal((await fetch(`${url}/nowhere`)).status, 404);
+      const explorer = await fetch(`${url}/`);
+      assert.equal(explorer.status, 200, "the water-data explorer");
+      assert.match(explorer.headers.get("content-type") ?? "", /^text\/html/);
       const described = app.describe(url);
-      assert.deepEqual(described.endpoints.map((endpoint) => endpoint.label), ["Water data", "Token endpoint", "Sign-up", "Sync API", "Webhook intake"]);
+      assert.deepEqual(described.endpoints.map((endpoint) => endpoint.label), ["Water data", "Water-data explorer", "Token endpoint", "Sign-up", "Sync API", "Webhook intake"]);
       assert.ok(described.credentials.some((credential) => credential.value === "tributary-demo-key"));
       assert.ok(described.credentials.some((credential) => credential.value === "acme-key"));
     } finally {
@@ -122,6 +125,8 @@ describe("createApp()", () => {
         async () => app.handler(makeRequest({ method: "GET", path: "/webhook/messages/msg_1", headers: { authorization: "Bearer acme-key" } })),
         { code: "ERR_RELAY_UNKNOWN_MESSAGE" },
       );
+      // Without the water service there is no explorer at /.
+      await assert.rejects(async () => app.handler(makeRequest({ method: "GET", path: "/" })), { code: "ERR_HTTP_NOT_FOUND" });
       const text = String((await app.handler(makeRequest({ method: "GET", path: "/metrics" }))).body);
       assert.match(text, /tributary_http_requests_total\{service="sync",route="\/api\/v2\/sync\/user\/since\/:revision",method="GET",status="401"\} 1/);
       assert.match(text, /tributary_http_requests_total\{service="relay",route="\/webhook\/messages\/:id",method="GET",status="404"\} 1/);

@@ -16,6 +16,7 @@ describe("readConfig()", () => {
         dataDir: "data/datasets",
         apiKeysFile: "data/api_keys.json",
         apiKeys: [],
+        adminApiKeys: [],
         corsOrigins: [],
         rateLimitPerSecond: 2,
         rateLimitConcurrency: 1,
@@ -23,6 +24,8 @@ describe("readConfig()", () => {
         queryTimeoutMs: 30_000,
         maxResponseBytes: 32 * 1024 * 1024,
         renderCacheBytes: 64 * 1024 * 1024,
+        mapTiles: undefined,
+        mapTileAttribution: "",
       },
       auth: {
         clientsFile: "data/clients.json",
@@ -279,6 +282,7 @@ describe("readConfig()", () => {
   const invalid = [
     { name: "refuses PORT=abc", env: { PORT: "abc" }, variable: "PORT" },
     { name: "refuses PORT=70000", env: { PORT: "70000" }, variable: "PORT" },
+    { name: "refuses a MAP_TILE_URL without {y}", env: { MAP_TILE_URL: "https://tiles.example.org/{z}/{x}.png" }, variable: "MAP_TILE_URL" },
     { name: "refuses PORT=-1", env: { PORT: "-1" }, variable: "PORT" },
     { name: "refuses PORT=80.5", env: { PORT: "80.5" }, variable: "PORT" },
     { name: "refuses PORT=1e3", env: { PORT: "1e3" }, variable: "PORT" },

@@ -1,0 +1,321 @@
+// The water-data explorer at `/`, end to end: the real server (server.ts) on
+// the demo data, the page in headless Chromium, and the API asked directly
+// for what the page should show. Screenshots at desktop and phone widths go
+// to test-artifacts/.
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { after, before, describe, it } from "node:test";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import {
+  browserSkip,
+  foreignRequests,
+  launchBrowser,
+  parseCsp,
+  recordRequests,
+  saveScreenshot,
+  VIEWPORTS,
+} from "../_helpers/browser.ts";
+import { listeningUrl, startServer } from "../_helpers/server.ts";
+
+const KEY = "tributary-demo-key";
+const API = "/v1/odata/v4";
+const REGION = "hub.atlantic";
+const CHARACTERISTIC = "pH";
+/** The filter the page should build for the region and characteristic, and the test's own queries. */
+const FILTER = `RegionId eq '${REGION}' and CharacteristicName eq '${CHARACTERISTIC}'`;
+
+let url = "";
+let browser: Browser;
+
+/** Asks the API directly, with the demo key. */
+async function api(path: string): Promise<Response> {
+  const response = await fetch(`${url}${API}/${path}`, { headers: { "x-api-key": KEY } });
+  assert.equal(response.status, 200, `${path}: ${response.status}`);
+  return response;
+}
+
+async function count(collection: string, filter: string): Promise<number> {
+  const body = (await (await api(`${collection}?$count=true&$filter=${encodeURIComponent(filter)}`)).json()) as { "@odata.count": number };
+  return body["@odata.count"];
+}
+
+/**
+ * A new page whose requests and errors (script errors, and what the console
+ * reports: a request the policy blocked, a failed load) are all recorded,
+ * with the key already given, as after "Use this key" in the same tab.
+ */
+async function openExplorer(context: BrowserContext): Promise<{ page: Page; requests: readonly string[]; errors: readonly string[] }> {
+  const page = await context.newPage();
+  const requests = recordRequests(page);
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text());
+  });
+  await page.addInitScript(GIVE_KEY);
+  await page.goto(`${url}/`);
+  return { page, requests, errors };
+}
+
+// What runs in the page: source text for `evaluate` and init scripts (which the
+// browser runs as the debugger does), functions for `waitForFunction` (whose
+// strings the page's policy refuses to evaluate, as it should). This tsconfig
+// has no DOM types; the functions see the page's globals as below.
+interface PageGlobals {
+  readonly document: {
+    readonly body: { readonly dataset: Readonly<Record<string, string | undefined>> };
+    querySelector(selector: string): { readonly textContent: string | null } | null;
+  };
+}
+
+/** The key in the tab's session storage before the page's script runs. */
+const GIVE_KEY = `sessionStorage.setItem("tributary.explorer.key", ${JSON.stringify(KEY)})`;
+
+/** Waits until the page shows a selection whole (map, count, first page) for a filter. */
+async function shownFilter(page: Page, filter: string): Promise<void> {
+  await page.waitForFunction((wanted) => (globalThis as unknown as PageGlobals).document.body.dataset["shown"] === wanted, filter, { timeout: 20_000 });
+}
+
+/** Waits until an element's text starts with a text. */
+async function textStarts(page: Page, selector: string, start: string): Promise<void> {
+  await page.waitForFunction(
+    ([where, text]) => (globalThis as unknown as PageGlobals).document.querySelector(where!)?.textContent?.startsWith(text!) === true,
+    [selector, start],
+  );
+}
+
+/** Waits until the first cell of the table is an observation's id. */
+async function firstRowIs(page: Page, id: number): Promise<void> {
+  await page.waitForFunction(
+    (wanted) => (globalThis as unknown as PageGlobals).document.querySelector("#observations tbody td")?.textContent === wanted,
+    String(id),
+  );
+}
+
+function digits(text: string | null): number {
+  return Number((text ?? "").replace(/[^\d]/g, ""));
+}
+
+describe("the water-data explorer at /, in headless Chromium", { skip: browserSkip }, () => {
+  before(async () => {
+    // Limits off, as the README suggests for trying the API: the page's pacing under a limit has its own test below.
+    const started = startServer({ SERVICES: "water", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0" });
+    [url, browser] = await Promise.all([listeningUrl(started), launchBrowser()]);
+  });
+
+  after(() => browser?.close());
+
+  it("serves the page under a strict Content-Security-Policy, with no inline script or style, in under 100 KB", async () => {
+    const page = await fetch(`${url}/`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get("content-type") ?? "", /^text\/html/);
+    const html = await page.text();
+    const csp = parseCsp(page.headers.get("content-security-policy") ?? "");
+    assert.deepEqual(csp.get("default-src"), ["'none'"]);
+    assert.deepEqual(csp.get("script-src"), ["'self'"]);
+    assert.deepEqual(csp.get("style-src"), ["'self'"]);
+    assert.deepEqual(csp.get("connect-src"), ["'self'"], "no tile server is configured");
+    assert.deepEqual(csp.get("img-src"), ["'self'", "data:"]);
+    assert.deepEqual(csp.get("frame-ancestors"), ["'none'"]);
+    assert.deepEqual(csp.get("base-uri"), ["'none'"]);
+    assert.equal(page.headers.get("x-content-type-options"), "nosniff");
+    // Nothing inline: every script has a src, no style element or attribute, no event handler attribute.
+    assert.doesNotMatch(html, /<script(?![^>]*\ssrc=)[^>]*>/i);
+    assert.doesNotMatch(html, /<style|\sstyle=|\son[a-z]+=/i);
+    // Every file the page loads is on its own origin.
+    const files = [...html.matchAll(/\s(?:src|href)="([^"]+)"/g)].map((match) => match[1]!).filter((href) => !href.startsWith("#"));
+    for (const file of files) assert.ok(file.startsWith("/") || file.startsWith("data:"), file);
+    let bytes = Buffer.byteLength(html);
+    for (const file of files.filter((href) => href.startsWith("/"))) {
+      const asset = await fetch(`${url}${file}`);
+      assert.equal(asset.status, 200, file);
+      assert.ok(asset.headers.get("content-security-policy") !== null, `${file} has the policy too`);
+      bytes += (await asset.arrayBuffer()).byteLength;
+    }
+    assert.deepEqual(files.filter((href) => href.startsWith("/")).sort(), ["/explorer/explorer.css", "/explorer/explorer.js"]);
+    console.log(`# the explorer's HTML, CSS and JavaScript: ${bytes} bytes before any data`);
+    assert.ok(bytes < 100 * 1024, `${bytes} bytes`);
+  });
+
+  it("filters to a region and a characteristic, shows the API's count, draws its locations, plots a series, pages and downloads the CSV", async () => {
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop, acceptDownloads: true });
+    try {
+      const { page, requests, errors } = await openExplorer(context);
+      await shownFilter(page, "");
+      const first = await page.evaluate<number | undefined>(`performance.getEntriesByName("explorer:first-render")[0]?.startTime`);
+      assert.equal(typeof first, "number");
+      console.log(`# the explorer's first render with the demo data (datasets, map of every location, count, first page): ${Math.round(first!)} ms after navigation`);
+      assert.equal(digits(await page.textContent("#count")), await count("Observations", "true"));
+
+      // The filters, from the keyboard: a region, then a characteristic and Enter.
+      await page.selectOption("#region", REGION);
+      await page.focus("#characteristic");
+      await page.keyboard.type(CHARACTERISTIC);
+      await page.keyboard.press("Enter");
+      await shownFilter(page, FILTER);
+      const observations = await count("Observations", FILTER);
+      const places = await count("Locations", FILTER);
+      assert.ok(observations > 0 && places > 1, `${observations} observations at ${places} locations`);
+      assert.equal(digits(await page.textContent("#count")), observations);
+      assert.equal(digits(await page.textContent("#location-count")), places);
+      assert.equal(await page.locator("#map circle.location").count(), places);
+
+      // The table's first page is the API URL the page shows; Next follows the API's next link.
+      const shownUrl = await page.textContent("#api-url");
+      assert.ok(shownUrl?.startsWith(`${url}${API}/Observations?`), shownUrl ?? "");
+      const firstPage = (await (await fetch(shownUrl!, { headers: { "x-api-key": KEY } })).json()) as { value: { Id: number }[]; "@odata.nextLink": string };
+      const tableIds = async (): Promise<number[]> => (await page.locator("#observations tbody tr td:first-child").allTextContents()).map(Number);
+      assert.deepEqual(await tableIds(), firstPage.value.map((row) => row.Id));
+      assert.equal(await page.textContent("#api-curl"), `curl -H 'x-api-key: ${KEY}' '${shownUrl}'`);
+      const secondPage = (await (await fetch(firstPage["@odata.nextLink"], { headers: { "x-api-key": KEY } })).json()) as { value: { Id: number }[] };
+      await page.click("#next");
+      await firstRowIs(page, secondPage.value[0]!.Id);
+      assert.deepEqual(await tableIds(), secondPage.value.map((row) => row.Id));
+      await page.click("#previous");
+      await firstRowIs(page, firstPage.value[0]!.Id);
+
+      // A location picked on the map: its series, one point per reading with a value.
+      const dot = page.locator("#map circle.location").first();
+      const id = Number(await dot.getAttribute("data-id"));
+      await dot.click();
+      await page.waitForSelector("#series[data-points]");
+      const readings = (await (await api(`Observations?$select=ResultValue&$top=10000&$filter=${encodeURIComponent(`${FILTER} and LocationId eq ${id}`)}`)).json()) as { value: { ResultValue: number | null }[] };
+      const withValue = readings.value.filter((row) => typeof row.ResultValue === "number").length;
+      assert.ok(withValue > 1, `${withValue} readings at location ${id}`);
+      assert.equal(Number(await page.getAttribute("#series", "data-points")), withValue);
+      assert.equal(await page.locator("#series circle.point").count(), withValue);
+      assert.equal(await page.locator("#series polyline.line").count(), 1);
+      assert.equal(await page.inputValue("#series-location"), String(id));
+
+      // The CSV download is the API's CSV for the same filter.
+      const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download")]);
+      const downloaded = await readFile(await download.path());
+      const csv = Buffer.from(await (await api(`Records?$format=csv&$filter=${encodeURIComponent(FILTER)}`)).arrayBuffer());
+      assert.ok(csv.length > 1000);
+      assert.ok(downloaded.equals(csv), `the download (${downloaded.length} bytes) differs from the API's CSV (${csv.length} bytes)`);
+
+      // Every dataset's citation, licence and DOI link, from /Metadata.
+      const datasets = (await (await api("Metadata?$select=DOI,Citation,Licence")).json()) as { value: { DOI: string; Citation: string; Licence: string }[] };
+      const citations = await page.textContent("#citations");
+      const links = await Promise.all((await page.locator("#citations a").all()).map((a) => a.getAttribute("href")));
+      for (const dataset of datasets.value) {
+        assert.ok(citations?.includes(dataset.Citation), dataset.DOI);
+        assert.ok(links.includes(`https://doi.org/${dataset.DOI}`), dataset.DOI);
+        assert.ok(links.includes(dataset.Licence), dataset.Licence);
+      }
+
+      // Every control is labelled.
+      const unlabelled = await page.evaluate<string[]>(`[...document.querySelectorAll("input, select")].filter((c) => c.labels.length === 0).map((c) => c.id)`);
+      assert.deepEqual(unlabelled, []);
+
+      await saveScreenshot(page, "explorer-desktop");
+      await page.setViewportSize(VIEWPORTS.phone);
+      await saveScreenshot(page, "explorer-phone");
+      // The page never scrolls sideways on a phone (the table scrolls in its own box).
+      assert.ok(await page.evaluate<boolean>(`document.documentElement.scrollWidth <= window.innerWidth`), "no horizontal scroll on a phone");
+
+      assert.deepEqual(foreignRequests(requests, url), []);
+      assert.ok(requests.some((request) => request.includes("/Locations?")) && requests.some((request) => request.includes("/Records?")));
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("builds filters, URLs, retries, projections and ticks as the page's own functions, run in the browser", async () => {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${url}/`);
+      const results = await page.evaluate(async (origin) => {
+        // The page's module, as the page loaded it (the same instance): its pure functions are exported.
+        const path = "/explorer/explorer.js";
+        const m = (await import(path)) as Record<string, (...args: unknown[]) => unknown>;
+        const none = { dataset: "", region: "", characteristic: "", from: "", to: "" };
+        const view = m["fitView"]!([{ longitude: -66, latitude: 44 }, { longitude: -60, latitude: 47 }], 800, 500) as { width: number; height: number };
+        const tiles = m["coveringTiles"]!(view) as { z: number; left: number; top: number; size: number }[];
+        const round = m["unproject"]!(m["mercator"]!(-63.5, 44.6)) as { longitude: number; latitude: number };
+        return {
+          quoted: m["odataString"]!("O'Brien"),
+          all: m["buildFilter"]!({ dataset: "10.25976/ab-1", region: "hub.atlantic", characteristic: "Temperature, water", from: "2019-01-01", to: "2019-12-31" }),
+          one: m["buildFilter"]!({ ...none, characteristic: "pH" }, 7),
+          nothing: m["buildFilter"]!({ ...none, from: "2019-1-1" }),
+          query: m["queryString"]!([["$filter", "Name eq 'a b'"], ["$select", "Id,Name"], ["$top", ""]]),
+          shell: m["shellQuote"]!("it's"),
+          same: m["followLink"]!(`${origin}/v1/odata/v4/Locations?$skiptoken=Id:9`, origin),
+          other: m["followLink"]!("https://elsewhere.example/v1/odata/v4/Locations", origin) ?? null,
+          retries: [m["retryDelayMs"]!(429, "3", 1), m["retryDelayMs"]!(503, null, 1), m["retryDelayMs"]!(500, "1", 1) ?? null, m["retryDelayMs"]!(429, "1", 6) ?? null],
+          centre: m["mercator"]!(0, 0),
+          round: [Number(round.longitude.toFixed(9)), Number(round.latitude.toFixed(9))],
+          ticks: m["niceTicks"]!(6.9, 8.6, 5),
+          years: (m["timeTicks"]!(Date.UTC(2012, 0, 15), Date.UTC(2024, 5, 1), 6) as { label: string }[]).map((tick) => tick.label),
+          months: (m["timeTicks"]!(Date.UTC(2020, 0, 10), Date.UTC(2020, 9, 1), 6) as { label: string }[]).map((tick) => tick.label),
+          tile: m["tileUrl"]!("https://t.example/{z}/{x}/{y}.png", { z: 3, x: 2, y: 1 }),
+          covered: tiles.length > 0 && Math.min(...tiles.map((t) => t.left)) <= 0 && Math.min(...tiles.map((t) => t.top)) <= 0 &&
+            Math.max(...tiles.map((t) => t.left + t.size)) >= view.width && Math.max(...tiles.map((t) => t.top + t.size)) >= view.height,
+          tileSizes: [...new Set(tiles.map((t) => t.size >= 256 && t.size < 512))],
+        };
+      }, url);
+      assert.deepEqual(results, {
+        quoted: "'O''Brien'",
+        all: "DOI eq '10.25976/ab-1' and RegionId eq 'hub.atlantic' and CharacteristicName eq 'Temperature, water' and ActivityStartDate ge 2019-01-01 and ActivityStartDate le 2019-12-31",
+        one: "LocationId eq 7 and CharacteristicName eq 'pH'",
+        nothing: "",
+        query: "?$filter=Name%20eq%20%27a%20b%27&$select=Id,Name",
+        shell: "'it'\\''s'",
+        same: "/v1/odata/v4/Locations?$skiptoken=Id:9",
+        other: null,
+        retries: [3000, 1000, null, null],
+        centre: { x: 0.5, y: 0.5 },
+        round: [-63.5, 44.6],
+        ticks: [7, 7.5, 8, 8.5],
+        years: ["2015", "2020"],
+        months: ["2020-04", "2020-07", "2020-10"],
+        tile: "https://t.example/3/2/1.png",
+        covered: true,
+        tileSizes: [true],
+      });
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("waits out the API's 429 as Retry-After asks, then shows the selection", async () => {
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    try {
+      const page = await context.newPage();
+      // The first count the page asks for is refused as a rate-limited API refuses it; the rest go through.
+      let refused = 0;
+      await page.route((target) => target.pathname === `${API}/Observations` && target.searchParams.get("$count") === "true", async (route) => {
+        if (refused++ === 0) {
+          await route.fulfill({ status: 429, headers: { "retry-after": "1", "content-type": "application/json" }, body: '{"error":{"code":"ERR_HTTP_RATE_LIMITED","message":"Cannot accept the request now"}}' });
+        } else {
+          await route.continue();
+        }
+      });
+      await page.addInitScript(GIVE_KEY);
+      await page.goto(`${url}/`);
+      await textStarts(page, "#status", "Waiting 1 s");
+      await shownFilter(page, "");
+      assert.equal(refused, 2, "asked again after the refusal");
+      assert.equal(digits(await page.textContent("#count")), await count("Observations", "true"));
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("asks again for a key the API refuses", async () => {
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${url}/`);
+      await page.fill("#api-key", "not-a-key");
+      await page.click("#key-form button[type=submit]");
+      await textStarts(page, "#status", "The API refused the key (403)");
+      assert.equal(await page.evaluate<string>(`document.activeElement.id`), "api-key");
+      assert.equal(await page.evaluate<string | null>(`sessionStorage.getItem("tributary.explorer.key")`), null, "the refused key is forgotten");
+    } finally {
+      await context.close();
+    }
+  });
+});
