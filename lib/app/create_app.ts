@@ -10,11 +10,13 @@ import {
   jsonResponse,
   type Mount,
   mountHandlers,
+  type ResponseEntry,
   type RunningService,
   type ServiceDescription,
   type ServiceLog,
   waitAtMost,
 } from "../http/mod.ts";
+import type { Logger } from "../log/mod.ts";
 import {
   createHttpMetrics,
   createMetricsHandler,
@@ -26,6 +28,7 @@ import { type Deliver, startRelayService } from "../relay/mod.ts";
 import { startSyncService, type SyncStore } from "../sync/mod.ts";
 import { createExplorerService, startWaterService } from "../water/mod.ts";
 import { openStateDir, type StateDir } from "../storage/mod.ts";
+import { createConsoleLogger, loggerOver } from "./console_logger.ts";
 import { createNodeServer, type NodeServer, readTlsFiles } from "./node_server.ts";
 import { openSyncStores } from "./open_sync_stores.ts";
 import type { Config, ServiceName } from "./read_config.ts";
@@ -48,10 +51,11 @@ export interface AppOverrides {
    */
   random?: (size: number) => Uint8Array;
   /**
-   * Where notes and survived failures go.
-   * @default the console
+   * Where notes, survived failures and the access log go: a logger of
+   * lib/log, or a plain `{ info, error }` log (fields then appended as JSON).
+   * @default standard output, as `LOG_LEVEL` and `LOG_FORMAT` say
    */
-  log?: ServiceLog;
+  log?: Logger | ServiceLog;
   /** The token service's store. @default a new `MemoryAuthStore` */
   authStore?: AuthStore;
   /** The sync API's store. @default a new `MemorySyncStore` */
@@ -79,7 +83,7 @@ export interface AppOverrides {
 export interface AppContext {
   readonly config: Config;
   readonly metrics: MetricsRegistry;
-  readonly log: ServiceLog;
+  readonly log: Logger;
   readonly now: () => number;
   readonly monotonic: () => number;
   readonly random: (size: number) => Uint8Array;
@@ -103,6 +107,8 @@ export interface ListeningAddress {
 /** The services of a configuration, composed: one handler, a start, a bounded close. */
 export interface App {
   readonly config: Config;
+  /** Where the app logs (the server's start-up lines and signals too). */
+  readonly log: Logger;
   /** The registry `/metrics` serves. */
   readonly metrics: MetricsRegistry;
   /**
@@ -136,10 +142,17 @@ export interface App {
   close(): Promise<void>;
 }
 
-const CONSOLE_LOG: ServiceLog = {
-  info: (message) => console.log(message),
-  error: (message, error) => (error === undefined ? console.error(message) : console.error(`${message}:`, error)),
-};
+/**
+ * Request ids of one process: a random prefix (so that processes differ) and
+ * a counter, e.g. `3f9a1c0e-1k`; cheap enough for every request.
+ * @param random the random source
+ * @returns a generator of ids
+ */
+function requestIds(random: (size: number) => Uint8Array): () => string {
+  const prefix = Array.from(random(4), (byte) => byte.toString(16).padStart(2, "0")).join("");
+  let n = 0;
+  return () => `${prefix}-${(++n).toString(36)}`;
+}
 
 /**
  * Builds the services a configuration enables (`SERVICES`), with their
@@ -160,7 +173,12 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   const now = overrides.now ?? Date.now;
   const monotonic = overrides.monotonic ?? (() => performance.now());
   const random = overrides.random ?? pooledRandom();
-  const log = overrides.log ?? CONSOLE_LOG;
+  const log: Logger = overrides.log === undefined
+    ? createConsoleLogger(config.log)
+    : "child" in overrides.log ? overrides.log : loggerOver(overrides.log);
+  /** Which service answered a request, for the access log's route (kept only while the access log is on). */
+  const answeredBy = new WeakMap<HttpRequest, { readonly service: string; readonly route: (request: HttpRequest) => string | undefined }>();
+  const accessLog = config.log.accessLog === "on" && log.enabled("info");
   const metrics = new MetricsRegistry();
   registerProcessMetrics(metrics);
   const httpMetrics = createHttpMetrics(metrics);
@@ -188,7 +206,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   const hostMounts: readonly Mount[] = [
     { prefix: "/metrics", handler: createMetricsHandler(metrics) },
     { prefix: "/health", handler: () => jsonResponse(200, { status: state === "started" ? "ok" : state, services: config.server.services }) },
-  ];
+  ].map((mount) => ({ ...mount, handler: named(mount.handler, "host", () => mount.prefix) }));
   const unavailable: Handler = () => {
     const why = state === "new" || state === "starting" ? "is starting" : "is shutting down";
     throw new HttpError("ERR_HTTP_UNAVAILABLE", `Cannot answer: the server ${why}`, { headers: { "retry-after": "1" } });
@@ -198,6 +216,34 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   const settle = (): void => {
     if (--inFlight === 0) settled?.();
   };
+
+  /** A handler that notes, for the access log, which service answers a request and how to name its route. */
+  function named(handler: Handler, service: string, route: (request: HttpRequest) => string | undefined): Handler {
+    if (!accessLog) return handler;
+    const by = { service, route };
+    return (request) => {
+      answeredBy.set(request, by);
+      return handler(request);
+    };
+  }
+
+  /** The access log's line for a response: never the query, headers or body. */
+  function logResponse(entry: ResponseEntry): void {
+    const by = entry.request === undefined ? undefined : answeredBy.get(entry.request);
+    const route = (by === undefined || entry.request === undefined ? undefined : by.route(entry.request)) ?? "other";
+    log.info(`${entry.method} ${route} ${entry.status}`, {
+      event: "request",
+      method: entry.method,
+      route,
+      status: entry.status,
+      durationMs: Math.round(entry.durationMs * 1000) / 1000,
+      bytes: entry.bytes,
+      requestId: entry.requestId,
+      service: by?.service,
+      client: entry.request?.remoteAddress,
+      ...(entry.aborted ? { aborted: true } : {}),
+    });
+  }
 
   /** What `listen` serves: the node server itself knows the requests in flight when it closes. */
   function dispatch(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
@@ -265,7 +311,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     const mounts: Mount[] = [];
     for (const service of running) {
       const measured = withMetrics(service.handler, { metrics: httpMetrics, service: service.name, route: service.handler.routeOf, now: monotonic });
-      for (const prefix of service.prefixes) mounts.push({ prefix, handler: measured });
+      const handler = named(measured, service.name, service.handler.routeOf);
+      for (const prefix of service.prefixes) mounts.push({ prefix, handler });
     }
     current = mountHandlers([...hostMounts, ...mounts]);
   }
@@ -292,8 +339,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     const port = options.port ?? config.server.port;
     const host = options.host ?? config.server.host;
     const tls = readTlsFiles(config.server.tlsCertFile, config.server.tlsKeyFile);
+    const ids = requestIds(random);
     const created = createNodeServer(createNodeListener(withCompression(dispatch, { minBytes: config.server.compressAboveBytes }), {
       onError: (error) => log.error("Unexpected error", error),
+      requestId: ids,
+      ...(accessLog ? { onResponse: logResponse, now: monotonic } : {}),
       ...(config.server.publicUrl === undefined ? {} : { publicOrigin: config.server.publicUrl }),
       ...(config.server.trustProxy === undefined ? {} : { trustedProxies: config.server.trustProxy, forwardedHeaders: config.server.trustProxyHeaders }),
     }), tls);
@@ -358,6 +408,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
 
   return {
     config,
+    log,
     metrics,
     handler,
     start: () => (starting ??= start()),

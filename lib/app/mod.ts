@@ -12,5 +12,7 @@ export { APP_SETTINGS, appSettings, AVAILABLE_SERVICES, readConfig, SERVER_SETTI
 export type { Config, ServiceName } from "./read_config.ts";
 export { formatDescription } from "./format_description.ts";
 export { DATABASE_SCHEMAS } from "./open_sync_stores.ts";
+export { createConsoleLogger, loggerOver } from "./console_logger.ts";
+export type { LogStream } from "./console_logger.ts";
 export { ConfigError } from "../config/mod.ts";
 export type { Environment } from "../config/mod.ts";

@@ -13,6 +13,7 @@ import {
 } from "../config/mod.ts";
 import { parseOrigin, parseTrustedProxies, type TrustedProxies } from "../http/mod.ts";
 import { RELAY_SETTINGS } from "../relay/mod.ts";
+import { LOG_SETTINGS } from "../log/mod.ts";
 import { STORAGE_SETTINGS } from "../storage/mod.ts";
 import { SYNC_SETTINGS } from "../sync/mod.ts";
 import { WATER_SETTINGS } from "../water/mod.ts";
@@ -93,6 +94,7 @@ export const SERVER_SETTINGS = {
  */
 export const APP_SETTINGS = {
   server: SERVER_SETTINGS,
+  log: LOG_SETTINGS,
   storage: STORAGE_SETTINGS,
   water: WATER_SETTINGS,
   auth: AUTH_SETTINGS,

@@ -21,7 +21,7 @@ export { createBodyReader } from "./read_body.ts";
 export { checkJsonDepth, readJson } from "./read_json.ts";
 export type { ReadJsonOptions } from "./read_json.ts";
 export { createNodeListener } from "./node_adapter.ts";
-export type { NodeListenerOptions } from "./node_adapter.ts";
+export type { NodeListenerOptions, ResponseEntry } from "./node_adapter.ts";
 export { parseTrustedProxies, readForwarded } from "./trusted_proxies.ts";
 export { compressBytes, negotiateEncoding, withCompression } from "./compression.ts";
 export type { CompressionOptions, ContentCoding } from "./compression.ts";

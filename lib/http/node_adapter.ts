@@ -26,7 +26,47 @@ export interface NodeListenerOptions {
    * @default {"x-forwarded"}
    */
   forwardedHeaders?: ForwardedHeaders;
+  /**
+   * Gives an id to each request (an access log's and its errors' common
+   * key): with it, every response carries `X-Request-Id`, the one a trusted
+   * proxy sent (`trustedProxies`) when it is a plain token of at most 128
+   * characters, else a new one. Without it, no id is made or sent.
+   */
+  requestId?: () => string;
+  /**
+   * Told of every response once it is sent whole, or cut off: what an access
+   * log writes. Called after the last byte, so a streamed body counts whole.
+   */
+  onResponse?: (entry: ResponseEntry) => void;
+  /**
+   * Monotonic clock of {@linkcode ResponseEntry.durationMs}, in milliseconds.
+   * @default {performance.now}
+   */
+  now?: () => number;
 }
+
+/** A response as an access log sees it; never its body nor the request's credentials. */
+export interface ResponseEntry {
+  /** The request record; undefined when its target could not be read (the answer was a 400). */
+  readonly request: HttpRequest | undefined;
+  readonly method: string;
+  readonly status: number;
+  /** Body bytes sent (for a HEAD, none). */
+  readonly bytes: number;
+  /** From the request's arrival to its last byte sent. */
+  readonly durationMs: number;
+  /** The request's id, when ids are given (`requestId`). */
+  readonly requestId: string | undefined;
+  /** Whether the client went away before the body was sent whole. */
+  readonly aborted: boolean;
+}
+
+function monotonic(): number {
+  return performance.now();
+}
+
+/** An `X-Request-Id` a trusted proxy may pass on: a token of visible characters, short. */
+const REQUEST_ID = /^[A-Za-z0-9._:@+/=-]{1,128}$/;
 
 /** A request of `node:http`, or of `node:http2` (whose compatibility API `allowHTTP1` also gives HTTP/1.1 requests). */
 type IncomingMessage = Http1Request | Http2ServerRequest;
@@ -83,10 +123,14 @@ async function serve(
   req: IncomingMessage,
   res: NodeResponse,
 ): Promise<void> {
+  const clock = options.now ?? monotonic;
+  const started = options.onResponse === undefined ? 0 : clock();
   let response: HttpResponse;
   let method = req.method ?? "GET";
   let request: NodeRequest | undefined;
+  let requestId: string | undefined;
   try {
+    if (options.requestId !== undefined) requestId = requestIdOf(req, options);
     request = new NodeRequest(req, res, options);
     method = request.method;
     response = await handler(request);
@@ -94,7 +138,18 @@ async function serve(
     if (statusOf(error) === 500) options.onError?.(error);
     response = errorResponse(error);
   }
-  await send(res, response, method, request, options);
+  if (requestId !== undefined) response = { ...response, headers: { ...response.headers, "x-request-id": requestId } };
+  const sent = await send(res, response, method, request, options);
+  if (options.onResponse !== undefined) {
+    options.onResponse({ request, method, status: sent.status ?? response.status, bytes: sent.bytes, durationMs: clock() - started, requestId, aborted: !sent.whole });
+  }
+}
+
+/** The id of a request: a trusted proxy's `X-Request-Id`, when it is one, else a new one. */
+function requestIdOf(req: IncomingMessage, options: NodeListenerOptions): string {
+  const given = req.headers["x-request-id"];
+  if (typeof given === "string" && options.trustedProxies?.trusts(req.socket.remoteAddress ?? "") === true && REQUEST_ID.test(given)) return given;
+  return options.requestId!();
 }
 
 /**
@@ -296,13 +351,23 @@ function originOf(req: IncomingMessage, host: string | undefined, proto: string 
   return `${scheme}://${shown}:${req.socket.localPort ?? 80}`;
 }
 
+/** What {@linkcode send} sent: the body's bytes, and whether it went whole (the client stayed). */
+interface Sent {
+  readonly bytes: number;
+  readonly whole: boolean;
+  /** The status sent instead of the response's: a stream that failed before its first chunk. */
+  readonly status?: number;
+}
+
+const NOTHING: Sent = { bytes: 0, whole: true };
+
 async function send(
   res: NodeResponse,
   response: HttpResponse,
   method: string,
   request: NodeRequest | undefined,
   options: NodeListenerOptions,
-): Promise<void> {
+): Promise<Sent> {
   const body = response.body;
   const bodiless = method === "HEAD" || response.status === 204 || response.status === 304;
   if (Array.isArray(body)) {
@@ -312,14 +377,14 @@ async function send(
     res.writeHead(response.status, { ...response.headers, "content-length": String(length) });
     if (bodiless) {
       res.end();
-      return;
+      return NOTHING;
     }
     // Corked, the parts leave in one write without being joined first.
     res.cork();
     for (let i = 0; i + 1 < parts.length; i++) res.write(parts[i]!);
     res.end(parts.length > 0 ? parts[parts.length - 1] : undefined);
     res.uncork();
-    return;
+    return { bytes: length, whole: true };
   }
   if (body === undefined || typeof body === "string" || body instanceof Uint8Array) {
     const length = body === undefined ? 0 : typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
@@ -328,17 +393,17 @@ async function send(
       : { ...response.headers, "content-length": String(length) };
     res.writeHead(response.status, headers);
     res.end(bodiless ? undefined : body);
-    return;
+    return bodiless ? NOTHING : { bytes: length, whole: true };
   }
   const iterator = (body as AsyncIterable<string | Uint8Array>)[Symbol.asyncIterator]();
   if (bodiless) {
     await iterator.return?.();
     res.writeHead(response.status, response.headers);
     res.end();
-    return;
+    return NOTHING;
   }
   // Without a request record (its target was malformed) the response is an error, never a stream.
-  await stream(res, response, iterator, request!.signal, options);
+  return stream(res, response, iterator, request!.signal, options);
 }
 
 async function stream(
@@ -347,18 +412,21 @@ async function stream(
   iterator: AsyncIterator<string | Uint8Array>,
   signal: AbortSignal,
   options: NodeListenerOptions,
-): Promise<void> {
+): Promise<Sent> {
   let done = false;
+  let bytes = 0;
   try {
     let next = await iterator.next();
     res.writeHead(response.status, response.headers);
     while (next.done !== true) {
+      bytes += typeof next.value === "string" ? Buffer.byteLength(next.value) : next.value.byteLength;
       if (!res.write(next.value)) await drained(res, signal);
       if (signal.aborted) break;
       next = await iterator.next();
     }
     done = next.done === true;
     if (done) res.end();
+    return { bytes, whole: done };
   } catch (error) {
     done = true;
     if (!res.headersSent) {
@@ -366,10 +434,11 @@ async function stream(
       const failure = errorResponse(error);
       res.writeHead(failure.status, failure.headers);
       res.end(failure.body as string);
-      return;
+      return { bytes: Buffer.byteLength(failure.body as string), whole: true, status: failure.status };
     }
     options.onError?.(error);
     res.destroy(error instanceof Error ? error : new Error(String(error)));
+    return { bytes, whole: false };
   } finally {
     if (!done) {
       await iterator.return?.();

@@ -11,3 +11,5 @@ export { formatRecord } from "./format_record.ts";
 export { OutageLog } from "./outage_log.ts";
 export { Progress } from "./progress.ts";
 export type { ProgressOptions, ProgressState } from "./progress.ts";
+export { LOG_SETTINGS } from "./settings.ts";
+export type { LogConfig } from "./settings.ts";

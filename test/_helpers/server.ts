@@ -10,10 +10,38 @@ const ROOT = join(import.meta.dirname, "..", "..");
 /** A started `server.ts`. */
 export interface Started {
   readonly child: ChildProcess;
-  /** Its standard output so far. */
+  /** Its standard output so far, as text: each whole log line's message (see {@linkcode logText}). */
   readonly output: () => string;
-  /** Its standard error so far. */
+  /** Its standard error so far, as text likewise. */
   readonly errors: () => string;
+  /** Its standard output and error as written (JSON log lines). */
+  readonly raw: () => { readonly out: string; readonly err: string };
+}
+
+/**
+ * The text of a run's log: each whole JSON log line as its `msg` (and its
+ * error's message after `: `), other lines as they are; a line not yet whole
+ * is left out, so that the text only ever grows.
+ * @param written what the process wrote
+ * @returns one line per log line
+ */
+export function logText(written: string): string {
+  const end = written.lastIndexOf("\n");
+  if (end === -1) return "";
+  let text = "";
+  for (const line of written.slice(0, end).split("\n")) {
+    let shown = line;
+    if (line.startsWith("{")) {
+      try {
+        const record = JSON.parse(line) as { msg?: unknown; err?: { message?: unknown } };
+        if (typeof record.msg === "string") shown = record.err === undefined ? record.msg : `${record.msg}: ${String(record.err.message)}`;
+      } catch {
+        // Not a log line: as written.
+      }
+    }
+    text += `${shown}\n`;
+  }
+  return text;
 }
 
 const children: ChildProcess[] = [];
@@ -38,7 +66,7 @@ export function startServer(env: Record<string, string>): Started {
   let err = "";
   child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
-  return { child, output: () => out, errors: () => err };
+  return { child, output: () => logText(out), errors: () => logText(err), raw: () => ({ out, err }) };
 }
 
 /**
@@ -48,7 +76,7 @@ export function startServer(env: Record<string, string>): Started {
  */
 export async function listeningUrl(started: Started): Promise<string> {
   for (;;) {
-    const url = listeningLine(started.output());
+    const url = listeningLine(started.raw().out);
     if (url !== undefined) return url;
     if (started.child.exitCode !== null || started.child.signalCode !== null) throw new Error(`server exited: ${started.errors()}`);
     const stop = new AbortController();

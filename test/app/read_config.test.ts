@@ -11,6 +11,7 @@ describe("readConfig()", () => {
   it("uses safe defaults for an empty environment", () => {
     assert.deepEqual(readConfig({}), {
       server: { port: 8000, host: "127.0.0.1", services: ["water", "sync", "relay"], publicUrl: undefined, tlsCertFile: "", tlsKeyFile: "", compressAboveBytes: 1024, trustProxy: undefined, trustProxyHeaders: "x-forwarded" },
+      log: { level: "info", format: "auto", accessLog: "on" },
       storage: { stateDir: "var", databaseUrl: "", databasePoolSize: 10, databaseStatementTimeoutMs: 10_000 },
       water: {
         dataDir: "data/datasets",
@@ -281,6 +282,9 @@ describe("readConfig()", () => {
 
   const invalid = [
     { name: "refuses PORT=abc", env: { PORT: "abc" }, variable: "PORT" },
+    { name: "refuses LOG_LEVEL=loud", env: { LOG_LEVEL: "loud" }, variable: "LOG_LEVEL" },
+    { name: "refuses LOG_FORMAT=xml", env: { LOG_FORMAT: "xml" }, variable: "LOG_FORMAT" },
+    { name: "refuses ACCESS_LOG=yes", env: { ACCESS_LOG: "yes" }, variable: "ACCESS_LOG" },
     { name: "refuses PORT=70000", env: { PORT: "70000" }, variable: "PORT" },
     { name: "refuses a MAP_TILE_URL without {y}", env: { MAP_TILE_URL: "https://tiles.example.org/{z}/{x}.png" }, variable: "MAP_TILE_URL" },
     { name: "refuses PORT=-1", env: { PORT: "-1" }, variable: "PORT" },

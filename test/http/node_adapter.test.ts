@@ -11,9 +11,11 @@ import {
   type HttpRequest,
   JSON_CONTENT_TYPE,
   type NodeListenerOptions,
+  parseTrustedProxies,
   readJson,
+  type ResponseEntry,
 } from "../../lib/http/mod.ts";
-import { rawRequest, startServer, type TestServer } from "../_helpers/http.ts";
+import { rawRequest, requestFrom, startServer, type TestServer } from "../_helpers/http.ts";
 
 /** Bound for the suite, which talks to servers; no test sleeps, this only stops a hang. */
 const NETWORK = { timeout: 30_000 } as const;
@@ -551,5 +553,44 @@ describe("createNodeListener() with a body in parts", () => {
       server.closeAllConnections();
       server.close();
     }
+  });
+});
+
+describe("node adapter: request ids and the access log's hook", () => {
+  it("gives each response an X-Request-Id, a trusted proxy's own when it sends a plain one, and tells onResponse of it", NETWORK, async (t) => {
+    const entries: ResponseEntry[] = [];
+    let n = 0;
+    const server = await serve(t, () => ({ status: 200, body: "hello" }), {
+      requestId: () => `id-${++n}`,
+      trustedProxies: parseTrustedProxies("127.0.0.2"),
+      onResponse: (entry) => entries.push(entry),
+    });
+    const fresh = await requestFrom(server.url, "/a?key=secret");
+    assert.equal(fresh.headers["x-request-id"], "id-1");
+    const proxied = await requestFrom(server.url, "/b", { from: "127.0.0.2", headers: { "x-request-id": "edge-7f3a" } });
+    assert.equal(proxied.headers["x-request-id"], "edge-7f3a", "a trusted proxy's id is kept");
+    const spoofed = await requestFrom(server.url, "/c", { headers: { "x-request-id": "made-up" } });
+    assert.equal(spoofed.headers["x-request-id"], "id-2", "anyone else's is replaced");
+    const odd = await requestFrom(server.url, "/d", { from: "127.0.0.2", headers: { "x-request-id": "has space" } });
+    assert.equal(odd.headers["x-request-id"], "id-3", "a malformed one is replaced");
+    assert.deepEqual(entries.map((entry) => [entry.method, entry.status, entry.bytes, entry.requestId, entry.aborted]), [
+      ["GET", 200, 5, "id-1", false], ["GET", 200, 5, "edge-7f3a", false], ["GET", 200, 5, "id-2", false], ["GET", 200, 5, "id-3", false],
+    ]);
+    assert.equal(entries[0]!.request?.path, "/a");
+    assert.ok(entries.every((entry) => entry.durationMs >= 0));
+  });
+
+  it("counts a streamed body's bytes once it is sent whole, and an error's status and body", NETWORK, async (t) => {
+    const entries: ResponseEntry[] = [];
+    let clock = 0;
+    const server = await serve(t, (request) => {
+      if (request.path === "/fail") throw new HttpError("ERR_HTTP_NOT_FOUND", "Cannot find /fail");
+      return { status: 200, body: (async function* () { yield "ab"; yield new Uint8Array([1, 2, 3]); yield "é"; })() };
+    }, { onResponse: (entry) => entries.push(entry), now: () => (clock += 5) });
+    assert.equal((await requestFrom(server.url, "/stream")).status, 200);
+    const failed = await requestFrom(server.url, "/fail");
+    assert.equal(failed.status, 404);
+    assert.equal(failed.headers["x-request-id"], undefined, "no ids unless asked for");
+    assert.deepEqual(entries.map((entry) => [entry.status, entry.bytes, entry.durationMs]), [[200, 7, 5], [404, Buffer.byteLength(failed.text), 5]]);
   });
 });
