@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import * as nodeModule from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -11,7 +12,19 @@ export interface CompileBrowserScriptsOptions {
    * @default the checkout this module is in
    */
   readonly root?: string;
+  /**
+   * How: `tsc`, the project's TypeScript, which checks the types as it
+   * compiles; `strip`, Node's own `stripTypeScriptTypes` (Node 22.13 and
+   * later), which only removes them, for a runtime without the dev
+   * dependencies such as the container image; `auto`, `tsc` when TypeScript
+   * and `tsconfig.browser.json` are there, else `strip` when Node has it.
+   * @default {"auto"}
+   */
+  readonly compiler?: "auto" | "tsc" | "strip";
 }
+
+/** Node's type stripping (Node 22.13 and later); undefined on Node 20. */
+const stripTypeScriptTypes = (nodeModule as { stripTypeScriptTypes?: (code: string) => string }).stripTypeScriptTypes;
 
 /**
  * Compiles the pages' scripts (`lib/**\/*.browser.ts`, typed against the DOM
@@ -19,9 +32,12 @@ export interface CompileBrowserScriptsOptions {
  * have under `lib/`, with the project's own `tsc`: `npm run build` does it
  * into `dist/`, and a server running from the sources does it on a page's
  * first request, so the page needs no build step. A type error fails it.
+ * Where TypeScript is not installed (the container image runs the sources on
+ * Node 24 without the dev dependencies), Node's own type stripping does it
+ * instead, with relative `.ts` imports written `.js` as `tsc` writes them.
  * @param outDir where the `.browser.js` files go
- * @param options the checkout
- * @throws {Error} when TypeScript is not installed or `tsc` reports an error (its output in the message)
+ * @param options the checkout; the compiler
+ * @throws {Error} when neither TypeScript nor Node's type stripping is there, or `tsc` reports an error (its output in the message)
  * @example
  * ```ts
  * await compileBrowserScripts("dist"); // dist/relay/portal/portal.browser.js, ...
@@ -31,13 +47,15 @@ export async function compileBrowserScripts(outDir: string, options: CompileBrow
   // The checkout of this module: lib/web/ is two levels down (read here, not at import, for runtimes without a file path).
   const root = options.root ?? fileURLToPath(new URL("../../", import.meta.url));
   const config = join(root, "tsconfig.browser.json");
-  if (!existsSync(config)) throw new Error(`Cannot compile the pages' scripts: ${config} is missing (an installed package has them compiled)`);
-  let tsc: string;
-  try {
-    tsc = join(dirname(createRequire(join(root, "package.json")).resolve("typescript/package.json")), "bin", "tsc");
-  } catch (error) {
-    throw new Error("Cannot compile the pages' scripts: the typescript package is not installed (npm ci installs it)", { cause: error });
+  const compiler = options.compiler ?? "auto";
+  const tsc = compiler === "strip" ? undefined : findTsc(root);
+  if (compiler === "strip" || (compiler === "auto" && (tsc === undefined || !existsSync(config)) && stripTypeScriptTypes !== undefined)) {
+    if (stripTypeScriptTypes === undefined) throw new Error("Cannot strip the pages' scripts: this Node has no stripTypeScriptTypes (Node 22.13 and later have it)");
+    await stripScripts(join(root, "lib"), outDir, stripTypeScriptTypes);
+    return;
   }
+  if (!existsSync(config)) throw new Error(`Cannot compile the pages' scripts: ${config} is missing (an installed package has them compiled)`);
+  if (tsc === undefined) throw new Error("Cannot compile the pages' scripts: the typescript package is not installed (npm ci installs it)");
   const child = spawn(process.execPath, [tsc, "-p", config, "--noEmit", "false", "--outDir", outDir], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout.setEncoding("utf8").on("data", (text: string) => (output += text));
@@ -47,4 +65,27 @@ export async function compileBrowserScripts(outDir: string, options: CompileBrow
     child.once("close", resolve);
   });
   if (code !== 0) throw new Error(`Cannot compile the pages' scripts: tsc exited with ${code}:\n${output.trim()}`);
+}
+
+/** The project's `tsc`, when TypeScript is installed in the checkout. */
+function findTsc(root: string): string | undefined {
+  try {
+    return join(dirname(nodeModule.createRequire(join(root, "package.json")).resolve("typescript/package.json")), "bin", "tsc");
+  } catch {
+    return undefined;
+  }
+}
+
+// A relative module specifier ending in .ts, in an import, export or import().
+const RELATIVE_TS_SPECIFIER = /((?:\bfrom|\bimport)\s*\(?\s*)(["'])(\.{1,2}\/[^"'\n]*?)\.ts\2/g;
+
+/** Writes every `lib/**\/*.browser.ts` to `outDir` as `.browser.js` with its types stripped (whitespace in their place, so lines and columns stay). */
+async function stripScripts(library: string, outDir: string, strip: (code: string) => string): Promise<void> {
+  for (const entry of await readdir(library, { recursive: true, encoding: "utf8" })) {
+    if (!entry.endsWith(".browser.ts")) continue;
+    const code = strip(await readFile(join(library, entry), "utf8")).replace(RELATIVE_TS_SPECIFIER, "$1$2$3.js$2");
+    const target = join(outDir, `${entry.slice(0, -".ts".length)}.js`);
+    await mkdir(dirname(target), { recursive: true });
+    await writeFile(target, code);
+  }
 }

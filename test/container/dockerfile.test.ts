@@ -248,8 +248,13 @@ describe("the image's build, replayed without Docker", { skip: replaySkip }, () 
       const health = await fetch(`${url}/health`);
       assert.equal(health.status, 200);
       assert.deepEqual(((await health.json()) as { services: string[] }).services, ["water", "sync", "relay"]);
+      assert.deepEqual(await (await fetch(`${url}/health/ready`)).json(), { status: "ok", services: ["water", "sync", "relay"] }, "PostgreSQL and Redis answer");
       const water = await fetch(`${url}/v1/odata/v4/Locations?$top=1&$select=Id`, { headers: { "x-api-key": "tributary-demo-key" } });
       assert.equal(water.status, 200, "the demo data and keys");
+      // The explorer's script, made in the image by Node's own type stripping: the image has no TypeScript.
+      const explorer = await fetch(`${url}/explorer/explorer.js`);
+      assert.equal(explorer.status, 200, "the water-data explorer's script");
+      assert.match(await explorer.text(), /^export function buildFilter\(/m);
       const token = await fetch(`${url}/oauth2/token`, {
         method: "POST",
         headers: { authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}`, "content-type": "application/x-www-form-urlencoded" },

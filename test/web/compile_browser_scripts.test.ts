@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import * as nodeModule from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { compileBrowserScripts } from "../../lib/web/mod.ts";
+import { node24, node24Skip } from "../_helpers/runtimes.ts";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+/** A page's script the checkout holds, at its path under lib/. */
+const EXPLORER = join("water", "explorer", "explorer.browser.js");
+
+const work = mkdtempSync(join(tmpdir(), "tributary-scripts-"));
+after(() => rmSync(work, { recursive: true, force: true }));
+let folders = 0;
+const folder = (): string => join(work, `f${++folders}`);
+
+/** The names a module exports as functions, in order. */
+function exportedFunctions(code: string): string[] {
+  return [...code.matchAll(/^export (?:async )?function (\w+)/gm)].map((match) => match[1]!);
+}
+
+describe("compileBrowserScripts()", () => {
+  it("compiles every page's script with the project's tsc, at its path under lib/", async () => {
+    const out = folder();
+    await compileBrowserScripts(out);
+    const code = readFileSync(join(out, EXPLORER), "utf8");
+    assert.ok(exportedFunctions(code).includes("buildFilter"));
+    assert.doesNotMatch(code, /: Selection\b|^export interface/m, "no types left");
+  });
+
+  it("refuses to strip the types on a Node without stripTypeScriptTypes", {
+    skip: "stripTypeScriptTypes" in nodeModule ? "this Node strips types (the test below covers it)" : false,
+  }, async () => {
+    await assert.rejects(compileBrowserScripts(folder(), { compiler: "strip" }), /stripTypeScriptTypes/);
+  });
+
+  it("strips the types with Node 24's own where TypeScript is not installed, as in the container image", { skip: node24Skip }, async () => {
+    // A checkout as the image holds it: the sources, no tsconfig.browser.json, no node_modules.
+    const image = folder();
+    mkdirSync(image);
+    symlinkSync(join(ROOT, "lib"), join(image, "lib"));
+    copyFileSync(join(ROOT, "package.json"), join(image, "package.json"));
+    const out = folder();
+    const script = join(work, "strip.mjs");
+    writeFileSync(script, `import { compileBrowserScripts } from ${JSON.stringify(join(ROOT, "lib", "web", "mod.ts"))};\nawait compileBrowserScripts(process.argv[2], { root: process.argv[3] });\n`);
+    const run = spawnSync(node24!, [script, out, image], { encoding: "utf8", env: { ...process.env, NODE_V8_COVERAGE: "" } });
+    assert.equal(run.status, 0, run.stderr);
+    const stripped = readFileSync(join(out, EXPLORER), "utf8");
+    assert.doesNotMatch(stripped, /: Selection\b|^export interface/m, "no types left");
+    // It parses as a module on Node 24, and exports what tsc's output exports.
+    const module = join(work, "explorer.mjs");
+    writeFileSync(module, stripped);
+    const check = spawnSync(node24!, ["--check", module], { encoding: "utf8" });
+    assert.equal(check.status, 0, check.stderr);
+    const compiled = folder();
+    await compileBrowserScripts(compiled);
+    assert.deepEqual(exportedFunctions(stripped), exportedFunctions(readFileSync(join(compiled, EXPLORER), "utf8")));
+  });
+});
