@@ -16,7 +16,7 @@ import {
   type ServiceLog,
   waitAtMost,
 } from "../http/mod.ts";
-import type { Logger } from "../log/mod.ts";
+import { type Logger, Progress } from "../log/mod.ts";
 import {
   createHttpMetrics,
   createMetricsHandler,
@@ -26,7 +26,7 @@ import {
 } from "../metrics/mod.ts";
 import { type Deliver, startRelayService } from "../relay/mod.ts";
 import { startSyncService, type SyncStore } from "../sync/mod.ts";
-import { createExplorerService, startWaterService } from "../water/mod.ts";
+import { createExplorerService, type LoadProgress, startWaterService } from "../water/mod.ts";
 import { openStateDir, type StateDir } from "../storage/mod.ts";
 import { createConsoleLogger, loggerOver } from "./console_logger.ts";
 import { createNodeServer, type NodeServer, readTlsFiles } from "./node_server.ts";
@@ -267,7 +267,20 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
 
   async function startServices(): Promise<void> {
     const enabled = new Set<ServiceName>(config.server.services);
-    if (enabled.has("water")) running.push(await startWaterService(config.water, { now: monotonic, log }));
+    if (enabled.has("water")) {
+      // A log line at most a second while the datasets load (a large set takes a while), then one at the end.
+      let loading: Progress | undefined;
+      let read = 0;
+      let rows = 0;
+      const onLoadProgress = (progress: LoadProgress): void => {
+        if (loading === undefined || progress.bytes < read) loading = new Progress({ label: "Loading datasets", now: monotonic, log, unit: "rows" });
+        read = progress.bytes;
+        rows = progress.rows;
+        loading.update({ done: progress.rows, bytes: progress.bytes, totalBytes: progress.totalBytes });
+      };
+      running.push(await startWaterService(config.water, { now: monotonic, log, onLoadProgress }));
+      loading?.finish({ done: rows });
+    }
     // The water-data explorer, a page at `/` that asks the water API with the user's key.
     if (enabled.has("water")) running.push(createExplorerService(config.water));
     if (enabled.has("sync")) {

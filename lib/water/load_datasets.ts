@@ -47,6 +47,19 @@ export interface LoadDatasetsOptions extends StoreBuilderOptions {
    * @default {1048576}
    */
   chunkBytes?: number;
+  /**
+   * Told how far the reading has come after each chunk: the rows in the new
+   * store so far (datasets kept from before included) and the bytes read of
+   * the data files to read.
+   */
+  onProgress?: (state: LoadProgress) => void;
+}
+
+/** How far a load has come. */
+export interface LoadProgress {
+  readonly rows: number;
+  readonly bytes: number;
+  readonly totalBytes: number;
 }
 
 /**
@@ -120,6 +133,14 @@ export async function reloadDatasets(
   let nextRow = issued.observation;
   const datasets: ChangedDataset[] = [];
   const next: ServedDataset[] = [];
+  // The bytes to read: the data files of the datasets read (not those kept), for the progress's percent.
+  let totalBytes = 0;
+  for (const step of plan.steps) if (step.kind !== "copy") totalBytes += (await stat(step.found.dataFile).catch(() => undefined))?.size ?? 0;
+  const progress = { bytes: 0 };
+  const onChunk = options.onProgress === undefined ? undefined : (bytes: number): void => {
+    progress.bytes += bytes;
+    options.onProgress!({ rows: builder.rowsSoFar, bytes: progress.bytes, totalBytes });
+  };
   const failures: ReloadFailure[] = [...plan.failures];
   for (const step of plan.steps) {
     if (step.kind === "copy") {
@@ -134,7 +155,7 @@ export async function reloadDatasets(
     builder.beginDataset(input, dataset.dataFile, ids);
     let result: DatasetLoadResult;
     try {
-      await readData(builder, dataset.dataFile, dataFiles.get(dataset.folder)!, options.chunkBytes ?? 1 << 20);
+      await readData(builder, dataset.dataFile, dataFiles.get(dataset.folder)!, options.chunkBytes ?? 1 << 20, onChunk);
       result = builder.endDataset();
     } catch (error) {
       builder.abortDataset();
@@ -246,12 +267,13 @@ async function probeHeader(handle: FileHandle, maxBytes: number): Promise<void> 
  * Feeds a data file to the open dataset, refusing a file that is not the
  * one found (replaced since) or that changed while it was read.
  */
-async function readData(builder: StoreBuilder, file: string, identity: string, chunkBytes: number): Promise<void> {
+async function readData(builder: StoreBuilder, file: string, identity: string, chunkBytes: number, onChunk?: (bytes: number) => void): Promise<void> {
   const handle = await open(file);
   try {
     if (fileIdentity(await handle.stat({ bigint: true })) !== identity) throw changed();
     for await (const chunk of handle.createReadStream({ highWaterMark: chunkBytes, autoClose: false, start: 0 })) {
       builder.push(chunk as Uint8Array);
+      onChunk?.((chunk as Uint8Array).length);
     }
     if (fileIdentity(await handle.stat({ bigint: true })) !== identity) throw changed();
   } finally {

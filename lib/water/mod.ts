@@ -29,7 +29,7 @@ export { StoreBuilder } from "./store_builder.ts";
 export type { DatasetIds, DatasetInput, DatasetLoadResult, FinishOptions, LoadIssue, StoreBuilderOptions } from "./store_builder.ts";
 export { readDatasetMetadata } from "./read_dataset_metadata.ts";
 export { loadDatasets, reloadDatasets } from "./load_datasets.ts";
-export type { ChangedDataset, LoadDatasetsOptions, LoadedDatasets, LoadReport, ReloadReport } from "./load_datasets.ts";
+export type { ChangedDataset, LoadDatasetsOptions, LoadedDatasets, LoadProgress, LoadReport, ReloadReport } from "./load_datasets.ts";
 export { planReload } from "./plan_reload.ts";
 export type { DatasetChange, DatasetReport, FoundDataset, ReloadFailure, ReloadPlan, ReloadStep, ServedDataset } from "./plan_reload.ts";
 export { prepareFilter, queryCount, queryPage } from "./query_collection.ts";

@@ -15,7 +15,7 @@ import { connectRedis, type RedisScripts } from "../storage/mod.ts";
 import { createDatasetsAdmin } from "./create_datasets_admin.ts";
 import { createWaterService } from "./create_water_service.ts";
 import { LiveDatasets } from "./live_datasets.ts";
-import type { LoadReport, ReloadReport } from "./load_datasets.ts";
+import type { LoadProgress, LoadReport, ReloadReport } from "./load_datasets.ts";
 import type { WaterConfig } from "./settings.ts";
 
 /** Options of {@linkcode startWaterService}. */
@@ -37,6 +37,8 @@ export interface StartWaterServiceOptions {
    * @default nowhere
    */
   log?: ServiceLog;
+  /** Told how far loading the datasets has come, after each chunk read (at start and at each reload). */
+  onLoadProgress?: (state: LoadProgress) => void;
 }
 
 /**
@@ -68,7 +70,7 @@ export async function startWaterService(config: WaterConfig, options: StartWater
   if (keys.length === 0) {
     throw new ConfigError("API_KEYS", "Cannot start: no API keys are configured; set API_KEYS or API_KEYS_FILE");
   }
-  const live = await LiveDatasets.open(config.dataDir);
+  const live = await LiveDatasets.open(config.dataDir, options.onLoadProgress === undefined ? {} : { onProgress: options.onLoadProgress });
   const log = options.log;
   const logReload = (report: ReloadReport): void => {
     for (const line of reloadLines(report, config.dataDir)) log?.info(line);

@@ -495,6 +495,11 @@ export class StoreBuilder {
     columns.set("observation.Id", contiguous ? { kind: "rownumber", offset: 1 } : { kind: "rownumber", offset: 1, segments: { starts: rowStarts, offsets: rowOffsets } });
   }
 
+  /** Rows added so far, the open dataset's included: what a load's progress counts. */
+  get rowsSoFar(): number {
+    return this.#rowCount + (this.#open?.rows ?? 0);
+  }
+
   #requireOpen(): OpenDataset {
     if (this.#open === undefined) throw new TypeError("Cannot read data: no dataset is open");
     return this.#open;
