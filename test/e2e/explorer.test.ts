@@ -3,7 +3,12 @@
 // for what the page should show. Screenshots at desktop and phone widths go
 // to test-artifacts/.
 import assert from "node:assert/strict";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import {
@@ -44,7 +49,7 @@ async function count(collection: string, filter: string): Promise<number> {
  * reports: a request the policy blocked, a failed load) are all recorded,
  * with the key already given, as after "Use this key" in the same tab.
  */
-async function openExplorer(context: BrowserContext): Promise<{ page: Page; requests: readonly string[]; errors: readonly string[] }> {
+async function openExplorer(context: BrowserContext, origin: string): Promise<{ page: Page; requests: readonly string[]; errors: readonly string[] }> {
   const page = await context.newPage();
   const requests = recordRequests(page);
   const errors: string[] = [];
@@ -53,7 +58,7 @@ async function openExplorer(context: BrowserContext): Promise<{ page: Page; requ
     if (message.type() === "error") errors.push(message.text());
   });
   await page.addInitScript(GIVE_KEY);
-  await page.goto(`${url}/`);
+  await page.goto(`${origin}/`);
   return { page, requests, errors };
 }
 
@@ -140,7 +145,7 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
   it("filters to a region and a characteristic, shows the API's count, draws its locations, plots a series, pages and downloads the CSV", async () => {
     const context = await browser.newContext({ viewport: VIEWPORTS.desktop, acceptDownloads: true });
     try {
-      const { page, requests, errors } = await openExplorer(context);
+      const { page, requests, errors } = await openExplorer(context, url);
       await shownFilter(page, "");
       const first = await page.evaluate<number | undefined>(`performance.getEntriesByName("explorer:first-render")[0]?.startTime`);
       assert.equal(typeof first, "number");
@@ -314,6 +319,70 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       await textStarts(page, "#status", "The API refused the key (403)");
       assert.equal(await page.evaluate<string>(`document.activeElement.id`), "api-key");
       assert.equal(await page.evaluate<string | null>(`sessionStorage.getItem("tributary.explorer.key")`), null, "the refused key is forgotten");
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+/** A PNG of one transparent pixel: what the test's tile server answers for every tile. */
+const PIXEL = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=", "base64");
+
+describe("the explorer with MAP_TILE_URL, in headless Chromium", { skip: browserSkip }, () => {
+  let server = "";
+  let browser: Browser;
+  let tiles: Server;
+  let tileOrigin = "";
+  const tilePaths: string[] = [];
+  const data = mkdtempSync(join(tmpdir(), "tributary-explorer-"));
+
+  before(async () => {
+    // A tile server on another origin (another port of the loopback), and one small dataset, for a quick start.
+    tiles = createServer((request, response) => {
+      tilePaths.push(request.url ?? "");
+      response.writeHead(200, { "content-type": "image/png", "content-length": PIXEL.length }).end(PIXEL);
+    });
+    await new Promise<void>((resolve) => tiles.listen(0, "127.0.0.1", resolve));
+    tileOrigin = `http://127.0.0.1:${(tiles.address() as AddressInfo).port}`;
+    cpSync(join(import.meta.dirname, "..", "..", "data", "datasets", "qu-appelle-valley-lakes"), join(data, "qu-appelle-valley-lakes"), { recursive: true });
+    const started = startServer({
+      SERVICES: "water",
+      DATA_DIR: data,
+      RATE_LIMIT_PER_SECOND: "0",
+      RATE_LIMIT_CONCURRENCY: "0",
+      MAP_TILE_URL: `${tileOrigin}/tiles/{z}/{x}/{y}.png`,
+      MAP_TILE_ATTRIBUTION: "Tiles from the test's own server",
+    });
+    [server, browser] = await Promise.all([listeningUrl(started), launchBrowser()]);
+  });
+
+  after(async () => {
+    await browser?.close();
+    tiles?.close();
+    rmSync(data, { recursive: true, force: true });
+  });
+
+  it("draws the tile server's tiles under the locations, allowed by the policy, and asks no other origin", async () => {
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    try {
+      const { page, requests, errors } = await openExplorer(context, server);
+      const csp = parseCsp((await page.request.get(`${server}/`)).headers()["content-security-policy"] ?? "");
+      assert.deepEqual(csp.get("img-src"), ["'self'", "data:", tileOrigin]);
+      assert.deepEqual(csp.get("connect-src"), ["'self'", tileOrigin]);
+      await shownFilter(page, "");
+      const images = await page.locator("#map image").count();
+      assert.ok(images > 0, "tiles drawn");
+      await page.waitForLoadState("networkidle");
+      assert.equal(new Set(tilePaths).size, images, "each tile asked for once");
+      for (const path of tilePaths) assert.match(path, /^\/tiles\/\d+\/\d+\/\d+\.png$/);
+      const locations = await fetch(`${server}${API}/Locations/$count`, { headers: { "x-api-key": KEY } });
+      assert.equal(await page.locator("#map circle.location").count(), Number(await locations.text()));
+      assert.equal(await page.textContent("#attribution"), "Tiles from the test's own server");
+      assert.equal(await page.isVisible("#attribution"), true);
+      assert.deepEqual(foreignRequests(requests, server, [tileOrigin]), []);
+      assert.ok(requests.some((request) => request.startsWith(`${tileOrigin}/tiles/`)));
+      assert.deepEqual(errors, []);
+      await saveScreenshot(page, "explorer-tiles-desktop");
     } finally {
       await context.close();
     }

@@ -467,7 +467,6 @@ interface Dataset {
   readonly DatasetName: string;
   readonly Citation: string | null;
   readonly Licence: string | null;
-  readonly DataCollectionOrganization: string | null;
   readonly TemporalExtent: readonly string[] | null;
 }
 
@@ -536,7 +535,7 @@ const ui = {
   series: byId("series", SVGSVGElement),
   seriesDescription: byId("series-description", SVGDescElement),
   seriesNote: byId("series-note", HTMLElement),
-  rows: byId("observations", HTMLTableElement).tBodies[0]!,
+  rows: byId("observation-rows", HTMLTableSectionElement),
   previous: byId("previous", HTMLButtonElement),
   next: byId("next", HTMLButtonElement),
   pageInfo: byId("page-info", HTMLElement),
@@ -693,7 +692,7 @@ async function start(): Promise<void> {
   const controller = new AbortController();
   try {
     const { rows } = await getAll<Dataset>(
-      collectionPath(apiBase, "Metadata", [["$select", "DOI,DatasetName,Citation,Licence,DataCollectionOrganization,TemporalExtent"], ["$top", "1000"]]),
+      collectionPath(apiBase, "Metadata", [["$select", "DOI,DatasetName,Citation,Licence,TemporalExtent"], ["$top", "1000"]]),
       controller.signal,
     );
     datasets = rows.sort((a, b) => a.DatasetName.localeCompare(b.DatasetName));
@@ -986,6 +985,7 @@ function clearSeries(note: string): void {
   ui.seriesDescription.textContent = "No series.";
   ui.series.replaceChildren(ui.seriesDescription);
   ui.series.removeAttribute("data-points");
+  ui.series.setAttribute("hidden", "");
   ui.seriesNote.textContent = note;
 }
 
@@ -1017,6 +1017,7 @@ function drawSeries(points: readonly SeriesPoint[], units: readonly string[], ti
     : `${points.length} readings of ${title}, from ${layout.min} to ${layout.max}${units.length === 1 ? ` ${units[0]}` : ""}.`;
   ui.series.replaceChildren(ui.seriesDescription, ...parts);
   ui.series.setAttribute("data-points", String(points.length));
+  ui.series.removeAttribute("hidden");
 }
 
 // --- Characteristic suggestions, copying and the CSV download ---------------------------
