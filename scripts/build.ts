@@ -3,10 +3,13 @@
 // node: module with `/// <reference types="node" />`, so that a consumer
 // whose tsconfig lists no types (tsc --init's default) still loads Node's
 // types for it. The sources go without the directive: Deno, which types node:
-// modules itself, refuses it.
+// modules itself, refuses it. The web pages go too: their HTML and CSS copied
+// beside the modules, their scripts (*.browser.ts) compiled for the browser by
+// the function a server running from the sources compiles them with.
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { compileBrowserScripts } from "../lib/web/mod.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 const DIST = join(ROOT, "dist");
@@ -24,4 +27,12 @@ for (const entry of readdirSync(DIST, { recursive: true, encoding: "utf8" })) {
   writeFileSync(file, REFERENCE + text);
   marked++;
 }
-console.log(`Built ${DIST} (${marked} declaration files reference Node's types)`);
+let pageFiles = 0;
+for (const entry of readdirSync(join(ROOT, "lib"), { recursive: true, encoding: "utf8" })) {
+  if (!entry.endsWith(".html") && !entry.endsWith(".css")) continue;
+  mkdirSync(dirname(join(DIST, entry)), { recursive: true });
+  copyFileSync(join(ROOT, "lib", entry), join(DIST, entry));
+  pageFiles++;
+}
+await compileBrowserScripts(DIST, { root: ROOT });
+console.log(`Built ${DIST} (${marked} declaration files reference Node's types; ${pageFiles} page files and the pages' scripts)`);

@@ -9,6 +9,7 @@ import {
   parseQuery,
   readJson,
 } from "../http/mod.ts";
+import { contentSecurityPolicy, pageLoader, pageRoutes, type WebPage } from "../web/mod.ts";
 import type { AddressPolicy } from "./address_policy.ts";
 import { RelayError } from "./errors.ts";
 import { createMessageIds } from "./message_ids.ts";
@@ -18,12 +19,16 @@ import {
   checkEndpointAddress,
   deadLetterQuery,
   iso,
+  messageQuery,
   renderEndpoint,
   renderJob,
   renderMessage,
+  renderMessagePage,
   renderSecrets,
+  renderStats,
   replayTarget,
   rotateSecretInput,
+  statsSince,
   unauthorized,
 } from "./manage_relay.ts";
 import type { Job, JobQueue } from "./queue.ts";
@@ -62,6 +67,12 @@ export interface RelayServiceOptions {
    * @default no check
    */
   readonly addressPolicy?: AddressPolicy;
+  /**
+   * The relay portal served at `<base>/portal` (the page loads without a key
+   * and asks this API with the one the user gives it); false for none.
+   * @default the portal page of the package (lib/relay/portal/)
+   */
+  readonly portal?: (() => Promise<WebPage>) | false;
 }
 
 const JSON_TYPE = "application/json";
@@ -71,9 +82,12 @@ const JSON_TYPE = "application/json";
  * (`Authorization: Bearer <key>` or `x-api-key`):
  * `POST /webhook` (intake), `GET|POST /webhook/endpoints`,
  * `GET|PATCH|DELETE /webhook/endpoints/:id`, `GET /webhook/endpoints/:id/secret`,
- * `POST /webhook/endpoints/:id/rotate-secret`, `GET /webhook/messages/:id`,
- * `GET /webhook/dead-letters`, `POST /webhook/dead-letters/replay` and
- * `POST /webhook/dead-letters/:job/replay`.
+ * `POST /webhook/endpoints/:id/rotate-secret`, `GET /webhook/messages`
+ * (the message log), `GET /webhook/messages/:id`, `GET /webhook/stats`
+ * (attempts per endpoint), `GET /webhook/dead-letters`,
+ * `POST /webhook/dead-letters/replay` and
+ * `POST /webhook/dead-letters/:job/replay`; and the portal page,
+ * `GET /webhook/portal`, which needs no key to load.
  * @param options registry, queue, clock, randomness and limits
  * @returns the handler
  * @example
@@ -195,6 +209,24 @@ export function createRelayService(options: RelayServiceOptions): Router {
     },
     {
       method: "GET",
+      path: `${base}/messages`,
+      handler: async (request) => {
+        const tenant = tenantOf(request);
+        const page = await queue.messages(tenant.id, messageQuery(parseQuery(request.query)));
+        return jsonResponse(200, renderMessagePage(page));
+      },
+    },
+    {
+      method: "GET",
+      path: `${base}/stats`,
+      handler: async (request) => {
+        const tenant = tenantOf(request);
+        const since = statsSince(parseQuery(request.query), options.now());
+        return jsonResponse(200, renderStats(registry.endpoints(tenant.id), await queue.attemptStats(tenant.id, since), since));
+      },
+    },
+    {
+      method: "GET",
       path: `${base}/messages/:id`,
       handler: async (request, params) => {
         const tenant = tenantOf(request);
@@ -233,6 +265,10 @@ export function createRelayService(options: RelayServiceOptions): Router {
         return jsonResponse(202, { replayed });
       },
     },
+    ...(options.portal === false ? [] : pageRoutes(`${base}/portal`, options.portal ?? pageLoader(new URL("./portal/", import.meta.url), "portal"), {
+      // The portal builds its DOM from text only: no string ever becomes markup. Its icon is an empty data: image.
+      contentSecurityPolicy: contentSecurityPolicy({ requireTrustedTypes: true, dataImages: true }),
+    })),
   ]);
 
   function existing(tenant: Tenant, id: string): Endpoint {

@@ -1,7 +1,17 @@
 import { HttpError, type QueryParameter } from "../http/mod.ts";
 import { type AddressPolicy, checkTarget } from "./address_policy.ts";
 import { RelayError } from "./errors.ts";
-import type { DeadLetterQuery, JobView } from "./queue.ts";
+import { decodeBase64Url, encodeBase64Url } from "../crypto/mod.ts";
+import {
+  ATTEMPT_STATS_RETENTION_MS,
+  type AttemptCounts,
+  type DeadLetterQuery,
+  type DeliveryStatus,
+  type JobView,
+  type MessageCursor,
+  type MessagePage,
+  type MessageQuery,
+} from "./queue.ts";
 import type { Endpoint } from "./tenants.ts";
 
 // The management API's decisions and answers, pure: who is asking, what a
@@ -104,6 +114,125 @@ export function deadLetterQuery(query: readonly QueryParameter[]): DeadLetterQue
   }
   const endpointId = values.get("endpoint");
   return { limit, ...(endpointId === undefined ? {} : { endpointId }) };
+}
+
+const STATUSES: readonly DeliveryStatus[] = ["pending", "delivered", "dead"];
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * The message-log page a query asks for: `limit` (1 to 100, 20 by default),
+ * `event`, `status` (`pending`, `delivered` or `dead`), `endpoint`, `since`
+ * and `until` (ISO 8601 times) and `cursor` (a page's `next_cursor`).
+ * @param query the parsed query
+ * @throws {HttpError} `ERR_HTTP_BAD_REQUEST` naming the parameter at fault
+ */
+export function messageQuery(query: readonly QueryParameter[]): MessageQuery {
+  const values = new Map(query.map((parameter) => [parameter.name, parameter.value] as const));
+  const limit = values.has("limit") ? Number(values.get("limit")) : 20;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+    throw new HttpError("ERR_HTTP_BAD_REQUEST", "Cannot list messages: limit must be an integer from 1 to 100", { target: "limit" });
+  }
+  const status = values.get("status");
+  if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) {
+    throw new HttpError("ERR_HTTP_BAD_REQUEST", `Cannot list messages: status must be one of ${STATUSES.join(", ")} but is "${status}"`, { target: "status" });
+  }
+  const since = time(values.get("since"), "since", "list messages");
+  const until = time(values.get("until"), "until", "list messages");
+  const cursor = values.get("cursor");
+  const event = values.get("event");
+  const endpointId = values.get("endpoint");
+  return {
+    limit,
+    ...(event === undefined || event === "" ? {} : { event }),
+    ...(status === undefined ? {} : { status: status as DeliveryStatus }),
+    ...(endpointId === undefined || endpointId === "" ? {} : { endpointId }),
+    ...(since === undefined ? {} : { since }),
+    ...(until === undefined ? {} : { until }),
+    ...(cursor === undefined || cursor === "" ? {} : { after: parseCursor(cursor) }),
+  };
+}
+
+/**
+ * Where the attempt counts start: `since` (an ISO 8601 time within the last
+ * 24 hours, which the counts cover), or 24 hours ago.
+ * @param query the parsed query
+ * @param now the time now
+ * @throws {HttpError} `ERR_HTTP_BAD_REQUEST` naming `since`
+ */
+export function statsSince(query: readonly QueryParameter[], now: number): number {
+  const since = time(query.find((parameter) => parameter.name === "since")?.value, "since", "count attempts");
+  if (since === undefined) return now - ATTEMPT_STATS_RETENTION_MS;
+  if (since < now - ATTEMPT_STATS_RETENTION_MS || since > now) {
+    throw new HttpError("ERR_HTTP_BAD_REQUEST", "Cannot count attempts: since must be within the last 24 hours, which the counts cover", { target: "since" });
+  }
+  return since;
+}
+
+/** An ISO 8601 time with its zone, as milliseconds; undefined when absent or empty. */
+function time(text: string | undefined, name: string, action: string): number | undefined {
+  if (text === undefined || text === "") return undefined;
+  const ms = ISO_TIME.test(text) ? Date.parse(text) : Number.NaN;
+  if (Number.isNaN(ms)) {
+    throw new HttpError("ERR_HTTP_BAD_REQUEST", `Cannot ${action}: ${name} must be an ISO 8601 time with a zone, e.g. 2026-11-01T12:00:00Z, but is "${text}"`, {
+      target: name,
+    });
+  }
+  return ms;
+}
+
+/** A page's place as the API hands it out: opaque, base64url. */
+export function encodeCursor(cursor: MessageCursor): string {
+  return encodeBase64Url(new TextEncoder().encode(`${cursor.createdAt}.${cursor.messageId}`));
+}
+
+/**
+ * Reads a cursor {@linkcode encodeCursor} made.
+ * @throws {HttpError} `ERR_HTTP_BAD_REQUEST` naming `cursor`
+ */
+export function parseCursor(text: string): MessageCursor {
+  let decoded = "";
+  try {
+    decoded = new TextDecoder("utf-8", { fatal: true }).decode(decodeBase64Url(text));
+  } catch {
+    // Refused below.
+  }
+  const match = /^(\d{1,16})\.(\S{1,200})$/.exec(decoded);
+  if (match === null || !Number.isSafeInteger(Number(match[1]))) {
+    throw new HttpError("ERR_HTTP_BAD_REQUEST", "Cannot list messages: cursor is not one this API gave (use a page's next_cursor)", { target: "cursor" });
+  }
+  return { createdAt: Number(match[1]), messageId: match[2]! };
+}
+
+/** A page of the message log as the API shows it. */
+export function renderMessagePage(page: MessagePage): Record<string, unknown> {
+  return {
+    data: page.messages.map((jobs) => renderMessage(jobs[0]!.messageId, jobs)),
+    next_cursor: page.next === undefined ? null : encodeCursor(page.next),
+  };
+}
+
+/**
+ * The attempt counts of a tenant's endpoints as the API shows them: every
+ * endpoint there is, with none counted when it made no attempt.
+ * @param endpoints the tenant's endpoints
+ * @param counts the counts the queue has
+ * @param since where they start
+ */
+export function renderStats(endpoints: readonly Endpoint[], counts: readonly AttemptCounts[], since: number): Record<string, unknown> {
+  const byEndpoint = new Map(counts.map((count) => [count.endpointId, count] as const));
+  return {
+    since: iso(since),
+    data: endpoints.map((endpoint) => {
+      const { attempts = 0, successes = 0 } = byEndpoint.get(endpoint.id) ?? {};
+      return {
+        endpoint_id: endpoint.id,
+        attempts,
+        successes,
+        failures: attempts - successes,
+        success_rate: attempts === 0 ? null : successes / attempts,
+      };
+    }),
+  };
 }
 
 /** An endpoint as the API shows it (secrets are not listed). */

@@ -55,7 +55,11 @@ before(() => {
 describe("the packed package", () => {
   it("holds the built library and its documents, not the sources, tests, benchmarks or demo data", () => {
     const files = ok(run("tar", ["tzf", tarball], ROOT), "tar").trim().split("\n");
-    for (const file of files) assert.match(file, /^package\/(dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map)|bin\/tributary\.mjs|package\.json|README\.md)$/, file);
+    for (const file of files) assert.match(file, /^package\/(dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map|html|css)|bin\/tributary\.mjs|package\.json|README\.md)$/, file);
+    for (const page of ["relay/portal/portal", "water/explorer/explorer"]) {
+      for (const extension of [".html", ".css", ".browser.js"]) assert.ok(files.includes(`package/dist/${page}${extension}`), `${page}${extension}`);
+      assert.ok(!files.includes(`package/dist/${page}.browser.ts`), `${page}.browser.ts`);
+    }
     for (const entry of ENTRY_POINTS) {
       const base = entry === "" ? "mod" : `${entry.slice(1)}/mod`;
       assert.ok(files.includes(`package/dist/${base}.js`) && files.includes(`package/dist/${base}.d.ts`), base);
@@ -91,6 +95,34 @@ console.log(JSON.stringify({
 `);
     const output = JSON.parse(ok(run(process.execPath, ["plain.mjs"]), "node plain.mjs")) as Record<string, unknown>;
     assert.deepEqual(output, { same: true, matches: true, depth: { ready: 0, delayed: 0, leased: 0, dead: 0 }, scope: "SignUp", verified: "c" });
+  });
+
+  it("serves the web pages from the files the build made, with no compiler installed", () => {
+    writeFileSync(join(project, "pages.mjs"), `
+import { createRelayService, MemoryQueue, TenantRegistry } from "tributary/relay";
+import { createExplorerService } from "tributary/water";
+const random = (size) => new Uint8Array(size);
+const relay = createRelayService({ registry: new TenantRegistry({ now: Date.now, random }), queue: new MemoryQueue(), now: Date.now, random });
+const explorer = createExplorerService({ mapTiles: undefined, mapTileAttribution: "" });
+async function ask(handler, path) {
+  const request = { method: "GET", path, query: "", headers: {}, remoteAddress: "127.0.0.1", origin: "http://localhost", signal: new AbortController().signal, body: { bytes: async () => new Uint8Array() } };
+  const response = await handler(request);
+  return [path, response.status, response.headers["content-type"], response.headers["content-security-policy"] !== undefined, String(response.body).length > 100];
+}
+console.log(JSON.stringify(await Promise.all([
+  ask(relay, "/webhook/portal"), ask(relay, "/webhook/portal/portal.js"), ask(relay, "/webhook/portal/portal.css"),
+  ask(explorer.handler, "/"), ask(explorer.handler, "/explorer/explorer.js"),
+])));
+`);
+    const html = "text/html; charset=utf-8";
+    const js = "text/javascript; charset=utf-8";
+    assert.deepEqual(JSON.parse(ok(run(process.execPath, ["pages.mjs"]), "node pages.mjs")), [
+      ["/webhook/portal", 200, html, true, true],
+      ["/webhook/portal/portal.js", 200, js, true, true],
+      ["/webhook/portal/portal.css", 200, "text/css; charset=utf-8", true, true],
+      ["/", 200, html, true, true],
+      ["/explorer/explorer.js", 200, js, true, true],
+    ]);
   });
 
   it("runs the tributary command from plain Node, through npx and the installed bin", () => {

@@ -6,7 +6,7 @@ import type { HttpResponse } from "../../lib/http/mod.ts";
 import { errorResponse } from "../../lib/http/mod.ts";
 import { createAddressPolicy, createRelayService, type Job, MemoryQueue } from "../../lib/relay/mod.ts";
 import { makeRequest } from "../_helpers/http.ts";
-import { countingRandom, FakeClock, makeRegistry, SECRET } from "../_helpers/relay.ts";
+import { countingRandom, FakeClock, makeRegistry, SECRET, T0 } from "../_helpers/relay.ts";
 
 const KEYS = generateKeyPairSync("rsa", { modulusLength: 2048 });
 const PUBLIC_PEM = KEYS.publicKey.export({ type: "spki", format: "pem" }) as string;
@@ -41,7 +41,7 @@ function setup(options: { capacity?: number; maxPayloadBytes?: number } = {}) {
     const text = typeof response.body === "string" ? response.body : "";
     return { status: response.status, headers: response.headers ?? {}, json: text === "" ? undefined : JSON.parse(text) };
   }
-  return { clock, registry, queue, accepted, call };
+  return { clock, registry, queue, accepted, call, handler };
 }
 
 const WEBHOOK = JSON.stringify({ event: "user.created", data: { user_id: "12345" } });
@@ -272,6 +272,136 @@ describe("createRelayService() messages and dead letters", () => {
     const all = await t.call("POST", "/webhook/dead-letters/replay");
     assert.deepEqual([all.status, all.json.replayed], [202, 1]);
     assert.equal((await t.call("POST", "/webhook/dead-letters/replay", { body: '{"endpoint":"x"}' })).status, 400);
+  });
+});
+
+describe("createRelayService() message log and attempt counts", () => {
+  /** Three messages a second apart: user.created (both endpoints), order.paid (all), user.deleted (both); their fates set by hand. */
+  async function history() {
+    const t = setup();
+    const ids: string[] = [];
+    for (const event of ["user.created", "order.paid", "user.deleted"]) {
+      ids.push((await t.call("POST", "/webhook", { body: JSON.stringify({ event, data: {} }) })).json.id);
+      await t.clock.advance(1000);
+    }
+    const at = t.clock.time;
+    const attempt = (status: number) => ({ at, outcome: status === 200 ? "success" as const : "failure" as const, status, latencyMs: 12, error: status === 200 ? null : `HTTP ${status}` });
+    for (const lease of await t.queue.claim({ now: at, limit: 10, leaseMs: 1000 })) {
+      const { messageId, endpointId } = lease.job;
+      if (messageId === ids[0] && endpointId === "users") await t.queue.bury(lease, { attempt: attempt(500), reason: "attempts ran out", at });
+      else if (messageId === ids[2]) await t.queue.retry(lease, attempt(503), at + 5000);
+      else await t.queue.ack(lease, attempt(200));
+    }
+    return { t, ids };
+  }
+
+  it("lists the tenant's messages newest first with their deliveries and attempts, a page at a time", async () => {
+    const { t, ids } = await history();
+    const first = await t.call("GET", "/webhook/messages?limit=2");
+    assert.equal(first.status, 200);
+    assert.deepEqual(first.json.data.map((message: { id: string }) => message.id), [ids[2], ids[1]]);
+    const deleted = first.json.data[0];
+    assert.equal(deleted.event, "user.deleted");
+    assert.equal(deleted.created_at, new Date(T0 + 2000).toISOString());
+    assert.deepEqual(deleted.deliveries[0].attempts, [{ at: new Date(T0 + 3000).toISOString(), outcome: "failure", status: 503, latency_ms: 12, error: "HTTP 503" }]);
+    assert.equal(typeof first.json.next_cursor, "string");
+    const second = await t.call("GET", `/webhook/messages?limit=2&cursor=${first.json.next_cursor}`);
+    assert.deepEqual(second.json.data.map((message: { id: string }) => message.id), [ids[0]]);
+    assert.equal(second.json.next_cursor, null);
+    assert.deepEqual((await t.call("GET", "/webhook/messages", { key: "globex-key" })).json, { data: [], next_cursor: null });
+  });
+
+  const filters = [
+    { name: "event", query: "event=order.paid", expected: [1] },
+    { name: "a dead delivery", query: "status=dead", expected: [0] },
+    { name: "a pending delivery", query: "status=pending", expected: [2] },
+    { name: "a delivered delivery", query: "status=delivered", expected: [1, 0] },
+    { name: "endpoint and status", query: "endpoint=all&status=delivered", expected: [1, 0] },
+    { name: "creation time", query: `since=${new Date(T0 + 1000).toISOString()}&until=${new Date(T0 + 2000).toISOString()}`, expected: [1] },
+    { name: "an event nothing has", query: "event=none", expected: [] },
+  ] as const;
+  for (const c of filters) {
+    it(`filters the log by ${c.name}`, async () => {
+      const { t, ids } = await history();
+      const answer = await t.call("GET", `/webhook/messages?${c.query}`);
+      assert.deepEqual(answer.json.data.map((message: { id: string }) => message.id), c.expected.map((i) => ids[i]));
+    });
+  }
+
+  it("shows only the endpoint's delivery when the log is filtered by endpoint", async () => {
+    const { t, ids } = await history();
+    const answer = await t.call("GET", "/webhook/messages?endpoint=users&status=dead");
+    assert.deepEqual(answer.json.data.map((message: { id: string; deliveries: { endpoint_id: string; state: string; reason: string }[] }) => [message.id, message.deliveries]), [
+      [ids[0], [{ ...answer.json.data[0].deliveries[0], endpoint_id: "users", state: "dead", reason: "attempts ran out" }]],
+    ]);
+  });
+
+  const refusals = [
+    { query: "limit=0", target: "limit" },
+    { query: "limit=101", target: "limit" },
+    { query: "status=failed", target: "status" },
+    { query: "since=yesterday", target: "since" },
+    { query: "until=2026-11-01", target: "until" },
+    { query: "cursor=bm90IGEgY3Vyc29y", target: "cursor" },
+  ] as const;
+  for (const c of refusals) {
+    it(`refuses ${c.query} with 400 naming ${c.target}`, async () => {
+      const { t } = await history();
+      const answer = await t.call("GET", `/webhook/messages?${c.query}`);
+      assert.equal(answer.status, 400);
+      assert.equal(answer.json.error.target, c.target);
+    });
+  }
+
+  it("asks for the key: 401 without one", async () => {
+    const t = setup();
+    assert.equal((await t.call("GET", "/webhook/messages", { key: null })).status, 401);
+    assert.equal((await t.call("GET", "/webhook/stats", { key: null })).status, 401);
+  });
+
+  it("counts each endpoint's attempts and successes over the last 24 hours, every endpoint listed", async () => {
+    const { t } = await history();
+    const answer = await t.call("GET", "/webhook/stats");
+    assert.equal(answer.status, 200);
+    assert.equal(answer.json.since, new Date(t.clock.time - 86_400_000).toISOString());
+    assert.deepEqual(answer.json.data, [
+      { endpoint_id: "all", attempts: 3, successes: 2, failures: 1, success_rate: 2 / 3 },
+      { endpoint_id: "users", attempts: 2, successes: 0, failures: 2, success_rate: 0 },
+    ]);
+    assert.deepEqual((await t.call("GET", "/webhook/stats", { key: "globex-key" })).json.data, [
+      { endpoint_id: "g", attempts: 0, successes: 0, failures: 0, success_rate: null },
+    ]);
+    const later = new Date(t.clock.time + 1).toISOString();
+    assert.equal((await t.call("GET", `/webhook/stats?since=${later}`)).status, 400, "since in the future");
+    const older = new Date(t.clock.time - 86_400_001).toISOString();
+    assert.equal((await t.call("GET", `/webhook/stats?since=${older}`)).json.error.target, "since", "since past the counts");
+  });
+});
+
+describe("createRelayService() portal", () => {
+  it("serves the portal page without a key, under a policy that allows no other origin and no markup from strings", async () => {
+    const t = setup();
+    const page = await t.handler(makeRequest({ path: "/webhook/portal" }));
+    assert.equal(page.status, 200);
+    assert.equal(page.headers?.["content-type"], "text/html; charset=utf-8");
+    const policy = page.headers?.["content-security-policy"] ?? "";
+    for (const directive of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "require-trusted-types-for 'script'"]) {
+      assert.ok(policy.includes(directive), directive);
+    }
+    const html = String(page.body);
+    assert.match(html, /<script type="module" src="\/webhook\/portal\/portal\.js"><\/script>/);
+    assert.doesNotMatch(html, /<script>|\sstyle=|\son[a-z]+=/i, "no inline script, style attribute or handler");
+    const script = await t.handler(makeRequest({ path: "/webhook/portal/portal.js" }));
+    assert.equal(script.headers?.["content-type"], "text/javascript; charset=utf-8");
+    assert.match(String(script.body), /sessionStorage/);
+    assert.doesNotMatch(String(script.body), /^interface |: Promise<void>/m, "compiled from TypeScript");
+    const css = await t.handler(makeRequest({ path: "/webhook/portal/portal.css" }));
+    assert.equal(css.headers?.["content-type"], "text/css; charset=utf-8");
+  });
+
+  it("serves no portal when told not to", async () => {
+    const handler = createRelayService({ registry: makeRegistry(new FakeClock()), queue: new MemoryQueue(), now: Date.now, random: countingRandom(), portal: false });
+    await assert.rejects(async () => await handler(makeRequest({ path: "/webhook/portal" })), { code: "ERR_HTTP_NOT_FOUND" });
   });
 });
 
