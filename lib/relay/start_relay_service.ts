@@ -178,7 +178,7 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
     prefixes: [base],
     handler,
     describe: (origin) => ({
-      endpoints: [{ label: "Webhook intake", url: `${origin}${base}` }],
+      endpoints: [{ label: "Webhook intake", url: `${origin}${base}` }, { label: "Relay portal", url: `${origin}${base}/portal` }],
       credentials,
       notes,
     }),

@@ -106,7 +106,7 @@ describe("createApp()", () => {
       assert.equal(explorer.status, 200, "the water-data explorer");
       assert.match(explorer.headers.get("content-type") ?? "", /^text\/html/);
       const described = app.describe(url);
-      assert.deepEqual(described.endpoints.map((endpoint) => endpoint.label), ["Water data", "Water-data explorer", "Token endpoint", "Sign-up", "Sync API", "Webhook intake"]);
+      assert.deepEqual(described.endpoints.map((endpoint) => endpoint.label), ["Water data", "Water-data explorer", "Token endpoint", "Sign-up", "Sync API", "Webhook intake", "Relay portal"]);
       assert.ok(described.credentials.some((credential) => credential.value === "tributary-demo-key"));
       assert.ok(described.credentials.some((credential) => credential.value === "acme-key"));
     } finally {
