@@ -179,8 +179,8 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       await page.click("#previous");
       await firstRowIs(page, firstPage.value[0]!.Id);
 
-      // A location picked on the map: its series, one point per reading with a value.
-      const dot = page.locator("#map circle.location").first();
+      // A location picked on the map (the last drawn, which no other covers): its series, one point per reading with a value.
+      const dot = page.locator("#map circle.location").last();
       const id = Number(await dot.getAttribute("data-id"));
       await dot.click();
       await page.waitForSelector("#series[data-points]");
