@@ -7,7 +7,6 @@ import {
   HttpError,
   type HttpRequest,
   type HttpResponse,
-  jsonResponse,
   type Mount,
   mountHandlers,
   type ResponseEntry,
@@ -30,6 +29,8 @@ import { createExplorerService, type LoadProgress, startWaterService } from "../
 import { openStateDir, type StateDir } from "../storage/mod.ts";
 import { createConsoleLogger, loggerOver } from "./console_logger.ts";
 import { createNodeServer, type NodeServer, readTlsFiles } from "./node_server.ts";
+import { createHealthHandler } from "./create_health_handler.ts";
+import { createReadinessCheck, type ReadinessReport, type ReadinessSource } from "./create_readiness_check.ts";
 import { openSyncStores } from "./open_sync_stores.ts";
 import type { Config, ServiceName } from "./read_config.ts";
 
@@ -112,7 +113,9 @@ export interface App {
   /** The registry `/metrics` serves. */
   readonly metrics: MetricsRegistry;
   /**
-   * Answers every request: the services' routes, `/metrics` and `/health`.
+   * Answers every request: the services' routes, `/metrics`, and `/health`,
+   * `/health/live` and `/health/ready` (the latter 200 only once started
+   * with every backend the services need answering).
    * Before {@linkcode App.start} finishes and once {@linkcode App.close}
    * begins, service routes answer 503 with `Retry-After`.
    */
@@ -201,12 +204,16 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let server: NodeServer | undefined;
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
+  /** The services' backends that `/health/ready` asks, besides the app's state; known once they started. */
+  const readinessSources: ReadinessSource[] = [];
+  let readiness: () => Promise<ReadinessReport> = () => Promise.resolve({ ready: true, problems: [] });
 
   // The host's own routes answer in every state; the services' only once started and until closing.
+  const health = createHealthHandler({ state: () => state, services: config.server.services, ready: () => readiness() });
   const hostMounts: readonly Mount[] = [
-    { prefix: "/metrics", handler: createMetricsHandler(metrics) },
-    { prefix: "/health", handler: () => jsonResponse(200, { status: state === "started" ? "ok" : state, services: config.server.services }) },
-  ].map((mount) => ({ ...mount, handler: named(mount.handler, "host", () => mount.prefix) }));
+    { prefix: "/metrics", handler: named(createMetricsHandler(metrics), "host", () => "/metrics") },
+    { prefix: "/health", handler: named(health, "host", health.routeOf) },
+  ];
   const unavailable: Handler = () => {
     const why = state === "new" || state === "starting" ? "is starting" : "is shutting down";
     throw new HttpError("ERR_HTTP_UNAVAILABLE", `Cannot answer: the server ${why}`, { headers: { "retry-after": "1" } });
@@ -278,7 +285,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         rows = progress.rows;
         loading.update({ done: progress.rows, bytes: progress.bytes, totalBytes: progress.totalBytes });
       };
-      running.push(await startWaterService(config.water, { now: monotonic, log, onLoadProgress }));
+      running.push(await startWaterService(config.water, { now: monotonic, wallClock: now, log, onLoadProgress }));
       loading?.finish({ done: rows });
     }
     // The water-data explorer, a page at `/` that asks the water API with the user's key.
@@ -291,6 +298,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const authStore = overrides.authStore ?? stores.auth;
       const syncStore = overrides.syncStore ?? stores.sync;
       storeNotes.push(`Users, tokens and synced data: ${stores.where}`);
+      if (stores.readiness !== undefined) readinessSources.push({ service: "sync", probes: stores.readiness });
       const auth = await startAuthService(config.auth, {
         store: authStore,
         ...(stores.throttle === undefined ? {} : { throttle: stores.throttle }),
@@ -306,6 +314,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         authorize: (request) => requireUser(request, auth.tokens, { scope: "UserActivity" }),
         onAccountDeleted: (owner) => auth.tokens.deleteUser(owner),
         log,
+        storeLogsOutages: stores.logOutages === true,
       }));
     }
     if (enabled.has("relay")) {
@@ -327,6 +336,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       const handler = named(measured, service.name, service.handler.routeOf);
       for (const prefix of service.prefixes) mounts.push({ prefix, handler });
     }
+    for (const service of running) readinessSources.push({ service: service.name, probes: service.readiness ?? [] });
+    readiness = createReadinessCheck(readinessSources, { now: monotonic });
     current = mountHandlers([...hostMounts, ...mounts]);
   }
 

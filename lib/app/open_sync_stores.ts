@@ -8,8 +8,9 @@ import {
   PostgresLoginThrottle,
 } from "../auth/mod.ts";
 import { uuidV4 } from "../crypto/mod.ts";
-import type { ServiceLog } from "../http/mod.ts";
+import type { ReadinessProbe, ServiceLog } from "../http/mod.ts";
 import { redactUrl } from "../config/mod.ts";
+import { OutageLog } from "../log/mod.ts";
 import { connectPostgres, migrate, openJournaledStore, type StateDir } from "../storage/mod.ts";
 import {
   MemorySyncStore,
@@ -38,6 +39,14 @@ export interface SyncStores {
   readonly throttle?: LoginLimiter;
   /** Where they keep their state, for the start-up banner. */
   readonly where: string;
+  /** The database they need, for `/health/ready`; none for stores in the process. */
+  readonly readiness?: readonly ReadinessProbe[];
+  /**
+   * Whether their connection logs its outages itself (PostgreSQL: one line
+   * when the database stops answering, one when it answers again), so that
+   * the services need not log each failed attempt.
+   */
+  readonly logOutages?: boolean;
   /** Closes them (their journals or connections); after the services drained. */
   close(): Promise<void>;
 }
@@ -71,10 +80,15 @@ export async function openSyncStores(config: Config, options: OpenSyncStoresOpti
     ticketRetention: config.sync.ticketRetentionSeconds * 1000,
   };
   if (config.storage.databaseUrl !== "") {
+    const where = redactUrl(config.storage.databaseUrl);
+    // A lost connection, a statement that cannot reach the database: one line an outage, and one when it answers again.
+    const outage = new OutageLog(log, `Database: PostgreSQL at ${where}`, now);
     const pool = await connectPostgres(config.storage.databaseUrl, {
       poolSize: config.storage.databasePoolSize,
       statementTimeoutMs: config.storage.databaseStatementTimeoutMs,
-      onError: (error) => log.error(`Database: a connection was lost (the pool replaces it): ${error instanceof Error ? error.message : String(error)}`),
+      onError: (error) => outage.failed(error),
+      onUnavailable: (error) => outage.failed(error),
+      onAvailable: () => outage.recovered(),
     });
     try {
       for (const schema of DATABASE_SCHEMAS) await migrate(pool, schema.domain, schema.steps);
@@ -91,7 +105,14 @@ export async function openSyncStores(config: Config, options: OpenSyncStoresOpti
         maxPerUser: config.auth.loginMaxFailures,
         maxPerAddress: config.auth.loginMaxFailuresPerAddress,
       }),
-      where: `in PostgreSQL at ${redactUrl(config.storage.databaseUrl)}, shared by every process on it`,
+      where: `in PostgreSQL at ${where}, shared by every process on it`,
+      readiness: [{
+        part: `database: PostgreSQL at ${where}`,
+        check: async () => {
+          await pool.query("SELECT 1");
+        },
+      }],
+      logOutages: true,
       close: () => pool.close(),
     };
   }

@@ -53,7 +53,7 @@ export type {
   RouteHandler,
   RouteParams,
 } from "./types.ts";
-export type { RunningService, ServiceCredential, ServiceDescription, ServiceEndpoint, ServiceLog } from "./service.ts";
+export type { ReadinessProbe, RunningService, ServiceCredential, ServiceDescription, ServiceEndpoint, ServiceLog } from "./service.ts";
 export { startInterval } from "./start_interval.ts";
 export { waitAtMost } from "./wait_at_most.ts";
 export { mountHandlers } from "./mount.ts";

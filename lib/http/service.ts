@@ -8,6 +8,22 @@ export interface ServiceLog {
   error(message: string, error?: unknown): void;
 }
 
+/**
+ * A backend a service needs (a database, a queue's server, a shared rate
+ * limiter), and how to ask whether it answers: `/health/ready` asks each.
+ */
+export interface ReadinessProbe {
+  /** What it is, as `/health/ready` names it, e.g. `queue: Redis at redis://127.0.0.1:6379`. */
+  readonly part: string;
+  /**
+   * Asks it once: resolves when it answers, rejects with why when it does
+   * not. The host gives it a short time (a probe not settled by then counts
+   * as failing), asks it at most once at a time and keeps its answer for a
+   * moment, so a probe need do none of that itself.
+   */
+  check(): Promise<void>;
+}
+
 /** A named entry point of a service. */
 export interface ServiceEndpoint {
   /** What it is, e.g. `Token endpoint`. */
@@ -54,6 +70,12 @@ export interface RunningService {
    * failed, what served before serving on. Absent when there is nothing to reload.
    */
   reload?(): Promise<void>;
+  /**
+   * The backends the service needs and how to ask each whether it answers,
+   * for `/health/ready`; absent or empty when it needs nothing outside the
+   * process (what it loads at start, it has once started).
+   */
+  readonly readiness?: readonly ReadinessProbe[];
   /** Finishes the work in flight (deliveries, queued jobs) once the host takes no more requests. */
   drain(): Promise<void>;
   /** Saves what must outlive the process and closes stores and connections, once every service has drained. */

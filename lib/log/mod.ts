@@ -9,6 +9,7 @@ export { createLogger, LOG_LEVELS } from "./logger.ts";
 export type { LogFields, LogFormat, Logger, LoggerOptions, LogLevel, LogRecord } from "./logger.ts";
 export { formatRecord } from "./format_record.ts";
 export { OutageLog } from "./outage_log.ts";
+export type { OutageLogTarget } from "./outage_log.ts";
 export { Progress } from "./progress.ts";
 export type { ProgressOptions, ProgressState } from "./progress.ts";
 export { LOG_SETTINGS } from "./settings.ts";

@@ -1,6 +1,13 @@
 import type { Logger } from "./logger.ts";
 
 /**
+ * Where an {@linkcode OutageLog} writes: a {@linkcode Logger}, or any log
+ * with `info` and `error` (a service's log), whose `debug` and `enabled`,
+ * when it has none, count as off.
+ */
+export type OutageLogTarget = Pick<Logger, "info" | "error"> & Partial<Pick<Logger, "debug" | "enabled">>;
+
+/**
  * Logs a backend that goes down and comes back as two lines, whatever
  * happens between: one error when it first fails, and one when it answers
  * again, with how many failures there were and for how long. A client that
@@ -14,7 +21,7 @@ import type { Logger } from "./logger.ts";
  * ```
  */
 export class OutageLog {
-  readonly #log: Logger;
+  readonly #log: OutageLogTarget;
   readonly #what: string;
   readonly #now: () => number;
   #since: number | undefined;
@@ -26,7 +33,7 @@ export class OutageLog {
    * @param what the backend, as the lines name it
    * @param now the clock, in epoch milliseconds
    */
-  constructor(log: Logger, what: string, now: () => number) {
+  constructor(log: OutageLogTarget, what: string, now: () => number) {
     this.#log = log;
     this.#what = what;
     this.#now = now;
@@ -51,7 +58,7 @@ export class OutageLog {
     if (this.#since === undefined) {
       this.#since = this.#now();
       this.#log.error(`${this.#what}: unreachable; retrying, and logging once more when it answers`, error);
-    } else if (this.#log.enabled("debug")) {
+    } else if (this.#log.debug !== undefined && this.#log.enabled?.("debug") === true) {
       this.#log.debug(`${this.#what}: still unreachable`, { failures: this.#failures, error: error instanceof Error ? error.message : String(error) });
     }
   }

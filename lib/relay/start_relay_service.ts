@@ -1,11 +1,13 @@
 import { ConfigError, readConfigFile, redactUrl } from "../config/mod.ts";
-import { type RunningService, type ServiceCredential, type ServiceLog, startInterval, waitAtMost } from "../http/mod.ts";
+import { type ReadinessProbe, type RunningService, type ServiceCredential, type ServiceLog, startInterval, waitAtMost } from "../http/mod.ts";
+import type { OutageLog } from "../log/mod.ts";
 import type { MetricsRegistry } from "../metrics/mod.ts";
 import { type Journal, openJournaledStore, type StateDir } from "../storage/mod.ts";
 import { type ConfigRecord, type ConfigStore, MemoryConfigStore } from "./config_store.ts";
 import { type DirectoryOpening, EndpointDirectory } from "./endpoint_directory.ts";
 import { createAddressPolicy } from "./address_policy.ts";
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from "./backoff.ts";
+import { RelayError } from "./errors.ts";
 import { createRelayService } from "./create_relay_service.ts";
 import { createHttpDelivery, type Deliver } from "./http_delivery.ts";
 import { MemoryQueue, type QueueChange } from "./memory_queue.ts";
@@ -98,7 +100,7 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
     throw new ConfigError("TENANTS_FILE", `Cannot start: ${(error as Error).message}`);
   }
   const encryptionKey = await readEncryptionKey(config.encryptionKey);
-  const { queue, restored, where, closeJournal, configStore, closeConfigJournal } = await openQueue(config, options);
+  const { queue, restored, where, closeJournal, configStore, closeConfigJournal, backend } = await openQueue(config, options);
   const directory = new EndpointDirectory(registry, configStore, { onError: (error) => log.error("Relay endpoints: a stored endpoint cannot be read (skipped)", error) });
   let opening: DirectoryOpening;
   try {
@@ -135,7 +137,11 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
     deliveryTimeoutMs: config.deliveryTimeoutMs,
     onAttempt: relayMetrics.attempt,
     onDead: relayMetrics.dead,
-    onError: (error) => log.error("Relay worker", error),
+    onError: (error) => {
+      // The backend away: counted in its outage (logged when it starts and ends), not a line an attempt.
+      if (backend !== undefined && error instanceof RelayError && error.code === "ERR_RELAY_QUEUE_UNAVAILABLE") backend.outage.failed(error);
+      else log.error("Relay worker", error);
+    },
   });
   const handler = createRelayService({
     registry: directory,
@@ -153,10 +159,16 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
   });
   // WORKER_CONCURRENCY=0 makes an intake-only process: it queues, something else delivers.
   if (config.workerConcurrency > 0) worker.start();
+  let probing = false;
   const stop = (options.every ?? startInterval)(() => {
     // While the backend is away these fail; the worker and intake say so already, and the next tick tries again.
     queue.depth(now()).then((latest) => (depth = latest), () => {});
     queue.sweep(now()).catch(() => {});
+    // The backend asked once a second (never twice at once), so that its outage's end is logged even with no traffic.
+    if (backend !== undefined && !probing) {
+      probing = true;
+      backend.probe.check().catch(() => {}).finally(() => (probing = false));
+    }
   }, 1000);
   const credentials: ServiceCredential[] = [];
   const notes = [`Relay queue: ${where}`, `Relay endpoints: ${endpointsNote(config, options.state, opening)}`];
@@ -177,6 +189,7 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
     name: "relay",
     prefixes: [base],
     handler,
+    readiness: backend === undefined ? [] : [backend.probe],
     describe: (origin) => ({
       endpoints: [{ label: "Webhook intake", url: `${origin}${base}` }, { label: "Relay portal", url: `${origin}${base}/portal` }],
       credentials,
@@ -208,6 +221,8 @@ interface OpenedQueue {
   readonly configStore: ConfigStore;
   /** Closes the configuration's journal, after the store. */
   readonly closeConfigJournal?: () => Promise<void>;
+  /** The server the queue lives on (Redis, Kafka): its outages and how to ask it; none for the memory queue. */
+  readonly backend?: { readonly outage: OutageLog; readonly probe: ReadinessProbe };
 }
 
 /** The queue `STORAGE_TYPE` chooses; the Redis and Kafka adapters (and their clients) are loaded only when chosen. */
@@ -215,18 +230,25 @@ async function openQueue(config: RelayConfig, options: StartRelayServiceOptions)
   switch (config.storageType) {
     case "redis": {
       const { openRedisRelay } = await import("./redis/mod.ts");
-      const stores = await openRedisRelay({ url: config.redis.url, keyPrefix: config.redis.keyPrefix, capacity: config.queueCapacity, log: options.log });
-      return { queue: stores.queue, restored: 0, configStore: stores.config, where: `Redis at ${redactUrl(config.redis.url)}, keys under ${config.redis.keyPrefix}` };
+      const stores = await openRedisRelay({ url: config.redis.url, keyPrefix: config.redis.keyPrefix, capacity: config.queueCapacity, log: options.log, now: options.now });
+      return {
+        queue: stores.queue,
+        restored: 0,
+        configStore: stores.config,
+        where: `Redis at ${redactUrl(config.redis.url)}, keys under ${config.redis.keyPrefix}`,
+        backend: stores,
+      };
     }
     case "kafka": {
       const { openKafkaRelay } = await import("./kafka/mod.ts");
-      const stores = await openKafkaRelay({ ...config.kafka, capacity: config.queueCapacity, random: options.random, log: options.log });
+      const stores = await openKafkaRelay({ ...config.kafka, capacity: config.queueCapacity, random: options.random, log: options.log, now: options.now });
       const { brokers, topicPrefix, groupId } = config.kafka;
       return {
         queue: stores.queue,
         restored: 0,
         configStore: stores.config,
         where: `Kafka at ${brokers.join(",")}, topics ${topicPrefix}.{jobs,retry,dead,state,config}, group ${groupId}`,
+        backend: stores,
       };
     }
     case "memory": {

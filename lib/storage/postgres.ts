@@ -46,6 +46,17 @@ export interface ConnectPostgresOptions {
   readonly statementTimeoutMs?: number;
   /** Where a connection lost while idle is reported (the pool replaces it by itself). */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Told of each statement (or connection for a transaction) that fails
+   * because the database cannot be reached: the error it fails with is
+   * `ERR_STORAGE_UNAVAILABLE`.
+   */
+  readonly onUnavailable?: (error: unknown) => void;
+  /**
+   * Told when a statement succeeds again after the database was reported
+   * away (through `onError` or `onUnavailable`): it answers again.
+   */
+  readonly onAvailable?: () => void;
 }
 
 interface PgError {
@@ -77,13 +88,26 @@ function unavailable(error: unknown): StorageError {
   return new StorageError("ERR_STORAGE_UNAVAILABLE", `Cannot reach the database now: ${why}`, { cause: error });
 }
 
+/** What a pool tells of its database's reachability. */
+interface Reachability {
+  /** The database did not answer. */
+  failed(error: unknown): void;
+  /** A call succeeded. */
+  answered(): void;
+}
+
 /** Runs a database call, turning a lost connection into `ERR_STORAGE_UNAVAILABLE`. */
-async function guarded<T>(call: () => Promise<T>): Promise<T> {
+async function guarded<T>(call: () => Promise<T>, reach: Reachability): Promise<T> {
+  let result: T;
   try {
-    return await call();
+    result = await call();
   } catch (error) {
-    throw isUnavailable(error) ? unavailable(error) : error;
+    if (!isUnavailable(error)) throw error;
+    reach.failed(error);
+    throw unavailable(error);
   }
+  reach.answered();
+  return result;
 }
 
 /**
@@ -116,7 +140,23 @@ export async function connectPostgres(url: string, options: ConnectPostgresOptio
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30_000,
   });
-  pool.on("error", (error) => options.onError?.(error));
+  // Away since an idle connection was lost or a call failed to reach it, until a call succeeds.
+  let away = false;
+  const reach: Reachability = {
+    failed(error) {
+      away = true;
+      options.onUnavailable?.(error);
+    },
+    answered() {
+      if (!away) return;
+      away = false;
+      options.onAvailable?.();
+    },
+  };
+  pool.on("error", (error) => {
+    away = true;
+    options.onError?.(error);
+  });
   try {
     await pool.query("SELECT 1");
   } catch (error) {
@@ -139,11 +179,11 @@ export async function connectPostgres(url: string, options: ConnectPostgresOptio
     guarded(async () => {
       const result = params.length === 0 ? await client.query(text) : await client.query({ name: nameOf(text), text, values: [...params] });
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
-    });
+    }, reach);
   return {
     query: (text, params) => query(pool, text, params),
     async transaction(work) {
-      const client = await guarded(() => pool.connect());
+      const client = await guarded(() => pool.connect(), reach);
       let broken = false;
       // A connection lost between the statements of a transaction is an 'error' event on the
       // client, which would end the process unheard; the next statement fails with it instead.

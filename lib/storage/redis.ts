@@ -14,6 +14,8 @@ export interface RedisScripts {
 export interface ConnectRedisOptions {
   /** Told of connection errors the client survives by reconnecting. */
   readonly onError?: (error: unknown) => void;
+  /** Told when a lost connection is back (and ready for commands), after the client reconnected. */
+  readonly onReady?: () => void;
   /**
    * How long the first connection may take, milliseconds.
    * @default {5000}
@@ -36,7 +38,7 @@ export interface ConnectRedisOptions {
  * them all (the client's own per-command timeout makes an AbortSignal and a
  * timer per command, which tripled the cost of a call).
  * @param url e.g. `redis://127.0.0.1:6379`
- * @param options error hook and first-connection timeout
+ * @param options error and reconnection hooks, and timeouts
  * @returns the connection's scripts
  * @throws {Error} when the `redis` package is missing or the first connection fails
  */
@@ -60,6 +62,9 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
   });
   client.on("error", (error: unknown) => {
     if (connected) options.onError?.(error);
+  });
+  client.on("ready", () => {
+    if (connected) options.onReady?.();
   });
   await client.connect();
   connected = true;

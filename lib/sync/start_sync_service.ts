@@ -16,6 +16,13 @@ export interface StartSyncServiceOptions {
   /** Where a failed background job is reported. */
   log: ServiceLog;
   /**
+   * Whether the store logs its own outages (a PostgreSQL pool logs one as
+   * two lines): background work failing because the store cannot be reached
+   * (`ERR_STORAGE_UNAVAILABLE`) then adds no line of its own, and waits for the next try.
+   * @default {false}
+   */
+  storeLogsOutages?: boolean;
+  /**
    * Runs a task periodically (past revisions and tickets are swept every minute); returns a stop function.
    * @default real timers that do not keep the process alive
    */
@@ -49,11 +56,15 @@ const RESUME_EVERY_MS = 5000;
  */
 export async function startSyncService(config: SyncConfig, options: StartSyncServiceOptions): Promise<RunningService> {
   const base = options.basePath ?? "/api/v2/sync/user";
+  /** Whether the store has logged this failure already, as part of an outage. */
+  const outageLogged = (error: unknown): boolean =>
+    options.storeLogsOutages === true && error instanceof StorageError && error.code === "ERR_STORAGE_UNAVAILABLE";
   const jobs = new SerialJobs({
     // Contexts' queues run side by side (each in order), so that commits waiting on the disk or the database go together.
     concurrency: options.store.workConcurrency,
     onError: (error) => {
       // A store that cannot be reached is retried by the resume below; a line says so, not a trace.
+      if (outageLogged(error)) return;
       if (error instanceof StorageError) options.log.error(`Sync: queued work waits: ${error.message}`);
       else options.log.error("Sync job failed", error);
     },
@@ -67,7 +78,10 @@ export async function startSyncService(config: SyncConfig, options: StartSyncSer
     ...(options.onAccountDeleted === undefined ? {} : { onAccountDeleted: options.onAccountDeleted }),
   });
   const every = options.every ?? startInterval;
-  const stopSweep = every(() => void options.store.sweep(), 60_000);
+  // A sweep that fails (the store away) is tried again at the next minute.
+  const stopSweep = every(() => void options.store.sweep().catch((error: unknown) => {
+    if (!outageLogged(error)) options.log.error("Sync: cannot sweep past revisions and tickets", error);
+  }), 60_000);
   const resume = async (): Promise<void> => {
     for (const owner of await options.store.waitingOwners()) {
       jobs.pushOnce(owner, async () => {
@@ -76,7 +90,9 @@ export async function startSyncService(config: SyncConfig, options: StartSyncSer
     }
   };
   await resume();
-  const stopResume = every(() => void resume().catch((error: unknown) => options.log.error("Sync: cannot look for queued work", error)), RESUME_EVERY_MS);
+  const stopResume = every(() => void resume().catch((error: unknown) => {
+    if (!outageLogged(error)) options.log.error("Sync: cannot look for queued work", error);
+  }), RESUME_EVERY_MS);
   return {
     name: "sync",
     prefixes: [base],

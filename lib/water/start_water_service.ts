@@ -1,16 +1,18 @@
 import { randomUUID } from "node:crypto";
-import { ConfigError, readConfigFile } from "../config/mod.ts";
+import { ConfigError, readConfigFile, redactUrl } from "../config/mod.ts";
 import {
   type ApiKey,
   indexApiKeys,
   keepRoutes,
   mountHandlers,
   readApiKeysFile,
+  type ReadinessProbe,
   RedisRateLimiter,
   type RunningService,
   type ServiceCredential,
   type ServiceLog,
 } from "../http/mod.ts";
+import { OutageLog } from "../log/mod.ts";
 import { connectRedis, type RedisScripts } from "../storage/mod.ts";
 import { createDatasetsAdmin } from "./create_datasets_admin.ts";
 import { createWaterService } from "./create_water_service.ts";
@@ -33,12 +35,17 @@ export interface StartWaterServiceOptions {
    */
   adminPath?: string;
   /**
-   * Where reloads are reported.
+   * Where reloads, and the outages of the rate limits' Redis, are reported.
    * @default nowhere
    */
   log?: ServiceLog;
   /** Told how far loading the datasets has come, after each chunk read (at start and at each reload). */
   onLoadProgress?: (state: LoadProgress) => void;
+  /**
+   * Wall clock, milliseconds since the epoch (how long an outage of the rate limits' Redis lasted).
+   * @default {Date.now}
+   */
+  wallClock?: () => number;
 }
 
 /**
@@ -76,13 +83,28 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     for (const line of reloadLines(report, config.dataDir)) log?.info(line);
   };
   let redis: RedisScripts | undefined;
+  const readiness: ReadinessProbe[] = [];
   if (config.rateLimitRedisUrl !== "") {
+    const where = redactUrl(config.rateLimitRedisUrl);
+    // While it is away, keyed requests answer 503; the log has a line when it goes and one when it is back.
+    const outage = new OutageLog(log ?? { info: () => {}, error: () => {} }, `Rate limits: Redis at ${where}`, options.wallClock ?? Date.now);
     try {
-      redis = await connectRedis(config.rateLimitRedisUrl);
+      redis = await connectRedis(config.rateLimitRedisUrl, { onError: (error) => outage.failed(error), onReady: () => outage.recovered() });
     } catch (error) {
-      const where = config.rateLimitRedisUrl.replace(/\/\/[^@/]*@/, "//***@");
       throw new ConfigError("RATE_LIMIT_REDIS_URL", `Cannot start: cannot reach RATE_LIMIT_REDIS_URL ${where}: ${(error as Error).message}`);
     }
+    const connection = redis;
+    readiness.push({
+      part: `rate limits: Redis at ${where}`,
+      check: () =>
+        connection.run("return 1", []).then(
+          () => outage.recovered(),
+          (error: unknown) => {
+            outage.failed(error);
+            throw error;
+          },
+        ),
+    });
   }
   let permits = 0;
   // Unique over replicas (two containers may both be pid 1).
@@ -128,6 +150,7 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     name: "water",
     prefixes: [base, adminPath],
     handler,
+    readiness,
     describe: (origin) => ({
       endpoints: [{ label: "Water data", url: `${origin}${base}` }],
       credentials,

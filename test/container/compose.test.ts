@@ -67,9 +67,9 @@ describe("compose.yaml", () => {
       readConfig(env);
     });
 
-    it(`checks /health of ${name} on the port its server listens on, which it publishes on loopback`, () => {
+    it(`checks /health/ready of ${name} (its backends answer) on the port its server listens on, which it publishes on loopback`, () => {
       const port = readConfig(serviceEnv(value)).server.port;
-      assert.ok(value.healthcheck?.test?.some((part) => part.includes(`'http://127.0.0.1:${port}/health'`)), JSON.stringify(value.healthcheck?.test));
+      assert.ok(value.healthcheck?.test?.some((part) => part.includes(`'http://127.0.0.1:${port}/health/ready'`)), JSON.stringify(value.healthcheck?.test));
       assert.equal(value.ports?.length, 1);
       assert.match(value.ports![0]!, new RegExp(`^127\\.0\\.0\\.1:\\d+:${port}$`));
     });

@@ -39,4 +39,20 @@ describe("OutageLog", () => {
     pg.failed(new Error("b"));
     assert.deepEqual(lines.map((line) => JSON.parse(line).level), ["error", "debug"]);
   });
+
+  it("writes to a service's plain log (info and error only): two lines, the count in the second", () => {
+    const lines: string[] = [];
+    let time = 0;
+    const plain = { info: (message: string) => lines.push(`info ${message}`), error: (message: string) => lines.push(`error ${message}`) };
+    const pg = new OutageLog(plain, "Database: PostgreSQL at postgres://db/app", () => time);
+    for (let attempt = 0; attempt < 20; attempt++) {
+      pg.failed(new Error("connect ECONNREFUSED"));
+      time += 500;
+    }
+    pg.recovered();
+    assert.deepEqual(lines, [
+      "error Database: PostgreSQL at postgres://db/app: unreachable; retrying, and logging once more when it answers",
+      "info Database: PostgreSQL at postgres://db/app: answering again after 10.0 s and 20 failures",
+    ]);
+  });
 });

@@ -50,6 +50,36 @@ describe("connectRedis()", { skip: redisSkip }, () => {
     }
   });
 
+  it("tells onError of a lost connection and onReady once it is back, and nothing on the first connection", { skip: redisServerSkip }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tributary-redis-back-"));
+    const port = await freePort();
+    let redis = await startRedis(dir, port);
+    const heard: string[] = [];
+    let back: () => void = () => {};
+    const ready = new Promise<void>((resolve) => (back = resolve));
+    const connection = await connectRedis(redis.url, {
+      onError: () => heard.push("error"),
+      onReady: () => {
+        heard.push("ready");
+        back();
+      },
+    });
+    try {
+      assert.equal(heard.length, 0, "nothing on the first connection");
+      await redis.stop();
+      await assert.rejects(connection.run("return 1", []));
+      redis = await startRedis(dir, port);
+      await ready;
+      assert.equal(await connection.run("return 2", []), 2);
+      assert.ok(heard.indexOf("error") >= 0 && heard.indexOf("error") < heard.indexOf("ready"), heard.join(", "));
+      assert.equal(heard.filter((event) => event === "ready").length, 1);
+    } finally {
+      await connection.close();
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("fails with the connection's error when nothing listens at the address", async () => {
     const port = await freePort();
     await assert.rejects(connectRedis(`redis://127.0.0.1:${port}`, { connectTimeoutMs: 1000 }), /ECONNREFUSED/);

@@ -83,4 +83,31 @@ describe("a pool whose database goes away and comes back", { skip: postgresServe
     server.restart();
     assert.equal((await pool.query("SELECT 1")).rowCount, 1);
   });
+
+  it("tells onUnavailable of each call that cannot reach it, and onAvailable once of the first that does again", async () => {
+    const heard: string[] = [];
+    const watched = await connectPostgres(await server.database(), {
+      poolSize: 2,
+      onError: () => heard.push("idle connection lost"),
+      onUnavailable: () => heard.push("unavailable"),
+      onAvailable: () => heard.push("available"),
+    });
+    try {
+      assert.equal((await watched.query("SELECT 1")).rowCount, 1);
+      assert.equal(heard.length, 0, "nothing while it answers");
+      server.crash();
+      await assert.rejects(watched.query("SELECT 1"), { code: "ERR_STORAGE_UNAVAILABLE" });
+      await assert.rejects(watched.transaction((db) => db.query("SELECT 1")), { code: "ERR_STORAGE_UNAVAILABLE" });
+      // Not a failure to reach it: told to neither hook.
+      server.restart();
+      await assert.rejects(watched.query("SELECT * FROM no_such_table"), { code: "42P01" });
+      assert.equal((await watched.query("SELECT 1")).rowCount, 1);
+      assert.equal((await watched.query("SELECT 1")).rowCount, 1);
+      const away = heard.filter((event) => event !== "available");
+      assert.ok(away.filter((event) => event === "unavailable").length >= 2, heard.join(", "));
+      assert.deepEqual(heard.slice(heard.indexOf("available")), ["available"], "told once it is back, at the first call that succeeds");
+    } finally {
+      await watched.close();
+    }
+  });
 });

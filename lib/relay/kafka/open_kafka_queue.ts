@@ -1,6 +1,7 @@
 import { ConfigError } from "../../config/mod.ts";
 import { uuidV4 } from "../../crypto/mod.ts";
-import type { ServiceLog } from "../../http/mod.ts";
+import type { ReadinessProbe, ServiceLog } from "../../http/mod.ts";
+import { OutageLog } from "../../log/mod.ts";
 import { describeError } from "../describe_error.ts";
 import { connectKafka } from "./kafka_client.ts";
 import { KafkaConfigStore, kafkaConfigTopic } from "./kafka_config_store.ts";
@@ -22,8 +23,13 @@ export interface OpenKafkaQueueOptions {
   capacity: number;
   /** Random bytes, for this process's instance id. */
   random: (size: number) => Uint8Array;
-  /** Where client errors are reported (the client reconnects by itself). */
+  /** Where client errors are reported (the client reconnects by itself): a line when the brokers are lost, one when they are back. */
   log: ServiceLog;
+  /**
+   * Wall clock, milliseconds since the epoch (how long an outage lasted).
+   * @default {Date.now}
+   */
+  now?: () => number;
 }
 
 // Past the longest any job's state is shown (dead letters, 7 days), with a day to spare.
@@ -54,6 +60,14 @@ export interface KafkaRelayStores {
   readonly queue: KafkaQueue;
   /** Close it before the queue. */
   readonly config: KafkaConfigStore;
+  /**
+   * The brokers' outages, each logged as two lines (lost, then back with the
+   * failures counted): the client tells it of the failures it survives, the
+   * probe of the brokers' answers, and the queue's users may tell it of theirs.
+   */
+  readonly outage: OutageLog;
+  /** Asks the brokers for the configuration topic's metadata, for `/health/ready`; tells {@linkcode outage} too. */
+  readonly probe: ReadinessProbe;
 }
 
 /**
@@ -67,11 +81,12 @@ export interface KafkaRelayStores {
  */
 export async function openKafkaRelay(options: OpenKafkaQueueOptions): Promise<KafkaRelayStores> {
   const where = options.brokers.join(",");
+  const outage = new OutageLog(options.log, `Relay queue: Kafka at ${where}`, options.now ?? Date.now);
   let log: Awaited<ReturnType<typeof connectKafka>>;
   try {
     log = await connectKafka(options.brokers, {
       sessionTimeoutMs: options.sessionTimeoutMs,
-      onError: (error) => options.log.error(`Relay queue: Kafka at ${where}: ${describeError(error)}`),
+      onError: (error) => outage.failed(error),
     });
   } catch (error) {
     throw new ConfigError("KAFKA_BROKER", `Cannot start: cannot reach Kafka at ${where} (KAFKA_BROKER): ${describeError(error)}`);
@@ -96,7 +111,21 @@ export async function openKafkaRelay(options: OpenKafkaQueueOptions): Promise<Ka
       onError: (error) => options.log.error(`Relay endpoints: Kafka at ${where}: ${describeError(error)}`),
     }),
   ]);
-  if (queue.status === "fulfilled" && config.status === "fulfilled") return { queue: queue.value, config: config.value };
+  if (queue.status === "fulfilled" && config.status === "fulfilled") {
+    const probe: ReadinessProbe = {
+      part: `queue: Kafka at ${where}`,
+      check: async () => {
+        try {
+          if ((await log.partitions(configTopic)) === 0) throw new Error(`the brokers know no topic ${configTopic}`);
+        } catch (error) {
+          outage.failed(error);
+          throw error;
+        }
+        outage.recovered();
+      },
+    };
+    return { queue: queue.value, config: config.value, outage, probe };
+  }
   // Whichever opened is closed (the queue with the connection), so that nothing keeps the process alive.
   if (config.status === "fulfilled") await config.value.close().catch(() => {});
   if (queue.status === "fulfilled") await queue.value.close().catch(() => {});

@@ -1,6 +1,8 @@
 import { ConfigError, redactUrl } from "../../config/mod.ts";
-import type { ServiceLog } from "../../http/mod.ts";
+import type { ReadinessProbe, ServiceLog } from "../../http/mod.ts";
+import { OutageLog } from "../../log/mod.ts";
 import { describeError } from "../describe_error.ts";
+import { RelayError } from "../errors.ts";
 import { connectRedis } from "../../storage/mod.ts";
 import { RedisConfigStore } from "./redis_config_store.ts";
 import { RedisQueue } from "./redis_queue.ts";
@@ -13,8 +15,13 @@ export interface OpenRedisQueueOptions {
   keyPrefix: string;
   /** Jobs the queue holds at most, over every process. */
   capacity: number;
-  /** Where a lost connection is reported (the client reconnects by itself). */
+  /** Where a lost connection is reported (the client reconnects by itself): a line when it is lost, one when it is back. */
   log: ServiceLog;
+  /**
+   * Wall clock, milliseconds since the epoch (how long an outage lasted).
+   * @default {Date.now}
+   */
+  now?: () => number;
 }
 
 /**
@@ -39,6 +46,14 @@ export interface RedisRelayStores {
   readonly queue: RedisQueue;
   /** Close it before the queue. */
   readonly config: RedisConfigStore;
+  /**
+   * Redis's outages, each logged as two lines (lost, then back with the
+   * failures counted): the connection tells it, and so may the queue's users
+   * of the failures they meet meanwhile.
+   */
+  readonly outage: OutageLog;
+  /** Asks Redis whether it answers (one round trip), for `/health/ready`; tells {@linkcode outage} too. */
+  readonly probe: ReadinessProbe;
 }
 
 /**
@@ -51,16 +66,33 @@ export interface RedisRelayStores {
  */
 export async function openRedisRelay(options: OpenRedisQueueOptions): Promise<RedisRelayStores> {
   const where = redactUrl(options.url);
+  const outage = new OutageLog(options.log, `Relay queue: Redis at ${where}`, options.now ?? Date.now);
   try {
     const scripts = await connectRedis(options.url, {
-      onError: (error) => options.log.error(`Relay queue: Redis at ${where}: ${describeError(error)}`),
+      onError: (error) => outage.failed(error),
+      onReady: () => outage.recovered(),
     });
     return {
       queue: new RedisQueue(scripts, { prefix: options.keyPrefix, capacity: options.capacity }),
       config: new RedisConfigStore(scripts, {
         prefix: options.keyPrefix,
-        onError: (error) => options.log.error(`Relay endpoints: Redis at ${where}: ${describeError(error)}`),
+        onError: (error) => {
+          if (error instanceof RelayError && error.code === "ERR_RELAY_QUEUE_UNAVAILABLE") outage.failed(error);
+          else options.log.error(`Relay endpoints: Redis at ${where}: ${describeError(error)}`);
+        },
       }),
+      outage,
+      probe: {
+        part: `queue: Redis at ${where}`,
+        check: () =>
+          scripts.run("return 1", []).then(
+            () => outage.recovered(),
+            (error: unknown) => {
+              outage.failed(error);
+              throw error;
+            },
+          ),
+      },
     };
   } catch (error) {
     throw new ConfigError("REDIS_URL", `Cannot start: cannot reach Redis at ${where} (REDIS_URL): ${describeError(error)}`);
