@@ -2,6 +2,9 @@
 // and manual timers: which probes are asked, when, for how long, and what
 // /health, /health/live and /health/ready answer.
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import {
   type AppState,
@@ -14,6 +17,7 @@ import {
 } from "../../lib/app/mod.ts";
 import { createRouter, type HttpResponse, type ReadinessProbe } from "../../lib/http/mod.ts";
 import { makeRequest } from "../_helpers/http.ts";
+import { freePort, redisServerSkip, startRedis } from "../_helpers/redis.ts";
 
 /** Timers run by hand: `advance(ms)` fires those due. */
 class ManualTimers {
@@ -273,5 +277,64 @@ describe("createApp() health routes", () => {
       await app.close();
     }
     assert.equal((await ask("/health/ready")).status, 503, "not ready once closed");
+  });
+});
+
+describe("createApp() on Redis, in process", { skip: redisServerSkip }, () => {
+  it("names the relay's queue and the rate limits while Redis is away, logs each outage as two lines, and is ready again once it is back", { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tributary-ready-"));
+    const port = await freePort();
+    let redis = await startRedis(dir, port);
+    const lines: string[] = [];
+    const waiters: { readonly until: () => boolean; readonly done: () => void }[] = [];
+    const note = (line: string): void => {
+      lines.push(line);
+      for (const waiter of [...waiters]) {
+        if (waiter.until()) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.done();
+        }
+      }
+    };
+    /** Resolves once the log holds what `until` looks for. */
+    const logged = (until: () => boolean): Promise<void> => (until() ? Promise.resolve() : new Promise((done) => waiters.push({ until, done })));
+    let clock = 0;
+    const app = createApp(readConfig({ SERVICES: "water,relay", STATE_DIR: "", STORAGE_TYPE: "redis", REDIS_URL: redis.url, RATE_LIMIT_REDIS_URL: redis.url }), {
+      log: { info: (message: string) => note(`info ${message}`), error: (message: string) => note(`error ${message}`) },
+      monotonic: () => clock,
+    });
+    const ask = async (): Promise<{ status: number; problems: { service: string; part: string }[] }> => {
+      clock += 250;
+      const response = await app.handler(makeRequest({ method: "GET", path: "/health/ready" }));
+      const body = JSON.parse(String(response.body)) as { problems?: { service: string; part: string }[] };
+      return { status: response.status, problems: (body.problems ?? []).map(({ service, part }) => ({ service, part })) };
+    };
+    try {
+      await app.start();
+      assert.deepEqual(await ask(), { status: 200, problems: [] });
+      const from = lines.length;
+      await redis.stop();
+      const away = await ask();
+      assert.equal(away.status, 503);
+      assert.deepEqual(away.problems.sort((a, b) => a.service.localeCompare(b.service)), [
+        { service: "relay", part: `queue: Redis at ${redis.url}` },
+        { service: "water", part: `rate limits: Redis at ${redis.url}` },
+      ]);
+      redis = await startRedis(dir, port);
+      const recovered = () => lines.slice(from).filter((line) => line.includes(": answering again after ")).length === 2;
+      await logged(recovered);
+      assert.deepEqual(await ask(), { status: 200, problems: [] });
+      const outage = lines.slice(from);
+      assert.deepEqual(outage.map((line) => line.replace(/ after .*$/, "").replace(/; retrying.*$/, "")).sort(), [
+        `error Rate limits: Redis at ${redis.url}: unreachable`,
+        `error Relay queue: Redis at ${redis.url}: unreachable`,
+        `info Rate limits: Redis at ${redis.url}: answering again`,
+        `info Relay queue: Redis at ${redis.url}: answering again`,
+      ]);
+    } finally {
+      await app.close();
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
