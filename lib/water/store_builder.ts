@@ -60,6 +60,42 @@ export interface DatasetIds {
   readonly rowBase: number;
 }
 
+/** A location as a dataset holds it: its id, its values of `LOCATION_COLUMNS`, its region ids. */
+export interface BuiltLocation {
+  readonly id: string;
+  /** Values in `LOCATION_COLUMNS` order: numbers, text, or null. */
+  readonly values: readonly Scalar[];
+  readonly regionIds: readonly string[];
+}
+
+/**
+ * One observation column of a built dataset, over the dataset's rows: text
+ * as codes into the dataset's own dictionary (`values[0]` is null; the other
+ * values in the order the data file first had them) with the rows per code,
+ * or numbers (NaN is null).
+ */
+export type BuiltColumn =
+  | { readonly kind: "dict"; readonly values: readonly Scalar[]; readonly codes: CodeArray; readonly counts: Uint32Array }
+  | { readonly kind: "number"; readonly values: Float64Array };
+
+/**
+ * A dataset as read, before it joins a store: its locations, its rows
+ * grouped by location, and its observation columns. {@linkcode StoreBuilder.finish}
+ * merges the datasets' dictionaries in dataset order, so that a dataset
+ * added built ({@linkcode StoreBuilder.addBuiltDataset}) gives the store the
+ * same codes as reading its data file again would; a snapshot keeps this.
+ */
+export interface BuiltDataset {
+  readonly rows: number;
+  readonly locations: readonly BuiltLocation[];
+  /** Rows of each location, in order; they sum to `rows`. */
+  readonly locationRows: Uint32Array;
+  /** The columns of `OBSERVATION_COLUMNS`, in that order. */
+  readonly columns: readonly BuiltColumn[];
+  /** The first and last `ActivityStartDate` of the rows (`YYYY-MM-DD`), or none. */
+  readonly temporalExtent: readonly string[];
+}
+
 /** Options of {@linkcode StoreBuilder.finish}. */
 export interface FinishOptions {
   /**
@@ -101,26 +137,23 @@ function checkFor(name: string): ValueCheck | undefined {
   return undefined;
 }
 
+/** An observation column while a dataset is read: the dataset's own dictionary and codes, or numbers. */
 interface ObservationSlot {
   readonly name: string;
   readonly numeric: boolean;
-  readonly dictionary: ByteDictionary | undefined;
-  readonly codes: CodeColumn | undefined;
-  readonly numbers: NumberColumnBuilder | undefined;
+  readonly check: ValueCheck | undefined;
+  dictionary: ByteDictionary | undefined;
+  codes: CodeColumn | undefined;
+  numbers: NumberColumnBuilder | undefined;
   readonly stagedCodes: Uint32Array;
   readonly stagedNumbers: Float64Array;
 }
 
-interface LocationRecord {
-  readonly id: string;
-  readonly values: readonly Scalar[];
-  readonly regionIds: readonly string[];
-}
+type LocationRecord = BuiltLocation;
 
 interface OpenDataset {
   readonly input: DatasetInput;
   readonly file: string;
-  readonly rowBase: number;
   readonly locationBase: number;
   readonly ids: DatasetIds;
   header: readonly string[] | undefined;
@@ -185,6 +218,8 @@ export class StoreBuilder {
   readonly #locations: LocationRecord[] = [];
   #locationRowStarts = new Uint32Array(1024);
   #rowCount = 0;
+  /** Each dataset as built, in dataset order; `finish` merges them into the store's columns. */
+  #built: BuiltDataset[] = [];
   #open: OpenDataset | undefined;
   #scratch = new Uint8Array(4096);
   #finished = false;
@@ -201,9 +236,10 @@ export class StoreBuilder {
       return {
         name,
         numeric,
-        dictionary: numeric ? undefined : new ByteDictionary(checkFor(name)),
-        codes: numeric ? undefined : new CodeColumn(),
-        numbers: numeric ? new NumberColumnBuilder() : undefined,
+        check: checkFor(name),
+        dictionary: undefined,
+        codes: undefined,
+        numbers: undefined,
         stagedCodes: new Uint32Array(numeric ? 0 : STAGE_ROWS),
         stagedNumbers: new Float64Array(numeric ? STAGE_ROWS : 0),
       };
@@ -223,11 +259,17 @@ export class StoreBuilder {
     if (this.#open !== undefined || this.#finished) {
       throw new TypeError("Cannot begin a dataset: another is open or the store is finished");
     }
+    const checked = this.#checkIds(ids);
+    // Each dataset gets dictionaries of its own: what it adds to the store does not depend on the datasets before it.
+    for (const slot of this.#slots) {
+      slot.dictionary = slot.numeric ? undefined : new ByteDictionary(slot.check);
+      slot.codes = slot.numeric ? undefined : new CodeColumn();
+      slot.numbers = slot.numeric ? new NumberColumnBuilder() : undefined;
+    }
     this.#open = {
       input,
       file,
-      ids: this.#checkIds(ids),
-      rowBase: this.#rowCount,
+      ids: checked,
       locationBase: this.#locations.length,
       header: undefined,
       observationTarget: new Int32Array(0),
@@ -314,14 +356,26 @@ export class StoreBuilder {
     const locationCount = this.#locations.length - open.locationBase;
     const counts = new Uint32Array(locationCount);
     for (let i = 0; i < open.rows; i++) counts[open.localToGlobal[open.rowLocal[i]!]! - open.locationBase]!++;
-    for (let l = 0; l < locationCount; l++) {
-      const index = open.locationBase + l;
-      this.#reserveLocationStarts(index + 2);
-      this.#locationRowStarts[index + 1] = this.#locationRowStarts[index]! + counts[l]!;
+    const columns = this.#slots.map((slot): BuiltColumn => {
+      if (slot.numeric) return { kind: "number", values: slot.numbers!.finish() };
+      const dictionary = slot.dictionary!;
+      dictionary.seal();
+      const codes = slot.codes!.finish();
+      return { kind: "dict", values: dictionary.values, codes, counts: countCodes(codes, dictionary.size) };
+    });
+    for (const slot of this.#slots) {
+      slot.dictionary = undefined;
+      slot.codes = undefined;
+      slot.numbers = undefined;
     }
-    this.#rowCount += open.rows;
-    this.#commit(open.input, open.ids, locationCount, open.rows);
     this.#open = undefined;
+    this.#addBuilt(open.input, open.ids, {
+      rows: open.rows,
+      locations: this.#locations.slice(open.locationBase),
+      locationRows: counts,
+      columns,
+      temporalExtent: temporalExtentOf(columns[this.#slotIndex.get("ActivityStartDate")!]),
+    }, false);
     return {
       rows: open.rows,
       locations: locationCount,
@@ -337,11 +391,49 @@ export class StoreBuilder {
     if (open === undefined) return;
     open.staged = 0;
     for (const slot of this.#slots) {
-      slot.codes?.truncate(open.rowBase);
-      slot.numbers?.truncate(open.rowBase);
+      slot.dictionary = undefined;
+      slot.codes = undefined;
+      slot.numbers = undefined;
     }
     this.#locations.length = open.locationBase;
     this.#open = undefined;
+  }
+
+  /** Datasets added so far, the open one left out. */
+  get datasetCount(): number {
+    return this.#built.length;
+  }
+
+  /**
+   * A dataset added so far as it was built (from its data file, a copy or a
+   * snapshot), e.g. to keep it in a snapshot.
+   * @param index its index in the order datasets were added
+   * @returns the dataset
+   * @throws {TypeError} after {@linkcode finish}, which lets go of them
+   * @throws {RangeError} for an index out of range
+   */
+  builtDataset(index: number): BuiltDataset {
+    if (this.#finished) throw new TypeError("Cannot give a built dataset: the store is finished");
+    const built = this.#built[index];
+    if (built === undefined) throw new RangeError(`Cannot give built dataset ${index}: the builder has ${this.#built.length}`);
+    return built;
+  }
+
+  /**
+   * Adds a dataset already built, e.g. read back from a snapshot: the store
+   * then holds what reading its data file would have given it.
+   * @param input the dataset's checked metadata
+   * @param built its locations and columns
+   * @param ids where its ids start; by default right after the previous dataset's
+   * @throws {TypeError} when a dataset is open or the builder is finished, or `built` does not hold together
+   * @throws {RangeError} when `ids` would not come after the previous dataset's ids
+   */
+  addBuiltDataset(input: DatasetInput, built: BuiltDataset, ids?: DatasetIds): void {
+    if (this.#open !== undefined || this.#finished) {
+      throw new TypeError("Cannot add a dataset: another is open or the store is finished");
+    }
+    checkBuilt(built);
+    this.#addBuilt(input, this.#checkIds(ids), built, true);
   }
 
   /**
@@ -372,27 +464,40 @@ export class StoreBuilder {
     const rowTo = source.locationRowStarts[locationTo]!;
     const locationColumns = LOCATION_COLUMNS.map((name) => source.column(`location.${name}`));
     const regions = source.column("location.RegionId");
+    const locations: LocationRecord[] = [];
+    const locationRows = new Uint32Array(locationTo - locationFrom);
     for (let l = locationFrom; l < locationTo; l++) {
       const values = locationColumns.map((column) => (column === undefined ? null : scalarAt(column, l)));
-      const index = this.#locations.length;
-      this.#locations.push({
+      locations.push({
         id: String(values[0]),
         values,
         regionIds: regions?.kind === "values" ? (regions.values[l] as readonly string[]) : [],
       });
-      this.#reserveLocationStarts(index + 2);
-      this.#locationRowStarts[index + 1] = this.#locationRowStarts[index]! + source.locationRowStarts[l + 1]! - source.locationRowStarts[l]!;
+      locationRows[l - locationFrom] = source.locationRowStarts[l + 1]! - source.locationRowStarts[l]!;
     }
-    for (const slot of this.#slots) this.#copySlot(slot, source.column(`observation.${slot.name}`), rowFrom, rowTo);
+    const columns = this.#slots.map((slot) => copyColumn(slot.numeric, source.column(`observation.${slot.name}`), rowFrom, rowTo));
     const rows = rowTo - rowFrom;
-    this.#rowCount += rows;
-    this.#commit(input, checked, locationTo - locationFrom, rows);
+    const temporalExtent = temporalExtentOf(columns[this.#slotIndex.get("ActivityStartDate")!]);
+    this.#addBuilt(input, checked, { rows, locations, locationRows, columns, temporalExtent }, true);
     return { rows, locations: locationTo - locationFrom };
   }
 
+  /** Adds a built dataset whose ids are checked; its locations are in place already when it was read here. */
+  #addBuilt(input: DatasetInput, ids: DatasetIds, built: BuiltDataset, addLocations: boolean): void {
+    const base = this.#locations.length - (addLocations ? 0 : built.locations.length);
+    if (addLocations) for (const location of built.locations) this.#locations.push(location);
+    this.#reserveLocationStarts(base + built.locations.length + 1);
+    for (let l = 0; l < built.locations.length; l++) {
+      this.#locationRowStarts[base + l + 1] = this.#locationRowStarts[base + l]! + built.locationRows[l]!;
+    }
+    this.#rowCount += built.rows;
+    this.#built.push(built);
+    this.#commit(input, ids, built.locations.length, built.rows);
+  }
+
   /**
-   * Builds the store: trims columns, builds the location and dataset
-   * columns, derived fields and posting indexes.
+   * Builds the store: merges the datasets' columns, builds the location and
+   * dataset columns, derived fields and posting indexes.
    * @param options the ids handed out before
    * @returns the store
    */
@@ -400,9 +505,9 @@ export class StoreBuilder {
     if (this.#open !== undefined) throw new TypeError("Cannot finish the store: a dataset is still open");
     this.#finished = true;
     const columns = new Map<string, Column>();
+    const extents = this.#built.map((built) => built.temporalExtent);
     this.#addObservationColumns(columns);
     this.#addLocationColumns(columns);
-    const extents = this.#temporalExtents(columns.get("observation.ActivityStartDate"));
     const datasets = this.#datasets.map((d, i) => ({ id: d.id, doi: d.doi, folder: d.folder, metadata: { ...d.metadata, TemporalExtent: extents[i]! } }));
     this.#addDatasetColumns(columns, datasets);
     this.#addIdColumns(columns);
@@ -440,35 +545,6 @@ export class StoreBuilder {
     this.#ids.push(ids);
     this.#lastLocationId = ids.locationBase + locations;
     this.#lastRowId = ids.rowBase + rows;
-  }
-
-  /** Appends rows `from .. to - 1` of a store's column to an observation slot, in the slot's own codes. */
-  #copySlot(slot: ObservationSlot, column: Column | undefined, from: number, to: number): void {
-    if (slot.numeric) {
-      const numbers = column?.kind === "number" ? column.values.subarray(from, to) : new Float64Array(to - from).fill(Number.NaN);
-      slot.numbers!.append(numbers, numbers.length);
-      return;
-    }
-    const dictionary = slot.dictionary!;
-    const codes = column?.kind === "dict" ? column : undefined;
-    // Old code to new code, made on first sight of each.
-    const mapped = new Int32Array(codes === undefined ? 1 : codes.values.length).fill(-1);
-    mapped[0] = 0;
-    for (let at = from; at < to; at += STAGE_ROWS) {
-      const n = Math.min(STAGE_ROWS, to - at);
-      for (let i = 0; i < n; i++) {
-        const old = codes === undefined ? 0 : codes.codes[at + i]!;
-        let code = mapped[old]!;
-        if (code === -1) {
-          const bytes = utf8.encode(String(codes!.values[old]));
-          code = bytes.length === 0 ? 0 : dictionary.codeOf(bytes, 0, bytes.length);
-          if (code < 0) throw new TypeError(`Cannot copy ${slot.name}: ${dictionary.error}`);
-          mapped[old] = code;
-        }
-        slot.stagedCodes[i] = code;
-      }
-      slot.codes!.append(slot.stagedCodes, n, dictionary.size);
-    }
   }
 
   /**
@@ -753,8 +829,8 @@ export class StoreBuilder {
       sorted[at] = local;
     }
     for (const slot of this.#slots) {
-      slot.codes?.permute(open.rowBase, perm);
-      slot.numbers?.permute(open.rowBase, perm);
+      slot.codes?.permute(0, perm);
+      slot.numbers?.permute(0, perm);
     }
     open.rowLocal = sorted;
     open.grouped = true;
@@ -777,21 +853,38 @@ export class StoreBuilder {
     open.issues.push({ file: open.file, line: open.line, column: 0, message });
   }
 
+  /**
+   * The observation columns: each dataset's numbers one after another, and
+   * its codes mapped into one dictionary per column, built in dataset order
+   * (a dataset's values in its own order, each once), so that the store is
+   * the same whichever way its datasets were added. Each dataset's columns
+   * are let go of once merged.
+   */
   #addObservationColumns(columns: Map<string, Column>): void {
     const rows = this.#rowCount;
+    const built = this.#built;
     let activityType: { codes: CodeArray; values: readonly Scalar[]; counts: Uint32Array } | undefined;
     let startDate: { codes: CodeArray; values: readonly Scalar[]; counts: Uint32Array } | undefined;
-    for (const slot of this.#slots) {
+    const parts: (BuiltColumn | undefined)[][] = built.map((dataset) => [...dataset.columns]);
+    this.#built = [];
+    this.#slots.forEach((slot, s) => {
       const key = `observation.${slot.name}`;
       if (slot.numeric) {
-        columns.set(key, { kind: "number", values: slot.numbers!.finish() });
-        continue;
+        const values = new Float64Array(rows);
+        let at = 0;
+        for (const part of parts) {
+          const column = part[s]!;
+          if (column.kind !== "number") throw new TypeError(`Cannot finish the store: ${slot.name} is not numeric in every dataset`);
+          values.set(column.values, at);
+          at += column.values.length;
+          part[s] = undefined;
+        }
+        columns.set(key, { kind: "number", values });
+        return;
       }
-      const dictionary = slot.dictionary!;
-      dictionary.seal();
-      const codes = slot.codes!.finish();
-      const values = dictionary.values;
-      const counts = countCodes(codes, values.length);
+      const merged = mergeDictColumns(parts.map((part) => part[s]!), rows, slot.name);
+      for (const part of parts) part[s] = undefined;
+      const { codes, values, counts } = merged;
       const indexed = slot.name === "CharacteristicName" || slot.name === "ActivityMediaName";
       columns.set(key, {
         kind: "dict",
@@ -800,9 +893,9 @@ export class StoreBuilder {
         counts,
         ...(indexed ? { index: buildPostings(codes, values.length, undefined) } : {}),
       });
-      if (slot.name === "ActivityType") activityType = { codes, values, counts };
-      if (slot.name === "ActivityStartDate") startDate = { codes, values, counts };
-    }
+      if (slot.name === "ActivityType") activityType = merged;
+      if (slot.name === "ActivityStartDate") startDate = merged;
+    });
     if (activityType !== undefined) {
       const groups = activityType.values.map((value) => (value === null ? null : activityGroupTypeOf(String(value))));
       columns.set("observation.ActivityGroupType", derivedColumn(activityType.codes, groups, activityType.counts));
@@ -811,7 +904,6 @@ export class StoreBuilder {
       const years = startDate.values.map((value) => (value === null ? null : Number(String(value).slice(0, 4))));
       columns.set("observation.ActivityStartYear", derivedColumn(startDate.codes, years, startDate.counts));
     }
-    if (rows !== this.#rowCount) throw new TypeError("Cannot finish the store: row counts disagree");
   }
 
   #addLocationColumns(columns: Map<string, Column>): void {
@@ -839,30 +931,6 @@ export class StoreBuilder {
     columns.set("location.RegionId", { kind: "values", values: locations.map((location) => location.regionIds) });
   }
 
-  /**
-   * Each dataset's `TemporalExtent`: the first and last `ActivityStartDate`
-   * of its rows (`YYYY-MM-DD`), or `[]` when it has none. One pass over the
-   * rows' codes; dates compare as text.
-   */
-  #temporalExtents(column: Column | undefined): (readonly string[])[] {
-    const starts = this.#datasetLocationStarts;
-    return this.#datasets.map((_, d) => {
-      if (column === undefined || column.kind !== "dict") return [];
-      const from = this.#locationRowStarts[starts[d]!]!;
-      const to = this.#locationRowStarts[starts[d + 1]!]!;
-      let first: string | undefined;
-      let last: string | undefined;
-      for (let row = from; row < to; row++) {
-        const value = column.values[column.codes[row]!];
-        if (typeof value !== "string" || value === "") continue;
-        const day = value.slice(0, 10);
-        if (first === undefined || day < first) first = day;
-        if (last === undefined || day > last) last = day;
-      }
-      return first === undefined ? [] : [first, last!];
-    });
-  }
-
   #addDatasetColumns(columns: Map<string, Column>, datasets: readonly { readonly id: string; readonly metadata: Readonly<Record<string, string | readonly string[] | null>> }[]): void {
     columns.set("dataset.Id", { kind: "values", values: datasets.map((d) => d.id) });
     for (const name of METADATA_COLUMNS) {
@@ -876,8 +944,6 @@ export class StoreBuilder {
     }
   }
 }
-
-const utf8 = new TextEncoder();
 
 /**
  * Checks a data file's header names as loading does: no name twice, every
@@ -952,6 +1018,135 @@ function countLineBreaks(buf: Uint8Array, from: number, to: number): number {
   let n = 0;
   for (let i = from; i < to; i++) if (buf[i] === 0x0a) n++;
   return n;
+}
+
+/**
+ * The first and last day of a dataset's `ActivityStartDate` column, from its
+ * dictionary: the values some row has (dates compare as text).
+ */
+function temporalExtentOf(column: BuiltColumn | undefined): readonly string[] {
+  if (column?.kind !== "dict") return [];
+  let first: string | undefined;
+  let last: string | undefined;
+  for (let code = 1; code < column.values.length; code++) {
+    const value = column.values[code];
+    if (column.counts[code] === 0 || typeof value !== "string" || value === "") continue;
+    const day = value.slice(0, 10);
+    if (first === undefined || day < first) first = day;
+    if (last === undefined || day > last) last = day;
+  }
+  return first === undefined ? [] : [first, last!];
+}
+
+/** A code array wide enough for codes up to `max`. */
+function codeArray(max: number, length: number): CodeArray {
+  return max <= 0xff ? new Uint8Array(length) : max <= 0xffff ? new Uint16Array(length) : new Uint32Array(length);
+}
+
+/**
+ * Merges datasets' dictionary columns into one over all their rows: one
+ * dictionary (null first, then each dataset's values in its order, each
+ * once), codes mapped to it (copied as they are where a dataset's codes are
+ * the merged ones), rows per code summed.
+ */
+function mergeDictColumns(parts: readonly (BuiltColumn | undefined)[], rows: number, name: string): { codes: CodeArray; values: readonly Scalar[]; counts: Uint32Array } {
+  const values: Scalar[] = [null];
+  const codeOf = new Map<Scalar, number>([[null, 0]]);
+  const maps: Uint32Array[] = [];
+  const dicts: { codes: CodeArray; counts: Uint32Array }[] = [];
+  for (const part of parts) {
+    if (part?.kind !== "dict") throw new TypeError(`Cannot finish the store: ${name} is not text in every dataset`);
+    const map = new Uint32Array(part.values.length);
+    for (let local = 1; local < part.values.length; local++) {
+      const value = part.values[local] ?? null;
+      let code = codeOf.get(value);
+      if (code === undefined) {
+        code = values.length;
+        values.push(value);
+        codeOf.set(value, code);
+      }
+      map[local] = code;
+    }
+    maps.push(map);
+    dicts.push(part);
+  }
+  const counts = new Uint32Array(values.length);
+  const codes = codeArray(values.length - 1, rows);
+  let at = 0;
+  dicts.forEach((part, p) => {
+    const map = maps[p]!;
+    const local = part.codes;
+    const n = local.length;
+    for (let code = 0; code < map.length; code++) counts[map[code]!]! += part.counts[code]!;
+    let same = true;
+    for (let code = 0; code < map.length && same; code++) same = map[code] === code;
+    if (same) {
+      codes.set(local, at);
+    } else {
+      for (let i = 0; i < n; i++) codes[at + i] = map[local[i]!]!;
+    }
+    at += n;
+  });
+  if (at !== rows) throw new TypeError(`Cannot finish the store: ${name} has ${at} rows, not ${rows}`);
+  return { codes, values, counts };
+}
+
+/**
+ * A store's column over rows `from .. to - 1`, as a built dataset's column:
+ * numbers as they are (a view), text with a dictionary of the values these
+ * rows have, in the order they first have them.
+ */
+function copyColumn(numeric: boolean, column: Column | undefined, from: number, to: number): BuiltColumn {
+  if (numeric) {
+    return { kind: "number", values: column?.kind === "number" ? column.values.subarray(from, to) : new Float64Array(to - from).fill(Number.NaN) };
+  }
+  const n = to - from;
+  if (column?.kind !== "dict") return { kind: "dict", values: [null], codes: new Uint8Array(n), counts: Uint32Array.of(n) };
+  const source = column.codes;
+  // Old code to new code, made on first sight of each.
+  const mapped = new Int32Array(column.values.length).fill(-1);
+  mapped[0] = 0;
+  const values: Scalar[] = [null];
+  const wide = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    const old = source[from + i]!;
+    let code = mapped[old]!;
+    if (code === -1) {
+      code = mapped[old] = values.length;
+      values.push(column.values[old] ?? null);
+    }
+    wide[i] = code;
+  }
+  const codes = codeArray(values.length - 1, n);
+  codes.set(wide);
+  return { kind: "dict", values, codes, counts: countCodes(codes, values.length) };
+}
+
+/**
+ * Checks that a built dataset holds together: columns of the right kinds and
+ * lengths, rows per location and per code summing to its rows (without a
+ * pass over the rows: a snapshot's checksum vouches for its codes).
+ */
+function checkBuilt(built: BuiltDataset): void {
+  const fail = (what: string): never => {
+    throw new TypeError(`Cannot add a built dataset: ${what}`);
+  };
+  if (built.locations.length !== built.locationRows.length) fail("its locations and their row counts disagree");
+  let total = 0;
+  for (const count of built.locationRows) total += count;
+  if (total !== built.rows) fail(`its locations hold ${total} rows, not ${built.rows}`);
+  if (built.columns.length !== OBSERVATION_COLUMNS.length) fail(`it has ${built.columns.length} columns, not ${OBSERVATION_COLUMNS.length}`);
+  built.columns.forEach((column, s) => {
+    const name = OBSERVATION_COLUMNS[s]!;
+    if ((column.kind === "number") !== NUMERIC_OBSERVATION_COLUMNS.has(name)) fail(`its ${name} column is of the wrong kind`);
+    const length = column.kind === "number" ? column.values.length : column.codes.length;
+    if (length !== built.rows) fail(`its ${name} column has ${length} rows, not ${built.rows}`);
+    if (column.kind === "dict") {
+      let counted = 0;
+      for (const count of column.counts) counted += count;
+      if (column.values[0] !== null || column.counts.length !== column.values.length || counted !== built.rows) fail(`its ${name} dictionary is malformed`);
+    }
+  });
 }
 
 /** Rows per code. */
