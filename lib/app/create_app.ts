@@ -7,9 +7,11 @@ import {
   HttpError,
   type HttpRequest,
   type HttpResponse,
+  keepRoutes,
   type Mount,
   mountHandlers,
   type ResponseEntry,
+  type Router,
   type RunningService,
   type ServiceDescription,
   type ServiceLog,
@@ -19,6 +21,7 @@ import { type Logger, Progress } from "../log/mod.ts";
 import {
   createHttpMetrics,
   createMetricsHandler,
+  METRICS_ROUTE_DOC,
   MetricsRegistry,
   registerProcessMetrics,
   withMetrics,
@@ -30,6 +33,7 @@ import { openStateDir, type StateDir } from "../storage/mod.ts";
 import { createConsoleLogger, loggerOver } from "./console_logger.ts";
 import { createNodeServer, type NodeServer, readTlsFiles } from "./node_server.ts";
 import { createHealthHandler } from "./create_health_handler.ts";
+import { createOpenApiHandler } from "./create_openapi_handler.ts";
 import { createReadinessCheck, type ReadinessReport, type ReadinessSource } from "./create_readiness_check.ts";
 import { openSyncStores } from "./open_sync_stores.ts";
 import type { Config, ServiceName } from "./read_config.ts";
@@ -210,9 +214,21 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
 
   // The host's own routes answer in every state; the services' only once started and until closing.
   const health = createHealthHandler({ state: () => state, services: config.server.services, ready: () => readiness() });
+  const scrape = keepRoutes(createMetricsHandler(metrics), {
+    routes: [{ method: "GET", path: "/metrics", doc: METRICS_ROUTE_DOC }],
+    routeOf: () => "/metrics",
+  });
+  // /openapi.json: the document of the host's routes and of every service started, from their route tables.
+  const openapi: Router = createOpenApiHandler({
+    services: () => [
+      { name: "host", routes: [...scrape.routes, ...health.routes, ...openapi.routes] },
+      ...running.map((service) => ({ name: service.name, routes: service.handler.routes })),
+    ],
+  });
   const hostMounts: readonly Mount[] = [
-    { prefix: "/metrics", handler: named(createMetricsHandler(metrics), "host", () => "/metrics") },
+    { prefix: "/metrics", handler: named(scrape, "host", scrape.routeOf) },
     { prefix: "/health", handler: named(health, "host", health.routeOf) },
+    { prefix: "/openapi.json", handler: named(openapi, "host", openapi.routeOf) },
   ];
   const unavailable: Handler = () => {
     const why = state === "new" || state === "starting" ? "is starting" : "is shutting down";

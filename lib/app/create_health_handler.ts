@@ -1,4 +1,5 @@
 import { createRouter, type HttpResponse, jsonResponse, type Router } from "../http/mod.ts";
+import { HEALTH_DOCS } from "./_api_docs.ts";
 import type { ReadinessReport } from "./create_readiness_check.ts";
 
 /** Where an app is in its life. */
@@ -37,8 +38,8 @@ export function createHealthHandler(options: HealthHandlerOptions): Router {
     return jsonResponse(200, { status: state === "started" ? "ok" : state, services }, NO_STORE);
   };
   return createRouter([
-    { method: "GET", path: "/health", handler: live },
-    { method: "GET", path: "/health/live", handler: live },
+    { method: "GET", path: "/health", handler: live, doc: HEALTH_DOCS.health },
+    { method: "GET", path: "/health/live", handler: live, doc: HEALTH_DOCS.live },
     {
       method: "GET",
       path: "/health/ready",
@@ -54,6 +55,7 @@ export function createHealthHandler(options: HealthHandlerOptions): Router {
         if (after !== "started") return unavailable(after, services, [{ service: "server", part: "server", reason: "is shutting down" }]);
         return report.ready ? jsonResponse(200, { status: "ok", services }, NO_STORE) : unavailable("unavailable", services, report.problems);
       },
+      doc: HEALTH_DOCS.ready,
     },
   ]);
 }

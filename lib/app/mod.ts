@@ -17,6 +17,8 @@ export type { LogStream } from "./console_logger.ts";
 export { createReadinessCheck } from "./create_readiness_check.ts";
 export type { ReadinessCheckOptions, ReadinessProblem, ReadinessReport, ReadinessSource } from "./create_readiness_check.ts";
 export { createHealthHandler } from "./create_health_handler.ts";
+export { apiDocument, createOpenApiHandler, SECURITY_SCHEMES } from "./create_openapi_handler.ts";
+export type { OpenApiHandlerOptions } from "./create_openapi_handler.ts";
 export type { AppState, HealthHandlerOptions } from "./create_health_handler.ts";
 export { ConfigError } from "../config/mod.ts";
 export type { Environment } from "../config/mod.ts";

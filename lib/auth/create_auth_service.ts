@@ -11,7 +11,16 @@ import {
   statusOf,
 } from "../http/mod.ts";
 import { GRANT_TYPES, SCOPES } from "./clients.ts";
-import { MAX_PASSWORD_LENGTH, MAX_USERNAME_LENGTH, MIN_PASSWORD_LENGTH, MIN_USERNAME_LENGTH, preparePassword, prepareUsername } from "./names.ts";
+import { AUTH_DOCS } from "./api_docs.ts";
+import {
+  MAX_PASSWORD_LENGTH,
+  MAX_USERNAME_LENGTH,
+  MIN_PASSWORD_LENGTH,
+  MIN_USERNAME_LENGTH,
+  NOTIFY_LANGUAGES,
+  preparePassword,
+  prepareUsername,
+} from "./names.ts";
 import { AuthError, type SignUpFieldError } from "./errors.ts";
 import { readTokenRequest } from "./read_token_request.ts";
 import { requireBearer } from "./require_bearer.ts";
@@ -28,7 +37,6 @@ export interface AuthServiceOptions {
 export const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" } as const;
 
 const JSON_TYPE = "application/json; charset=utf-8";
-const LANGUAGES = ["en", "fr", "ru", "es", "de"];
 
 /**
  * Creates the OAuth 2.0 endpoints and sign-up: `POST /oauth2/token`,
@@ -55,6 +63,7 @@ export function createAuthService(tokens: TokenService, options: AuthServiceOpti
         const answer = await tokens.token(await readTokenRequest(request));
         return { status: 200, headers: OAUTH_HEADERS, body: renderToken(answer) };
       },
+      doc: AUTH_DOCS.token,
     },
     {
       method: "POST",
@@ -64,17 +73,20 @@ export function createAuthService(tokens: TokenService, options: AuthServiceOpti
         // RFC 7009 §2.2 leaves the body to the server: an empty JSON object, typed, which strict clients parse.
         return oauthJson(200, {});
       },
+      doc: AUTH_DOCS.revoke,
     },
     {
       method: "POST",
       path: "/oauth2/introspect",
       handler: async (request) => oauthJson(200, await tokens.introspect(await readTokenRequest(request))),
+      doc: AUTH_DOCS.introspect,
     },
     {
       method: "GET",
       path: "/.well-known/oauth-authorization-server",
       // The issuer follows the request's origin unless PUBLIC_URL fixes it: never cached.
       handler: (request) => ({ ...jsonBody(200, metadata(request.origin)), headers: OAUTH_HEADERS }),
+      doc: AUTH_DOCS.metadata,
     },
     {
       method: "POST",
@@ -89,6 +101,7 @@ export function createAuthService(tokens: TokenService, options: AuthServiceOpti
         await options.onUserCreated?.(user);
         return jsonBody(201, { uuid: user.uuid, username: user.username });
       }),
+      doc: AUTH_DOCS.signUp,
     },
   ]);
   // Everything under /oauth2, unknown paths and methods included, answers OAuth errors with no-store.
@@ -193,8 +206,8 @@ function readSignUp(body: unknown): { username: string; password: string; langua
     errors.push({ message: `Password must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`, field: "password" });
   }
   const language = record["notify_language"] ?? null;
-  if (language !== null && (typeof language !== "string" || !LANGUAGES.includes(language))) {
-    errors.push({ message: `notify_language must be one of ${LANGUAGES.join(", ")} or null`, field: "notify_language" });
+  if (language !== null && (typeof language !== "string" || !NOTIFY_LANGUAGES.includes(language))) {
+    errors.push({ message: `notify_language must be one of ${NOTIFY_LANGUAGES.join(", ")} or null`, field: "notify_language" });
   }
   if (errors.length > 0) throw signUpError(errors);
   return { username: username!, password: password!, language: language as string | null };

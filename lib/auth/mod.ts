@@ -11,6 +11,7 @@ export { GRANT_TYPES, parseClients, SCOPES } from "./clients.ts";
 export type { Client, GrantType } from "./clients.ts";
 export { readClientsFile } from "./read_clients_file.ts";
 export { AUTH_SETTINGS } from "./settings.ts";
+export { AUTH_SECURITY_SCHEMES } from "./api_docs.ts";
 export type { AuthConfig } from "./settings.ts";
 export { hashPassword, verifyPassword } from "./password_hash.ts";
 export type { HashPasswordOptions } from "./password_hash.ts";

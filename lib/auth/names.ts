@@ -13,6 +13,8 @@ export const MAX_USERNAME_LENGTH = 64;
 export const MIN_PASSWORD_LENGTH = 8;
 /** Code points a password has at most (NIST asks for at least 64 accepted). */
 export const MAX_PASSWORD_LENGTH = 128;
+/** Languages a user's notifications may be in (`notify_language`; null for the default). */
+export const NOTIFY_LANGUAGES: readonly string[] = ["en", "fr", "ru", "es", "de"];
 
 /**
  * What a prepared user name is made of: letters with their combining marks,

@@ -17,6 +17,32 @@ export { decodeComponent, parseQuery } from "./parse_query.ts";
 export type { QueryParameter } from "./parse_query.ts";
 export { createRouter, keepRoutes } from "./router.ts";
 export type { Route, RouteInfo, Router } from "./router.ts";
+export { schemaRef } from "./route_doc.ts";
+export type {
+  BodyDoc,
+  HeaderDoc,
+  JsonSchema,
+  JsonValue,
+  LinkDoc,
+  MediaDoc,
+  ParameterDoc,
+  ResponseDoc,
+  RouteDoc,
+  SecurityRequirement,
+  SecuritySchemeDoc,
+} from "./route_doc.ts";
+export {
+  codesByStatus,
+  ERROR_BODY_SCHEMA,
+  ERROR_SCHEMA_NAME,
+  errorBodySchema,
+  errorHeaders,
+  errorReason,
+  errorResponses,
+  FIELD_ERRORS_SCHEMA,
+} from "./error_responses.ts";
+export { openApiDocument, openApiPath } from "./openapi_document.ts";
+export type { ApiService, OpenApiDocument, OpenApiDocumentOptions } from "./openapi_document.ts";
 export { createBodyReader } from "./read_body.ts";
 export { checkJsonDepth, readJson } from "./read_json.ts";
 export type { ReadJsonOptions } from "./read_json.ts";

@@ -1,5 +1,6 @@
 import { HttpError } from "./errors.ts";
 import { decodeComponent } from "./parse_query.ts";
+import type { RouteDoc } from "./route_doc.ts";
 import type { Handler, HttpRequest, HttpResponse, RouteHandler, RouteParams } from "./types.ts";
 
 /** One route: a method, a path pattern and its handler. */
@@ -12,12 +13,15 @@ export interface Route {
    */
   readonly path: string;
   readonly handler: RouteHandler;
+  /** What the route tells the OpenAPI document (see `openApiDocument`). */
+  readonly doc?: RouteDoc;
 }
 
-/** A route as data: its method and path pattern. */
+/** A route as data: its method, path pattern and doc. */
 export interface RouteInfo {
   readonly method: string;
   readonly path: string;
+  readonly doc?: RouteDoc;
 }
 
 /**
@@ -44,6 +48,7 @@ interface CompiledRoute {
   readonly path: string;
   readonly segments: readonly string[];
   readonly handler: RouteHandler;
+  readonly doc: RouteDoc | undefined;
 }
 
 /**
@@ -119,7 +124,7 @@ export function createRouter(routes: readonly Route[]): Router {
     }
     return pathOnly;
   }
-  const info: readonly RouteInfo[] = Object.freeze(compiled.map(({ method, path }) => Object.freeze({ method, path })));
+  const info: readonly RouteInfo[] = Object.freeze(compiled.map(({ method, path, doc }) => Object.freeze(doc === undefined ? { method, path } : { method, path, doc })));
   return Object.assign(route, { routes: info, routeOf });
 }
 
@@ -139,7 +144,7 @@ function compileRoute(route: Route): CompiledRoute {
   if (!route.path.startsWith("/")) {
     throw new TypeError(`Cannot add route "${route.path}": a path must start with "/"`);
   }
-  return { method: route.method.toUpperCase(), path: route.path, segments: splitPath(route.path), handler: route.handler };
+  return { method: route.method.toUpperCase(), path: route.path, segments: splitPath(route.path), handler: route.handler, doc: route.doc };
 }
 
 function splitPath(path: string): string[] {

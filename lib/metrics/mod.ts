@@ -32,5 +32,5 @@ export { createHttpMetrics } from "./create_http_metrics.ts";
 export type { HttpMetrics, HttpMetricsOptions } from "./create_http_metrics.ts";
 export { withMetrics } from "./with_metrics.ts";
 export type { WithMetricsOptions } from "./with_metrics.ts";
-export { createMetricsHandler } from "./create_metrics_handler.ts";
+export { createMetricsHandler, METRICS_ROUTE_DOC } from "./create_metrics_handler.ts";
 export type { MetricsHandlerOptions } from "./create_metrics_handler.ts";

@@ -41,7 +41,63 @@ export interface ReadQueryOptionsOptions {
   maxTop?: number;
 }
 
-const KNOWN = new Set(["filter", "select", "top", "skiptoken", "count", "format", "orderby", "skip"]);
+/** `$skip` at most: passing over rows costs each of them, so a client pages deep with `$skiptoken`. */
+const MAX_SKIP = 1_000_000;
+
+/** `$top` at most, unless the caller says otherwise. */
+const DEFAULT_MAX_TOP = 10_000;
+
+/** A system query option {@linkcode readQueryOptions} reads, as documents describe it. */
+export interface QueryOptionInfo {
+  /** Its name, e.g. `$filter` (names are case-insensitive and the `$` may be left out). */
+  readonly name: string;
+  readonly description: string;
+  /** A JSON Schema of its value, with the limits {@linkcode readQueryOptions} holds it to. */
+  readonly schema: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The system query options {@linkcode readQueryOptions} reads, with the
+ * limits it holds each to: the one list that both the reader and the
+ * OpenAPI document come from.
+ * @param options the `$top` limit, as given to {@linkcode readQueryOptions}
+ * @returns the options, in the order the reader's messages name them
+ */
+export function describeQueryOptions(options: ReadQueryOptionsOptions = {}): readonly QueryOptionInfo[] {
+  const maxTop = options.maxTop ?? DEFAULT_MAX_TOP;
+  return [
+    { name: "$filter", description: "A filter expression (OData 4.01 URL conventions §5.1.1)", schema: { type: "string" } },
+    {
+      name: "$select",
+      description: "The fields to answer with, comma-separated (spaces trimmed); all by default",
+      schema: { type: "string", pattern: "^[^,]+(,[^,]+)*$" },
+    },
+    { name: "$top", description: `Rows at most, 1 to ${maxTop}`, schema: { type: "integer", minimum: 1, maximum: maxTop } },
+    {
+      name: "$skiptoken",
+      description: "Where the page starts: `Id:<id>`, as the previous page's next link gives it",
+      schema: { type: "string", pattern: "^\\s*Id:.+$" },
+    },
+    { name: "$count", description: "`true` answers the number of matching rows instead of the rows", schema: { type: "boolean" } },
+    {
+      name: "$format",
+      description: "`json` (the default) or `csv`",
+      schema: { type: "string", enum: ["json", "csv", "application/json", "text/csv"] },
+    },
+    {
+      name: "$orderby",
+      description: "Fields to order by, comma-separated, each optionally followed by `asc` or `desc`; `Id` ascending by default",
+      schema: { type: "string" },
+    },
+    {
+      name: "$skip",
+      description: `Matching rows to pass over before the page (after \`$skiptoken\`), 0 to ${MAX_SKIP}`,
+      schema: { type: "integer", minimum: 0, maximum: MAX_SKIP },
+    },
+  ];
+}
+
+const KNOWN = new Set(describeQueryOptions().map((option) => option.name.slice(1)));
 const UNSUPPORTED = new Set(["expand", "search", "apply", "compute", "levels", "index", "schemaversion"]);
 
 /**
@@ -69,7 +125,7 @@ export function readQueryOptions(
   pairs: readonly QueryPair[],
   options: ReadQueryOptionsOptions = {},
 ): QueryOptions {
-  const maxTop = options.maxTop ?? 10_000;
+  const maxTop = options.maxTop ?? DEFAULT_MAX_TOP;
   const seen = new Map<string, string>();
   for (const pair of pairs) {
     const dollar = pair.name.startsWith("$");
@@ -134,9 +190,6 @@ function readTop(text: string, maxTop: number): number {
   }
   return value;
 }
-
-/** `$skip` at most: passing over rows costs each of them, so a client pages deep with `$skiptoken`. */
-const MAX_SKIP = 1_000_000;
 
 function readSkip(text: string): number {
   const trimmed = text.trim();

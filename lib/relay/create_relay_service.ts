@@ -11,6 +11,7 @@ import {
 } from "../http/mod.ts";
 import { contentSecurityPolicy, pageLoader, pageRoutes, type WebPage } from "../web/mod.ts";
 import type { AddressPolicy } from "./address_policy.ts";
+import { RELAY_DOCS } from "./api_docs.ts";
 import { RelayError } from "./errors.ts";
 import { createMessageIds } from "./message_ids.ts";
 import { acceptWebhook, checkIdempotencyKey, webhookAnswer } from "./accept_webhook.ts";
@@ -144,7 +145,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
   }
 
   const routes = createRouter([
-    { method: "POST", path: base, handler: intake },
+    { method: "POST", path: base, handler: intake, doc: RELAY_DOCS.intake },
     {
       method: "GET",
       path: `${base}/endpoints`,
@@ -152,6 +153,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
         const tenant = tenantOf(request);
         return jsonResponse(200, { data: registry.endpoints(tenant.id).map(renderEndpoint) });
       },
+      doc: RELAY_DOCS.listEndpoints,
     },
     {
       method: "POST",
@@ -163,11 +165,13 @@ export function createRelayService(options: RelayServiceOptions): Router {
           location: `${base}/endpoints/${endpoint.id}`,
         });
       },
+      doc: RELAY_DOCS.createEndpoint,
     },
     {
       method: "GET",
       path: `${base}/endpoints/:id`,
       handler: (request, params) => jsonResponse(200, renderEndpoint(existing(tenantOf(request), params["id"]!))),
+      doc: RELAY_DOCS.getEndpoint,
     },
     {
       method: "PATCH",
@@ -177,6 +181,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
         existing(tenant, params["id"]!);
         return jsonResponse(200, renderEndpoint(await registry.updateEndpoint(tenant.id, params["id"]!, checkedUrl(await readEndpointBody(request)))));
       },
+      doc: RELAY_DOCS.updateEndpoint,
     },
     {
       method: "DELETE",
@@ -187,6 +192,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
         await registry.deleteEndpoint(tenant.id, params["id"]!);
         return { status: 204 };
       },
+      doc: RELAY_DOCS.deleteEndpoint,
     },
     {
       method: "GET",
@@ -195,6 +201,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
         const endpoint = existing(tenantOf(request), params["id"]!);
         return jsonResponse(200, { secrets: renderSecrets(endpoint, options.now()) }, { "cache-control": "no-store" });
       },
+      doc: RELAY_DOCS.secrets,
     },
     {
       method: "POST",
@@ -206,6 +213,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
         const endpoint = await registry.rotateSecret(tenant.id, params["id"]!, secret);
         return jsonResponse(200, { secrets: renderSecrets(endpoint, options.now()) }, { "cache-control": "no-store" });
       },
+      doc: RELAY_DOCS.rotateSecret,
     },
     {
       method: "GET",
@@ -215,6 +223,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
         const page = await queue.messages(tenant.id, messageQuery(parseQuery(request.query)));
         return jsonResponse(200, renderMessagePage(page));
       },
+      doc: RELAY_DOCS.messages,
     },
     {
       method: "GET",
@@ -224,6 +233,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
         const since = statsSince(parseQuery(request.query), options.now());
         return jsonResponse(200, renderStats(registry.endpoints(tenant.id), await queue.attemptStats(tenant.id, since), since));
       },
+      doc: RELAY_DOCS.stats,
     },
     {
       method: "GET",
@@ -236,6 +246,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
         }
         return jsonResponse(200, renderMessage(params["id"]!, jobs));
       },
+      doc: RELAY_DOCS.message,
     },
     {
       method: "GET",
@@ -245,6 +256,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
         const jobs = await queue.deadLetters(tenant.id, deadLetterQuery(parseQuery(request.query)));
         return jsonResponse(200, { data: jobs.map(renderJob) });
       },
+      doc: RELAY_DOCS.deadLetters,
     },
     {
       method: "POST",
@@ -254,6 +266,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
         const replayed = await queue.replay(tenant.id, replayTarget(await readOptionalJson(request)), options.now());
         return jsonResponse(202, { replayed });
       },
+      doc: RELAY_DOCS.replayAll,
     },
     {
       method: "POST",
@@ -264,10 +277,12 @@ export function createRelayService(options: RelayServiceOptions): Router {
         if (replayed === 0) throw new RelayError("ERR_RELAY_UNKNOWN_MESSAGE", `Cannot find dead letter "${params["job"]}" of this tenant`);
         return jsonResponse(202, { replayed });
       },
+      doc: RELAY_DOCS.replayOne,
     },
     ...(options.portal === false ? [] : pageRoutes(`${base}/portal`, options.portal ?? pageLoader(new URL("./portal/", import.meta.url), "portal"), {
       // The portal builds its DOM from text only: no string ever becomes markup. Its icon is an empty data: image.
       contentSecurityPolicy: contentSecurityPolicy({ requireTrustedTypes: true, dataImages: true }),
+      doc: { id: "portal", summary: "The relay portal, a page for a tenant (its API requests carry the key; the page needs none)", exampleAsset: "portal.css" },
     })),
   ]);
 

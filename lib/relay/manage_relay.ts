@@ -108,15 +108,21 @@ export function replayTarget(body: unknown): { readonly endpointId?: string } {
  */
 export function deadLetterQuery(query: readonly QueryParameter[]): DeadLetterQuery {
   const values = new Map(query.map((parameter) => [parameter.name, parameter.value] as const));
-  const limit = values.has("limit") ? Number(values.get("limit")) : 100;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-    throw new HttpError("ERR_HTTP_BAD_REQUEST", "Cannot list dead letters: limit must be an integer from 1 to 1000", { target: "limit" });
+  const limit = values.has("limit") ? Number(values.get("limit")) : DEAD_LETTER_LIMIT.default;
+  if (!Number.isInteger(limit) || limit < 1 || limit > DEAD_LETTER_LIMIT.max) {
+    throw new HttpError("ERR_HTTP_BAD_REQUEST", `Cannot list dead letters: limit must be an integer from 1 to ${DEAD_LETTER_LIMIT.max}`, { target: "limit" });
   }
   const endpointId = values.get("endpoint");
   return { limit, ...(endpointId === undefined ? {} : { endpointId }) };
 }
 
-const STATUSES: readonly DeliveryStatus[] = ["pending", "delivered", "dead"];
+/** The delivery statuses the message log filters by. */
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "delivered", "dead"];
+const STATUSES = DELIVERY_STATUSES;
+/** Dead letters a listing gives by default and at most. */
+export const DEAD_LETTER_LIMIT = { default: 100, max: 1000 } as const;
+/** Messages a page of the log holds by default and at most. */
+export const MESSAGE_LIMIT = { default: 20, max: 100 } as const;
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2})$/;
 
 /**
@@ -128,9 +134,9 @@ const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+
  */
 export function messageQuery(query: readonly QueryParameter[]): MessageQuery {
   const values = new Map(query.map((parameter) => [parameter.name, parameter.value] as const));
-  const limit = values.has("limit") ? Number(values.get("limit")) : 20;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-    throw new HttpError("ERR_HTTP_BAD_REQUEST", "Cannot list messages: limit must be an integer from 1 to 100", { target: "limit" });
+  const limit = values.has("limit") ? Number(values.get("limit")) : MESSAGE_LIMIT.default;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MESSAGE_LIMIT.max) {
+    throw new HttpError("ERR_HTTP_BAD_REQUEST", `Cannot list messages: limit must be an integer from 1 to ${MESSAGE_LIMIT.max}`, { target: "limit" });
   }
   const status = values.get("status");
   if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) {

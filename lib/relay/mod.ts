@@ -44,6 +44,7 @@ export type { EventMatcher } from "./event_patterns.ts";
 export { MAX_ROUTES_PER_TENANT, RELAY_ID, signingKeys, TenantRegistry } from "./tenants.ts";
 export type { Endpoint, EndpointInput, SigningSecret, Tenant, TenantRegistryOptions } from "./tenants.ts";
 export { readTenantsFile } from "./read_tenants_file.ts";
+export { RELAY_SECURITY_SCHEMES } from "./api_docs.ts";
 export { createRelayService } from "./create_relay_service.ts";
 export { acceptWebhook, checkIdempotencyKey, parseWebhook, webhookAnswer } from "./accept_webhook.ts";
 export type { AcceptedWebhook, IntakeContext, WebhookSubmission } from "./accept_webhook.ts";

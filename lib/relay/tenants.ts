@@ -73,9 +73,12 @@ export const MAX_ROUTES_PER_TENANT = 1024;
 /** Identifiers of tenants and endpoints. */
 export const RELAY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-const ENDPOINT_FIELDS = new Set(["id", "url", "events", "secret", "public_key", "rate_limit_per_second", "enabled"]);
-const UPDATE_FIELDS = new Set(["url", "events", "public_key", "rate_limit_per_second", "enabled"]);
-const MAX_URL_LENGTH = 2048;
+/** The fields an endpoint is created with (the API's body, a tenants file's entry). */
+export const ENDPOINT_FIELDS: ReadonlySet<keyof EndpointInput> = new Set(["id", "url", "events", "secret", "public_key", "rate_limit_per_second", "enabled"]);
+/** The fields a change of an endpoint may set. */
+export const UPDATE_FIELDS: ReadonlySet<keyof EndpointInput> = new Set(["url", "events", "public_key", "rate_limit_per_second", "enabled"]);
+/** The longest endpoint URL. */
+export const MAX_URL_LENGTH = 2048;
 
 /**
  * Tenants and their endpoints, in memory: loaded from the tenants file and
@@ -426,12 +429,15 @@ function readKey(pem: string, field: string): RsaPublicKey {
 }
 
 /** The slowest rate an endpoint may have: one delivery every 100 seconds (slower, its jobs would all but never go). */
-const MIN_RATE = 0.01;
+/** The lowest rate limit of an endpoint, deliveries per second; the highest is {@linkcode MAX_RATE}. */
+export const MIN_RATE = 0.01;
+/** The highest rate limit of an endpoint, deliveries per second. */
+export const MAX_RATE = 1_000_000;
 
 function readRate(value: unknown, field: string): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number" || !Number.isFinite(value) || value < MIN_RATE || value > 1_000_000) {
-    throw invalidEndpoint(field, `it must be a number from ${MIN_RATE} (one delivery every ${1 / MIN_RATE} s) to 1000000, or null for no limit`);
+  if (typeof value !== "number" || !Number.isFinite(value) || value < MIN_RATE || value > MAX_RATE) {
+    throw invalidEndpoint(field, `it must be a number from ${MIN_RATE} (one delivery every ${1 / MIN_RATE} s) to ${MAX_RATE}, or null for no limit`);
   }
   return value;
 }

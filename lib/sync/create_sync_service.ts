@@ -10,6 +10,7 @@ import {
   type RouteHandler,
   type RouteParams,
 } from "../http/mod.ts";
+import { SYNC_DOCS } from "./api_docs.ts";
 import { SyncError } from "./errors.ts";
 import { parsePatch } from "./parse_patch.ts";
 import type { SerialJobs } from "./serial_jobs.ts";
@@ -158,6 +159,7 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         if ((await store.size(owner)) > queueAbove) return queue(request, owner, `${owner} ${head.uuid}`, { kind: "snapshot", at: head.uuid });
         return { status: 200, headers: { "content-type": JSON_CONTENT_TYPE, etag, "cache-control": CACHED }, body: renderSnapshot(await store.snapshot(owner, head)) };
       },
+      doc: SYNC_DOCS.snapshot,
     },
     {
       method: "GET",
@@ -175,6 +177,7 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         const data = await store.diff(owner, from, head);
         return { status: 200, headers: { "content-type": JSON_CONTENT_TYPE, etag, "cache-control": CACHED }, body: JSON.stringify({ ticket: null, data }) };
       },
+      doc: SYNC_DOCS.diff,
     },
     {
       method: "GET",
@@ -189,6 +192,7 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         if (result === undefined) throw new SyncError("ERR_SYNC_UNKNOWN_TICKET", `Cannot find ticket ${uuid}`);
         return { status: 200, headers: { "content-type": JSON_CONTENT_TYPE, "cache-control": "no-store" }, body: JSON.stringify(result) };
       },
+      doc: SYNC_DOCS.ticket,
     },
     {
       method: "POST",
@@ -207,11 +211,13 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         if (ticket.status === "new") runQueue(owner);
         return accepted(ticket);
       }),
+      doc: SYNC_DOCS.patch,
     },
     {
       method: "DELETE",
       path: base,
       handler: async (request) => deleteAccount(await authorize(request)),
+      doc: SYNC_DOCS.deleteAccount,
     },
   ]);
 }

@@ -26,7 +26,9 @@ export interface ParsePatchOptions {
 
 type Json = { readonly [key: string]: unknown };
 
-const TOP_LEVEL = ["objects", "deleted_objects", "serial", "base_revision"];
+/** The members of a patch body (the API's `DataPatch`). */
+export const PATCH_MEMBERS = ["objects", "deleted_objects", "serial", "base_revision"] as const;
+const TOP_LEVEL: readonly string[] = PATCH_MEMBERS;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const NONE: readonly never[] = Object.freeze([]);
 const EMPTY_OBJECTS: SyncObjects = Object.freeze({ me: null, messages: NONE, teams: NONE });

@@ -1,5 +1,6 @@
 import { sha256Hex } from "../crypto/mod.ts";
 import { type ApiKey, createRouter, HttpError, type HttpRequest, jsonResponse, type Router } from "../http/mod.ts";
+import { ADMIN_DOCS } from "./api_docs.ts";
 import type { ReloadReport } from "./load_datasets.ts";
 
 /** What the admin routes drive: a reload, and what serves now (e.g. `LiveDatasets`). */
@@ -70,6 +71,7 @@ export function createDatasetsAdmin(datasets: ReloadableDatasets, options: Datas
         guard(request);
         return jsonResponse(200, { reloading: datasets.reloading, ...reloadReportBody(datasets.loaded.report) }, NO_STORE);
       },
+      doc: ADMIN_DOCS.report,
     },
     {
       method: "POST",
@@ -86,6 +88,7 @@ export function createDatasetsAdmin(datasets: ReloadableDatasets, options: Datas
         options.onReload?.({ report });
         return jsonResponse(200, reloadReportBody(report), NO_STORE);
       },
+      doc: ADMIN_DOCS.reload,
     },
   ]);
 }

@@ -80,10 +80,15 @@ export function createExplorerService(
         regionOptions: REGION_IDS.map((id) => `<option value="${escapeHtml(id)}">${escapeHtml(`${REGION_NAMES[id]} (${id})`)}</option>`).join(""),
       }),
     };
-  }, { contentSecurityPolicy: policy });
+  }, { contentSecurityPolicy: policy, doc: { id: "explorer", summary: "The water-data explorer (also at /)", exampleAsset: "explorer.css" } });
   const page = routes.find((route) => route.path === PAGE_PATH);
-  if (page === undefined) throw new TypeError("Cannot serve the explorer: the page's routes have no route for the page");
-  const root: Route = { method: "GET", path: "/", handler: page.handler };
+  if (page?.doc === undefined) throw new TypeError("Cannot serve the explorer: the page's routes have no route for the page");
+  const root: Route = {
+    method: "GET",
+    path: "/",
+    handler: page.handler,
+    doc: { ...page.doc, operationId: "explorer", summary: "The water-data explorer: a page that asks this API with the user's key" },
+  };
   const router = createRouter([root, ...routes]);
   return {
     name: "explorer",

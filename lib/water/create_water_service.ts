@@ -18,6 +18,7 @@ import {
   withRateLimit,
 } from "../http/mod.ts";
 import { type BoundFilter, buildNextLink, type OrderKey, type QueryOptions, readQueryOptions } from "../odata/mod.ts";
+import { collectionDoc, countDoc, WATER_DOCS } from "./api_docs.ts";
 import { WaterError } from "./errors.ts";
 import { type CollectionName, type CollectionSchema, COLLECTIONS } from "./fields.ts";
 import {
@@ -160,6 +161,7 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
       method: "GET",
       path: base,
       handler: (request) => jsonResponse(200, serviceDocument(`${origin(request)}${base}`), ODATA_HEADERS),
+      doc: WATER_DOCS.service,
     },
     {
       method: "GET",
@@ -169,6 +171,7 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
         headers: { "content-type": "application/xml; charset=utf-8", ...ODATA_HEADERS },
         body: metadataDocument(),
       }),
+      doc: WATER_DOCS.metadata,
     },
     // One route per collection, from the collection table: each is its own
     // route in the metrics and the documents.
@@ -181,6 +184,7 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
           const deadline = createDeadline(timeout, options.now);
           return compressed.answer(request, () => answerQuery(store, collection, request, deadline, settings, { origin: origin(request), base }));
         },
+        doc: collectionDoc(collection),
       },
       {
         method: "GET",
@@ -195,6 +199,7 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
             body: String(queryCount(store, query)),
           };
         },
+        doc: countDoc(collection),
       },
     ]),
     {
@@ -210,11 +215,13 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
         const deadline = createDeadline(timeout, options.now);
         return answerEntity(store, collection, byKey![2]!, request, deadline, settings, { origin: origin(request), base });
       },
+      doc: WATER_DOCS.entity,
     },
     {
       method: "GET",
       path: `${base}/:collection/$count`,
       handler: (_request, params) => unknownCollection(params["collection"]!),
+      doc: WATER_DOCS.unknownCount,
     },
   ]);
   const limiter = options.limiter ?? new RateLimiter({

@@ -59,6 +59,7 @@ export {
 } from "./vocabulary.ts";
 export type { ActivityGroupType, ActivityType, RegionId } from "./vocabulary.ts";
 export { WATER_SETTINGS } from "./settings.ts";
+export { collectionDoc, countDoc, rowSchema, WATER_SECURITY_SCHEMES } from "./api_docs.ts";
 export type { WaterConfig } from "./settings.ts";
 export { startWaterService } from "./start_water_service.ts";
 export type { StartWaterServiceOptions } from "./start_water_service.ts";

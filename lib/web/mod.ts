@@ -7,7 +7,7 @@
 export { contentSecurityPolicy } from "./content_security_policy.ts";
 export type { ContentSecurityPolicyOptions } from "./content_security_policy.ts";
 export { pageRoutes } from "./page_routes.ts";
-export type { PageRoutesOptions, WebAsset, WebPage } from "./page_routes.ts";
+export type { PageDoc, PageRoutesOptions, WebAsset, WebPage } from "./page_routes.ts";
 export { pageLoader } from "./page_loader.ts";
 export type { PageLoaderOptions } from "./page_loader.ts";
 export { compileBrowserScripts } from "./compile_browser_scripts.ts";

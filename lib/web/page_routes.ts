@@ -1,5 +1,5 @@
 import { sha256Hex } from "../crypto/mod.ts";
-import { HttpError, type HttpRequest, type HttpResponse, ifNoneMatch, type Route } from "../http/mod.ts";
+import { errorResponses, HttpError, type HttpRequest, type HttpResponse, ifNoneMatch, type ResponseDoc, type Route, type RouteDoc } from "../http/mod.ts";
 import { contentSecurityPolicy } from "./content_security_policy.ts";
 
 /** A file a page loads: its stylesheet or its script. */
@@ -28,6 +28,22 @@ export interface PageRoutesOptions {
    * @default contentSecurityPolicy()
    */
   readonly contentSecurityPolicy?: string;
+  /**
+   * How the OpenAPI document lists the page: its routes' operation ids are
+   * `<id>Page` and `<id>Asset`, the asset's example is one of its files.
+   * @default no doc
+   */
+  readonly doc?: PageDoc;
+}
+
+/** How the OpenAPI document lists a page (see {@linkcode PageRoutesOptions.doc}). */
+export interface PageDoc {
+  /** e.g. `portal`. */
+  readonly id: string;
+  /** One line, e.g. `The relay portal`. */
+  readonly summary: string;
+  /** A file of the page, e.g. `portal.css`. */
+  readonly exampleAsset: string;
 }
 
 /** What a loaded page answers with: bodies and tags made once. */
@@ -93,8 +109,9 @@ export function pageRoutes(path: string, load: () => Promise<WebPage>, options: 
     return { status: 200, headers: { ...headers, "content-type": representation.contentType }, body: representation.body };
   }
 
+  const docs = options.doc === undefined ? undefined : pageDocs(options.doc);
   return [
-    { method: "GET", path, handler: async (request) => answer(request, (await page()).html) },
+    { method: "GET", path, handler: async (request) => answer(request, (await page()).html), ...(docs === undefined ? {} : { doc: docs.page }) },
     {
       method: "GET",
       path: `${path}/:asset`,
@@ -103,8 +120,47 @@ export function pageRoutes(path: string, load: () => Promise<WebPage>, options: 
         if (asset === undefined) throw new HttpError("ERR_HTTP_NOT_FOUND", `Cannot find ${request.path}: the page has no such file`);
         return answer(request, asset);
       },
+      ...(docs === undefined ? {} : { doc: docs.asset }),
     },
   ];
+}
+
+const PAGE_HEADERS = {
+  "Content-Security-Policy": { description: "The page's policy: its own origin only, no inline script or style", schema: { type: "string" }, required: true },
+  ETag: { description: "Its version, for `If-None-Match`", schema: { type: "string" }, required: true },
+} as const;
+
+const NOT_MODIFIED: ResponseDoc = { description: "Not modified: `If-None-Match` named its current version", headers: PAGE_HEADERS };
+
+/** The docs of a page's two routes: the page, and its files. */
+function pageDocs(doc: PageDoc): { readonly page: RouteDoc; readonly asset: RouteDoc } {
+  return {
+    page: {
+      operationId: `${doc.id}Page`,
+      summary: doc.summary,
+      responses: {
+        "200": { description: "The page", headers: PAGE_HEADERS, content: { "text/html": { schema: { type: "string" } } } },
+        "304": NOT_MODIFIED,
+        ...errorResponses(["ERR_HTTP_UNAVAILABLE"]),
+      },
+      security: [],
+    },
+    asset: {
+      operationId: `${doc.id}Asset`,
+      summary: `A file of the page: ${doc.summary.replace(/^The /, "the ")}`,
+      parameters: [{ name: "asset", in: "path", description: "The file's name", schema: { type: "string", pattern: SAFE_NAME.source }, example: doc.exampleAsset }],
+      responses: {
+        "200": {
+          description: "The file",
+          headers: PAGE_HEADERS,
+          content: { "text/css": { schema: { type: "string" } }, "text/javascript": { schema: { type: "string" } } },
+        },
+        "304": NOT_MODIFIED,
+        ...errorResponses(["ERR_HTTP_NOT_FOUND", "ERR_HTTP_UNAVAILABLE"]),
+      },
+      security: [],
+    },
+  };
 }
 
 function prepare(path: string, page: WebPage): Served {
