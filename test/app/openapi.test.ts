@@ -5,6 +5,7 @@
 // must be documented and its body must validate against the documented
 // schema (ajv, JSON Schema 2020-12, the dialect of OpenAPI 3.1).
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { validate } from "@readme/openapi-parser";
 import { Ajv2020 } from "ajv/dist/2020.js";
@@ -114,6 +115,23 @@ describe("GET /openapi.json", () => {
     for (const route of ["GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.json", "GET /v1/odata/v4/Locations", "POST /oauth2/token", "POST /api/v2/sync/user", "GET /webhook/messages", "GET /webhook/stats", "GET /webhook/portal", "GET /"]) {
       assert.ok(listed.has(route), route);
     }
+  });
+
+  it("has every path it documents named in the README's Endpoints section", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const section = readme.slice(readme.indexOf("\n## Endpoints\n"), readme.indexOf("\n## Configuration\n"));
+    // Paths in code spans, e.g. `GET /webhook/endpoints/<id>` or `/v1/odata/v4/<Collection>/$count?…`.
+    const named = [...section.matchAll(/`(?:[A-Z, ]+ )?(\/(?:<[^>`]*>|[^`?\s])*)/g)].map((match) => match[1]!.split("/"));
+    // A placeholder (`<id>`, `<Collection>(<Id>)`) stands for any text: for a template of the document, or a name.
+    const segmentFits = (segment: string, shown: string): boolean => {
+      if (!shown.includes("<")) return segment === shown;
+      if (/^\{[^}]+\}$/.test(segment)) return true;
+      const pattern = shown.split(/<[^>]*>/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".+");
+      return new RegExp(`^${pattern}$`).test(segment);
+    };
+    const fits = (path: string[], shown: string[]): boolean => path.length === shown.length && path.every((segment, i) => segmentFits(segment, shown[i]!));
+    const missing = Object.keys(document["paths"] as Json).filter((path) => !named.some((shown) => fits(path.split("/"), shown)));
+    assert.deepEqual(missing, []);
   });
 
   it("answers every documented operation, built from the document, as the document says", async () => {
