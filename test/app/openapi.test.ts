@@ -38,18 +38,33 @@ const ENV = {
 const BACKEND = { id: "demo-backend", secret: "demo-backend-secret" };
 const PUBLIC_APP = "demo-app";
 const TENANT_KEY = "demo-acme-key";
-/**
- * Operations whose documented examples cannot succeed on a fresh server:
- * a collection that does not exist answers only 404 by design, and a dead
- * letter to replay exists only once a delivery has failed for good.
- */
-const NO_SUCCESS_EXPECTED = new Set(["countUnknownCollection", "replayDeadLetter"]);
+/** The one operation that cannot succeed: the count of a collection that does not exist answers only 404, by design. */
+const NO_SUCCESS_EXPECTED = new Set(["countUnknownCollection"]);
 
+/**
+ * An app on the demo data; its relay delivers nowhere: the first delivery
+ * fails (once, for good: MAX_ATTEMPTS=1), so that there is a dead letter to
+ * list and replay, and the others succeed.
+ */
 function build(env: Readonly<Record<string, string>>): App {
-  return createApp(readConfig({ ...ENV, ...env }), {
+  let deliveries = 0;
+  return createApp(readConfig({ ...ENV, MAX_ATTEMPTS: "1", ...env }), {
     now: () => NOW,
-    deliver: () => Promise.resolve({ kind: "response", status: 200, retryAfter: undefined }),
+    deliver: () => Promise.resolve({ kind: "response", status: ++deliveries === 1 ? 500 : 200, retryAfter: undefined }),
   });
+}
+
+/** Sends a webhook to the demo tenant and waits, a turn of the event loop at a time, until its failed delivery is a dead letter. */
+async function deadLetter(url: string): Promise<void> {
+  const headers = { authorization: `Bearer ${TENANT_KEY}`, "content-type": "application/json" };
+  const sent = await fetch(`${url}/webhook`, { method: "POST", headers, body: JSON.stringify({ event: "order.failed", data: {} }) });
+  assert.equal(sent.status, 202);
+  for (let turn = 0; turn < 10_000; turn++) {
+    const listed = (await (await fetch(`${url}/webhook/dead-letters`, { headers })).json()) as { data: unknown[] };
+    if (listed.data.length > 0) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.fail("the failed delivery never became a dead letter");
 }
 
 async function documentOf(url: string): Promise<Json> {
@@ -90,6 +105,7 @@ describe("GET /openapi.json", () => {
     await app.start();
     url = (await app.listen({ port: 0, host: "127.0.0.1" })).url;
     document = await documentOf(url);
+    await deadLetter(url);
   });
   after(() => app.close());
 
@@ -143,7 +159,7 @@ describe("GET /openapi.json", () => {
     const byId = new Map(all.map((entry) => [entry.operation.operationId, entry]));
     const linked = new Map<string, Map<string, unknown>>();
     const targets = new Set(all.flatMap(({ operation }) => Object.values(operation.responses).flatMap((response) => Object.values(response.links ?? {}).map((link) => link.operationId))));
-    // Sources before the operations their links fill; deletions last, the account's very last.
+    // Sources before the operations their links fill (which follow them at once); deletions last, the account's very last.
     const rank = (entry: (typeof all)[number]): number =>
       entry.operation.operationId === "deleteAccount" ? 3 : entry.method === "DELETE" ? 2 : targets.has(entry.operation.operationId) ? 1 : 0;
     const ordered = [...all].sort((a, b) => rank(a) - rank(b));
@@ -197,8 +213,8 @@ describe("GET /openapi.json", () => {
       return headers;
     }
 
-    /** Sends one request and holds its answer to the document; returns its status. */
-    async function check(entry: (typeof all)[number], optional: string | undefined, withCredentials: boolean): Promise<number> {
+    /** Sends one request and holds its answer to the document; returns its status and the operations its links filled. */
+    async function check(entry: (typeof all)[number], optional: string | undefined, withCredentials: boolean): Promise<{ status: number; filled: string[] }> {
       const { method, path, operation } = entry;
       const values = linked.get(operation.operationId);
       let target = path;
@@ -231,45 +247,58 @@ describe("GET /openapi.json", () => {
       const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim();
       if (documented.content === undefined) {
         assert.equal(text, "", `${shown}: ${response.status} documents no body`);
-        return response.status;
+        return { status: response.status, filled: [] };
       }
-      if (method === "HEAD" || text === "") return response.status;
+      if (text === "") return { status: response.status, filled: [] };
       assert.ok(Object.hasOwn(documented.content, type), `${shown}: ${type} is not a documented type of ${response.status}`);
       const pointerTo = `openapi.json#/paths/${path.replaceAll("~", "~0").replaceAll("/", "~1")}/${method.toLowerCase()}/responses/${response.status}/content/${type.replaceAll("/", "~1")}/schema`;
       const validator = ajv.getSchema(pointerTo) ?? ajv.compile({ $ref: pointerTo });
       const parsed: unknown = type.endsWith("json") ? JSON.parse(text) : text;
       assert.ok(validator(parsed), `${shown}: the ${response.status} body does not fit its schema: ${ajv.errorsText(validator.errors)}\n${text.slice(0, 500)}`);
+      const filled: string[] = [];
       for (const link of Object.values(documented.links ?? {})) {
         for (const [name, expression] of Object.entries(link.parameters)) {
           const value = pointer(parsed, expression);
           if (value === undefined) continue;
-          const filled = linked.get(link.operationId) ?? new Map<string, unknown>();
-          filled.set(name, value);
-          linked.set(link.operationId, filled);
+          const values = linked.get(link.operationId) ?? new Map<string, unknown>();
+          values.set(name, value);
+          linked.set(link.operationId, values);
+          filled.push(link.operationId);
         }
       }
-      return response.status;
+      return { status: response.status, filled };
     }
 
-    const failures: string[] = [];
+    const succeeded = new Set<string>();
+    const followed = new Set<string>();
     let requests = 0;
-    for (const entry of ordered) {
+    /** Drives one operation (its base request, then one with each optional parameter), then, once each, those its answers' links fill. */
+    async function drive(entry: (typeof all)[number]): Promise<void> {
       const { operation } = entry;
       const optional = (operation.parameters ?? []).filter((parameter) => !parameter.required).map((parameter) => parameter.name);
-      let succeeded = false;
+      const follow: string[] = [];
       // Without credentials first (an operation that needs some must answer a documented refusal).
       if (operation.security.length > 0 && !operation.security.some((requirement) => Object.keys(requirement).length === 0)) {
-        const status = await check(entry, undefined, false);
+        const { status } = await check(entry, undefined, false);
         requests++;
         assert.ok(status >= 400, `${entry.method} ${entry.path} without credentials: ${status}`);
       }
       for (const parameter of [undefined, ...optional]) {
-        const status = await check(entry, parameter, true);
+        const { status, filled } = await check(entry, parameter, true);
         requests++;
-        if (status < 400) succeeded = true;
+        if (status < 400) succeeded.add(operation.operationId);
+        follow.push(...filled);
       }
-      if (!succeeded && !NO_SUCCESS_EXPECTED.has(operation.operationId)) failures.push(`${entry.method} ${entry.path}`);
+      for (const id of follow) {
+        if (followed.has(id)) continue;
+        followed.add(id);
+        await drive(byId.get(id)!);
+      }
     }
+    // Each operation in turn; a link's target also right after the first answer that fills it.
+    for (const entry of ordered) await drive(entry);
+    const failures = all.filter(({ operation }) => !succeeded.has(operation.operationId) && !NO_SUCCESS_EXPECTED.has(operation.operationId))
+      .map(({ method, path }) => `${method} ${path}`);
     assert.deepEqual(failures, [], "operations whose documented examples never succeeded");
     assert.ok(requests > all.length, `${requests} requests`);
   });
