@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BenchResult } from "./_data.ts";
 
-const ALL = ["load", "filter", "index", "memory", "http", "http2", "odata", "token", "sync_diff", "storage", "intake", "deliver", "backends", "cold_start"] as const;
+const ALL = ["load", "filter", "index", "memory", "http", "http2", "odata", "token", "sync_diff", "storage", "intake", "deliver", "backends", "cold_start", "warm_start"] as const;
 
 /** A benchmark's opening comment: what it measures, and what it needs. */
 function describeBenchmark(name: string): { about: string; needs: string } {

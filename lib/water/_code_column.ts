@@ -129,3 +129,98 @@ function permuteSegment(array: CodeArray | Float64Array, base: number, perm: Uin
   const segment = array.slice(base, base + perm.length);
   for (let i = 0; i < perm.length; i++) array[base + i] = segment[perm[i]!]!;
 }
+
+/**
+ * A code array wide enough for codes up to `max`.
+ * @param max the highest code
+ * @param length its length
+ * @returns a zeroed array of one, two or four bytes a code
+ */
+export function codeArray(max: number, length: number): CodeArray {
+  return max <= 0xff ? new Uint8Array(length) : max <= 0xffff ? new Uint16Array(length) : new Uint32Array(length);
+}
+
+/**
+ * Writes `map[local[i]]` to `codes[at + i]` for every `i`: one loop per pair
+ * of widths, each seeing one kind of array only, which V8 compiles to a
+ * tight loop (a loop seeing several kinds runs about twice as slow).
+ * @param codes where to write
+ * @param at the first index written
+ * @param local the codes to map
+ * @param map new code by old code
+ */
+export function remapCodes(codes: CodeArray, at: number, local: CodeArray, map: Uint32Array): void {
+  if (codes instanceof Uint8Array) {
+    if (local instanceof Uint8Array) remap8to8(codes, at, local, map);
+    else if (local instanceof Uint16Array) remap16to8(codes, at, local, map);
+    else remap32to8(codes, at, local, map);
+  } else if (codes instanceof Uint16Array) {
+    if (local instanceof Uint8Array) remap8to16(codes, at, local, map);
+    else if (local instanceof Uint16Array) remap16to16(codes, at, local, map);
+    else remap32to16(codes, at, local, map);
+  } else if (local instanceof Uint8Array) remap8to32(codes, at, local, map);
+  else if (local instanceof Uint16Array) remap16to32(codes, at, local, map);
+  else remap32to32(codes, at, local, map);
+}
+
+function remap8to8(codes: Uint8Array, at: number, local: Uint8Array, map: Uint32Array): void {
+  for (let i = 0; i < local.length; i++) codes[at + i] = map[local[i]!]!;
+}
+
+function remap16to8(codes: Uint8Array, at: number, local: Uint16Array, map: Uint32Array): void {
+  for (let i = 0; i < local.length; i++) codes[at + i] = map[local[i]!]!;
+}
+
+function remap32to8(codes: Uint8Array, at: number, local: Uint32Array, map: Uint32Array): void {
+  for (let i = 0; i < local.length; i++) codes[at + i] = map[local[i]!]!;
+}
+
+function remap8to16(codes: Uint16Array, at: number, local: Uint8Array, map: Uint32Array): void {
+  for (let i = 0; i < local.length; i++) codes[at + i] = map[local[i]!]!;
+}
+
+function remap16to16(codes: Uint16Array, at: number, local: Uint16Array, map: Uint32Array): void {
+  for (let i = 0; i < local.length; i++) codes[at + i] = map[local[i]!]!;
+}
+
+function remap32to16(codes: Uint16Array, at: number, local: Uint32Array, map: Uint32Array): void {
+  for (let i = 0; i < local.length; i++) codes[at + i] = map[local[i]!]!;
+}
+
+function remap8to32(codes: Uint32Array, at: number, local: Uint8Array, map: Uint32Array): void {
+  for (let i = 0; i < local.length; i++) codes[at + i] = map[local[i]!]!;
+}
+
+function remap16to32(codes: Uint32Array, at: number, local: Uint16Array, map: Uint32Array): void {
+  for (let i = 0; i < local.length; i++) codes[at + i] = map[local[i]!]!;
+}
+
+function remap32to32(codes: Uint32Array, at: number, local: Uint32Array, map: Uint32Array): void {
+  for (let i = 0; i < local.length; i++) codes[at + i] = map[local[i]!]!;
+}
+
+/**
+ * Places each row in a posting index: row `r` goes to `rows[fill[k]++]`,
+ * `k` the key of its code. One loop per code width, as in {@linkcode remapCodes}.
+ * @param codes each row's code
+ * @param keyOf the key of each code
+ * @param fill where each key's next row goes; advanced
+ * @param rows the index's rows
+ */
+export function placeRows(codes: CodeArray, keyOf: Uint32Array, fill: Uint32Array, rows: Uint32Array): void {
+  if (codes instanceof Uint8Array) placeRows8(codes, keyOf, fill, rows);
+  else if (codes instanceof Uint16Array) placeRows16(codes, keyOf, fill, rows);
+  else placeRows32(codes, keyOf, fill, rows);
+}
+
+function placeRows8(codes: Uint8Array, keyOf: Uint32Array, fill: Uint32Array, rows: Uint32Array): void {
+  for (let r = 0; r < codes.length; r++) rows[fill[keyOf[codes[r]!]!]!++] = r;
+}
+
+function placeRows16(codes: Uint16Array, keyOf: Uint32Array, fill: Uint32Array, rows: Uint32Array): void {
+  for (let r = 0; r < codes.length; r++) rows[fill[keyOf[codes[r]!]!]!++] = r;
+}
+
+function placeRows32(codes: Uint32Array, keyOf: Uint32Array, fill: Uint32Array, rows: Uint32Array): void {
+  for (let r = 0; r < codes.length; r++) rows[fill[keyOf[codes[r]!]!]!++] = r;
+}

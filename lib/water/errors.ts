@@ -5,7 +5,9 @@ export type WaterErrorCode =
   | "ERR_WATER_RESPONSE_TOO_LARGE"
   /** A `$skiptoken` names a row of a dataset replaced or removed since the link was made. */
   | "ERR_WATER_TOKEN_GONE"
-  | "ERR_WATER_DATASET";
+  | "ERR_WATER_DATASET"
+  /** A dataset snapshot that cannot be used: damaged, cut short, of another format, or of another version of its data file. */
+  | "ERR_WATER_SNAPSHOT";
 
 /** Options of {@linkcode WaterError}. */
 export interface WaterErrorOptions extends ErrorOptions {

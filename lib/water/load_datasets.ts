@@ -2,9 +2,11 @@ import { createHash } from "node:crypto";
 import { type FileHandle, open, readdir, readFile, stat } from "node:fs/promises";
 import type { BigIntStats } from "node:fs";
 import { join } from "node:path";
+import { decodeDatasetSnapshot, type DatasetSnapshot, encodeDatasetSnapshot } from "./dataset_snapshot.ts";
 import { CsvSyntaxError, WaterError } from "./errors.ts";
-import { type DatasetChange, type DatasetReport, type FoundDataset, planReload, type ReloadFailure, type ServedDataset } from "./plan_reload.ts";
+import { type DatasetChange, type DatasetReport, type FoundDataset, planReload, type ReloadFailure, type ReloadStep, type ServedDataset } from "./plan_reload.ts";
 import { readDatasetMetadata } from "./read_dataset_metadata.ts";
+import { probeSnapshot, readWholeFile, snapshotPath, writeFileAtomically } from "./_snapshot_files.ts";
 import type { WaterStore } from "./store.ts";
 import { checkDataHeader, type DatasetLoadResult, type LoadIssue, StoreBuilder } from "./store_builder.ts";
 import type { StoreBuilderOptions } from "./store_builder.ts";
@@ -20,6 +22,12 @@ export interface LoadReport {
 /** A dataset a load or reload serves, and how it came to. */
 export interface ChangedDataset extends DatasetReport {
   readonly change: DatasetChange;
+  /**
+   * For a dataset read (added or replaced), with `snapshotDir`: `read` when
+   * it came from its snapshot, `written` when it came from its data file and
+   * its snapshot was written; absent otherwise.
+   */
+  readonly snapshot?: "read" | "written";
 }
 
 /** What a load or reload produced, compared with what was served before (nothing, for a first load). */
@@ -30,6 +38,8 @@ export interface ReloadReport extends LoadReport {
   readonly removed: readonly { readonly folder: string; readonly id: string; readonly doi: string }[];
   /** Folders that could not be loaded, and whether the version served before keeps serving. */
   readonly failures: readonly ReloadFailure[];
+  /** Snapshots found damaged (their data file was read instead) or that could not be written; each a sentence. */
+  readonly snapshotNotes: readonly string[];
 }
 
 /** A loaded datasets folder: the store, the report, and what the next reload compares the folder with. */
@@ -50,9 +60,17 @@ export interface LoadDatasetsOptions extends StoreBuilderOptions {
   /**
    * Told how far the reading has come after each chunk: the rows in the new
    * store so far (datasets kept from before included) and the bytes read of
-   * the data files to read.
+   * the data files (and snapshots) to read.
    */
   onProgress?: (state: LoadProgress) => void;
+  /**
+   * A folder for the datasets' snapshots: each dataset read from its data
+   * file is written there as built, and read back from there instead of its
+   * data file while that file is the same (device, inode, size, modification
+   * and change times; see `encodeDatasetSnapshot`). A snapshot that is
+   * damaged is reported and its data file read. Empty or absent: no snapshots.
+   */
+  snapshotDir?: string;
 }
 
 /** How far a load has come. */
@@ -133,15 +151,21 @@ export async function reloadDatasets(
   let nextRow = issued.observation;
   const datasets: ChangedDataset[] = [];
   const next: ServedDataset[] = [];
-  // The bytes to read: the data files of the datasets read (not those kept), for the progress's percent.
+  const snapshotDir = options.snapshotDir ?? "";
+  const snapshots = snapshotDir === "" ? undefined : await findSnapshots(plan.steps, snapshotDir, dataFiles, options);
+  // The bytes to read: the data files (or snapshots) of the datasets read (not those kept), for the progress's percent.
   let totalBytes = 0;
-  for (const step of plan.steps) if (step.kind !== "copy") totalBytes += (await stat(step.found.dataFile).catch(() => undefined))?.size ?? 0;
+  for (const step of plan.steps) {
+    if (step.kind === "copy") continue;
+    totalBytes += snapshots?.sizeOf(step) ?? (await stat(step.found.dataFile).catch(() => undefined))?.size ?? 0;
+  }
   const progress = { bytes: 0 };
   const onChunk = options.onProgress === undefined ? undefined : (bytes: number): void => {
     progress.bytes += bytes;
     options.onProgress!({ rows: builder.rowsSoFar, bytes: progress.bytes, totalBytes });
   };
   const failures: ReloadFailure[] = [...plan.failures];
+  const snapshotNotes: string[] = [];
   for (const step of plan.steps) {
     if (step.kind === "copy") {
       const before = served[step.served]!;
@@ -152,6 +176,31 @@ export async function reloadDatasets(
     }
     const { found: dataset, input } = step;
     const ids = { locationBase: nextLocation, rowBase: nextRow };
+    const cached = await snapshots?.read(step);
+    if (cached !== undefined && "snapshot" in cached) {
+      let added = false;
+      try {
+        builder.addBuiltDataset(input, cached.snapshot.built, ids);
+        added = true;
+      } catch (error) {
+        snapshotNotes.push(`Dataset snapshot ${cached.path} not used (${messageOf(error)}); ${dataset.dataFile} read instead`);
+      }
+      if (added) {
+        onChunk?.(cached.size);
+        const result = cached.snapshot.result;
+        nextLocation += result.locations;
+        nextRow += result.rows;
+        const report: DatasetReport = { folder: input.folder, doi: input.doi, ...result };
+        datasets.push({ ...report, change: step.change, snapshot: "read" });
+        next.push({ folder: dataset.folder, fingerprint: dataset.fingerprint, id: input.id, doi: input.doi, ids, report });
+        continue;
+      }
+    }
+    if (cached !== undefined) {
+      // Its snapshot was counted; its data file is read after all.
+      if ("note" in cached) snapshotNotes.push(cached.note);
+      totalBytes += (await stat(dataset.dataFile).catch(() => undefined))?.size ?? 0;
+    }
     builder.beginDataset(input, dataset.dataFile, ids);
     let result: DatasetLoadResult;
     try {
@@ -173,15 +222,96 @@ export async function reloadDatasets(
     }
     nextLocation += result.locations;
     nextRow += result.rows;
+    let written = false;
+    if (snapshotDir !== "") {
+      const path = snapshotPath(snapshotDir, dataset.dataFile);
+      const key = snapshotKey(dataFiles.get(dataset.folder)!, options);
+      try {
+        await writeFileAtomically(path, encodeDatasetSnapshot({ key, result, built: builder.builtDataset(builder.datasetCount - 1) }));
+        written = true;
+      } catch (error) {
+        snapshotNotes.push(`Dataset snapshot ${path} not written: ${messageOf(error)}`);
+      }
+    }
     const report: DatasetReport = { folder: input.folder, doi: input.doi, ...result };
-    datasets.push({ ...report, change: step.change });
+    datasets.push({ ...report, change: step.change, ...(written ? { snapshot: "written" as const } : {}) });
     next.push({ folder: dataset.folder, fingerprint: dataset.fingerprint, id: input.id, doi: input.doi, ids, report });
   }
   const removed = plan.removed.map((index) => {
     const { folder, id, doi } = served[index]!;
     return { folder, id, doi };
   });
-  return { store: builder.finish({ issuedIds: issued }), report: { datasets, removed, failures }, served: next };
+  return { store: builder.finish({ issuedIds: issued }), report: { datasets, removed, failures, snapshotNotes }, served: next };
+}
+
+/** Snapshots read ahead of the datasets that need them, a few at a time. */
+const SNAPSHOTS_AHEAD = 4;
+
+/** A snapshot as read: the dataset, or why it cannot be used. */
+type SnapshotOutcome =
+  | { readonly snapshot: DatasetSnapshot; readonly path: string; readonly size: number }
+  | { readonly note: string };
+
+/** What a data file's snapshot must have been made under: the file's identity and the options that shape what reading it gives. */
+function snapshotKey(identity: string, options: LoadDatasetsOptions): string {
+  return JSON.stringify({ data: identity, maxIssuesPerFile: options.maxIssuesPerFile ?? 100, maxRecordBytes: options.maxRecordBytes ?? 1 << 20 });
+}
+
+/**
+ * Finds the snapshots of the datasets a load reads whose first bytes say
+ * they are of their data file as found, and reads them when asked, up to
+ * {@linkcode SNAPSHOTS_AHEAD} ahead in the steps' order, so that reading and
+ * checking one overlaps with the next.
+ */
+async function findSnapshots(
+  steps: readonly ReloadStep[],
+  dir: string,
+  dataFiles: ReadonlyMap<string, string>,
+  options: LoadDatasetsOptions,
+): Promise<{ sizeOf(step: ReloadStep): number | undefined; read(step: ReloadStep): Promise<SnapshotOutcome> | undefined }> {
+  const found = new Map<ReloadStep, { path: string; key: string; size: number; index: number }>();
+  const order: ReloadStep[] = [];
+  await Promise.all(steps.map(async (step) => {
+    if (step.kind === "copy") return;
+    const path = snapshotPath(dir, step.found.dataFile);
+    const key = snapshotKey(dataFiles.get(step.found.folder)!, options);
+    const size = await probeSnapshot(path, key);
+    if (size !== undefined) found.set(step, { path, key, size, index: 0 });
+  }));
+  for (const step of steps) {
+    const entry = found.get(step);
+    if (entry === undefined) continue;
+    entry.index = order.length;
+    order.push(step);
+  }
+  const reads = new Map<ReloadStep, Promise<SnapshotOutcome>>();
+  const start = (step: ReloadStep): void => {
+    if (reads.has(step) || step.kind === "copy") return;
+    const { path, key } = found.get(step)!;
+    const { input, found: dataset } = step;
+    reads.set(step, readWholeFile(path).then(
+      (bytes): SnapshotOutcome => {
+        try {
+          return { snapshot: decodeDatasetSnapshot(bytes, { key, input, file: dataset.dataFile }), path, size: bytes.length };
+        } catch (error) {
+          return { note: `Dataset snapshot ${path} not used (${messageOf(error)}); ${dataset.dataFile} read instead` };
+        }
+      },
+      (error: unknown): SnapshotOutcome => ({ note: `Dataset snapshot ${path} not read (${messageOf(error)}); ${dataset.dataFile} read instead` }),
+    ));
+  };
+  return {
+    sizeOf: (step) => found.get(step)?.size,
+    read: (step) => {
+      const entry = found.get(step);
+      if (entry === undefined) return undefined;
+      for (let k = entry.index; k < Math.min(order.length, entry.index + SNAPSHOTS_AHEAD); k++) start(order[k]!);
+      const outcome = reads.get(step)!;
+      // Read once: the buffer goes with the store built from it.
+      reads.delete(step);
+      return outcome;
+    },
+  };
 }
 
 /**

@@ -26,7 +26,20 @@ export type { NormalizedCoordinates } from "./normalize_coordinates.ts";
 export { WaterStore } from "./store.ts";
 export type { DatasetRecord, IssuedIds, RowLevel, WaterStoreParts } from "./store.ts";
 export { StoreBuilder } from "./store_builder.ts";
-export type { DatasetIds, DatasetInput, DatasetLoadResult, FinishOptions, LoadIssue, StoreBuilderOptions } from "./store_builder.ts";
+export type {
+  BuiltColumn,
+  BuiltDataset,
+  BuiltLocation,
+  DatasetIds,
+  DatasetInput,
+  DatasetLoadResult,
+  DictionaryBase,
+  FinishOptions,
+  LoadIssue,
+  StoreBuilderOptions,
+} from "./store_builder.ts";
+export { decodeDatasetSnapshot, encodeDatasetSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_HEAD_BYTES, snapshotMatches } from "./dataset_snapshot.ts";
+export type { DatasetSnapshot, DecodeDatasetSnapshotOptions } from "./dataset_snapshot.ts";
 export { readDatasetMetadata } from "./read_dataset_metadata.ts";
 export { loadDatasets, reloadDatasets } from "./load_datasets.ts";
 export type { ChangedDataset, LoadDatasetsOptions, LoadedDatasets, LoadProgress, LoadReport, ReloadReport } from "./load_datasets.ts";

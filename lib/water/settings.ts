@@ -1,5 +1,7 @@
+import { join } from "node:path";
 import { customSetting, integerSetting, listSetting, numberSetting, textSetting, type ConfigOf } from "../config/mod.ts";
 import { parseApiKey, parseOrigin } from "../http/mod.ts";
+import { STORAGE_SETTINGS } from "../storage/mod.ts";
 import { parseTileUrl, type TileServer } from "./parse_tile_url.ts";
 
 /** The water-data API's settings, read by `readSettings` from the environment. */
@@ -8,6 +10,19 @@ export const WATER_SETTINGS = {
     default: "data/datasets",
     accepts: "a folder",
     doc: "the datasets folder, loaded at start and again on `SIGHUP` or `POST /admin/datasets/reload`",
+  }),
+  datasetCacheDir: customSetting<string>("DATASET_CACHE_DIR", {
+    default: join("var", "dataset-cache"),
+    defaultText: "<STATE_DIR>/dataset-cache",
+    accepts: "a folder; empty for none",
+    doc: "where each dataset is kept built (a snapshot, rebuilt when its `data.csv` changes), so that a restart reads it back instead of parsing the CSV; empty turns snapshots off (so does an empty `STATE_DIR` when this is unset)",
+    parse: (text) => text.trim(),
+    // Unset: under STATE_DIR, none when STATE_DIR is empty; set empty: none.
+    unset: (env) => {
+      if (env["DATASET_CACHE_DIR"] !== undefined) return "";
+      const state = STORAGE_SETTINGS.stateDir.read(env["STATE_DIR"], "STATE_DIR", env);
+      return state === "" ? "" : join(state, "dataset-cache");
+    },
   }),
   apiKeysFile: textSetting("API_KEYS_FILE", {
     default: "data/api_keys.json",

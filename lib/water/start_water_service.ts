@@ -17,7 +17,7 @@ import { connectRedis, type RedisScripts } from "../storage/mod.ts";
 import { createDatasetsAdmin } from "./create_datasets_admin.ts";
 import { createWaterService } from "./create_water_service.ts";
 import { LiveDatasets } from "./live_datasets.ts";
-import type { LoadProgress, LoadReport, ReloadReport } from "./load_datasets.ts";
+import type { LoadProgress, ReloadReport } from "./load_datasets.ts";
 import type { WaterConfig } from "./settings.ts";
 
 /** Options of {@linkcode startWaterService}. */
@@ -77,7 +77,10 @@ export async function startWaterService(config: WaterConfig, options: StartWater
   if (keys.length === 0) {
     throw new ConfigError("API_KEYS", "Cannot start: no API keys are configured; set API_KEYS or API_KEYS_FILE");
   }
-  const live = await LiveDatasets.open(config.dataDir, options.onLoadProgress === undefined ? {} : { onProgress: options.onLoadProgress });
+  const live = await LiveDatasets.open(config.dataDir, {
+    snapshotDir: config.datasetCacheDir,
+    ...(options.onLoadProgress === undefined ? {} : { onProgress: options.onLoadProgress }),
+  });
   const log = options.log;
   const logReload = (report: ReloadReport): void => {
     for (const line of reloadLines(report, config.dataDir)) log?.info(line);
@@ -183,6 +186,7 @@ function reloadLines(report: ReloadReport, dir: string): string[] {
     }
   }
   for (const dataset of report.removed) lines.push(`  Removed ${dataset.folder} (${dataset.doi})`);
+  for (const note of report.snapshotNotes) lines.push(`  ${note}`);
   for (const failure of report.failures) {
     const where = failure.line === 0 ? failure.file : `${failure.file}:${failure.line}:${failure.column}`;
     lines.push(`  Not loaded: ${where}: ${failure.message}${failure.kept ? " (the version loaded before keeps serving)" : ""}`);
@@ -193,7 +197,7 @@ function reloadLines(report: ReloadReport, dir: string): string[] {
   return [...lines, summary];
 }
 
-function reportLines(report: LoadReport, dir: string): string[] {
+function reportLines(report: ReloadReport, dir: string): string[] {
   const lines: string[] = [];
   let rows = 0;
   for (const dataset of report.datasets) {
@@ -205,6 +209,8 @@ function reportLines(report: LoadReport, dir: string): string[] {
     }
   }
   for (const failure of report.failures) lines.push(`Not loaded: ${failure.file}: ${failure.message}`);
-  lines.push(`${report.datasets.length} datasets, ${rows} observations from ${dir}`);
+  lines.push(...report.snapshotNotes);
+  const snapshots = report.datasets.filter((dataset) => dataset.snapshot === "read").length;
+  lines.push(`${report.datasets.length} datasets, ${rows} observations from ${dir}${snapshots === 0 ? "" : ` (${snapshots} from their snapshots)`}`);
   return lines;
 }

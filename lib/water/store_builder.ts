@@ -1,7 +1,8 @@
+import { createHash, type Hash } from "node:crypto";
 import type { CodeArray, Column, PostingIndex, Scalar } from "../odata/mod.ts";
 import { isCalendarDate } from "../odata/mod.ts";
 import { ByteDictionary, type ValueCheck } from "./_byte_dictionary.ts";
-import { CodeColumn, NumberColumnBuilder } from "./_code_column.ts";
+import { CodeColumn, codeArray, NumberColumnBuilder, placeRows, remapCodes } from "./_code_column.ts";
 import { CsvScanner, FIELD_ESCAPED, unescapeField } from "./csv_scanner.ts";
 import { CsvSyntaxError } from "./errors.ts";
 import {
@@ -70,13 +71,31 @@ export interface BuiltLocation {
 
 /**
  * One observation column of a built dataset, over the dataset's rows: text
- * as codes into the dataset's own dictionary (`values[0]` is null; the other
- * values in the order the data file first had them) with the rows per code,
- * or numbers (NaN is null).
+ * as a dictionary of the dataset's values (`values[0]` is null; the others
+ * in the order the data file first had them) with the rows of each
+ * (`counts`) and a code per row, or numbers (NaN is null). Without `base`,
+ * a code is an index into `values`; with it, see {@linkcode DictionaryBase}.
  */
 export type BuiltColumn =
-  | { readonly kind: "dict"; readonly values: readonly Scalar[]; readonly codes: CodeArray; readonly counts: Uint32Array }
+  | { readonly kind: "dict"; readonly values: readonly Scalar[]; readonly codes: CodeArray; readonly counts: Uint32Array; readonly base?: DictionaryBase }
   | { readonly kind: "number"; readonly values: Float64Array };
+
+/**
+ * The store dictionary a built dataset's codes are codes of: the dictionary
+ * of its column as it was before the dataset joined a store (its first
+ * `length` values, known by their `hash`), followed by the dataset's values
+ * that were new to it, in their order. A store whose dictionary is that one
+ * takes the codes as they are, without a pass over them; any other maps them
+ * through `codeOf`.
+ */
+export interface DictionaryBase {
+  /** The values before the dataset's. */
+  readonly length: number;
+  /** The SHA-256 (hex) of those values, as {@linkcode StoreBuilder} hashes a dictionary. */
+  readonly hash: string;
+  /** The code of each of `values` in the codes. */
+  readonly codeOf: Uint32Array;
+}
 
 /**
  * A dataset as read, before it joins a store: its locations, its rows
@@ -218,8 +237,13 @@ export class StoreBuilder {
   readonly #locations: LocationRecord[] = [];
   #locationRowStarts = new Uint32Array(1024);
   #rowCount = 0;
-  /** Each dataset as built, in dataset order; `finish` merges them into the store's columns. */
+  /**
+   * Each dataset as built, in dataset order, its text columns' codes already
+   * codes of the store's dictionaries; `finish` puts them one after another.
+   */
   #built: BuiltDataset[] = [];
+  /** The store's dictionary of each text column (undefined for numbers), grown dataset by dataset. */
+  readonly #dictionaries: (StoreDictionary | undefined)[];
   #open: OpenDataset | undefined;
   #scratch = new Uint8Array(4096);
   #finished = false;
@@ -245,6 +269,7 @@ export class StoreBuilder {
       };
     });
     this.#slotIndex = new Map(this.#slots.map((slot, i) => [slot.name, i]));
+    this.#dictionaries = this.#slots.map((slot) => (slot.numeric ? undefined : newStoreDictionary()));
   }
 
   /**
@@ -421,7 +446,10 @@ export class StoreBuilder {
 
   /**
    * Adds a dataset already built, e.g. read back from a snapshot: the store
-   * then holds what reading its data file would have given it.
+   * then holds what reading its data file would have given it. Codes with a
+   * `base` that is this store's dictionary as it is now are taken as they
+   * are (a snapshot read back in the order it was written: no pass over its
+   * rows); others are mapped.
    * @param input the dataset's checked metadata
    * @param built its locations and columns
    * @param ids where its ids start; by default right after the previous dataset's
@@ -482,8 +510,14 @@ export class StoreBuilder {
     return { rows, locations: locationTo - locationFrom };
   }
 
-  /** Adds a built dataset whose ids are checked; its locations are in place already when it was read here. */
-  #addBuilt(input: DatasetInput, ids: DatasetIds, built: BuiltDataset, addLocations: boolean): void {
+  /**
+   * Adds a built dataset whose ids are checked, its text columns' codes
+   * made codes of the store's dictionaries; its locations are in place
+   * already when it was read here.
+   */
+  #addBuilt(input: DatasetInput, ids: DatasetIds, dataset: BuiltDataset, addLocations: boolean): void {
+    const columns = dataset.columns.map((column, s) => (column.kind === "dict" ? joinDictionary(this.#dictionaries[s]!, column) : column));
+    const built: BuiltDataset = { ...dataset, columns };
     const base = this.#locations.length - (addLocations ? 0 : built.locations.length);
     if (addLocations) for (const location of built.locations) this.#locations.push(location);
     this.#reserveLocationStarts(base + built.locations.length + 1);
@@ -854,47 +888,53 @@ export class StoreBuilder {
   }
 
   /**
-   * The observation columns: each dataset's numbers one after another, and
-   * its codes mapped into one dictionary per column, built in dataset order
-   * (a dataset's values in its own order, each once), so that the store is
-   * the same whichever way its datasets were added. Each dataset's columns
-   * are let go of once merged.
+   * The observation columns: each dataset's numbers, or codes of the store's
+   * dictionary, one after another (widened where the dictionary outgrew a
+   * dataset's code width), with the rows per code summed. Each dataset's
+   * columns are let go of once copied.
    */
   #addObservationColumns(columns: Map<string, Column>): void {
     const rows = this.#rowCount;
-    const built = this.#built;
     let activityType: { codes: CodeArray; values: readonly Scalar[]; counts: Uint32Array } | undefined;
     let startDate: { codes: CodeArray; values: readonly Scalar[]; counts: Uint32Array } | undefined;
-    const parts: (BuiltColumn | undefined)[][] = built.map((dataset) => [...dataset.columns]);
+    const parts: (BuiltColumn | undefined)[][] = this.#built.map((dataset) => [...dataset.columns]);
     this.#built = [];
     this.#slots.forEach((slot, s) => {
       const key = `observation.${slot.name}`;
-      if (slot.numeric) {
-        const values = new Float64Array(rows);
-        let at = 0;
-        for (const part of parts) {
-          const column = part[s]!;
-          if (column.kind !== "number") throw new TypeError(`Cannot finish the store: ${slot.name} is not numeric in every dataset`);
-          values.set(column.values, at);
+      const dictionary = this.#dictionaries[s];
+      const values = dictionary?.values ?? [];
+      const counts = new Uint32Array(values.length);
+      const numbers = dictionary === undefined ? new Float64Array(rows) : undefined;
+      const codes = dictionary === undefined ? undefined : codeArray(values.length - 1, rows);
+      let at = 0;
+      for (const part of parts) {
+        const column = part[s]!;
+        part[s] = undefined;
+        if (column.kind === "number") {
+          numbers!.set(column.values, at);
           at += column.values.length;
-          part[s] = undefined;
+          continue;
         }
-        columns.set(key, { kind: "number", values });
+        codes!.set(column.codes, at);
+        at += column.codes.length;
+        const codeOf = column.base!.codeOf;
+        for (let l = 0; l < codeOf.length; l++) counts[codeOf[l]!]! += column.counts[l]!;
+      }
+      if (at !== rows) throw new TypeError(`Cannot finish the store: ${slot.name} has ${at} rows, not ${rows}`);
+      if (numbers !== undefined) {
+        columns.set(key, { kind: "number", values: numbers });
         return;
       }
-      const merged = mergeDictColumns(parts.map((part) => part[s]!), rows, slot.name);
-      for (const part of parts) part[s] = undefined;
-      const { codes, values, counts } = merged;
       const indexed = slot.name === "CharacteristicName" || slot.name === "ActivityMediaName";
       columns.set(key, {
         kind: "dict",
-        codes,
+        codes: codes!,
         values,
         counts,
-        ...(indexed ? { index: buildPostings(codes, values.length, undefined) } : {}),
+        ...(indexed ? { index: buildPostings(codes!, counts, values.length, undefined) } : {}),
       });
-      if (slot.name === "ActivityType") activityType = merged;
-      if (slot.name === "ActivityStartDate") startDate = merged;
+      if (slot.name === "ActivityType") activityType = { codes: codes!, values, counts };
+      if (slot.name === "ActivityStartDate") startDate = { codes: codes!, values, counts };
     });
     if (activityType !== undefined) {
       const groups = activityType.values.map((value) => (value === null ? null : activityGroupTypeOf(String(value))));
@@ -1038,57 +1078,101 @@ function temporalExtentOf(column: BuiltColumn | undefined): readonly string[] {
   return first === undefined ? [] : [first, last!];
 }
 
-/** A code array wide enough for codes up to `max`. */
-function codeArray(max: number, length: number): CodeArray {
-  return max <= 0xff ? new Uint8Array(length) : max <= 0xffff ? new Uint16Array(length) : new Uint32Array(length);
+
+/**
+ * A column's dictionary in a store being built: its values, a running hash
+ * of them, and their codes by value, made only once a dataset needs its
+ * codes mapped (datasets whose codes are the dictionary's never do).
+ */
+interface StoreDictionary {
+  readonly values: Scalar[];
+  codeOf: Map<Scalar, number> | undefined;
+  readonly hash: Hash;
+}
+
+function newStoreDictionary(): StoreDictionary {
+  const dictionary: StoreDictionary = { values: [], codeOf: undefined, hash: createHash("sha256") };
+  appendValue(dictionary, null);
+  return dictionary;
+}
+
+function codesByValue(dictionary: StoreDictionary): Map<Scalar, number> {
+  if (dictionary.codeOf === undefined) dictionary.codeOf = new Map(dictionary.values.map((value, code) => [value, code]));
+  return dictionary.codeOf;
+}
+
+function appendValue(dictionary: StoreDictionary, value: Scalar): number {
+  const code = dictionary.values.length;
+  appendValues(dictionary, [value]);
+  return code;
+}
+
+function appendValues(dictionary: StoreDictionary, values: readonly Scalar[]): void {
+  if (values.length === 0) return;
+  const codeOf = dictionary.codeOf;
+  for (const value of values) {
+    const code = dictionary.values.push(value) - 1;
+    codeOf?.set(value, code);
+  }
+  // One JSON text a value, each on its own line: the hash tells one sequence of values from any other.
+  dictionary.hash.update(`${values.map((value) => JSON.stringify(value)).join("\n")}\n`);
 }
 
 /**
- * Merges datasets' dictionary columns into one over all their rows: one
- * dictionary (null first, then each dataset's values in its order, each
- * once), codes mapped to it (copied as they are where a dataset's codes are
- * the merged ones), rows per code summed.
+ * A built dataset's text column joined to the store's dictionary of that
+ * column: the dictionary gets the dataset's new values (in the dataset's
+ * order), and the result's codes are codes of the dictionary. Codes whose
+ * base is the dictionary as it is are kept as they are; others are mapped.
  */
-function mergeDictColumns(parts: readonly (BuiltColumn | undefined)[], rows: number, name: string): { codes: CodeArray; values: readonly Scalar[]; counts: Uint32Array } {
-  const values: Scalar[] = [null];
-  const codeOf = new Map<Scalar, number>([[null, 0]]);
-  const maps: Uint32Array[] = [];
-  const dicts: { codes: CodeArray; counts: Uint32Array }[] = [];
-  for (const part of parts) {
-    if (part?.kind !== "dict") throw new TypeError(`Cannot finish the store: ${name} is not text in every dataset`);
-    const map = new Uint32Array(part.values.length);
-    for (let local = 1; local < part.values.length; local++) {
-      const value = part.values[local] ?? null;
-      let code = codeOf.get(value);
-      if (code === undefined) {
-        code = values.length;
-        values.push(value);
-        codeOf.set(value, code);
-      }
-      map[local] = code;
-    }
-    maps.push(map);
-    dicts.push(part);
+function joinDictionary(dictionary: StoreDictionary, column: Extract<BuiltColumn, { kind: "dict" }>): BuiltColumn {
+  const length = dictionary.values.length;
+  const hash = dictionary.hash.copy().digest("hex");
+  const { values, base } = column;
+  if (base !== undefined && base.length === length && base.hash === hash && appendNew(dictionary, values, base.codeOf)) {
+    return { ...column, base: { length, hash, codeOf: base.codeOf } };
   }
-  const counts = new Uint32Array(values.length);
-  const codes = codeArray(values.length - 1, rows);
-  let at = 0;
-  dicts.forEach((part, p) => {
-    const map = maps[p]!;
-    const local = part.codes;
-    const n = local.length;
-    for (let code = 0; code < map.length; code++) counts[map[code]!]! += part.counts[code]!;
-    let same = true;
-    for (let code = 0; code < map.length && same; code++) same = map[code] === code;
-    if (same) {
-      codes.set(local, at);
-    } else {
-      for (let i = 0; i < n; i++) codes[at + i] = map[local[i]!]!;
-    }
-    at += n;
-  });
-  if (at !== rows) throw new TypeError(`Cannot finish the store: ${name} has ${at} rows, not ${rows}`);
-  return { codes, values, counts };
+  const codeOf = new Uint32Array(values.length);
+  const known = codesByValue(dictionary);
+  for (let l = 1; l < values.length; l++) {
+    const value = values[l] ?? null;
+    codeOf[l] = known.get(value) ?? appendValue(dictionary, value);
+  }
+  // Codes of the base to codes of the store: through the value each has in `values`.
+  let map = codeOf;
+  if (base !== undefined) {
+    let max = 0;
+    for (let l = 0; l < base.codeOf.length; l++) max = Math.max(max, base.codeOf[l]!);
+    map = new Uint32Array(max + 1);
+    for (let l = 0; l < values.length; l++) map[base.codeOf[l]!] = codeOf[l]!;
+  }
+  const codes = codeArray(dictionary.values.length - 1, column.codes.length);
+  let same = true;
+  for (let code = 0; code < map.length && same; code++) same = map[code] === code;
+  // The same codes (e.g. the first dataset's): copied, widened if need be.
+  if (same) codes.set(column.codes);
+  else remapCodes(codes, 0, column.codes, map);
+  return { kind: "dict", values, codes, counts: column.counts, base: { length, hash, codeOf } };
+}
+
+/**
+ * Appends a dataset's values new to the dictionary, when its base is the
+ * dictionary (same length, same hash, so the same values): those whose code
+ * is at least the dictionary's length, which must be the codes that follow
+ * it, in order.
+ * @returns false, changing nothing, when they are not
+ */
+function appendNew(dictionary: StoreDictionary, values: readonly Scalar[], codeOf: Uint32Array): boolean {
+  const length = dictionary.values.length;
+  if (codeOf.length !== values.length || codeOf[0] !== 0) return false;
+  const added: Scalar[] = [];
+  for (let l = 1; l < values.length; l++) {
+    const code = codeOf[l]!;
+    if (code < length) continue;
+    if (code !== length + added.length) return false;
+    added.push(values[l] ?? null);
+  }
+  appendValues(dictionary, added);
+  return true;
 }
 
 /**
@@ -1144,7 +1228,10 @@ function checkBuilt(built: BuiltDataset): void {
     if (column.kind === "dict") {
       let counted = 0;
       for (const count of column.counts) counted += count;
-      if (column.values[0] !== null || column.counts.length !== column.values.length || counted !== built.rows) fail(`its ${name} dictionary is malformed`);
+      const { values, counts, base } = column;
+      if (values[0] !== null || counts.length !== values.length || counted !== built.rows || (base !== undefined && base.codeOf.length !== values.length)) {
+        fail(`its ${name} dictionary is malformed`);
+      }
     }
   });
 }
@@ -1168,24 +1255,21 @@ function derivedColumn(codes: CodeArray, values: readonly Scalar[], counts: Uint
     }
     keyOf[code] = key;
   });
-  return { kind: "dict", codes, values, counts, index: buildPostings(codes, keys.size, keyOf) };
+  return { kind: "dict", codes, values, counts, index: buildPostings(codes, counts, keys.size, keyOf) };
 }
 
-/** Builds a posting index by counting sort: O(rows). */
-function buildPostings(codes: CodeArray, keys: number, keyOf: Uint32Array | undefined): PostingIndex {
+/**
+ * Builds a posting index by counting sort, O(rows): the rows per code are
+ * known, so one pass over the codes places every row.
+ */
+function buildPostings(codes: CodeArray, counts: Uint32Array, keys: number, keyOf: Uint32Array | undefined): PostingIndex {
   const starts = new Uint32Array(keys + 1);
-  const n = codes.length;
-  for (let r = 0; r < n; r++) {
-    const code = codes[r]!;
-    starts[(keyOf === undefined ? code : keyOf[code]!) + 1]!++;
-  }
+  for (let code = 0; code < counts.length; code++) starts[(keyOf === undefined ? code : keyOf[code]!) + 1]! += counts[code]!;
   for (let k = 0; k < keys; k++) starts[k + 1]! += starts[k]!;
   const fill = starts.slice(0, keys);
-  const rows = new Uint32Array(n);
-  for (let r = 0; r < n; r++) {
-    const code = codes[r]!;
-    rows[fill[keyOf === undefined ? code : keyOf[code]!]!++] = r;
-  }
+  const rows = new Uint32Array(codes.length);
+  const keyOfCode = keyOf ?? Uint32Array.from(counts, (_, code) => code);
+  placeRows(codes, keyOfCode, fill, rows);
   return { ...(keyOf === undefined ? {} : { keyOf }), starts, rows };
 }
 

@@ -15,6 +15,7 @@ describe("readConfig()", () => {
       storage: { stateDir: "var", databaseUrl: "", databasePoolSize: 10, databaseStatementTimeoutMs: 10_000 },
       water: {
         dataDir: "data/datasets",
+        datasetCacheDir: "var/dataset-cache",
         apiKeysFile: "data/api_keys.json",
         apiKeys: [],
         adminApiKeys: [],
