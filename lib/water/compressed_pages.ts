@@ -50,11 +50,12 @@ export class CompressedPages {
     }
     const response = compute();
     const body = response.body;
-    if (response.status !== 200 || !Array.isArray(body) || !String(response.headers?.["content-type"]).startsWith("application/json")) return response;
-    const parts = body as readonly Uint8Array[];
+    // A page is one block of bytes (rendered at once) or parts (rows from the render cache).
+    const parts = body instanceof Uint8Array ? [body] : Array.isArray(body) ? body as Uint8Array[] : undefined;
+    if (response.status !== 200 || parts === undefined || !String(response.headers?.["content-type"]).startsWith("application/json")) return response;
     const size = parts.reduce((sum, part) => sum + part.byteLength, 0);
     if (size < this.#minBytes) return response;
-    const compressed = await compressBytes(Buffer.concat(parts as Uint8Array[], size), coding);
+    const compressed = await compressBytes(parts.length === 1 ? parts[0]! : Buffer.concat(parts, size), coding);
     const headers = { ...response.headers, vary: "Accept-Encoding", "content-encoding": coding };
     if (compressed.byteLength <= this.#maxBytes) {
       this.#kept.set(key, { headers, body: compressed });

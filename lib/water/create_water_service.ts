@@ -374,7 +374,8 @@ function answerEntity(
     throw new WaterError("ERR_WATER_NOT_FOUND", `Cannot find ${collection.name}(${rawKey}): no such entity`, { target: collection.name });
   }
   // The row as it renders for a page (`{"Id":…}`, cached alike), with the context spliced in after its brace.
-  const row = Buffer.concat(renderJsonPage(page.rows, writer, id, settings, new Uint8Array(0), "", deadline));
+  const rendered = renderJsonPage(page.rows, writer, id, settings, new Uint8Array(0), "", deadline);
+  const row = rendered instanceof Uint8Array ? rendered : Buffer.concat(rendered);
   const context = `${contextUrl(root, collection, options.select)}/$entity`;
   const head = encoder.encode(`{"@odata.context":${JSON.stringify(context)},`);
   return { status: 200, headers: { ...ODATA_HEADERS, "content-type": JSON_CONTENT_TYPE }, body: [head, row.subarray(1)] };
@@ -394,10 +395,13 @@ const MAX_PARTS = 4;
 
 /**
  * Renders a JSON page from cached or freshly rendered rows, refusing one
- * above the byte limit. Rows missing from the cache are rendered in runs
- * into one block, comma-separated, and cached as views into it; rows that
- * are neighbours in a block are then copied in one go, so a page of
- * consecutive rows (a location's, say) costs one copy.
+ * above the byte limit. A page none of whose rows is cached (a client
+ * downloading a dataset sees each page once) is rendered as one block,
+ * head and tail included, and sent as it is. Otherwise rows missing from
+ * the cache are rendered in runs into one block, comma-separated, and
+ * cached as views into it; rows that are neighbours in a block are then
+ * copied in one go, so a page of consecutive rows (a location's, say)
+ * costs one copy.
  */
 function renderJsonPage(
   rows: readonly number[],
@@ -407,8 +411,29 @@ function renderJsonPage(
   head: Uint8Array,
   tail: string,
   deadline: Deadline,
-): Uint8Array[] {
+): Uint8Array | Uint8Array[] {
+  const caching = settings.cache.maxBytes > 0;
   const views: RenderedRow[] = new Array(rows.length);
+  let hits = 0;
+  if (caching) {
+    for (let i = 0; i < rows.length; i++) {
+      const cached = settings.cache.get(renderKey(selection, rows[i]!));
+      if (cached !== undefined) {
+        views[i] = cached;
+        hits++;
+      }
+      if ((i & 1023) === 1023) deadline.check();
+    }
+  }
+  const end = encoder.encode(tail);
+  if (hits === 0) {
+    const { block, starts, ends } = writer.jsonBytes(rows, head, end);
+    if (block.length > settings.maxBytes) throw tooLarge(settings.maxBytes);
+    if (caching) {
+      for (let k = 0; k < rows.length; k++) settings.cache.set(renderKey(selection, rows[k]!), { block, start: starts[k]!, end: ends[k]! });
+    }
+    return block;
+  }
   let missing: number[] = [];
   const flush = (): void => {
     if (missing.length === 0) return;
@@ -416,14 +441,11 @@ function renderJsonPage(
     missing = [];
   };
   for (let i = 0; i < rows.length; i++) {
-    const cached = settings.cache.get(renderKey(selection, rows[i]!));
-    if (cached === undefined) {
+    if (views[i] === undefined) {
       missing.push(i);
     } else {
       flush();
-      views[i] = cached;
     }
-    if ((i & 1023) === 1023) deadline.check();
   }
   flush();
   // Merge neighbours: a row that starts one comma after the previous one ends,
@@ -444,7 +466,6 @@ function renderJsonPage(
     to = view.end;
   }
   if (block !== undefined) runs.push(block.subarray(from, to));
-  const end = encoder.encode(tail);
   for (const part of runs) total += part.length + 1;
   total += end.length - (runs.length > 0 ? 1 : 0);
   if (total > settings.maxBytes) throw tooLarge(settings.maxBytes);

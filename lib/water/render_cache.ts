@@ -43,6 +43,11 @@ export class RenderCache {
     this.#maxBytes = maxBytes;
   }
 
+  /** The byte budget; 0 when the cache keeps nothing. */
+  get maxBytes(): number {
+    return this.#maxBytes;
+  }
+
   /** Bytes held, each entry's overhead included. */
   get bytes(): number {
     return this.#bytes;

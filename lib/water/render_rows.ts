@@ -2,6 +2,7 @@ import type { Column, Scalar } from "../odata/mod.ts";
 import { ODataError, rowNumberReader } from "../odata/mod.ts";
 import type { CollectionField, CollectionSchema } from "./fields.ts";
 import { formatCsvField } from "./format_csv.ts";
+import { createJsonRowBytes, type JsonRowBlock } from "./_json_row_bytes.ts";
 import type { WaterStore } from "./store.ts";
 
 /** Writes one field of one row; `row` is at the collection's level. */
@@ -14,11 +15,12 @@ export interface RowWriter {
   json(rows: ArrayLike<number>): string;
   /**
    * Writes the rows as comma-separated JSON objects straight into bytes,
-   * equal to `json`'s text in UTF-8: precomputed fragments (each field's
-   * name with each dictionary value) are copied, numbers written as digits.
+   * equal to `json`'s text in UTF-8, between `head` and `tail` when given
+   * (so that a page is one block): the fields of a row are copied as a few
+   * precomputed fragments (see _json_row_bytes.ts), numbers written as digits.
    * @returns the bytes, and where each row's object starts (`starts[k]`) and ends (`ends[k]`)
    */
-  jsonBytes(rows: ArrayLike<number>): { readonly block: Uint8Array; readonly starts: Uint32Array; readonly ends: Uint32Array };
+  jsonBytes(rows: ArrayLike<number>, head?: Uint8Array, tail?: Uint8Array): JsonRowBlock;
   /** Writes the rows as CSV records. */
   csv(rows: ArrayLike<number>): string;
   /** The CSV header record. */
@@ -72,9 +74,7 @@ export function createRowWriter(
   fields: readonly CollectionField[],
 ): RowWriter {
   const json = fields.map((field) => writerFor(store, field, "json"));
-  const bytes = fields.map((field, i) => byteWriterFor(store, field, `${i === 0 ? "{" : ","}${JSON.stringify(field.name)}:`));
-  /** Bytes a row took last time, a little over: the next block is sized once, not grown. */
-  let rowBytes = 256;
+  const jsonBytes = createJsonRowBytes(store, collection.level, fields);
   const csv = fields.map((field) => writerFor(store, field, "csv"));
   const prefixes = fields.map((field, i) => `${i === 0 ? "{" : ","}${JSON.stringify(field.name)}:`);
   const level = collection.level;
@@ -108,23 +108,7 @@ export function createRowWriter(
       });
       return out;
     },
-    jsonBytes(rows) {
-      const out = new ByteOut(rows.length * rowBytes);
-      const starts = new Uint32Array(rows.length);
-      const ends = new Uint32Array(rows.length);
-      let k = 0;
-      place(rows, (row, location, dataset) => {
-        if (k > 0) out.byte(0x2c);
-        starts[k] = out.at;
-        for (let f = 0; f < bytes.length; f++) bytes[f]!(row, location, dataset, out);
-        out.byte(0x7d);
-        ends[k++] = out.at;
-      });
-      if (rows.length > 0) rowBytes = Math.ceil((out.at / rows.length) * 1.1) + 8;
-      // Trimmed when the guess was far too big: the render cache keeps the block as long as any of its rows.
-      const block = out.at < out.buf.length * 0.8 ? out.buf.slice(0, out.at) : out.buf.subarray(0, out.at);
-      return { block, starts, ends };
-    },
+    jsonBytes,
     csv(rows) {
       let out = "";
       place(rows, (row, location, dataset) => {
@@ -186,119 +170,6 @@ function columnWriter(
     case "rownumber": {
       const read = rowNumberReader(column);
       return (row, location) => String(read(pick(row, location)));
-    }
-    default:
-      throw new TypeError(`Cannot write a ${column.kind} column`);
-  }
-}
-
-/** A growing byte buffer the row writer copies fragments into. */
-class ByteOut {
-  buf: Uint8Array;
-  at = 0;
-
-  constructor(capacity: number) {
-    this.buf = new Uint8Array(Math.max(1024, capacity));
-  }
-
-  #grow(needed: number): void {
-    const bigger = new Uint8Array(Math.max(this.buf.length * 2, this.at + needed));
-    bigger.set(this.buf.subarray(0, this.at));
-    this.buf = bigger;
-  }
-
-  byte(value: number): void {
-    if (this.at >= this.buf.length) this.#grow(1);
-    this.buf[this.at++] = value;
-  }
-
-  bytes(fragment: Uint8Array): void {
-    const n = fragment.length;
-    if (this.at + n > this.buf.length) this.#grow(n);
-    const buf = this.buf;
-    let at = this.at;
-    // Short fragments (most) are cheaper copied by hand than through set().
-    if (n <= 16) for (let i = 0; i < n; i++) buf[at++] = fragment[i]!;
-    else {
-      buf.set(fragment, at);
-      at += n;
-    }
-    this.at = at;
-  }
-
-  /** ASCII text (numbers as JavaScript writes them): one byte a character. */
-  ascii(text: string): void {
-    const n = text.length;
-    if (this.at + n > this.buf.length) this.#grow(n);
-    const buf = this.buf;
-    let at = this.at;
-    for (let i = 0; i < n; i++) buf[at++] = text.charCodeAt(i);
-    this.at = at;
-  }
-}
-
-/** Writes one field of one row, its name first, as UTF-8 bytes. */
-type ByteField = (row: number, location: number, dataset: number, out: ByteOut) => void;
-
-const utf8 = new TextEncoder();
-const byteCache = new WeakMap<object, Map<string, readonly Uint8Array[]>>();
-
-function byteWriterFor(store: WaterStore, field: CollectionField, prefix: string): ByteField {
-  const source = field.source;
-  if (source.level === "dataset") {
-    const name = source.key.slice("dataset.".length);
-    const values = store.datasets.map((d) => utf8.encode(prefix + encodeJson(name === "Id" ? d.id : d.metadata[name] ?? null)));
-    return (_row, _location, dataset, out) => out.bytes(values[dataset]!);
-  }
-  const column = store.column(source.key);
-  if (column === undefined) throw new TypeError(`Cannot write field "${field.name}": no column ${source.key}`);
-  const atLocation = source.level === "location";
-  switch (column.kind) {
-    case "dict": {
-      // The name and the value in one fragment a code, kept per dictionary and name.
-      let byName = byteCache.get(column.values);
-      if (byName === undefined) byteCache.set(column.values, (byName = new Map()));
-      let table = byName.get(prefix);
-      if (table === undefined) byName.set(prefix, (table = column.values.map((value) => utf8.encode(prefix + encodeJson(value)))));
-      const fragments = table;
-      const codes = column.codes;
-      return atLocation
-        ? (_row, location, _dataset, out) => out.bytes(fragments[codes[location]!]!)
-        : (row, _location, _dataset, out) => out.bytes(fragments[codes[row]!]!);
-    }
-    case "number": {
-      const values = column.values;
-      const name = utf8.encode(prefix);
-      const empty = utf8.encode(prefix + "null");
-      if (atLocation) {
-        // A location's number repeats on each of its rows: written once, then copied.
-        const fragments: (Uint8Array | undefined)[] = new Array(values.length);
-        return (_row, location, _dataset, out) => {
-          let fragment = fragments[location];
-          if (fragment === undefined) {
-            const v = values[location]!;
-            fragments[location] = fragment = v === v ? utf8.encode(prefix + String(v)) : empty;
-          }
-          out.bytes(fragment);
-        };
-      }
-      return (row, location, _dataset, out) => {
-        const v = values[atLocation ? location : row]!;
-        if (v !== v) {
-          out.bytes(empty);
-          return;
-        }
-        out.bytes(name);
-        out.ascii(String(v));
-      };
-    }
-    case "rownumber": {
-      const read = rowNumberReader(column);
-      const name = utf8.encode(prefix);
-      return (row, location, _dataset, out) => {
-        out.bytes(name);
-        out.ascii(String(read(atLocation ? location : row)));
-      };
     }
     default:
       throw new TypeError(`Cannot write a ${column.kind} column`);

@@ -114,6 +114,23 @@ describe("water service with the render cache", () => {
       assert.equal((await call(cached, target)).text, expected, `${target}, again`);
     }
   });
+
+  it("answers a page partly in the cache byte for byte as without it", async () => {
+    const { store } = await demoStore();
+    const cached = waterHandler(store, { renderCacheBytes: 1 << 20 });
+    const uncached = waterHandler(store, { renderCacheBytes: 0 });
+    for (const select of ["", "&$select=ResultValue,Id,DOI"]) {
+      // Rows 51 to 150 cached first, then pages that begin before them, end after them, or hold them.
+      await call(cached, `/v1/odata/v4/Observations?$top=100&$skiptoken=Id:50${select}`);
+      for (const target of [
+        `/v1/odata/v4/Observations?$top=300${select}`,
+        `/v1/odata/v4/Observations?$top=120&$skiptoken=Id:100${select}`,
+        `/v1/odata/v4/Observations?$top=80&$skiptoken=Id:20${select}`,
+      ]) {
+        assert.equal((await call(cached, target)).text, (await call(uncached, target)).text, target);
+      }
+    }
+  });
 });
 
 describe("water service plan reuse", () => {
