@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import { COLLECTIONS, type WaterStore } from "../../lib/water/mod.ts";
 import { ENTRY_OVERHEAD, RenderCache, type RenderedRow, renderKey, RowWriterCache } from "../../lib/water/render_cache.ts";
+import { createPrng } from "../_helpers/prng.ts";
 import { call, demoStore, waterHandler } from "../_helpers/water.ts";
 
 const bytes = (n: number, fill = 1): RenderedRow => ({ block: new Uint8Array(n).fill(fill), start: 0, end: n });
@@ -48,6 +49,35 @@ describe("RenderCache", () => {
     const small = new RenderCache(5 + ENTRY_OVERHEAD);
     small.set(1, bytes(6));
     assert.equal(small.get(1), undefined);
+  });
+
+  it("drops the oldest first through many sets, replacements and clears, as a plain first-in first-out list", () => {
+    const seed = Date.now() >>> 0;
+    const prng = createPrng(seed);
+    const budget = 40 * (10 + ENTRY_OVERHEAD);
+    const cache = new RenderCache(budget);
+    // The model: entries oldest first, dropped from the front.
+    let model: { key: number; size: number }[] = [];
+    for (let step = 0; step < 20_000; step++) {
+      const choice = prng.int(100);
+      if (choice === 0) {
+        cache.clear();
+        model = [];
+        continue;
+      }
+      // New keys mostly (pages of new rows), some again (a page seen before).
+      const key = choice < 80 ? 1_000 + step : prng.int(1_000 + step);
+      const size = 1 + prng.int(30);
+      cache.set(key, bytes(size));
+      model = model.filter((entry) => entry.key !== key);
+      model.push({ key, size: size + ENTRY_OVERHEAD });
+      let total = model.reduce((sum, entry) => sum + entry.size, 0);
+      while (total > budget) total -= model.shift()!.size;
+      if (step % 97 === 0 || step > 19_900) {
+        assert.equal(cache.bytes, total, `seed ${seed}, step ${step}`);
+        for (const entry of model) assert.equal(cache.get(entry.key)?.end, entry.size - ENTRY_OVERHEAD, `seed ${seed}, step ${step}`);
+      }
+    }
   });
 
   it("clears", () => {
