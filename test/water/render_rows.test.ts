@@ -1,7 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type Column, rowNumberAt } from "../../lib/odata/mod.ts";
-import { type CollectionField, type CollectionSchema, COLLECTIONS, type FieldLevel, type WaterStore } from "../../lib/water/mod.ts";
+import {
+  type CollectionField,
+  type CollectionSchema,
+  COLLECTIONS,
+  type FieldLevel,
+  LOCATION_COLUMNS,
+  REQUIRED_CSV_COLUMNS,
+  type WaterStore,
+} from "../../lib/water/mod.ts";
+import { NUMERIC_LOCATION_COLUMNS, NUMERIC_OBSERVATION_COLUMNS } from "../../lib/water/fields.ts";
 import { createRowWriter } from "../../lib/water/render_rows.ts";
 import { createJsonRowBytes, type JsonRowBytes } from "../../lib/water/_json_row_bytes.ts";
 import { MAX_NUMBER_BYTES, writeInt, writeNumber } from "../../lib/water/_write_number.ts";
@@ -105,11 +114,12 @@ function randomNumberText(prng: Prng): string {
   }
 }
 
-const date = (prng: Prng): string => `${1990 + prng.int(35)}-${String(1 + prng.int(12)).padStart(2, "0")}-${String(1 + prng.int(28)).padStart(2, "0")}`;
-const time = (prng: Prng): string => `${String(prng.int(24)).padStart(2, "0")}:${String(prng.int(60)).padStart(2, "0")}`;
+const two = (n: number): string => String(n).padStart(2, "0");
+const date = (prng: Prng): string => `${1990 + prng.int(35)}-${two(1 + prng.int(12))}-${two(1 + prng.int(28))}`;
+const time = (prng: Prng): string => `${two(prng.int(24))}:${two(prng.int(60))}`;
 
-const LOCATION_COLUMNS = new Set(["DatasetName", "MonitoringLocationID", "MonitoringLocationName", "MonitoringLocationLatitude", "MonitoringLocationLongitude"]);
-const NUMERIC = new Set(["ActivityDepthHeightMeasure", "ResultValue", "ResultDetectionQuantitationLimitMeasure", "MonitoringLocationHorizontalAccuracyMeasure", "MonitoringLocationVerticalMeasure"]);
+const PER_LOCATION: ReadonlySet<string> = new Set(["DatasetName", ...LOCATION_COLUMNS]);
+const NUMERIC: ReadonlySet<string> = new Set([...NUMERIC_OBSERVATION_COLUMNS, ...NUMERIC_LOCATION_COLUMNS]);
 
 /** A generator of one column's values: few of them (a vocabulary), many, or mostly empty. */
 function columnValues(prng: Prng, name: string): () => string | undefined {
@@ -128,15 +138,25 @@ function columnValues(prng: Prng, name: string): () => string | undefined {
 function randomStore(prng: Prng): WaterStore {
   const datasets: FixtureDataset[] = [];
   for (let d = 0; d < 1 + prng.int(3); d++) {
-    const columns = new Map(FIXTURE_HEADER.filter((name) => !LOCATION_COLUMNS.has(name)).map((name) => [name, columnValues(prng, name)]));
-    const locations = Array.from({ length: 1 + prng.int(12) }, (_, l) => ({
-      MonitoringLocationID: `L${l}`,
-      MonitoringLocationName: randomText(prng, 20),
-      MonitoringLocationLatitude: (prng.next() * 160 - 80).toFixed(prng.int(7)),
-      MonitoringLocationLongitude: (prng.next() * 340 - 170).toFixed(prng.int(7)),
-    }));
+    const columns = new Map(FIXTURE_HEADER.filter((name) => !PER_LOCATION.has(name)).map((name) => [name, columnValues(prng, name)]));
+    const optional = LOCATION_COLUMNS.filter((name) => !(REQUIRED_CSV_COLUMNS as readonly string[]).includes(name))
+      .map((name) => [name, columnValues(prng, name)] as const);
+    const locations = Array.from({ length: 1 + prng.int(12) }, (_, l) => {
+      const location: Record<string, string> = {
+        MonitoringLocationID: `L${l}`,
+        MonitoringLocationName: randomText(prng, 20),
+        MonitoringLocationLatitude: (prng.next() * 160 - 80).toFixed(prng.int(7)),
+        MonitoringLocationLongitude: (prng.next() * 340 - 170).toFixed(prng.int(7)),
+      };
+      for (const [name, next] of optional) {
+        const value = next();
+        if (value !== undefined) location[name] = value;
+      }
+      return location;
+    });
     let csv = `${FIXTURE_HEADER.map((name) => JSON.stringify(name).slice(1, -1)).join(",")}\r\n`;
-    for (let r = 0; r < 50 + prng.int(400); r++) {
+    const rows = 50 + prng.int(400);
+    for (let r = 0; r < rows; r++) {
       const values: Record<string, string> = { DatasetName: `Set ${d}`, ...prng.pick(locations) };
       for (const [name, next] of columns) {
         const value = next();
@@ -226,7 +246,14 @@ function randomRows(prng: Prng, length: number): number[] {
 }
 
 /** Checks one call of a writer: the block, each row's bounds, head and tail. */
-function check(write: JsonRowBytes, store: WaterStore, level: FieldLevel, fields: readonly CollectionField[], rows: readonly number[], what: string): void {
+function check(
+  write: JsonRowBytes,
+  store: WaterStore,
+  level: FieldLevel,
+  fields: readonly CollectionField[],
+  rows: readonly number[],
+  what: string,
+): void {
   const expected = rows.map((row) => JSON.stringify(rowObject(store, level, fields, row)));
   const head = utf8.encode(`{"value":[`);
   const tail = utf8.encode("]}");
@@ -251,16 +278,18 @@ describe("RowWriter.jsonBytes()", () => {
           const writers: [string, JsonRowBytes][] = [
             ["default", createRowWriter(store, collection, fields).jsonBytes],
             // Every run of dictionary fields one group, in tables that start over after two fragments.
-            ["one group, tiny tables", createJsonRowBytes(store, level, fields, { groupSpread: Infinity, denseKeys: 0, maxTableEntries: 2 })],
+            [
+              "one group, tiny tables",
+              createJsonRowBytes(store, level, fields, { groupSpread: Infinity, denseKeys: 0, maxTableEntries: 2 }),
+            ],
             ["a group a field", createJsonRowBytes(store, level, fields, { groupSpread: 1 })],
           ];
           for (const [name, write] of writers) {
             // Twice the same rows: the second time, fragments come from the tables.
             const rows = randomRows(prng, length);
-            for (const time of ["first", "second"]) {
-              check(write, store, level, fields, rows, `seed ${seed}, ${collection.name}, ${name}, ${time} time, $select=${fields.map((f) => f.name).join(",")}`);
-            }
-            check(write, store, level, fields, randomRows(prng, length), `seed ${seed}, ${collection.name}, ${name}, other rows`);
+            const what = `seed ${seed}, ${collection.name}, ${name}, $select=${fields.map((f) => f.name).join(",")}`;
+            for (const time of ["first", "second"]) check(write, store, level, fields, rows, `${what}, ${time} time`);
+            check(write, store, level, fields, randomRows(prng, length), `${what}, other rows`);
           }
         }
       }
