@@ -227,11 +227,12 @@ describe("createHealthHandler()", () => {
 
   it("lists its routes (HEAD answers too; other methods 405)", async () => {
     const router = handler("started", ok);
-    assert.deepEqual(router.routes, [
+    assert.deepEqual(router.routes.map(({ method, path }) => ({ method, path })), [
       { method: "GET", path: "/health" },
       { method: "GET", path: "/health/live" },
       { method: "GET", path: "/health/ready" },
     ]);
+    assert.ok(router.routes.every((route) => route.doc !== undefined), "each documented for /openapi.json");
     assert.equal((await get(router, "/health/ready", "HEAD")).response.status, 200);
     await assert.rejects(Promise.resolve().then(() => router(makeRequest({ method: "POST", path: "/health/ready" }))), { code: "ERR_HTTP_METHOD_NOT_ALLOWED" });
   });

@@ -43,8 +43,10 @@ const coverage = process.env["NODE_V8_COVERAGE"] === undefined ? {} : { NODE_V8_
 async function tributary(args: readonly string[], env: Record<string, string>, command: readonly string[] = [process.execPath, BIN]): Promise<Run> {
   const child = spawn(command[0]!, [...command.slice(1), ...args], {
     cwd: ROOT,
-    // Coverage goes on to the child when it is being measured (the CLI runs lib/ from the sources).
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", ...coverage, ...env },
+    // Coverage goes on to a child of this Node when it is being measured (the CLI runs lib/ from the sources
+    // through tsx, with its source maps); never to another Node, whose own type stripping has none, and whose
+    // counts for the same files would be merged with these as if they were of the same code.
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", ...(command[0] === process.execPath ? coverage : { NODE_V8_COVERAGE: "" }), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
