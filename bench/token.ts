@@ -36,7 +36,8 @@ function cpuSeconds(pid: number): number {
   }
 }
 
-const ours = await startPinnedServer(["--import", "tsx", "server.ts"], { PORT: "0", HOST: "127.0.0.1", SERVICES: "sync", STATE_DIR: "" });
+// Without the access log, as the peer writes none: its cost is bench/http's to measure.
+const ours = await startPinnedServer(["--import", "tsx", "server.ts"], { PORT: "0", HOST: "127.0.0.1", SERVICES: "sync", STATE_DIR: "", ACCESS_LOG: "off" });
 const peer = await startPinnedServer(["--import", "tsx", "bench/_oauth2_server.ts"]);
 try {
   await check(ours.url);

@@ -1,3 +1,4 @@
+import { writeSync } from "node:fs";
 import { createLogger, type LogConfig, type Logger } from "../log/mod.ts";
 import type { ServiceLog } from "../http/mod.ts";
 
@@ -5,13 +6,69 @@ import type { ServiceLog } from "../http/mod.ts";
 export interface LogStream {
   write(text: string): unknown;
   readonly isTTY?: boolean;
+  /** Its file descriptor, for the lines still waiting when the process exits. */
+  readonly fd?: number;
+}
+
+/** Above this many characters waiting, lines are written at once rather than at the end of the turn. */
+const FLUSH_ABOVE = 1 << 20;
+
+/** Writers with lines waiting, written synchronously if the process exits first. */
+const waiting = new Set<() => void>();
+let exitHooked = false;
+
+/**
+ * Lines to a stream, written together at the end of the event loop's turn:
+ * one write for a burst of access lines instead of one each (a write to a
+ * pipe costs more than formatting the line). What waits when the process
+ * exits is written synchronously then.
+ */
+function turnWriter(stream: LogStream): (line: string) => void {
+  let pending = "";
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    waiting.delete(flushAtExit);
+    if (pending === "") return;
+    const text = pending;
+    pending = "";
+    stream.write(text);
+  };
+  const flushAtExit = (): void => {
+    if (pending === "") return;
+    const text = pending;
+    pending = "";
+    if (stream.fd === undefined) stream.write(text);
+    else {
+      try {
+        writeSync(stream.fd, text);
+      } catch {
+        // A full or closed pipe at exit: nothing more can be done.
+      }
+    }
+  };
+  if (!exitHooked) {
+    exitHooked = true;
+    process.once("exit", () => {
+      for (const write of waiting) write();
+    });
+  }
+  return (line) => {
+    pending += `${line}\n`;
+    if (pending.length > FLUSH_ABOVE) return flush();
+    if (scheduled) return;
+    scheduled = true;
+    waiting.add(flushAtExit);
+    setImmediate(flush);
+  };
 }
 
 /**
  * The server's logger: info and debug lines on standard output, warnings and
  * errors on standard error (what a terminal or a container keeps apart),
  * readable on a terminal and JSON otherwise (`LOG_FORMAT=auto`), from
- * `LOG_LEVEL` on.
+ * `LOG_LEVEL` on. The lines of one turn of the event loop are written
+ * together, at its end (or at exit).
  * @param config `LOG_LEVEL` and `LOG_FORMAT`, as read
  * @param streams where lines go
  * @returns the logger
@@ -24,8 +81,10 @@ export function createConsoleLogger(
   const format = config.format === "auto" ? (tty ? "pretty" : "json") : config.format;
   // The level is the line's own: the formatter writes it first, as `{"level":"error"` or `<time> ERROR`.
   const severe = format === "json" ? /^\{"level":"(?:warn|error)"/ : /^\S+ (?:WARN|ERROR) /;
+  const out = turnWriter(streams.out);
+  const err = turnWriter(streams.err);
   return createLogger({
-    write: (line) => (severe.test(line) ? streams.err : streams.out).write(`${line}\n`),
+    write: (line) => (severe.test(line) ? err : out)(line),
     now: Date.now,
     level: config.level,
     format,

@@ -1,0 +1,40 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { createConsoleLogger } from "../../lib/app/mod.ts";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+
+describe("createConsoleLogger", () => {
+  it("writes the lines of one turn together at its end, info to out and warnings and errors to err, JSON off a terminal", async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const log = createConsoleLogger({ level: "info", format: "auto" }, { out: { write: (text) => out.push(text) }, err: { write: (text) => err.push(text) } });
+    log.info("one");
+    log.info("two", { n: 2 });
+    log.warn("careful");
+    log.error("broken", new Error("disk full"));
+    log.debug("not written");
+    assert.deepEqual([out, err], [[], []], "nothing before the turn ends");
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.equal(out.length, 1, "one write for the turn's lines");
+    assert.deepEqual(out[0]!.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line).msg), ["one", "two"]);
+    assert.deepEqual(err[0]!.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line).level), ["warn", "error"]);
+  });
+
+  it("writes readable lines when both streams are terminals", async () => {
+    const out: string[] = [];
+    const log = createConsoleLogger({ level: "info", format: "auto" }, { out: { write: (text) => out.push(text), isTTY: true }, err: { write: () => {}, isTTY: true } });
+    log.info("hello", { who: "you" });
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.match(out[0]!, /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO  hello who=you\n$/);
+  });
+
+  it("writes what waits when the process exits in the same turn", () => {
+    const script = `import { createConsoleLogger } from "./lib/app/mod.ts"; const log = createConsoleLogger({ level: "info", format: "json" }); log.info("last words"); process.exit(0);`;
+    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NODE_V8_COVERAGE: "" } });
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(JSON.parse(run.stdout).msg, "last words");
+  });
+});
