@@ -63,6 +63,24 @@ export class OutageLog {
     }
   }
 
+  /**
+   * Counts the outcome of an attempt at the backend (a probe, a request): a
+   * success ends an outage, a failure counts in it; the outcome is passed on.
+   * @param attempt the attempt
+   * @returns the attempt's own outcome
+   */
+  async watch<T>(attempt: Promise<T>): Promise<T> {
+    let value: T;
+    try {
+      value = await attempt;
+    } catch (error) {
+      this.failed(error);
+      throw error;
+    }
+    this.recovered();
+    return value;
+  }
+
   /** Ends an outage, if one is under way, with one line. */
   recovered(): void {
     if (this.#since === undefined) return;

@@ -99,14 +99,7 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     const connection = redis;
     readiness.push({
       part: `rate limits: Redis at ${where}`,
-      check: () =>
-        connection.run("return 1", []).then(
-          () => outage.recovered(),
-          (error: unknown) => {
-            outage.failed(error);
-            throw error;
-          },
-        ),
+      check: async () => void (await outage.watch(connection.run("return 1", []))),
     });
   }
   let permits = 0;

@@ -55,4 +55,16 @@ describe("OutageLog", () => {
       "info Database: PostgreSQL at postgres://db/app: answering again after 10.0 s and 20 failures",
     ]);
   });
+
+  it("counts an attempt it watches: a failure in the outage, a success ending it, each outcome passed on", async () => {
+    const lines: string[] = [];
+    const log = createLogger({ write: (line) => lines.push(line), now: () => 0 });
+    const redis = new OutageLog(log, "Redis", () => 0);
+    await assert.rejects(redis.watch(Promise.reject(new Error("ECONNREFUSED"))), /ECONNREFUSED/);
+    await assert.rejects(redis.watch(Promise.reject(new Error("ECONNREFUSED"))));
+    assert.deepEqual([redis.down, redis.failures], [true, 2]);
+    assert.equal(await redis.watch(Promise.resolve(7)), 7);
+    assert.equal(redis.down, false);
+    assert.deepEqual(lines.map((line) => JSON.parse(line).level), ["error", "info"]);
+  });
 });

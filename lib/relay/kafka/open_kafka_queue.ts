@@ -114,15 +114,10 @@ export async function openKafkaRelay(options: OpenKafkaQueueOptions): Promise<Ka
   if (queue.status === "fulfilled" && config.status === "fulfilled") {
     const probe: ReadinessProbe = {
       part: `queue: Kafka at ${where}`,
-      check: async () => {
-        try {
+      check: () =>
+        outage.watch((async () => {
           if ((await log.partitions(configTopic)) === 0) throw new Error(`the brokers know no topic ${configTopic}`);
-        } catch (error) {
-          outage.failed(error);
-          throw error;
-        }
-        outage.recovered();
-      },
+        })()),
     };
     return { queue: queue.value, config: config.value, outage, probe };
   }

@@ -84,14 +84,7 @@ export async function openRedisRelay(options: OpenRedisQueueOptions): Promise<Re
       outage,
       probe: {
         part: `queue: Redis at ${where}`,
-        check: () =>
-          scripts.run("return 1", []).then(
-            () => outage.recovered(),
-            (error: unknown) => {
-              outage.failed(error);
-              throw error;
-            },
-          ),
+        check: async () => void (await outage.watch(scripts.run("return 1", []))),
       },
     };
   } catch (error) {
