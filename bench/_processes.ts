@@ -45,7 +45,12 @@ export async function startPinnedServer(args: readonly string[], env: Record<str
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   for (;;) {
     const url = listeningLine(output);
-    if (url !== undefined) return { child, url };
+    if (url !== undefined) {
+      // From here on its lines (the access log) are drained, not kept: a run would otherwise hold every line in memory.
+      child.stdout!.removeAllListeners("data");
+      child.stdout!.resume();
+      return { child, url };
+    }
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited: ${output}`);
     // Whichever comes first: more output, or the end of a server that failed to start.
     const stop = new AbortController();
