@@ -1,5 +1,5 @@
 import { pipeline, Readable } from "node:stream";
-import { brotliCompress, constants, createBrotliCompress, createGzip, gzip } from "node:zlib";
+import { brotliCompress, constants, crc32, createBrotliCompress, createGzip, deflateRaw, gzip } from "node:zlib";
 import type { Handler, HttpRequest, HttpResponse } from "./types.ts";
 
 /** A content coding this server offers. */
@@ -142,4 +142,86 @@ function compressStream(source: AsyncIterable<string | Uint8Array>, coding: Cont
   // A pipeline, not pipe: a reader that stops early destroys the compressor, and with it the source, whose iterator is returned.
   pipeline(Readable.from(source, { objectMode: false }), compressor, () => {});
   return compressor;
+}
+
+/**
+ * Compresses a big body made part by part, the making of each part (the
+ * iterator's `next`, rendering the next rows, say) overlapping the
+ * compression of the parts before it, which runs in the thread pool:
+ * - `gzip`: each part is deflated on its own (level 1, ending on a sync
+ *   flush, so that the pieces join into one deflate stream), several at once
+ *   on the pool's threads; the CRC-32 is summed as the parts are made, and
+ *   the answer is the gzip header, the pieces, a final empty block and the
+ *   trailer (one gzip member, as RFC 1952 defines it, with a few bytes more
+ *   than one zlib stream);
+ * - `br`: the parts go through one compressor (quality 1), each written as
+ *   it is made, the next part made while the pool compresses the last.
+ * An error the iterator throws (a limit, a deadline) ends the compression
+ * and is thrown again.
+ * @param parts the body's parts, made on demand
+ * @param coding `br` or `gzip`
+ * @returns the compressed body, in parts
+ */
+export function compressParts(parts: Iterable<Uint8Array>, coding: ContentCoding): Promise<Uint8Array[]> {
+  return coding === "gzip" ? gzipParts(parts) : brotliParts(parts);
+}
+
+/** A gzip member's header: deflate, no name or time, the fastest level (XFL 4), Unix. */
+const GZIP_HEADER = Uint8Array.of(0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 3);
+/** A final, empty block with the fixed codes: BFINAL 1, BTYPE 01, the end-of-block code, byte-aligned. */
+const FINAL_BLOCK = Uint8Array.of(0x03, 0x00);
+
+async function gzipParts(parts: Iterable<Uint8Array>): Promise<Uint8Array[]> {
+  const pieces: Promise<Uint8Array>[] = [];
+  let crc = 0;
+  let size = 0;
+  try {
+    for (const part of parts) {
+      crc = crc32(part, crc);
+      size += part.byteLength;
+      const piece = deflatePiece(part);
+      // Awaited below; if a later part throws first, this one's outcome is dropped.
+      piece.catch(() => {});
+      pieces.push(piece);
+    }
+  } catch (error) {
+    await Promise.allSettled(pieces);
+    throw error;
+  }
+  const trailer = new Uint8Array(8);
+  const view = new DataView(trailer.buffer);
+  view.setUint32(0, crc, true);
+  view.setUint32(4, size % 2 ** 32, true);
+  return [GZIP_HEADER, ...(await Promise.all(pieces)), FINAL_BLOCK, trailer];
+}
+
+function deflatePiece(part: Uint8Array): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    // One pass of the pool: an output buffer the size of the input (untouched pages cost nothing) is never filled before the input ends.
+    const options = { level: 1, finishFlush: constants.Z_SYNC_FLUSH, chunkSize: Math.max(64 * 1024, part.byteLength + 1024) };
+    deflateRaw(part, options, (error, result) => (error === null ? resolve(result) : reject(error)));
+  });
+}
+
+async function brotliParts(parts: Iterable<Uint8Array>): Promise<Uint8Array[]> {
+  const compressor = createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: 1 }, chunkSize: 256 * 1024 });
+  const out: Uint8Array[] = [];
+  compressor.on("data", (chunk: Buffer) => out.push(chunk));
+  const ended = new Promise<void>((resolve, reject) => {
+    compressor.once("end", resolve);
+    compressor.once("error", reject);
+  });
+  try {
+    for (const part of parts) {
+      compressor.write(part);
+      // A turn of the event loop: the pool's finished work is taken in and the part written starts while the next is made.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  } catch (error) {
+    compressor.destroy();
+    throw error;
+  }
+  compressor.end();
+  await ended;
+  return out;
 }

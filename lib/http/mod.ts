@@ -49,7 +49,7 @@ export type { ReadJsonOptions } from "./read_json.ts";
 export { createNodeListener } from "./node_adapter.ts";
 export type { NodeListenerOptions, ResponseEntry } from "./node_adapter.ts";
 export { parseTrustedProxies, readForwarded } from "./trusted_proxies.ts";
-export { compressBytes, negotiateEncoding, withCompression } from "./compression.ts";
+export { compressBytes, compressParts, negotiateEncoding, withCompression } from "./compression.ts";
 export type { CompressionOptions, ContentCoding } from "./compression.ts";
 export type { Forwarded, ForwardedHeaders, TrustedProxies } from "./trusted_proxies.ts";
 export { createFetchHandler } from "./fetch_adapter.ts";

@@ -1,6 +1,8 @@
 import {
   type ApiKey,
   authenticateApiKey,
+  compressParts,
+  type ContentCoding,
   createDeadline,
   createRouter,
   keepRoutes,
@@ -182,7 +184,7 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
         handler: (request) => {
           const { store, settings, compressed } = current();
           const deadline = createDeadline(timeout, options.now);
-          return compressed.answer(request, () => answerQuery(store, collection, request, deadline, settings, { origin: origin(request), base }));
+          return compressed.answer(request, (coding) => answerQuery(store, collection, request, deadline, settings, { origin: origin(request), base }, coding));
         },
         doc: collectionDoc(collection),
       },
@@ -294,7 +296,8 @@ function answerQuery(
   deadline: Deadline,
   settings: Settings,
   root: { readonly origin: string; readonly base: string },
-): HttpResponse {
+  coding: ContentCoding | undefined,
+): HttpResponse | Promise<HttpResponse> {
   const options = readQueryOptions(parseQuery(request.query));
   const query = readQuery(collection, options, deadline, settings.filters);
   if (options.count) {
@@ -339,8 +342,60 @@ function answerQuery(
   }
   const tail = link === undefined ? "]}" : `],"@odata.nextLink":${JSON.stringify(link)}}`;
   const context = contextUrl(root, collection, options.select);
-  const body = renderJsonPage(page.rows, writer, id, settings, encoder.encode(`{"@odata.context":${JSON.stringify(context)},"value":[`), tail, deadline);
+  const head = encoder.encode(`{"@odata.context":${JSON.stringify(context)},"value":[`);
+  if (coding !== undefined && page.rows.length > SLICE_ROWS) {
+    // A big page the client takes compressed: compressed slice by slice while the next slice renders.
+    const parts = jsonPageParts(page.rows, writer, id, settings, head, tail, deadline);
+    return compressParts(parts, coding).then((body) => ({
+      status: 200,
+      headers: { ...headers, "content-type": JSON_CONTENT_TYPE, vary: "Accept-Encoding", "content-encoding": coding },
+      body,
+    }));
+  }
+  const body = renderJsonPage(page.rows, writer, id, settings, head, tail, deadline);
   return { status: 200, headers: { ...headers, "content-type": JSON_CONTENT_TYPE }, body };
+}
+
+/** Rows of a page rendered together when the page is compressed as it renders (about 1 MB of observations). */
+const SLICE_ROWS = 1000;
+
+/**
+ * A JSON page in parts made on demand, for {@linkcode compressParts}: a page
+ * none of whose rows is cached is rendered {@linkcode SLICE_ROWS} rows at a
+ * time (each slice's rows cached as views into it), so that compressing one
+ * slice overlaps rendering the next; a page with cached rows is put
+ * together as {@linkcode renderJsonPage} does. The byte limit and the
+ * deadline are checked after each slice.
+ */
+function* jsonPageParts(
+  rows: readonly number[],
+  writer: RowWriter,
+  selection: number,
+  settings: Settings,
+  head: Uint8Array,
+  tail: string,
+  deadline: Deadline,
+): Generator<Uint8Array, void, undefined> {
+  const caching = settings.cache.maxBytes > 0;
+  if (caching && rows.some((row) => settings.cache.get(renderKey(selection, row)) !== undefined)) {
+    const body = renderJsonPage(rows, writer, selection, settings, head, tail, deadline);
+    yield* body instanceof Uint8Array ? [body] : body;
+    return;
+  }
+  const end = encoder.encode(tail);
+  let total = 0;
+  for (let from = 0; from < rows.length; from += SLICE_ROWS) {
+    const to = Math.min(rows.length, from + SLICE_ROWS);
+    const slice = rows.slice(from, to);
+    const { block, starts, ends } = writer.jsonBytes(slice, from === 0 ? head : COMMA_BYTES, to === rows.length ? end : EMPTY);
+    total += block.length;
+    if (total > settings.maxBytes) throw tooLarge(settings.maxBytes);
+    if (caching) {
+      for (let k = 0; k < slice.length; k++) settings.cache.set(renderKey(selection, slice[k]!), { block, start: starts[k]!, end: ends[k]! });
+    }
+    deadline.check();
+    yield block;
+  }
 }
 
 /** `Collection(key)`: a key in parentheses, quoted or not. */
@@ -390,6 +445,7 @@ function contextUrl(root: { readonly origin: string; readonly base: string }, co
 }
 const COMMA = 0x2c;
 const COMMA_BYTES = Uint8Array.of(COMMA);
+const EMPTY = new Uint8Array(0);
 /** Runs sent as separate parts before joining them is cheaper. */
 const MAX_PARTS = 4;
 

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
-import { type HttpRequest, type HttpResponse, negotiateEncoding, withCompression } from "../../lib/http/mod.ts";
+import { compressParts, type HttpRequest, type HttpResponse, negotiateEncoding, withCompression } from "../../lib/http/mod.ts";
 import { bodyBytes, makeRequest } from "../_helpers/http.ts";
 
 function request(acceptEncoding?: string, method = "GET"): HttpRequest {
@@ -94,5 +95,50 @@ describe("withCompression()", () => {
     assert.deepEqual(notModified.headers, { etag: '"a"' });
     const small = await withCompression(() => ({ status: 200, headers: { "content-type": "application/json" }, body: JSON_BODY }), { minBytes: 1_000_000 })(request("br"));
     assert.equal(small.headers?.["content-encoding"], undefined);
+  });
+});
+
+describe("compressParts()", () => {
+  const text = Buffer.from(JSON_BODY.repeat(40));
+  /** The text in parts of `size` bytes, each made only when asked for. */
+  function* parts(size: number, made: number[] = []): Generator<Uint8Array> {
+    for (let at = 0; at < text.length; at += size) {
+      made.push(at);
+      yield text.subarray(at, at + size);
+    }
+  }
+
+  for (const coding of ["gzip", "br"] as const) {
+    it(`makes one ${coding} body of parts made on demand, equal once decoded, whatever the parts' sizes`, async () => {
+      for (const size of [text.length, 100_000, 4096, 777]) {
+        const made: number[] = [];
+        const body = Buffer.concat(await compressParts(parts(size, made), coding));
+        assert.equal(decode(body, coding), text.toString(), `parts of ${size} bytes`);
+        assert.equal(made.length, Math.ceil(text.length / size));
+        // Parts of a few kilobytes are compressed each on its own, so only bigger ones compress well.
+        if (size >= 100_000) assert.ok(body.length < text.length / 10, `${body.length} bytes compressed from ${text.length}`);
+      }
+    });
+
+    it(`makes an empty ${coding} body of no parts, and throws what the parts throw`, async () => {
+      assert.equal(decode(Buffer.concat(await compressParts([], coding)), coding), "");
+      function* failing(): Generator<Uint8Array> {
+        yield text.subarray(0, 50_000);
+        throw new RangeError("too large");
+      }
+      await assert.rejects(compressParts(failing(), coding), { name: "RangeError", message: "too large" });
+    });
+  }
+
+  it("makes gzip that an independent decoder reads: the gzip program checks the CRC-32 and the length", async () => {
+    const body = Buffer.concat(await compressParts(parts(65_536), "gzip"));
+    const out = spawnSync("gzip", ["-dc"], { input: body, maxBuffer: 1 << 26 });
+    assert.equal(out.status, 0, out.stderr.toString());
+    assert.ok(out.stdout.equals(text));
+    // A damaged trailer is caught: the CRC-32 is really the body's.
+    const damaged = Buffer.from(body);
+    damaged[damaged.length - 8]! ^= 1;
+    assert.notEqual(spawnSync("gzip", ["-dc"], { input: damaged }).status, 0);
+    assert.throws(() => gunzipSync(damaged), /incorrect data check/);
   });
 });

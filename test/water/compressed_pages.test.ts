@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import type { WaterStore } from "../../lib/water/mod.ts";
+import type { Handler } from "../../lib/http/mod.ts";
 import { bodyBytes, makeRequest } from "../_helpers/http.ts";
-import { demoStore, TEST_KEY, waterHandler } from "../_helpers/water.ts";
+import { call, demoStore, TEST_KEY, waterHandler } from "../_helpers/water.ts";
 
 let store: WaterStore;
 before(async () => {
@@ -34,10 +35,70 @@ describe("compressed pages of the water API", () => {
     assert.notEqual(other.body, first.body, "another URL is another page");
   });
 
-  it("leaves small pages, identity and a render cache of 0 alone", async () => {
+  it("leaves small pages and identity alone", async () => {
     const small = await waterHandler(store)(makeRequest({ path: PAGE.path, query: "$top=2", headers: { "x-api-key": TEST_KEY, "accept-encoding": "br" } }));
     assert.equal(small.headers?.["content-encoding"], undefined);
-    const off = await waterHandler(store, { renderCacheBytes: 0 })(makeRequest({ ...PAGE, headers: { "x-api-key": TEST_KEY, "accept-encoding": "br" } }));
-    assert.equal(off.headers?.["content-encoding"], undefined);
+    const identity = await waterHandler(store)(makeRequest({ ...PAGE, headers: { "x-api-key": TEST_KEY, "accept-encoding": "identity" } }));
+    assert.equal(identity.headers?.["content-encoding"], undefined);
+  });
+
+  describe("a big page compressed as it renders (more rows than one slice)", () => {
+    const ask = (handler: Handler, query: string, coding?: string) =>
+      handler(makeRequest({ path: PAGE.path, query, headers: { "x-api-key": TEST_KEY, ...(coding === undefined ? {} : { "accept-encoding": coding }) } }));
+    const decode = (bytes: Buffer, coding: string) => (coding === "br" ? brotliDecompressSync(bytes) : gunzipSync(bytes));
+
+    for (const cacheBytes of [0, 64 * 1024 * 1024]) {
+      for (const coding of ["gzip", "br"]) {
+        it(`${coding}, render cache ${cacheBytes === 0 ? "off" : "on"}: equal once decoded to the page as sent uncompressed, with its headers`, async () => {
+          const handler = waterHandler(store, { renderCacheBytes: cacheBytes });
+          for (const query of ["$top=2500", "$top=1001&$skiptoken=Id:700", "$top=3000&$select=Id,ResultValue,CharacteristicName", "$top=1500&$orderby=ResultValue%20desc"]) {
+            const plain = await ask(waterHandler(store, { renderCacheBytes: 0 }), query);
+            const answer = await ask(handler, query, coding);
+            assert.equal(answer.status, 200);
+            assert.equal(answer.headers?.["content-encoding"], coding, query);
+            assert.equal(answer.headers?.["vary"], "Accept-Encoding");
+            assert.equal(answer.headers?.["link"], plain.headers?.["link"], "the same next link");
+            assert.equal(answer.headers?.["content-length"], undefined);
+            assert.deepEqual(decode(await bodyBytes(answer), coding), await bodyBytes(plain), query);
+          }
+        });
+      }
+    }
+
+    it("puts a page some of whose rows are cached together from the cache, and caches the rows of a page it rendered in slices", async () => {
+      const handler = waterHandler(store);
+      const plain = await bodyBytes(await ask(waterHandler(store, { renderCacheBytes: 0 }), "$top=2400"));
+      // The first 1,200 rows rendered (and cached) by an uncompressed page; then the 2,400 with half of them cached.
+      await ask(handler, "$top=1200");
+      assert.deepEqual(gunzipSync(await bodyBytes(await ask(handler, "$top=2400", "gzip"))), plain);
+      // A page of rows the slices cached, asked for uncompressed: the same bytes.
+      assert.deepEqual(await bodyBytes(await ask(handler, "$top=2400")), plain);
+    });
+
+    it("refuses a page above MAX_RESPONSE_BYTES with 413, whichever slice passes it", async () => {
+      const plain = await bodyBytes(await ask(waterHandler(store, { renderCacheBytes: 0 }), "$top=2500"));
+      for (const limit of [1000, Math.floor(plain.length * 0.6), plain.length - 1]) {
+        for (const coding of ["gzip", "br"]) {
+          const result = await call(waterHandler(store, { maxResponseBytes: limit, renderCacheBytes: 0 }), `${PAGE.path}?$top=2500`, { headers: { "x-api-key": TEST_KEY, "accept-encoding": coding } });
+          assert.equal(result.status, 413, `${coding} limit ${limit}`);
+          assert.match(result.text, /ERR_WATER_RESPONSE_TOO_LARGE/);
+        }
+      }
+      const exact = await ask(waterHandler(store, { maxResponseBytes: plain.length, renderCacheBytes: 0 }), "$top=2500", "gzip");
+      assert.deepEqual(gunzipSync(await bodyBytes(exact)), plain);
+    });
+
+    it("answers 408 when the deadline passes between slices", async () => {
+      let t = 0;
+      // Each check of the deadline moves the clock on: a page of several slices checks it more often than a small one.
+      const handler = waterHandler(store, { queryTimeoutMs: 1000, now: () => (t += 1), renderCacheBytes: 0 });
+      const small = await call(handler, `${PAGE.path}?$top=10`, { headers: { "x-api-key": TEST_KEY, "accept-encoding": "gzip" } });
+      assert.equal(small.status, 200);
+      const checks = t;
+      t = 0;
+      const slow = waterHandler(store, { queryTimeoutMs: checks + 2, now: () => (t += 1), renderCacheBytes: 0 });
+      const result = await call(slow, `${PAGE.path}?$top=3000`, { headers: { "x-api-key": TEST_KEY, "accept-encoding": "gzip" } });
+      assert.equal(result.status, 408);
+    });
   });
 });
