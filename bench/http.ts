@@ -1,90 +1,123 @@
-// HTTP: requests per second for /Observations?$top=100&$filter=LocationId eq N
+// HTTP: requests per second for /Observations?$top=100&$filter=LocationId eq 3
 // on our server, against a bare node:http server sending the same
-// precomputed bytes. Same load (autocannon), same connections, same run;
-// each server in its own process. Target: at least 0.5x. And the access log's
-// cost: the same server with ACCESS_LOG=on (the default, a JSON line a
-// request, its standard output to a file) / with ACCESS_LOG=off: target at
-// least 0.9x. The load runs in this process, which therefore reads no server's output.
-// Needs: no disk (the demo data), about 1 minute.
-import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+// precomputed bytes. Target: at least 0.5x. And the access log's cost: the
+// same server with ACCESS_LOG=on (the default, a JSON line a request on its
+// standard output, a pipe this process drains as a log collector would) /
+// with ACCESS_LOG=off: target at least 0.9x. Informational: the render cache
+// off (RENDER_CACHE_BYTES=0) / bare. Each server in its own process, all
+// pinned to one core; the client is bench/_load.ts (a lean closed loop, 10
+// connections) in its own process pinned to the other (taskset, where there
+// is one). The servers take turns in rounds, each round in another order;
+// ratios are of the medians of the rounds, all in the same run. Each server's
+// CPU time per request (from /proc) is printed too.
+// Needs: no disk (the demo data), about 1.5 minutes.
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus as cpuTimes, tmpdir } from "node:os";
 import { join } from "node:path";
-import autocannon from "autocannon";
-import { report, ROOT } from "./_data.ts";
-import { listeningLine } from "../test/_helpers/listening.ts";
+import { report } from "./_data.ts";
+import { median, pinToClientCpu, runPinnedLoad, startPinnedServer } from "./_processes.ts";
 
-const DURATION = Number(process.env["BENCH_HTTP_SECONDS"] ?? 10);
+const SECONDS = Number(process.env["BENCH_HTTP_SECONDS"] ?? 3);
+const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 5);
 const CONNECTIONS = 10;
-const KEY = "tributary-demo-key";
-
-/** A server process whose standard output goes to a file (as to a log collector), not through this process, which runs the load. */
-async function start(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
-  const log = join(logDir, `server-${++servers}.log`);
-  const out = openSync(log, "w");
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", out, "inherit"],
-  });
-  closeSync(out);
-  // Bounded: a server that has not said where it listens within a minute has failed.
-  for (let tries = 0; tries < 3000; tries++) {
-    const url = listeningLine(readFileSync(log, "utf8"));
-    if (url !== undefined) return { child, url };
-    if (child.exitCode !== null) throw new Error(`server exited: ${readFileSync(log, "utf8")}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`server did not start: ${readFileSync(log, "utf8")}`);
-}
-
-function load(url: string): Promise<autocannon.Result> {
-  return autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers: { "x-api-key": KEY } });
-}
-
-const logDir = mkdtempSync(join(tmpdir(), "tributary-bench-logs-"));
-let servers = 0;
+const HEADERS = { "x-api-key": "tributary-demo-key" };
+const PATH = `/v1/odata/v4/Observations?$top=100&$filter=${encodeURIComponent("LocationId eq 3")}`;
 const SERVER_ENV = { PORT: "0", HOST: "127.0.0.1", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0", STATE_DIR: "" };
-const ours = await start(["--import", "tsx", "server.ts"], SERVER_ENV);
-// The same server without its access log.
-const quiet = await start(["--import", "tsx", "server.ts"], { ...SERVER_ENV, ACCESS_LOG: "off" });
-// The same server without its render cache: every page rendered from the columns.
-const cold = await start(["--import", "tsx", "server.ts"], { ...SERVER_ENV, RENDER_CACHE_BYTES: "0" });
-const path = `/v1/odata/v4/Observations?$top=100&$filter=${encodeURIComponent("LocationId eq 3")}`;
-const first = await fetch(`${ours.url}${path}`, { headers: { "x-api-key": KEY } });
-const body = Buffer.from(await first.arrayBuffer());
-if (first.status !== 200 || (JSON.parse(body.toString()) as { value: unknown[] }).value.length !== 100) {
-  throw new Error(`unexpected answer ${first.status}`);
-}
-const dir = mkdtempSync(join(tmpdir(), "tributary-bench-"));
-writeFileSync(join(dir, "body.json"), body);
-const bare = await start(["--import", "tsx", "bench/_bare_server.ts", join(dir, "body.json"), first.headers.get("content-type")!]);
 
-try {
-  console.log(`response: ${body.length} bytes; ${CONNECTIONS} connections, ${DURATION} s per run`);
-  const rates = { ours: [] as number[], bare: [] as number[], cold: [] as number[], quiet: [] as number[] };
-  for (let round = 0; round < 2; round++) {
-    for (const [name, url] of [["bare", `${bare.url}${path}`], ["ours", `${ours.url}${path}`], ["quiet", `${quiet.url}${path}`], ["cold", `${cold.url}${path}`]] as const) {
-      const result = await load(url);
-      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-      rates[name].push(result.requests.average);
-      console.log(`${name.padEnd(5)} ${result.requests.average.toFixed(0)} req/s, latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`);
-    }
+/** CPU seconds a process has used so far (user + system), or NaN without /proc. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
   }
-  const ratio = Math.max(...rates.ours) / Math.max(...rates.bare);
-  const coldRatio = Math.max(...rates.cold) / Math.max(...rates.bare);
-  const logged = Math.max(...rates.ours) / Math.max(...rates.quiet);
+}
+
+/** The one CPU a process is pinned to, or undefined when it may run on several. */
+function pinnedCpu(pid: number): number | undefined {
+  try {
+    const allowed = /^Cpus_allowed_list:\s*(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return allowed === null ? undefined : Number(allowed[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Seconds a CPU has been busy (any process, the kernel included), from os.cpus(). */
+function busySeconds(cpu: number): number {
+  const times = cpuTimes()[cpu]?.times;
+  return times === undefined ? Number.NaN : (times.user + times.nice + times.sys + times.irq) / 1000;
+}
+
+// This process reads the servers' output (ours' access log) as a log
+// collector would: beside the client, not on the servers' core.
+pinToClientCpu(process.pid);
+const servers: { child: ChildProcess }[] = [];
+const dir = mkdtempSync(join(tmpdir(), "tributary-bench-"));
+try {
+  const ours = await startPinnedServer(["--import", "tsx", "server.ts"], SERVER_ENV);
+  servers.push(ours);
+  const quiet = await startPinnedServer(["--import", "tsx", "server.ts"], { ...SERVER_ENV, ACCESS_LOG: "off" });
+  servers.push(quiet);
+  // Every page rendered from the columns.
+  const cold = await startPinnedServer(["--import", "tsx", "server.ts"], { ...SERVER_ENV, RENDER_CACHE_BYTES: "0" });
+  servers.push(cold);
+  const first = await fetch(`${ours.url}${PATH}`, { headers: HEADERS });
+  const body = Buffer.from(await first.arrayBuffer());
+  if (first.status !== 200 || (JSON.parse(body.toString()) as { value: unknown[] }).value.length !== 100) {
+    throw new Error(`unexpected answer ${first.status}`);
+  }
+  writeFileSync(join(dir, "body.json"), body);
+  const bare = await startPinnedServer(["--import", "tsx", "bench/_bare_server.ts", join(dir, "body.json"), first.headers.get("content-type")!]);
+  servers.push(bare);
+  const named = [["bare", bare], ["ours", ours], ["quiet", quiet], ["cold", cold]] as const;
+  console.log(`response: ${body.length} bytes; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per server`);
+  // Each warms up (JIT, render cache) before the measured rounds.
+  for (const [, server] of named) {
+    await runPinnedLoad({ url: `${server.url}${PATH}`, method: "GET", headers: HEADERS, body: "", connections: CONNECTIONS, seconds: 1 });
+  }
+  const rates = { bare: [] as number[], ours: [] as number[], quiet: [] as number[], cold: [] as number[] };
+  const cpus = { bare: [] as number[], ours: [] as number[], quiet: [] as number[], cold: [] as number[] };
+  // Other processes on the servers' CPU (a test suite run meanwhile) slow whichever server runs then: noted per turn.
+  const serverCpu = pinnedCpu(ours.child.pid!);
+  let crowded = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    // Another order each round, so that none always runs first or after the same one.
+    const order = [...named.slice(round % named.length), ...named.slice(0, round % named.length)];
+    const line: string[] = [];
+    for (const [name, server] of order) {
+      const before = cpuSeconds(server.child.pid!);
+      const busyBefore = serverCpu === undefined ? Number.NaN : busySeconds(serverCpu);
+      const started = performance.now();
+      const result = await runPinnedLoad({ url: `${server.url}${PATH}`, method: "GET", headers: HEADERS, body: "", connections: CONNECTIONS, seconds: SECONDS });
+      const cpu = cpuSeconds(server.child.pid!) - before;
+      const others = (busySeconds(serverCpu ?? 0) - busyBefore - cpu) / ((performance.now() - started) / 1000);
+      if (result.non2xx > 0) throw new Error(`${name}: ${result.non2xx} non-2xx responses, e.g. ${result.sample.slice(0, 500)}`);
+      rates[name].push(result.perSecond);
+      cpus[name].push(cpu * 1e6 / result.requests);
+      const note = others >= 0.05 ? ` (others ${(others * 100).toFixed(0)}%)` : "";
+      if (others >= 0.05) crowded++;
+      line.push(`${name} ${result.perSecond.toFixed(0)}/s ${(cpu * 1e6 / result.requests).toFixed(0)} µs${note}`);
+    }
+    console.log(`round ${round + 1}: ${line.join(", ")}`);
+  }
+  const [bareRate, oursRate, quietRate, coldRate] = [median(rates.bare), median(rates.ours), median(rates.quiet), median(rates.cold)];
+  const cpu = (name: keyof typeof cpus): string => `${median(cpus[name]).toFixed(0)} µs`;
+  console.log(`medians: bare ${bareRate.toFixed(0)}, ours ${oursRate.toFixed(0)}, quiet ${quietRate.toFixed(0)}, cold ${coldRate.toFixed(0)} req/s`);
+  console.log(`server CPU time per request (medians): bare ${cpu("bare")}, ours ${cpu("ours")}, quiet ${cpu("quiet")}, cold ${cpu("cold")}`);
+  if (crowded > 0) console.log(`other processes used the servers' CPU ${crowded} turns of ${ROUNDS * named.length} (5% or more of the turn): the rates are noisy, the CPU times less so`);
   console.log(`ours = default configuration (render cache and access log on); quiet = ACCESS_LOG=off; cold = RENDER_CACHE_BYTES=0, every page rendered anew`);
+  const ratio = oursRate / bareRate;
+  const logged = oursRate / quietRate;
+  const coldRatio = coldRate / bareRate;
   report([
-    { name: "http LocationId page", measure: "our req/s / bare node:http req/s", ratio, target: ">= 0.5", pass: ratio >= 0.5 },
-    { name: "http access log", measure: "our req/s with the access log / without it", ratio: logged, target: ">= 0.9", pass: logged >= 0.9 },
+    { name: "http LocationId page", measure: "our req/s / bare node:http req/s (medians)", ratio, target: ">= 0.5", pass: ratio >= 0.5 },
+    { name: "http access log", measure: "our req/s with the access log / without it (medians)", ratio: logged, target: ">= 0.9", pass: logged >= 0.9 },
     { name: "http page, render cache off", measure: "our req/s without the render cache / bare (informational)", ratio: coldRatio, target: "none", pass: true },
   ]);
 } finally {
-  ours.child.kill("SIGTERM");
-  quiet.child.kill("SIGTERM");
-  cold.child.kill("SIGTERM");
-  bare.child.kill("SIGTERM");
+  for (const server of servers) server.child.kill("SIGTERM");
   rmSync(dir, { recursive: true, force: true });
-  rmSync(logDir, { recursive: true, force: true });
 }
