@@ -301,7 +301,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         rows = progress.rows;
         loading.update({ done: progress.rows, bytes: progress.bytes, totalBytes: progress.totalBytes });
       };
-      running.push(await startWaterService(config.water, { now: monotonic, wallClock: now, log, onLoadProgress }));
+      running.push(await startWaterService(config.water, { now: monotonic, wallClock: now, log, onLoadProgress, compressAboveBytes: config.server.compressAboveBytes }));
       loading?.finish({ done: rows });
     }
     // The water-data explorer, a page at `/` that asks the water API with the user's key.

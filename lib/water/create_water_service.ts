@@ -92,6 +92,15 @@ export interface WaterServiceOptions {
    * @default {67108864}
    */
   renderCacheBytes?: number;
+  /**
+   * The size from which answers are compressed (the app's
+   * `COMPRESS_ABOVE_BYTES`, applied by `withCompression` around the app):
+   * big pages this service compresses itself, as they render or from the
+   * compressed pages it keeps, follow the same threshold, so a value above
+   * `maxResponseBytes` turns compression off here too.
+   * @default {1024}
+   */
+  compressAboveBytes?: number;
 }
 
 const encoder = new TextEncoder();
@@ -129,6 +138,7 @@ interface Served {
  */
 export function createWaterService(source: WaterStore | StoreSource, options: WaterServiceOptions): Router {
   const base = options.basePath ?? "/v1/odata/v4";
+  const compressAbove = options.compressAboveBytes ?? 1024;
   const live: StoreSource = source instanceof WaterStore ? { store: source } : source;
   // Bound filters depend on the schema only, so every store shares them.
   const filters = new Map<string, BoundFilter>();
@@ -138,6 +148,7 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
       store,
       settings: {
         timeout: options.queryTimeoutMs ?? 30_000,
+        compressAbove,
         maxBytes: options.maxResponseBytes ?? 32 * 1024 * 1024,
         defaultTop: options.defaultTop ?? 1000,
         cache,
@@ -146,7 +157,7 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
         ranks: new RankCache(),
       },
       // A quarter of the render cache's budget: compressed pages are some 2 to 10 % of their size.
-      compressed: new CompressedPages(Math.floor((options.renderCacheBytes ?? 64 * 1024 * 1024) / 4)),
+      compressed: new CompressedPages(Math.floor((options.renderCacheBytes ?? 64 * 1024 * 1024) / 4), Math.max(64 * 1024, compressAbove)),
     };
   };
   let served = serve(live.store);
@@ -276,6 +287,8 @@ function readQuery(
 
 interface Settings {
   readonly timeout: number;
+  /** Bytes from which a page is compressed (when the client takes it so). */
+  readonly compressAbove: number;
   readonly maxBytes: number;
   readonly defaultTop: number;
   readonly cache: RenderCache;
@@ -344,16 +357,28 @@ function answerQuery(
   const context = contextUrl(root, collection, options.select);
   const head = encoder.encode(`{"@odata.context":${JSON.stringify(context)},"value":[`);
   if (coding !== undefined && page.rows.length > SLICE_ROWS) {
-    // A big page the client takes compressed: compressed slice by slice while the next slice renders.
+    // A big page the client takes compressed: compressed slice by slice while the next slice renders,
+    // once its first slice shows it reaches the threshold (else it goes whole to the app's compression).
     const parts = jsonPageParts(page.rows, writer, id, settings, head, tail, deadline);
-    return compressParts(parts, coding).then((body) => ({
-      status: 200,
-      headers: { ...headers, "content-type": JSON_CONTENT_TYPE, vary: "Accept-Encoding", "content-encoding": coding },
-      body,
-    }));
+    const first = parts.next();
+    if (first.done !== true) {
+      const json = { ...headers, "content-type": JSON_CONTENT_TYPE };
+      if (first.value.byteLength < settings.compressAbove) return { status: 200, headers: json, body: [first.value, ...parts] };
+      return compressParts(chain(first.value, parts), coding).then((body) => ({
+        status: 200,
+        headers: { ...json, vary: "Accept-Encoding", "content-encoding": coding },
+        body,
+      }));
+    }
   }
   const body = renderJsonPage(page.rows, writer, id, settings, head, tail, deadline);
   return { status: 200, headers: { ...headers, "content-type": JSON_CONTENT_TYPE }, body };
+}
+
+/** The first part already made, then the rest as they are made. */
+function* chain(first: Uint8Array, rest: Iterator<Uint8Array, void, undefined>): Generator<Uint8Array, void, undefined> {
+  yield first;
+  for (let next = rest.next(); next.done !== true; next = rest.next()) yield next.value;
 }
 
 /** Rows of a page rendered together when the page is compressed as it renders (about 1 MB of observations). */

@@ -39,6 +39,12 @@ export interface StartWaterServiceOptions {
    * @default nowhere
    */
   log?: ServiceLog;
+  /**
+   * The size from which the app compresses answers (`COMPRESS_ABOVE_BYTES`):
+   * big pages the service compresses itself (as they render, or kept) follow it.
+   * @default {1024}
+   */
+  compressAboveBytes?: number;
   /** Told how far loading the datasets has come, after each chunk read (at start and at each reload). */
   onLoadProgress?: (state: LoadProgress) => void;
   /**
@@ -123,6 +129,7 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     queryTimeoutMs: config.queryTimeoutMs,
     maxResponseBytes: config.maxResponseBytes,
     renderCacheBytes: config.renderCacheBytes,
+    ...(options.compressAboveBytes === undefined ? {} : { compressAboveBytes: options.compressAboveBytes }),
   });
   const adminPath = options.adminPath ?? "/admin/datasets";
   const admin = createDatasetsAdmin(live, {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import type { WaterStore } from "../../lib/water/mod.ts";
-import type { Handler } from "../../lib/http/mod.ts";
+import { type Handler, withCompression } from "../../lib/http/mod.ts";
 import { bodyBytes, makeRequest } from "../_helpers/http.ts";
 import { call, demoStore, TEST_KEY, waterHandler } from "../_helpers/water.ts";
 
@@ -73,6 +73,23 @@ describe("compressed pages of the water API", () => {
       assert.deepEqual(gunzipSync(await bodyBytes(await ask(handler, "$top=2400", "gzip"))), plain);
       // A page of rows the slices cached, asked for uncompressed: the same bytes.
       assert.deepEqual(await bodyBytes(await ask(handler, "$top=2400")), plain);
+    });
+
+    it("follows compressAboveBytes (COMPRESS_ABOVE_BYTES): a page below it, or every page when it is above the byte limit, is left to the app", async () => {
+      const plain = await bodyBytes(await ask(waterHandler(store, { renderCacheBytes: 0 }), "$top=2500"));
+      for (const cacheBytes of [0, 64 * 1024 * 1024]) {
+        for (const above of [plain.length + 1, 64 * 1024 * 1024]) {
+          const answer = await ask(waterHandler(store, { renderCacheBytes: cacheBytes, compressAboveBytes: above }), "$top=2500", "gzip");
+          assert.equal(answer.headers?.["content-encoding"], undefined, `cache ${cacheBytes}, above ${above}`);
+          assert.deepEqual(await bodyBytes(answer), plain);
+        }
+        // Above the first slice's size but below the page's: the page is compressed whole.
+        const whole = await withCompression(waterHandler(store, { renderCacheBytes: cacheBytes, compressAboveBytes: plain.length - 1 }), { minBytes: plain.length - 1 })(
+          makeRequest({ path: PAGE.path, query: "$top=2500", headers: { "x-api-key": TEST_KEY, "accept-encoding": "gzip" } }),
+        );
+        assert.equal(whole.headers?.["content-encoding"], "gzip");
+        assert.deepEqual(gunzipSync(await bodyBytes(whole)), plain);
+      }
     });
 
     it("refuses a page above MAX_RESPONSE_BYTES with 413, whichever slice passes it", async () => {
