@@ -1,5 +1,5 @@
 import { pipeline, Readable } from "node:stream";
-import { brotliCompress, constants, crc32, createBrotliCompress, createGzip, deflateRaw, gzip } from "node:zlib";
+import { brotliCompress, constants, crc32, createBrotliCompress, createDeflateRaw, createGzip, type DeflateRaw, gzip } from "node:zlib";
 import type { Handler, HttpRequest, HttpResponse } from "./types.ts";
 
 /** A content coding this server offers. */
@@ -160,10 +160,21 @@ function compressStream(source: AsyncIterable<string | Uint8Array>, coding: Cont
  * and is thrown again.
  * @param parts the body's parts, made on demand
  * @param coding `br` or `gzip`
+ * @param options what to tell when a part has been read
  * @returns the compressed body, in parts
  */
-export function compressParts(parts: Iterable<Uint8Array>, coding: ContentCoding): Promise<Uint8Array[]> {
-  return coding === "gzip" ? gzipParts(parts) : brotliParts(parts);
+export function compressParts(parts: Iterable<Uint8Array>, coding: ContentCoding, options: CompressPartsOptions = {}): Promise<Uint8Array[]> {
+  const release = options.release ?? (() => {});
+  return coding === "gzip" ? gzipParts(parts, release) : brotliParts(parts, release);
+}
+
+/** Options of {@linkcode compressParts}. */
+export interface CompressPartsOptions {
+  /**
+   * Told when a part is no longer read (compressed, or dropped on an
+   * error), so that its memory can be used again, e.g. for a later part.
+   */
+  readonly release?: (part: Uint8Array) => void;
 }
 
 /** A gzip member's header: deflate, no name or time, the fastest level (XFL 4), Unix. */
@@ -171,17 +182,32 @@ const GZIP_HEADER = Uint8Array.of(0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 3);
 /** A final, empty block with the fixed codes: BFINAL 1, BTYPE 01, the end-of-block code, byte-aligned. */
 const FINAL_BLOCK = Uint8Array.of(0x03, 0x00);
 
-async function gzipParts(parts: Iterable<Uint8Array>): Promise<Uint8Array[]> {
+async function gzipParts(parts: Iterable<Uint8Array>, release: (part: Uint8Array) => void): Promise<Uint8Array[]> {
   const pieces: Promise<Uint8Array>[] = [];
+  const iterator = parts[Symbol.iterator]();
   let crc = 0;
   let size = 0;
   try {
-    for (const part of parts) {
+    for (;;) {
+      // The next part is made once a compressor is free for it: at most one part more than the compressors is held.
+      const deflater = await takeDeflater();
+      let next: IteratorResult<Uint8Array>;
+      try {
+        next = iterator.next();
+      } catch (error) {
+        giveBack(deflater);
+        throw error;
+      }
+      if (next.done === true) {
+        giveBack(deflater);
+        break;
+      }
+      const part = next.value;
       crc = crc32(part, crc);
       size += part.byteLength;
-      const piece = deflatePiece(part);
+      const piece = deflatePiece(deflater, part);
       // Awaited below; if a later part throws first, this one's outcome is dropped.
-      piece.catch(() => {});
+      piece.then(() => release(part), () => release(part));
       pieces.push(piece);
     }
   } catch (error) {
@@ -195,15 +221,64 @@ async function gzipParts(parts: Iterable<Uint8Array>): Promise<Uint8Array[]> {
   return [GZIP_HEADER, ...(await Promise.all(pieces)), FINAL_BLOCK, trailer];
 }
 
-function deflatePiece(part: Uint8Array): Promise<Uint8Array> {
+/**
+ * Raw deflate compressors kept from one page to the next (as many as the
+ * thread pool has threads), each reset after its piece: making one costs a
+ * few hundred kilobytes of zlib state, which a page of ten pieces would
+ * otherwise allocate ten times. Each write is deflated and sync-flushed in
+ * one pass of the pool.
+ */
+const idle: DeflateRaw[] = [];
+const waiting: ((deflater: DeflateRaw) => void)[] = [];
+let made = 0;
+const MAX_DEFLATERS = Math.max(1, Number(process.env["UV_THREADPOOL_SIZE"]) || 4);
+/** Output buffer of a deflater: a 1 MB slice of JSON compresses to some 40 KB, so one pass takes it whole. */
+const DEFLATE_CHUNK = 256 * 1024;
+
+function takeDeflater(): Promise<DeflateRaw> {
+  const free = idle.pop();
+  if (free !== undefined) return Promise.resolve(free);
+  if (made < MAX_DEFLATERS) {
+    made++;
+    const deflater = createDeflateRaw({ level: 1, flush: constants.Z_SYNC_FLUSH, chunkSize: DEFLATE_CHUNK });
+    // A failure reaches the write's callback; the event would otherwise end the process.
+    deflater.on("error", () => {});
+    return Promise.resolve(deflater);
+  }
+  return new Promise((resolve) => waiting.push(resolve));
+}
+
+function giveBack(deflater: DeflateRaw): void {
+  deflater.reset();
+  const next = waiting.shift();
+  if (next === undefined) idle.push(deflater);
+  else next(deflater);
+}
+
+function deflatePiece(deflater: DeflateRaw, part: Uint8Array): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
-    // One pass of the pool: an output buffer the size of the input (untouched pages cost nothing) is never filled before the input ends.
-    const options = { level: 1, finishFlush: constants.Z_SYNC_FLUSH, chunkSize: Math.max(64 * 1024, part.byteLength + 1024) };
-    deflateRaw(part, options, (error, result) => (error === null ? resolve(result) : reject(error)));
+    const out: Buffer[] = [];
+    const onData = (chunk: Buffer): void => void out.push(chunk);
+    deflater.on("data", onData);
+    // Written with the sync flush (the compressor's default flush): the callback comes once the piece's output has been pushed.
+    deflater.write(part, (error) => {
+      deflater.off("data", onData);
+      if (error !== undefined && error !== null) {
+        // A compressor that failed is not used again; one waiting gets a new one.
+        made--;
+        deflater.destroy();
+        const next = waiting.shift();
+        if (next !== undefined) void takeDeflater().then(next);
+        reject(error);
+        return;
+      }
+      giveBack(deflater);
+      resolve(out.length === 1 ? out[0]! : Buffer.concat(out));
+    });
   });
 }
 
-async function brotliParts(parts: Iterable<Uint8Array>): Promise<Uint8Array[]> {
+async function brotliParts(parts: Iterable<Uint8Array>, release: (part: Uint8Array) => void): Promise<Uint8Array[]> {
   const compressor = createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: 1 }, chunkSize: 256 * 1024 });
   const out: Uint8Array[] = [];
   compressor.on("data", (chunk: Buffer) => out.push(chunk));
@@ -213,7 +288,7 @@ async function brotliParts(parts: Iterable<Uint8Array>): Promise<Uint8Array[]> {
   });
   try {
     for (const part of parts) {
-      compressor.write(part);
+      compressor.write(part, () => release(part));
       // A turn of the event loop: the pool's finished work is taken in and the part written starts while the next is made.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }

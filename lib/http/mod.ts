@@ -50,7 +50,7 @@ export { createNodeListener } from "./node_adapter.ts";
 export type { NodeListenerOptions, ResponseEntry } from "./node_adapter.ts";
 export { parseTrustedProxies, readForwarded } from "./trusted_proxies.ts";
 export { compressBytes, compressParts, negotiateEncoding, withCompression } from "./compression.ts";
-export type { CompressionOptions, ContentCoding } from "./compression.ts";
+export type { CompressionOptions, CompressPartsOptions, ContentCoding } from "./compression.ts";
 export type { Forwarded, ForwardedHeaders, TrustedProxies } from "./trusted_proxies.ts";
 export { createFetchHandler } from "./fetch_adapter.ts";
 export type { FetchHandlerOptions } from "./fetch_adapter.ts";

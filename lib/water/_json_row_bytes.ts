@@ -33,9 +33,11 @@ export interface JsonRowBlock {
 /**
  * Writes rows of one collection with one field selection, comma-separated,
  * between `head` and `tail` when given (a page's opening and closing bytes,
- * so that the page is one block).
+ * so that the page is one block). With `scratch`, the rows are written into
+ * it when they are expected to fit (the block is then a view of it);
+ * otherwise, or once they outgrow it, into a new buffer.
  */
-export type JsonRowBytes = (rows: ArrayLike<number>, head?: Uint8Array, tail?: Uint8Array) => JsonRowBlock;
+export type JsonRowBytes = (rows: ArrayLike<number>, head?: Uint8Array, tail?: Uint8Array, scratch?: Uint8Array) => JsonRowBlock;
 
 /** Options of {@linkcode createJsonRowBytes}: how fields are grouped and how much a table keeps. */
 export interface JsonRowBytesOptions {
@@ -161,9 +163,10 @@ export function createJsonRowBytes(
   const starts = store.locationRowStarts;
   /** Bytes a row took last time, a little over: the next block is sized once, not grown. */
   let rowBytes = 256;
-  return (rows, head = EMPTY, tail = EMPTY) => {
+  return (rows, head = EMPTY, tail = EMPTY, scratch) => {
     const n = rows.length;
-    let buf = new Uint8Array(Math.max(1024, n * rowBytes + head.length + tail.length));
+    const expected = Math.max(1024, n * rowBytes + head.length + tail.length);
+    let buf = scratch !== undefined && scratch.length >= expected ? scratch : new Uint8Array(expected);
     let cap = buf.length;
     const rowStarts = new Uint32Array(n);
     const rowEnds = new Uint32Array(n);
@@ -261,7 +264,7 @@ export function createJsonRowBytes(
     buf.set(tail, at);
     at += tail.length;
     // Trimmed when the guess was far too big: the render cache keeps the block as long as any of its rows.
-    const block = at < cap * 0.8 ? buf.slice(0, at) : buf.subarray(0, at);
+    const block = at < cap * 0.8 && buf !== scratch ? buf.slice(0, at) : buf.subarray(0, at);
     return { block, starts: rowStarts, ends: rowEnds };
   };
 }

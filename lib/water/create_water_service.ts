@@ -35,6 +35,7 @@ import {
 } from "./query_collection.ts";
 import { CompressedPages } from "./compressed_pages.ts";
 import { RankCache } from "./order_rows.ts";
+import { ScratchBuffers } from "./scratch_buffers.ts";
 import { RenderCache, type RenderedRow, renderKey, RowWriterCache } from "./render_cache.ts";
 import type { RowWriter } from "./render_rows.ts";
 import { metadataDocument, serviceDocument } from "./service_document.ts";
@@ -155,6 +156,8 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
         writers: new RowWriterCache(store, cache),
         filters,
         ranks: new RankCache(),
+        // Twice a slice of observations (about 1 MB), for as many slices as the compressors hold at once and a few more.
+        scratch: new ScratchBuffers(2 * 1024 * 1024, 8),
       },
       // A quarter of the render cache's budget: compressed pages are some 2 to 10 % of their size.
       compressed: new CompressedPages(Math.floor((options.renderCacheBytes ?? 64 * 1024 * 1024) / 4), Math.max(64 * 1024, compressAbove)),
@@ -295,6 +298,8 @@ interface Settings {
   readonly writers: RowWriterCache;
   readonly filters: Map<string, BoundFilter>;
   readonly ranks: RankCache;
+  /** Where the slices of pages compressed as they render are written. */
+  readonly scratch: ScratchBuffers;
 }
 
 /** `$orderby` as a next link repeats it. */
@@ -364,7 +369,7 @@ function answerQuery(
     if (first.done !== true) {
       const json = { ...headers, "content-type": JSON_CONTENT_TYPE };
       if (first.value.byteLength < settings.compressAbove) return { status: 200, headers: json, body: [first.value, ...parts] };
-      return compressParts(chain(first.value, parts), coding).then((body) => ({
+      return compressParts(chain(first.value, parts), coding, { release: (part) => settings.scratch.give(part) }).then((body) => ({
         status: 200,
         headers: { ...json, vary: "Accept-Encoding", "content-encoding": coding },
         body,
@@ -383,14 +388,21 @@ function* chain(first: Uint8Array, rest: Iterator<Uint8Array, void, undefined>):
 
 /** Rows of a page rendered together when the page is compressed as it renders (about 1 MB of observations). */
 const SLICE_ROWS = 1000;
+/**
+ * Pages of up to this many rows keep their rendered rows in the render
+ * cache; bigger ones (downloads, each page seen once) only read it, so that
+ * paging through a dataset leaves the rows of small, repeated pages cached.
+ */
+const CACHED_PAGE_ROWS = SLICE_ROWS;
 
 /**
  * A JSON page in parts made on demand, for {@linkcode compressParts}: a page
  * none of whose rows is cached is rendered {@linkcode SLICE_ROWS} rows at a
- * time (each slice's rows cached as views into it), so that compressing one
- * slice overlaps rendering the next; a page with cached rows is put
- * together as {@linkcode renderJsonPage} does. The byte limit and the
- * deadline are checked after each slice.
+ * time into scratch buffers (given back by whoever reads the slices; its rows
+ * not cached, as for any big page), so that compressing one slice overlaps
+ * rendering the next; a page with cached rows is put together as
+ * {@linkcode renderJsonPage} does. The byte limit and the deadline are
+ * checked after each slice.
  */
 function* jsonPageParts(
   rows: readonly number[],
@@ -411,14 +423,18 @@ function* jsonPageParts(
   let total = 0;
   for (let from = 0; from < rows.length; from += SLICE_ROWS) {
     const to = Math.min(rows.length, from + SLICE_ROWS);
-    const slice = rows.slice(from, to);
-    const { block, starts, ends } = writer.jsonBytes(slice, from === 0 ? head : COMMA_BYTES, to === rows.length ? end : EMPTY);
+    const scratch = settings.scratch.take();
+    const { block } = writer.jsonBytes(rows.slice(from, to), from === 0 ? head : COMMA_BYTES, to === rows.length ? end : EMPTY, scratch);
+    // Rows that did not fit were written elsewhere: the scratch buffer goes back at once.
+    if (block.buffer !== scratch.buffer) settings.scratch.give(scratch);
     total += block.length;
-    if (total > settings.maxBytes) throw tooLarge(settings.maxBytes);
-    if (caching) {
-      for (let k = 0; k < slice.length; k++) settings.cache.set(renderKey(selection, slice[k]!), { block, start: starts[k]!, end: ends[k]! });
+    try {
+      if (total > settings.maxBytes) throw tooLarge(settings.maxBytes);
+      deadline.check();
+    } catch (error) {
+      settings.scratch.give(block);
+      throw error;
     }
-    deadline.check();
     yield block;
   }
 }
@@ -507,10 +523,12 @@ function renderJsonPage(
     }
   }
   const end = encoder.encode(tail);
+  // A big page (a download, seen once) reads cached rows but adds none: it would push out the rows small pages come back for.
+  const keeping = caching && rows.length <= CACHED_PAGE_ROWS;
   if (hits === 0) {
     const { block, starts, ends } = writer.jsonBytes(rows, head, end);
     if (block.length > settings.maxBytes) throw tooLarge(settings.maxBytes);
-    if (caching) {
+    if (keeping) {
       for (let k = 0; k < rows.length; k++) settings.cache.set(renderKey(selection, rows[k]!), { block, start: starts[k]!, end: ends[k]! });
     }
     return block;
@@ -518,7 +536,7 @@ function renderJsonPage(
   let missing: number[] = [];
   const flush = (): void => {
     if (missing.length === 0) return;
-    renderRun(missing, rows, views, writer, selection, settings);
+    renderRun(missing, rows, views, writer, selection, keeping ? settings.cache : undefined);
     missing = [];
   };
   for (let i = 0; i < rows.length; i++) {
@@ -572,21 +590,21 @@ function renderJsonPage(
   return [out];
 }
 
-/** Renders rows `rows[indexes[..]]` into one comma-separated block and caches a view per row. */
+/** Renders rows `rows[indexes[..]]` into one comma-separated block, a view per row (kept in the cache, when given). */
 function renderRun(
   indexes: readonly number[],
   rows: readonly number[],
   views: RenderedRow[],
   writer: RowWriter,
   selection: number,
-  settings: Settings,
+  cache: RenderCache | undefined,
 ): void {
   // The run's rows straight into one block of bytes, comma-separated, each row a view into it.
   const { block, starts, ends } = writer.jsonBytes(indexes.map((i) => rows[i]!));
   for (let k = 0; k < indexes.length; k++) {
     const view: RenderedRow = { block, start: starts[k]!, end: ends[k]! };
     views[indexes[k]!] = view;
-    settings.cache.set(renderKey(selection, rows[indexes[k]!]!), view);
+    cache?.set(renderKey(selection, rows[indexes[k]!]!), view);
   }
 }
 

@@ -17,10 +17,11 @@ export interface RowWriter {
    * Writes the rows as comma-separated JSON objects straight into bytes,
    * equal to `json`'s text in UTF-8, between `head` and `tail` when given
    * (so that a page is one block): the fields of a row are copied as a few
-   * precomputed fragments (see _json_row_bytes.ts), numbers written as digits.
+   * precomputed fragments (see _json_row_bytes.ts), numbers written as digits;
+   * into `scratch` (the bytes then a view of it) when they are expected to fit.
    * @returns the bytes, and where each row's object starts (`starts[k]`) and ends (`ends[k]`)
    */
-  jsonBytes(rows: ArrayLike<number>, head?: Uint8Array, tail?: Uint8Array): JsonRowBlock;
+  jsonBytes(rows: ArrayLike<number>, head?: Uint8Array, tail?: Uint8Array, scratch?: Uint8Array): JsonRowBlock;
   /** Writes the rows as CSV records. */
   csv(rows: ArrayLike<number>): string;
   /** The CSV header record. */

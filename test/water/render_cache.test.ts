@@ -3,7 +3,8 @@ import { before, describe, it } from "node:test";
 import { COLLECTIONS, type WaterStore } from "../../lib/water/mod.ts";
 import { ENTRY_OVERHEAD, RenderCache, type RenderedRow, renderKey, RowWriterCache } from "../../lib/water/render_cache.ts";
 import { createPrng } from "../_helpers/prng.ts";
-import { call, demoStore, waterHandler } from "../_helpers/water.ts";
+import { makeRequest } from "../_helpers/http.ts";
+import { call, demoStore, TEST_KEY, waterHandler } from "../_helpers/water.ts";
 
 const bytes = (n: number, fill = 1): RenderedRow => ({ block: new Uint8Array(n).fill(fill), start: 0, end: n });
 
@@ -160,6 +161,22 @@ describe("water service with the render cache", () => {
         assert.equal((await call(cached, target)).text, (await call(uncached, target)).text, target);
       }
     }
+  });
+});
+
+describe("water service render cache and big pages", () => {
+  it("keeps the rows of pages up to 1,000 rows, and only reads it for bigger ones (downloads do not push out hot rows)", async () => {
+    const { store } = await demoStore();
+    const handler = waterHandler(store, { renderCacheBytes: 64 << 20 });
+    const page = (query: string) => handler(makeRequest({ path: "/v1/odata/v4/Observations", query, headers: { "x-api-key": TEST_KEY } }));
+    // A page rendered anew is one block; a page of cached rows is put together from them, in parts.
+    assert.ok((await page("$top=1000")).body instanceof Uint8Array);
+    assert.ok(Array.isArray((await page("$top=1000")).body), "the second time, from the cache");
+    assert.ok((await page("$top=1500&$skiptoken=Id:3000")).body instanceof Uint8Array);
+    assert.ok((await page("$top=1500&$skiptoken=Id:3000")).body instanceof Uint8Array, "a big page's rows were not kept");
+    assert.ok((await page("$top=500&$skiptoken=Id:3000")).body instanceof Uint8Array, "nor are they there for a small page");
+    // A big page over cached rows reads them.
+    assert.ok(Array.isArray((await page("$top=1500")).body));
   });
 });
 
