@@ -84,7 +84,7 @@ export const WATER_SETTINGS = {
     default: 64 * 1024 * 1024,
     min: 0,
     max: 2 ** 40,
-    doc: "bytes of rendered rows kept for reuse; 0 turns the cache off",
+    doc: "bytes of rendered rows (of pages of up to 1,000 rows) kept for reuse; 0 turns the cache off",
   }),
   mapTiles: customSetting<TileServer | undefined>("MAP_TILE_URL", {
     default: undefined,
