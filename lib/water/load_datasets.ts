@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type FileHandle, open, readdir, readFile, stat } from "node:fs/promises";
+import { type FileHandle, open, readdir, readFile, rm, stat } from "node:fs/promises";
 import type { BigIntStats } from "node:fs";
 import { join } from "node:path";
 import { decodeDatasetSnapshot, type DatasetSnapshot, encodeDatasetSnapshot } from "./dataset_snapshot.ts";
@@ -241,6 +241,17 @@ export async function reloadDatasets(
     const { folder, id, doi } = served[index]!;
     return { folder, id, doi };
   });
+  // A removed dataset's snapshot goes with it (the folder may be shared: only the snapshots of this folder's datasets are ours to remove).
+  if (snapshotDir !== "") {
+    for (const { folder } of removed) {
+      const path = snapshotPath(snapshotDir, join(dir, folder, "data.csv"));
+      try {
+        await rm(path, { force: true });
+      } catch (error) {
+        snapshotNotes.push(`Dataset snapshot ${path} of removed ${folder} not deleted: ${messageOf(error)}`);
+      }
+    }
+  }
   return { store: builder.finish({ issuedIds: issued }), report: { datasets, removed, failures, snapshotNotes }, served: next };
 }
 

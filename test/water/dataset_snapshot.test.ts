@@ -270,6 +270,24 @@ describe("dataset snapshots", () => {
     await assertSameAnswers(fresh.store, restart.store);
   });
 
+  it("of a dataset removed are deleted by the reload that removes it, and those of other folders sharing the cache are left", async () => {
+    const dir = fixtureDir();
+    const other = fixtureDir();
+    const cache = folder("cache");
+    const live = await LiveDatasets.open(dir, { snapshotDir: cache });
+    await loadDatasets(other, { snapshotDir: cache });
+    const before = readdirSync(cache).filter((name) => name.endsWith(".snapshot"));
+    assert.equal(before.length, 8, "four datasets of each folder");
+    rmSync(join(dir, "set-2"), { recursive: true });
+    const report = await live.reload();
+    assert.deepEqual(report.removed.map((d) => d.folder), ["set-2"]);
+    const after = readdirSync(cache).filter((name) => name.endsWith(".snapshot"));
+    assert.equal(after.length, 7);
+    assert.deepEqual(before.filter((name) => !after.includes(name)).map((name) => name.replace(/-[0-9a-f]{16}\.snapshot$/, "")), ["set-2"]);
+    const restart = await loadDatasets(other, { snapshotDir: cache });
+    assert.deepEqual(restart.report.datasets.map((d) => d.snapshot), ["read", "read", "read", "read"], "the other folder's snapshots are still read");
+  });
+
   it("report their bytes in a load's progress", async () => {
     const dir = fixtureDir();
     const cache = folder("cache");
