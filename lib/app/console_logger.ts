@@ -79,12 +79,10 @@ export function createConsoleLogger(
 ): Logger {
   const tty = streams.out.isTTY === true && streams.err.isTTY === true;
   const format = config.format === "auto" ? (tty ? "pretty" : "json") : config.format;
-  // The level is the line's own: the formatter writes it first, as `{"level":"error"` or `<time> ERROR`.
-  const severe = format === "json" ? /^\{"level":"(?:warn|error)"/ : /^\S+ (?:WARN|ERROR) /;
   const out = turnWriter(streams.out);
   const err = turnWriter(streams.err);
   return createLogger({
-    write: (line) => (severe.test(line) ? err : out)(line),
+    write: (line, level) => (level === "warn" || level === "error" ? err : out)(line),
     now: Date.now,
     level: config.level,
     format,

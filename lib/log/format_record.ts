@@ -19,12 +19,14 @@ export function formatRecord(record: LogRecord, format: LogFormat, withStack = f
   const time = isoTime(record.time);
   if (format === "json") {
     // Written straight as text (the hot path: an access line a request), in the order an object would keep.
-    let line = `{"level":"${record.level}","time":"${time}","msg":${JSON.stringify(record.msg)}`;
+    let line = `{"level":"${record.level}","time":"${time}","msg":${quote(record.msg)}`;
     const fields = record.fields;
     for (const name in fields) {
       const value = fields[name];
-      if (value === undefined || name === "level" || name === "time" || name === "msg" || (name === "err" && err !== undefined)) continue;
-      line += `,${JSON.stringify(name)}:${secret(name) ? '"[redacted]"' : json(value)}`;
+      if (value === undefined || (name === "err" && err !== undefined)) continue;
+      const key = keyOf(name);
+      if (key === RESERVED) continue;
+      line += key.secret ? key.redacted : key.start + json(value);
     }
     if (err !== undefined) line += `,"err":${JSON.stringify(err)}`;
     return `${line}}`;
@@ -37,35 +39,69 @@ export function formatRecord(record: LogRecord, format: LogFormat, withStack = f
   return line;
 }
 
-/** The last time formatted: lines of one millisecond share it. */
-let lastTime = Number.NaN;
-let lastIso = "";
+/** The second of the last time formatted, its text up to the milliseconds (`2026-11-24T22:30:01.`): lines of one second share it. */
+let lastSecond = Number.NaN;
+let lastPrefix = "";
 
 function isoTime(time: number): string {
-  if (time !== lastTime) {
-    lastTime = time;
-    lastIso = new Date(time).toISOString();
+  // As Date takes it: whole milliseconds, toward zero.
+  const whole = Math.trunc(time);
+  const second = Math.floor(whole / 1000);
+  if (second !== lastSecond) {
+    // toISOString throws on an invalid time, as before; years past 9999 (a longer text) are not kept.
+    const iso = new Date(whole).toISOString();
+    if (iso.length !== 24) return iso;
+    lastSecond = second;
+    lastPrefix = iso.slice(0, 20);
+    return iso;
   }
-  return lastIso;
+  const ms = whole - second * 1000;
+  return `${lastPrefix}${ms < 10 ? "00" : ms < 100 ? "0" : ""}${ms}Z`;
 }
 
-/** Whether a field's name says it may hold a credential, remembered by name (a logger's names are few). */
-const secrets = new Map<string, boolean>();
+/** How a field's name starts its part of a JSON line. */
+interface FieldKey {
+  /** `,"name":`, the value to follow. */
+  readonly start: string;
+  /** Whether the name says it may hold a credential. */
+  readonly secret: boolean;
+  /** `,"name":"[redacted]"`, the whole part for a secret. */
+  readonly redacted: string;
+}
+
+/** Names a line's own parts take: fields of these names are not written. */
+const RESERVED: FieldKey = { start: "", secret: false, redacted: "" };
+
+/** Each field name's key, remembered by name (a logger's names are few). */
+const keys = new Map<string, FieldKey>([["level", RESERVED], ["time", RESERVED], ["msg", RESERVED]]);
+
+function keyOf(name: string): FieldKey {
+  let key = keys.get(name);
+  if (key === undefined) {
+    const start = `,${JSON.stringify(name)}:`;
+    key = { start, secret: SECRET.test(name), redacted: `${start}"[redacted]"` };
+    if (keys.size < 10_000) keys.set(name, key);
+  }
+  return key;
+}
 
 function secret(name: string): boolean {
-  let found = secrets.get(name);
-  if (found === undefined) {
-    found = SECRET.test(name);
-    if (secrets.size < 10_000) secrets.set(name, found);
-  }
-  return found;
+  return keyOf(name).secret;
+}
+
+/** Characters JSON.stringify may write otherwise than as they are: quotes, backslashes, controls, surrogates (it escapes lone ones). */
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string as JSON, as JSON.stringify writes it; most need no escape, and are quoted without its work. */
+function quote(text: string): string {
+  return ESCAPED.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
 /** A value as JSON: what JSON cannot hold (bigints, cycles) as text. */
 function json(value: unknown): string {
   switch (typeof value) {
     case "string":
-      return JSON.stringify(value);
+      return quote(value);
     case "number":
       return Number.isFinite(value) ? String(value) : "null";
     case "boolean":

@@ -44,8 +44,8 @@ export interface Logger {
 
 /** Options of {@linkcode createLogger}. */
 export interface LoggerOptions {
-  /** Writes one formatted line (without its newline), e.g. to stdout. */
-  readonly write: (line: string) => void;
+  /** Writes one formatted line (without its newline), e.g. to stdout; its level comes along, to choose where. */
+  readonly write: (line: string, level: LogLevel) => void;
   /** The clock, in epoch milliseconds. */
   readonly now: () => number;
   /**
@@ -82,10 +82,13 @@ export function createLogger(options: LoggerOptions): Logger {
   const format = options.format ?? "json";
   const { write, now } = options;
   const make = (base: LogFields): Logger => {
+    // The root logger's lines (the access log's among them) take their fields as given, without a copy.
+    const noBase = Object.keys(base).length === 0;
     const emit = (level: LogLevel, msg: string, fields: LogFields | undefined, error?: unknown): void => {
       if (LOG_LEVELS.indexOf(level) < least) return;
-      const record: LogRecord = { level, time: now(), msg, fields: fields === undefined ? base : { ...base, ...fields }, ...(error === undefined ? {} : { error }) };
-      write(formatRecord(record, format, least === 0));
+      const all = fields === undefined ? base : noBase ? fields : { ...base, ...fields };
+      const record: LogRecord = error === undefined ? { level, time: now(), msg, fields: all } : { level, time: now(), msg, fields: all, error };
+      write(formatRecord(record, format, least === 0), level);
     };
     return {
       debug: (msg, fields) => emit("debug", msg, fields),

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createLogger, formatRecord, type LogFormat, type LogLevel } from "../../lib/log/mod.ts";
+import { createPrng } from "../_helpers/prng.ts";
 
 const T = Date.UTC(2026, 10, 24, 22, 30, 1, 123);
 
@@ -65,6 +66,25 @@ describe("createLogger", () => {
     cycle["self"] = cycle;
     log.info("Odd", { level: "x", msg: "y", big: 12n, cycle, gone: undefined });
     assert.deepEqual(JSON.parse(lines[0]!), { level: "info", time: "2026-11-24T22:30:01.123Z", msg: "Odd", big: "12", cycle: "[object Object]" });
+  });
+
+  it("writes JSON lines as JSON.stringify writes the same object, for any text and time", () => {
+    const seed = 20261125;
+    const random = createPrng(seed);
+    const pieces = ['"', "\\", "\n", "\u0000", "\u001f", " ", "\u007f", "\u2028", "\ud800", "\udc00", "\ud83d\ude00", "é", "a", "</"];
+    const text = () => Array.from({ length: random.int(6) }, () => random.next() < 0.5 ? random.pick(pieces) : String.fromCharCode(random.int(0x10000))).join("");
+    // Whole and fractional milliseconds, before and after 1970, near a second's end, and years 0 and 9999's edges.
+    const times = [0, -1, -0.5, 999.9, 1000, -62167219200000, -62167219200001, 253402300799999, 253402300800000];
+    for (let i = 0; i < 2000; i++) {
+      const base = Math.floor((random.next() - 0.3) * 4e12);
+      times.push(base, base + 1, base + 0.25, base - base % 1000 + 999, -base);
+    }
+    for (const time of times) {
+      const msg = text();
+      const fields = { [`f${text()}`]: text(), route: text(), status: random.int(600), share: random.next() };
+      const line = formatRecord({ level: "info", time, msg, fields }, "json");
+      assert.equal(line, JSON.stringify({ level: "info", time: new Date(time).toISOString(), msg, ...fields }), `seed ${seed}, time ${time}`);
+    }
   });
 
   it("writes readable lines for a terminal", () => {
