@@ -17,22 +17,60 @@ const FLUSH_ABOVE = 1 << 20;
 const waiting = new Set<() => void>();
 let exitHooked = false;
 
+/** Options of {@linkcode createConsoleLogger}. */
+export interface ConsoleLoggerOptions {
+  /**
+   * The least time between two writes to a stream while lines keep coming,
+   * milliseconds: lines that come sooner wait for its end and go together.
+   * A line after a quiet spell is written at the end of its turn; 0 writes at
+   * the end of every turn.
+   * @default {10}
+   */
+  readonly writeIntervalMs?: number;
+  /**
+   * Runs a task once after `ms`; returns a cancel function.
+   * @default real timers that do not keep the process alive
+   */
+  readonly setTimer?: (task: () => void, ms: number) => () => void;
+}
+
+function realTimer(task: () => void, ms: number): () => void {
+  const timer = setTimeout(task, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+}
+
 /**
- * Lines to a stream, written together at the end of the event loop's turn:
- * one write for a burst of access lines instead of one each (a write to a
- * pipe costs more than formatting the line). What waits when the process
- * exits is written synchronously then.
+ * Lines to a stream, written together at the end of the event loop's turn,
+ * and while they keep coming, at most one write each `intervalMs`: one write
+ * for a burst of access lines instead of one a request or two (a write to a
+ * pipe, and waking its reader, costs more than formatting several lines).
+ * What waits when the process exits is written synchronously then.
  */
-function turnWriter(stream: LogStream): (line: string) => void {
+function turnWriter(stream: LogStream, intervalMs: number, setTimer: (task: () => void, ms: number) => () => void): (line: string) => void {
   let pending = "";
-  let scheduled = false;
-  const flush = (): void => {
-    scheduled = false;
-    waiting.delete(flushAtExit);
+  /** A write waits for the end of this turn. */
+  let atTurnEnd = false;
+  /** The last write was less than `intervalMs` ago: lines wait for its end. */
+  let resting = false;
+  const write = (): void => {
     if (pending === "") return;
     const text = pending;
     pending = "";
+    waiting.delete(flushAtExit);
     stream.write(text);
+    if (intervalMs > 0 && !resting) {
+      resting = true;
+      setTimer(rested, intervalMs);
+    }
+  };
+  const turnEnded = (): void => {
+    atTurnEnd = false;
+    if (!resting) write();
+  };
+  const rested = (): void => {
+    resting = false;
+    write();
   };
   const flushAtExit = (): void => {
     if (pending === "") return;
@@ -54,12 +92,12 @@ function turnWriter(stream: LogStream): (line: string) => void {
     });
   }
   return (line) => {
+    if (pending === "") waiting.add(flushAtExit);
     pending += `${line}\n`;
-    if (pending.length > FLUSH_ABOVE) return flush();
-    if (scheduled) return;
-    scheduled = true;
-    waiting.add(flushAtExit);
-    setImmediate(flush);
+    if (pending.length > FLUSH_ABOVE) return write();
+    if (atTurnEnd || resting) return;
+    atTurnEnd = true;
+    setImmediate(turnEnded);
   };
 }
 
@@ -68,19 +106,26 @@ function turnWriter(stream: LogStream): (line: string) => void {
  * errors on standard error (what a terminal or a container keeps apart),
  * readable on a terminal and JSON otherwise (`LOG_FORMAT=auto`), from
  * `LOG_LEVEL` on. The lines of one turn of the event loop are written
- * together, at its end (or at exit).
+ * together, at its end (or at exit); while lines keep coming (an access line
+ * a request), at most one write each `writeIntervalMs`.
  * @param config `LOG_LEVEL` and `LOG_FORMAT`, as read
  * @param streams where lines go
+ * @param options the least time between writes, and the timers
  * @returns the logger
+ * @throws {RangeError} for a negative `writeIntervalMs`
  */
 export function createConsoleLogger(
   config: Pick<LogConfig, "level" | "format">,
   streams: { readonly out: LogStream; readonly err: LogStream } = { out: process.stdout, err: process.stderr },
+  options: ConsoleLoggerOptions = {},
 ): Logger {
   const tty = streams.out.isTTY === true && streams.err.isTTY === true;
   const format = config.format === "auto" ? (tty ? "pretty" : "json") : config.format;
-  const out = turnWriter(streams.out);
-  const err = turnWriter(streams.err);
+  const intervalMs = options.writeIntervalMs ?? 10;
+  if (!(intervalMs >= 0)) throw new RangeError(`Cannot create a console logger: writeIntervalMs must be 0 or more, not ${intervalMs}`);
+  const setTimer = options.setTimer ?? realTimer;
+  const out = turnWriter(streams.out, intervalMs, setTimer);
+  const err = turnWriter(streams.err, intervalMs, setTimer);
   return createLogger({
     write: (line, level) => (level === "warn" || level === "error" ? err : out)(line),
     now: Date.now,
