@@ -92,7 +92,9 @@ const results: BenchResult[] = [];
   const sizes = { identity: 0, gzip: 0, br: 0 };
   let pageBytes = 0;
   let next = 0;
-  for (let round = -2; round < ROUNDS; round++) {
+  // More rounds than the others: a page never asked before costs what fresh memory costs, which varies from page to page.
+  const rounds = Math.max(ROUNDS, 25);
+  for (let round = -2; round < rounds; round++) {
     for (const coding of codings) {
       const target = `${BASE}/Observations?$top=10000&$skiptoken=Id:${(next++ % 99) * 10_000 + 1}`;
       const started = performance.now();
@@ -106,8 +108,8 @@ const results: BenchResult[] = [];
     }
   }
   const plainMs = median(times.identity);
-  const line = codings.map((coding) => `${coding} ${median(times[coding]).toFixed(1)} ms (${(pageBytes / ROUNDS / median(times[coding]) / 1000).toFixed(0)} MB/s of page, ${(sizes[coding] / ROUNDS / 1e6).toFixed(2)} MB sent)`);
-  console.log(`cold 10,000-row pages, each asked once (medians of ${ROUNDS}): ${line.join("; ")}`);
+  const line = codings.map((coding) => `${coding} ${median(times[coding]).toFixed(1)} ms (${(pageBytes / rounds / median(times[coding]) / 1000).toFixed(0)} MB/s of page, ${(sizes[coding] / rounds / 1e6).toFixed(2)} MB sent)`);
+  console.log(`cold 10,000-row pages, each asked once (medians of ${rounds}): ${line.join("; ")}`);
   for (const coding of ["gzip", "br"] as const) {
     const ratio = plainMs / median(times[coding]);
     results.push({ name: `cold page ${coding}`, measure: `page bytes/s with ${coding} / uncompressed`, ratio, target: ">= 0.5", pass: ratio >= 0.5 });
