@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { brotliDecompressSync } from "node:zlib";
 import { type App, createApp, readConfig } from "../../lib/app/mod.ts";
 import { readTlsFiles } from "../../lib/app/node_server.ts";
 
@@ -86,6 +87,29 @@ describe("HTTPS and HTTP/2 (TLS_CERT_FILE, TLS_KEY_FILE)", { skip }, () => {
     assert.equal(h2.version, "2");
     assert.ok(h2.body.split("\n").length > 1000);
     assert.equal(h2.body, h1.body);
+  });
+
+  it("sends a big page (5,000 rows, compressed as it renders) gzip and br over HTTP/2 and HTTP/1.1, each equal once decoded (gzip by the gzip program) to the page sent plain", async () => {
+    const target = `${url}/v1/odata/v4/Observations?$top=5000&$skiptoken=Id:1000`;
+    const raw = async (protocol: string, coding: string) => {
+      const { stdout } = await run("curl", [protocol, "-s", "--cacert", CERT, "-H", KEY_HEADER, "-H", `Accept-Encoding: ${coding}`, "-D", "-", target], { encoding: "buffer", maxBuffer: 64 * 1024 * 1024 });
+      const end = stdout.indexOf("\r\n\r\n");
+      return { head: stdout.subarray(0, end).toString().toLowerCase(), body: stdout.subarray(end + 4) };
+    };
+    const plain = await raw("--http1.1", "identity");
+    assert.ok(plain.body.length > 1_000_000, `${plain.body.length} bytes`);
+    assert.deepEqual((JSON.parse(plain.body.toString()) as { value: unknown[] }).value.length, 5000);
+    for (const protocol of ["--http2", "--http1.1"]) {
+      const gzip = await raw(protocol, "gzip");
+      assert.match(gzip.head, /content-encoding: gzip/);
+      assert.ok(gzip.body.length < plain.body.length / 10);
+      const decoded = spawnSync("gzip", ["-dc"], { input: gzip.body, maxBuffer: 64 * 1024 * 1024 });
+      assert.equal(decoded.status, 0, decoded.stderr.toString());
+      assert.ok(decoded.stdout.equals(plain.body), `${protocol} gzip`);
+      const br = await raw(protocol, "br");
+      assert.match(br.head, /content-encoding: br/);
+      assert.ok(brotliDecompressSync(br.body).equals(plain.body), `${protocol} br`);
+    }
   });
 });
 
