@@ -9,10 +9,10 @@
 // sway. Each server in its own process, all pinned to one core; the client is
 // bench/_load.ts (a lean closed loop, 10 connections) in its own process
 // pinned to the other (taskset, where there is one). The servers take turns
-// in rounds, each round in another order; ratios are of the medians of the
-// rounds, all in the same run. A turn during which other processes took 10%
+// of 2 s in 8 rounds, each round in another order (each server twice in each
+// place); ratios are of the medians of the rounds, all in the same run. A turn during which other processes took 10%
 // or more of either core (a test suite run meanwhile) is run again, up to twice.
-// Needs: no disk (the demo data), about 1.5 minutes (up to 4 while other processes keep the CPUs busy).
+// Needs: no disk (the demo data), about 2 minutes (up to 5 while other processes keep the CPUs busy).
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus as cpuTimes, tmpdir } from "node:os";
@@ -20,8 +20,8 @@ import { join } from "node:path";
 import { report } from "./_data.ts";
 import { median, pinToClientCpu, runPinnedLoad, startPinnedServer } from "./_processes.ts";
 
-const SECONDS = Number(process.env["BENCH_HTTP_SECONDS"] ?? 3);
-const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 5);
+const SECONDS = Number(process.env["BENCH_HTTP_SECONDS"] ?? 2);
+const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 8);
 const CONNECTIONS = 10;
 /** A turn during which other processes took this share of the servers' CPU or the client's, or more, is run again. */
 const CROWDED = 0.1;
