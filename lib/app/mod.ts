@@ -13,7 +13,7 @@ export type { Config, ServiceName } from "./read_config.ts";
 export { formatDescription } from "./format_description.ts";
 export { DATABASE_SCHEMAS } from "./open_sync_stores.ts";
 export { createConsoleLogger, loggerOver } from "./console_logger.ts";
-export type { LogStream } from "./console_logger.ts";
+export type { ConsoleLoggerOptions, LogStream } from "./console_logger.ts";
 export { createReadinessCheck } from "./create_readiness_check.ts";
 export type { ReadinessCheckOptions, ReadinessProblem, ReadinessReport, ReadinessSource } from "./create_readiness_check.ts";
 export { createHealthHandler } from "./create_health_handler.ts";
