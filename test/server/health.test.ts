@@ -174,9 +174,12 @@ describe("server.ts readiness on Kafka", { skip: kafkaSkip }, () => {
     for (const id of [1, 2, 3]) await kafka.up(id);
     await pollReady(url, (answer) => answer.status === 200, 30_000);
     const lines = await linesUntil(started, from, (lines) => lines.some((line) => /answering again/.test(line)));
-    assert.equal(lines.filter((line) => line.startsWith(`Relay queue: Kafka at ${brokers}: unreachable`)).length, 1, lines.join("\n"));
-    assert.equal(lines.filter((line) => line.startsWith(`Relay queue: Kafka at ${brokers}: answering again after`)).length, 1, lines.join("\n"));
-    assert.ok(lines.length <= 3, `${lines.length} lines:\n${lines.join("\n")}`);
+    const lost = lines.filter((line) => line.startsWith(`Relay queue: Kafka at ${brokers}: unreachable`)).length;
+    const back = lines.filter((line) => line.startsWith(`Relay queue: Kafka at ${brokers}: answering again after`)).length;
+    // One line down and one back; the brokers can flap once as they return (seen once in CI: a second short
+    // outage, its pair of lines), which stays a handful. Its line down may still be in the pipe of standard error.
+    assert.ok(lost >= 1 && back >= 1 && back <= lost + 1, lines.join("\n"));
+    assert.ok(lines.length <= 5, `${lines.length} lines:\n${lines.join("\n")}`);
     started.child.kill("SIGTERM");
   });
 });
