@@ -413,9 +413,9 @@ function* jsonPageParts(
   tail: string,
   deadline: Deadline,
 ): Generator<Uint8Array, void, undefined> {
-  const caching = settings.cache.maxBytes > 0;
-  if (caching && rows.some((row) => settings.cache.get(renderKey(selection, row)) !== undefined)) {
-    const body = renderJsonPage(rows, writer, selection, settings, head, tail, deadline);
+  const found = cachedRows(rows, selection, settings, deadline);
+  if (found.hits > 0) {
+    const body = renderJsonPage(rows, writer, selection, settings, head, tail, deadline, found);
     yield* body instanceof Uint8Array ? [body] : body;
     return;
   }
@@ -508,20 +508,10 @@ function renderJsonPage(
   head: Uint8Array,
   tail: string,
   deadline: Deadline,
+  found: CachedRows = cachedRows(rows, selection, settings, deadline),
 ): Uint8Array | Uint8Array[] {
   const caching = settings.cache.maxBytes > 0;
-  const views: RenderedRow[] = new Array(rows.length);
-  let hits = 0;
-  if (caching) {
-    for (let i = 0; i < rows.length; i++) {
-      const cached = settings.cache.get(renderKey(selection, rows[i]!));
-      if (cached !== undefined) {
-        views[i] = cached;
-        hits++;
-      }
-      if ((i & 1023) === 1023) deadline.check();
-    }
-  }
+  const { views, hits } = found;
   const end = encoder.encode(tail);
   // A big page (a download, seen once) reads cached rows but adds none: it would push out the rows small pages come back for.
   const keeping = caching && rows.length <= CACHED_PAGE_ROWS;
@@ -588,6 +578,29 @@ function renderJsonPage(
   }
   out.set(end, at);
   return [out];
+}
+
+/** The rows of a page found in the render cache: a view for each (undefined where missing), and how many. */
+interface CachedRows {
+  readonly views: RenderedRow[];
+  readonly hits: number;
+}
+
+/** Looks a page's rows up in the render cache (none when it is off), checking the deadline as it goes. */
+function cachedRows(rows: readonly number[], selection: number, settings: Settings, deadline: Deadline): CachedRows {
+  const views: RenderedRow[] = new Array(rows.length);
+  let hits = 0;
+  if (settings.cache.maxBytes > 0) {
+    for (let i = 0; i < rows.length; i++) {
+      const cached = settings.cache.get(renderKey(selection, rows[i]!));
+      if (cached !== undefined) {
+        views[i] = cached;
+        hits++;
+      }
+      if ((i & 1023) === 1023) deadline.check();
+    }
+  }
+  return { views, hits };
 }
 
 /** Renders rows `rows[indexes[..]]` into one comma-separated block, a view per row (kept in the cache, when given). */
