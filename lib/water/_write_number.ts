@@ -73,13 +73,19 @@ function intDigits(n: number): number {
  */
 export function writeInt(buf: Uint8Array, at: number, n: number): number {
   const end = at + intDigits(n);
+  digitsBefore(buf, end, n);
+  return end;
+}
+
+/** Writes the digits of a whole `0 <= n < 2^31` so that they end at `end`; returns where they start. */
+function digitsBefore(buf: Uint8Array, end: number, n: number): number {
   let pos = end;
   do {
     const q = (n / 10) | 0;
     buf[--pos] = 0x30 + n - q * 10;
     n = q;
   } while (n !== 0);
-  return end;
+  return pos;
 }
 
 /** Writes a whole `2^31 <= m < 2^52` as digits. */
@@ -125,10 +131,6 @@ function writeDecimal(buf: Uint8Array, at: number, m: number, k: number): number
     n = q;
   }
   buf[--pos] = 0x2e;
-  do {
-    const q = (n / 10) | 0;
-    buf[--pos] = 0x30 + n - q * 10;
-    n = q;
-  } while (n !== 0);
+  digitsBefore(buf, pos, n);
   return end;
 }
