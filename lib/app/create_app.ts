@@ -1,6 +1,7 @@
 import { type AuthStore, requireUser, startAuthService } from "../auth/mod.ts";
 import { pooledRandom } from "../crypto/mod.ts";
 import {
+  answeredBy,
   createNodeListener,
   withCompression,
   type Handler,
@@ -10,6 +11,7 @@ import {
   keepRoutes,
   type Mount,
   mountHandlers,
+  noteAnsweredBy,
   type ResponseEntry,
   type Router,
   type RunningService,
@@ -183,8 +185,6 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   const log: Logger = overrides.log === undefined
     ? createConsoleLogger(config.log)
     : "child" in overrides.log ? overrides.log : loggerOver(overrides.log);
-  /** Which service answered a request, for the access log's route (kept only while the access log is on). */
-  const answeredBy = new WeakMap<HttpRequest, { readonly service: string; readonly route: (request: HttpRequest) => string | undefined }>();
   const accessLog = config.log.accessLog === "on" && log.enabled("info");
   const metrics = new MetricsRegistry();
   registerProcessMetrics(metrics);
@@ -226,9 +226,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     ],
   });
   const hostMounts: readonly Mount[] = [
-    { prefix: "/metrics", handler: named(scrape, "host", scrape.routeOf) },
-    { prefix: "/health", handler: named(health, "host", health.routeOf) },
-    { prefix: "/openapi.json", handler: named(openapi, "host", openapi.routeOf) },
+    { prefix: "/metrics", handler: named(scrape) },
+    { prefix: "/health", handler: named(health) },
+    { prefix: "/openapi.json", handler: named(openapi) },
   ];
   const unavailable: Handler = () => {
     const why = state === "new" || state === "starting" ? "is starting" : "is shutting down";
@@ -240,20 +240,19 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     if (--inFlight === 0) settled?.();
   };
 
-  /** A handler that notes, for the access log, which service answers a request and how to name its route. */
-  function named(handler: Handler, service: string, route: (request: HttpRequest) => string | undefined): Handler {
+  /** A host route's handler that notes, for the access log, that the host answered and by which route (a service's handler notes as it is measured). */
+  function named(handler: Router): Handler {
     if (!accessLog) return handler;
-    const by = { service, route };
     return (request) => {
-      answeredBy.set(request, by);
+      noteAnsweredBy(request, { service: "host", route: handler.routeOf(request) ?? "other" });
       return handler(request);
     };
   }
 
   /** The access log's line for a response: never the query, headers or body. */
   function logResponse(entry: ResponseEntry): void {
-    const by = entry.request === undefined ? undefined : answeredBy.get(entry.request);
-    const route = (by === undefined || entry.request === undefined ? undefined : by.route(entry.request)) ?? "other";
+    const by = entry.request === undefined ? undefined : answeredBy(entry.request);
+    const route = by?.route ?? "other";
     log.info(`${entry.method} ${route} ${entry.status}`, {
       event: "request",
       method: entry.method,
@@ -264,7 +263,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       requestId: entry.requestId,
       service: by?.service,
       client: entry.request?.remoteAddress,
-      ...(entry.aborted ? { aborted: true } : {}),
+      aborted: entry.aborted ? true : undefined,
     });
   }
 
@@ -348,8 +347,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     for (const start of overrides.services ?? []) running.push(await start(context));
     const mounts: Mount[] = [];
     for (const service of running) {
-      const measured = withMetrics(service.handler, { metrics: httpMetrics, service: service.name, route: service.handler.routeOf, now: monotonic });
-      const handler = named(measured, service.name, service.handler.routeOf);
+      // Measuring notes the service and route on the request too, which the access log reads.
+      const handler = withMetrics(service.handler, { metrics: httpMetrics, service: service.name, route: service.handler.routeOf, now: monotonic });
       for (const prefix of service.prefixes) mounts.push({ prefix, handler });
     }
     for (const service of running) readinessSources.push({ service: service.name, probes: service.readiness ?? [] });

@@ -1,5 +1,6 @@
 import type { IncomingMessage as Http1Request, ServerResponse as Http1Response } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { ANSWERED_BY, type AnsweredBy } from "./answered_by.ts";
 import { HttpError } from "./errors.ts";
 import { errorResponse, statusOf } from "./error_response.ts";
 import { type ForwardedHeaders, readForwarded, type TrustedProxies } from "./trusted_proxies.ts";
@@ -165,6 +166,8 @@ class NodeRequest implements HttpRequest {
   readonly remoteAddress: string;
   readonly origin: string;
   readonly body: BodyReader;
+  /** Which service and route answered, noted while answering (`noteAnsweredBy`). */
+  [ANSWERED_BY]: AnsweredBy | undefined;
   readonly #res: NodeResponse;
   #signal: AbortSignal | undefined;
 
@@ -181,6 +184,7 @@ class NodeRequest implements HttpRequest {
     this.remoteAddress = forwarded?.client ?? peer;
     this.origin = options.publicOrigin ?? originOf(req, forwarded?.host ?? headers["host"], forwarded?.proto);
     this.body = new NodeBodyReader(req, headers["content-length"]);
+    this[ANSWERED_BY] = undefined;
     this.#res = res;
     this.#signal = undefined;
   }

@@ -1,4 +1,4 @@
-import { type Handler, type HttpRequest, type HttpResponse, statusOf } from "../http/mod.ts";
+import { type AnsweredBy, type Handler, type HttpRequest, type HttpResponse, noteAnsweredBy, statusOf } from "../http/mod.ts";
 import type { CounterChild } from "./counter.ts";
 import type { HttpMetrics } from "./create_http_metrics.ts";
 import type { HistogramChild } from "./histogram.ts";
@@ -31,7 +31,9 @@ const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", 
  * `tributary_http_requests_total{service,route,method,status}` and
  * `tributary_http_request_duration_seconds{service,route}`. A thrown error
  * counts with the status {@linkcode statusOf} gives it and is rethrown. A
- * streamed body is counted when the response starts, not when it ends.
+ * streamed body is counted when the response starts, not when it ends. The
+ * service and route are also noted on the request ({@linkcode noteAnsweredBy}),
+ * for an access log to name the request by without looking its route up again.
  * @param handler the handler to measure
  * @param options the metrics, service name, route namer and clock
  * @returns the measured handler
@@ -51,12 +53,14 @@ export function withMetrics(handler: Handler, options: WithMetricsOptions): Hand
   // The series of each route, method and status, found once: a label lookup
   // per request cost more than the rest of the recording. Bounded as the
   // labels are: routes, methods and statuses are small fixed sets.
-  const series = new Map<string, Map<string, Map<number, { count: CounterChild; duration: HistogramChild }>>>();
+  const series = new Map<string, { by: AnsweredBy; byMethod: Map<string, Map<number, { count: CounterChild; duration: HistogramChild }>> }>();
   const record = (request: HttpRequest, route: string, status: number, started: number): void => {
     const seconds = (now() - started) / 1000;
     const method = KNOWN_METHODS.has(request.method) ? request.method : "OTHER";
-    let byMethod = series.get(route);
-    if (byMethod === undefined) series.set(route, (byMethod = new Map()));
+    let ofRoute = series.get(route);
+    if (ofRoute === undefined) series.set(route, (ofRoute = { by: { service, route }, byMethod: new Map() }));
+    noteAnsweredBy(request, ofRoute.by);
+    const byMethod = ofRoute.byMethod;
     let byStatus = byMethod.get(method);
     if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
     let found = byStatus.get(status);

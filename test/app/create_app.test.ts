@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { type App, type AppOverrides, createApp, readConfig } from "../../lib/app/mod.ts";
 import { createRouter, jsonResponse, type ServiceLog } from "../../lib/http/mod.ts";
+import { createLogger } from "../../lib/log/mod.ts";
 import type { DeliveryRequest, DeliveryResult } from "../../lib/relay/mod.ts";
 import { freePort } from "../_helpers/redis.ts";
 import { makeRequest, requestFrom } from "../_helpers/http.ts";
@@ -133,6 +134,36 @@ describe("createApp()", () => {
     } finally {
       await app.close();
     }
+  });
+
+  it("names each request in its access line by the service and route pattern that answered: a service's, the host's, or none", async () => {
+    const lines: string[] = [];
+    const app = build({ SERVICES: "sync,relay", TENANTS_FILE: tenantsFile() }, { log: createLogger({ write: (line) => lines.push(line), now: () => 0 }) });
+    await app.start();
+    try {
+      const { url } = await app.listen({ port: 0, host: "127.0.0.1" });
+      const statuses: number[] = [];
+      for (const [path, headers] of [
+        ["/api/v2/sync/user/since/not-a-uuid", {}],
+        ["/webhook/messages/msg_1", { authorization: "Bearer acme-key" }],
+        ["/health/live", {}],
+        ["/nowhere", {}],
+      ] as const) {
+        const response = await fetch(`${url}${path}`, { headers });
+        await response.arrayBuffer();
+        statuses.push(response.status);
+      }
+      assert.deepEqual(statuses, [401, 404, 200, 404]);
+    } finally {
+      await app.close();
+    }
+    const access = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((record) => record["event"] === "request");
+    assert.deepEqual(access.map((record) => [record["service"], record["route"], record["status"], "aborted" in record]), [
+      ["sync", "/api/v2/sync/user/since/:revision", 401, false],
+      ["relay", "/webhook/messages/:id", 404, false],
+      ["host", "/health/live", 200, false],
+      [undefined, "other", 404, false],
+    ]);
   });
 
   it("puts a route added to a service in /metrics with its pattern, with no other file edited", async () => {

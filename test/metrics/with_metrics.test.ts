@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createRouter, type Handler, HttpError, type HttpRequest, keepRoutes } from "../../lib/http/mod.ts";
+import { answeredBy, createRouter, type Handler, HttpError, type HttpRequest, keepRoutes } from "../../lib/http/mod.ts";
 import {
   createHttpMetrics,
   type HttpMetrics,
@@ -99,6 +99,26 @@ describe("withMetrics()", () => {
     });
     for (const path of ["/a/1", "/a/2", "/b", "/known"]) await handler(makeRequest({ path }));
     assert.deepEqual(counts(metrics), { "relay other GET 404": 3, "relay /known GET 404": 1 });
+  });
+
+  it("notes the service and route on each request it answers or that throws, one shared note a route", async () => {
+    const { metrics, clock } = setup();
+    const handler = withMetrics((request) => {
+      if (request.method === "DELETE") throw new HttpError("ERR_HTTP_FORBIDDEN", "Cannot delete: forbidden");
+      return { status: 200 };
+    }, { metrics, service: "relay", route: byPath, now: () => clock.t });
+    const first = makeRequest({ path: "/known" });
+    const second = makeRequest({ path: "/known" });
+    const thrown = makeRequest({ method: "DELETE", path: "/known" });
+    const unknown = makeRequest({ path: "/a/1" });
+    await handler(first);
+    await handler(second);
+    await assert.rejects(callHandler(handler, thrown));
+    await handler(unknown);
+    assert.deepEqual(answeredBy(first), { service: "relay", route: "/known" });
+    assert.equal(answeredBy(second), answeredBy(first));
+    assert.equal(answeredBy(thrown), answeredBy(first));
+    assert.deepEqual(answeredBy(unknown), { service: "relay", route: "other" });
   });
 
   it("counts methods outside the standard set as OTHER", async () => {
