@@ -5,7 +5,9 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import type { Socket } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
+import { createInterface } from "node:readline";
 import { join } from "node:path";
 import { freePort } from "../test/_helpers/redis.ts";
 import { ROOT } from "./_data.ts";
@@ -16,19 +18,55 @@ const PINNED = existsSync("/usr/bin/taskset") && availableParallelism() >= 2;
 const SERVER_PIN = PINNED ? ["taskset", "-c", String(availableParallelism() - 1)] : [];
 const CLIENT_PIN = PINNED ? ["taskset", "-c", "0"] : [];
 
+/** The load generator's process, started on first use and kept for the next runs. */
+let loader: { child: ChildProcess; results: AsyncIterator<string> } | undefined;
+/** Runs wait for the one before (the loader runs one at a time). */
+let queue: Promise<unknown> = Promise.resolve();
+
 /**
- * Runs bench/_load.ts in its own pinned process.
+ * Runs bench/_load.ts in its own pinned process, one kept from run to run
+ * (so that the client is warm), one run at a time.
  * @param options the request and the load
  * @returns what the run measured
  */
-export async function runPinnedLoad(options: LoadOptions): Promise<LoadResult> {
-  const [command, ...rest] = [...CLIENT_PIN, process.execPath, "--import", "tsx", "bench/_load_child.ts", JSON.stringify(options)];
-  const child = spawn(command!, rest, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
-  let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const [code] = (await once(child, "exit")) as [number | null];
-  if (code !== 0) throw new Error(`load generator exited with ${code}: ${output}`);
-  return JSON.parse(output) as LoadResult;
+export function runPinnedLoad(options: LoadOptions): Promise<LoadResult> {
+  const run = queue.then(() => loadOnce(options));
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+/**
+ * The load generator's process id, once a run has started it.
+ * @returns its pid, or undefined before the first run
+ */
+export function loadGeneratorPid(): number | undefined {
+  return loader?.child.pid;
+}
+
+async function loadOnce(options: LoadOptions): Promise<LoadResult> {
+  if (loader === undefined) {
+    const [command, ...rest] = [...CLIENT_PIN, process.execPath, "--import", "tsx", "bench/_load_child.ts"];
+    const child = spawn(command!, rest, { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] });
+    loader = { child, results: createInterface({ input: child.stdout! })[Symbol.asyncIterator]() };
+  }
+  const { child, results } = loader;
+  // Between runs the loader does not keep this process alive: its standard input ends with this process, and it with it.
+  for (const stream of [child.stdin, child.stdout] as const) (stream as Socket).ref();
+  child.ref();
+  try {
+    child.stdin!.write(`${JSON.stringify(options)}\n`);
+    const next = await results.next();
+    if (next.done === true) {
+      loader = undefined;
+      throw new Error(`the load generator exited (${child.exitCode ?? child.signalCode})`);
+    }
+    const result = JSON.parse(next.value) as LoadResult | { error: string };
+    if ("error" in result) throw new Error(`load generator: ${result.error}`);
+    return result;
+  } finally {
+    for (const stream of [child.stdin, child.stdout] as const) (stream as Socket | null)?.unref();
+    child.unref();
+  }
 }
 
 /**
@@ -36,9 +74,9 @@ export async function runPinnedLoad(options: LoadOptions): Promise<LoadResult> {
  * @param args Node's arguments
  * @param env variables added to this process's environment
  * @param cpu the servers' CPU (the default), or the load generator's, for a process that serves the servers
- * @returns the process and the URL it listens on
+ * @returns the process, the URL it listens on and its output up to its listening line
  */
-export async function startPinnedServer(args: readonly string[], env: Record<string, string> = {}, cpu: "server" | "client" = "server"): Promise<{ child: ChildProcess; url: string }> {
+export async function startPinnedServer(args: readonly string[], env: Record<string, string> = {}, cpu: "server" | "client" = "server"): Promise<{ child: ChildProcess; url: string; output: string }> {
   const [command, ...rest] = [...(cpu === "server" ? SERVER_PIN : CLIENT_PIN), process.execPath, ...args];
   const child = spawn(command!, rest, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
   let output = "";
@@ -49,7 +87,7 @@ export async function startPinnedServer(args: readonly string[], env: Record<str
       // From here on its lines (the access log) are drained, not kept: a run would otherwise hold every line in memory.
       child.stdout!.removeAllListeners("data");
       child.stdout!.resume();
-      return { child, url };
+      return { child, url, output };
     }
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited: ${output}`);
     // Whichever comes first: more output, or the end of a server that failed to start.
