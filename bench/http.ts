@@ -4,8 +4,8 @@
 // server with ACCESS_LOG=on (the default, a JSON line a request on its
 // standard output, a pipe this process drains as a log collector would) /
 // with ACCESS_LOG=off: target at least 0.9x. The two are twins in one process
-// (bench/_twin_server.ts), run in adjacent turns, and the figure is the
-// median of each round's ratio: two processes of the same server drift apart
+// (bench/_twin_server.ts), run in alternating slices of a quarter turn, and the
+// figure is the median of each round's ratio: two processes of the same server drift apart
 // by 20% or more here, which would swamp a cost of a few percent. Informational:
 // the render cache off (RENDER_CACHE_BYTES=0) / bare, and the servers' CPU
 // time per request (from /proc), bare / ours and quiet / ours, which the
@@ -24,6 +24,7 @@ import { cpus as cpuTimes, tmpdir } from "node:os";
 import { join } from "node:path";
 import { report } from "./_data.ts";
 import { loadGeneratorPid, median, pinToClientCpu, runPinnedLoad, startPinnedServer } from "./_processes.ts";
+import { listeningRecord } from "../test/_helpers/listening.ts";
 
 const SECONDS = Number(process.env["BENCH_HTTP_SECONDS"] ?? 2);
 const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 8);
@@ -59,12 +60,9 @@ interface Turn {
 
 /** The twins' second URL, the server with its access log off, from their listening line. */
 function quietUrlOf(output: string): string {
-  for (const line of output.split("\n")) {
-    if (!line.startsWith("{")) continue;
-    const parsed = JSON.parse(line) as { event?: unknown; quietUrl?: unknown };
-    if (parsed.event === "listening" && typeof parsed.quietUrl === "string") return parsed.quietUrl;
-  }
-  throw new Error(`the twin servers printed no quietUrl: ${output.slice(0, 500)}`);
+  const quietUrl = listeningRecord(output)?.["quietUrl"];
+  if (typeof quietUrl !== "string") throw new Error(`the twin servers printed no quietUrl: ${output.slice(0, 500)}`);
+  return quietUrl;
 }
 
 /** The one CPU a process is pinned to, or undefined when it may run on several. */
@@ -105,14 +103,13 @@ try {
   writeFileSync(join(dir, "body.json"), body);
   const bare = await startPinnedServer(["--import", "tsx", "bench/_bare_server.ts", join(dir, "body.json"), first.headers.get("content-type")!]);
   servers.push(bare);
-  const named = [["bare", bare], ["ours", ours], ["quiet", quiet], ["cold", cold]] as const;
-  console.log(`response: ${body.length} bytes; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per server`);
-  // Each warms up (JIT, render cache) before the measured rounds: a server's first seconds under load are slower still.
-  for (const [, server] of named) {
-    await runPinnedLoad({ url: `${server.url}${PATH}`, method: "GET", headers: HEADERS, body: "", connections: CONNECTIONS, seconds: 3 });
-  }
   const byName = { bare, ours, quiet, cold };
   type Name = keyof typeof byName;
+  console.log(`response: ${body.length} bytes; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per server`);
+  // Each warms up (JIT, render cache) before the measured rounds: a server's first seconds under load are slower still.
+  for (const server of Object.values(byName)) {
+    await runPinnedLoad({ url: `${server.url}${PATH}`, method: "GET", headers: HEADERS, body: "", connections: CONNECTIONS, seconds: 3 });
+  }
   const rates = { bare: [] as number[], ours: [] as number[], quiet: [] as number[], cold: [] as number[] };
   const cpus = { bare: [] as number[], ours: [] as number[], quiet: [] as number[], cold: [] as number[] };
   // Other processes on the servers' CPU or the client's (a test suite run meanwhile) slow whichever server runs
@@ -159,6 +156,7 @@ try {
     }
     return turns;
   };
+  const mostCrowded = (turns: Map<Name, Turn>): number => Math.max(...[...turns.values()].map((taken) => taken.others));
   let crowded = 0;
   let retried = 0;
   /** Each round's ratios of the twins' turns: req/s logged / quiet, and CPU per request quiet / logged. */
@@ -171,7 +169,6 @@ try {
     const order = [...units.slice(round % units.length), ...units.slice(0, round % units.length)];
     const line: string[] = [];
     for (const unit of order) {
-      const mostCrowded = (turns: Map<Name, Turn>): number => Math.max(...[...turns.values()].map((taken) => taken.others));
       let kept = await unitTurns(unit, round % 2 === 1);
       for (let again = 0; again < 2 && mostCrowded(kept) >= CROWDED; again++) {
         retried++;
