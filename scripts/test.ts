@@ -36,10 +36,10 @@ function rank(file: string): number {
 }
 
 const given = process.argv.slice(2);
+// A stable sort: within a rank, files keep their order (by name, or as given).
 const files = (given.length > 0 ? given.map((file) => relative(ROOT, resolve(file))) : allFiles())
-  .map((file) => ({ file, rank: rank(file) }))
-  .sort((a, b) => a.rank - b.rank || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
-  .map(({ file }) => join(ROOT, file));
+  .sort((a, b) => rank(a) - rank(b))
+  .map((file) => join(ROOT, file));
 const stream = run({ files, concurrency: CONCURRENCY });
 stream.on("test:fail", () => {
   process.exitCode = 1;
