@@ -580,27 +580,33 @@ function renderJsonPage(
   return [out];
 }
 
-/** The rows of a page found in the render cache: a view for each (undefined where missing), and how many. */
+/** The rows of a page found in the render cache: a view for each (undefined where missing; read only when `hits` > 0), and how many. */
 interface CachedRows {
   readonly views: RenderedRow[];
   readonly hits: number;
 }
 
-/** Looks a page's rows up in the render cache (none when it is off), checking the deadline as it goes. */
+/** No row found: nothing reads the views then. */
+const NONE_CACHED: CachedRows = { views: [], hits: 0 };
+
+/**
+ * Looks a page's rows up in the render cache (none when it is off), checking
+ * the deadline as it goes. The views are made on the first row found: a cold
+ * page (a download's, most often) allocates nothing here.
+ */
 function cachedRows(rows: readonly number[], selection: number, settings: Settings, deadline: Deadline): CachedRows {
-  const views: RenderedRow[] = new Array(rows.length);
+  if (settings.cache.maxBytes <= 0) return NONE_CACHED;
+  let views: RenderedRow[] | undefined;
   let hits = 0;
-  if (settings.cache.maxBytes > 0) {
-    for (let i = 0; i < rows.length; i++) {
-      const cached = settings.cache.get(renderKey(selection, rows[i]!));
-      if (cached !== undefined) {
-        views[i] = cached;
-        hits++;
-      }
-      if ((i & 1023) === 1023) deadline.check();
+  for (let i = 0; i < rows.length; i++) {
+    const cached = settings.cache.get(renderKey(selection, rows[i]!));
+    if (cached !== undefined) {
+      (views ??= new Array(rows.length))[i] = cached;
+      hits++;
     }
+    if ((i & 1023) === 1023) deadline.check();
   }
-  return { views, hits };
+  return views === undefined ? NONE_CACHED : { views, hits };
 }
 
 /** Renders rows `rows[indexes[..]]` into one comma-separated block, a view per row (kept in the cache, when given). */
