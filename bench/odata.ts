@@ -76,9 +76,9 @@ const results: BenchResult[] = [];
   // The same page with br, the render cache on, as a client paging once would get it (warm after the first).
   const compressed = withCompression(service(256 * 1024 * 1024));
   const plain = await get(compressed, target);
-  const br = await get(compressed, target, { "accept-encoding": "br" });
+  const br = await get(compressed, target, { "accept-encoding": "gzip, deflate, br" });
   const plainMs = await time(() => get(compressed, target));
-  const brMs = await time(() => get(compressed, target, { "accept-encoding": "br" }));
+  const brMs = await time(() => get(compressed, target, { "accept-encoding": "gzip, deflate, br" }));
   console.log(`10,000-row page: ${plain.length} bytes plain, ${br.length} br; ${plainMs.toFixed(1)} ms plain, ${brMs.toFixed(1)} ms br`);
   results.push({ name: "br page bytes", measure: "br bytes / uncompressed bytes", ratio: br.length / plain.length, target: "<= 0.15", pass: br.length / plain.length <= 0.15 });
   results.push({ name: "br pages per second", measure: "pages/s with br / uncompressed", ratio: plainMs / brMs, target: ">= 0.5", pass: plainMs / brMs >= 0.5 });
@@ -98,7 +98,7 @@ const results: BenchResult[] = [];
     for (const coding of codings) {
       const target = `${BASE}/Observations?$top=10000&$skiptoken=Id:${(next++ % 99) * 10_000 + 1}`;
       const started = performance.now();
-      const bytes = await get(handler, target, coding === "identity" ? {} : { "accept-encoding": coding });
+      const bytes = await get(handler, target, coding === "identity" ? {} : { "accept-encoding": coding === "br" ? "gzip, deflate, br" : coding });
       const elapsed = performance.now() - started;
       // The first two rounds warm up.
       if (round < 0) continue;

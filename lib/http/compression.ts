@@ -26,6 +26,16 @@ const COMPRESSIBLE = /^(?:application\/(?:[\w.+-]*\+)?json|text\/csv)(?:\s*;|$)/
  * §12.5.3): the offered coding with the highest q-value above 0, `br` before
  * `gzip` on a tie; `*` stands for codings not named; `identity` (or no
  * header, or nothing acceptable) means none.
+ *
+ * One exception, for the clients that ask for what they cannot read: `br`
+ * named alone is not taken at its word. The official DataStream clients all
+ * send `Accept-Encoding: br`, but Python's `requests` decodes `br` only when
+ * a brotli module happens to be installed, and the shell client's `curl`
+ * (without `--compressed`) decodes nothing; the DataStream gateway answers
+ * them uncompressed, and so does this. `br` is chosen when the request also
+ * accepts `gzip`, `deflate` or `*` (browsers, `curl --compressed`, libcurl,
+ * R's httr2, Node's `fetch` when it sets the header itself), or when it refuses
+ * `identity` (`identity;q=0`, or `*;q=0` without `identity`).
  * @param header the request's `Accept-Encoding`
  * @returns `br`, `gzip`, or undefined for identity
  */
@@ -42,10 +52,15 @@ export function negotiateEncoding(header: string | undefined): ContentCoding | u
     }
     weights.set(name.toLowerCase(), q);
   }
+  const star = weights.get("*");
+  const accepts = (name: string): boolean => (weights.get(name) ?? 0) > 0;
+  const identityRefused = (weights.get("identity") ?? star ?? 1) === 0;
+  const brTrusted = identityRefused || accepts("gzip") || accepts("x-gzip") || accepts("deflate") || accepts("*");
   let best: ContentCoding | undefined;
   let bestQ = 0;
   for (const coding of OFFERED) {
-    const q = weights.get(coding) ?? (coding === "gzip" ? weights.get("x-gzip") : undefined) ?? weights.get("*") ?? 0;
+    if (coding === "br" && !brTrusted) continue;
+    const q = weights.get(coding) ?? (coding === "gzip" ? weights.get("x-gzip") : undefined) ?? star ?? 0;
     if (q > bestQ) {
       best = coding;
       bestQ = q;

@@ -367,7 +367,7 @@ describe("createApp() compressing answers", () => {
         assert.equal(plain.headers.get("content-encoding"), null);
         assert.match(plain.headers.get("vary") ?? "", /Accept-Encoding/);
         const expected = await plain.text();
-        for (const [asked, coding] of [["br", "br"], ["gzip;q=1, br;q=0.5", "gzip"], ["deflate", null]] as const) {
+        for (const [asked, coding] of [["gzip, deflate, br", "br"], ["br", null], ["gzip;q=1, br;q=0.5", "gzip"], ["deflate", null]] as const) {
           const answer = await get(asked);
           assert.equal(answer.headers.get("content-encoding"), coding, `${target} with ${asked}`);
           // fetch decodes br and gzip itself.

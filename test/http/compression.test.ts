@@ -5,8 +5,10 @@ import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { compressParts, type HttpRequest, type HttpResponse, negotiateEncoding, withCompression } from "../../lib/http/mod.ts";
 import { bodyBytes, makeRequest } from "../_helpers/http.ts";
 
-function request(acceptEncoding?: string, method = "GET"): HttpRequest {
-  return makeRequest({ method, path: "/", headers: acceptEncoding === undefined ? {} : { "accept-encoding": acceptEncoding } });
+/** A request from a client that decodes `coding`: br is asked for as browsers ask (br named alone is answered uncompressed). */
+function request(coding?: string, method = "GET"): HttpRequest {
+  const header = coding === "br" ? "gzip, deflate, br" : coding;
+  return makeRequest({ method, path: "/", headers: header === undefined ? {} : { "accept-encoding": header } });
 }
 
 
@@ -32,6 +34,24 @@ describe("negotiateEncoding()", () => {
     { header: "*;q=0.3, br;q=0", expected: "gzip" },
     { header: "GZIP;Q=1", expected: "gzip" },
     { header: "x-gzip", expected: "gzip" },
+    // br named alone: the DataStream clients' header, which Python's requests and the shell's curl cannot decode.
+    { header: "br", expected: undefined },
+    { header: " BR ", expected: undefined },
+    { header: "br;q=1, gzip;q=0", expected: undefined },
+    { header: "br, identity", expected: undefined },
+    { header: "br, gzip, deflate", expected: "br" },
+    { header: "deflate, gzip, br, zstd", expected: "br" },
+    { header: "br, deflate", expected: "br" },
+    { header: "br, *", expected: "br" },
+    { header: "gzip;q=0.5, br", expected: "br" },
+    { header: "br;q=0.5, gzip", expected: "gzip" },
+    { header: "gzip, deflate", expected: "gzip" },
+    { header: "deflate", expected: undefined },
+    // A client that refuses identity gets what it accepts.
+    { header: "br, identity;q=0", expected: "br" },
+    { header: "br, *;q=0", expected: "br" },
+    { header: "br, *;q=0, identity", expected: undefined },
+    { header: "*;q=0", expected: undefined },
   ] as const;
   for (const c of cases) it(`${JSON.stringify(c.header)} → ${c.expected ?? "identity"}`, () => assert.equal(negotiateEncoding(c.header), c.expected));
 });
