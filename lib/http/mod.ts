@@ -65,7 +65,7 @@ export type { ApiKey, AuthenticateOptions, Identity } from "./api_keys.ts";
 export { RateLimiter } from "./rate_limiter.ts";
 export { RedisRateLimiter } from "./redis_rate_limiter.ts";
 export type { RedisRateLimiterOptions, ScriptRunner } from "./redis_rate_limiter.ts";
-export type { RateDecision, RateLimiterOptions } from "./rate_limiter.ts";
+export type { RateDecision, RateLimiterOptions, RateQuota } from "./rate_limiter.ts";
 export { withRateLimit } from "./with_rate_limit.ts";
 export type { KeyLimiter } from "./with_rate_limit.ts";
 export { createDeadline } from "./deadline.ts";

@@ -18,7 +18,23 @@ export interface RateLimiterOptions {
   maxKeys?: number;
 }
 
-/** The limiter's answer: a permit to release when done, or a refusal. */
+/**
+ * Where a key stands against the rate, as the `RateLimit-*` headers tell it
+ * (IETF draft-ietf-httpapi-ratelimit-headers): the bucket's size, the whole
+ * requests left in it now, and the seconds until it is full again.
+ */
+export interface RateQuota {
+  /** Requests a key may make at once after being idle: the burst. */
+  readonly limit: number;
+  /** Whole requests left now, after this one. */
+  readonly remaining: number;
+  /** Seconds until the bucket is full again (0 when it is). */
+  readonly resetSeconds: number;
+  /** Seconds in which an empty bucket fills: `limit / ratePerSecond`, rounded up. */
+  readonly windowSeconds: number;
+}
+
+/** The limiter's answer: a permit to release when done, or a refusal; `quota` is absent when no rate is set. */
 export type RateDecision =
   | {
     readonly ok: true;
@@ -26,8 +42,30 @@ export type RateDecision =
     /** For a permit that expires (a shared limiter's): keeps it alive, to be called every `renewEveryMs` while the answer streams. */
     readonly renew?: () => void | Promise<void>;
     readonly renewEveryMs?: number;
+    readonly quota?: RateQuota;
   }
-  | { readonly ok: false; readonly reason: "rate" | "concurrency"; readonly retryAfterSeconds: number };
+  | {
+    readonly ok: false;
+    readonly reason: "rate" | "concurrency";
+    readonly retryAfterSeconds: number;
+    readonly quota?: RateQuota;
+  };
+
+/**
+ * The quota of a bucket holding `tokens` (fractional) of `burst`, refilled at `rate` per second.
+ * @param tokens what the bucket holds now
+ * @param burst its size
+ * @param rate requests per second, above 0
+ * @returns the quota the headers tell
+ */
+export function bucketQuota(tokens: number, burst: number, rate: number): RateQuota {
+  return {
+    limit: burst,
+    remaining: Math.max(0, Math.floor(tokens)),
+    resetSeconds: Math.max(0, Math.ceil((burst - tokens) / rate - 1e-9)),
+    windowSeconds: Math.ceil(burst / rate - 1e-9),
+  };
+}
 
 interface Bucket {
   tokens: number;
@@ -93,12 +131,12 @@ export class RateLimiter {
       bucket.updatedAt = now;
     }
     if (this.#maxConcurrent > 0 && bucket.inFlight >= this.#maxConcurrent) {
-      return { ok: false, reason: "concurrency", retryAfterSeconds: 1 };
+      return { ok: false, reason: "concurrency", retryAfterSeconds: 1, ...this.#quota(bucket.tokens) };
     }
     if (this.#rate > 0) {
       if (bucket.tokens < 1) {
         const seconds = Math.max(1, Math.ceil((1 - bucket.tokens) / this.#rate));
-        return { ok: false, reason: "rate", retryAfterSeconds: seconds };
+        return { ok: false, reason: "rate", retryAfterSeconds: seconds, ...this.#quota(bucket.tokens) };
       }
       bucket.tokens -= 1;
     }
@@ -107,12 +145,18 @@ export class RateLimiter {
     let released = false;
     return {
       ok: true,
+      ...this.#quota(bucket.tokens),
       release: () => {
         if (released) return;
         released = true;
         owned.inFlight--;
       },
     };
+  }
+
+  /** The `quota` field of a decision: none without a rate. */
+  #quota(tokens: number): { quota?: RateQuota } {
+    return this.#rate > 0 ? { quota: bucketQuota(tokens, this.#burst, this.#rate) } : {};
   }
 
   #forgetIdle(now: number): void {

@@ -1,4 +1,4 @@
-import type { RateDecision } from "./rate_limiter.ts";
+import { bucketQuota, type RateDecision, type RateQuota } from "./rate_limiter.ts";
 
 /** What {@linkcode RedisRateLimiter} needs of a Redis connection: atomic Lua scripts (`connectRedis` of the storage domain gives one). */
 export interface ScriptRunner {
@@ -33,7 +33,10 @@ export interface RedisRateLimiterOptions {
 /**
  * One token bucket per key, and the key's permits in flight, on the Redis
  * clock; every check one script, so that replicas never interleave inside it.
- * Replies: `{1}` granted, `{0, 1}` too many in flight, `{0, 2, seconds}` over the rate.
+ * Replies: `{1, tokens}` granted, `{0, 1, tokens}` too many in flight,
+ * `{0, 2, seconds, tokens}` over the rate; `tokens` (what the bucket holds
+ * after the check, as text since Redis cuts a Lua number to an integer) is
+ * `''` without a rate.
  */
 const ACQUIRE = `
 local t = redis.call('TIME')
@@ -44,26 +47,31 @@ local rate = tonumber(ARGV[3])
 local burst = tonumber(ARGV[4])
 local maxc = tonumber(ARGV[5])
 local ttl = tonumber(ARGV[7])
+local tokens = ''
+if rate > 0 then
+  local held = tonumber(redis.call('HGET', bucket, 't') or burst)
+  local at = tonumber(redis.call('HGET', bucket, 'u') or now)
+  tokens = math.min(burst, held + (now - at) * rate / 1000)
+end
 if maxc > 0 then
   redis.call('ZREMRANGEBYSCORE', flight, '-inf', now)
-  if redis.call('ZCARD', flight) >= maxc then return {0, 1} end
+  if redis.call('ZCARD', flight) >= maxc then return {0, 1, tostring(tokens)} end
 end
 if rate > 0 then
-  local tokens = tonumber(redis.call('HGET', bucket, 't') or burst)
-  local at = tonumber(redis.call('HGET', bucket, 'u') or now)
-  tokens = math.min(burst, tokens + (now - at) * rate / 1000)
   if tokens < 1 then
     redis.call('HSET', bucket, 't', tostring(tokens), 'u', tostring(now))
-    return {0, 2, math.max(1, math.ceil((1 - tokens) / rate))}
+    redis.call('PEXPIRE', bucket, math.ceil(burst / rate * 1000) + 1000)
+    return {0, 2, math.max(1, math.ceil((1 - tokens) / rate)), tostring(tokens)}
   end
-  redis.call('HSET', bucket, 't', tostring(tokens - 1), 'u', tostring(now))
+  tokens = tokens - 1
+  redis.call('HSET', bucket, 't', tostring(tokens), 'u', tostring(now))
   redis.call('PEXPIRE', bucket, math.ceil(burst / rate * 1000) + 1000)
 end
 if maxc > 0 then
   redis.call('ZADD', flight, now + ttl, ARGV[6])
   redis.call('PEXPIRE', flight, ttl)
 end
-return {1}
+return {1, tostring(tokens)}
 `;
 
 const RELEASE = `return redis.call('ZREM', ARGV[1] .. 'rate:flight:' .. ARGV[2], ARGV[3])`;
@@ -97,6 +105,8 @@ export class RedisRateLimiter {
   readonly #prefix: string;
   readonly #permitId: () => string;
   readonly #ttl: string;
+  readonly #rate: number;
+  readonly #burst: number;
   /** Releases under way by key: an acquire of the key waits for them, so that this process sees its own releases. */
   readonly #releasing = new Map<string, Promise<unknown>>();
 
@@ -116,6 +126,8 @@ export class RedisRateLimiter {
     this.#permitId = options.permitId;
     const burst = options.burst ?? Math.max(1, options.ratePerSecond);
     this.#args = [String(options.ratePerSecond), String(burst), String(options.maxConcurrent)];
+    this.#rate = options.ratePerSecond;
+    this.#burst = burst;
     this.#ttl = String(options.permitTtlMs ?? 60_000);
   }
 
@@ -128,16 +140,17 @@ export class RedisRateLimiter {
   async acquire(key: string): Promise<RateDecision> {
     const permit = this.#permitId();
     await this.#releasing.get(key);
-    const reply = await this.#redis.run(ACQUIRE, [this.#prefix, key, ...this.#args, permit, this.#ttl]) as number[];
+    const reply = await this.#redis.run(ACQUIRE, [this.#prefix, key, ...this.#args, permit, this.#ttl]) as (number | string)[];
     if (reply[0] !== 1) {
       return reply[1] === 1
-        ? { ok: false, reason: "concurrency", retryAfterSeconds: 1 }
-        : { ok: false, reason: "rate", retryAfterSeconds: Number(reply[2] ?? 1) };
+        ? { ok: false, reason: "concurrency", retryAfterSeconds: 1, ...this.#quota(reply[2]) }
+        : { ok: false, reason: "rate", retryAfterSeconds: Number(reply[2] ?? 1), ...this.#quota(reply[3]) };
     }
     let released = false;
     const held = this.#maxConcurrent > 0;
     return {
       ok: true,
+      ...this.#quota(reply[1]),
       // A long stream (a CSV download at the client's pace) keeps its permit while it runs.
       ...(held
         ? {
@@ -158,5 +171,11 @@ export class RedisRateLimiter {
         this.#releasing.set(key, done);
       },
     };
+  }
+
+  /** The `quota` field of a decision from the tokens the script reports: none without a rate. */
+  #quota(tokens: number | string | undefined): { quota?: RateQuota } {
+    if (this.#rate <= 0 || tokens === undefined || tokens === "") return {};
+    return { quota: bucketQuota(Number(tokens), this.#burst, this.#rate) };
   }
 }

@@ -1,5 +1,6 @@
+import { errorResponse, statusOf } from "./error_response.ts";
 import { HttpError } from "./errors.ts";
-import type { RateDecision } from "./rate_limiter.ts";
+import type { RateDecision, RateQuota } from "./rate_limiter.ts";
 
 /** A per-key limiter: `RateLimiter` in this process, or `RedisRateLimiter` shared by every replica. */
 export interface KeyLimiter {
@@ -13,7 +14,11 @@ import type { BodyChunks, Handler, HttpRequest, HttpResponse } from "./types.ts"
  * missing key, before any limit is consulted). A refused request gets 429
  * with `Retry-After`; a limiter that cannot answer (Redis down) 503 with
  * `Retry-After`. A streamed response holds its permit until the stream ends
- * or is abandoned.
+ * or is abandoned. Every answer of a limiter with a rate, errors included,
+ * tells the caller where it stands, in the headers of the IETF draft
+ * (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy: <limit>;w=<s>`,
+ * `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, so that a
+ * client can pace itself instead of meeting a 429.
  * @param handler the handler to wrap
  * @param limiter the limiter
  * @param identify gives the key a request counts against
@@ -35,6 +40,7 @@ export function withRateLimit(
         cause,
       });
     }
+    const quota = decision.quota === undefined ? undefined : quotaHeaders(decision.quota);
     if (!decision.ok) {
       const why = decision.reason === "rate"
         ? "the request rate is above the limit"
@@ -42,16 +48,19 @@ export function withRateLimit(
       throw new HttpError(
         "ERR_HTTP_RATE_LIMITED",
         `Cannot accept the request now: ${why}; retry after ${decision.retryAfterSeconds} s`,
-        { headers: { "retry-after": String(decision.retryAfterSeconds) } },
+        { headers: { ...quota, "retry-after": String(decision.retryAfterSeconds) } },
       );
     }
-    let response: HttpResponse;
+    let answer: HttpResponse;
     try {
-      response = await handler(request);
+      answer = await handler(request);
     } catch (error) {
       decision.release();
-      throw error;
+      // An error the client caused carries the quota too; an internal one goes on to be logged.
+      if (quota === undefined || statusOf(error) === 500) throw error;
+      answer = errorResponse(error);
     }
+    const response = quota === undefined ? answer : { ...answer, headers: { ...answer.headers, ...quota } };
     const body = response.body;
     if (body === undefined || typeof body === "string" || body instanceof Uint8Array || Array.isArray(body)) {
       decision.release();
@@ -68,6 +77,16 @@ export function withRateLimit(
         decision.release();
       }),
     };
+  };
+}
+
+/** The `RateLimit-*` headers of a quota. */
+function quotaHeaders(quota: RateQuota): Record<string, string> {
+  return {
+    "ratelimit-policy": `${quota.limit};w=${quota.windowSeconds}`,
+    "ratelimit-limit": String(quota.limit),
+    "ratelimit-remaining": String(quota.remaining),
+    "ratelimit-reset": String(quota.resetSeconds),
   };
 }
 

@@ -39,6 +39,7 @@ import { ScratchBuffers } from "./scratch_buffers.ts";
 import { RenderCache, type RenderedRow, renderKey, RowWriterCache } from "./render_cache.ts";
 import type { RowWriter } from "./render_rows.ts";
 import { metadataDocument, serviceDocument } from "./service_document.ts";
+import { DEFAULT_RATE_BURST } from "./settings.ts";
 import { WaterStore } from "./store.ts";
 
 /** Options of {@linkcode createWaterService}. */
@@ -63,13 +64,19 @@ export interface WaterServiceOptions {
    */
   ratePerSecond?: number;
   /**
+   * Requests a key may make at once after being idle (the token bucket's
+   * size), refilled at `ratePerSecond`.
+   * @default {DEFAULT_RATE_BURST}
+   */
+  burst?: number;
+  /**
    * Requests per key in flight at once; 0 turns the limit off.
    * @default {1}
    */
   maxConcurrent?: number;
   /**
    * Counts the per-key limits elsewhere, e.g. a `RedisRateLimiter` shared by
-   * every replica; `ratePerSecond` and `maxConcurrent` are then its business.
+   * every replica; `ratePerSecond`, `burst` and `maxConcurrent` are then its business.
    * @default a `RateLimiter` in this process
    */
   limiter?: KeyLimiter;
@@ -242,6 +249,7 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
   ]);
   const limiter = options.limiter ?? new RateLimiter({
     ratePerSecond: options.ratePerSecond ?? 2,
+    burst: options.burst ?? DEFAULT_RATE_BURST,
     maxConcurrent: options.maxConcurrent ?? 1,
     now: options.now,
   });
@@ -253,7 +261,7 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
   return keepRoutes(withCors(withRateLimit(router, limiter, identify), {
     origins: options.corsOrigins ?? [],
     methods: ["GET", "HEAD"],
-    exposeHeaders: ["link", "retry-after", "odata-version"],
+    exposeHeaders: ["link", "retry-after", "odata-version", "ratelimit-policy", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"],
   }), router);
 }
 

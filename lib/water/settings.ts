@@ -4,6 +4,18 @@ import { parseApiKey, parseOrigin } from "../http/mod.ts";
 import { STORAGE_SETTINGS } from "../storage/mod.ts";
 import { parseTileUrl, type TileServer } from "./parse_tile_url.ts";
 
+/**
+ * Requests a key may make at once after being idle (`RATE_LIMIT_BURST`'s
+ * default). The official DataStream clients page and partition (one request
+ * per location) without pausing and, but for Python's, without retrying a
+ * 429: the shell client's download of the whole demo data partitioned over
+ * its 200 locations, with 20 pages besides, is 221 requests. A bucket of 250
+ * lets that through at once, while the sustained rate stays
+ * `RATE_LIMIT_PER_SECOND` and `RATE_LIMIT_CONCURRENCY` keeps one request per
+ * key in flight, so a burst never makes parallel load.
+ */
+export const DEFAULT_RATE_BURST = 250;
+
 /** The water-data API's settings, read by `readSettings` from the environment. */
 export const WATER_SETTINGS = {
   dataDir: textSetting("DATA_DIR", {
@@ -48,7 +60,13 @@ export const WATER_SETTINGS = {
   rateLimitPerSecond: numberSetting("RATE_LIMIT_PER_SECOND", {
     default: 2,
     min: 0,
-    doc: "requests per second per key (or origin); 0 for no limit",
+    doc: "requests per second per key (or origin), sustained; 0 for no limit",
+  }),
+  rateLimitBurst: integerSetting("RATE_LIMIT_BURST", {
+    default: DEFAULT_RATE_BURST,
+    min: 1,
+    max: 1_000_000,
+    doc: "requests a key may make at once after being idle (a token bucket of this size, refilled at `RATE_LIMIT_PER_SECOND`): sized so that the official clients' partitioned downloads of the demo data, which do not pause, finish; answers carry `RateLimit-Policy`, `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`",
   }),
   rateLimitConcurrency: integerSetting("RATE_LIMIT_CONCURRENCY", {
     default: 1,

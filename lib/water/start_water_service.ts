@@ -115,6 +115,7 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     ...(redis === undefined ? {} : {
       limiter: new RedisRateLimiter(redis, {
         ratePerSecond: config.rateLimitPerSecond,
+        burst: config.rateLimitBurst,
         maxConcurrent: config.rateLimitConcurrency,
         permitTtlMs: config.queryTimeoutMs + 30_000,
         permitId: () => `${permitPrefix}${++permits}`,
@@ -125,6 +126,7 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     basePath: base,
     corsOrigins: config.corsOrigins,
     ratePerSecond: config.rateLimitPerSecond,
+    burst: config.rateLimitBurst,
     maxConcurrent: config.rateLimitConcurrency,
     queryTimeoutMs: config.queryTimeoutMs,
     maxResponseBytes: config.maxResponseBytes,

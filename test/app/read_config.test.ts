@@ -21,6 +21,7 @@ describe("readConfig()", () => {
         adminApiKeys: [],
         corsOrigins: [],
         rateLimitPerSecond: 2,
+        rateLimitBurst: 250,
         rateLimitConcurrency: 1,
         rateLimitRedisUrl: "",
         queryTimeoutMs: 30_000,
@@ -204,6 +205,7 @@ describe("readConfig()", () => {
       DATA_DIR: "/srv/data",
       API_KEYS_FILE: "/etc/keys.json",
       RATE_LIMIT_PER_SECOND: "0.5",
+      RATE_LIMIT_BURST: "12",
       RATE_LIMIT_CONCURRENCY: "4",
       QUERY_TIMEOUT_MS: "1000",
       MAX_RESPONSE_BYTES: "1024",
@@ -215,6 +217,7 @@ describe("readConfig()", () => {
     assert.equal(config.water.dataDir, "/srv/data");
     assert.equal(config.water.apiKeysFile, "/etc/keys.json");
     assert.equal(config.water.rateLimitPerSecond, 0.5);
+    assert.equal(config.water.rateLimitBurst, 12);
     assert.equal(config.water.rateLimitConcurrency, 4);
     assert.equal(config.water.queryTimeoutMs, 1000);
     assert.equal(config.water.maxResponseBytes, 1024);

@@ -84,6 +84,27 @@ describe("RateLimiter", () => {
     assertRefused(quick(limiter, "a"), "rate", 1);
   });
 
+  it("tells each decision's quota: the burst, the whole requests left, the seconds until full and the window", () => {
+    const { limiter, clock } = limiterAt({ ratePerSecond: 2, burst: 5, maxConcurrent: 1 });
+    const quotas = [];
+    for (let i = 0; i < 6; i++) quotas.push(quick(limiter, "a").quota);
+    assert.deepEqual(quotas.map((q) => q?.remaining), [4, 3, 2, 1, 0, 0]);
+    assert.deepEqual(quotas.map((q) => q?.resetSeconds), [1, 1, 2, 2, 3, 3]);
+    for (const quota of quotas) assert.deepEqual([quota?.limit, quota?.windowSeconds], [5, 3]);
+    clock.t = 750; // 1.5 tokens back: one request, leaving 0.5, and 2.25 s until full
+    const held = limiter.acquire("a");
+    assert.deepEqual(held.quota, { limit: 5, remaining: 0, resetSeconds: 3, windowSeconds: 3 });
+    assert.deepEqual(limiter.acquire("a").quota, { limit: 5, remaining: 0, resetSeconds: 3, windowSeconds: 3 }, "refused for concurrency, still told");
+    clock.t = 10_000;
+    assert.deepEqual(quick(limiter, "b").quota, { limit: 5, remaining: 4, resetSeconds: 1, windowSeconds: 3 });
+  });
+
+  it("tells no quota when no rate is set", () => {
+    const { limiter } = limiterAt({ ratePerSecond: 0, maxConcurrent: 1 });
+    assert.equal(limiter.acquire("a").quota, undefined);
+    assert.equal(limiter.acquire("a").quota, undefined);
+  });
+
   it("allows a burst of at least one below rate 1", () => {
     const { limiter } = limiterAt({ ratePerSecond: 0.5, maxConcurrent: 0 });
     assert.equal(quick(limiter, "a").ok, true);

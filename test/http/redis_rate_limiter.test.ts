@@ -39,6 +39,31 @@ describe("RedisRateLimiter", { skip: redisSkip }, () => {
     assert.equal((await one.acquire("another key")).ok, true, "keys are apart");
   });
 
+  it("tells the quota the bucket in Redis holds, on every connection alike", async () => {
+    const [a, b] = [await connect(), await connect()];
+    const options = { ratePerSecond: 0.001, burst: 3, maxConcurrent: 1, permitId, prefix: `q${Date.now()}:` };
+    const one = new RedisRateLimiter(a, options);
+    const two = new RedisRateLimiter(b, options);
+    const first = await one.acquire("k");
+    assert.ok(first.ok);
+    assert.deepEqual({ ...first.quota, resetSeconds: 0 }, { limit: 3, remaining: 2, resetSeconds: 0, windowSeconds: 3000 });
+    assert.ok(first.quota!.resetSeconds > 990 && first.quota!.resetSeconds <= 1000, `${first.quota!.resetSeconds} s until full`);
+    const busy = await two.acquire("k");
+    assert.ok(!busy.ok && busy.reason === "concurrency");
+    assert.equal(busy.quota?.remaining, 2, "a refusal for concurrency spends nothing, and says so");
+    first.release();
+    const second = await one.acquire("k");
+    assert.ok(second.ok);
+    assert.equal(second.quota?.remaining, 1);
+    second.release();
+    await one.acquire("k").then((d) => d.ok && d.release());
+    const over = await one.acquire("k");
+    assert.ok(!over.ok && over.reason === "rate");
+    assert.equal(over.quota?.remaining, 0);
+    const unlimited = new RedisRateLimiter(a, { ratePerSecond: 0, maxConcurrent: 1, permitId, prefix: `u${Date.now()}:` });
+    assert.equal((await unlimited.acquire("k")).quota, undefined);
+  });
+
   it("counts permits in flight over connections, and frees one on release", async () => {
     const [a, b] = [await connect(), await connect()];
     const options = { ratePerSecond: 0, maxConcurrent: 1, permitId, prefix: `c${Date.now()}:` };
@@ -116,7 +141,7 @@ describe("two water replicas on one Redis (RATE_LIMIT_REDIS_URL)", { skip: redis
     const apps: App[] = [];
     try {
       for (let i = 0; i < 2; i++) {
-        const app = createApp(readConfig({ SERVICES: "water", STATE_DIR: "", RATE_LIMIT_PER_SECOND: "2", RATE_LIMIT_CONCURRENCY: "0", ...env }), { log: { info: () => {}, error: () => {} } });
+        const app = createApp(readConfig({ SERVICES: "water", STATE_DIR: "", RATE_LIMIT_PER_SECOND: "2", RATE_LIMIT_BURST: "2", RATE_LIMIT_CONCURRENCY: "0", ...env }), { log: { info: () => {}, error: () => {} } });
         await app.start();
         apps.push(app);
       }

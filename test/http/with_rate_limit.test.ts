@@ -70,8 +70,37 @@ describe("withRateLimit()", () => {
     await assert.rejects(callHandler(handler, makeRequest()), {
       name: "HttpError",
       code: "ERR_HTTP_RATE_LIMITED",
-      headers: { "retry-after": "1" },
+      headers: { "retry-after": "1", "ratelimit-policy": "2;w=1", "ratelimit-limit": "2", "ratelimit-remaining": "0", "ratelimit-reset": "1" },
     });
+  });
+
+  it("tells the quota in RateLimit-* headers on every answer: a success, a client error, a refusal", async () => {
+    const clock = { t: 0 };
+    const limiter = new RateLimiter({ ratePerSecond: 2, burst: 3, maxConcurrent: 0, now: () => clock.t });
+    const handler = withRateLimit((request) => {
+      if (request.path === "/bad") throw new HttpError("ERR_HTTP_BAD_REQUEST", "Cannot read the query: bad", { target: "$top" });
+      return { status: 200, headers: { "content-type": "text/plain" }, body: "ok" };
+    }, limiter, byKey);
+    const ok = await callHandler(handler, makeRequest());
+    assert.deepEqual(ok.headers, { "content-type": "text/plain", "ratelimit-policy": "3;w=2", "ratelimit-limit": "3", "ratelimit-remaining": "2", "ratelimit-reset": "1" });
+    const bad = await callHandler(handler, makeRequest({ path: "/bad" }));
+    assert.equal(bad.status, 400);
+    assert.equal(bad.headers?.["ratelimit-remaining"], "1");
+    assert.match(String(bad.body), /ERR_HTTP_BAD_REQUEST/);
+    await callHandler(handler, makeRequest());
+    await assert.rejects(callHandler(handler, makeRequest()), { code: "ERR_HTTP_RATE_LIMITED", headers: { "retry-after": "1", "ratelimit-policy": "3;w=2", "ratelimit-limit": "3", "ratelimit-remaining": "0", "ratelimit-reset": "2" } });
+    clock.t = 1500;
+    assert.equal((await callHandler(handler, makeRequest())).headers?.["ratelimit-remaining"], "2", "3 tokens back after 1.5 s, one spent");
+  });
+
+  it("lets an internal error through as thrown, to be logged, and sends no quota without a rate", async () => {
+    const limiter = new RateLimiter({ ratePerSecond: 2, maxConcurrent: 1, now: () => 0 });
+    const broken = withRateLimit(() => {
+      throw new Error("disk on fire");
+    }, limiter, byKey);
+    await assert.rejects(callHandler(broken, makeRequest()), { message: "disk on fire" });
+    const response: HttpResponse = { status: 200, body: "ok" };
+    assert.equal(await withRateLimit(() => response, singleFlight(), byKey)(makeRequest()), response);
   });
 
   it("refuses a concurrent request with ERR_HTTP_RATE_LIMITED", async () => {

@@ -189,6 +189,7 @@ describe("server.ts", () => {
     { env: { PORT: "eighty" }, variable: "PORT" },
     { env: { WEBHOOK_PORT: "99999" }, variable: "WEBHOOK_PORT" },
     { env: { RATE_LIMIT_PER_SECOND: "fast" }, variable: "RATE_LIMIT_PER_SECOND" },
+    { env: { RATE_LIMIT_BURST: "0" }, variable: "RATE_LIMIT_BURST" },
     { env: { CORS_ORIGINS: "app.example.org" }, variable: "CORS_ORIGINS" },
     { env: { SERVICES: "water,teleport" }, variable: "SERVICES" },
     { env: { API_KEYS_FILE: "/nonexistent/keys.json" }, variable: "API_KEYS_FILE" },

@@ -43,9 +43,9 @@ describe("water service: authentication", () => {
 });
 
 describe("water service: rate limits", () => {
-  it("answers 429 with Retry-After above 2 requests per second, and accepts again later", async () => {
+  it("answers 429 with Retry-After above 2 requests per second once the burst is spent, and accepts again later", async () => {
     let t = 0;
-    const handler = waterHandler(store, { ratePerSecond: 2, maxConcurrent: 1, now: () => t });
+    const handler = waterHandler(store, { ratePerSecond: 2, burst: 2, maxConcurrent: 1, now: () => t });
     assert.equal((await call(handler, `${BASE}/Locations?$top=1`)).status, 200);
     assert.equal((await call(handler, `${BASE}/Locations?$top=1`)).status, 200);
     const refused = await call(handler, `${BASE}/Locations?$top=1`);
@@ -54,6 +54,28 @@ describe("water service: rate limits", () => {
     assert.equal(codeOf(refused.text), "ERR_HTTP_RATE_LIMITED");
     t += 500;
     assert.equal((await call(handler, `${BASE}/Locations?$top=1`)).status, 200);
+  });
+
+  it("lets the default burst of 250 through at once, then 2 a second, telling the quota on every answer", async () => {
+    let t = 0;
+    const handler = waterHandler(store, { ratePerSecond: 2, maxConcurrent: 1, now: () => t });
+    for (let i = 0; i < 250; i++) {
+      const answer = await call(handler, `${BASE}/Locations?$top=1`);
+      assert.equal(answer.status, 200, `request ${i + 1}`);
+      assert.equal(answer.headers["ratelimit-remaining"], String(249 - i));
+    }
+    const refused = await call(handler, `${BASE}/Locations?$top=1`);
+    assert.equal(refused.status, 429);
+    assert.deepEqual(
+      [refused.headers["ratelimit-policy"], refused.headers["ratelimit-limit"], refused.headers["ratelimit-remaining"], refused.headers["ratelimit-reset"]],
+      ["250;w=125", "250", "0", "125"],
+    );
+    const unknown = await call(handler, `${BASE}/Nowhere`);
+    assert.equal(unknown.status, 429, "a refusal comes before the handler");
+    t += 500;
+    const bad = await call(handler, `${BASE}/Locations?$filter=Nope eq 1`);
+    assert.equal(bad.status, 400);
+    assert.equal(bad.headers["ratelimit-remaining"], "0", "an error answer tells the quota too");
   });
 
   it("lets a client that keeps to 2 per second through", async () => {
