@@ -90,3 +90,38 @@ describe("the README's token and sync walk-through", { skip }, () => {
     });
   }
 });
+
+/** The Quick start's water-data examples: the shell block after "With the server running:". */
+function waterExamples(): string {
+  const start = README.indexOf("With the server running:", README.indexOf("\n## Quick start\n"));
+  const match = /```sh\n([^]*?)```/.exec(README.slice(start));
+  assert.ok(start !== -1 && match !== null, "the README's Quick start has water-data examples");
+  return match[1]!;
+}
+
+describe("the README's water-data examples", { skip }, () => {
+  let started: Started;
+  let url = "";
+  before(async () => {
+    started = startServer({});
+    url = await listeningUrl(started);
+  });
+  after(() => started?.child.kill("SIGTERM"));
+
+  for (const shell of ["bash", "sh"] as const) {
+    it(`answer 200 each, pasted as one block into ${shell} against the default rate limit`, async () => {
+      const block = waterExamples();
+      const requests = block.split("\n").filter((line) => line.startsWith("curl ")).length;
+      assert.ok(requests >= 5, `${requests} examples`);
+      assert.ok(block.includes("http://127.0.0.1:8000/"), "the examples name the default address");
+      // Each curl also prints its status on a line of its own; nothing else of the block changes.
+      const wrapper = `curl() { command curl -sS -w '\\nHTTP_STATUS=%{http_code}\\n' "$@"; }\n`;
+      const script = wrapper + block.replaceAll("http://127.0.0.1:8000/", `${url}/`);
+      const { stdout, stderr } = await promisify(execFile)(shell, ["-e", "-u", "-c", script], { timeout: 60_000 });
+      assert.equal(stderr, "");
+      const statuses = [...stdout.matchAll(/^HTTP_STATUS=(\d+)$/gm)].map((match) => match[1]);
+      assert.deepEqual(statuses, Array.from({ length: requests }, () => "200"), stdout.slice(0, 2000));
+      assert.match(stdout, /"@odata.count":\d+/, "the count example counts");
+    });
+  }
+});

@@ -1,43 +1,10 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import type { Handler } from "../../lib/http/mod.ts";
-import { call, demoStore, waterHandler } from "../_helpers/water.ts";
-
 // Each official DataStream client builds its query string its own way
-// (reference/datastream.md §2). These encoders reproduce them.
-
-/** datastreamjs: URLSearchParams, then "+" replaced by "%20" (so "$" is %24 and "'" is %27). */
-function encodeJs(qs: Record<string, string | number>): string {
-  return `${new URLSearchParams(Object.entries(qs).map(([k, v]): [string, string] => [k, String(v)]))}`.replaceAll("+", "%20");
-}
-
-/** datastream-py: requests' urlencode, i.e. quote_plus: spaces as "+", everything else escaped but [A-Za-z0-9_.~-]. */
-function encodePython(qs: Record<string, string | number>): string {
-  const quotePlus = (text: string): string =>
-    [...new TextEncoder().encode(text)].map((byte) => {
-      const c = String.fromCharCode(byte);
-      if (/[A-Za-z0-9_.~-]/.test(c)) return c;
-      if (c === " ") return "+";
-      return `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
-    }).join("");
-  return Object.entries(qs).map(([k, v]) => `${quotePlus(k)}=${quotePlus(String(v))}`).join("&");
-}
-
-/** datastreamr: httr's curl_escape on names and values (spaces as %20). */
-function encodeR(qs: Record<string, string | number>): string {
-  const escape = (text: string): string => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return Object.entries(qs).map(([k, v]) => `${escape(k)}=${escape(String(v))}`).join("&");
-}
-
-/** datastreamsh: its urlencode(), byte by byte, for values; names written as %24top etc. */
-function encodeShell(qs: Record<string, string | number>): string {
-  const urlencode = (text: string): string =>
-    [...new TextEncoder().encode(text)].map((byte) => {
-      const c = String.fromCharCode(byte);
-      return /[a-zA-Z0-9.~_-]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
-    }).join("");
-  return Object.entries(qs).map(([k, v]) => `${k.replace("$", "%24")}=${urlencode(String(v))}`).join("&");
-}
+// (reference/datastream.md §2); test/_helpers/datastream_clients.ts has them.
+import { encodeJs, encodePython, encodeR, encodeShell } from "../_helpers/datastream_clients.ts";
+import { call, demoStore, waterHandler } from "../_helpers/water.ts";
 
 const BASE = "/v1/odata/v4";
 let handler: Handler;
