@@ -1,7 +1,8 @@
 import { constants } from "node:fs";
-import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
+import { mkdir, open, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { crc32 } from "./_crc32.ts";
+import { frame, LOG_FILE, logPath, readJournalFiles, stamp, truncateDurably, writeDurably } from "./_journal_files.ts";
+import { type JournalDamage, MAX_RECORD, scanJournal } from "./_journal_scan.ts";
 import { StorageError } from "./errors.ts";
 
 /** Options of {@linkcode Journal.open}. */
@@ -35,6 +36,11 @@ export interface JournalOptions {
    * @default `open(path, "a+")` of `node:fs/promises`
    */
   readonly openLog?: (path: string) => Promise<LogHandle>;
+  /**
+   * Wall clock, milliseconds since the epoch: names the file a torn tail is kept in.
+   * @default {Date.now}
+   */
+  readonly now?: () => number;
 }
 
 /** What the journal needs of an open log file: a `FileHandle` of `node:fs/promises` is one. */
@@ -53,16 +59,18 @@ export interface DroppedTail {
   readonly offset: number;
   readonly bytes: number;
   readonly reason: string;
+  /** The file the cut bytes were kept in, beside the log. */
+  readonly keptAt: string;
 }
 
 /**
- * Says in one line what a journal cut at open, for the log.
+ * Says in one line what a journal cut at open, for the log (a warning).
  * @param name the journal's name
  * @param dropped the tail it cut
  * @returns the note
  */
 export function droppedTailNote(name: string, dropped: DroppedTail): string {
-  return `State: the ${name} journal ${dropped.file} ended mid-record (${dropped.reason}): cut at byte ${dropped.offset}, ${dropped.bytes} bytes dropped; everything before it is loaded`;
+  return `State: the ${name} journal ${dropped.file} ended mid-record (${dropped.reason}), as a crash while writing leaves it: cut at byte ${dropped.offset}, the ${dropped.bytes} bytes after it kept in ${dropped.keptAt}; everything before it is loaded`;
 }
 
 /** What a journal held when it was opened, to rebuild the state from. */
@@ -75,11 +83,7 @@ export interface JournalReplay {
   readonly dropped: DroppedTail | undefined;
 }
 
-const HEADER = 8;
-const MAX_RECORD = 256 * 1024 * 1024;
-const LOG_FILE = /^(.+)\.([0-9]{8})\.log$/;
 const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
 
 interface LogFile {
   readonly generation: number;
@@ -132,6 +136,8 @@ export class Journal {
   #waiters: Waiter[] = [];
   #scheduled = false;
   #flushing: Promise<void> | undefined;
+  /** The log the next commit switches to, once it has written the old log's last frame. */
+  #switching: LogFile | undefined;
   #compacting: Promise<void> | undefined;
   #broken: unknown;
   #closed = false;
@@ -152,68 +158,56 @@ export class Journal {
   }
 
   /**
-   * Opens a journal, reading back what it holds.
+   * Opens a journal, reading back what it holds. A torn tail (the end of
+   * the last log holding no whole record, with none after it: a crash while
+   * writing) is cut, its bytes kept beside the log as `<log>.torn-<time>`,
+   * and reported in `replay.dropped`. Anything else that does not read back
+   * (a bad stretch with records after it, a snapshot that cannot be read, a
+   * missing log, records out of sequence) is damage: nothing is changed on
+   * disk and the open fails, naming the file, the byte and the records that
+   * cutting there would lose ({@linkcode repairJournal} keeps them).
    * @param options the folder, the name and the commit policy
    * @returns the journal, ready for appends, and what it held
-   * @throws {StorageError} `ERR_STORAGE_CORRUPT` when the snapshot, or a log other than the last, is damaged
+   * @throws {StorageError} `ERR_STORAGE_CORRUPT` when the journal is damaged
    */
   static async open(options: JournalOptions): Promise<{ journal: Journal; replay: JournalReplay }> {
     await mkdir(options.dir, { recursive: true });
-    const snapshotPath = join(options.dir, `${options.name}.snapshot`);
-    let snapshot: unknown;
-    let floor = 0;
-    const snapshotBytes = await readIfExists(snapshotPath);
-    if (snapshotBytes !== undefined) {
-      const frames = readFrames(snapshotBytes);
-      const payload = frames.payloads[0];
-      if (frames.error !== undefined || payload === undefined || frames.payloads.length !== 1) {
-        throw new StorageError("ERR_STORAGE_CORRUPT", `Cannot read ${snapshotPath}: ${frames.error ?? "it does not hold one record"}`);
-      }
-      const parsed = payload as { seq?: unknown; state?: unknown };
-      if (typeof parsed.seq !== "number") throw new StorageError("ERR_STORAGE_CORRUPT", `Cannot read ${snapshotPath}: it has no sequence number`);
-      snapshot = parsed.state;
-      floor = parsed.seq;
-    }
-    const logs = (await readdir(options.dir))
-      .map((entry) => LOG_FILE.exec(entry))
-      .filter((match): match is RegExpExecArray => match !== null && match[1] === options.name)
-      .map((match) => ({ generation: Number(match[2]), path: join(options.dir, match[0]) }))
-      .sort((a, b) => a.generation - b.generation);
-    const records: unknown[] = [];
-    let seq = floor;
+    const files = await readJournalFiles(options.dir, options.name);
+    const scan = scanJournal(files.snapshot, files.logs, (generation) => logPath(options.dir, options.name, generation));
+    const damage = scan.damage[0];
+    if (damage !== undefined) throw damagedError(options.name, scan.damage);
     let dropped: DroppedTail | undefined;
-    let logBytes = 0;
-    for (const [i, log] of logs.entries()) {
-      const bytes = (await readIfExists(log.path)) ?? new Uint8Array(0);
-      const frames = readFrames(bytes);
-      if (frames.error !== undefined) {
-        if (i !== logs.length - 1) {
-          throw new StorageError("ERR_STORAGE_CORRUPT", `Cannot read ${log.path}: ${frames.error} at byte ${frames.end}, and later logs follow it`);
-        }
-        dropped = { file: log.path, offset: frames.end, bytes: bytes.length - frames.end, reason: frames.error };
-      }
-      for (const payload of frames.payloads) {
-        const entry = payload as { s?: unknown; r?: unknown };
-        if (typeof entry.s !== "number") throw new StorageError("ERR_STORAGE_CORRUPT", `Cannot read ${log.path}: a record has no sequence number`);
-        // Records a snapshot already holds (a compaction that crashed before removing its old log) are skipped.
-        if (entry.s <= seq) continue;
-        seq = entry.s;
-        records.push(entry.r);
-      }
-      logBytes += frames.end;
+    if (scan.torn !== undefined) {
+      const torn = scan.torn;
+      const log = files.logs.find((file) => file.path === torn.file)!;
+      const keptAt = `${torn.file}.torn-${stamp((options.now ?? Date.now)())}`;
+      await writeDurably(keptAt, log.bytes.subarray(torn.offset), options.dir);
+      dropped = { file: torn.file, offset: torn.offset, bytes: torn.bytes, reason: torn.reason, keptAt };
     }
-    const last = logs[logs.length - 1];
-    const generation = last?.generation ?? 1;
+    const last = scan.logs[scan.logs.length - 1];
+    const generation = last?.generation ?? scan.generation ?? 1;
     const path = last?.path ?? logPath(options.dir, options.name, generation);
     const handle = await logOpener(options)(path);
-    if (dropped !== undefined) {
+    if (dropped !== undefined && dropped.file === path) {
       await handle.truncate(dropped.offset);
       await handle.sync();
+    } else if (dropped !== undefined) {
+      // A torn tail in a log before an empty last one (a compaction's new log).
+      await truncateDurably(dropped.file, dropped.offset);
     }
-    // Logs older than the one appended to hold nothing the snapshot lacks, or they are read above in order.
+    let logBytes = 0;
+    for (const log of scan.logs) logBytes += log.size;
+    if (dropped !== undefined) logBytes -= dropped.bytes;
+    let snapshotBytes = files.snapshot?.bytes.length ?? 0;
+    // A journal without a snapshot gets one that names its log, so that a log deleted later is noticed.
+    if (!scan.hasSnapshot) {
+      const marker = frame(encoder.encode(JSON.stringify({ seq: 0, generation: scan.logs[0]?.generation ?? generation })));
+      await writeDurably(join(options.dir, `${options.name}.snapshot`), marker, options.dir);
+      snapshotBytes = marker.length;
+    }
     return {
-      journal: new Journal(options, { generation, path, handle }, seq, logBytes, snapshotBytes?.length ?? 0),
-      replay: { snapshot, records, dropped },
+      journal: new Journal(options, { generation, path, handle }, scan.seq, logBytes, snapshotBytes),
+      replay: { snapshot: scan.snapshot, records: scan.records, dropped },
     };
   }
 
@@ -276,22 +270,27 @@ export class Journal {
   }
 
   async #compact(capture: () => unknown): Promise<void> {
-    const generation = this.#file.generation + 1;
+    const old = this.#file;
+    const generation = old.generation + 1;
     const path = logPath(this.#dir, this.#name, generation);
     const handle = await this.#openLog(path);
-    // From here, synchronously: the new log takes every later record, and the state holds every earlier one.
-    const old = this.#file;
-    this.#file = { generation, path, handle };
+    // From here, synchronously: the records appended later go to the new log (the next commit switches,
+    // after writing the old log's last frame, which names the new log), and the state holds every earlier one.
+    this.#switching = { generation, path, handle };
     const seq = this.#seq;
-    const state = capture();
+    let state: unknown;
+    try {
+      state = capture();
+    } finally {
+      // A commit still writing to the old log holds only records the state has; the switch follows it.
+      while (this.#switching !== undefined) await this.#flush();
+      await old.handle.close();
+    }
     this.#logBytes = 0;
     const snapshotPath = join(this.#dir, `${this.#name}.snapshot`);
-    const snapshot = frame(encoder.encode(JSON.stringify({ seq, state })));
+    const snapshot = frame(encoder.encode(JSON.stringify({ seq, generation, state })));
     this.#snapshotBytes = snapshot.length;
     await writeDurably(snapshotPath, snapshot, this.#dir);
-    // A commit still writing to the old log holds only records the snapshot has.
-    await this.#flushing;
-    await old.handle.close();
     for (const entry of await readdir(this.#dir)) {
       const match = LOG_FILE.exec(entry);
       if (match !== null && match[1] === this.#name && Number(match[2]) < generation) await rm(join(this.#dir, entry), { force: true });
@@ -304,7 +303,21 @@ export class Journal {
   }
 
   async #commitAll(): Promise<void> {
-    while (this.#pending.length > 0) {
+    while (this.#pending.length > 0 || this.#switching !== undefined) {
+      const next = this.#switching;
+      if (next !== undefined) {
+        this.#switching = undefined;
+        // The old log's last frame names the log that follows it, so that losing that log is noticed.
+        if (this.#broken === undefined) {
+          try {
+            await this.#writeAll(this.#file, frame(encoder.encode(JSON.stringify({ next: next.generation }))));
+          } catch (error) {
+            this.#broken = error;
+          }
+        }
+        this.#file = next;
+        continue;
+      }
       const batch = concat(this.#pending);
       const waiters = this.#waiters;
       this.#pending = [];
@@ -313,11 +326,8 @@ export class Journal {
         for (const waiter of waiters) waiter.reject(this.#unavailable(this.#broken));
         continue;
       }
-      const file = this.#file;
       try {
-        let written = 0;
-        while (written < batch.length) written += (await file.handle.write(batch, written)).bytesWritten;
-        if (this.#sync && !this.#writeIsSync) await file.handle.datasync();
+        await this.#writeAll(this.#file, batch);
       } catch (error) {
         this.#broken = error;
         for (const waiter of waiters) waiter.reject(this.#unavailable(error));
@@ -329,10 +339,30 @@ export class Journal {
     }
   }
 
+  /** Writes bytes at the end of a log and waits for the disk. */
+  async #writeAll(file: LogFile, bytes: Uint8Array): Promise<void> {
+    let written = 0;
+    while (written < bytes.length) written += (await file.handle.write(bytes, written)).bytesWritten;
+    if (this.#sync && !this.#writeIsSync) await file.handle.datasync();
+  }
+
   #unavailable(cause: unknown): StorageError {
     const why = cause instanceof Error ? cause.message : String(cause);
     return new StorageError("ERR_STORAGE_UNAVAILABLE", `Cannot write to the ${this.#name} journal in ${this.#dir}: ${why}; restart once the disk is fixed`, { cause });
   }
+}
+
+/** The error of a damaged journal: where, why, and what cutting there would lose. */
+function damagedError(name: string, damage: readonly JournalDamage[]): StorageError {
+  const first = damage[0]!;
+  const where = first.bytes === 0 && first.offset === 0 ? first.file : `${first.file} at byte ${first.offset}`;
+  const loss = first.recordsAfter > 0 ? `; cutting there would lose the ${first.recordsAfter} whole records after it` : "";
+  const more = damage.length > 1 ? ` (and ${damage.length - 1} more damaged place${damage.length > 2 ? "s" : ""})` : "";
+  return new StorageError(
+    "ERR_STORAGE_CORRUPT",
+    `Cannot open the ${name} journal: ${where} is damaged (${first.reason})${loss}${more}; nothing was changed. ` +
+      "`npx tributary state check` reports every journal; `npx tributary state repair` keeps every whole record and moves the damaged files aside",
+  );
 }
 
 /** How a journal opens its logs: as the options say, else with `O_DSYNC` when commits wait for the disk. */
@@ -353,45 +383,6 @@ function openForSyncedAppend(path: string): Promise<LogHandle> {
   return open(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC, 0o644);
 }
 
-function logPath(dir: string, name: string, generation: number): string {
-  return join(dir, `${name}.${String(generation).padStart(8, "0")}.log`);
-}
-
-/** A record as it lies in a file: its length and CRC-32, little-endian, then its bytes. */
-function frame(payload: Uint8Array): Uint8Array {
-  const out = new Uint8Array(HEADER + payload.length);
-  const view = new DataView(out.buffer);
-  view.setUint32(0, payload.length, true);
-  view.setUint32(4, crc32(payload), true);
-  out.set(payload, HEADER);
-  return out;
-}
-
-/** The whole records of a file, and where and why reading stopped early. */
-function readFrames(bytes: Uint8Array): { payloads: unknown[]; end: number; error: string | undefined } {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const payloads: unknown[] = [];
-  let at = 0;
-  while (at < bytes.length) {
-    if (bytes.length - at < HEADER) return { payloads, end: at, error: "a record header is cut short" };
-    const length = view.getUint32(at, true);
-    const sum = view.getUint32(at + 4, true);
-    if (length > MAX_RECORD) return { payloads, end: at, error: "a record length is out of range" };
-    if (bytes.length - at - HEADER < length) return { payloads, end: at, error: "a record is cut short" };
-    const start = at + HEADER;
-    if (crc32(bytes, start, start + length) !== sum) return { payloads, end: at, error: "a record's checksum does not match" };
-    let payload: unknown;
-    try {
-      payload = JSON.parse(decoder.decode(bytes.subarray(start, start + length)));
-    } catch {
-      return { payloads, end: at, error: "a record is not JSON" };
-    }
-    payloads.push(payload);
-    at = start + length;
-  }
-  return { payloads, end: at, error: undefined };
-}
-
 function concat(parts: readonly Uint8Array[]): Uint8Array {
   if (parts.length === 1) return parts[0]!;
   let size = 0;
@@ -405,30 +396,3 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
-async function readIfExists(path: string): Promise<Uint8Array | undefined> {
-  try {
-    return await readFile(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
-  }
-}
-
-/** Writes a file so that a crash leaves either the old one or the new one whole: a temporary file, fsync, rename, fsync of the folder. */
-async function writeDurably(path: string, bytes: Uint8Array, dir: string): Promise<void> {
-  const temporary = `${path}.tmp`;
-  const handle = await open(temporary, "w");
-  try {
-    await handle.writeFile(bytes);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temporary, path);
-  const folder = await open(dir, "r");
-  try {
-    await folder.sync();
-  } finally {
-    await folder.close();
-  }
-}

@@ -40,6 +40,8 @@ export function journalSink<C>(journal: Journal, snapshot: () => unknown, onErro
 /** Where {@linkcode openJournaledStore} reports a cut tail and a failed compaction (a `ServiceLog` is one). */
 export interface JournalLog {
   info(message: string): void;
+  /** A warning (a torn tail cut); `error` takes it when absent. */
+  warn?(message: string): void;
   error(message: string, error?: unknown): void;
 }
 
@@ -66,7 +68,11 @@ export async function openJournaledStore<S extends { exportState(): unknown }, C
   log: JournalLog,
 ): Promise<{ store: S; journal: Journal }> {
   const { journal, replay } = await state.journal(name);
-  if (replay.dropped !== undefined) log.info(droppedTailNote(name, replay.dropped));
+  if (replay.dropped !== undefined) {
+    const note = droppedTailNote(name, replay.dropped);
+    if (log.warn === undefined) log.error(note);
+    else log.warn(note);
+  }
   let store: S | undefined;
   try {
     const sink = journalSink<C>(journal, () => store!.exportState(), (error) => log.error(`State: cannot compact the ${name} journal (its logs are kept)`, error));

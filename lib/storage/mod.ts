@@ -1,7 +1,8 @@
 /**
  * Durable state for stores that live in memory: an append-only, checksummed
- * journal with group commits, snapshots and torn-tail recovery, and the
- * state folder that holds journals for one process.
+ * journal with group commits, snapshots, torn-tail recovery and damage
+ * refused (with a check and a repair), and the state folder that holds
+ * journals for one process.
  * @module
  */
 export { StorageError } from "./errors.ts";
@@ -10,6 +11,9 @@ export { Batcher } from "./batcher.ts";
 export type { BatcherOptions } from "./batcher.ts";
 export { droppedTailNote, Journal } from "./journal.ts";
 export type { DroppedTail, JournalOptions, JournalReplay, LogHandle } from "./journal.ts";
+export { checkJournal, checkStateDir, journalNames, repairJournal, repairStateDir } from "./repair_journal.ts";
+export type { JournalReport, RepairOptions } from "./repair_journal.ts";
+export type { JournalDamage, TornTail } from "./_journal_scan.ts";
 export { openStateDir } from "./state_dir.ts";
 export type { StateDir, StateDirOptions } from "./state_dir.ts";
 export { journalSink, openJournaledStore } from "./journal_sink.ts";

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { constants, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { constants, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { Journal, type JournalOptions, type LogHandle } from "../../lib/storage/mod.ts";
+import { droppedTailNote, Journal, type JournalOptions, type LogHandle } from "../../lib/storage/mod.ts";
 
 function folder(): string {
   return mkdtempSync(join(tmpdir(), "tributary-journal-"));
@@ -102,7 +102,22 @@ describe("Journal", () => {
     });
   }
 
-  it("refuses damage in a log that later logs follow, naming the file", async () => {
+  it("keeps the cut bytes of a torn tail beside the log, in a file named after the time", async () => {
+    const dir = folder();
+    const { journal } = await reopen(dir);
+    await journal.append({ a: 1 });
+    await journal.close();
+    const log = join(dir, logsOf(dir)[0]!);
+    const tail = Buffer.from([200, 0, 0, 0, 1, 2, 3, 4, 123]);
+    writeFileSync(log, tail, { flag: "a" });
+    const { journal: again, replay } = await reopen(dir, { now: () => Date.UTC(2026, 10, 28, 1, 45, 30) });
+    assert.equal(replay.dropped?.keptAt, `${log}.torn-20261128T014530Z`);
+    assert.deepEqual(readFileSync(replay.dropped!.keptAt), tail);
+    assert.match(droppedTailNote("test", replay.dropped!), /ended mid-record \(a record is cut short\), as a crash while writing leaves it: cut at byte \d+, the 9 bytes after it kept in .*torn-20261128T014530Z/);
+    await again.close();
+  });
+
+  it("ignores a damaged log older than the one the snapshot names: the snapshot holds its records", async () => {
     const dir = folder();
     const { journal } = await reopen(dir);
     await journal.append({ a: 1 });
@@ -110,8 +125,82 @@ describe("Journal", () => {
     await journal.append({ b: 2 });
     await journal.close();
     // An older generation damaged and left behind, as if its removal had failed.
-    writeFileSync(join(dir, "test.00000000.log"), Buffer.from([1, 2, 3, 4, 5, 6, 7, 8, 9]));
-    await assert.rejects(reopen(dir), { name: "StorageError", code: "ERR_STORAGE_CORRUPT", message: /test\.00000000\.log/ });
+    writeFileSync(join(dir, "test.00000001.log"), Buffer.from([1, 2, 3, 4, 5, 6, 7, 8, 9]));
+    const { journal: again, replay } = await reopen(dir);
+    assert.deepEqual([replay.snapshot, replay.records, replay.dropped], [{ total: 1 }, [{ b: 2 }], undefined]);
+    await again.close();
+  });
+
+  /** A journal of `count` records `{n}` in one log, closed; its folder and log. */
+  async function written(count: number): Promise<{ dir: string; log: string }> {
+    const dir = folder();
+    const { journal } = await reopen(dir);
+    for (let n = 0; n < count; n++) journal.append({ n, text: "a water-quality reading" }).catch(() => {});
+    await journal.close();
+    return { dir, log: join(dir, logsOf(dir)[0]!) };
+  }
+
+  it("refuses a flipped bit in the middle of the last log, naming the file, the byte and the records after it, and changes nothing", async () => {
+    const { dir, log } = await written(100);
+    const before = flip(readFileSync(log), 20);
+    writeFileSync(log, before);
+    const files = readdirSync(dir).sort();
+    await assert.rejects(reopen(dir), {
+      name: "StorageError",
+      code: "ERR_STORAGE_CORRUPT",
+      message: new RegExp(`${log.replaceAll(".", "\\.")} at byte 0 is damaged \\(a record's checksum does not match\\); cutting there would lose the 99 whole records after it.*nothing was changed.*state repair`),
+    });
+    assert.deepEqual(readFileSync(log), before, "the log as it was");
+    assert.deepEqual(readdirSync(dir).sort(), files, "no file added or removed");
+  });
+
+  it("refuses a zeroed block in the middle of the log", async () => {
+    const { dir, log } = await written(100);
+    const bytes = readFileSync(log);
+    bytes.fill(0, 1000, 1400);
+    writeFileSync(log, bytes);
+    await assert.rejects(reopen(dir), { code: "ERR_STORAGE_CORRUPT", message: /is damaged/ });
+  });
+
+  it("refuses a deleted log: the one the snapshot names, and the only one of a new journal", async () => {
+    const { dir, log } = await written(10);
+    rmSync(log);
+    await assert.rejects(reopen(dir), { code: "ERR_STORAGE_CORRUPT", message: /test\.00000001\.log is damaged \(the log the snapshot names is missing\)/ });
+    const compacted = folder();
+    const { journal } = await reopen(compacted);
+    await journal.append(1);
+    await journal.compact(() => [1]);
+    await journal.append(2);
+    await journal.close();
+    rmSync(join(compacted, "test.00000002.log"));
+    await assert.rejects(reopen(compacted), { code: "ERR_STORAGE_CORRUPT", message: /test\.00000002\.log/ });
+  });
+
+  it("refuses logs out of sequence: a generation missing between two, records swapped between files", async () => {
+    const dir = folder();
+    const { journal } = await reopen(dir, { compactAboveBytes: 0 });
+    await journal.append({ first: true });
+    // A compaction whose snapshot fails leaves its logs: three generations, the snapshot naming the first.
+    const failing = journal.compact(() => {
+      throw new Error("no snapshot");
+    });
+    await assert.rejects(failing);
+    await journal.append({ second: true });
+    await assert.rejects(journal.compact(() => {
+      throw new Error("no snapshot");
+    }));
+    await journal.append({ third: true });
+    await journal.close();
+    assert.deepEqual(logsOf(dir), ["test.00000001.log", "test.00000002.log", "test.00000003.log"]);
+    const middle = readFileSync(join(dir, "test.00000002.log"));
+    rmSync(join(dir, "test.00000002.log"));
+    await assert.rejects(reopen(dir), { code: "ERR_STORAGE_CORRUPT", message: /test\.00000002\.log is damaged \(the log that .*test\.00000001\.log goes on in is missing\) \(and 2 more damaged places\)/ });
+    // Put back, then the first and last logs swapped.
+    writeFileSync(join(dir, "test.00000002.log"), middle);
+    const first = readFileSync(join(dir, "test.00000001.log"));
+    writeFileSync(join(dir, "test.00000001.log"), readFileSync(join(dir, "test.00000003.log")));
+    writeFileSync(join(dir, "test.00000003.log"), first);
+    await assert.rejects(reopen(dir), { code: "ERR_STORAGE_CORRUPT", message: /out of order|missing before it/ });
   });
 
   it("compacts into a snapshot and a new log, keeping the appends made meanwhile", async () => {
