@@ -128,12 +128,15 @@ export async function openSyncStores(config: Config, options: OpenSyncStoresOpti
   const state = await options.state();
   const auth = await openJournaledStore<MemoryAuthStore, AuthChange>(state, "auth", (snapshot, records, sink) => MemoryAuthStore.restore(snapshot, records, { sink }), log);
   try {
+    // Changes of a user whose context was lost (with a damaged journal's records, which a repair leaves out) are skipped, and counted.
+    let skipped = 0;
     const sync = await openJournaledStore<MemorySyncStore, SyncChange>(
       state,
       "sync",
-      (snapshot, records, sink) => MemorySyncStore.restore(snapshot, records, { ...syncOptions, sink }),
+      (snapshot, records, sink) => MemorySyncStore.restore(snapshot, records, { ...syncOptions, sink, onUnreplayable: () => void skipped++ }),
       log,
     );
+    if (skipped > 0) log.error(`State: ${skipped} records of the sync journal refer to sync contexts it does not hold (lost with a repaired journal's damaged records): skipped`);
     return {
       auth: auth.store,
       sync: sync.store,

@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { open, readFile, rename, stat, unlink } from "node:fs/promises";
 import { text } from "node:stream/consumers";
 import { pooledRandom } from "../crypto/mod.ts";
-import { connectPostgres } from "../storage/mod.ts";
+import { checkStateDir, connectPostgres, repairStateDir } from "../storage/mod.ts";
 import { loadDatasets } from "../water/mod.ts";
 import { runCli } from "./run_cli.ts";
 import type { CliIo } from "./types.ts";
@@ -29,6 +29,9 @@ export function nodeCliIo(): CliIo {
     },
     writeText: replaceFile,
     isFile: async (path) => (await stat(path).catch(() => undefined))?.isFile() === true,
+    isFolder: async (path) => (await stat(path).catch(() => undefined))?.isDirectory() === true,
+    checkState: (dir) => checkStateDir(dir),
+    repairState: (dir) => repairStateDir(dir),
     readChunks: (path) => createReadStream(path, { highWaterMark: 1 << 20 }),
     loadDatasets: (dir, options) => loadDatasets(dir, options),
     fetch: (url, init) => fetch(url, init),

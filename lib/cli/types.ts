@@ -1,5 +1,5 @@
 import type { Environment, Setting } from "../config/mod.ts";
-import type { ConnectPostgresOptions, SqlPool } from "../storage/mod.ts";
+import type { ConnectPostgresOptions, JournalReport, SqlPool } from "../storage/mod.ts";
 import type { LoadDatasetsOptions, LoadReport } from "../water/mod.ts";
 
 /**
@@ -22,6 +22,12 @@ export interface CliIo {
   writeText(path: string, text: string): Promise<void>;
   /** Whether a file (not a folder) is at `path`. */
   isFile(path: string): Promise<boolean>;
+  /** Whether a folder is at `path`. */
+  isFolder(path: string): Promise<boolean>;
+  /** Checks the journals of a state folder, changing nothing (lib/storage's `checkStateDir`). */
+  checkState(dir: string): Promise<JournalReport[]>;
+  /** Repairs the damaged journals of a state folder, holding its lock (lib/storage's `repairStateDir`). */
+  repairState(dir: string): Promise<JournalReport[]>;
   /** A file's bytes, in chunks. */
   readChunks(path: string): AsyncIterable<Uint8Array>;
   /** Loads a datasets folder as the water service does (lib/water's `loadDatasets`), for its report. */

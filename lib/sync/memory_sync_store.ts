@@ -127,14 +127,28 @@ export class MemorySyncStore implements SyncStore {
    * Rebuilds a store from a snapshot and the changes recorded after it.
    * @param snapshot a {@linkcode SyncSnapshot}, or undefined for none
    * @param changes the {@linkcode SyncChange}s after it, oldest first
-   * @param options clock, UUID source, retention periods and where new changes go
+   * @param options clock, UUID source, retention periods and where new changes go; `onUnreplayable`
+   * takes a change that refers to what is not there (a user's context lost with a damaged journal's
+   * records, which `state repair` leaves out), instead of the restore failing on it
    * @returns the store
    * @throws {TypeError} when the snapshot or a change is not one this store wrote
+   * @throws {SyncError} for a change that refers to what is not there, without `onUnreplayable`
    */
-  static restore(snapshot: unknown, changes: readonly unknown[], options: MemorySyncStoreOptions): MemorySyncStore {
+  static restore(
+    snapshot: unknown,
+    changes: readonly unknown[],
+    options: MemorySyncStoreOptions & { readonly onUnreplayable?: (change: SyncChange, error: SyncError) => void },
+  ): MemorySyncStore {
     const store = new MemorySyncStore(options);
     if (snapshot !== undefined) store.#take(snapshot as SyncSnapshot, options);
-    for (const change of changes) store.#replay(change as SyncChange);
+    for (const change of changes) {
+      try {
+        store.#replay(change as SyncChange);
+      } catch (error) {
+        if (!(error instanceof SyncError) || options.onUnreplayable === undefined) throw error;
+        options.onUnreplayable(change as SyncChange, error);
+      }
+    }
     return store;
   }
 

@@ -12,6 +12,7 @@ import { type CliIo, nodeCliIo, runCli } from "../../lib/cli/mod.ts";
 import { sha256Hex } from "../../lib/crypto/mod.ts";
 import { parseApiKey, readApiKeysFile } from "../../lib/http/mod.ts";
 import { readTenantsFile, TenantRegistry } from "../../lib/relay/mod.ts";
+import { Journal } from "../../lib/storage/mod.ts";
 import { formatCsvRow } from "../../lib/water/mod.ts";
 import { FIXTURE_HEADER, fixtureRow } from "../_helpers/water.ts";
 
@@ -463,5 +464,57 @@ describe("runCli()", () => {
     const run = await cli(["endpoint", "add", "--json"]);
     assert.equal(run.code, 2);
     assert.deepEqual(JSON.parse(run.err), { error: { code: "ERR_CLI_USAGE", message: "Cannot run endpoint add: give --url URL" } });
+  });
+});
+
+describe("tributary state check / state repair", () => {
+  /** A state folder with a journal of 20 records, a bit flipped in its 5th. */
+  async function damagedState(): Promise<string> {
+    const dir = mkdtempSync(join(tmpdir(), "tributary-cli-state-"));
+    const { journal } = await Journal.open({ dir, name: "sync" });
+    for (let n = 0; n < 20; n++) journal.append({ n }).catch(() => {});
+    await journal.close();
+    const log = join(dir, "sync.00000001.log");
+    const bytes = readFileSync(log);
+    const fifth = bytes.indexOf('{"s":5,');
+    bytes[fifth + 3] = bytes[fifth + 3]! ^ 1;
+    writeFileSync(log, bytes);
+    const { journal: whole } = await Journal.open({ dir, name: "auth" });
+    await whole.append({ user: "ada" });
+    await whole.close();
+    return dir;
+  }
+
+  it("reports each journal and exits 1 for a damaged one, changing nothing", async () => {
+    const dir = await damagedState();
+    const before = readFileSync(join(dir, "sync.00000001.log"));
+    const run = await cli(["state", "check"], { env: { STATE_DIR: dir } });
+    assert.equal(run.code, 1);
+    assert.match(run.out, /^ok +auth: 1 whole record$/m);
+    assert.match(run.out, /^DAMAGED +sync: 19 whole records a repair keeps\n {2}.*sync\.00000001\.log at byte \d+ \(\d+ bytes\): a record's checksum does not match; 15 whole records after it$/m);
+    assert.match(run.out, /2 journals, 1 damaged: stop the server and run `npx tributary state repair`/);
+    assert.deepEqual(readFileSync(join(dir, "sync.00000001.log")), before);
+    const report = json(await cli(["state", "check", dir, "--json"]));
+    assert.deepEqual((report["journals"] as { name: string; status: string }[]).map((j) => [j.name, j.status]), [["auth", "whole"], ["sync", "damaged"]]);
+  });
+
+  it("repairs keeping every whole record, and the journal opens again", async () => {
+    const dir = await damagedState();
+    const run = await cli(["state", "repair"], { env: { STATE_DIR: dir } });
+    assert.equal(run.code, 0, run.err);
+    assert.match(run.out, /^REPAIRED sync: 19 whole records kept$/m);
+    assert.match(run.out, /moved aside: .*sync\.00000001\.log\.damaged-\d{8}T\d{6}Z/);
+    assert.match(run.out, /1 of 2 journals repaired/);
+    const { journal, replay } = await Journal.open({ dir, name: "sync" });
+    await journal.close();
+    assert.deepEqual(replay.records.map((record) => (record as { n: number }).n), [0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+    assert.equal((await cli(["state", "check"], { env: { STATE_DIR: dir } })).code, 0);
+  });
+
+  it("refuses without a folder, and with a folder that is not there", async () => {
+    assert.match((await cli(["state", "check"], { env: { STATE_DIR: "" } })).err, /STATE_DIR is empty/);
+    const missing = await cli(["state", "repair", join(tmpdir(), "tributary-no-such-state")]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.err, /there is no folder/);
   });
 });

@@ -3,8 +3,9 @@
 // afterwards, on the embedded durable store (STATE_DIR) and on PostgreSQL
 // (DATABASE_URL), after SIGTERM and after SIGKILL right after the last 2xx.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -134,8 +135,61 @@ describe("STATE_DIR held by another process", () => {
     writeFileSync(join(dir, "auth.00000001.log"), Buffer.from([200, 0, 0, 0, 1, 2, 3, 4, 123]), { flag: "a" });
     const second = startServer({ SERVICES: "sync", STATE_DIR: dir, PASSWORD_HASH_COST: "1024" });
     const again = await listeningUrl(second);
-    assert.match(second.output(), /the auth journal .*auth\.00000001\.log ended mid-record \(a record is cut short\): cut at byte \d+, 9 bytes dropped/);
+    // A warning, on standard error.
+    assert.match(second.errors(), /the auth journal .*auth\.00000001\.log ended mid-record \(a record is cut short\), as a crash while writing leaves it: cut at byte \d+, the 9 bytes after it kept in .*auth\.00000001\.log\.torn-\d{8}T\d{6}Z/);
     assert.equal((await login(again, "ada", PASSWORD)).status, 200, "everything before the torn record is there");
+    second.child.kill("SIGTERM");
+    await once(second.child, "exit");
+  });
+
+  it("refuses to start on a flipped bit in the middle of a journal, naming it; state check reports it and state repair keeps the rest", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "tributary-flipped-")), "state");
+    const env = { SERVICES: "sync", STATE_DIR: dir, PASSWORD_HASH_COST: "1024" };
+    const first = startServer(env);
+    const url = await listeningUrl(first);
+    const users = Array.from({ length: 12 }, (_, i) => `user${i}`);
+    for (const user of users) {
+      assert.equal(await signUp(url, user, PASSWORD), 201);
+      const { body } = await login(url, user, PASSWORD);
+      const accepted = await patch(url, body.access_token!, { objects: { messages: [message(1, `from ${user}`)] }, serial: 1 });
+      assert.equal(await ticketEnd(url, body.access_token!, accepted.body.ticket!.uuid), "done");
+    }
+    first.child.kill("SIGKILL");
+    await once(first.child, "exit");
+    // One bit, half way through the sync journal: records follow it, so this is damage, not a torn tail.
+    const log = join(dir, "sync.00000001.log");
+    const bytes = readFileSync(log);
+    const at = Math.floor(bytes.length / 2);
+    bytes[at] = bytes[at]! ^ 0x10;
+    writeFileSync(log, bytes);
+
+    const refused = startServer(env);
+    const [code] = await once(refused.child, "exit") as [number | null];
+    assert.equal(code, 1);
+    assert.match(refused.errors(), new RegExp(`Cannot open the sync journal: .*sync\\.00000001\\.log at byte \\d+ is damaged \\(.+\\); cutting there would lose the \\d+ whole records after it.*nothing was changed`));
+    assert.deepEqual(readFileSync(log), bytes, "the start changed nothing");
+
+    const cli = (...args: string[]) => spawnSync(process.execPath, [join(import.meta.dirname, "..", "..", "bin", "tributary.mjs"), ...args], { encoding: "utf8", env: { PATH: process.env["PATH"] ?? "", STATE_DIR: dir } });
+    const check = cli("state", "check");
+    assert.equal(check.status, 1, check.stderr);
+    assert.match(check.stdout, /^ok +auth: \d+ whole records$/m);
+    assert.match(check.stdout, /^DAMAGED +sync: \d+ whole records a repair keeps$/m);
+    const repair = cli("state", "repair");
+    assert.equal(repair.status, 0, repair.stderr);
+    assert.match(repair.stdout, /^REPAIRED sync: .*\n {2}.*sync\.00000001\.log at byte \d+/m);
+    assert.ok(readdirSync(dir).some((file) => /^sync\.00000001\.log\.damaged-\d{8}T\d{6}Z$/.test(file)), "the damaged log moved aside");
+    assert.equal(cli("state", "check").status, 0);
+
+    const second = startServer(env);
+    const again = await listeningUrl(second);
+    let withMessage = 0;
+    for (const user of users) {
+      const { status, body } = await login(again, user, PASSWORD);
+      assert.equal(status, 200, `${user} logs in: the auth journal was whole`);
+      const snapshot = await syncGet(again, body.access_token!);
+      if (snapshot.status === 200 && snapshot.body.data!.objects.messages.some((m) => m.subject === `from ${user}`)) withMessage++;
+    }
+    assert.ok(withMessage >= users.length - 1, `${withMessage} of ${users.length} users' messages kept: all but the damaged record's`);
     second.child.kill("SIGTERM");
     await once(second.child, "exit");
   });
