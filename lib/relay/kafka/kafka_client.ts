@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Consumer } from "kafkajs";
+import type { TopicDescription } from "./check_kafka_topics.ts";
 import type { KafkaLog, KafkaRecordOut, KafkaSubscribeOptions, KafkaSubscription } from "./kafka_queue.ts";
 
 /** Options of {@linkcode connectKafka}. */
@@ -54,14 +55,14 @@ export interface KafkaTopicSpec {
  * @returns the connection, as {@linkcode KafkaLog}
  * @throws {Error} when `kafkajs` is missing or no broker answers
  */
-export async function connectKafka(brokers: readonly string[], options: ConnectKafkaOptions = {}): Promise<KafkaLog & { createTopics(topics: readonly KafkaTopicSpec[]): Promise<string | undefined> }> {
+export async function connectKafka(brokers: readonly string[], options: ConnectKafkaOptions = {}): Promise<KafkaConnection> {
   let kafkajs: typeof import("kafkajs");
   try {
     kafkajs = await import("kafkajs");
   } catch {
     throw new Error("the kafkajs package is not installed (npm install kafkajs)");
   }
-  const { Kafka, logLevel, Partitioners } = kafkajs;
+  const { ConfigResourceTypes, Kafka, logLevel, Partitioners } = kafkajs;
   const onError = options.onError ?? (() => {});
   const settings = {
     clientId: options.clientId ?? "tributary",
@@ -215,11 +216,49 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
         return (error as Error).message;
       }
     },
+    async describeTopics(topics) {
+      const found = new Map<string, TopicDescription>();
+      for (const topic of topics) {
+        // A topic the brokers do not know fails its metadata request: it has no partitions.
+        const partitions = await admin.fetchTopicMetadata({ topics: [topic] }).then((metadata) => metadata.topics[0]?.partitions.length ?? 0, () => 0);
+        found.set(topic, { partitions, cleanupPolicy: undefined });
+      }
+      let unjudged: string | undefined;
+      try {
+        const described = await admin.describeConfigs({
+          includeSynonyms: false,
+          resources: topics.filter((topic) => found.get(topic)!.partitions > 0).map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ["cleanup.policy"] })),
+        });
+        for (const resource of described.resources) {
+          const policy = resource.configEntries.find((entry) => entry.configName === "cleanup.policy")?.configValue;
+          const known = found.get(resource.resourceName);
+          if (known !== undefined && resource.errorCode === 0 && typeof policy === "string") found.set(resource.resourceName, { ...known, cleanupPolicy: policy });
+        }
+      } catch (error) {
+        // Some brokers (librdkafka's mock among them) do not answer DescribeConfigs.
+        unjudged = (error as Error).message;
+      }
+      return { topics: found, unjudged };
+    },
     async close() {
       await Promise.allSettled(consumers.map((consumer) => within(3000, consumer.disconnect(), "leave the consumer group")));
       await Promise.allSettled([within(3000, producer.disconnect(), "disconnect"), within(3000, admin.disconnect(), "disconnect")]);
     },
   };
+}
+
+/** What {@linkcode connectKafka} gives: the queue's view of Kafka, and the admin calls of start-up. */
+export interface KafkaConnection extends KafkaLog {
+  /**
+   * Creates topics where the brokers allow it.
+   * @returns why the brokers refused, or undefined
+   */
+  createTopics(topics: readonly KafkaTopicSpec[]): Promise<string | undefined>;
+  /**
+   * Describes topics: partitions (0 for an unknown topic) and cleanup policy.
+   * @returns the descriptions, and why the policies are unknown when the brokers would not describe them
+   */
+  describeTopics(topics: readonly string[]): Promise<{ topics: Map<string, TopicDescription>; unjudged: string | undefined }>;
 }
 
 /**

@@ -13,4 +13,6 @@ export type { KafkaQueueOptions, KafkaTopics } from "./kafka_queue.ts";
 export { KafkaConfigStore, kafkaConfigTopic } from "./kafka_config_store.ts";
 export type { KafkaConfigStoreOptions } from "./kafka_config_store.ts";
 export { connectKafka } from "./kafka_client.ts";
-export type { ConnectKafkaOptions, KafkaTopicSpec } from "./kafka_client.ts";
+export type { ConnectKafkaOptions, KafkaConnection, KafkaTopicSpec } from "./kafka_client.ts";
+export { checkKafkaTopics } from "./check_kafka_topics.ts";
+export type { TopicDescription } from "./check_kafka_topics.ts";

@@ -3,7 +3,8 @@ import { uuidV4 } from "../../crypto/mod.ts";
 import type { ReadinessProbe, ServiceLog } from "../../http/mod.ts";
 import { OutageLog } from "../../log/mod.ts";
 import { describeError } from "../describe_error.ts";
-import { connectKafka } from "./kafka_client.ts";
+import { checkKafkaTopics } from "./check_kafka_topics.ts";
+import { connectKafka, type KafkaConnection } from "./kafka_client.ts";
 import { KafkaConfigStore, kafkaConfigTopic } from "./kafka_config_store.ts";
 import { KafkaQueue, kafkaTopics } from "./kafka_queue.ts";
 
@@ -82,7 +83,7 @@ export interface KafkaRelayStores {
 export async function openKafkaRelay(options: OpenKafkaQueueOptions): Promise<KafkaRelayStores> {
   const where = options.brokers.join(",");
   const outage = new OutageLog(options.log, `Relay queue: Kafka at ${where}`, options.now ?? Date.now);
-  let log: Awaited<ReturnType<typeof connectKafka>>;
+  let log: KafkaConnection;
   try {
     log = await connectKafka(options.brokers, {
       sessionTimeoutMs: options.sessionTimeoutMs,
@@ -100,6 +101,21 @@ export async function openKafkaRelay(options: OpenKafkaQueueOptions): Promise<Ka
     { topic: topics.state, partitions: options.partitions, compactRetentionMs: STATE_RETENTION_MS },
     { topic: configTopic, partitions: 1, compact: true },
   ]);
+  // Every topic as the relay needs it, or a start refused naming the topic and the fix (a topic with too few
+  // partitions made intake answer 503 for ever, with nothing said at start).
+  const described = await log.describeTopics([topics.jobs, topics.retry, topics.dead, topics.state, configTopic]).catch(async (error: unknown) => {
+    await log.close();
+    throw new ConfigError("KAFKA_BROKER", `Cannot start: cannot describe the Kafka topics at ${where}: ${describeError(error)}`);
+  });
+  const problems = checkKafkaTopics(topics, configTopic, described.topics);
+  if (problems.length > 0) {
+    await log.close();
+    const why = refused === undefined ? "" : ` (creating them was refused: ${refused})`;
+    throw new ConfigError("KAFKA_TOPIC_PREFIX", `Cannot start: the Kafka topics of KAFKA_TOPIC_PREFIX=${options.topicPrefix} are not as the relay needs them${why}: ${problems.join("; ")}`);
+  }
+  if (described.unjudged !== undefined) {
+    options.log.info(`Relay queue: the brokers at ${where} would not describe the topics' cleanup policies (${described.unjudged}); partition counts checked`);
+  }
   const instanceId = uuidV4(options.random);
   // Both at once: each joins a consumer group, which takes seconds.
   const [queue, config] = await Promise.allSettled([
