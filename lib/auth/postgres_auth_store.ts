@@ -1,4 +1,4 @@
-import { Batcher, type SqlPool } from "../storage/mod.ts";
+import { Batcher, type SqlClient, type SqlPool } from "../storage/mod.ts";
 import { usernameKey } from "./names.ts";
 import type { AuthStore, TokenRecord, UserRecord } from "./types.ts";
 
@@ -91,8 +91,19 @@ export class PostgresAuthStore implements AuthStore {
     this.#lookups = new Batcher({ run: (batch) => this.#lookUp(batch), keyOf: ({ hash }) => hash, maxBatch: TOKEN_BATCH, maxRunning: 2, defer });
   }
 
-  async createUser(user: UserRecord): Promise<boolean> {
-    const { rowCount } = await this.#db.query(
+  createUser(user: UserRecord): Promise<boolean> {
+    return this.createUserIn(this.#db, user);
+  }
+
+  /**
+   * Adds a user, as {@linkcode createUser} does, through another connection
+   * or transaction: a sign-up writes the user and its sync context in one.
+   * @param db where to run the statement (a transaction's client)
+   * @param user the user
+   * @returns whether it was added (false: the name is taken)
+   */
+  async createUserIn(db: SqlClient, user: UserRecord): Promise<boolean> {
+    const { rowCount } = await db.query(
       `INSERT INTO auth_users (uuid, username, username_key, password_hash, notify_language, created_at)
        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
       [user.uuid, user.username, usernameKey(user.username), user.passwordHash, user.notifyLanguage, user.createdAt],

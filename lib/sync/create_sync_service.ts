@@ -63,6 +63,15 @@ export interface SyncServiceOptions {
    * @default nothing more
    */
   readonly onAccountDeleted?: (owner: string) => Promise<void>;
+  /**
+   * Makes the context of a user who has none, if the user exists (an
+   * account a crash left half-made by a version that wrote the user and the
+   * context apart): called when a snapshot or a patch finds no context, which
+   * is then looked for again.
+   * @returns whether a context was made
+   * @default none: such a user gets 404 `ERR_SYNC_NO_CONTEXT`
+   */
+  readonly completeContext?: (owner: string) => Promise<boolean>;
 }
 
 /** Every cached answer is revalidated; it is the user's own data. */
@@ -93,6 +102,17 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
   const maxObjects = options.maxPatchObjects ?? 10_000;
   const maxPending = options.maxPendingPerUser ?? 16;
   const { authorize, jobs } = options;
+  const complete = options.completeContext;
+  /** The head of the owner's context, made first if the user has none and `completeContext` can make it. */
+  const headOf = async (owner: string): Promise<Revision> => {
+    const head = await store.head(owner);
+    if (head !== undefined) return head;
+    if (complete !== undefined && (await complete(owner))) {
+      const made = await store.head(owner);
+      if (made !== undefined) return made;
+    }
+    throw noContext();
+  };
 
   /** Erases the context, then the rest of the account; again after a failure, it finishes what is left. */
   async function deleteAccount(owner: string): Promise<HttpResponse> {
@@ -153,7 +173,7 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
       path: base,
       handler: async (request) => {
         const owner = await authorize(request);
-        const head = await headOf(store, owner);
+        const head = await headOf(owner);
         const etag = `"${head.uuid}"`;
         if (ifNoneMatch(request, etag)) return notModified(etag);
         if ((await store.size(owner)) > queueAbove) return queue(request, owner, `${owner} ${head.uuid}`, { kind: "snapshot", at: head.uuid });
@@ -167,7 +187,7 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
       handler: async (request, params) => {
         const owner = await authorize(request);
         const from = await store.revision(owner, idOf(params, "revision"));
-        const head = await headOf(store, owner);
+        const head = await headOf(owner);
         if (from.serial === head.serial) return { status: 204, headers: { etag: `"${head.uuid}"`, "cache-control": CACHED } };
         const etag = `"${from.uuid}.${head.uuid}"`;
         if (ifNoneMatch(request, etag)) return notModified(etag);
@@ -207,7 +227,11 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         // A retry under the same key gets the first ticket: the parsed patch is what must be the same.
         const idempotency = key === undefined ? undefined : { key, fingerprint: sha256Hex(JSON.stringify(patch)) };
         // Applied before the answer when nothing of the user's waits (the ticket comes back ended), else queued behind it.
-        const ticket = await store.place(owner, patch.serial, patch, maxPending, idempotency);
+        const place = (): Promise<Ticket> => store.place(owner, patch.serial, patch, maxPending, idempotency);
+        const ticket = await place().catch(async (error: unknown) => {
+          if (!(error instanceof SyncError && error.code === "ERR_SYNC_NO_CONTEXT") || complete === undefined || !(await complete(owner))) throw error;
+          return place();
+        });
         if (ticket.status === "new") runQueue(owner);
         return accepted(ticket);
       }),
@@ -222,10 +246,8 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
   ]);
 }
 
-async function headOf(store: SyncStore, owner: string): Promise<Revision> {
-  const head = await store.head(owner);
-  if (head === undefined) throw new SyncError("ERR_SYNC_NO_CONTEXT", "Cannot sync: this user has no sync context");
-  return head;
+function noContext(): SyncError {
+  return new SyncError("ERR_SYNC_NO_CONTEXT", "Cannot sync: this user has no sync context");
 }
 
 /** Keys up to this long: a UUID or any client token fits. */

@@ -163,19 +163,29 @@ export class PostgresSyncStore implements SyncStore {
   }
 
   createContext(user: SyncUser): Promise<boolean> {
-    return this.#db.transaction(async (db) => {
-      const [uuid, createdAt] = [this.#uuid(), this.#now()];
-      const { rowCount } = await db.query(
-        "INSERT INTO sync_contexts (owner, head_serial, head_uuid, head_created_at, size) VALUES ($1, 1, $2, $3, 1) ON CONFLICT DO NOTHING",
-        [user.uuid, uuid, createdAt],
-      );
-      if (rowCount === 0) return false;
-      const me: SyncObject = { uuid: user.uuid, username: user.username, notify_language: user.notifyLanguage };
-      await db.query("INSERT INTO sync_revisions (owner, serial, uuid, created_at) VALUES ($1, 1, $2, $3)", [user.uuid, uuid, createdAt]);
-      await db.query("INSERT INTO sync_changes (owner, serial, seq, entity, key, prev, next) VALUES ($1, 1, 0, 0, $2, NULL, $3)", [user.uuid, user.uuid, me]);
-      await db.query("INSERT INTO sync_objects (owner, entity, key, value, last_serial) VALUES ($1, 0, $2, $3, 1)", [user.uuid, user.uuid, me]);
-      return true;
-    });
+    return this.#db.transaction((db) => this.createContextIn(db, user));
+  }
+
+  /**
+   * Makes a user's context, as {@linkcode createContext} does, inside a
+   * transaction the caller holds: a sign-up writes the user and its context
+   * in one.
+   * @param db the transaction's client
+   * @param user the user
+   * @returns whether it was made (false: the user had one)
+   */
+  async createContextIn(db: SqlClient, user: SyncUser): Promise<boolean> {
+    const [uuid, createdAt] = [this.#uuid(), this.#now()];
+    const { rowCount } = await db.query(
+      "INSERT INTO sync_contexts (owner, head_serial, head_uuid, head_created_at, size) VALUES ($1, 1, $2, $3, 1) ON CONFLICT DO NOTHING",
+      [user.uuid, uuid, createdAt],
+    );
+    if (rowCount === 0) return false;
+    const me: SyncObject = { uuid: user.uuid, username: user.username, notify_language: user.notifyLanguage };
+    await db.query("INSERT INTO sync_revisions (owner, serial, uuid, created_at) VALUES ($1, 1, $2, $3)", [user.uuid, uuid, createdAt]);
+    await db.query("INSERT INTO sync_changes (owner, serial, seq, entity, key, prev, next) VALUES ($1, 1, 0, 0, $2, NULL, $3)", [user.uuid, user.uuid, me]);
+    await db.query("INSERT INTO sync_objects (owner, entity, key, value, last_serial) VALUES ($1, 0, $2, $3, 1)", [user.uuid, user.uuid, me]);
+    return true;
   }
 
   async head(owner: string): Promise<Revision | undefined> {

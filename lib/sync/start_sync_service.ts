@@ -13,6 +13,8 @@ export interface StartSyncServiceOptions {
   authorize: (request: HttpRequest) => Promise<string>;
   /** Deletes the rest of an account once its context is erased (see `SyncServiceOptions.onAccountDeleted`). */
   onAccountDeleted?: (owner: string) => Promise<void>;
+  /** Makes the context of a user who has none (see `SyncServiceOptions.completeContext`). */
+  completeContext?: (owner: string) => Promise<boolean>;
   /** Where a failed background job is reported. */
   log: ServiceLog;
   /**
@@ -76,6 +78,7 @@ export async function startSyncService(config: SyncConfig, options: StartSyncSer
     maxPendingPerUser: config.maxQueuedPerUser,
     base,
     ...(options.onAccountDeleted === undefined ? {} : { onAccountDeleted: options.onAccountDeleted }),
+    ...(options.completeContext === undefined ? {} : { completeContext: options.completeContext }),
   });
   const every = options.every ?? startInterval;
   // A sweep that fails (the store away) is tried again at the next minute.

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { applyDiff, type SyncData, type SyncDiff, type SyncStore, type Ticket } from "../../lib/sync/mod.ts";
+import { applyDiff, type MemorySyncStore, type SyncData, type SyncDiff, type SyncStore, type Ticket } from "../../lib/sync/mod.ts";
 import { ALICE, BASE, BOB, key, message, syncFixture, type SyncFixture, T0, team } from "../_helpers/sync.ts";
 import { call } from "../_helpers/water.ts";
 
@@ -95,6 +95,31 @@ describe("GET /api/v2/sync/user (snapshot)", () => {
     const response = await fixture.request("c0000000-0000-4000-8000-000000000003", BASE);
     assert.equal(response.status, 404);
     assert.equal(errorCode(response.text), "ERR_SYNC_NO_CONTEXT");
+  });
+
+  it("makes the context of a user who has none through completeContext, for a snapshot and for a patch, once", async () => {
+    const CAROL = "c0000000-0000-4000-8000-000000000003";
+    const DAVE = "c0000000-0000-4000-8000-000000000004";
+    const asked: string[] = [];
+    let store: MemorySyncStore | undefined;
+    const fixture = await syncFixture({
+      // A user the accounts know (carol, dave), whose context a crash left unmade; nobody else.
+      completeContext: async (owner) => {
+        asked.push(owner);
+        if (owner !== CAROL && owner !== DAVE) return false;
+        return store!.createContext({ uuid: owner, username: owner === CAROL ? "carol" : "dave", notifyLanguage: null });
+      },
+    });
+    store = fixture.store;
+    const carol = await snapshot(fixture, CAROL);
+    assert.deepEqual(carol.objects.me, { uuid: CAROL, username: "carol", notify_language: null });
+    await snapshot(fixture, CAROL);
+    const ticket = await submit(fixture, { objects: { messages: [message(1)] } }, DAVE);
+    assert.equal(ticket.status, "done", "the patch applied once the context was made");
+    assert.equal((await snapshot(fixture, DAVE)).objects.messages?.length, 1);
+    const stranger = await fixture.request("c0000000-0000-4000-8000-000000000099", BASE);
+    assert.equal(stranger.status, 404, "no account: no context made");
+    assert.deepEqual(asked, [CAROL, DAVE, "c0000000-0000-4000-8000-000000000099"], "asked only when a context was missing");
   });
 
   it("passes the authorizer's refusal on", async () => {
