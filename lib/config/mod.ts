@@ -30,3 +30,5 @@ export { renderSettingsTable } from "./render_settings_table.ts";
 export { redactUrl } from "./redact_url.ts";
 export { readConfigFile } from "./read_config_file.ts";
 export { parseConfigJson } from "./parse_config_json.ts";
+export { describeJsonError } from "./describe_json_error.ts";
+export { jsonErrorPosition } from "./json_error_position.ts";

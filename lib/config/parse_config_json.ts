@@ -1,3 +1,4 @@
+import { describeJsonError } from "./describe_json_error.ts";
 import { ConfigError } from "./errors.ts";
 
 /**
@@ -6,12 +7,12 @@ import { ConfigError } from "./errors.ts";
  * @param file the file's path, for the message
  * @param variable the variable that names the file
  * @returns the parsed value
- * @throws {ConfigError} naming the variable and the file when the text is not JSON
+ * @throws {ConfigError} naming the variable and the file, and where the text stops being JSON (never quoting it: it may hold secrets)
  */
 export function parseConfigJson(text: string, file: string, variable: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(variable, `Cannot start: ${file} is not valid JSON: ${(error as Error).message}`);
+    throw new ConfigError(variable, `Cannot start: ${file} is not valid JSON: ${describeJsonError(text, error)}`);
   }
 }

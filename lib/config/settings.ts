@@ -133,6 +133,12 @@ export interface ListSettingOptions<T> extends SettingDoc {
   item?: (entry: string, index: number) => T;
   /** The value when the variable is unset or empty. @default {[]} */
   default?: readonly T[];
+  /**
+   * Whether the entries are secrets (keys): a message about one names its
+   * place in the list but never quotes it.
+   * @default {false}
+   */
+  secret?: boolean;
 }
 
 /**
@@ -152,7 +158,8 @@ export function listSetting<T = string>(variable: string, options: ListSettingOp
         return item(entry, index);
       } catch (error) {
         if (error instanceof ConfigError) throw error;
-        throw new ConfigError(name, `Cannot start: ${name} entry ${index + 1} ("${entry}") must be ${options.accepts}: ${messageOf(error)}`);
+        const quoted = options.secret === true ? "" : ` ("${entry}")`;
+        throw new ConfigError(name, `Cannot start: ${name} entry ${index + 1}${quoted} must be ${options.accepts}: ${messageOf(error)}`);
       }
     });
   });

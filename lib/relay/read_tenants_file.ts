@@ -1,3 +1,4 @@
+import { describeJsonError } from "../config/mod.ts";
 import { parseApiKey } from "../http/mod.ts";
 import { RelayError } from "./errors.ts";
 import type { TenantRegistry } from "./tenants.ts";
@@ -21,7 +22,7 @@ export function readTenantsFile(registry: TenantRegistry, text: string, source: 
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw invalid(source, `it is not JSON (${(error as Error).message})`);
+    throw invalid(source, `it is not JSON (${describeJsonError(text, error)})`);
   }
   const tenants = (parsed as { tenants?: unknown } | null)?.tenants;
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed) || !Array.isArray(tenants)) {

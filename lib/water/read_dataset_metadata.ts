@@ -1,6 +1,6 @@
+import { jsonErrorPosition } from "../config/mod.ts";
 import { isUuid, nameUuid } from "../crypto/mod.ts";
 import { WaterError } from "./errors.ts";
-import { jsonErrorPosition } from "./_json_error_position.ts";
 import { DERIVED_METADATA_COLUMNS, LIST_METADATA_COLUMNS, METADATA_COLUMNS } from "./fields.ts";
 import type { DatasetInput } from "./store_builder.ts";
 

@@ -45,11 +45,13 @@ export const WATER_SETTINGS = {
   apiKeys: listSetting("API_KEYS", {
     accepts: "keys, plain or `sha256:<64 hex>`",
     item: (entry, index) => parseApiKey(`API_KEYS[${index + 1}]`, entry),
+    secret: true,
     doc: "keys accepted in addition to the file's",
   }),
   adminApiKeys: listSetting("ADMIN_API_KEYS", {
     accepts: "keys, plain or `sha256:<64 hex>`",
     item: (entry, index) => parseApiKey(`ADMIN_API_KEYS[${index + 1}]`, entry),
+    secret: true,
     doc: "keys of the datasets' admin routes (`POST /admin/datasets/reload`), sent as `Authorization: Bearer <key>`; none refuses them all (`SIGHUP` reloads all the same)",
   }),
   corsOrigins: listSetting("CORS_ORIGINS", {

@@ -7,10 +7,13 @@ import {
   choiceSetting,
   ConfigError,
   customSetting,
+  describeJsonError,
   integerSetting,
+  jsonErrorPosition,
   listSetting,
   listSettings,
   numberSetting,
+  parseConfigJson,
   readConfigFile,
   readSettings,
   redactUrl,
@@ -121,6 +124,73 @@ describe("renderSettingsTable()", () => {
     const text = renderSettingsTable([textSetting("X", { default: "", accepts: "a|b", doc: "c" })]);
     assert.ok(text.includes("| a\\|b |"), text);
   });
+});
+
+describe("listSetting()", () => {
+  const keys = listSetting("KEYS", {
+    accepts: "keys",
+    secret: true,
+    item: (entry) => {
+      if (entry.startsWith("sha256:")) throw new RangeError("sha256: needs 64 hex digits");
+      return entry;
+    },
+    doc: "keys",
+  });
+
+  it("names a secret entry by its place and never quotes it", () => {
+    assert.throws(() => keys.read("good-key, sha256:plain-secret-77", "KEYS", {}), (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.match(error.message, /KEYS entry 2 must be keys: sha256: needs 64 hex digits/);
+      assert.equal(error.message.includes("plain-secret-77"), false, error.message);
+      return true;
+    });
+  });
+
+  it("quotes an entry that is not secret", () => {
+    assertConfigError(() => readSettings(TABLE, { ITEMS: "1,x" }), "ITEMS", '("x")');
+  });
+});
+
+describe("describeJsonError()", () => {
+  const cases = [
+    { name: "an unquoted value", text: '{"api_keys": [{"name": "a", "key": super-secret-key}]}', expected: "Unexpected character at line 1, column 36" },
+    { name: "a letter where a value goes", text: "plain-secret-value", expected: "Unexpected character at line 1, column 1" },
+    { name: "a trailing comma in a list, on its line", text: '{\n  "a": "x",\n  "b": [1,\n  ]\n}', expected: "Unexpected token ']' at line 4, column 3" },
+    { name: "a trailing comma in an object", text: '{"key": "secret-in-object",}', expected: "Expected double-quoted property name at line 1, column 28" },
+    { name: "a control character in a string", text: '{"key": "secret\u0001value"}', expected: "Bad control character in string literal at line 1, column 9" },
+    { name: "a text that ends early", text: '{"key": "secret-cut-short', expected: "Unterminated string at line 1, column 9" },
+  ] as const;
+  for (const c of cases) {
+    it(`says what and where, quoting nothing, for ${c.name}`, () => {
+      let error: unknown;
+      try {
+        JSON.parse(c.text);
+      } catch (caught) {
+        error = caught;
+      }
+      assert.ok(error instanceof SyntaxError);
+      assert.equal(describeJsonError(c.text, error), c.expected);
+    });
+  }
+
+  it("is what parseConfigJson says, naming the variable and the file but no secret", () => {
+    assert.throws(() => parseConfigJson('{"api_keys": [{"name": "a", "key": super-secret-key}]}', "keys.json", "API_KEYS_FILE"), (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(error.variable, "API_KEYS_FILE");
+      assert.equal(error.message, "Cannot start: keys.json is not valid JSON: Unexpected character at line 1, column 36");
+      return true;
+    });
+  });
+});
+
+describe("jsonErrorPosition()", () => {
+  const cases = [
+    { text: "[1,]", expected: 3 },
+    { text: '{"a": 1} x', expected: 9 },
+    { text: '{"a": tru', expected: 6 },
+    { text: "[1, 2", expected: 5 },
+  ] as const;
+  for (const c of cases) it(`gives ${c.expected} for ${JSON.stringify(c.text)}`, () => assert.equal(jsonErrorPosition(c.text), c.expected));
 });
 
 describe("integerSetting()", () => {

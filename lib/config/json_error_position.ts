@@ -6,7 +6,11 @@ const MAX_DEPTH = 512;
  * Finds where JSON text stops being valid, since `JSON.parse` on Node 20
  * does not always say.
  * @param text JSON text that failed to parse
- * @returns the 0-based offset of the first invalid character
+ * @returns the 0-based offset of the first invalid character (the text's length when it ends early)
+ * @example
+ * ```ts
+ * jsonErrorPosition("[1,]"); // 3
+ * ```
  */
 export function jsonErrorPosition(text: string): number {
   let i = 0;
