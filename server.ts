@@ -16,7 +16,8 @@ async function main(): Promise<void> {
   await app.start();
   const address = await app.listen();
   const services = config.server.services;
-  for (const line of formatDescription(app.describe(address.publicUrl))) log.info(line);
+  // Credentials as where they are kept; the demo data's values too, but only to a person at a terminal.
+  for (const line of formatDescription(app.describe(address.publicUrl), { terminal: process.stdout.isTTY === true })) log.info(line);
   // The last start-up line, for scripts and tests: where to reach this process (as JSON, `event` and `url`).
   log.info(`tributary listening on ${address.publicUrl} (services: ${services.join(", ")})`, { event: "listening", url: address.url, publicUrl: address.publicUrl, services });
   for (const signal of ["SIGTERM", "SIGINT"] as const) {

@@ -11,6 +11,9 @@ export type { App, AppContext, AppDescription, AppOverrides, ListeningAddress } 
 export { APP_SETTINGS, appSettings, AVAILABLE_SERVICES, readConfig, SERVER_SETTINGS } from "./read_config.ts";
 export type { Config, ServiceName } from "./read_config.ts";
 export { formatDescription } from "./format_description.ts";
+export type { FormatDescriptionOptions } from "./format_description.ts";
+export { DEMO_CREDENTIALS, isDemoCredential } from "./is_demo_credential.ts";
+export type { DemoFile } from "./is_demo_credential.ts";
 export { DATABASE_SCHEMAS } from "./open_sync_stores.ts";
 export { createConsoleLogger, loggerOver } from "./console_logger.ts";
 export type { ConsoleLoggerOptions, LogStream } from "./console_logger.ts";

@@ -77,7 +77,7 @@ export async function startAuthService(config: AuthConfig, options: StartAuthSer
   for (const client of clients) {
     const what = `${[...client.grantTypes].join(", ")}; scopes ${client.scopes.join(" ")}`;
     const secret = plain.get(client.id);
-    if (secret !== undefined) credentials.push({ label: `OAuth client "${client.id}" secret (${what})`, value: secret });
+    if (secret !== undefined) credentials.push({ label: `OAuth client "${client.id}" secret (${what})`, value: secret, setting: "CLIENTS_FILE", file: config.clientsFile });
     else notes.push(`OAuth client "${client.id}" (${client.secretHash === undefined ? "public" : "confidential"}): ${what}`);
   }
   const service: RunningService = {

@@ -32,18 +32,32 @@ export interface ServiceEndpoint {
   readonly url: string;
 }
 
-/** A credential a demo prints, e.g. an API key from a file that holds it in plain text. */
+/**
+ * A credential a service was given in plain text, e.g. an API key of a file
+ * that holds it unhashed. A host shows where it is kept (`setting`, `file`)
+ * and never the value in a log, unless it knows the value is public (the
+ * demo data's) and the reader is a person at a terminal.
+ */
 export interface ServiceCredential {
   /** What it is, e.g. `API key "demo"`. */
   readonly label: string;
   readonly value: string;
+  /** The setting that names the file it was read from, e.g. `API_KEYS_FILE`. */
+  readonly setting: string;
+  /** The file, as the setting names it, e.g. `data/api_keys.json`. */
+  readonly file: string;
+  /**
+   * A first command that uses it, with `{value}` where the value goes, e.g.
+   * `curl -H 'x-api-key: {value}' 'http://127.0.0.1:8000/v1/odata/v4/Locations?$top=2'`.
+   */
+  readonly example?: string;
 }
 
 /** What a running service serves, for the host to print or show. */
 export interface ServiceDescription {
   readonly endpoints: readonly ServiceEndpoint[];
   readonly credentials: readonly ServiceCredential[];
-  /** Other lines worth printing at start-up (what was loaded, what is refused). */
+  /** Other lines worth printing at start-up (what was loaded, what is refused); never a secret. */
   readonly notes: readonly string[];
 }
 

@@ -175,8 +175,8 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
   if (restored > 0) notes.push(`Relay queue: ${restored} jobs not yet delivered were restored from the journal`);
   for (const tenant of registry.tenants()) {
     const key = plain.get(tenant.id)?.[0];
-    if (key !== undefined) credentials.push({ label: `Relay tenant "${tenant.id}" API key`, value: key });
-    const endpoints = registry.endpoints(tenant.id).map((endpoint) => `${endpoint.id} -> ${endpoint.url}`);
+    if (key !== undefined) credentials.push({ label: `Relay tenant "${tenant.id}" API key`, value: key, setting: "TENANTS_FILE", file: config.tenantsFile });
+    const endpoints = registry.endpoints(tenant.id).map((endpoint) => `${endpoint.id} -> ${shownUrl(endpoint.url)}`);
     notes.push(`Relay tenant "${tenant.id}": ${endpoints.length === 0 ? "no endpoints" : endpoints.join(", ")}`);
   }
   if (config.workerConcurrency === 0) {
@@ -301,6 +301,15 @@ function endpointsNote(config: RelayConfig, state: StateDir | undefined, opening
   if (opening.removed > 0) parts.push(`${opening.removed} no longer in TENANTS_FILE deleted`);
   if (opening.keptFromApi.length > 0) parts.push(`${opening.keptFromApi.join(", ")} changed through the API (TENANTS_FILE no longer sets them)`);
   return `${where}; ${parts.join(", ")}`;
+}
+
+/**
+ * An endpoint's URL as the log shows it: its origin, and `/…` for a path or
+ * query, which may be the secret of a capability URL (Slack's, Discord's).
+ */
+function shownUrl(href: string): string {
+  const url = new URL(href);
+  return url.pathname === "/" && url.search === "" ? url.origin : `${url.origin}/…`;
 }
 
 function realTimer(task: () => void, ms: number): () => void {

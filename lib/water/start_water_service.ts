@@ -78,7 +78,7 @@ export async function startWaterService(config: WaterConfig, options: StartWater
   if (config.apiKeysFile !== "") {
     const file = readApiKeysFile(await readConfigFile(config.apiKeysFile, "API_KEYS_FILE"), config.apiKeysFile);
     keys.push(...file.keys);
-    for (const [name, key] of file.plain) credentials.push({ label: `API key "${name}"`, value: key });
+    for (const [name, key] of file.plain) credentials.push({ label: `API key "${name}"`, value: key, setting: "API_KEYS_FILE", file: config.apiKeysFile });
   }
   if (keys.length === 0) {
     throw new ConfigError("API_KEYS", "Cannot start: no API keys are configured; set API_KEYS or API_KEYS_FILE");
@@ -146,7 +146,6 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     routes: [...water.routes, ...admin.routes],
     routeOf: (request) => water.routeOf(request) ?? admin.routeOf(request),
   });
-  const example = credentials[0]?.value ?? "<your key>";
   const loaded = reportLines(live.loaded.report, config.dataDir);
   const adminNote = config.adminApiKeys.length === 0
     ? `Datasets reload on SIGHUP (POST ${adminPath}/reload is refused: no ADMIN_API_KEYS)`
@@ -156,16 +155,21 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     prefixes: [base, adminPath],
     handler,
     readiness,
-    describe: (origin) => ({
-      endpoints: [{ label: "Water data", url: `${origin}${base}` }],
-      credentials,
-      notes: [
-        ...loaded,
-        adminNote,
-        ...(redis === undefined ? [] : ["Rate limits: counted in Redis (RATE_LIMIT_REDIS_URL), shared by every replica"]),
-        `Try: curl -H 'x-api-key: ${example}' '${origin}${base}/Locations?$top=2'`,
-      ],
-    }),
+    describe: (origin) => {
+      // A first request: with the first key the file holds in plain text (the host decides whether to show it), else with a placeholder.
+      const tryIt = `curl -H 'x-api-key: {value}' '${origin}${base}/Locations?$top=2'`;
+      const [first, ...others] = credentials;
+      return {
+        endpoints: [{ label: "Water data", url: `${origin}${base}` }],
+        credentials: first === undefined ? [] : [{ ...first, example: tryIt }, ...others],
+        notes: [
+          ...loaded,
+          adminNote,
+          ...(redis === undefined ? [] : ["Rate limits: counted in Redis (RATE_LIMIT_REDIS_URL), shared by every replica"]),
+          ...(first === undefined ? [`Try: ${tryIt.replace("{value}", "<your key>")}`] : []),
+        ],
+      };
+    },
     reload: async () => {
       logReload(await live.reload());
     },

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -10,12 +10,28 @@ import { promtoolCheck, promtoolFound, promtoolSkip } from "../_helpers/promtool
 import { freePort } from "../_helpers/redis.ts";
 import { listeningUrl, startServer } from "../_helpers/server.ts";
 
+const ROOT = join(import.meta.dirname, "..", "..");
+
+/** A plain credential the log says where to find (`<label>: see <file>`), read from that file as a user would. */
+function credentialFrom(output: string, label: string, read: (file: unknown) => string): string {
+  const at = output.indexOf(`${label}`);
+  assert.notEqual(at, -1, `the log names ${label}`);
+  const file = /: see (\S+)/.exec(output.slice(at).split("\n")[0]!)?.[1];
+  assert.ok(file !== undefined, `the log says where ${label} is`);
+  return read(JSON.parse(readFileSync(join(ROOT, file), "utf8")));
+}
+
+/** The demo key, from the file the log names. */
+function demoKey(output: string): string {
+  return credentialFrom(output, 'API key "demo"', (file) => (file as { api_keys: { name: string; key: string }[] }).api_keys.find((entry) => entry.name === "demo")!.key);
+}
+
 describe("server.ts", () => {
-  it("serves the demo data with the printed demo key and stops cleanly on SIGTERM", async () => {
+  it("serves the demo data with the demo key of the file its log names and stops cleanly on SIGTERM", async () => {
     const started = startServer({});
     const url = await listeningUrl(started);
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
-    const key = /API key "demo": (\S+)/.exec(started.output())![1]!;
+    const key = demoKey(started.output());
     const response = await fetch(`${url}/v1/odata/v4/Locations?$top=2&$select=Id,Name`, { headers: { "x-api-key": key } });
     assert.equal(response.status, 200);
     const body = await response.json() as { value: unknown[] };
@@ -31,7 +47,7 @@ describe("server.ts", () => {
     assert.ok(promtoolFound, "REQUIRE_SERVICES=1 but promtool is not on PATH");
     const started = startServer({});
     const url = await listeningUrl(started);
-    const key = /API key "demo": (\S+)/.exec(started.output())![1]!;
+    const key = demoKey(started.output());
     assert.equal((await fetch(`${url}/v1/odata/v4/Locations?$top=1`, { headers: { "x-api-key": key } })).status, 200);
     assert.equal((await fetch(`${url}/oauth2/token`, { method: "POST" })).status, 400);
     // The demo endpoint is on 127.0.0.1, which the default policy refuses: an attempt is recorded, no connection made.
@@ -52,10 +68,10 @@ describe("server.ts", () => {
     assert.equal((await once(started.child, "exit"))[0], 0);
   });
 
-  it("runs the sync service alone, without API keys, with the printed demo client", async () => {
+  it("runs the sync service alone, without API keys, with the demo client of the file its log names", async () => {
     const started = startServer({ SERVICES: "sync", API_KEYS_FILE: "" });
     const url = await listeningUrl(started);
-    const secret = /OAuth client "demo-backend" secret \([^)]*\): (\S+)/.exec(started.output())![1]!;
+    const secret = credentialFrom(started.output(), 'OAuth client "demo-backend" secret', (file) => (file as { client_id: string; client_secret?: string }[]).find((client) => client.client_id === "demo-backend")!.client_secret!);
     const response = await fetch(`${url}/oauth2/token`, {
       method: "POST",
       headers: { authorization: `Basic ${btoa(`demo-backend:${secret}`)}`, "content-type": "application/x-www-form-urlencoded" },
