@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { count } from "../log/mod.ts";
 import { CliError } from "./errors.ts";
 import type { CommandInput, CommandSpec, OptionSpec } from "./types.ts";
 
@@ -151,7 +152,7 @@ export function renderHelp(topic: readonly string[], commands: readonly CommandS
   const lines = [
     topic.length === 0
       ? `${PROGRAM}: the admin command line of the tributary server (API keys, OAuth clients, relay tenants and endpoints, datasets, database schema)`
-      : `${PROGRAM} ${topic.join(" ")}: ${listed.length} commands`,
+      : `${PROGRAM} ${topic.join(" ")}: ${count(listed.length, "command")}`,
     "",
     `Usage: ${PROGRAM} ${topic.length === 0 ? "<command>" : `${topic.join(" ")} <command>`} [options]`,
     "",
@@ -189,9 +190,18 @@ function commandHelp(command: CommandSpec): string[] {
       `${setting.doc}${setting.defaultText === "" ? "" : ` (default: ${setting.defaultText})`}`,
     ])));
   }
-  if (command.examples.length > 0) lines.push("", "Examples:", ...command.examples.map((example) => `  npx ${PROGRAM} ${example}`));
+  if (command.examples.length > 0) lines.push("", "Examples:", ...command.examples.map(exampleLine));
   lines.push("", EXIT_CODES);
   return lines;
+}
+
+/** Leading `NAME=value` settings of an example, which go before the command. */
+const EXAMPLE_SETTINGS = /^(?:[A-Z][A-Z0-9_]*=\S* +)*/;
+
+/** An example as a user pastes it: `npx tributary` and the words, after any leading `NAME=value` settings. */
+function exampleLine(example: string): string {
+  const settings = EXAMPLE_SETTINGS.exec(example)?.[0] ?? "";
+  return `  ${settings}npx ${PROGRAM} ${example.slice(settings.length)}`;
 }
 
 function usageArguments(command: CommandSpec): string {

@@ -1,4 +1,5 @@
 import { basename, join, resolve } from "node:path";
+import { count } from "../log/mod.ts";
 import {
   CsvSyntaxError,
   type DatasetReport,
@@ -45,16 +46,16 @@ async function checkData(input: CommandInput, io: CliIo): Promise<CommandResult>
   const ok = skipped === 0 && report.failures.length === 0;
   const lines: string[] = [];
   for (const dataset of report.datasets) {
-    const skip = dataset.skippedRows === 0 ? "" : `, ${dataset.skippedRows} rows skipped`;
-    lines.push(`${dataset.skippedRows === 0 ? "ok" : "BAD"}  ${dataset.folder} (${dataset.doi}): ${dataset.rows} observations, ${dataset.locations} locations${skip}`);
+    const skip = dataset.skippedRows === 0 ? "" : `, ${count(dataset.skippedRows, "row")} skipped`;
+    lines.push(`${dataset.skippedRows === 0 ? "ok" : "BAD"}  ${dataset.folder} (${dataset.doi}): ${count(dataset.rows, "observation")}, ${count(dataset.locations, "location")}${skip}`);
     for (const issue of dataset.issues) lines.push(`  ${issueLine(issue)}`);
-    if (dataset.issues.length < dataset.skippedRows) lines.push(`  ... and ${dataset.skippedRows - dataset.issues.length} more rows (--max-issues)`);
+    if (dataset.issues.length < dataset.skippedRows) lines.push(`  ... and ${count(dataset.skippedRows - dataset.issues.length, "more row", "more rows")} (--max-issues)`);
     if (dataset.ignoredColumns.length > 0) lines.push(`  note: columns ignored (not DataStream columns): ${dataset.ignoredColumns.join(", ")}`);
   }
   for (const failure of report.failures) lines.push(`NOT LOADED  ${issueLine(failure)}`);
   lines.push(
-    `${report.datasets.length} datasets, ${rows} observations from ${folder}: ` +
-      (ok ? "no problems" : `${skipped} rows would be skipped, ${report.failures.length} datasets would not load`),
+    `${count(report.datasets.length, "dataset")}, ${count(rows, "observation")} from ${folder}: ` +
+      (ok ? "no problems" : `${count(skipped, "row")} would be skipped, ${count(report.failures.length, "dataset")} would not load`),
   );
   return { exitCode: ok ? 0 : 1, json: { ok, folder, rows, skippedRows: skipped, datasets: report.datasets, failures: report.failures }, lines };
 }

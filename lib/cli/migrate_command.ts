@@ -1,5 +1,6 @@
 import { DATABASE_SCHEMAS } from "../app/mod.ts";
 import { redactUrl } from "../config/mod.ts";
+import { count } from "../log/mod.ts";
 import { migrate, type SqlPool, STORAGE_SETTINGS } from "../storage/mod.ts";
 import { optionFlag, settingValue, usage } from "./_input.ts";
 import type { CliIo, CommandInput, CommandResult, CommandSpec } from "./types.ts";
@@ -22,7 +23,7 @@ export const MIGRATE: CommandSpec = {
     check: { type: "boolean", doc: "only report pending migrations; exit 1 when some are" },
   },
   settings: [STORAGE_SETTINGS.databaseUrl, STORAGE_SETTINGS.databaseStatementTimeoutMs],
-  examples: ["migrate", "DATABASE_URL=postgres://tributary@127.0.0.1:5432/tributary npx tributary migrate --check"],
+  examples: ["migrate", "DATABASE_URL=postgres://tributary@127.0.0.1:5432/tributary migrate --check"],
   run: migrateDatabase,
 };
 
@@ -61,9 +62,9 @@ async function migrateDatabase(input: CommandInput, io: CliIo): Promise<CommandR
   const where = redactUrl(url);
   const lines = schemas.map((schema) =>
     schema.pending > 0
-      ? `${schema.domain}: ${schema.pending} migrations pending (at version ${schema.version})`
+      ? `${schema.domain}: ${count(schema.pending, "migration")} pending (at version ${schema.version})`
       : schema.applied > 0
-      ? `${schema.domain}: applied ${schema.applied} migrations (now at version ${schema.version})`
+      ? `${schema.domain}: applied ${count(schema.applied, "migration")} (now at version ${schema.version})`
       : `${schema.domain}: up to date (version ${schema.version})`
   );
   const pending = schemas.some((schema) => schema.pending > 0);

@@ -95,7 +95,11 @@ export interface CommandSpec {
   readonly options: Readonly<Record<string, OptionSpec>>;
   /** The server's settings it reads (listed in its help by variable). */
   readonly settings: readonly Setting<unknown>[];
-  /** Command lines a user can paste, without the leading `tributary`. */
+  /**
+   * Command lines a user can paste, without the leading `npx tributary`; leading
+   * `NAME=value` settings are shown before it (`DATABASE_URL=… migrate` is
+   * shown as `DATABASE_URL=… npx tributary migrate`).
+   */
   readonly examples: readonly string[];
   /**
    * Does the command.

@@ -5,6 +5,7 @@
  * logger takes where lines go and the clock, so it stays pure.
  * @module
  */
+export { count } from "./count.ts";
 export { createLogger, LOG_LEVELS } from "./logger.ts";
 export type { LogFields, LogFormat, Logger, LoggerOptions, LogLevel, LogRecord } from "./logger.ts";
 export { formatRecord } from "./format_record.ts";

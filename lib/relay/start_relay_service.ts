@@ -1,6 +1,6 @@
 import { ConfigError, readConfigFile, redactUrl } from "../config/mod.ts";
 import { type ReadinessProbe, type RunningService, type ServiceCredential, type ServiceLog, startInterval, waitAtMost } from "../http/mod.ts";
-import type { OutageLog } from "../log/mod.ts";
+import { count, type OutageLog } from "../log/mod.ts";
 import type { MetricsRegistry } from "../metrics/mod.ts";
 import { type Journal, openJournaledStore, type StateDir } from "../storage/mod.ts";
 import { type ConfigRecord, type ConfigStore, MemoryConfigStore } from "./config_store.ts";
@@ -172,7 +172,7 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
   }, 1000);
   const credentials: ServiceCredential[] = [];
   const notes = [`Relay queue: ${where}`, `Relay endpoints: ${endpointsNote(config, options.state, opening)}`];
-  if (restored > 0) notes.push(`Relay queue: ${restored} jobs not yet delivered were restored from the journal`);
+  if (restored > 0) notes.push(`Relay queue: ${count(restored, "job")} not yet delivered ${restored === 1 ? "was" : "were"} restored from the journal`);
   for (const tenant of registry.tenants()) {
     const key = plain.get(tenant.id)?.[0];
     if (key !== undefined) credentials.push({ label: `Relay tenant "${tenant.id}" API key`, value: key, setting: "TENANTS_FILE", file: config.tenantsFile });

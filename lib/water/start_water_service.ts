@@ -12,7 +12,7 @@ import {
   type ServiceCredential,
   type ServiceLog,
 } from "../http/mod.ts";
-import { OutageLog } from "../log/mod.ts";
+import { count, OutageLog } from "../log/mod.ts";
 import { connectRedis, type RedisScripts } from "../storage/mod.ts";
 import { createDatasetsAdmin } from "./create_datasets_admin.ts";
 import { createWaterService } from "./create_water_service.ts";
@@ -187,8 +187,8 @@ function reloadLines(report: ReloadReport, dir: string): string[] {
     counts[dataset.change]++;
     rows += dataset.rows;
     if (dataset.change === "added" || dataset.change === "replaced") {
-      const skipped = dataset.skippedRows === 0 ? "" : `, ${dataset.skippedRows} rows skipped`;
-      lines.push(`  ${dataset.change === "added" ? "Added" : "Replaced"} ${dataset.folder} (${dataset.doi}): ${dataset.rows} observations, ${dataset.locations} locations${skipped}`);
+      const skipped = dataset.skippedRows === 0 ? "" : `, ${count(dataset.skippedRows, "row")} skipped`;
+      lines.push(`  ${dataset.change === "added" ? "Added" : "Replaced"} ${dataset.folder} (${dataset.doi}): ${count(dataset.rows, "observation")}, ${count(dataset.locations, "location")}${skipped}`);
     }
   }
   for (const dataset of report.removed) lines.push(`  Removed ${dataset.folder} (${dataset.doi})`);
@@ -199,7 +199,7 @@ function reloadLines(report: ReloadReport, dir: string): string[] {
   }
   const summary = `Datasets reloaded from ${dir}: ${counts.added} added, ${counts.replaced} replaced, ${report.removed.length} removed, ` +
     `${counts.unchanged} unchanged, ${report.failures.length} not loaded (${counts.kept} kept as they were); ` +
-    `${report.datasets.length} datasets, ${rows} observations`;
+    `${count(report.datasets.length, "dataset")}, ${count(rows, "observation")}`;
   return [...lines, summary];
 }
 
@@ -208,8 +208,8 @@ function reportLines(report: ReloadReport, dir: string): string[] {
   let rows = 0;
   for (const dataset of report.datasets) {
     rows += dataset.rows;
-    const skipped = dataset.skippedRows === 0 ? "" : `, ${dataset.skippedRows} rows skipped`;
-    lines.push(`Loaded ${dataset.folder} (${dataset.doi}): ${dataset.rows} observations, ${dataset.locations} locations${skipped}`);
+    const skipped = dataset.skippedRows === 0 ? "" : `, ${count(dataset.skippedRows, "row")} skipped`;
+    lines.push(`Loaded ${dataset.folder} (${dataset.doi}): ${count(dataset.rows, "observation")}, ${count(dataset.locations, "location")}${skipped}`);
     for (const issue of dataset.issues) {
       lines.push(`  ${issue.file}:${issue.line}:${issue.column}${issue.field === undefined ? "" : ` (${issue.field})`}: ${issue.message}`);
     }
@@ -217,6 +217,6 @@ function reportLines(report: ReloadReport, dir: string): string[] {
   for (const failure of report.failures) lines.push(`Not loaded: ${failure.file}: ${failure.message}`);
   lines.push(...report.snapshotNotes);
   const snapshots = report.datasets.filter((dataset) => dataset.snapshot === "read").length;
-  lines.push(`${report.datasets.length} datasets, ${rows} observations from ${dir}${snapshots === 0 ? "" : ` (${snapshots} from their snapshots)`}`);
+  lines.push(`${count(report.datasets.length, "dataset")}, ${count(rows, "observation")} from ${dir}${snapshots === 0 ? "" : ` (${snapshots} from their snapshots)`}`);
   return lines;
 }

@@ -265,7 +265,7 @@ describe("createApp()", () => {
     const second = build(env);
     await second.start();
     try {
-      assert.ok(second.describe("http://x").notes.includes("Relay queue: 1 jobs not yet delivered were restored from the journal"), second.describe("http://x").notes.join("\n"));
+      assert.ok(second.describe("http://x").notes.includes("Relay queue: 1 job not yet delivered was restored from the journal"), second.describe("http://x").notes.join("\n"));
       const status = await second.handler(makeRequest({ method: "GET", path: `/webhook/messages/${JSON.parse(accepted.body as string).id}`, headers: { authorization: "Bearer acme-key" } }));
       assert.equal(status.status, 200);
     } finally {

@@ -105,9 +105,28 @@ describe("renderHelp()", () => {
       assert.ok(help.startsWith(`Usage: tributary ${command.path.join(" ")}`), help.split("\n")[0]);
       for (const [key, spec] of Object.entries(command.options)) assert.ok(help.includes(`--${key}`) && help.includes(spec.doc), key);
       for (const setting of command.settings) assert.ok(help.includes(setting.variables.at(-1)!), setting.variables.join());
-      for (const example of command.examples) assert.ok(help.includes(`npx tributary ${example}`), example);
+      const examples = help.split("\n\nExamples:\n")[1]!.split("\n\n")[0]!.split("\n");
+      assert.equal(examples.length, command.examples.length);
+      for (const line of examples) {
+        // Settings first, then the command, once: `DATABASE_URL=… npx tributary migrate --check`.
+        assert.match(line, new RegExp(`^  (?:[A-Z][A-Z0-9_]*=\\S* )*npx tributary ${command.path.join(" ")}(?: |$)`), line);
+        assert.equal(line.split("npx tributary").length, 2, line);
+      }
       assert.match(help, /--json/);
     });
+  }
+
+  it("puts an example's settings before the command it runs", () => {
+    const help = renderHelp(["migrate"], COMMANDS);
+    assert.ok(help.includes("  DATABASE_URL=postgres://tributary@127.0.0.1:5432/tributary npx tributary migrate --check"), help.join("\n"));
+  });
+
+  const counts = [
+    { topic: ["key"], expected: "tributary key: 1 command" },
+    { topic: ["endpoint"], expected: `tributary endpoint: ${COMMANDS.filter((command) => command.path[0] === "endpoint").length} commands` },
+  ] as const;
+  for (const c of counts) {
+    it(`counts a group's commands in words: ${c.expected}`, () => assert.equal(renderHelp(c.topic, COMMANDS)[0], c.expected));
   }
 
   it("shows the required options in the usage line", () => {

@@ -258,11 +258,11 @@ describe("tributary data check", () => {
     assert.equal(run.code, 1);
     const lines = run.out.trim().split("\n");
     assert.ok(lines.includes(`ok  good (10.25976/good-aa01): 2 observations, 2 locations`), run.out);
-    assert.ok(lines.includes(`BAD  bad (10.25976/badd-aa02): 2 observations, 1 locations, 2 rows skipped`), run.out);
+    assert.ok(lines.includes(`BAD  bad (10.25976/badd-aa02): 2 observations, 1 location, 2 rows skipped`), run.out);
     assert.ok(lines.includes(`  ${join(bad, "data.csv")}:3:24: found "high", which is not a number (ResultValue)`), run.out);
     assert.ok(lines.some((line) => line.startsWith(`  ${join(bad, "data.csv")}:4:`) && line.includes("2020-13-45") && line.endsWith("(ActivityStartDate)")), run.out);
     assert.ok(lines.some((line) => line.startsWith(`NOT LOADED  ${join(datasets, "broken", "metadata.json")}: `)), run.out);
-    assert.equal(lines.at(-1), `2 datasets, 4 observations from ${datasets}: 2 rows would be skipped, 1 datasets would not load`);
+    assert.equal(lines.at(-1), `2 datasets, 4 observations from ${datasets}: 2 rows would be skipped, 1 dataset would not load`);
   });
 
   it("gives the same report as JSON", async () => {
@@ -280,7 +280,7 @@ describe("tributary data check", () => {
   it("exits 0 for a datasets folder without problems, DATA_DIR by default", async () => {
     const run = await cli(["data", "check"], { env: { DATA_DIR: clean } });
     assert.equal(run.code, 0, run.out);
-    assert.match(run.out, /1 datasets, 1 observations from .*: no problems\n$/);
+    assert.match(run.out, /1 dataset, 1 observation from .*: no problems\n$/);
   });
 
   it("checks one dataset's folder", async () => {
@@ -290,7 +290,7 @@ describe("tributary data check", () => {
     const other = await cli(["data", "check", bad, "--max-issues", "1"]);
     assert.equal(other.code, 1);
     assert.match(other.out, /:3:24: found "high"/);
-    assert.match(other.out, /\.\.\. and 1 more rows \(--max-issues\)/);
+    assert.match(other.out, /\.\.\. and 1 more row \(--max-issues\)/);
   });
 
   it("reports a dataset's folder whose data cannot be read", async () => {
