@@ -24,7 +24,7 @@ WORKDIR /app
 COPY --from=clients /app/node_modules ./node_modules
 COPY package.json server.ts ./
 COPY lib ./lib
-# The admin command line: `docker compose exec server npx tributary ...` (run on the sources, as the server is).
+# The admin command line: `docker compose exec tributary node bin/tributary.mjs ...` (run on the sources, as the server is).
 COPY bin ./bin
 # The demo data, keys, clients and tenants the defaults name; mount your own over them (or point
 # DATA_DIR, API_KEYS_FILE, CLIENTS_FILE and TENANTS_FILE elsewhere).

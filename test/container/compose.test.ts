@@ -52,6 +52,19 @@ describe("compose.yaml", () => {
     });
   }
 
+  it("is what the README and the Dockerfile name in their docker compose commands: a service it has, and the admin command line as the image runs it", () => {
+    const texts = { README: readFileSync(join(ROOT, "README.md"), "utf8"), Dockerfile: readFileSync(join(ROOT, "Dockerfile"), "utf8") };
+    let named = 0;
+    for (const [file, text] of Object.entries(texts)) {
+      for (const match of text.matchAll(/docker compose (?:exec|run|logs|restart|stop)(?: --?[a-z-]+)* ([a-z][a-z0-9_-]*)( [^`\n]*)?/g)) {
+        named++;
+        assert.ok(compose.services[match[1]!] !== undefined, `${file}: ${match[0]} names no service of compose.yaml`);
+        if (/tributary /.test(match[2] ?? "")) assert.match(match[2]!, /^ node bin\/tributary\.mjs /, `${file}: ${match[0]}`);
+      }
+    }
+    assert.ok(named >= 2, "the README and the Dockerfile show the admin command line in the container");
+  });
+
   it("builds both servers from this checkout's Dockerfile as one image", () => {
     assert.deepEqual(servers.map(([name]) => name), ["tributary", "relay-kafka"]);
     for (const [name, value] of servers) {
