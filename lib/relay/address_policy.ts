@@ -191,7 +191,7 @@ export function guardedLookup(
           callback(
             new RelayError(
               "ERR_RELAY_BLOCKED_ADDRESS",
-              `Cannot connect to ${hostname}: address ${address} is refused (${verdict.reason})`,
+              `Cannot connect to ${hostname}: ${refusal(address, verdict.reason)}`,
             ),
             all ? [] : "",
           );
@@ -220,20 +220,37 @@ export function guardedLookup(
  * @param policy the addresses that may be dialled
  * @param url the target; IPv6 hosts come bracketed, as `URL` gives them
  * @throws {RelayError} `ERR_RELAY_BLOCKED_ADDRESS` when the host is an IP address the
- * policy refuses
+ * policy refuses, saying how `ALLOW_PRIVATE_TARGETS` would open it
  */
 export function checkTarget(policy: AddressPolicy, url: URL): void {
+  const refused = targetRefusal(policy, url);
+  if (refused !== undefined) throw new RelayError("ERR_RELAY_BLOCKED_ADDRESS", `Cannot connect to ${url.host}: ${refused}`);
+}
+
+/**
+ * Why the policy refuses a URL whose host is an IP literal, and how to open
+ * it: `address 127.0.0.1 is refused (loopback 127.0.0.0/8); to deliver
+ * there, add 127.0.0.1/32 to ALLOW_PRIVATE_TARGETS`.
+ * @param policy the addresses that may be dialled
+ * @param url the target
+ * @returns the reason, or undefined when the host is a name or an address the policy allows
+ */
+export function targetRefusal(policy: AddressPolicy, url: URL): string | undefined {
   const host = url.hostname.startsWith("[") && url.hostname.endsWith("]")
     ? url.hostname.slice(1, -1)
     : url.hostname;
-  if (!isIPv4(host) && !isIPv6(host)) return;
+  if (!isIPv4(host) && !isIPv6(host)) return undefined;
   const verdict = policy.check(host);
-  if (!verdict.allowed) {
-    throw new RelayError(
-      "ERR_RELAY_BLOCKED_ADDRESS",
-      `Cannot connect to ${url.host}: address ${host} is refused (${verdict.reason})`,
-    );
-  }
+  return verdict.allowed ? undefined : refusal(host, verdict.reason);
+}
+
+/** That an address is refused and why, and the one-host range of `ALLOW_PRIVATE_TARGETS` that would allow it. */
+function refusal(address: string, reason: string): string {
+  const target = normalizeAddress(address);
+  const opening = target === undefined
+    ? ""
+    : `; to deliver there, add ${target.address}/${target.family === "ipv4" ? 32 : 128} to ALLOW_PRIVATE_TARGETS`;
+  return `address ${address} is refused (${reason})${opening}`;
 }
 
 /** An address ready for a BlockList, with whether it came out of an IPv6 form. */

@@ -1,5 +1,5 @@
 import { HttpError, type QueryParameter } from "../http/mod.ts";
-import { type AddressPolicy, checkTarget } from "./address_policy.ts";
+import { type AddressPolicy, targetRefusal } from "./address_policy.ts";
 import { RelayError } from "./errors.ts";
 import { decodeBase64Url, encodeBase64Url } from "../crypto/mod.ts";
 import {
@@ -63,11 +63,9 @@ export function checkEndpointAddress(body: unknown, policy: AddressPolicy | unde
   if (policy === undefined || typeof url !== "string") return body;
   const parsed = URL.parse(url);
   if (parsed === null) return body;
-  try {
-    checkTarget(policy, parsed);
-  } catch (error) {
-    if (!(error instanceof RelayError)) throw error;
-    throw new RelayError("ERR_RELAY_INVALID_ENDPOINT", `Cannot use endpoint field "url": ${error.message}; deliveries there would always be refused`, { target: "url" });
+  const refused = targetRefusal(policy, parsed);
+  if (refused !== undefined) {
+    throw new RelayError("ERR_RELAY_INVALID_ENDPOINT", `Cannot use endpoint field "url": every delivery to ${parsed.host} would be refused: ${refused}`, { target: "url" });
   }
   return body;
 }

@@ -306,6 +306,7 @@ describe("guardedLookup()", () => {
         assert.equal(outcome.error?.code, "ERR_RELAY_BLOCKED_ADDRESS");
         assert.ok(outcome.error?.message.includes(c.blocked), outcome.error?.message);
         assert.ok(outcome.error?.message.includes("receiver.test"), outcome.error?.message);
+        assert.match(outcome.error?.message ?? "", /; to deliver there, add \S+\/(32|128) to ALLOW_PRIVATE_TARGETS$/);
         assert.deepEqual(outcome.address, all ? [] : "");
       });
     }
@@ -435,6 +436,17 @@ describe("checkTarget()", () => {
       } else {
         assert.doesNotThrow(() => checkTarget(policy, url));
       }
+    });
+  }
+
+  const openings = [
+    { url: "http://127.0.0.1:9000/hook", message: "Cannot connect to 127.0.0.1:9000: address 127.0.0.1 is refused (loopback 127.0.0.0/8); to deliver there, add 127.0.0.1/32 to ALLOW_PRIVATE_TARGETS" },
+    { url: "http://[::1]:3000/", message: "Cannot connect to [::1]:3000: address ::1 is refused (loopback ::1/128); to deliver there, add ::1/128 to ALLOW_PRIVATE_TARGETS" },
+    { url: "https://[::ffff:127.0.0.1]/", message: "Cannot connect to [::ffff:7f00:1]: address ::ffff:7f00:1 is refused (loopback 127.0.0.0/8 via IPv4 127.0.0.1); to deliver there, add 127.0.0.1/32 to ALLOW_PRIVATE_TARGETS" },
+  ] as const;
+  for (const c of openings) {
+    it(`says how ALLOW_PRIVATE_TARGETS would open ${c.url}`, () => {
+      assert.throws(() => checkTarget(policy, new URL(c.url)), { code: "ERR_RELAY_BLOCKED_ADDRESS", message: c.message });
     });
   }
 

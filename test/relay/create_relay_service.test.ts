@@ -469,14 +469,22 @@ describe("createRelayService() with an address policy", () => {
     };
   }
 
-  const refused = ["http://127.0.0.1:9000/hook", "http://[::1]/hook", "http://10.1.2.3/", "http://[::ffff:0:7f00:1]/", "http://169.254.169.254/latest"];
-  for (const url of refused) {
-    it(`refuses an endpoint at ${url} at creation, saying why`, async () => {
+  const refused = [
+    { url: "http://127.0.0.1:9000/hook", opening: "127.0.0.1/32" },
+    { url: "http://[::1]/hook", opening: "::1/128" },
+    { url: "http://10.1.2.3/", opening: "10.1.2.3/32" },
+    { url: "http://[::ffff:0:7f00:1]/", opening: "::ffff:0:7f00:1/128" },
+    { url: "http://169.254.169.254/latest", opening: "169.254.169.254/32" },
+  ] as const;
+  for (const { url, opening } of refused) {
+    it(`refuses an endpoint at ${url} at creation, saying why and that ALLOW_PRIVATE_TARGETS=${opening} would allow it`, async () => {
       const call = withPolicy([]);
       const created = await call("POST", "/webhook/endpoints", { url, events: ["*"] });
       assert.equal(created.status, 400);
       assert.equal((created.json as { error: { target: string } }).error.target, "url");
-      assert.match((created.json as { error: { message: string } }).error.message, /refused/);
+      const { message } = (created.json as { error: { message: string } }).error;
+      assert.match(message, /^Cannot use endpoint field "url": every delivery to \S+ would be refused: address \S+ is refused \(/);
+      assert.ok(message.endsWith(`; to deliver there, add ${opening} to ALLOW_PRIVATE_TARGETS`), message);
     });
   }
 
