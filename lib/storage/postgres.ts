@@ -69,6 +69,22 @@ interface PgError {
 const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|57014|53300)$/;
 const UNAVAILABLE_SYSTEM = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
 
+/** Refusals of who connects: no such role or no user name (28000), a wrong password (28P01). */
+const AUTHENTICATION_CODES = new Set(["28000", "28P01"]);
+
+/**
+ * For a URL without a user name that PostgreSQL refused as to who connects:
+ * it then gets PGUSER or the process's login name (USER), or none at all,
+ * so say to name one.
+ */
+function userHint(url: string, error: unknown): string {
+  const parsed = URL.parse(url);
+  if (parsed === null || parsed.username !== "") return "";
+  const code = typeof error === "object" && error !== null ? (error as PgError).code : undefined;
+  if (code === undefined || !AUTHENTICATION_CODES.has(code)) return "";
+  return `; the URL names no user (PostgreSQL was then sent PGUSER or the login name, or none): name one, as in ${parsed.protocol}//user@${parsed.host}${parsed.pathname}`;
+}
+
 /**
  * Whether an error of the database client means the database cannot be
  * reached now (so a request should get 503 and be sent again later), rather
@@ -162,7 +178,7 @@ export async function connectPostgres(url: string, options: ConnectPostgresOptio
   } catch (error) {
     await pool.end().catch(() => {});
     const why = error instanceof AggregateError ? error.errors.map(String).join("; ") : error instanceof Error ? error.message || (error as PgError).code : String(error);
-    throw new ConfigError("DATABASE_URL", `Cannot start: cannot reach PostgreSQL at ${where} (DATABASE_URL): ${why}`);
+    throw new ConfigError("DATABASE_URL", `Cannot start: cannot reach PostgreSQL at ${where} (DATABASE_URL): ${why}${userHint(url, error)}`);
   }
   // A statement with parameters is prepared once per connection, under a name made from its text,
   // so that the database parses and plans it once.

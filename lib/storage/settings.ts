@@ -11,14 +11,14 @@ export const STORAGE_SETTINGS = {
   databaseUrl: customSetting("DATABASE_URL", {
     default: "",
     defaultText: "",
-    accepts: "`postgres://[user[:password]@]host[:port]/database`",
-    doc: "keeps users, tokens and synced data in PostgreSQL instead of STATE_DIR, shared by every process on it (needs `npm install pg`)",
+    accepts: "`postgres://user[:password]@host[:port]/database`",
+    doc: "keeps users, tokens and synced data in PostgreSQL instead of STATE_DIR, shared by every process on it (needs `npm install pg`); name the user: without one, `PGUSER` or the login name (`USER`) is sent, or none",
     parse: (text) => {
       const url = URL.parse(text);
       if (url === null || (url.protocol !== "postgres:" && url.protocol !== "postgresql:") || url.hostname === "") {
         throw new ConfigError(
           "DATABASE_URL",
-          `Cannot start: DATABASE_URL must be postgres://[user[:password]@]host[:port]/database: current value is "${redactUrl(text)}"`,
+          `Cannot start: DATABASE_URL must be postgres://user[:password]@host[:port]/database: current value is "${redactUrl(text)}"`,
         );
       }
       return text;

@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { connectPostgres, isUnavailable, migrate, type SqlPool } from "../../lib/storage/mod.ts";
 import { postgresServerSkip, postgresSkip, startPostgres, type TestPostgres } from "../_helpers/postgres.ts";
@@ -49,6 +51,36 @@ describe("on PostgreSQL", { skip: postgresSkip }, () => {
     assert.equal((await a.query<{ n: string }>("SELECT count(*) AS n FROM t1")).rows[0]!.n, "1");
     await a.close();
     await b.close();
+  });
+
+  it("says to name a user when the URL has none and PostgreSQL refuses the connection for it", async () => {
+    const url = new URL(await server.database());
+    url.username = "";
+    url.password = "";
+    // As where $USER is unset (a container, a service manager): the client then sends no user name at all.
+    const script = "import { connectPostgres } from './lib/storage/mod.ts';\n" +
+      "try { await (await connectPostgres(process.argv[1])).close(); console.log('connected'); } catch (error) { console.log(error.message); }";
+    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script, url.href], {
+      cwd: join(import.meta.dirname, "..", ".."),
+      env: { PATH: process.env["PATH"] ?? "" },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    assert.equal(run.status, 0, run.stderr);
+    const database = url.pathname;
+    assert.match(run.stdout, /^Cannot start: cannot reach PostgreSQL at postgres:\/\/\S+ \(DATABASE_URL\): .*; the URL names no user/);
+    assert.ok(run.stdout.trim().endsWith(`name one, as in postgres://user@${url.host}${database}`), run.stdout);
+  });
+
+  it("says nothing of users when the URL names one", async () => {
+    const url = new URL(await server.database());
+    url.username = "no_such_role_7f3a";
+    await assert.rejects(connectPostgres(url.href), (error: unknown) => {
+      const message = (error as Error).message;
+      assert.match(message, /role "no_such_role_7f3a" does not exist/);
+      assert.doesNotMatch(message, /names no user/);
+      return true;
+    });
   });
 
   it("rolls a transaction back when its work throws", async () => {
