@@ -4,6 +4,7 @@ import { createSecureServer, type Http2ServerRequest, type Http2ServerResponse, 
 import type { Socket } from "node:net";
 import { createSecureContext } from "node:tls";
 import { ConfigError } from "../config/mod.ts";
+import { createClientErrorListener } from "../http/mod.ts";
 
 /** A listening server of either kind, closed the same way. */
 export interface NodeServer {
@@ -66,7 +67,9 @@ export function readTlsFiles(certFile: string, keyFile: string): TlsFiles | unde
 /**
  * Makes the server `listen` runs: cleartext HTTP/1.1, or with TLS files
  * HTTPS with HTTP/2 (`node:http2`, `allowHTTP1` so that HTTP/1.1 clients
- * keep working on the same port, ALPN choosing).
+ * keep working on the same port, ALPN choosing). What Node's HTTP/1.1 parser
+ * refuses on its own (431, 400, 413, 408) is answered with the JSON error
+ * body, on either (`createClientErrorListener`).
  * @param listener the request listener (the node adapter serves both APIs)
  * @param tls the certificate and key, or undefined
  * @returns the server, not yet listening
@@ -74,6 +77,7 @@ export function readTlsFiles(certFile: string, keyFile: string): TlsFiles | unde
 export function createNodeServer(listener: Listener, tls: TlsFiles | undefined): NodeServer {
   if (tls === undefined) {
     const server = createServer(HTTP1_OPTIONS, listener);
+    server.on("clientError", createClientErrorListener({ maxHeaderBytes: HTTP1_OPTIONS.maxHeaderSize }));
     return {
       scheme: "http",
       listen: (port, host) => listenOn(server, port, host),
@@ -83,6 +87,8 @@ export function createNodeServer(listener: Listener, tls: TlsFiles | undefined):
     };
   }
   const server = createSecureServer({ ...tls, allowHTTP1: true, maxSessionMemory: 32, settings: { maxHeaderListSize: HTTP1_OPTIONS.maxHeaderSize } }, listener);
+  // HTTP/1.1 over TLS: the same parser, the same answers (HTTP/2 refuses oversized headers in its own framing).
+  server.on("clientError", createClientErrorListener());
   const sockets = new Set<Socket>();
   const sessions = new Set<Http2Session>();
   server.on("secureConnection", (socket: Socket) => {

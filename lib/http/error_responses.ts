@@ -15,6 +15,7 @@ const REASONS: Readonly<Record<number, string>> = {
   415: "Unsupported content type",
   422: "Unprocessable body",
   429: "Too many requests",
+  431: "Request line and headers too large",
   503: "Unavailable for now",
 };
 

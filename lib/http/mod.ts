@@ -47,6 +47,8 @@ export { createBodyReader } from "./read_body.ts";
 export { checkJsonDepth, readJson } from "./read_json.ts";
 export type { ReadJsonOptions } from "./read_json.ts";
 export { createNodeListener } from "./node_adapter.ts";
+export { createClientErrorListener } from "./create_client_error_listener.ts";
+export type { ClientErrorListenerOptions } from "./create_client_error_listener.ts";
 export { answeredBy, noteAnsweredBy } from "./answered_by.ts";
 export type { AnsweredBy } from "./answered_by.ts";
 export type { NodeListenerOptions, ResponseEntry } from "./node_adapter.ts";

@@ -99,13 +99,19 @@ const HOST_PATTERN = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
  * compatibility API, as `createSecureServer` with `allowHTTP1` gives it): builds the request record,
  * turns thrown errors into JSON responses, and streams chunked bodies with
  * backpressure, stopping when the client goes away.
+ * What Node's parser refuses before a request exists (a request line and
+ * headers too large, a malformed request, a timeout) never reaches it: give
+ * the server {@linkcode createClientErrorListener} for those, so that they
+ * get the same JSON error body.
  * @param handler the handler to serve
  * @param options error hook and public origin
  * @returns a listener for `http.createServer`
  * @example
  * ```ts
  * import { createServer } from "node:http";
- * createServer(createNodeListener(handler)).listen(8000);
+ * const server = createServer(createNodeListener(handler));
+ * server.on("clientError", createClientErrorListener());
+ * server.listen(8000);
  * ```
  */
 export function createNodeListener(

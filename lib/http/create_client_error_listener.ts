@@ -1,0 +1,86 @@
+import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
+import { errorBody, statusOf } from "./error_response.ts";
+import { HttpError } from "./errors.ts";
+
+/** Options of {@linkcode createClientErrorListener}. */
+export interface ClientErrorListenerOptions {
+  /**
+   * The server's `maxHeaderSize`, for the message of a 431.
+   * @default {16384}, Node's
+   */
+  readonly maxHeaderBytes?: number;
+  /** Told of every answer it writes (its status), e.g. for a log or a counter. */
+  readonly onAnswer?: (status: number) => void;
+}
+
+/** What the listener reads of a socket's in-flight response: Node's own field, undocumented but long stable. */
+interface SocketWithResponse {
+  readonly _httpMessage?: { readonly headersSent?: boolean } | null;
+}
+
+/** Sockets already answered: more bytes after the fault make the parser fail again. */
+const answered = new WeakSet<object>();
+
+/**
+ * A `clientError` listener for `node:http` servers (and the HTTP/1.1 side of
+ * `node:http2`'s secure server with `allowHTTP1`): what Node's parser refuses
+ * on its own, before any handler sees a request, is answered with the JSON
+ * error body every other error carries (`{"error": {"code", "message"},
+ * "errors": [...]}`) instead of Node's bare status line: 431 for a request
+ * line and headers above the limit (`ERR_HTTP_HEADERS_TOO_LARGE`), 408 for a
+ * request that did not arrive in time (`ERR_HTTP_REQUEST_TIMEOUT`), 413 for
+ * oversized chunk extensions (`ERR_HTTP_BODY_TOO_LARGE`) and 400 for
+ * anything else it cannot parse (`ERR_HTTP_BAD_REQUEST`). The answer says
+ * `Connection: close`, and the connection is closed once it is sent. A
+ * socket that cannot be written to, or whose response is already under way,
+ * is only closed. The refused bytes are never echoed.
+ * @param options the header limit (for the message) and a hook for each answer
+ * @returns the listener
+ * @example
+ * ```ts
+ * const server = createServer(createNodeListener(handler));
+ * server.on("clientError", createClientErrorListener());
+ * ```
+ */
+export function createClientErrorListener(options: ClientErrorListenerOptions = {}): (error: Error, socket: Duplex) => void {
+  const maxHeaderBytes = options.maxHeaderBytes ?? 16_384;
+  return function onClientError(error: Error, socket: Duplex): void {
+    if (answered.has(socket)) return;
+    const inFlight = (socket as Duplex & SocketWithResponse)._httpMessage;
+    if (!socket.writable || inFlight?.headersSent === true || (error as NodeJS.ErrnoException).code === "ECONNRESET") {
+      socket.destroy();
+      return;
+    }
+    answered.add(socket);
+    const refusal = refusalOf(error, maxHeaderBytes);
+    const status = statusOf(refusal);
+    const body = errorBody(refusal);
+    const head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n` +
+      "Content-Type: application/json; charset=utf-8\r\n" +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      "Connection: close\r\n\r\n";
+    // Sent, then closed once it is out (as Node closes a Connection: close answer).
+    socket.end(head + body, () => socket.destroy());
+    options.onAnswer?.(status);
+  };
+}
+
+/** The error the answer carries, from what the parser said. */
+function refusalOf(error: Error, maxHeaderBytes: number): HttpError {
+  const code = (error as NodeJS.ErrnoException).code;
+  switch (code) {
+    case "HPE_HEADER_OVERFLOW":
+      return new HttpError("ERR_HTTP_HEADERS_TOO_LARGE", `Cannot read the request: its request line and headers are larger than ${maxHeaderBytes} bytes; send a shorter URL or fewer headers`);
+    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
+      return new HttpError("ERR_HTTP_BODY_TOO_LARGE", "Cannot read the request body: its chunk extensions are too large");
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return new HttpError("ERR_HTTP_REQUEST_TIMEOUT", "Cannot read the request: it did not arrive whole in time");
+    default: {
+      // llhttp's reason names the fault ("Invalid method encountered"), never the bytes.
+      const reason = (error as { reason?: unknown }).reason;
+      const why = typeof reason === "string" && reason !== "" ? reason.charAt(0).toLowerCase() + reason.slice(1) : "it is not an HTTP/1.1 request";
+      return new HttpError("ERR_HTTP_BAD_REQUEST", `Cannot parse the request: ${why}`);
+    }
+  }
+}
