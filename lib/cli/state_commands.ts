@@ -38,7 +38,7 @@ export const STATE_REPAIR: CommandSpec = {
   positionals: [{ name: "folder", optional: true, doc: "the state folder (default: STATE_DIR)" }],
   options: {},
   settings: [STORAGE_SETTINGS.stateDir],
-  examples: ["state repair", "STATE_DIR=/var/lib/tributary npx tributary state repair --json"],
+  examples: ["state repair", "STATE_DIR=/var/lib/tributary state repair --json"],
   run: (input, io) => runState(input, io, "repair"),
 };
 

@@ -324,7 +324,11 @@ describe("createApp()", () => {
     const env = { SERVICES: "sync,relay", TENANTS_FILE: tenantsFile(), STATE_DIR: dir, WORKER_CONCURRENCY: "0" };
     const first = build(env);
     await first.start();
-    assert.deepEqual(readdirSync(dir).sort(), ["LOCK", "auth.00000001.log", "relay-config.00000001.log", "relay-queue.00000001.log", "sync.00000001.log"]);
+    assert.deepEqual(readdirSync(dir).sort(), [
+      "LOCK",
+      // Each journal: its log, and a snapshot naming it (a new journal's holds no state).
+      ...["auth", "relay-config", "relay-queue", "sync"].flatMap((name) => [`${name}.00000001.log`, `${name}.snapshot`]),
+    ].sort());
     assert.equal(JSON.parse(readFileSync(join(dir, "LOCK"), "utf8")).pid, process.pid);
     await first.close();
     assert.ok(!existsSync(join(dir, "LOCK")), "the lock is released once every journal closed");
