@@ -35,6 +35,21 @@ describe("pageLoader()", () => {
     ]);
   });
 
+  it("serves the other files named, after the page's own, with their types", async () => {
+    const dir = builtPage();
+    writeFileSync(join(dir, "shapes.json"), '{"layers":[]}');
+    const page = await pageLoader(dir, "p", { files: [{ name: "shapes.json", contentType: "application/json" }] })();
+    assert.deepEqual(page.assets.map((asset) => [asset.name, asset.contentType, asset.body]), [
+      ["p.css", "text/css; charset=utf-8", "body{margin:0}"],
+      ["p.js", "text/javascript; charset=utf-8", "console.log(1);\n"],
+      ["shapes.json", "application/json", '{"layers":[]}'],
+    ]);
+  });
+
+  it("fails when a file named is missing", async () => {
+    await assert.rejects(pageLoader(builtPage(), "p", { files: [{ name: "none.json", contentType: "application/json" }] })(), { code: "ENOENT" });
+  });
+
   it("compiles the script where there is none, reads it at its path under lib/, and removes the compiler's folder", async () => {
     let into = "";
     const load = pageLoader(new URL("../../lib/relay/portal/", import.meta.url), "portal", {
