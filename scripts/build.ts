@@ -3,8 +3,8 @@
 // node: module with `/// <reference types="node" />`, so that a consumer
 // whose tsconfig lists no types (tsc --init's default) still loads Node's
 // types for it. The sources go without the directive: Deno, which types node:
-// modules itself, refuses it. The web pages go too: their HTML and CSS copied
-// beside the modules, their scripts (*.browser.ts) compiled for the browser by
+// modules itself, refuses it. The web pages go too: their HTML, CSS and data
+// (JSON) copied beside the modules, their scripts (*.browser.ts) compiled for the browser by
 // the function a server running from the sources compiles them with.
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -29,7 +29,7 @@ for (const entry of readdirSync(DIST, { recursive: true, encoding: "utf8" })) {
 }
 let pageFiles = 0;
 for (const entry of readdirSync(join(ROOT, "lib"), { recursive: true, encoding: "utf8" })) {
-  if (!entry.endsWith(".html") && !entry.endsWith(".css")) continue;
+  if (!entry.endsWith(".html") && !entry.endsWith(".css") && !entry.endsWith(".json")) continue;
   mkdirSync(dirname(join(DIST, entry)), { recursive: true });
   copyFileSync(join(ROOT, "lib", entry), join(DIST, entry));
   pageFiles++;

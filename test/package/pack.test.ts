@@ -55,7 +55,8 @@ before(() => {
 describe("the packed package", () => {
   it("holds the built library and its documents, not the sources, tests, benchmarks or demo data", () => {
     const files = ok(run("tar", ["tzf", tarball], ROOT), "tar").trim().split("\n");
-    for (const file of files) assert.match(file, /^package\/(dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map|html|css)|bin\/tributary\.mjs|package\.json|README\.md)$/, file);
+    for (const file of files) assert.match(file, /^package\/(dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map|html|css)|dist\/water\/explorer\/basemap\.json|bin\/tributary\.mjs|package\.json|README\.md)$/, file);
+    assert.ok(files.includes("package/dist/water/explorer/basemap.json"), "the explorer's map data");
     for (const page of ["relay/portal/portal", "water/explorer/explorer"]) {
       for (const extension of [".html", ".css", ".browser.js"]) assert.ok(files.includes(`package/dist/${page}${extension}`), `${page}${extension}`);
       assert.ok(!files.includes(`package/dist/${page}.browser.ts`), `${page}.browser.ts`);
@@ -111,7 +112,7 @@ async function ask(handler, path) {
 }
 console.log(JSON.stringify(await Promise.all([
   ask(relay, "/webhook/portal"), ask(relay, "/webhook/portal/portal.js"), ask(relay, "/webhook/portal/portal.css"),
-  ask(explorer.handler, "/"), ask(explorer.handler, "/explorer/explorer.js"),
+  ask(explorer.handler, "/"), ask(explorer.handler, "/explorer/explorer.js"), ask(explorer.handler, "/explorer/basemap.json"),
 ])));
 `);
     const html = "text/html; charset=utf-8";
@@ -122,6 +123,7 @@ console.log(JSON.stringify(await Promise.all([
       ["/webhook/portal/portal.css", 200, "text/css; charset=utf-8", true, true],
       ["/", 200, html, true, true],
       ["/explorer/explorer.js", 200, js, true, true],
+      ["/explorer/basemap.json", 200, "application/json", true, true],
     ]);
   });
 
