@@ -11,7 +11,7 @@ export interface ExplorerServiceOptions {
    */
   apiBase?: string;
   /**
-   * Reads the page (its HTML template, CSS and compiled script).
+   * Reads the page (its HTML template, CSS, compiled script and map data).
    * @default the page in `./explorer/`, its script compiled on the first request in a checkout
    */
   load?: () => Promise<WebPage>;
@@ -19,6 +19,12 @@ export interface ExplorerServiceOptions {
 
 /** Where the page's files are served: `/explorer/explorer.js`, `/explorer/explorer.css` (and the page again). */
 const PAGE_PATH = "/explorer";
+
+/**
+ * The map's land, lakes, rivers and borders: Natural Earth (public domain),
+ * simplified by scripts/basemap.ts.
+ */
+const BASEMAP = { name: "basemap.json", contentType: "application/json" } as const;
 
 /** The names the explorer gives the region ids of the API (DataStream's hubs, Canada, its provinces and territories). */
 const REGION_NAMES: Readonly<Record<RegionId, string>> = {
@@ -48,7 +54,8 @@ const REGION_NAMES: Readonly<Record<RegionId, string>> = {
  * compiled from TypeScript, under a strict Content-Security-Policy) that asks
  * the water-data API with the user's key: datasets, regions,
  * characteristics and dates to pick; the locations on a map drawn in SVG
- * (tiles under it only when a tile server is configured); a time series; a
+ * over land, lakes, rivers and borders of Natural Earth (`/explorer/basemap.json`,
+ * drawn offline; a tile server's tiles over them when one is configured); a time series; a
  * paged table; the API URL and curl command; a CSV download; citations and
  * licences. The tile server's origin (`MAP_TILE_URL`) joins the policy's
  * `img-src` and `connect-src`. Any other path under `/` that no other
@@ -68,7 +75,7 @@ export function createExplorerService(
   const apiBase = options.apiBase ?? "/v1/odata/v4";
   const tiles = config.mapTiles;
   const policy = contentSecurityPolicy({ dataImages: true, ...(tiles === undefined ? {} : { imgSrc: [tiles.origin], connectSrc: [tiles.origin] }) });
-  const load = options.load ?? pageLoader(new URL("./explorer/", import.meta.url), "explorer");
+  const load = options.load ?? pageLoader(new URL("./explorer/", import.meta.url), "explorer", { files: [BASEMAP] });
   const routes = pageRoutes(PAGE_PATH, async () => {
     const page = await load();
     return {

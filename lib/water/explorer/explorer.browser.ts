@@ -5,7 +5,7 @@
 // It is one module, with no imports: the pure part first (exported, so that
 // the browser test can call it), then the page's wiring.
 
-// --- The pure part: filters, URLs, retries, the map's projection, the plot's scales
+// --- The pure part: filters, URLs, retries, the map's projection and basemap, the plot's scales
 
 /** What the user picked; an empty string is "any". */
 export interface Selection {
@@ -176,7 +176,7 @@ const DEFAULT_BOUNDS = { west: -141, east: -52, south: 41.7, north: 72 };
 
 /**
  * The view that shows every point with a margin, or Canada when there are
- * none; a single point (or points close together) gets about a degree around it.
+ * none; a single point (or points close together) gets about two degrees around it.
  * @param points the locations, in degrees
  * @param width the drawing's width in pixels
  * @param height its height
@@ -198,7 +198,7 @@ export function fitView(
     minY = Math.min(minY, point.y);
     maxY = Math.max(maxY, point.y);
   }
-  const least = 1 / 360; // a degree of longitude
+  const least = 2 / 360; // two degrees of longitude: a dataset's few square kilometres still show where they are
   const spanX = Math.max(maxX - minX, least);
   const spanY = Math.max(maxY - minY, least);
   const scale = Math.min((width - 2 * margin) / spanX, (height - 2 * margin) / spanY);
@@ -287,6 +287,217 @@ export function coveringTiles(view: MapView, maxZoom = 18): PlacedTile[] {
  */
 export function tileUrl(template: string, tile: { readonly z: number; readonly x: number; readonly y: number }): string {
   return template.replaceAll("{z}", String(tile.z)).replaceAll("{x}", String(tile.x)).replaceAll("{y}", String(tile.y));
+}
+
+// --- The basemap: land, lakes, rivers and borders of Natural Earth ------------
+
+/** A ring or a line of the basemap: x, y pairs in the unit square of {@linkcode mercator}, and its bounds. */
+export interface BasemapShape {
+  readonly points: Float64Array;
+  readonly minX: number;
+  readonly minY: number;
+  readonly maxX: number;
+  readonly maxY: number;
+}
+
+/** A layer of the basemap: areas (rings, filled even-odd so that a ring inside another is a hole) or lines. */
+export interface BasemapLayer {
+  readonly name: string;
+  readonly kind: "area" | "line";
+  readonly shapes: readonly BasemapShape[];
+}
+
+/**
+ * The layers of a basemap file (`basemap.json`: `{ unitsPerDegree, layers:
+ * [{ name, kind, shapes }] }`, each shape its first point then the step to
+ * each next one, east and north), projected to the unit square.
+ * @param file the file's JSON
+ * @throws {TypeError} when the file is not of that shape
+ */
+export function readBasemap(file: unknown): BasemapLayer[] {
+  const record = typeof file === "object" && file !== null ? (file as Record<string, unknown>) : {};
+  const units = record["unitsPerDegree"];
+  const layers = record["layers"];
+  if (typeof units !== "number" || !(units > 0) || !Array.isArray(layers)) {
+    throw new TypeError("Cannot read the basemap: expected {unitsPerDegree, layers}");
+  }
+  return layers.map((layer: unknown, index) => {
+    const { name, kind, shapes } = typeof layer === "object" && layer !== null ? (layer as Record<string, unknown>) : {};
+    if (typeof name !== "string" || (kind !== "area" && kind !== "line") || !Array.isArray(shapes)) {
+      throw new TypeError(`Cannot read the basemap: layer ${index + 1} needs a name, a kind ("area" or "line") and shapes`);
+    }
+    return { name, kind, shapes: shapes.map((shape: unknown) => readShape(shape, units, name)) };
+  });
+}
+
+function readShape(shape: unknown, units: number, layer: string): BasemapShape {
+  if (!Array.isArray(shape) || shape.length % 2 !== 0 || !shape.every((value) => Number.isInteger(value))) {
+    throw new TypeError(`Cannot read the basemap: a shape of "${layer}" is not a list of whole-number steps`);
+  }
+  const points = new Float64Array(shape.length);
+  let longitude = 0, latitude = 0;
+  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  for (let i = 0; i < shape.length; i += 2) {
+    longitude += shape[i] as number;
+    latitude += shape[i + 1] as number;
+    const { x, y } = mercator(longitude / units, latitude / units);
+    points[i] = x;
+    points[i + 1] = y;
+    minX = Math.min(minX, x);
+    maxX = Math.max(maxX, x);
+    minY = Math.min(minY, y);
+    maxY = Math.max(maxY, y);
+  }
+  return { points, minX, minY, maxX, maxY };
+}
+
+/**
+ * A layer's SVG path data in a view: the shapes that reach the drawing,
+ * their points closer than `step` pixels to the last one dropped, and cut at
+ * the drawing's edges grown by `pad` pixels (so that a coast's stroke along
+ * a cut is never seen).
+ * @param layer the layer
+ * @param view the view
+ * @param pad pixels outside the drawing kept
+ * @param step the least distance between two points kept, in pixels
+ * @returns the path data, empty when nothing of the layer is in view
+ */
+export function layerPath(layer: BasemapLayer, view: MapView, pad = 4, step = 0.75): string {
+  const rect = { left: -pad, top: -pad, right: view.width + pad, bottom: view.height + pad };
+  const west = view.center.x - (view.width / 2 + pad) / view.scale;
+  const east = view.center.x + (view.width / 2 + pad) / view.scale;
+  const north = view.center.y - (view.height / 2 + pad) / view.scale;
+  const south = view.center.y + (view.height / 2 + pad) / view.scale;
+  let path = "";
+  for (const shape of layer.shapes) {
+    if (shape.maxX < west || shape.minX > east || shape.maxY < north || shape.minY > south) continue;
+    const pixels = projectShape(shape.points, view, step);
+    if (layer.kind === "area") {
+      const ring = clipRing(pixels, rect);
+      if (ring.length >= 6) path += `${pathData(ring)}Z`;
+    } else {
+      for (const line of clipLine(pixels, rect)) if (line.length >= 4) path += pathData(line);
+    }
+  }
+  return path;
+}
+
+/** A shape's points on the drawing, each at least `step` pixels from the last kept (a line's last point always kept). */
+function projectShape(points: Float64Array, view: MapView, step: number): number[] {
+  const out: number[] = [];
+  const halfWidth = view.width / 2, halfHeight = view.height / 2;
+  let lastX = NaN, lastY = NaN;
+  for (let i = 0; i < points.length; i += 2) {
+    const x = (points[i]! - view.center.x) * view.scale + halfWidth;
+    const y = (points[i + 1]! - view.center.y) * view.scale + halfHeight;
+    if (Math.abs(x - lastX) < step && Math.abs(y - lastY) < step && i + 2 < points.length) continue;
+    out.push(x, y);
+    lastX = x;
+    lastY = y;
+  }
+  return out;
+}
+
+interface Rect {
+  readonly left: number;
+  readonly top: number;
+  readonly right: number;
+  readonly bottom: number;
+}
+
+/**
+ * A ring cut to a rectangle (Sutherland-Hodgman: against each edge in turn);
+ * a concave ring may come back with edges along the rectangle's sides, which
+ * fill as they should.
+ * @param ring x, y pairs, closed implicitly
+ * @param rect the rectangle
+ * @returns the cut ring's x, y pairs, empty when nothing is inside
+ */
+export function clipRing(ring: readonly number[], rect: Rect): number[] {
+  let points = ring;
+  const edges: [(x: number, y: number) => boolean, (ax: number, ay: number, bx: number, by: number) => [number, number]][] = [
+    [(x) => x >= rect.left, (ax, ay, bx, by) => [rect.left, ay + ((by - ay) * (rect.left - ax)) / (bx - ax)]],
+    [(x) => x <= rect.right, (ax, ay, bx, by) => [rect.right, ay + ((by - ay) * (rect.right - ax)) / (bx - ax)]],
+    [(_x, y) => y >= rect.top, (ax, ay, bx, by) => [ax + ((bx - ax) * (rect.top - ay)) / (by - ay), rect.top]],
+    [(_x, y) => y <= rect.bottom, (ax, ay, bx, by) => [ax + ((bx - ax) * (rect.bottom - ay)) / (by - ay), rect.bottom]],
+  ];
+  for (const [inside, cross] of edges) {
+    if (points.length === 0) break;
+    const out: number[] = [];
+    let ax = points[points.length - 2]!, ay = points[points.length - 1]!;
+    let aIn = inside(ax, ay);
+    for (let i = 0; i < points.length; i += 2) {
+      const bx = points[i]!, by = points[i + 1]!;
+      const bIn = inside(bx, by);
+      if (bIn !== aIn) out.push(...cross(ax, ay, bx, by));
+      if (bIn) out.push(bx, by);
+      [ax, ay, aIn] = [bx, by, bIn];
+    }
+    points = out;
+  }
+  return [...points];
+}
+
+/**
+ * A line cut to a rectangle: the runs of it inside (Liang-Barsky on each segment).
+ * @param line x, y pairs
+ * @param rect the rectangle
+ * @returns each run inside as x, y pairs
+ */
+export function clipLine(line: readonly number[], rect: Rect): number[][] {
+  const runs: number[][] = [];
+  let run: number[] = [];
+  for (let i = 0; i + 3 < line.length; i += 2) {
+    const ax = line[i]!, ay = line[i + 1]!, bx = line[i + 2]!, by = line[i + 3]!;
+    const dx = bx - ax, dy = by - ay;
+    let enter = 0, leave = 1;
+    let visible = true;
+    for (const [p, q] of [[-dx, ax - rect.left], [dx, rect.right - ax], [-dy, ay - rect.top], [dy, rect.bottom - ay]] as const) {
+      if (p === 0) {
+        if (q < 0) visible = false;
+      } else if (p < 0) {
+        enter = Math.max(enter, q / p);
+      } else {
+        leave = Math.min(leave, q / p);
+      }
+    }
+    if (!visible || enter > leave) {
+      if (run.length > 0) runs.push(run);
+      run = [];
+      continue;
+    }
+    if (run.length === 0 || enter > 0) {
+      if (run.length > 0) runs.push(run);
+      run = [ax + enter * dx, ay + enter * dy];
+    }
+    run.push(ax + leave * dx, ay + leave * dy);
+    if (leave < 1) {
+      runs.push(run);
+      run = [];
+    }
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
+}
+
+function pathData(points: readonly number[]): string {
+  let data = "";
+  for (let i = 0; i < points.length; i += 2) data += `${i === 0 ? "M" : "L"}${round1(points[i]!)} ${round1(points[i + 1]!)}`;
+  return data;
+}
+
+function round1(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
+/**
+ * A unit as a person reads it: none for a missing one, and for `None`, which
+ * is what WQX data gives as the unit of a unitless result such as pH.
+ * @param unit the `ResultUnit` of a row
+ */
+export function displayUnit(unit: string | null | undefined): string {
+  const text = (unit ?? "").trim();
+  return text.toLowerCase() === "none" ? "" : text;
 }
 
 // --- The plot ----------------------------------------------------------------
@@ -457,8 +668,17 @@ const SERIES_PER_REQUEST = 10_000;
 /** Pages followed at most for the map and for a series, so that a huge selection stays bounded. */
 const MAX_PAGES = 20;
 const SUGGESTION_SAMPLE = 10_000;
-const MAP_SIZE = { width: 800, height: 500 };
-const PLOT: PlotFrame = { width: 800, height: 320, left: 64, right: 16, top: 16, bottom: 36 };
+/** How a drawing is sized: its height a share of its width, within bounds; the width before the page is laid out. */
+interface DrawingShape {
+  readonly aspect: number;
+  readonly minHeight: number;
+  readonly maxHeight: number;
+  readonly fallbackWidth: number;
+}
+const MAP_SHAPE: DrawingShape = { aspect: 0.625, minHeight: 260, maxHeight: 560, fallbackWidth: 800 };
+const PLOT_SHAPE: DrawingShape = { aspect: 0.4, minHeight: 220, maxHeight: 320, fallbackWidth: 800 };
+/** The plot's margins, which hold its axes' labels. */
+const PLOT_MARGIN = { left: 56, right: 14, top: 20, bottom: 34 } as const;
 const SVG = "http://www.w3.org/2000/svg";
 const OBSERVATION_FIELDS = "Id,LocationId,ActivityStartDate,ActivityStartTime,CharacteristicName,ResultValue,ResultUnit";
 
@@ -531,6 +751,7 @@ const ui = {
   locationCount: byId("location-count", HTMLOutputElement),
   map: byId("map", SVGSVGElement),
   mapDescription: byId("map-description", SVGDescElement),
+  mapNote: byId("map-note", HTMLElement),
   seriesLocation: byId("series-location", HTMLSelectElement),
   series: byId("series", SVGSVGElement),
   seriesDescription: byId("series-description", SVGDescElement),
@@ -564,6 +785,14 @@ let total = 0;
 let seriesController: AbortController | undefined;
 let suggestionsFor: string | undefined;
 let rendered = false;
+/** Whether the map shows a selection's locations (and not yet the view before one). */
+let located = false;
+/** The basemap's layers, once loaded. */
+let basemap: BasemapLayer[] = [];
+/** The series on the plot, to draw again at another width. */
+let plotted: { points: readonly SeriesPoint[]; units: readonly string[]; title: string } | undefined;
+/** The width each drawing was last drawn at. */
+const drawnWidths = new Map<SVGSVGElement, number>();
 
 // --- Requests ------------------------------------------------------------------
 
@@ -739,6 +968,7 @@ async function show(selection: Selection): Promise<void> {
       controller.signal,
     );
     locations = new Map(found.rows.map((row) => [row.Id, row]));
+    located = true;
     ui.locationCount.value = `${found.complete ? "" : "more than "}${format(found.rows.length)}`;
     drawMap();
     listLocations();
@@ -831,14 +1061,45 @@ function coordinates(row: LocationRow): { longitude: number; latitude: number } 
     : undefined;
 }
 
+/** The size a drawing is drawn at: its width on the page now (in CSS pixels, so that 12px text is 12 px), and a height for it. */
+function drawingSize(element: SVGSVGElement, shape: DrawingShape): { width: number; height: number } {
+  const measured = Math.round(element.getBoundingClientRect().width);
+  const width = measured > 0 ? measured : shape.fallbackWidth;
+  return { width, height: Math.round(Math.min(shape.maxHeight, Math.max(shape.minHeight, width * shape.aspect))) };
+}
+
+/** Reads the basemap once, beside the API's requests (it is a file of the page, not the API's); the map is drawn again with it. */
+async function loadBasemap(): Promise<void> {
+  const path = meta("explorer:basemap");
+  if (path === "") return;
+  try {
+    const response = await fetch(path, { credentials: "omit" });
+    if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+    basemap = readBasemap(await response.json());
+    drawMap();
+  } catch (error) {
+    ui.mapNote.textContent = `The map's land and water did not load (${error instanceof Error ? error.message : String(error)}): the locations are drawn on the graticule alone.`;
+  }
+}
+
 function drawMap(): void {
   const placed = [...locations.values()].flatMap((row) => {
     const at = coordinates(row);
     return at === undefined ? [] : [{ row, ...at }];
   });
-  const view = fitView(placed, MAP_SIZE.width, MAP_SIZE.height);
-  const layers: SVGElement[] = [svg("rect", { class: "sea", width: MAP_SIZE.width, height: MAP_SIZE.height })];
-  if (tileTemplate !== "") {
+  const size = drawingSize(ui.map, MAP_SHAPE);
+  drawnWidths.set(ui.map, size.width);
+  const view = fitView(placed, size.width, size.height);
+  ui.map.setAttribute("viewBox", `0 0 ${size.width} ${size.height}`);
+  const layers: SVGElement[] = [svg("rect", { class: "sea", width: size.width, height: size.height })];
+  const ground = svg("g", { class: "basemap" });
+  for (const layer of basemap) {
+    const d = layerPath(layer, view);
+    if (d !== "") ground.append(svg("path", { class: layer.name, d }));
+  }
+  layers.push(ground);
+  // Tiles only for a selection's view: the view before one (Canada) would ask a tile server for tiles shown a moment.
+  if (tileTemplate !== "" && located) {
     const tiles = svg("g", { class: "tiles" });
     for (const tile of coveringTiles(view)) {
       tiles.append(svg("image", { href: tileUrl(tileTemplate, tile), x: tile.left, y: tile.top, width: tile.size, height: tile.size }));
@@ -847,15 +1108,16 @@ function drawMap(): void {
   }
   const grid = graticule(view);
   const lines = svg("g", { class: "graticule" });
+  // A label only where it fits whole: it is 12px high and at most about 40px wide.
   for (const longitude of grid.longitudes) {
     const x = toPixels(view, mercator(longitude, 0)).x;
-    lines.append(svg("line", { x1: x, y1: 0, x2: x, y2: MAP_SIZE.height }));
-    lines.append(svg("text", { x: x + 3, y: MAP_SIZE.height - 6 }, `${Math.abs(longitude)}°${longitude < 0 ? "W" : longitude > 0 ? "E" : ""}`));
+    lines.append(svg("line", { x1: x, y1: 0, x2: x, y2: size.height }));
+    if (x + 3 + 40 <= size.width) lines.append(svg("text", { x: x + 3, y: size.height - 6 }, `${Math.abs(longitude)}°${longitude < 0 ? "W" : longitude > 0 ? "E" : ""}`));
   }
   for (const latitude of grid.latitudes) {
     const y = toPixels(view, mercator(0, latitude)).y;
-    lines.append(svg("line", { x1: 0, y1: y, x2: MAP_SIZE.width, y2: y }));
-    lines.append(svg("text", { x: 4, y: y - 3 }, `${Math.abs(latitude)}°${latitude < 0 ? "S" : latitude > 0 ? "N" : ""}`));
+    lines.append(svg("line", { x1: 0, y1: y, x2: size.width, y2: y }));
+    if (y - 3 >= 12 && y - 3 <= size.height - 24) lines.append(svg("text", { x: 4, y: y - 3 }, `${Math.abs(latitude)}°${latitude < 0 ? "S" : latitude > 0 ? "N" : ""}`));
   }
   layers.push(lines);
   const dots = svg("g", { class: "locations" });
@@ -868,7 +1130,8 @@ function drawMap(): void {
   }
   layers.push(dots);
   const missing = locations.size - placed.length;
-  ui.mapDescription.textContent = `${placed.length} locations on a Web Mercator map${missing > 0 ? `; ${missing} without coordinates are not drawn` : ""}.`;
+  const what = basemap.length === 0 ? "" : " over land, lakes, rivers and borders";
+  ui.mapDescription.textContent = `${placed.length} locations on a Web Mercator map${what}${missing > 0 ? `; ${missing} without coordinates are not drawn` : ""}.`;
   ui.map.replaceChildren(ui.mapDescription, ...layers);
 }
 
@@ -900,7 +1163,7 @@ async function showPage(path: string, signal: AbortSignal): Promise<void> {
       locations.get(row.LocationId)?.Name ?? String(row.LocationId),
       row.CharacteristicName ?? "",
       row.ResultValue === null ? "" : String(row.ResultValue),
-      row.ResultUnit ?? "",
+      displayUnit(row.ResultUnit),
     ];
     cells.forEach((text, index) => {
       const td = document.createElement("td");
@@ -968,7 +1231,8 @@ async function plotSeries(): Promise<void> {
       const time = readingTime(row.ActivityStartDate, row.ActivityStartTime);
       if (time === undefined || typeof row.ResultValue !== "number") continue;
       points.push({ time, value: row.ResultValue });
-      if (row.ResultUnit !== null && row.ResultUnit !== "") units.add(row.ResultUnit);
+      const unit = displayUnit(row.ResultUnit);
+      if (unit !== "") units.add(unit);
     }
     drawSeries(points, [...units], `${selection.characteristic} at ${place.Name}`);
     const left = rows.length - points.length;
@@ -982,6 +1246,7 @@ async function plotSeries(): Promise<void> {
 }
 
 function clearSeries(note: string): void {
+  plotted = undefined;
   ui.seriesDescription.textContent = "No series.";
   ui.series.replaceChildren(ui.seriesDescription);
   ui.series.removeAttribute("data-points");
@@ -990,21 +1255,28 @@ function clearSeries(note: string): void {
 }
 
 function drawSeries(points: readonly SeriesPoint[], units: readonly string[], title: string): void {
-  const layout = layOutSeries(points, PLOT);
+  plotted = { points, units, title };
+  // Shown first, so that its width on the page can be read.
+  ui.series.removeAttribute("hidden");
+  const size = drawingSize(ui.series, PLOT_SHAPE);
+  drawnWidths.set(ui.series, size.width);
+  const frame: PlotFrame = { ...size, ...PLOT_MARGIN };
+  ui.series.setAttribute("viewBox", `0 0 ${size.width} ${size.height}`);
+  const layout = layOutSeries(points, frame);
   const parts: SVGElement[] = [];
   const axes = svg("g", { class: "axes" });
-  const bottom = PLOT.height - PLOT.bottom;
-  axes.append(svg("line", { x1: PLOT.left, y1: bottom, x2: PLOT.width - PLOT.right, y2: bottom }));
-  axes.append(svg("line", { x1: PLOT.left, y1: PLOT.top, x2: PLOT.left, y2: bottom }));
+  const bottom = frame.height - frame.bottom;
+  axes.append(svg("line", { x1: frame.left, y1: bottom, x2: frame.width - frame.right, y2: bottom }));
+  axes.append(svg("line", { x1: frame.left, y1: frame.top, x2: frame.left, y2: bottom }));
   for (const tick of layout.xTicks) {
     axes.append(svg("line", { class: "tick", x1: tick.x, y1: bottom, x2: tick.x, y2: bottom + 5 }));
     axes.append(svg("text", { x: tick.x, y: bottom + 20, "text-anchor": "middle" }, tick.label));
   }
   for (const tick of layout.yTicks) {
-    axes.append(svg("line", { class: "grid", x1: PLOT.left, y1: tick.y, x2: PLOT.width - PLOT.right, y2: tick.y }));
-    axes.append(svg("text", { x: PLOT.left - 6, y: tick.y + 4, "text-anchor": "end" }, tick.label));
+    axes.append(svg("line", { class: "grid", x1: frame.left, y1: tick.y, x2: frame.width - frame.right, y2: tick.y }));
+    axes.append(svg("text", { x: frame.left - 6, y: tick.y + 4, "text-anchor": "end" }, tick.label));
   }
-  if (units.length === 1) axes.append(svg("text", { x: PLOT.left + 4, y: PLOT.top + 12, class: "unit" }, units[0]!));
+  if (units.length === 1) axes.append(svg("text", { x: frame.left + 4, y: frame.top - 6, class: "unit" }, units[0]!));
   parts.push(axes);
   if (layout.points.length > 1) {
     parts.push(svg("polyline", { class: "line", points: layout.points.map((point) => `${point.x.toFixed(1)},${point.y.toFixed(1)}`).join(" ") }));
@@ -1017,7 +1289,26 @@ function drawSeries(points: readonly SeriesPoint[], units: readonly string[], ti
     : `${points.length} readings of ${title}, from ${layout.min} to ${layout.max}${units.length === 1 ? ` ${units[0]}` : ""}.`;
   ui.series.replaceChildren(ui.seriesDescription, ...parts);
   ui.series.setAttribute("data-points", String(points.length));
-  ui.series.removeAttribute("hidden");
+}
+
+/** Draws the map and the plot again when their width on the page changes (a turned phone, a resized window). */
+function redrawOnResize(): void {
+  let pending = false;
+  const observer = new ResizeObserver(() => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      const changed = (element: SVGSVGElement): boolean => {
+        const width = Math.round(element.getBoundingClientRect().width);
+        return width > 0 && width !== drawnWidths.get(element);
+      };
+      if (changed(ui.map)) drawMap();
+      if (plotted !== undefined && !ui.series.hasAttribute("hidden") && changed(ui.series)) drawSeries(plotted.points, plotted.units, plotted.title);
+    });
+  });
+  observer.observe(ui.map);
+  observer.observe(ui.series);
 }
 
 // --- Characteristic suggestions, copying and the CSV download ---------------------------
@@ -1118,4 +1409,7 @@ ui.download.addEventListener("click", () => void downloadCsv());
 ui.attribution.hidden = tileTemplate === "" || (ui.attribution.textContent ?? "").trim() === "";
 
 readHash();
+drawMap();
+redrawOnResize();
+void loadBasemap();
 void start();
