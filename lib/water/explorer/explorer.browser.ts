@@ -1,11 +1,12 @@
 // The water-data explorer: the page's behaviour. It asks only the public API
 // of the server that served it, with the key the user gives (kept in
-// sessionStorage), one request at a time, waiting out 429s as Retry-After says.
+// sessionStorage), one request at a time, paced by the key's rate limit as
+// the API's RateLimit headers tell it (and waiting out a 429 as Retry-After says).
 //
 // It is one module, with no imports: the pure part first (exported, so that
 // the browser test can call it), then the page's wiring.
 
-// --- The pure part: filters, URLs, retries, the map's projection and basemap, the plot's scales
+// --- The pure part: filters, URLs, retries, pacing, the map's projection and basemap, the plot's scales
 
 /** What the user picked; an empty string is "any". */
 export interface Selection {
@@ -125,6 +126,85 @@ export function retryDelayMs(status: number, retryAfter: string | null, attempt:
   if ((status !== 429 && status !== 503) || attempt >= maxAttempts) return undefined;
   const seconds = retryAfter !== null && /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter.trim()) : 1;
   return Math.min(seconds, 60) * 1000;
+}
+
+// --- Pacing: the key's rate limit, as the API's RateLimit headers give it --------
+
+/**
+ * What the API last said of the key's limit: a bucket of `limit` requests,
+ * refilled from empty in `windowSeconds`, of which `remaining` were left when
+ * the answer came (`at`, ms since the epoch).
+ */
+export interface RateState {
+  readonly limit: number;
+  readonly windowSeconds: number;
+  readonly remaining: number;
+  readonly at: number;
+}
+
+/** What {@linkcode readRateLimit} reads: a `Headers`, or anything with its `get`. */
+export interface HeaderSource {
+  get(name: string): string | null;
+}
+
+/**
+ * The key's limit from an answer's headers: `RateLimit-Policy: <limit>;w=<window>`
+ * (its slowest policy, when it lists several; a `q=` parameter is the
+ * limit too) and `RateLimit-Remaining`; without a policy, the rate from
+ * `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (the
+ * seconds until the bucket is full again).
+ * @param headers the answer's headers
+ * @param at when the answer came, ms
+ * @returns the state, or undefined when the answer says nothing of a limit
+ */
+export function readRateLimit(headers: HeaderSource, at: number): RateState | undefined {
+  const remaining = wholeNumber(headers.get("ratelimit-remaining"));
+  if (remaining === undefined) return undefined;
+  let best: { limit: number; windowSeconds: number } | undefined;
+  for (const item of (headers.get("ratelimit-policy") ?? "").split(",")) {
+    const [first = "", ...params] = item.split(";").map((part) => part.trim());
+    let limit = wholeNumber(first);
+    let windowSeconds: number | undefined;
+    for (const param of params) {
+      const [name, value] = param.split("=").map((part) => part.trim());
+      if (name === "w") windowSeconds = positiveNumber(value);
+      if (name === "q") limit = wholeNumber(value ?? null);
+    }
+    if (limit === undefined || windowSeconds === undefined || limit < 1) continue;
+    if (best === undefined || limit / windowSeconds < best.limit / best.windowSeconds) best = { limit, windowSeconds };
+  }
+  if (best === undefined) {
+    const limit = wholeNumber(headers.get("ratelimit-limit"));
+    const reset = positiveNumber(headers.get("ratelimit-reset") ?? undefined);
+    if (limit === undefined || reset === undefined || limit <= remaining) return undefined;
+    // The bucket fills from `remaining` to `limit` in `reset` seconds: from empty, in this long.
+    best = { limit, windowSeconds: (reset * limit) / (limit - remaining) };
+  }
+  return { ...best, remaining, at };
+}
+
+function wholeNumber(text: string | null): number | undefined {
+  return text !== null && /^\s*\d+\s*$/.test(text) ? Number(text) : undefined;
+}
+
+function positiveNumber(text: string | undefined): number | undefined {
+  const value = text !== undefined && /^\s*\d+(?:\.\d+)?\s*$/.test(text) ? Number(text) : NaN;
+  return value > 0 ? value : undefined;
+}
+
+/**
+ * How long to wait before the next request so that the key has a request
+ * left for it: none while the last answer said one remains; otherwise until
+ * the bucket, refilling at `limit / windowSeconds` a second since that answer,
+ * holds one again. (The API counted before answering, so this errs long.)
+ * @param state what the last answer said, if anything
+ * @param now the time, ms
+ * @returns milliseconds, 0 to send now
+ */
+export function rateDelayMs(state: RateState | undefined, now: number): number {
+  if (state === undefined || state.remaining >= 1) return 0;
+  const perMs = state.limit / state.windowSeconds / 1000;
+  return Math.max(0, Math.ceil(state.at + (1 - state.remaining) / perMs - now));
 }
 
 // --- The map -----------------------------------------------------------------
@@ -662,6 +742,7 @@ export function layOutSeries(series: readonly SeriesPoint[], frame: PlotFrame): 
 // --- The page ------------------------------------------------------------------
 
 const KEY_STORAGE = "tributary.explorer.key";
+const RATE_STORAGE = "tributary.explorer.rate";
 const PAGE_SIZE = 25;
 const LOCATIONS_PER_REQUEST = 5000;
 const SERIES_PER_REQUEST = 10_000;
@@ -798,7 +879,11 @@ const drawnWidths = new Map<SVGSVGElement, number>();
 
 let queue: Promise<unknown> = Promise.resolve();
 
-/** Runs API calls one after another: the API allows one request per key at a time. */
+/**
+ * Runs API calls one after another: the API lets a key have one request in
+ * flight (a second gets 429), and a request is sent only once the one before
+ * it has been read whole.
+ */
 function enqueue<T>(task: () => Promise<T>): Promise<T> {
   const run = queue.then(task, task);
   queue = run.catch(() => undefined);
@@ -816,18 +901,53 @@ function wait(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
+ * The key's limit as the last answer gave it, kept in the tab's session
+ * storage, so that a page loaded again at once paces its first requests too.
+ */
+let rate = readStoredRate();
+
+function readStoredRate(): RateState | undefined {
+  try {
+    const stored = JSON.parse(sessionStorage.getItem(RATE_STORAGE) ?? "null") as Partial<RateState> | null;
+    const values = [stored?.limit, stored?.windowSeconds, stored?.remaining, stored?.at];
+    return values.every((value) => typeof value === "number" && Number.isFinite(value)) ? (stored as RateState) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function noteRate(response: Response): void {
+  const said = readRateLimit(response.headers, Date.now());
+  if (said === undefined) return;
+  rate = said;
+  sessionStorage.setItem(RATE_STORAGE, JSON.stringify(said));
+}
+
+/**
  * Asks the API for a path of this origin and reads the answer, inside the
- * queue (so that a streamed answer is read whole before the next request).
+ * queue: after waiting, when the key's bucket is empty, until it holds a
+ * request again; on a 429 all the same (another tab with the key), after
+ * `Retry-After`. A request in flight is never aborted (the API may hold its
+ * place a moment longer): when `signal` is aborted meanwhile, the answer is
+ * read whole and dropped, and a request not yet sent is not sent.
  */
 function call<T>(path: string, signal: AbortSignal, read: (response: Response) => Promise<T>, accept = "application/json"): Promise<T> {
   return enqueue(async () => {
     for (let attempt = 1; ; attempt++) {
       signal.throwIfAborted();
-      const response = await fetch(path, { headers: { "x-api-key": key, accept }, signal, credentials: "omit", cache: "no-store" });
-      if (response.ok) return read(response);
+      const pause = rateDelayMs(rate, Date.now());
+      if (pause > 0) await wait(pause, signal);
+      const response = await fetch(path, { headers: { "x-api-key": key, accept }, credentials: "omit", cache: "no-store" });
+      noteRate(response);
+      if (response.ok) {
+        const value = await read(response);
+        signal.throwIfAborted();
+        return value;
+      }
       const delay = retryDelayMs(response.status, response.headers.get("retry-after"), attempt);
       if (delay === undefined) throw new ApiError(response.status, await errorMessage(response));
-      await response.body?.cancel();
+      await response.arrayBuffer();
+      signal.throwIfAborted();
       say(`Waiting ${delay / 1000} s: ${response.status === 429 ? "the API's rate limit" : "the API is busy"}…`);
       await wait(delay, signal);
     }
