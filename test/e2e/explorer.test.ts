@@ -1,16 +1,17 @@
 // The water-data explorer at `/`, end to end: the real server (server.ts) on
-// the demo data, the page in headless Chromium, and the API asked directly
-// for what the page should show. Screenshots at desktop and phone widths go
-// to test-artifacts/.
+// the demo data with its default rate limit, the page in headless Chromium,
+// and the API asked directly (with a key of the test's own, so that the test
+// never takes the page's place under its key's limit) for what the page
+// should show. Screenshots at desktop and phone widths go to test-artifacts/.
 import assert from "node:assert/strict";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, Page, Request } from "playwright-core";
 import {
   browserSkip,
   foreignRequests,
@@ -20,9 +21,13 @@ import {
   saveScreenshot,
   VIEWPORTS,
 } from "../_helpers/browser.ts";
+import { rawRequest } from "../_helpers/http.ts";
 import { listeningUrl, startServer } from "../_helpers/server.ts";
 
+/** The page's key: `npm start`'s demo key. */
 const KEY = "tributary-demo-key";
+/** The key the test asks the API with itself. */
+const CHECK_KEY = "explorer-test-key";
 const API = "/v1/odata/v4";
 const REGION = "hub.atlantic";
 const CHARACTERISTIC = "pH";
@@ -31,10 +36,19 @@ const FILTER = `RegionId eq '${REGION}' and CharacteristicName eq '${CHARACTERIS
 
 let url = "";
 let browser: Browser;
+const temporary = mkdtempSync(join(tmpdir(), "tributary-explorer-"));
+after(() => rmSync(temporary, { recursive: true, force: true }));
 
-/** Asks the API directly, with the demo key. */
+/** An API keys file of the demo key (the page's) and the test's own. */
+function keysFile(): string {
+  const file = join(temporary, "api_keys.json");
+  writeFileSync(file, JSON.stringify({ api_keys: [{ name: "demo", key: KEY }, { name: "checks", key: CHECK_KEY }] }));
+  return file;
+}
+
+/** Asks the API directly, with the test's own key. */
 async function api(path: string): Promise<Response> {
-  const response = await fetch(`${url}${API}/${path}`, { headers: { "x-api-key": KEY } });
+  const response = await fetch(`${url}${API}/${path}`, { headers: { "x-api-key": CHECK_KEY } });
   assert.equal(response.status, 200, `${path}: ${response.status}`);
   return response;
 }
@@ -44,12 +58,23 @@ async function count(collection: string, filter: string): Promise<number> {
   return body["@odata.count"];
 }
 
+/** What a page did with the API: each answer's status, and the most requests it had in flight at once. */
+interface ApiTraffic {
+  readonly statuses: readonly number[];
+  mostInFlight(): number;
+}
+
 /**
- * A new page whose requests and errors (script errors, and what the console
- * reports: a request the policy blocked, a failed load) are all recorded,
- * with the key already given, as after "Use this key" in the same tab.
+ * A new page whose requests, API answers and errors (script errors, and what
+ * the console reports: a request the policy blocked, a failed load, a 429)
+ * are all recorded, with the key already given, as after "Use this key" in
+ * the same tab.
  */
-async function openExplorer(context: BrowserContext, origin: string): Promise<{ page: Page; requests: readonly string[]; errors: readonly string[] }> {
+async function openExplorer(
+  context: BrowserContext,
+  origin: string,
+  hash = "",
+): Promise<{ page: Page; requests: readonly string[]; errors: readonly string[]; traffic: ApiTraffic }> {
   const page = await context.newPage();
   const requests = recordRequests(page);
   const errors: string[] = [];
@@ -57,15 +82,102 @@ async function openExplorer(context: BrowserContext, origin: string): Promise<{ 
   page.on("console", (message) => {
     if (message.type() === "error") errors.push(message.text());
   });
+  const isApi = (request: Request): boolean => new URL(request.url()).pathname.startsWith(`${API}/`);
+  const statuses: number[] = [];
+  let inFlight = 0;
+  let most = 0;
+  page.on("request", (request) => {
+    if (isApi(request)) most = Math.max(most, ++inFlight);
+  });
+  const ended = (request: Request): void => {
+    if (isApi(request)) inFlight--;
+  };
+  page.on("requestfinished", ended);
+  page.on("requestfailed", ended);
+  page.on("response", (response) => {
+    if (isApi(response.request())) statuses.push(response.status());
+  });
   await page.addInitScript(GIVE_KEY);
-  await page.goto(`${origin}/`);
-  return { page, requests, errors };
+  await page.goto(`${origin}/${hash}`);
+  return { page, requests, errors, traffic: { statuses, mostInFlight: () => most } };
 }
+
+/** What the map draws, as the browser lays it out. */
+interface MapReport {
+  /** The drawing's size (its viewBox), and its width on the page. */
+  readonly width: number;
+  readonly height: number;
+  readonly shownWidth: number;
+  /** The map's parts in the order drawn (the last on top): `desc`, then classes. */
+  readonly order: readonly string[];
+  /** Each basemap layer's path: its class, and its bounding box. */
+  readonly layers: readonly { readonly name: string; readonly box: readonly [number, number, number, number] }[];
+  readonly circles: readonly (readonly [number, number])[];
+  /** Whether, at each location's centre, the element on top is a location. */
+  readonly onTop: boolean;
+}
+
+/** Reads the map (scrolled into view, so that what is on top at a point can be asked). */
+const MAP_REPORT = `(() => {
+  const map = document.querySelector("#map");
+  map.scrollIntoView({ block: "center" });
+  const [, , width, height] = map.getAttribute("viewBox").split(" ").map(Number);
+  const circles = [...map.querySelectorAll("circle.location")];
+  return {
+    width, height, shownWidth: Math.round(map.getBoundingClientRect().width),
+    order: [...map.children].map((child) => child.getAttribute("class") ?? child.tagName),
+    layers: [...map.querySelectorAll(".basemap path")].map((path) => {
+      const box = path.getBBox();
+      return { name: path.getAttribute("class"), box: [box.x, box.y, box.width, box.height] };
+    }),
+    circles: circles.map((circle) => [Number(circle.getAttribute("cx")), Number(circle.getAttribute("cy"))]),
+    onTop: circles.every((circle) => {
+      const box = circle.getBoundingClientRect();
+      return document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2)?.matches("circle.location") === true;
+    }),
+  };
+})()`;
+
+/** Checks a map: drawn at its width on the page, its layers inside the drawing (a few pixels of cut aside), the locations inside and on top. */
+function assertMap(report: MapReport, layers: readonly string[]): void {
+  assert.equal(report.width, report.shownWidth, "drawn at its width on the page");
+  assert.deepEqual(report.order, ["desc", "sea", "basemap", "graticule", "locations"]);
+  assert.deepEqual(report.layers.map((layer) => layer.name), layers);
+  for (const { name, box: [x, y, width, height] } of report.layers) {
+    assert.ok(width > 0 && height > 0, `${name} is drawn`);
+    assert.ok(x >= -4.5 && y >= -4.5 && x + width <= report.width + 4.5 && y + height <= report.height + 4.5, `${name} ${[x, y, width, height]} within ${report.width}x${report.height}`);
+  }
+  assert.ok(report.circles.length > 0);
+  for (const [cx, cy] of report.circles) assert.ok(cx >= 0 && cx <= report.width && cy >= 0 && cy <= report.height, `a location at ${cx},${cy}`);
+  assert.equal(report.onTop, true, "every location is on top of the map");
+}
+
+/** The size each label of the map and the plot is drawn at on the screen, in CSS pixels. */
+const LABEL_SIZES = `Object.fromEntries(["#map", "#series"].map((drawing) => [drawing,
+  [...document.querySelectorAll(drawing + " text")].map((text) => parseFloat(getComputedStyle(text).fontSize) * text.getScreenCTM().a)]))`;
+
+/** Each column of the table, by its heading: whether scrolling the table's box (not the page) to it shows it whole. */
+const TABLE_REACH = `(() => {
+  const box = document.querySelector(".table-scroll");
+  const reach = Object.fromEntries([...document.querySelectorAll("#observations thead th")].map((th) => {
+    box.scrollLeft += th.getBoundingClientRect().left - box.getBoundingClientRect().left;
+    const frame = box.getBoundingClientRect();
+    const cell = th.getBoundingClientRect();
+    return [th.textContent, cell.left >= frame.left - 1 && cell.right <= frame.right + 1];
+  }));
+  box.scrollLeft = 0;
+  return reach;
+})()`;
 
 // What runs in the page: source text for `evaluate` and init scripts (which the
 // browser runs as the debugger does), functions for `waitForFunction` (whose
 // strings the page's policy refuses to evaluate, as it should). This tsconfig
 // has no DOM types; the functions see the page's globals as below.
+interface DrawingGlobals {
+  getAttribute(name: string): string | null;
+  getBoundingClientRect(): { readonly width: number };
+}
+
 interface PageGlobals {
   readonly document: {
     readonly body: { readonly dataset: Readonly<Record<string, string | undefined>> };
@@ -103,8 +215,8 @@ function digits(text: string | null): number {
 
 describe("the water-data explorer at /, in headless Chromium", { skip: browserSkip }, () => {
   before(async () => {
-    // Limits off, as the README suggests for trying the API: the page's pacing under a limit has its own test below.
-    const started = startServer({ SERVICES: "water", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0" });
+    // The server's default rate limit (a burst, two requests a second, one in flight per key), which the page must never trip.
+    const started = startServer({ SERVICES: "water", API_KEYS_FILE: keysFile() });
     [url, browser] = await Promise.all([listeningUrl(started), launchBrowser()]);
   });
 
@@ -142,11 +254,31 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
     assert.ok(bytes < 100 * 1024, `${bytes} bytes`);
   });
 
-  it("filters to a region and a characteristic, shows the API's count, draws its locations, plots a series, pages and downloads the CSV", async () => {
+  it("serves the map's land, lakes, rivers and borders as one file, under 100 KB gzipped", async () => {
+    const html = await (await fetch(`${url}/`)).text();
+    assert.match(html, /<meta name="explorer:basemap" content="\/explorer\/basemap\.json">/);
+    const port = Number(new URL(url).port);
+    const gzipped = await rawRequest(port, { path: "/explorer/basemap.json", headers: { "accept-encoding": "gzip" } });
+    assert.equal(gzipped.status, 200);
+    assert.equal(gzipped.headers["content-type"], "application/json");
+    assert.equal(gzipped.headers["content-encoding"], "gzip");
+    assert.ok(gzipped.headers["content-security-policy"] !== undefined);
+    console.log(`# the explorer's basemap: ${gzipped.body.length} bytes gzipped`);
+    assert.ok(gzipped.body.length < 100 * 1024, `${gzipped.body.length} bytes gzipped`);
+    const basemap = (await (await fetch(`${url}/explorer/basemap.json`)).json()) as { source: string; unitsPerDegree: number; layers: { name: string; kind: string; shapes: number[][] }[] };
+    assert.match(basemap.source, /^Natural Earth .*public domain/);
+    assert.deepEqual(basemap.layers.map((layer) => [layer.name, layer.kind]), [["land", "area"], ["lakes", "area"], ["rivers", "line"], ["provinces", "line"], ["countries", "line"]]);
+    for (const layer of basemap.layers) assert.ok(layer.shapes.length > 10, layer.name);
+  });
+
+  it("filters to a region and a characteristic, shows the API's count, draws its locations, plots a series, pages and downloads the CSV, never tripping the rate limit", async () => {
     const context = await browser.newContext({ viewport: VIEWPORTS.desktop, acceptDownloads: true });
     try {
-      const { page, requests, errors } = await openExplorer(context, url);
+      const { page, requests, errors, traffic } = await openExplorer(context, url);
       await shownFilter(page, "");
+      // Every location, over Canada: every layer of the basemap drawn under them.
+      await page.waitForSelector("#map .basemap path.land");
+      assertMap(await page.evaluate<MapReport>(MAP_REPORT), ["land", "lakes", "rivers", "provinces", "countries"]);
       const first = await page.evaluate<number | undefined>(`performance.getEntriesByName("explorer:first-render")[0]?.startTime`);
       assert.equal(typeof first, "number");
       console.log(`# the explorer's first render with the demo data (datasets, map of every location, count, first page): ${Math.round(first!)} ms after navigation`);
@@ -168,11 +300,14 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       // The table's first page is the API URL the page shows; Next follows the API's next link.
       const shownUrl = await page.textContent("#api-url");
       assert.ok(shownUrl?.startsWith(`${url}${API}/Observations?`), shownUrl ?? "");
-      const firstPage = (await (await fetch(shownUrl!, { headers: { "x-api-key": KEY } })).json()) as { value: { Id: number }[]; "@odata.nextLink": string };
+      const firstPage = (await (await fetch(shownUrl!, { headers: { "x-api-key": CHECK_KEY } })).json()) as { value: { Id: number; ResultUnit: string | null }[]; "@odata.nextLink": string };
       const tableIds = async (): Promise<number[]> => (await page.locator("#observations tbody tr td:first-child").allTextContents()).map(Number);
       assert.deepEqual(await tableIds(), firstPage.value.map((row) => row.Id));
       assert.equal(await page.textContent("#api-curl"), `curl -H 'x-api-key: ${KEY}' '${shownUrl}'`);
-      const secondPage = (await (await fetch(firstPage["@odata.nextLink"], { headers: { "x-api-key": KEY } })).json()) as { value: { Id: number }[] };
+      // WQX's unit of pH is "None": the table shows no unit.
+      assert.deepEqual([...new Set(firstPage.value.map((row) => row.ResultUnit))], ["None"]);
+      assert.deepEqual([...new Set(await page.locator("#observations tbody tr td:nth-child(7)").allTextContents())], [""]);
+      const secondPage = (await (await fetch(firstPage["@odata.nextLink"], { headers: { "x-api-key": CHECK_KEY } })).json()) as { value: { Id: number }[] };
       await page.click("#next");
       await firstRowIs(page, secondPage.value[0]!.Id);
       assert.deepEqual(await tableIds(), secondPage.value.map((row) => row.Id));
@@ -191,6 +326,10 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       assert.equal(await page.locator("#series circle.point").count(), withValue);
       assert.equal(await page.locator("#series polyline.line").count(), 1);
       assert.equal(await page.inputValue("#series-location"), String(id));
+      assert.equal(await page.locator("#series text.unit").count(), 0, "no unit over a plot of pH");
+      assert.doesNotMatch(await page.textContent("#series-note") ?? "", /None/);
+      // The region's locations fill the map, over its land and water.
+      assertMap(await page.evaluate<MapReport>(MAP_REPORT), ["land", "lakes", "rivers", "provinces", "countries"]);
 
       // The CSV download is the API's CSV for the same filter.
       const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download")]);
@@ -214,20 +353,55 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       assert.deepEqual(unlabelled, []);
 
       await saveScreenshot(page, "explorer-desktop");
+      // Narrowed to a phone's width, the map and the plot are drawn again at it, their labels as large.
       await page.setViewportSize(VIEWPORTS.phone);
-      await saveScreenshot(page, "explorer-phone");
-      // The page never scrolls sideways on a phone (the table scrolls in its own box).
-      assert.ok(await page.evaluate<boolean>(`document.documentElement.scrollWidth <= window.innerWidth`), "no horizontal scroll on a phone");
+      await page.waitForFunction(() => {
+        const map = (globalThis as unknown as PageGlobals).document.querySelector("#map") as unknown as DrawingGlobals;
+        return map.getAttribute("viewBox")?.split(" ")[2] === String(Math.round(map.getBoundingClientRect().width));
+      });
+      const sizes = await page.evaluate<Record<string, number[]>>(LABEL_SIZES);
+      assert.ok(Math.min(...sizes["#map"]!, ...sizes["#series"]!) >= 11, JSON.stringify(sizes));
 
       assert.deepEqual(foreignRequests(requests, url), []);
       assert.ok(requests.some((request) => request.includes("/Locations?")) && requests.some((request) => request.includes("/Records?")));
+      // Under the default limit: no 429, never two requests of the key in flight, and so nothing in the console.
+      assert.ok(traffic.statuses.length >= 10, `${traffic.statuses.length} answers`);
+      assert.deepEqual([...new Set(traffic.statuses)], [200]);
+      assert.equal(traffic.mostInFlight(), 1);
       assert.deepEqual(errors, []);
     } finally {
       await context.close();
     }
   });
 
-  it("builds filters, URLs, retries, projections and ticks as the page's own functions, run in the browser", async () => {
+  it("on a 390-px phone: labels of 11 px and more, every column of the table in reach, the map's layers under its locations", async () => {
+    const context = await browser.newContext({ viewport: VIEWPORTS.phone, isMobile: true, hasTouch: true });
+    try {
+      const { page, errors, traffic } = await openExplorer(context, url, `#region=${REGION}&characteristic=${CHARACTERISTIC}`);
+      await shownFilter(page, FILTER);
+      await page.waitForSelector("#map .basemap path.land");
+      await page.locator("#map circle.location").last().tap();
+      await page.waitForSelector("#series[data-points]");
+      // The Atlantic region's locations, on a phone: the Maritimes, no country border in view.
+      assertMap(await page.evaluate<MapReport>(MAP_REPORT), ["land", "lakes", "rivers", "provinces"]);
+      const sizes = await page.evaluate<Record<string, number[]>>(LABEL_SIZES);
+      assert.ok(sizes["#map"]!.length > 0 && sizes["#series"]!.length > 0, "both drawings have labels");
+      assert.ok(Math.min(...sizes["#map"]!, ...sizes["#series"]!) >= 11, JSON.stringify(sizes));
+      // The table scrolls sideways in its own box, never the page; every column shows whole at one end or the other.
+      assert.deepEqual(await page.evaluate<Record<string, boolean>>(TABLE_REACH), {
+        Id: true, Date: true, Time: true, Location: true, Characteristic: true, Value: true, Unit: true,
+      });
+      assert.ok(await page.evaluate<boolean>(`document.documentElement.scrollWidth <= window.innerWidth`), "no horizontal scroll of the page");
+      await saveScreenshot(page, "explorer-phone");
+      assert.deepEqual([...new Set(traffic.statuses)], [200]);
+      assert.equal(traffic.mostInFlight(), 1);
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("builds filters, URLs, retries, pacing, projections, map shapes, units and ticks as the page's own functions, run in the browser", async () => {
     const context = await browser.newContext();
     try {
       const page = await context.newPage();
@@ -259,6 +433,48 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
           covered: tiles.length > 0 && Math.min(...tiles.map((t) => t.left)) <= 0 && Math.min(...tiles.map((t) => t.top)) <= 0 &&
             Math.max(...tiles.map((t) => t.left + t.size)) >= view.width && Math.max(...tiles.map((t) => t.top + t.size)) >= view.height,
           tileSizes: [...new Set(tiles.map((t) => t.size >= 256 && t.size < 512))],
+          // Pacing: the contract's headers, a policy of several, the rate from Limit/Remaining/Reset without one, nothing.
+          rates: [
+            m["readRateLimit"]!(new Headers({ "ratelimit-policy": "250;w=125", "ratelimit-remaining": "0", "ratelimit-limit": "250", "ratelimit-reset": "125" }), 1000),
+            m["readRateLimit"]!(new Headers({ "ratelimit-policy": "10;w=1, 100;w=3600", "ratelimit-remaining": "7" }), 5),
+            m["readRateLimit"]!(new Headers({ "ratelimit-limit": "10", "ratelimit-remaining": "0", "ratelimit-reset": "5" }), 5),
+            m["readRateLimit"]!(new Headers({ "ratelimit-policy": "250;w=125" }), 5) ?? null,
+            m["readRateLimit"]!(new Headers({}), 5) ?? null,
+          ],
+          delays: [
+            m["rateDelayMs"]!(undefined, 0),
+            m["rateDelayMs"]!({ limit: 250, windowSeconds: 125, remaining: 3, at: 1000 }, 1000),
+            m["rateDelayMs"]!({ limit: 250, windowSeconds: 125, remaining: 0, at: 1000 }, 1000),
+            m["rateDelayMs"]!({ limit: 250, windowSeconds: 125, remaining: 0, at: 1000 }, 1200),
+            m["rateDelayMs"]!({ limit: 250, windowSeconds: 125, remaining: 0, at: 1000 }, 1600),
+          ],
+          units: ["None", "none", " mg/L ", "", null].map((unit) => m["displayUnit"]!(unit)),
+          // A square half out of the drawing's left side, cut at it; a line crossing it twice, in two runs.
+          ring: m["clipRing"]!([-10, 10, 10, 10, 10, 20, -10, 20], { left: 0, top: 0, right: 100, bottom: 100 }),
+          runs: (m["clipLine"]!([-10, 5, 10, 5, 10, 150, 20, 50, 30, 50], { left: 0, top: 0, right: 100, bottom: 100 }) as number[][])
+            .map((run) => run.map((value) => Number(value.toFixed(6)))),
+          basemap: (() => {
+            const layers = m["readBasemap"]!({ unitsPerDegree: 100, layers: [
+              { name: "land", kind: "area", shapes: [[-6600, 4400, 600, 0, 0, 300, -600, 0]] },
+              { name: "far", kind: "line", shapes: [[10000, -4000, 100, 100]] },
+            ] }) as { name: string; shapes: { minX: number; maxX: number }[] }[];
+            const paths = layers.map((layer) => m["layerPath"]!(layer, view) as string);
+            return {
+              names: layers.map((layer) => layer.name),
+              bounds: layers[0]!.shapes.map((shape) => [Number(shape.minX.toFixed(6)), Number(shape.maxX.toFixed(6))]),
+              land: /^M[\d.]+ [\d.]+(L[\d.]+ [\d.]+){2,}Z$/.test(paths[0]!),
+              far: paths[1],
+            };
+          })(),
+          refused: [{ layers: [] }, { unitsPerDegree: 100, layers: [{ name: "land", kind: "blob", shapes: [] }] }, { unitsPerDegree: 100, layers: [{ name: "land", kind: "area", shapes: [[1, 2, 3]] }] }]
+            .map((file) => {
+              try {
+                m["readBasemap"]!(file);
+                return "read";
+              } catch (error) {
+                return (error as Error).name;
+              }
+            }),
         };
       }, url);
       assert.deepEqual(results, {
@@ -279,6 +495,19 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
         tile: "https://t.example/3/2/1.png",
         covered: true,
         tileSizes: [true],
+        rates: [
+          { limit: 250, windowSeconds: 125, remaining: 0, at: 1000 },
+          { limit: 100, windowSeconds: 3600, remaining: 7, at: 5 },
+          { limit: 10, windowSeconds: 5, remaining: 0, at: 5 },
+          null,
+          null,
+        ],
+        delays: [0, 0, 500, 300, 0],
+        units: ["", "", "mg/L", "", ""],
+        ring: [0, 10, 10, 10, 10, 20, 0, 20],
+        runs: [[0, 5, 10, 5, 10, 100], [15, 100, 20, 50, 30, 50]],
+        basemap: { names: ["land", "far"], bounds: [[Number(((180 - 66) / 360).toFixed(6)), Number(((180 - 60) / 360).toFixed(6))]], land: true, far: "" },
+        refused: ["TypeError", "TypeError", "TypeError"],
       });
     } finally {
       await context.close();
@@ -348,8 +577,7 @@ describe("the explorer with MAP_TILE_URL, in headless Chromium", { skip: browser
     const started = startServer({
       SERVICES: "water",
       DATA_DIR: data,
-      RATE_LIMIT_PER_SECOND: "0",
-      RATE_LIMIT_CONCURRENCY: "0",
+      API_KEYS_FILE: keysFile(),
       MAP_TILE_URL: `${tileOrigin}/tiles/{z}/{x}/{y}.png`,
       MAP_TILE_ATTRIBUTION: "Tiles from the test's own server",
     });
@@ -365,7 +593,7 @@ describe("the explorer with MAP_TILE_URL, in headless Chromium", { skip: browser
   it("draws the tile server's tiles under the locations, allowed by the policy, and asks no other origin", async () => {
     const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
     try {
-      const { page, requests, errors } = await openExplorer(context, server);
+      const { page, requests, errors, traffic } = await openExplorer(context, server);
       const csp = parseCsp((await page.request.get(`${server}/`)).headers()["content-security-policy"] ?? "");
       assert.deepEqual(csp.get("img-src"), ["'self'", "data:", tileOrigin]);
       assert.deepEqual(csp.get("connect-src"), ["'self'", tileOrigin]);
@@ -375,12 +603,15 @@ describe("the explorer with MAP_TILE_URL, in headless Chromium", { skip: browser
       await page.waitForLoadState("networkidle");
       assert.equal(new Set(tilePaths).size, images, "each tile asked for once");
       for (const path of tilePaths) assert.match(path, /^\/tiles\/\d+\/\d+\/\d+\.png$/);
-      const locations = await fetch(`${server}${API}/Locations/$count`, { headers: { "x-api-key": KEY } });
+      const locations = await fetch(`${server}${API}/Locations/$count`, { headers: { "x-api-key": CHECK_KEY } });
       assert.equal(await page.locator("#map circle.location").count(), Number(await locations.text()));
+      // The tiles cover the basemap (drawn for when they cannot load) and lie under the graticule and the locations.
+      assert.deepEqual(await page.evaluate<string[]>(`[...document.querySelector("#map").children].map((child) => child.getAttribute("class") ?? child.tagName)`), ["desc", "sea", "basemap", "tiles", "graticule", "locations"]);
       assert.equal(await page.textContent("#attribution"), "Tiles from the test's own server");
       assert.equal(await page.isVisible("#attribution"), true);
       assert.deepEqual(foreignRequests(requests, server, [tileOrigin]), []);
       assert.ok(requests.some((request) => request.startsWith(`${tileOrigin}/tiles/`)));
+      assert.deepEqual([...new Set(traffic.statuses)], [200]);
       assert.deepEqual(errors, []);
       await saveScreenshot(page, "explorer-tiles-desktop");
     } finally {

@@ -56,6 +56,17 @@ describe("createExplorerService()", () => {
     assert.match(await bodyText(await callHandler(service.handler, makeRequest({ path: "/explorer/explorer.js" }))), /^export function buildFilter\(/m);
   });
 
+  it("serves the map's basemap as JSON beside the page, and names it in the page", async () => {
+    const service = createExplorerService(NO_TILES);
+    assert.match(await bodyText(await callHandler(service.handler, makeRequest({ path: "/" }))), /<meta name="explorer:basemap" content="\/explorer\/basemap\.json">/);
+    const basemap = await callHandler(service.handler, makeRequest({ path: "/explorer/basemap.json" }));
+    assert.equal(basemap.status, 200);
+    assert.equal(basemap.headers?.["content-type"], "application/json");
+    const file = JSON.parse(await bodyText(basemap)) as { source: string; layers: { name: string }[] };
+    assert.match(file.source, /^Natural Earth 4\.1\.0 \(public domain\)/);
+    assert.deepEqual(file.layers.map((layer) => layer.name), ["land", "lakes", "rivers", "provinces", "countries"]);
+  });
+
   it("allows nothing but its own origin and data: images without a tile server", async () => {
     const service = createExplorerService(NO_TILES, { load: fixedPage("<p>{{apiBase}}</p>") });
     const page = await callHandler(service.handler, makeRequest({ path: "/" }));
