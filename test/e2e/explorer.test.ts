@@ -619,3 +619,49 @@ describe("the explorer with MAP_TILE_URL, in headless Chromium", { skip: browser
     }
   });
 });
+
+describe("the explorer under a burst of 2 (RATE_LIMIT_BURST=2), in headless Chromium", { skip: browserSkip }, () => {
+  let server = "";
+  let browser: Browser;
+  const data = mkdtempSync(join(tmpdir(), "tributary-explorer-"));
+
+  before(async () => {
+    // One small dataset; the bucket of two requests refilling at the default two a second, so that the page must pace itself.
+    cpSync(join(import.meta.dirname, "..", "..", "data", "datasets", "qu-appelle-valley-lakes"), join(data, "qu-appelle-valley-lakes"), { recursive: true });
+    const started = startServer({ SERVICES: "water", DATA_DIR: data, API_KEYS_FILE: keysFile(), RATE_LIMIT_BURST: "2" });
+    [server, browser] = await Promise.all([listeningUrl(started), launchBrowser()]);
+  });
+
+  after(async () => {
+    await browser?.close();
+    rmSync(data, { recursive: true, force: true });
+  });
+
+  it("paces itself by the RateLimit headers over a load, a characteristic change, a map click, a table page and a reload, meeting no 429", async () => {
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    try {
+      const { page, errors, traffic } = await openExplorer(context, server);
+      await shownFilter(page, "");
+      await page.fill("#characteristic", CHARACTERISTIC);
+      await page.press("#characteristic", "Enter");
+      const filter = `CharacteristicName eq '${CHARACTERISTIC}'`;
+      await shownFilter(page, filter);
+      await page.locator("#map circle.location").last().click();
+      await page.waitForSelector("#series[data-points]");
+      const first = await page.textContent("#observations tbody td");
+      await page.click("#next");
+      await page.waitForFunction((before) => (globalThis as unknown as PageGlobals).document.querySelector("#observations tbody td")?.textContent !== before, first);
+      // What the page read of the key's limit, kept in the tab for a load again: the server's policy, a bucket of 2 refilled in a second.
+      const kept = JSON.parse(await page.evaluate<string>(`sessionStorage.getItem("tributary.explorer.rate")`)) as Record<string, number>;
+      assert.deepEqual([kept["limit"], kept["windowSeconds"]], [2, 1]);
+      await page.reload();
+      await shownFilter(page, filter);
+      assert.ok(traffic.statuses.length >= 12, `${traffic.statuses.length} answers, more than the burst`);
+      assert.deepEqual([...new Set(traffic.statuses)], [200]);
+      assert.equal(traffic.mostInFlight(), 1);
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+});
