@@ -178,6 +178,16 @@ interface DrawingGlobals {
   getBoundingClientRect(): { readonly width: number };
 }
 
+/** What the pure-function test draws a path with. */
+interface PathDocument {
+  createElementNS(namespace: string, name: string): {
+    setAttribute(name: string, value: string): void;
+    getBBox(): { readonly x: number; readonly y: number; readonly width: number; readonly height: number };
+    remove(): void;
+  };
+  querySelector(selector: string): { append(node: unknown): void } | null;
+}
+
 interface PageGlobals {
   readonly document: {
     readonly body: { readonly dataset: Readonly<Record<string, string | undefined>> };
@@ -459,10 +469,19 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
               { name: "far", kind: "line", shapes: [[10000, -4000, 100, 100]] },
             ] }) as { name: string; shapes: { minX: number; maxX: number }[] }[];
             const paths = layers.map((layer) => m["layerPath"]!(layer, view) as string);
+            // The land's path, drawn: its box is the square's corners on the drawing.
+            const page = (globalThis as unknown as { document: PathDocument }).document;
+            const path = page.createElementNS("http://www.w3.org/2000/svg", "path");
+            path.setAttribute("d", paths[0]!);
+            page.querySelector("#map")!.append(path);
+            const box = path.getBBox();
+            path.remove();
+            const [topLeft, bottomRight] = [[-66, 47], [-60, 44]].map(([longitude, latitude]) => m["toPixels"]!(view, m["mercator"]!(longitude, latitude)) as { x: number; y: number });
+            const off = [box.x - topLeft!.x, box.y - topLeft!.y, box.x + box.width - bottomRight!.x, box.y + box.height - bottomRight!.y];
             return {
               names: layers.map((layer) => layer.name),
               bounds: layers[0]!.shapes.map((shape) => [Number(shape.minX.toFixed(6)), Number(shape.maxX.toFixed(6))]),
-              land: /^M[\d.]+ [\d.]+(L[\d.]+ [\d.]+){2,}Z$/.test(paths[0]!),
+              land: /^M[^Z]+Z$/.test(paths[0]!) && Math.max(...off.map(Math.abs)) <= 0.1,
               far: paths[1],
             };
           })(),

@@ -432,17 +432,17 @@ function readShape(shape: unknown, units: number, layer: string): BasemapShape {
 }
 
 /**
- * A layer's SVG path data in a view: the shapes that reach the drawing,
- * their points closer than `step` pixels to the last one dropped, and cut at
- * the drawing's edges grown by `pad` pixels (so that a coast's stroke along
- * a cut is never seen).
+ * A layer's SVG path data in a view: the shapes that reach the drawing and
+ * are at least `step` pixels across, their points closer than `step` pixels
+ * to the last one dropped, and cut at the drawing's edges grown by `pad`
+ * pixels (so that a coast's stroke along a cut is never seen).
  * @param layer the layer
  * @param view the view
  * @param pad pixels outside the drawing kept
- * @param step the least distance between two points kept, in pixels
+ * @param step the least distance between two points kept, and the least size of a shape, in pixels
  * @returns the path data, empty when nothing of the layer is in view
  */
-export function layerPath(layer: BasemapLayer, view: MapView, pad = 4, step = 0.75): string {
+export function layerPath(layer: BasemapLayer, view: MapView, pad = 4, step = 1): string {
   const rect = { left: -pad, top: -pad, right: view.width + pad, bottom: view.height + pad };
   const west = view.center.x - (view.width / 2 + pad) / view.scale;
   const east = view.center.x + (view.width / 2 + pad) / view.scale;
@@ -451,6 +451,7 @@ export function layerPath(layer: BasemapLayer, view: MapView, pad = 4, step = 0.
   let path = "";
   for (const shape of layer.shapes) {
     if (shape.maxX < west || shape.minX > east || shape.maxY < north || shape.minY > south) continue;
+    if ((shape.maxX - shape.minX) * view.scale < step && (shape.maxY - shape.minY) * view.scale < step) continue;
     const pixels = projectShape(shape.points, view, step);
     if (layer.kind === "area") {
       const ring = clipRing(pixels, rect);
@@ -560,14 +561,18 @@ export function clipLine(line: readonly number[], rect: Rect): number[][] {
   return runs;
 }
 
+/** Path data: the first point, then each step to the next (shorter than each point again), in tenths of a pixel. */
 function pathData(points: readonly number[]): string {
-  let data = "";
-  for (let i = 0; i < points.length; i += 2) data += `${i === 0 ? "M" : "L"}${round1(points[i]!)} ${round1(points[i + 1]!)}`;
+  let lastX = Math.round(points[0]! * 10), lastY = Math.round(points[1]! * 10);
+  let data = `M${lastX / 10} ${lastY / 10}`;
+  for (let i = 2; i < points.length; i += 2) {
+    const x = Math.round(points[i]! * 10), y = Math.round(points[i + 1]! * 10);
+    const dx = (x - lastX) / 10, dy = (y - lastY) / 10;
+    data += `l${dx}${dy < 0 ? "" : " "}${dy}`;
+    lastX = x;
+    lastY = y;
+  }
   return data;
-}
-
-function round1(value: number): number {
-  return Math.round(value * 10) / 10;
 }
 
 /**
@@ -1196,7 +1201,8 @@ async function loadBasemap(): Promise<void> {
     const response = await fetch(path, { credentials: "omit" });
     if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
     basemap = readBasemap(await response.json());
-    drawMap();
+    // Drawn now only over the view it will keep: a selection's, or Canada's when no key will bring one.
+    if (located || key === "") drawMap();
   } catch (error) {
     ui.mapNote.textContent = `The map's land and water did not load (${error instanceof Error ? error.message : String(error)}): the locations are drawn on the graticule alone.`;
   }
@@ -1531,5 +1537,5 @@ ui.attribution.hidden = tileTemplate === "" || (ui.attribution.textContent ?? ""
 readHash();
 drawMap();
 redrawOnResize();
-void loadBasemap();
 void start();
+void loadBasemap();
