@@ -925,7 +925,11 @@ function noteRate(response: Response): void {
   const said = readRateLimit(response.headers, Date.now());
   if (said === undefined) return;
   rate = said;
-  sessionStorage.setItem(RATE_STORAGE, JSON.stringify(said));
+  try {
+    sessionStorage.setItem(RATE_STORAGE, JSON.stringify(said));
+  } catch {
+    // Storage full or refused: this page paces itself all the same.
+  }
 }
 
 /**
@@ -950,7 +954,11 @@ function call<T>(path: string, signal: AbortSignal, read: (response: Response) =
         return value;
       }
       const delay = retryDelayMs(response.status, response.headers.get("retry-after"), attempt);
-      if (delay === undefined) throw new ApiError(response.status, await errorMessage(response));
+      if (delay === undefined) {
+        const message = await errorMessage(response);
+        signal.throwIfAborted();
+        throw new ApiError(response.status, message);
+      }
       await response.arrayBuffer();
       signal.throwIfAborted();
       say(`Waiting ${delay / 1000} s: ${response.status === 429 ? "the API's rate limit" : "the API is busy"}…`);
