@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { createSecureServer, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2";
+import { createServer } from "node:http";
+import { createSecureServer, type Http2Session } from "node:http2";
 import type { Socket } from "node:net";
 import { createSecureContext } from "node:tls";
 import { ConfigError } from "../config/mod.ts";
-import { createClientErrorListener } from "../http/mod.ts";
+import { createClientErrorListener, type NodeListener } from "../http/mod.ts";
 
 /** A listening server of either kind, closed the same way. */
 export interface NodeServer {
@@ -22,12 +22,10 @@ export interface NodeServer {
 /** Limits of the HTTP/1.1 server (and of HTTP/1.1 on the secure one). */
 const HTTP1_OPTIONS = { requestTimeout: 60_000, headersTimeout: 15_000, keepAliveTimeout: 5_000, maxHeaderSize: 16_384 } as const;
 
-type Listener = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void;
-
-/** The certificate and key of `TLS_CERT_FILE` and `TLS_KEY_FILE`, checked. */
+/** The certificate and key of `TLS_CERT_FILE` and `TLS_KEY_FILE`, checked: PEM text. */
 export interface TlsFiles {
-  readonly cert: Buffer;
-  readonly key: Buffer;
+  readonly cert: string;
+  readonly key: string;
 }
 
 /**
@@ -42,9 +40,9 @@ export function readTlsFiles(certFile: string, keyFile: string): TlsFiles | unde
   if (certFile === "" && keyFile === "") return undefined;
   if (certFile === "") throw new ConfigError("TLS_CERT_FILE", "Cannot start: TLS_KEY_FILE is set but TLS_CERT_FILE is not; set both for HTTPS, or neither");
   if (keyFile === "") throw new ConfigError("TLS_KEY_FILE", "Cannot start: TLS_CERT_FILE is set but TLS_KEY_FILE is not; set both for HTTPS, or neither");
-  const read = (variable: string, path: string): Buffer => {
+  const read = (variable: string, path: string): string => {
     try {
-      return readFileSync(path);
+      return readFileSync(path, "utf8");
     } catch (error) {
       throw new ConfigError(variable, `Cannot start: cannot read ${variable} ${path}: ${(error as Error).message}`);
     }
@@ -74,7 +72,7 @@ export function readTlsFiles(certFile: string, keyFile: string): TlsFiles | unde
  * @param tls the certificate and key, or undefined
  * @returns the server, not yet listening
  */
-export function createNodeServer(listener: Listener, tls: TlsFiles | undefined): NodeServer {
+export function createNodeServer(listener: NodeListener, tls: TlsFiles | undefined): NodeServer {
   if (tls === undefined) {
     const server = createServer(HTTP1_OPTIONS, listener);
     server.on("clientError", createClientErrorListener({ maxHeaderBytes: HTTP1_OPTIONS.maxHeaderSize }));

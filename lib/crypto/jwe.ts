@@ -10,7 +10,7 @@ import {
 } from "node:crypto";
 import { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
 import { CryptoError } from "./errors.ts";
-import type { RsaPublicKey } from "./rsa_key.ts";
+import type { NodeKeyObject, RsaPublicKey } from "./rsa_key.ts";
 
 const ALG = "RSA-OAEP-256";
 const ENC = "A256GCM";
@@ -77,14 +77,14 @@ export function encryptJwe(
  * {@linkcode encryptJwe} makes (other producers' extra header members are
  * ignored; `crit` and `zip` are refused).
  * @param jwe the compact serialization
- * @param privateKey the RSA private key, as a key object or unencrypted PEM
+ * @param privateKey the RSA private key, as a `KeyObject` of `node:crypto` or unencrypted PEM
  * @returns the plaintext
  * @throws {CryptoError} `ERR_CRYPTO_DECRYPT_FAILED`, with one message whatever the cause,
  * when the JWE is malformed, uses another algorithm, was altered or is for another key
  * @throws {CryptoError} `ERR_CRYPTO_INVALID_KEY` when the private key is not an RSA private key
  * @throws {TypeError} when an argument has the wrong type
  */
-export function decryptJwe(jwe: string, privateKey: KeyObject | string): Uint8Array {
+export function decryptJwe(jwe: string, privateKey: NodeKeyObject | string): Uint8Array {
   if (typeof jwe !== "string") throw new TypeError("Cannot decrypt the JWE: it is not a string");
   const key = toPrivateKey(privateKey);
   try {
@@ -138,7 +138,7 @@ function openJwe(jwe: string, key: KeyObject): Uint8Array {
   }
 }
 
-function toPrivateKey(privateKey: KeyObject | string): KeyObject {
+function toPrivateKey(privateKey: NodeKeyObject | string): KeyObject {
   let key: KeyObject;
   if (typeof privateKey === "string") {
     try {

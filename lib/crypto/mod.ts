@@ -24,5 +24,5 @@ export {
 } from "./webhook_signature.ts";
 export type { VerifyWebhookOptions, WebhookHeaders } from "./webhook_signature.ts";
 export { parseRsaKey } from "./rsa_key.ts";
-export type { RsaPublicKey } from "./rsa_key.ts";
+export type { NodeKeyObject, RsaPublicKey } from "./rsa_key.ts";
 export { decryptJwe, encryptJwe } from "./jwe.ts";

@@ -1,10 +1,21 @@
 import { createPublicKey, hash, type KeyObject } from "node:crypto";
 import { CryptoError } from "./errors.ts";
 
+/**
+ * A key object of `node:crypto` (a `KeyObject`), declared by what is read of
+ * it so that the package's types need no `@types/node`: a `KeyObject` is
+ * one, and the functions that take one check at run time that it is.
+ */
+export interface NodeKeyObject {
+  readonly type: "secret" | "public" | "private";
+  /** `rsa` for an RSA key. */
+  readonly asymmetricKeyType?: string | undefined;
+}
+
 /** An RSA public key ready to encrypt to, with its key id. */
 export interface RsaPublicKey {
-  /** The public key. */
-  readonly key: KeyObject;
+  /** The public key: a `KeyObject` of `node:crypto`. */
+  readonly key: NodeKeyObject;
   /** The RFC 7638 JWK thumbprint (SHA-256, base64url), used as the JWE `kid`. */
   readonly kid: string;
   /** The modulus length in bits. */

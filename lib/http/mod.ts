@@ -51,7 +51,7 @@ export { createClientErrorListener } from "./create_client_error_listener.ts";
 export type { ClientErrorListenerOptions } from "./create_client_error_listener.ts";
 export { answeredBy, noteAnsweredBy } from "./answered_by.ts";
 export type { AnsweredBy } from "./answered_by.ts";
-export type { NodeListenerOptions, ResponseEntry } from "./node_adapter.ts";
+export type { NodeListener, NodeListenerOptions, NodeListenerRequest, NodeListenerResponse, ResponseEntry } from "./node_adapter.ts";
 export { parseTrustedProxies, readForwarded } from "./trusted_proxies.ts";
 export { compressBytes, compressParts, negotiateEncoding, withCompression } from "./compression.ts";
 export type { CompressionOptions, CompressPartsOptions, ContentCoding } from "./compression.ts";

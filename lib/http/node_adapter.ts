@@ -1,5 +1,3 @@
-import type { IncomingMessage as Http1Request, ServerResponse as Http1Response } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { ANSWERED_BY, type AnsweredBy } from "./answered_by.ts";
 import { HttpError } from "./errors.ts";
 import { errorResponse, statusOf } from "./error_response.ts";
@@ -69,13 +67,44 @@ function monotonic(): number {
 /** An `X-Request-Id` a trusted proxy may pass on: a token of visible characters, short. */
 const REQUEST_ID = /^[A-Za-z0-9._:@+/=-]{1,128}$/;
 
-/** A request of `node:http`, or of `node:http2` (whose compatibility API `allowHTTP1` also gives HTTP/1.1 requests). */
-type IncomingMessage = Http1Request | Http2ServerRequest;
-/** A response of `node:http` or `node:http2`. */
-type ServerResponse = Http1Response | Http2ServerResponse;
+/**
+ * What {@linkcode createNodeListener} uses of a request: a `node:http`
+ * `NodeListenerRequest` is one, and so is a `node:http2` `Http2ServerRequest`
+ * (whose compatibility API `allowHTTP1` also gives HTTP/1.1 requests).
+ * Declared here rather than imported from `node:http`, so that the
+ * package's types need neither `@types/node` nor Node's own classes.
+ */
+export interface NodeListenerRequest {
+  readonly method?: string | undefined;
+  /** The request target, e.g. `/v1/odata/v4/Locations?$top=2`. */
+  readonly url?: string | undefined;
+  /** Lower-case names; an array only for a repeated header such as `set-cookie`; HTTP/2's pseudo-headers (`:authority`) too. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly socket: {
+    readonly remoteAddress?: string | undefined;
+    readonly localAddress?: string | undefined;
+    readonly localPort?: number | undefined;
+    /** True on a TLS socket. */
+    readonly encrypted?: boolean;
+  };
+  /** Whether the whole body has arrived. */
+  readonly complete: boolean;
+  readonly readableEnded: boolean;
+  readonly destroyed: boolean;
+  /** The body buffered so far (text only after a `setEncoding`), or null. */
+  read(): Uint8Array | string | null;
+  resume(): unknown;
+  on(event: "data", listener: (chunk: Uint8Array) => void): unknown;
+  on(event: "end" | "error" | "close", listener: () => void): unknown;
+  off(event: "data", listener: (chunk: Uint8Array) => void): unknown;
+  off(event: "end" | "error" | "close", listener: () => void): unknown;
+}
 
-/** What the adapter uses of a response, the same on `node:http` and `node:http2`. */
-interface NodeResponse {
+/**
+ * What {@linkcode createNodeListener} uses of a response, the same on
+ * `node:http` (`ServerResponse`) and `node:http2` (`Http2ServerResponse`).
+ */
+export interface NodeListenerResponse {
   writeHead(status: number, headers?: Readonly<Record<string, string>>): unknown;
   write(chunk: string | Uint8Array): boolean;
   end(chunk?: string | Uint8Array): unknown;
@@ -91,6 +120,9 @@ interface NodeResponse {
   on(event: "close" | "drain", listener: () => void): unknown;
   off(event: "close" | "drain", listener: () => void): unknown;
 }
+
+/** A request listener of `node:http` and `node:http2`, as {@linkcode createNodeListener} makes it. */
+export type NodeListener = (req: NodeListenerRequest, res: NodeListenerResponse) => void;
 
 const HOST_PATTERN = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
 
@@ -114,21 +146,17 @@ const HOST_PATTERN = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
  * server.listen(8000);
  * ```
  */
-export function createNodeListener(
-  handler: Handler,
-  options: NodeListenerOptions = {},
-): (req: IncomingMessage, res: ServerResponse) => void {
-  return function listener(req: IncomingMessage, res: ServerResponse): void {
-    const out: NodeResponse = res;
-    void serve(handler, options, req, out);
+export function createNodeListener(handler: Handler, options: NodeListenerOptions = {}): NodeListener {
+  return function listener(req: NodeListenerRequest, res: NodeListenerResponse): void {
+    void serve(handler, options, req, res);
   };
 }
 
 async function serve(
   handler: Handler,
   options: NodeListenerOptions,
-  req: IncomingMessage,
-  res: NodeResponse,
+  req: NodeListenerRequest,
+  res: NodeListenerResponse,
 ): Promise<void> {
   const clock = options.now ?? monotonic;
   const started = options.onResponse === undefined ? 0 : clock();
@@ -153,7 +181,7 @@ async function serve(
 }
 
 /** The id of a request: a trusted proxy's `X-Request-Id`, when it is one, else a new one. */
-function requestIdOf(req: IncomingMessage, options: NodeListenerOptions): string {
+function requestIdOf(req: NodeListenerRequest, options: NodeListenerOptions): string {
   const given = req.headers["x-request-id"];
   if (typeof given === "string" && options.trustedProxies?.trusts(req.socket.remoteAddress ?? "") === true && REQUEST_ID.test(given)) return given;
   return options.requestId!();
@@ -174,10 +202,10 @@ class NodeRequest implements HttpRequest {
   readonly body: BodyReader;
   /** Which service and route answered, noted while answering (`noteAnsweredBy`). */
   [ANSWERED_BY]: AnsweredBy | undefined;
-  readonly #res: NodeResponse;
+  readonly #res: NodeListenerResponse;
   #signal: AbortSignal | undefined;
 
-  constructor(req: IncomingMessage, res: NodeResponse, options: NodeListenerOptions) {
+  constructor(req: NodeListenerRequest, res: NodeListenerResponse, options: NodeListenerOptions) {
     const headers = headersOf(req);
     const target = req.url ?? "/";
     const [path, query] = splitTarget(target);
@@ -215,7 +243,7 @@ class NodeRequest implements HttpRequest {
 }
 
 /** Node gives lower-case names and strings, arrays only for a few repeated headers (set-cookie); copy only then. */
-function headersOf(req: IncomingMessage): Record<string, string> {
+function headersOf(req: NodeListenerRequest): Record<string, string> {
   const raw = req.headers;
   for (const name in raw) {
     // HTTP/2 pseudo-headers (`:path`, `:authority`, ...) are not headers; `:authority` stands for `Host`.
@@ -235,11 +263,11 @@ function headersOf(req: IncomingMessage): Record<string, string> {
 
 /** A body reader on the request's events, cheaper than async iteration. */
 class NodeBodyReader implements BodyReader {
-  readonly #req: IncomingMessage;
+  readonly #req: NodeListenerRequest;
   readonly #declaredLength: string | undefined;
   #consumed = false;
 
-  constructor(req: IncomingMessage, declaredLength: string | undefined) {
+  constructor(req: NodeListenerRequest, declaredLength: string | undefined) {
     this.#req = req;
     this.#declaredLength = declaredLength;
   }
@@ -275,7 +303,8 @@ class NodeBodyReader implements BodyReader {
 
   #buffered(maxBytes: number): Uint8Array {
     if (this.#req.destroyed) throw aborted();
-    const whole = (this.#req.read() as Buffer | null) ?? Buffer.alloc(0);
+    const read = this.#req.read() ?? new Uint8Array(0);
+    const whole = typeof read === "string" ? new TextEncoder().encode(read) : read;
     if (whole.length > maxBytes) throw tooLarge(maxBytes);
     return new Uint8Array(whole.buffer, whole.byteOffset, whole.length);
   }
@@ -283,9 +312,9 @@ class NodeBodyReader implements BodyReader {
   #listen(maxBytes: number): Promise<Uint8Array> {
     const req = this.#req;
     return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
+      const chunks: Uint8Array[] = [];
       let size = 0;
-      const onData = (chunk: Buffer): void => {
+      const onData = (chunk: Uint8Array): void => {
         size += chunk.length;
         if (size > maxBytes) {
           cleanup();
@@ -353,7 +382,7 @@ function splitTarget(target: string): [path: string, query: string] {
   return question === -1 ? [pathAndQuery, ""] : [pathAndQuery.slice(0, question), pathAndQuery.slice(question + 1)];
 }
 
-function originOf(req: IncomingMessage, host: string | undefined, proto: string | undefined): string {
+function originOf(req: NodeListenerRequest, host: string | undefined, proto: string | undefined): string {
   const scheme = proto ?? ("encrypted" in req.socket && req.socket.encrypted === true ? "https" : "http");
   if (host !== undefined && HOST_PATTERN.test(host)) return `${scheme}://${host}`;
   const address = req.socket.localAddress ?? "127.0.0.1";
@@ -372,7 +401,7 @@ interface Sent {
 const NOTHING: Sent = { bytes: 0, whole: true };
 
 async function send(
-  res: NodeResponse,
+  res: NodeListenerResponse,
   response: HttpResponse,
   method: string,
   request: NodeRequest | undefined,
@@ -417,7 +446,7 @@ async function send(
 }
 
 async function stream(
-  res: NodeResponse,
+  res: NodeListenerResponse,
   response: HttpResponse,
   iterator: AsyncIterator<string | Uint8Array>,
   signal: AbortSignal,
@@ -457,7 +486,7 @@ async function stream(
   }
 }
 
-function drained(res: NodeResponse, signal: AbortSignal): Promise<void> {
+function drained(res: NodeListenerResponse, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) {
       resolve();

@@ -1,6 +1,5 @@
 import * as dns from "node:dns";
 import { BlockList, isIPv4, isIPv6 } from "node:net";
-import type { LookupFunction } from "node:net";
 import { RelayError } from "./errors.ts";
 
 /** The answer of {@linkcode AddressPolicy.check}. */
@@ -18,6 +17,33 @@ export interface AddressPolicy {
    */
   check(address: string): AddressCheck;
 }
+
+/** What a resolver is asked for: the options of `dns.lookup`. */
+export interface HostLookupOptions {
+  readonly family?: number | "IPv4" | "IPv6" | undefined;
+  readonly hints?: number | undefined;
+  /** Every address (an array to the callback), not the first. */
+  readonly all?: boolean | undefined;
+  readonly order?: "ipv4first" | "ipv6first" | "verbatim" | undefined;
+  readonly verbatim?: boolean | undefined;
+}
+
+/** An address a resolver gave, with its family (4 or 6). */
+export interface HostAddress {
+  address: string;
+  family: number;
+}
+
+/**
+ * A resolver with the callback signature of `dns.lookup`, as the `lookup`
+ * option of `http.request` and `net.connect` calls it (`LookupFunction` of
+ * `node:net`, declared here so that the package's types need no `@types/node`).
+ */
+export type HostLookup = (
+  hostname: string,
+  options: HostLookupOptions,
+  callback: (error: Error | null, address: string | HostAddress[], family?: number) => void,
+) => void;
 
 /** Options of {@linkcode createAddressPolicy}. */
 export interface AddressPolicyOptions {
@@ -172,8 +198,8 @@ export function parseCidrList(text: string): readonly string[] {
  */
 export function guardedLookup(
   policy: AddressPolicy,
-  lookup: LookupFunction = dns.lookup,
-): LookupFunction {
+  lookup: HostLookup = dns.lookup,
+): HostLookup {
   return function lookupGuarded(hostname, options, callback) {
     const all = options.all === true;
     // Resolve every address, whatever the caller asked for, so all are checked.
@@ -182,7 +208,7 @@ export function guardedLookup(
         callback(error, all ? [] : "");
         return;
       }
-      const addresses: dns.LookupAddress[] = typeof result === "string"
+      const addresses: HostAddress[] = typeof result === "string"
         ? [{ address: result, family: family ?? (isIPv4(result) ? 4 : 6) }]
         : result;
       for (const { address } of addresses) {

@@ -38,7 +38,7 @@ export type { ConfigPut, ConfigRecord, ConfigSnapshot, ConfigStore } from "./con
 export { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryAfterDelay, retryDelay } from "./backoff.ts";
 export type { ExponentialRetrySchedule, FixedRetrySchedule, RetrySchedule, RetryScheduleLimits } from "./backoff.ts";
 export { checkTarget, createAddressPolicy, guardedLookup, parseCidrList } from "./address_policy.ts";
-export type { AddressCheck, AddressPolicy, AddressPolicyOptions } from "./address_policy.ts";
+export type { AddressCheck, AddressPolicy, AddressPolicyOptions, HostAddress, HostLookup, HostLookupOptions } from "./address_policy.ts";
 export { compileEventPatterns, EVENT_NAME, MAX_EVENT_LENGTH } from "./event_patterns.ts";
 export type { EventMatcher } from "./event_patterns.ts";
 export { MAX_ROUTES_PER_TENANT, RELAY_ID, signingKeys, TenantRegistry } from "./tenants.ts";

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { createPublicKey, generateKeyPairSync } from "node:crypto";
-import type { KeyObject } from "node:crypto";
+import { createPublicKey, generateKeyPairSync, KeyObject } from "node:crypto";
 import { describe, it } from "node:test";
 import { calculateJwkThumbprint } from "jose";
 import { parseRsaKey } from "../../lib/crypto/mod.ts";
@@ -39,6 +38,7 @@ describe("parseRsaKey()", () => {
       const parsed = parseRsaKey(c.pem);
       assert.equal(parsed.key.type, "public");
       assert.equal(parsed.bits, 2048);
+      assert.ok(parsed.key instanceof KeyObject, "a KeyObject of node:crypto");
       assert.deepEqual(parsed.key.export({ format: "jwk" }), jwk);
       assert.equal(parsed.kid, await calculateJwkThumbprint(jwk, "sha256"));
     });

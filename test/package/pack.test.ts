@@ -53,9 +53,9 @@ before(() => {
 });
 
 describe("the packed package", () => {
-  it("holds the built library and its documents, not the sources, tests, benchmarks or demo data", () => {
+  it("holds the built library, its documents and its licence, not the sources, tests, benchmarks or demo data", () => {
     const files = ok(run("tar", ["tzf", tarball], ROOT), "tar").trim().split("\n");
-    for (const file of files) assert.match(file, /^package\/(dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map|html|css)|dist\/water\/explorer\/basemap\.json|bin\/tributary\.mjs|package\.json|README\.md)$/, file);
+    for (const file of files) assert.match(file, /^package\/(dist\/.+\.(js|d\.ts|html|css)|dist\/water\/explorer\/basemap\.json|bin\/tributary\.mjs|package\.json|README\.md|LICENSE)$/, file);
     assert.ok(files.includes("package/dist/water/explorer/basemap.json"), "the explorer's map data");
     for (const page of ["relay/portal/portal", "water/explorer/explorer"]) {
       for (const extension of [".html", ".css", ".browser.js"]) assert.ok(files.includes(`package/dist/${page}${extension}`), `${page}${extension}`);
