@@ -319,6 +319,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         ...(stores.throttle === undefined ? {} : { throttle: stores.throttle }),
         now,
         random,
+        log,
         onUserCreated: async (user) => {
           await syncStore.createContext({ uuid: user.uuid, username: user.username, notifyLanguage: user.notifyLanguage });
         },

@@ -1,11 +1,11 @@
-import { customSetting, integerSetting, textSetting, type ConfigOf } from "../config/mod.ts";
+import { customSetting, integerSetting, pathSetting, type ConfigOf } from "../config/mod.ts";
 
 /** The token service's settings, read by `readSettings` from the environment. */
 export const AUTH_SETTINGS = {
-  clientsFile: textSetting("CLIENTS_FILE", {
+  clientsFile: pathSetting("CLIENTS_FILE", {
     default: "data/clients.json",
     accepts: "a file",
-    doc: 'OAuth clients: `[{"client_id", "client_secret"?, "grant_types", "scopes"}]`; a secret plain or `sha256:<64 hex>`, none for a public client',
+    doc: 'OAuth clients: `[{"client_id", "client_secret"?, "grant_types", "scopes"}]`; a secret plain or `sha256:<64 hex>`, none for a public client; the default may be missing (no clients), a file set must be readable',
   }),
   accessTokenTtlSeconds: integerSetting("ACCESS_TOKEN_TTL_SECONDS", {
     default: 3600,

@@ -1,5 +1,5 @@
-import { readConfigFile } from "../config/mod.ts";
-import { type RunningService, type ServiceCredential, startInterval } from "../http/mod.ts";
+import { readConfigPath } from "../config/mod.ts";
+import { type RunningService, type ServiceCredential, type ServiceLog, startInterval } from "../http/mod.ts";
 import { createAuthService } from "./create_auth_service.ts";
 import { LoginThrottle } from "./login_throttle.ts";
 import { readClientsFile } from "./read_clients_file.ts";
@@ -27,6 +27,11 @@ export interface StartAuthServiceOptions {
    * @default real timers that do not keep the process alive
    */
   every?: (task: () => void, ms: number) => () => void;
+  /**
+   * Where a start without clients is said (the default `CLIENTS_FILE` missing).
+   * @default nowhere
+   */
+  log?: ServiceLog;
 }
 
 /** The token service as an app runs it, with the {@linkcode TokenService} other services check tokens with. */
@@ -37,13 +42,14 @@ export interface StartedAuthService {
 
 /**
  * Starts the OAuth 2.0 token service and sign-up as an app runs them: reads
- * `CLIENTS_FILE`, builds the {@linkcode TokenService}, sweeps expired tokens
+ * `CLIENTS_FILE` (left at its default and missing: no clients, said in one
+ * line of the log), builds the {@linkcode TokenService}, sweeps expired tokens
  * every minute, and describes the clients (secrets given in plain text
  * included, for a demo).
  * @param config the token service's settings
  * @param options the store, clock, randomness and sign-up hook
  * @returns the running service and its token service
- * @throws {ConfigError} naming CLIENTS_FILE when it cannot be read or used
+ * @throws {ConfigError} naming CLIENTS_FILE when a file it names cannot be read or used
  * @example
  * ```ts
  * const { service, tokens } = await startAuthService(readSettings(AUTH_SETTINGS, process.env), {
@@ -54,7 +60,11 @@ export interface StartedAuthService {
  * ```
  */
 export async function startAuthService(config: AuthConfig, options: StartAuthServiceOptions): Promise<StartedAuthService> {
-  const { clients, plain } = readClientsFile(await readConfigFile(config.clientsFile, "CLIENTS_FILE"), config.clientsFile);
+  const text = await readConfigPath(config.clientsFile, "CLIENTS_FILE");
+  if (text === undefined) {
+    options.log?.info(`Token service: no OAuth clients: CLIENTS_FILE ${config.clientsFile.path} does not exist; add one with npx tributary client add`);
+  }
+  const { clients, plain } = text === undefined ? { clients: [], plain: new Map<string, string>() } : readClientsFile(text, config.clientsFile.path);
   const tokens = new TokenService({
     store: options.store,
     clients,
@@ -77,7 +87,7 @@ export async function startAuthService(config: AuthConfig, options: StartAuthSer
   for (const client of clients) {
     const what = `${[...client.grantTypes].join(", ")}; scopes ${client.scopes.join(" ")}`;
     const secret = plain.get(client.id);
-    if (secret !== undefined) credentials.push({ label: `OAuth client "${client.id}" secret (${what})`, value: secret, setting: "CLIENTS_FILE", file: config.clientsFile });
+    if (secret !== undefined) credentials.push({ label: `OAuth client "${client.id}" secret (${what})`, value: secret, setting: "CLIENTS_FILE", file: config.clientsFile.path });
     else notes.push(`OAuth client "${client.id}" (${client.secretHash === undefined ? "public" : "confidential"}): ${what}`);
   }
   const service: RunningService = {

@@ -54,7 +54,7 @@ async function addClient(input: CommandInput, io: CliIo): Promise<CommandResult>
   if (optionFlag(input, "print")) {
     return { exitCode: 0, json: { ...shown, entry }, lines: [JSON.stringify(entry, null, 2), ...secretLines] };
   }
-  const file = settingValue(AUTH_SETTINGS.clientsFile, io.env);
+  const file = settingValue(AUTH_SETTINGS.clientsFile, io.env).path;
   const text = await io.readText(file);
   // The file as the server would read it: a file it would refuse is not added to.
   if (text !== undefined && readClientsFile(text, file).clients.some((client) => client.id === id)) {

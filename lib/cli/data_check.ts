@@ -35,7 +35,7 @@ export const DATA_CHECK: CommandSpec = {
 };
 
 async function checkData(input: CommandInput, io: CliIo): Promise<CommandResult> {
-  const folder = input.positionals[0] ?? settingValue(WATER_SETTINGS.dataDir, io.env);
+  const folder = input.positionals[0] ?? settingValue(WATER_SETTINGS.dataDir, io.env).path;
   const limit = optionText(input, "max-issues");
   const maxIssuesPerFile = limit === undefined ? 100 : Number(limit);
   if (!/^[0-9]+$/.test(limit ?? "0") || maxIssuesPerFile > 1_000_000) throw usage(DATA_CHECK, `--max-issues must be an integer from 0 to 1000000: found "${limit}"`);

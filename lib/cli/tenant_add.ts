@@ -35,7 +35,7 @@ async function addTenant(input: CommandInput, io: CliIo): Promise<CommandResult>
   if (optionFlag(input, "print")) {
     return { exitCode: 0, json: { id, api_key: key, entry }, lines: [JSON.stringify(entry, null, 2), ...keyLines] };
   }
-  const file = settingValue(RELAY_SETTINGS.tenantsFile, io.env);
+  const file = settingValue(RELAY_SETTINGS.tenantsFile, io.env).path;
   const text = await io.readText(file);
   const registry = (): TenantRegistry => new TenantRegistry({ now: io.now, random: io.random });
   let tenants: unknown[] = [];

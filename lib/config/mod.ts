@@ -15,20 +15,23 @@ export {
   integerSetting,
   listSetting,
   numberSetting,
+  pathSetting,
   textSetting,
 } from "./settings.ts";
 export type {
   ChoiceSettingOptions,
+  ConfigPath,
   CustomSettingOptions,
   IntegerSettingOptions,
   ListSettingOptions,
   NumberSettingOptions,
+  PathSettingOptions,
   SettingDoc,
   TextSettingOptions,
 } from "./settings.ts";
 export { renderSettingsTable } from "./render_settings_table.ts";
 export { redactUrl } from "./redact_url.ts";
-export { readConfigFile } from "./read_config_file.ts";
+export { readConfigFile, readConfigPath } from "./read_config_file.ts";
 export { parseConfigJson } from "./parse_config_json.ts";
 export { describeJsonError } from "./describe_json_error.ts";
 export { jsonErrorPosition } from "./json_error_position.ts";

@@ -98,6 +98,56 @@ export function textSetting(variable: string, options: TextSettingOptions): Sett
   });
 }
 
+/** A file or folder that a setting names, and whether the environment named it. */
+export interface ConfigPath {
+  /** The path as set (trimmed), or the default; empty for none (a setting set empty, where that means none). */
+  readonly path: string;
+  /**
+   * Whether the variable was set: a path the user gave must exist (start-up
+   * stops naming the variable when it cannot be read), while a default that
+   * does not exist means none, so that a new project starts without the
+   * files the defaults name.
+   */
+  readonly given: boolean;
+}
+
+/** Options of {@linkcode pathSetting}. */
+export interface PathSettingOptions extends SettingDoc {
+  /** The path when the variable is unset (or set empty, unless `emptyMeansNone`). */
+  default: string;
+  /**
+   * What the path may be, for the documentation, e.g. `a file`.
+   * @default {"a file"}
+   */
+  accepts?: string;
+  /**
+   * Whether setting the variable empty means "none" (an empty path, given) rather than the default.
+   * @default {false}
+   */
+  emptyMeansNone?: boolean;
+}
+
+/**
+ * A file or folder, trimmed, read as a {@linkcode ConfigPath} that tells a
+ * path the environment gave from the default.
+ * @param variable the variable
+ * @param options default and documentation
+ * @returns the setting
+ * @example
+ * ```ts
+ * const clients = pathSetting("CLIENTS_FILE", { default: "data/clients.json", doc: "OAuth clients" });
+ * readSettings({ clients }, {}).clients; // { path: "data/clients.json", given: false }
+ * ```
+ */
+export function pathSetting(variable: string, options: PathSettingOptions): Setting<ConfigPath> {
+  const fallback: ConfigPath = Object.freeze({ path: options.default, given: false });
+  return define(variable, options, options.default, options.accepts ?? "a file", (text) => {
+    const value = text?.trim() ?? "";
+    if (value !== "") return Object.freeze({ path: value, given: true });
+    return text !== undefined && options.emptyMeansNone === true ? Object.freeze({ path: "", given: true }) : fallback;
+  });
+}
+
 /** Options of {@linkcode choiceSetting}. */
 export interface ChoiceSettingOptions<C extends string> extends SettingDoc {
   choices: readonly C[];

@@ -5,6 +5,7 @@ import {
   customSetting,
   type Environment,
   integerSetting,
+  pathSetting,
   redactUrl,
   textSetting,
 } from "../config/mod.ts";
@@ -41,10 +42,10 @@ export const RELAY_SETTINGS = {
     default: "memory",
     doc: "the relay's queue",
   }),
-  tenantsFile: textSetting("TENANTS_FILE", {
+  tenantsFile: pathSetting("TENANTS_FILE", {
     default: "data/tenants.json",
     accepts: "a file",
-    doc: '`{"tenants": [{"id", "api_keys", "endpoints": [{"id", "url", "events", "secret", "public_key"?, "rate_limit_per_second"?}]}]}`; keys plain or `sha256:<64 hex>`',
+    doc: '`{"tenants": [{"id", "api_keys", "endpoints": [{"id", "url", "events", "secret", "public_key"?, "rate_limit_per_second"?}]}]}`; keys plain or `sha256:<64 hex>`; the default may be missing (no tenants), a file set must be readable',
   }),
   allowPrivateTargets: customSetting("ALLOW_PRIVATE_TARGETS", {
     default: [] as readonly string[],

@@ -1,4 +1,4 @@
-import { ConfigError, readConfigFile, redactUrl } from "../config/mod.ts";
+import { ConfigError, readConfigPath, redactUrl } from "../config/mod.ts";
 import { type ReadinessProbe, type RunningService, type ServiceCredential, type ServiceLog, startInterval, waitAtMost } from "../http/mod.ts";
 import { count, type OutageLog } from "../log/mod.ts";
 import type { MetricsRegistry } from "../metrics/mod.ts";
@@ -67,7 +67,8 @@ export interface StartRelayServiceOptions {
 const DRAIN_LIMIT_MS = 5000;
 
 /**
- * Starts the webhook relay as an app runs it: loads `TENANTS_FILE` and
+ * Starts the webhook relay as an app runs it: loads `TENANTS_FILE` (left at
+ * its default and missing: no tenants, said in one line of the log) and
  * `ENCRYPTION_KEY`, opens the queue `STORAGE_TYPE` chooses (memory, journaled
  * in the state folder when one is given; Redis; Kafka, its topics created
  * where the brokers allow), starts the worker (unless `WORKER_CONCURRENCY=0`),
@@ -94,7 +95,9 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
   const registry = new TenantRegistry({ now, random, secretOverlapMs: config.secretOverlapSeconds * 1000 });
   let plain: Map<string, string[]>;
   try {
-    plain = readTenantsFile(registry, await readConfigFile(config.tenantsFile, "TENANTS_FILE"), config.tenantsFile);
+    const text = await readConfigPath(config.tenantsFile, "TENANTS_FILE");
+    if (text === undefined) log.info(`Webhook relay: no tenants: TENANTS_FILE ${config.tenantsFile.path} does not exist; add one with npx tributary tenant add`);
+    plain = text === undefined ? new Map() : readTenantsFile(registry, text, config.tenantsFile.path);
   } catch (error) {
     if (error instanceof ConfigError) throw error;
     throw new ConfigError("TENANTS_FILE", `Cannot start: ${(error as Error).message}`);
@@ -175,7 +178,7 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
   if (restored > 0) notes.push(`Relay queue: ${count(restored, "job")} not yet delivered ${restored === 1 ? "was" : "were"} restored from the journal`);
   for (const tenant of registry.tenants()) {
     const key = plain.get(tenant.id)?.[0];
-    if (key !== undefined) credentials.push({ label: `Relay tenant "${tenant.id}" API key`, value: key, setting: "TENANTS_FILE", file: config.tenantsFile });
+    if (key !== undefined) credentials.push({ label: `Relay tenant "${tenant.id}" API key`, value: key, setting: "TENANTS_FILE", file: config.tenantsFile.path });
     const endpoints = registry.endpoints(tenant.id).map((endpoint) => `${endpoint.id} -> ${shownUrl(endpoint.url)}`);
     notes.push(`Relay tenant "${tenant.id}": ${endpoints.length === 0 ? "no endpoints" : endpoints.join(", ")}`);
   }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { type FileHandle, open, readdir, readFile, rm, stat } from "node:fs/promises";
-import type { BigIntStats } from "node:fs";
+import type { BigIntStats, Dirent } from "node:fs";
 import { join } from "node:path";
 import { decodeDatasetSnapshot, type DatasetSnapshot, encodeDatasetSnapshot } from "./dataset_snapshot.ts";
 import { CsvSyntaxError, WaterError } from "./errors.ts";
@@ -71,6 +71,13 @@ export interface LoadDatasetsOptions extends StoreBuilderOptions {
    * damaged is reported and its data file read. Empty or absent: no snapshots.
    */
   snapshotDir?: string;
+  /**
+   * Whether a datasets folder that does not exist is loaded as none (an
+   * empty store) rather than refused: for a default folder that a new
+   * project does not have yet, and may make before a reload.
+   * @default {false}
+   */
+  optionalFolder?: boolean;
 }
 
 /** How far a load has come. */
@@ -114,20 +121,25 @@ export function loadDatasets(dir: string, options: LoadDatasetsOptions = {}): Pr
  * @param previous what serves now; undefined for a first load
  * @param options chunk size and issue limits
  * @returns the new store, the report, and what the next reload compares with
- * @throws {WaterError} `ERR_WATER_DATASET` when `dir` cannot be read, or a
- * changed dataset's data file changed again or could not be read while it
- * was loaded (the store before then keeps serving)
+ * @throws {WaterError} `ERR_WATER_DATASET` when `dir` cannot be read (unless
+ * `optionalFolder` and it does not exist), or a changed dataset's data file
+ * changed again or could not be read while it was loaded (the store before
+ * then keeps serving)
  */
 export async function reloadDatasets(
   dir: string,
   previous: LoadedDatasets | undefined,
   options: LoadDatasetsOptions = {},
 ): Promise<LoadedDatasets> {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (cause) {
-    throw new WaterError("ERR_WATER_DATASET", `Cannot read the datasets folder ${dir}: ${String(cause)}`, { cause });
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (options.optionalFolder !== true || (code !== "ENOENT" && code !== "ENOTDIR")) {
+      throw new WaterError("ERR_WATER_DATASET", `Cannot read the datasets folder ${dir}: ${String(cause)}`, { cause });
+    }
+    entries = [];
   }
   const folders: string[] = [];
   for (const entry of entries) {

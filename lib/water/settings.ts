@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { customSetting, integerSetting, listSetting, numberSetting, textSetting, type ConfigOf } from "../config/mod.ts";
+import { customSetting, integerSetting, listSetting, numberSetting, pathSetting, textSetting, type ConfigOf } from "../config/mod.ts";
 import { parseApiKey, parseOrigin } from "../http/mod.ts";
 import { STORAGE_SETTINGS } from "../storage/mod.ts";
 import { parseTileUrl, type TileServer } from "./parse_tile_url.ts";
@@ -18,10 +18,10 @@ export const DEFAULT_RATE_BURST = 250;
 
 /** The water-data API's settings, read by `readSettings` from the environment. */
 export const WATER_SETTINGS = {
-  dataDir: textSetting("DATA_DIR", {
+  dataDir: pathSetting("DATA_DIR", {
     default: "data/datasets",
     accepts: "a folder",
-    doc: "the datasets folder, loaded at start and again on `SIGHUP` or `POST /admin/datasets/reload`",
+    doc: "the datasets folder, loaded at start and again on `SIGHUP` or `POST /admin/datasets/reload`; the default may be missing (no datasets, until a reload finds it), a folder set must exist",
   }),
   datasetCacheDir: customSetting<string>("DATASET_CACHE_DIR", {
     default: join("var", "dataset-cache"),
@@ -36,11 +36,11 @@ export const WATER_SETTINGS = {
       return state === "" ? "" : join(state, "dataset-cache");
     },
   }),
-  apiKeysFile: textSetting("API_KEYS_FILE", {
+  apiKeysFile: pathSetting("API_KEYS_FILE", {
     default: "data/api_keys.json",
     emptyMeansNone: true,
     accepts: "a file; empty for none",
-    doc: '`{"api_keys": [{"name", "key"}]}`, each key plain or `sha256:<64 hex>`',
+    doc: '`{"api_keys": [{"name", "key"}]}`, each key plain or `sha256:<64 hex>`; the default may be missing (no keys but `API_KEYS`), a file set must be readable',
   }),
   apiKeys: listSetting("API_KEYS", {
     accepts: "keys, plain or `sha256:<64 hex>`",

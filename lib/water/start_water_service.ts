@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { ConfigError, readConfigFile, redactUrl } from "../config/mod.ts";
+import { readdir } from "node:fs/promises";
+import { ConfigError, type ConfigPath, readConfigPath, redactUrl } from "../config/mod.ts";
 import {
   type ApiKey,
   indexApiKeys,
@@ -60,11 +61,14 @@ export interface StartWaterServiceOptions {
  * describes what it serves (the keys given in plain text, what was loaded
  * and what was not). The datasets are live: the service's `reload` (an app
  * calls it on `SIGHUP`) and `POST /admin/datasets/reload` (with a key of
- * `ADMIN_API_KEYS`) load the folder again and swap the store in.
+ * `ADMIN_API_KEYS`) load the folder again and swap the store in. In a new
+ * project, where the default `API_KEYS_FILE` and `DATA_DIR` do not exist, it
+ * starts with no keys (but `API_KEYS`) and no datasets, each said in one
+ * line of the log.
  * @param config the water settings
  * @param options the clock and base path
  * @returns the running service
- * @throws {ConfigError} when no key is configured or a file cannot be read
+ * @throws {ConfigError} naming the variable when keys are configured to be none, or a file or folder it names cannot be read
  * @example
  * ```ts
  * const water = await startWaterService(readSettings(WATER_SETTINGS, process.env), { now: () => performance.now() });
@@ -73,23 +77,33 @@ export interface StartWaterServiceOptions {
  */
 export async function startWaterService(config: WaterConfig, options: StartWaterServiceOptions): Promise<RunningService> {
   const base = options.basePath ?? "/v1/odata/v4";
+  const log = options.log;
   const keys: ApiKey[] = [...config.apiKeys];
   const credentials: ServiceCredential[] = [];
-  if (config.apiKeysFile !== "") {
-    const file = readApiKeysFile(await readConfigFile(config.apiKeysFile, "API_KEYS_FILE"), config.apiKeysFile);
+  const keysText = await readConfigPath(config.apiKeysFile, "API_KEYS_FILE");
+  if (keysText !== undefined) {
+    const file = readApiKeysFile(keysText, config.apiKeysFile.path);
     keys.push(...file.keys);
-    for (const [name, key] of file.plain) credentials.push({ label: `API key "${name}"`, value: key, setting: "API_KEYS_FILE", file: config.apiKeysFile });
+    for (const [name, key] of file.plain) credentials.push({ label: `API key "${name}"`, value: key, setting: "API_KEYS_FILE", file: config.apiKeysFile.path });
   }
   if (keys.length === 0) {
-    throw new ConfigError("API_KEYS", "Cannot start: no API keys are configured; set API_KEYS or API_KEYS_FILE");
+    // Keys configured to be none (API_KEYS_FILE set empty, or a file without keys) would serve nobody: a mistake.
+    if (keysText !== undefined || config.apiKeysFile.given) {
+      throw new ConfigError("API_KEYS", "Cannot start: no API keys are configured; set API_KEYS or API_KEYS_FILE");
+    }
+    log?.info(`Water data: no API keys: API_KEYS_FILE ${config.apiKeysFile.path} does not exist and API_KEYS is empty: every request that needs a key is refused (401) until one is set`);
   }
-  const live = await LiveDatasets.open(config.dataDir, {
+  const dataDir = config.dataDir.path;
+  const folderMissing = await datasetsFolderMissing(config.dataDir);
+  if (folderMissing) log?.info(`Water data: no datasets: DATA_DIR ${dataDir} does not exist; put datasets there and reload (SIGHUP)`);
+  const live = await LiveDatasets.open(dataDir, {
     snapshotDir: config.datasetCacheDir,
+    // The default folder may come later: a reload then loads it.
+    optionalFolder: !config.dataDir.given,
     ...(options.onLoadProgress === undefined ? {} : { onProgress: options.onLoadProgress }),
   });
-  const log = options.log;
   const logReload = (report: ReloadReport): void => {
-    for (const line of reloadLines(report, config.dataDir)) log?.info(line);
+    for (const line of reloadLines(report, dataDir)) log?.info(line);
   };
   let redis: RedisScripts | undefined;
   const readiness: ReadinessProbe[] = [];
@@ -139,14 +153,15 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     basePath: adminPath,
     onReload: (outcome) => {
       if ("report" in outcome) logReload(outcome.report);
-      else log?.error(`Datasets not reloaded from ${config.dataDir}; those loaded before keep serving`, outcome.error);
+      else log?.error(`Datasets not reloaded from ${dataDir}; those loaded before keep serving`, outcome.error);
     },
   });
   const handler = keepRoutes(mountHandlers([{ prefix: base, handler: water }, { prefix: adminPath, handler: admin }]), {
     routes: [...water.routes, ...admin.routes],
     routeOf: (request) => water.routeOf(request) ?? admin.routeOf(request),
   });
-  const loaded = reportLines(live.loaded.report, config.dataDir);
+  // A folder that was not there was said at start already.
+  const loaded = folderMissing ? [] : reportLines(live.loaded.report, dataDir);
   const adminNote = config.adminApiKeys.length === 0
     ? `Datasets reload on SIGHUP (POST ${adminPath}/reload is refused: no ADMIN_API_KEYS)`
     : `Datasets reload on SIGHUP and POST ${adminPath}/reload (with an ADMIN_API_KEYS key)`;
@@ -176,6 +191,23 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     drain: () => Promise.resolve(),
     close: () => redis?.close() ?? Promise.resolve(),
   };
+}
+
+/**
+ * Whether the datasets folder is a default one that does not exist (a new
+ * project): none then. A folder that `DATA_DIR` names, or a default that is
+ * there, must be readable.
+ * @throws {ConfigError} naming DATA_DIR when it cannot be read
+ */
+async function datasetsFolderMissing(dir: ConfigPath): Promise<boolean> {
+  try {
+    await readdir(dir.path);
+    return false;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (!dir.given && (code === "ENOENT" || code === "ENOTDIR")) return true;
+    throw new ConfigError("DATA_DIR", `Cannot start: DATA_DIR names ${dir.path}, which cannot be read (${code ?? (error as Error).message})`);
+  }
 }
 
 /** What a reload changed, for the log: a line per dataset added, replaced, removed or not loaded, then one in all. */

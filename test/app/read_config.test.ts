@@ -14,9 +14,9 @@ describe("readConfig()", () => {
       log: { level: "info", format: "auto", accessLog: "on" },
       storage: { stateDir: "var", databaseUrl: "", databasePoolSize: 10, databaseStatementTimeoutMs: 10_000 },
       water: {
-        dataDir: "data/datasets",
+        dataDir: { path: "data/datasets", given: false },
         datasetCacheDir: "var/dataset-cache",
-        apiKeysFile: "data/api_keys.json",
+        apiKeysFile: { path: "data/api_keys.json", given: false },
         apiKeys: [],
         adminApiKeys: [],
         corsOrigins: [],
@@ -31,7 +31,7 @@ describe("readConfig()", () => {
         mapTileAttribution: "",
       },
       auth: {
-        clientsFile: "data/clients.json",
+        clientsFile: { path: "data/clients.json", given: false },
         accessTokenTtlSeconds: 3600,
         refreshTokenTtlSeconds: 30 * 24 * 3600,
         refreshReuseIntervalSeconds: 30,
@@ -42,7 +42,7 @@ describe("readConfig()", () => {
       sync: { queueAboveObjects: 1000, maxQueuedPerUser: 16, revisionRetentionDays: 30, ticketRetentionSeconds: 600 },
       relay: {
         storageType: "memory",
-        tenantsFile: "data/tenants.json",
+        tenantsFile: { path: "data/tenants.json", given: false },
         allowPrivateTargets: [],
         retryDelaysMs: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
         maxAttempts: undefined,
@@ -73,7 +73,7 @@ describe("readConfig()", () => {
       SECRET_ROTATION_OVERLAP_SECONDS: "60",
       ENCRYPTION_KEY: "keys/public.pem",
     });
-    assert.equal(config.relay.tenantsFile, "t.json");
+    assert.deepEqual(config.relay.tenantsFile, { path: "t.json", given: true });
     assert.deepEqual(config.relay.allowPrivateTargets, ["127.0.0.1/32", "::1/128"]);
     assert.deepEqual([config.relay.retryDelaysMs, config.relay.maxAttempts], [[250, 1000], 5]);
     assert.deepEqual(
@@ -214,8 +214,8 @@ describe("readConfig()", () => {
     assert.equal(config.server.port, 8080);
     assert.equal(config.server.host, "0.0.0.0");
     assert.deepEqual(config.server.services, ["water"]);
-    assert.equal(config.water.dataDir, "/srv/data");
-    assert.equal(config.water.apiKeysFile, "/etc/keys.json");
+    assert.deepEqual(config.water.dataDir, { path: "/srv/data", given: true });
+    assert.deepEqual(config.water.apiKeysFile, { path: "/etc/keys.json", given: true });
     assert.equal(config.water.rateLimitPerSecond, 0.5);
     assert.equal(config.water.rateLimitBurst, 12);
     assert.equal(config.water.rateLimitConcurrency, 4);
@@ -225,7 +225,14 @@ describe("readConfig()", () => {
   });
 
   it("lets an empty API_KEYS_FILE mean no file", () => {
-    assert.equal(readConfig({ API_KEYS_FILE: "" }).water.apiKeysFile, "");
+    assert.deepEqual(readConfig({ API_KEYS_FILE: "" }).water.apiKeysFile, { path: "", given: true });
+  });
+
+  it("tells the files and folders the environment names from the defaults, which may be missing", () => {
+    const config = readConfig({ CLIENTS_FILE: " my/clients.json ", DATA_DIR: "", TENANTS_FILE: "data/tenants.json" });
+    assert.deepEqual(config.auth.clientsFile, { path: "my/clients.json", given: true });
+    assert.deepEqual(config.water.dataDir, { path: "data/datasets", given: false }, "set empty: the default");
+    assert.deepEqual(config.relay.tenantsFile, { path: "data/tenants.json", given: true }, "the default's own path, named: it must exist");
   });
 
   it("lets WEBHOOK_PORT win over PORT", () => {

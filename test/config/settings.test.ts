@@ -14,7 +14,9 @@ import {
   listSettings,
   numberSetting,
   parseConfigJson,
+  pathSetting,
   readConfigFile,
+  readConfigPath,
   readSettings,
   redactUrl,
   renderSettingsTable,
@@ -213,6 +215,52 @@ describe("readConfigFile()", () => {
       assert.match(error.message, /A_FILE names \/nonexistent\/x\.json.*ENOENT/);
       return true;
     });
+  });
+});
+
+describe("pathSetting()", () => {
+  const table = {
+    clients: pathSetting("CLIENTS", { default: "data/clients.json", doc: "clients" }),
+    keys: pathSetting("KEYS", { default: "data/keys.json", emptyMeansNone: true, doc: "keys" }),
+  } as const;
+  const cases = [
+    { name: "gives the default, not given, when unset", env: {}, expected: { clients: { path: "data/clients.json", given: false }, keys: { path: "data/keys.json", given: false } } },
+    { name: "gives a path set, trimmed, as given", env: { CLIENTS: " /etc/c.json ", KEYS: "k.json" }, expected: { clients: { path: "/etc/c.json", given: true }, keys: { path: "k.json", given: true } } },
+    { name: "reads a value set empty as the default, or as none where that is allowed", env: { CLIENTS: "", KEYS: " " }, expected: { clients: { path: "data/clients.json", given: false }, keys: { path: "", given: true } } },
+  ] as const;
+  for (const c of cases) it(c.name, () => assert.deepEqual(readSettings(table, c.env), c.expected));
+
+  it("documents the default path and what it accepts", () => {
+    assert.equal(renderSettingsTable([table.clients]).split("\n")[2], "| `CLIENTS` | `data/clients.json` | a file | clients |");
+  });
+});
+
+describe("readConfigPath()", () => {
+  const dir = mkdtempSync(join(tmpdir(), "tributary-config-"));
+  writeFileSync(join(dir, "a.txt"), "hello");
+  writeFileSync(join(dir, "file"), "");
+
+  it("reads a file, given or default", async () => {
+    assert.equal(await readConfigPath({ path: join(dir, "a.txt"), given: true }, "A_FILE"), "hello");
+    assert.equal(await readConfigPath({ path: join(dir, "a.txt"), given: false }, "A_FILE"), "hello");
+  });
+
+  it("gives none for a default that is not there, nor its folder, and for a path set empty", async () => {
+    assert.equal(await readConfigPath({ path: join(dir, "missing.json"), given: false }, "A_FILE"), undefined);
+    assert.equal(await readConfigPath({ path: join(dir, "file", "x.json"), given: false }, "A_FILE"), undefined);
+    assert.equal(await readConfigPath({ path: "", given: true }, "A_FILE"), undefined);
+  });
+
+  it("names the variable and the file when a path given is not there", async () => {
+    await assert.rejects(readConfigPath({ path: join(dir, "missing.json"), given: true }, "A_FILE"), {
+      name: "ConfigError",
+      variable: "A_FILE",
+      message: /^Cannot start: A_FILE names .*missing\.json, which cannot be read \(ENOENT\)$/,
+    });
+  });
+
+  it("names the variable when a default that is there cannot be read", async () => {
+    await assert.rejects(readConfigPath({ path: dir, given: false }, "A_FILE"), { name: "ConfigError", variable: "A_FILE", message: /EISDIR/ });
   });
 });
 
