@@ -126,9 +126,20 @@ export interface App {
    * begins, service routes answer 503 with `Retry-After`.
    */
   readonly handler: Handler;
-  /** Loads data, connects stores, starts workers; resolves once every service answers. */
+  /**
+   * Loads data, connects stores, starts workers; resolves once every service
+   * answers. What the defaults name and a new project lacks (the datasets,
+   * API keys, OAuth clients and tenants files of `data/`) is started without,
+   * each said in one line of the log; and a `STATE_DIR` that is not there yet
+   * is not made until the first write or {@linkcode App.listen}.
+   * @throws {ConfigError} naming the variable whose value, or the file it names, cannot be used
+   */
   start(): Promise<void>;
-  /** Serves {@linkcode App.handler} over HTTP/1.1 (after {@linkcode App.start}); `close` stops it. */
+  /**
+   * Serves {@linkcode App.handler} over HTTP/1.1 (after {@linkcode App.start}); `close` stops it.
+   * The state folder is made and locked first, if no write has done it yet.
+   * @throws {ConfigError} naming STATE_DIR when its folder cannot be made or another process holds it, PORT when the port is taken
+   */
   listen(options?: { port?: number; host?: string }): Promise<ListeningAddress>;
   /**
    * What the started app serves.
@@ -194,9 +205,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   /** What closes after every service has: the stores. */
   const closers: (() => Promise<void>)[] = [];
   const storeNotes: string[] = [];
-  /** The state folder, taken by the first service that journals in it; released after every store closed. */
+  /**
+   * The state folder, taken by the first service that journals in it; released after every store closed.
+   * A folder not there yet is made and locked at the first write or at listen, whichever comes first:
+   * an app started (or failing to start) in a new project writes nothing until then.
+   */
   let stateDir: Promise<StateDir> | undefined;
-  const takeStateDir = (): Promise<StateDir> => (stateDir ??= openStateDir(config.storage.stateDir));
+  const takeStateDir = (): Promise<StateDir> => (stateDir ??= openStateDir(config.storage.stateDir, { lazily: true }));
   const releaseState = async (): Promise<void> => {
     const held = stateDir;
     stateDir = undefined;
@@ -376,6 +391,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
 
   async function listen(options: { port?: number; host?: string } = {}): Promise<ListeningAddress> {
     if (server !== undefined) throw new Error("Cannot listen: the app listens already");
+    // Serving, the app holds its state folder: made and locked now if no write has done it yet.
+    if (stateDir !== undefined) await (await stateDir).hold();
     const port = options.port ?? config.server.port;
     const host = options.host ?? config.server.host;
     const tls = readTlsFiles(config.server.tlsCertFile, config.server.tlsKeyFile);

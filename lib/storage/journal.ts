@@ -1,5 +1,5 @@
 import { constants } from "node:fs";
-import { mkdir, open, readdir, rm } from "node:fs/promises";
+import { mkdir, open, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { frame, LOG_FILE, logPath, readJournalFiles, stamp, truncateDurably, writeDurably } from "./_journal_files.ts";
 import { type JournalDamage, MAX_RECORD, scanJournal } from "./_journal_scan.ts";
@@ -41,6 +41,13 @@ export interface JournalOptions {
    * @default {Date.now}
    */
   readonly now?: () => number;
+  /**
+   * With it, a journal whose folder does not exist at open opens empty and
+   * puts nothing on disk until its first commit (or compaction), which first
+   * awaits this (e.g. a state folder made and locked when first needed), then
+   * makes the folder and the log. Without it, the folder is made at open.
+   */
+  readonly beforeFirstWrite?: () => Promise<void>;
 }
 
 /** What the journal needs of an open log file: a `FileHandle` of `node:fs/promises` is one. */
@@ -127,6 +134,7 @@ export class Journal {
   readonly #writeIsSync: boolean;
   readonly #onCommit: (records: number, bytes: number) => void;
   readonly #openLog: (path: string) => Promise<LogHandle>;
+  readonly #beforeFirstWrite: (() => Promise<void>) | undefined;
   #file: LogFile;
   #seq: number;
   #logBytes: number;
@@ -151,6 +159,7 @@ export class Journal {
     this.#writeIsSync = this.#sync && options.openLog === undefined;
     this.#onCommit = options.onCommit ?? (() => {});
     this.#openLog = logOpener(options);
+    this.#beforeFirstWrite = options.beforeFirstWrite;
     this.#file = file;
     this.#seq = seq;
     this.#logBytes = logBytes;
@@ -171,6 +180,25 @@ export class Journal {
    * @throws {StorageError} `ERR_STORAGE_CORRUPT` when the journal is damaged
    */
   static async open(options: JournalOptions): Promise<{ journal: Journal; replay: JournalReplay }> {
+    const prepare = options.beforeFirstWrite;
+    if (prepare !== undefined && !(await folderExists(options.dir))) {
+      // Nothing to read back, and nothing written until there is something to write.
+      const path = logPath(options.dir, options.name, 1);
+      const handle = deferredLog(async () => {
+        await prepare();
+        await mkdir(options.dir, { recursive: true });
+        const opened = await logOpener(options)(path);
+        // The new log's entry in its folder on disk before the first record counts as durable,
+        // and a snapshot naming it (no state), so that the log deleted later is noticed.
+        await syncFolder(options.dir);
+        await writeDurably(join(options.dir, `${options.name}.snapshot`), frame(encoder.encode(JSON.stringify({ seq: 0, generation: 1 }))), options.dir);
+        return opened;
+      });
+      return {
+        journal: new Journal(options, { generation: 1, path, handle }, 0, 0, 0),
+        replay: { snapshot: undefined, records: [], dropped: undefined },
+      };
+    }
     await mkdir(options.dir, { recursive: true });
     const files = await readJournalFiles(options.dir, options.name);
     const scan = scanJournal(files.snapshot, files.logs, (generation) => logPath(options.dir, options.name, generation));
@@ -270,6 +298,9 @@ export class Journal {
   }
 
   async #compact(capture: () => unknown): Promise<void> {
+    // A journal opened before its folder existed: the folder made first (its first commit does that too).
+    await this.#beforeFirstWrite?.();
+    await mkdir(this.#dir, { recursive: true });
     const old = this.#file;
     const generation = old.generation + 1;
     const path = logPath(this.#dir, this.#name, generation);
@@ -396,3 +427,40 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
+async function syncFolder(dir: string): Promise<void> {
+  const folder = await open(dir, "r");
+  try {
+    await folder.sync();
+  } finally {
+    await folder.close();
+  }
+}
+
+async function folderExists(dir: string): Promise<boolean> {
+  try {
+    await stat(dir);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  }
+}
+
+/**
+ * A log opened at its first write: until then, nothing on disk. A failed
+ * opening fails that write (and so breaks the journal, as a failed write does).
+ */
+function deferredLog(openLog: () => Promise<LogHandle>): LogHandle {
+  let opening: Promise<LogHandle> | undefined;
+  const opened = (): Promise<LogHandle> => (opening ??= openLog());
+  return {
+    write: async (bytes, offset) => (await opened()).write(bytes, offset),
+    datasync: async () => (await opened()).datasync(),
+    sync: async () => (await opened()).sync(),
+    truncate: async (length) => (await opened()).truncate(length),
+    close: async () => {
+      // Never written: nothing to close, and nothing made.
+      if (opening !== undefined) await (await opening.catch(() => undefined))?.close();
+    },
+  };
+}

@@ -6,7 +6,7 @@ export const STORAGE_SETTINGS = {
     default: "var",
     emptyMeansNone: true,
     accepts: "a folder; empty for none",
-    doc: "where users, tokens and synced data are kept (a journal per store, for one process at a time); empty keeps them in memory only, lost at a restart",
+    doc: "where users, tokens and synced data are kept (a journal per store, for one process at a time, which locks it); a folder not there is made at the first write or when the server listens; empty keeps them in memory only, lost at a restart",
   }),
   databaseUrl: customSetting("DATABASE_URL", {
     default: "",

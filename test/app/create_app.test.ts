@@ -1,12 +1,13 @@
 // createApp in process: the composed services, their metrics, the start and
 // the bounded, ordered close. No child process, no banner.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { type App, type AppOverrides, createApp, readConfig } from "../../lib/app/mod.ts";
-import { createRouter, jsonResponse, type ServiceLog } from "../../lib/http/mod.ts";
+import { type App, type AppOverrides, type Config, createApp, type Environment, readConfig } from "../../lib/app/mod.ts";
+import type { ConfigPath } from "../../lib/config/mod.ts";
+import { createRouter, errorResponse, type HttpResponse, jsonResponse, type ServiceLog } from "../../lib/http/mod.ts";
 import { createLogger } from "../../lib/log/mod.ts";
 import type { DeliveryRequest, DeliveryResult } from "../../lib/relay/mod.ts";
 import { freePort } from "../_helpers/redis.ts";
@@ -378,6 +379,181 @@ describe("createApp() compressing answers", () => {
           assert.equal(await answer.text(), expected, `${target} with ${asked}`);
         }
       }
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+/**
+ * The configuration of a new project's folder, which has no data/ and no
+ * var/: the defaults that name files and folders, left unset (not given), as
+ * they resolve in that folder.
+ */
+function newProject(env: Environment = {}): { dir: string; config: Config } {
+  const dir = mkdtempSync(join(tmpdir(), "tributary-new-project-"));
+  const config = readConfig({ PASSWORD_HASH_COST: "1024", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0", ...env });
+  const within = (path: ConfigPath): ConfigPath => (path.given ? path : { path: join(dir, path.path), given: false });
+  const inFolder = (variable: string, path: string): string => (env[variable] === undefined ? join(dir, path) : path);
+  return {
+    dir,
+    config: {
+      ...config,
+      storage: { ...config.storage, stateDir: inFolder("STATE_DIR", config.storage.stateDir) },
+      water: {
+        ...config.water,
+        dataDir: within(config.water.dataDir),
+        apiKeysFile: within(config.water.apiKeysFile),
+        datasetCacheDir: inFolder("DATASET_CACHE_DIR", config.water.datasetCacheDir),
+      },
+      auth: { ...config.auth, clientsFile: within(config.auth.clientsFile) },
+      relay: { ...config.relay, tenantsFile: within(config.relay.tenantsFile) },
+    },
+  };
+}
+
+/** What the app answers a request, an error thrown as the node listener answers it. */
+async function answer(app: App, init: Parameters<typeof makeRequest>[0]): Promise<HttpResponse> {
+  try {
+    return await app.handler(makeRequest(init));
+  } catch (error) {
+    return errorResponse(error);
+  }
+}
+
+describe("createApp() in a new project, without the files the defaults name", () => {
+  it("starts with no datasets, API keys, OAuth clients or tenants, says each in one log line, and writes nothing", async () => {
+    const { dir, config } = newProject();
+    const log = memoryLog();
+    const app = createApp(config, { log });
+    await app.start();
+    try {
+      assert.deepEqual(log.lines.filter((line) => / no [a-zA-Z ]+: /.test(line)), [
+        `Water data: no API keys: API_KEYS_FILE ${dir}/data/api_keys.json does not exist and API_KEYS is empty: every request that needs a key is refused (401) until one is set`,
+        `Water data: no datasets: DATA_DIR ${dir}/data/datasets does not exist; put datasets there and reload (SIGHUP)`,
+        `Token service: no OAuth clients: CLIENTS_FILE ${dir}/data/clients.json does not exist; add one with npx tributary client add`,
+        `Webhook relay: no tenants: TENANTS_FILE ${dir}/data/tenants.json does not exist; add one with npx tributary tenant add`,
+      ]);
+      assert.equal((await answer(app, { path: "/v1/odata/v4/Locations" })).status, 401, "no key");
+      assert.equal((await answer(app, { path: "/v1/odata/v4/Locations", headers: { "x-api-key": "tributary-demo-key" } })).status, 403, "no such key");
+      const token = await answer(app, {
+        method: "POST",
+        path: "/oauth2/token",
+        headers: { authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}`, "content-type": "application/x-www-form-urlencoded" },
+        body: "grant_type=client_credentials",
+      });
+      assert.equal(token.status, 401);
+      const intake = await answer(app, {
+        method: "POST",
+        path: "/webhook",
+        headers: { authorization: "Bearer demo-acme-key", "content-type": "application/json" },
+        body: JSON.stringify({ event: "order.created", data: {} }),
+      });
+      assert.equal(intake.status, 401);
+      assert.equal((await answer(app, { path: "/health/ready" })).status, 200);
+      assert.deepEqual(readdirSync(dir), [], "no var/, no file");
+    } finally {
+      await app.close();
+    }
+    assert.deepEqual(readdirSync(dir), [], "nothing at close either");
+  });
+
+  it("makes and locks STATE_DIR when it listens, before any write", async () => {
+    const { dir, config } = newProject({ SERVICES: "sync", API_KEYS: "k" });
+    const state = join(dir, "var");
+    const first = createApp(config, { log: memoryLog() });
+    await first.start();
+    assert.equal(existsSync(state), false);
+    await first.listen({ port: 0 });
+    try {
+      assert.deepEqual(readdirSync(state), ["LOCK"]);
+      assert.equal(JSON.parse(readFileSync(join(state, "LOCK"), "utf8")).pid, process.pid);
+    } finally {
+      await first.close();
+    }
+    assert.deepEqual(readdirSync(state), [], "the lock released; no journal written");
+  });
+
+  it("journals its first write in a STATE_DIR it makes then, read back after a restart", async () => {
+    const clients = join(mkdtempSync(join(tmpdir(), "tributary-clients-")), "clients.json");
+    writeFileSync(clients, JSON.stringify([{ client_id: "backend", client_secret: "s3cret", grant_types: ["client_credentials"], scopes: ["SignUp"] }]));
+    const { dir, config } = newProject({ SERVICES: "sync", CLIENTS_FILE: clients });
+    const signUp = async (app: App): Promise<number> => {
+      const token = await answer(app, {
+        method: "POST",
+        path: "/oauth2/token",
+        headers: { authorization: `Basic ${btoa("backend:s3cret")}`, "content-type": "application/x-www-form-urlencoded" },
+        body: "grant_type=client_credentials",
+      });
+      const created = await answer(app, {
+        method: "POST",
+        path: "/api/v2/sign-up",
+        headers: { authorization: `Bearer ${JSON.parse(token.body as string).access_token}`, "content-type": "application/json" },
+        body: JSON.stringify({ username: "ada", password: "correct horse battery" }),
+      });
+      return created.status;
+    };
+    const first = createApp(config, { log: memoryLog() });
+    await first.start();
+    assert.equal(existsSync(join(dir, "var")), false);
+    try {
+      assert.equal(await signUp(first), 201);
+      assert.ok(readdirSync(join(dir, "var")).includes("LOCK"), "made and locked by the first write");
+    } finally {
+      await first.close();
+    }
+    const second = createApp(config, { log: memoryLog() });
+    await second.start();
+    try {
+      assert.equal(await signUp(second), 409, "ada was kept");
+    } finally {
+      await second.close();
+    }
+  });
+
+  const named = [
+    { variable: "DATA_DIR", services: "water" },
+    { variable: "API_KEYS_FILE", services: "water" },
+    { variable: "CLIENTS_FILE", services: "sync" },
+    { variable: "TENANTS_FILE", services: "relay" },
+  ] as const;
+  for (const c of named) {
+    it(`refuses to start when ${c.variable} names what is not there, naming it, and leaves no STATE_DIR`, async () => {
+      const { dir, config } = newProject({ SERVICES: c.services, API_KEYS: "k", [c.variable]: join(tmpdir(), "tributary-nowhere", "missing") });
+      const app = createApp(config, { log: memoryLog() });
+      await assert.rejects(app.start(), {
+        name: "ConfigError",
+        variable: c.variable,
+        message: new RegExp(`^Cannot start: ${c.variable} names .*missing, which cannot be read \\(ENOENT\\)$`),
+      });
+      await app.close();
+      assert.deepEqual(readdirSync(dir), []);
+    });
+  }
+
+  it("still refuses keys configured to be none (API_KEYS_FILE set empty, no API_KEYS)", async () => {
+    const { config } = newProject({ SERVICES: "water", API_KEYS_FILE: "" });
+    const app = createApp(config, { log: memoryLog() });
+    await assert.rejects(app.start(), { name: "ConfigError", variable: "API_KEYS" });
+    await app.close();
+  });
+
+  it("loads the default datasets folder at a reload once it is there", async () => {
+    const { dir, config } = newProject({ SERVICES: "water", API_KEYS: "k" });
+    const log = memoryLog();
+    const app = createApp(config, { log });
+    await app.start();
+    try {
+      const ask = async (): Promise<Record<string, unknown>> =>
+        JSON.parse((await answer(app, { path: "/v1/odata/v4/Locations", query: "$count=true&$top=1", headers: { "x-api-key": "k" } })).body as string);
+      assert.equal((await ask())["@odata.count"], 0);
+      await app.reload();
+      assert.equal((await ask())["@odata.count"], 0, "still none, and no failure");
+      mkdirSync(join(dir, "data", "datasets"), { recursive: true });
+      symlinkSync(join(import.meta.dirname, "..", "..", "data", "datasets", "qu-appelle-valley-lakes"), join(dir, "data", "datasets", "qu-appelle-valley-lakes"));
+      await app.reload();
+      assert.ok(Number((await ask())["@odata.count"]) > 0);
+      assert.ok(log.lines.some((line) => line.startsWith(`Datasets reloaded from ${dir}/data/datasets: 1 added`)), log.lines.join("\n"));
     } finally {
       await app.close();
     }

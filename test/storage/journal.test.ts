@@ -290,6 +290,56 @@ describe("Journal", () => {
     await journal.close();
   });
 
+  it("with beforeFirstWrite, opens a folder that is not there empty, makes nothing until its first commit, and awaits the hook before it", async () => {
+    const dir = join(folder(), "state");
+    const calls: string[] = [];
+    const beforeFirstWrite = async (): Promise<void> => {
+      calls.push(existsSync(dir) ? "after the folder" : "before the folder");
+    };
+    const { journal, replay } = await reopen(dir, { beforeFirstWrite });
+    assert.deepEqual(replay, { snapshot: undefined, records: [], dropped: undefined });
+    assert.equal(existsSync(dir), false, "nothing made at open");
+    await Promise.all([journal.append("a"), journal.append("b")]);
+    await journal.append("c");
+    assert.deepEqual(calls, ["before the folder"], "asked once, before the folder was made");
+    assert.deepEqual(logsOf(dir), ["test.00000001.log"]);
+    await journal.close();
+    const again = await reopen(dir);
+    assert.deepEqual(again.replay.records, ["a", "b", "c"]);
+    await again.journal.close();
+  });
+
+  it("with beforeFirstWrite, leaves nothing behind when closed unwritten", async () => {
+    const parent = folder();
+    const { journal } = await reopen(join(parent, "state"), { beforeFirstWrite: () => Promise.resolve() });
+    await journal.close();
+    assert.deepEqual(readdirSync(parent), []);
+  });
+
+  it("with beforeFirstWrite, refuses the first append, and every later one, when the hook fails, making nothing", async () => {
+    const parent = folder();
+    const dir = join(parent, "state");
+    const { journal } = await reopen(dir, { beforeFirstWrite: () => Promise.reject(new Error("the folder is taken")) });
+    await assert.rejects(journal.append("a"), { name: "StorageError", code: "ERR_STORAGE_UNAVAILABLE", message: /the folder is taken/ });
+    await assert.rejects(journal.append("b"), { code: "ERR_STORAGE_UNAVAILABLE" });
+    await journal.close();
+    assert.deepEqual(readdirSync(parent), []);
+  });
+
+  it("with beforeFirstWrite, opens a folder that is there as usual, without the hook", async () => {
+    const dir = folder();
+    const { journal: first } = await reopen(dir);
+    await first.append("kept");
+    await first.close();
+    const { journal, replay } = await reopen(dir, { beforeFirstWrite: () => Promise.reject(new Error("not asked")) });
+    assert.deepEqual(replay.records, ["kept"]);
+    await journal.append("more");
+    await journal.close();
+    const again = await reopen(dir);
+    assert.deepEqual(again.replay.records, ["kept", "more"]);
+    await again.journal.close();
+  });
+
   it("refuses every append once a write has failed, as unavailable, without resolving the failed ones", async () => {
     const dir = folder();
     let fail = false;

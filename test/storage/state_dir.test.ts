@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -58,5 +58,89 @@ describe("openStateDir()", () => {
     const file = join(mkdtempSync(join(tmpdir(), "tributary-state-")), "file");
     writeFileSync(file, "");
     await assert.rejects(openStateDir(join(file, "var")), { name: "ConfigError", variable: "STATE_DIR" });
+  });
+});
+
+describe("openStateDir() lazily", () => {
+  it("makes nothing for a folder that is not there until a journal's first write, then locks it", async () => {
+    const dir = folder();
+    const state = await openStateDir(dir, { lazily: true, pid: 1001, alive: () => true });
+    const { journal, replay } = await state.journal("auth");
+    assert.deepEqual(replay.records, []);
+    assert.equal(existsSync(dir), false, "nothing made at open");
+    await journal.append({ a: 1 });
+    assert.deepEqual(readdirSync(dir).sort(), ["LOCK", "auth.00000001.log"]);
+    assert.equal(JSON.parse(readFileSync(join(dir, "LOCK"), "utf8")).pid, 1001);
+    await journal.close();
+    await state.close();
+    assert.equal(existsSync(join(dir, "LOCK")), false);
+    const again = await openStateDir(dir, { lazily: true });
+    const reopened = await again.journal("auth");
+    assert.deepEqual(reopened.replay.records, [{ a: 1 }]);
+    await reopened.journal.close();
+    await again.close();
+  });
+
+  it("makes and locks the folder at hold(), before any write", async () => {
+    const dir = folder();
+    const state = await openStateDir(dir, { lazily: true });
+    const { journal } = await state.journal("sync");
+    await state.hold();
+    assert.deepEqual(readdirSync(dir), ["LOCK"]);
+    await journal.append("x");
+    await journal.close();
+    await state.close();
+    assert.deepEqual(readdirSync(dir), ["sync.00000001.log"]);
+  });
+
+  it("leaves nothing behind when closed unwritten and unheld", async () => {
+    const dir = folder();
+    const state = await openStateDir(dir, { lazily: true });
+    const journals = await Promise.all([state.journal("auth"), state.journal("sync")]);
+    for (const { journal } of journals) await journal.close();
+    await state.close();
+    assert.equal(existsSync(dir), false);
+  });
+
+  it("locks a folder that is there at once, as without lazily", async () => {
+    const dir = folder();
+    mkdirSync(dir);
+    const state = await openStateDir(dir, { lazily: true, pid: 1001, alive: () => true });
+    assert.ok(existsSync(join(dir, "LOCK")));
+    await assert.rejects(openStateDir(dir, { lazily: true, pid: 1002, alive: (pid) => pid === 1001 }), { name: "ConfigError", variable: "STATE_DIR" });
+    await state.close();
+  });
+
+  it("refuses at hold() a folder a live process took meanwhile, and the journals' writes with it", async () => {
+    const dir = folder();
+    const state = await openStateDir(dir, { lazily: true, pid: 1001, alive: () => true });
+    const { journal } = await state.journal("auth");
+    const other = await openStateDir(dir, { pid: 1002, alive: () => true });
+    await assert.rejects(state.hold(), { name: "ConfigError", variable: "STATE_DIR", message: /in use by process 1002/ });
+    await assert.rejects(journal.append("x"), { name: "StorageError", code: "ERR_STORAGE_UNAVAILABLE", message: /in use by process 1002/ });
+    await journal.close();
+    await state.close();
+    assert.ok(existsSync(join(dir, "LOCK")), "the other process's lock is left alone");
+    await other.close();
+  });
+
+  it("refuses a folder another process made and journaled in meanwhile, whose records it never read", async () => {
+    const dir = folder();
+    const state = await openStateDir(dir, { lazily: true, pid: 1001, alive: () => true });
+    const { journal } = await state.journal("auth");
+    const other = await openStateDir(dir, { pid: 1002, alive: () => true });
+    const written = await other.journal("auth");
+    await written.journal.append("theirs");
+    await written.journal.close();
+    await other.close();
+    await assert.rejects(journal.append("mine"), { code: "ERR_STORAGE_UNAVAILABLE", message: /made after this process started, with journals it did not read \(auth\.00000001\.log\)/ });
+    await journal.close();
+    await state.close();
+    assert.deepEqual(readdirSync(dir), ["auth.00000001.log"], "unlocked again, its journal as the other process left it");
+    const check = await openStateDir(dir);
+    const reread = await check.journal("auth");
+    assert.deepEqual(reread.replay.records, ["theirs"]);
+    await reread.journal.close();
+    await check.close();
   });
 });
