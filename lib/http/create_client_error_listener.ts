@@ -1,5 +1,4 @@
 import { STATUS_CODES } from "node:http";
-import type { Duplex } from "node:stream";
 import { errorBody, statusOf } from "./error_response.ts";
 import { HttpError } from "./errors.ts";
 
@@ -12,6 +11,17 @@ export interface ClientErrorListenerOptions {
   readonly maxHeaderBytes?: number;
   /** Told of every answer it writes (its status), e.g. for a log or a counter. */
   readonly onAnswer?: (status: number) => void;
+}
+
+/**
+ * What the listener needs of the connection Node's `clientError` event gives
+ * (a `net.Socket` or `tls.TLSSocket` is one), so that its type names nothing
+ * of Node's.
+ */
+export interface ClientErrorSocket {
+  readonly writable: boolean;
+  end(chunk: string, callback: () => void): unknown;
+  destroy(): unknown;
 }
 
 /** What the listener reads of a socket's in-flight response: Node's own field, undocumented but long stable. */
@@ -43,12 +53,12 @@ const answered = new WeakSet<object>();
  * server.on("clientError", createClientErrorListener());
  * ```
  */
-export function createClientErrorListener(options: ClientErrorListenerOptions = {}): (error: Error, socket: Duplex) => void {
+export function createClientErrorListener(options: ClientErrorListenerOptions = {}): (error: Error, socket: ClientErrorSocket) => void {
   const maxHeaderBytes = options.maxHeaderBytes ?? 16_384;
-  return function onClientError(error: Error, socket: Duplex): void {
+  return function onClientError(error: Error, socket: ClientErrorSocket): void {
     if (answered.has(socket)) return;
-    const inFlight = (socket as Duplex & SocketWithResponse)._httpMessage;
-    if (!socket.writable || inFlight?.headersSent === true || (error as NodeJS.ErrnoException).code === "ECONNRESET") {
+    const inFlight = (socket as ClientErrorSocket & SocketWithResponse)._httpMessage;
+    if (!socket.writable || inFlight?.headersSent === true || (error as { code?: unknown }).code === "ECONNRESET") {
       socket.destroy();
       return;
     }
@@ -58,7 +68,7 @@ export function createClientErrorListener(options: ClientErrorListenerOptions = 
     const body = errorBody(refusal);
     const head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n` +
       "Content-Type: application/json; charset=utf-8\r\n" +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Content-Length: ${new TextEncoder().encode(body).length}\r\n` +
       "Connection: close\r\n\r\n";
     // Sent, then closed once it is out (as Node closes a Connection: close answer).
     socket.end(head + body, () => socket.destroy());
@@ -68,7 +78,7 @@ export function createClientErrorListener(options: ClientErrorListenerOptions = 
 
 /** The error the answer carries, from what the parser said. */
 function refusalOf(error: Error, maxHeaderBytes: number): HttpError {
-  const code = (error as NodeJS.ErrnoException).code;
+  const code = (error as { code?: unknown }).code;
   switch (code) {
     case "HPE_HEADER_OVERFLOW":
       return new HttpError("ERR_HTTP_HEADERS_TOO_LARGE", `Cannot read the request: its request line and headers are larger than ${maxHeaderBytes} bytes; send a shorter URL or fewer headers`);

@@ -48,7 +48,7 @@ export { checkJsonDepth, readJson } from "./read_json.ts";
 export type { ReadJsonOptions } from "./read_json.ts";
 export { createNodeListener } from "./node_adapter.ts";
 export { createClientErrorListener } from "./create_client_error_listener.ts";
-export type { ClientErrorListenerOptions } from "./create_client_error_listener.ts";
+export type { ClientErrorListenerOptions, ClientErrorSocket } from "./create_client_error_listener.ts";
 export { answeredBy, noteAnsweredBy } from "./answered_by.ts";
 export type { AnsweredBy } from "./answered_by.ts";
 export type { NodeListener, NodeListenerOptions, NodeListenerRequest, NodeListenerResponse, ResponseEntry } from "./node_adapter.ts";

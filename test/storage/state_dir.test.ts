@@ -69,7 +69,8 @@ describe("openStateDir() lazily", () => {
     assert.deepEqual(replay.records, []);
     assert.equal(existsSync(dir), false, "nothing made at open");
     await journal.append({ a: 1 });
-    assert.deepEqual(readdirSync(dir).sort(), ["LOCK", "auth.00000001.log"]);
+    // The log, and the snapshot that names it (so that losing the log is noticed).
+    assert.deepEqual(readdirSync(dir).sort(), ["LOCK", "auth.00000001.log", "auth.snapshot"]);
     assert.equal(JSON.parse(readFileSync(join(dir, "LOCK"), "utf8")).pid, 1001);
     await journal.close();
     await state.close();
@@ -90,7 +91,7 @@ describe("openStateDir() lazily", () => {
     await journal.append("x");
     await journal.close();
     await state.close();
-    assert.deepEqual(readdirSync(dir), ["sync.00000001.log"]);
+    assert.deepEqual(readdirSync(dir).sort(), ["sync.00000001.log", "sync.snapshot"]);
   });
 
   it("leaves nothing behind when closed unwritten and unheld", async () => {
@@ -133,10 +134,10 @@ describe("openStateDir() lazily", () => {
     await written.journal.append("theirs");
     await written.journal.close();
     await other.close();
-    await assert.rejects(journal.append("mine"), { code: "ERR_STORAGE_UNAVAILABLE", message: /made after this process started, with journals it did not read \(auth\.00000001\.log\)/ });
+    await assert.rejects(journal.append("mine"), { code: "ERR_STORAGE_UNAVAILABLE", message: /made after this process started, with journals it did not read \(auth\.00000001\.log, auth\.snapshot\)/ });
     await journal.close();
     await state.close();
-    assert.deepEqual(readdirSync(dir), ["auth.00000001.log"], "unlocked again, its journal as the other process left it");
+    assert.deepEqual(readdirSync(dir).sort(), ["auth.00000001.log", "auth.snapshot"], "unlocked again, its journal as the other process left it");
     const check = await openStateDir(dir);
     const reread = await check.journal("auth");
     assert.deepEqual(reread.replay.records, ["theirs"]);
