@@ -103,6 +103,7 @@ export async function openSyncStores(config: Config, options: OpenSyncStoresOpti
       throttle: new PostgresLoginThrottle(pool, {
         now,
         maxPerUser: config.auth.loginMaxFailures,
+        maxPerName: config.auth.loginMaxFailuresPerName,
         maxPerAddress: config.auth.loginMaxFailuresPerAddress,
       }),
       where: `in PostgreSQL at ${where}, shared by every process on it`,

@@ -173,7 +173,7 @@ export const AUTH_DOCS: Readonly<Record<"token" | "revoke" | "introspect" | "met
     requestBody: formOrJson(TOKEN_HINT_REQUEST, { token: "6Qf2m8u1h0bJfRr3gk3GJ1R4m5fFzWq9m0Hq1Zr2s3E" }),
     responses: {
       "200": json("Revoked, or unknown", { type: "object", maxProperties: 0 }),
-      ...oauthErrorResponses(["ERR_AUTH_INVALID_REQUEST", "ERR_AUTH_INVALID_CLIENT", "ERR_AUTH_INVALID_CLIENT_CREDENTIALS", "ERR_AUTH_UNAUTHORIZED_CLIENT", "ERR_AUTH_UNSUPPORTED_TOKEN_TYPE", "ERR_HTTP_BODY_TOO_LARGE", "ERR_STORAGE_UNAVAILABLE"]),
+      ...oauthErrorResponses(["ERR_AUTH_INVALID_REQUEST", "ERR_AUTH_INVALID_CLIENT", "ERR_AUTH_INVALID_CLIENT_CREDENTIALS", "ERR_AUTH_UNAUTHORIZED_CLIENT", "ERR_AUTH_UNSUPPORTED_TOKEN_TYPE", "ERR_AUTH_THROTTLED", "ERR_HTTP_BODY_TOO_LARGE", "ERR_STORAGE_UNAVAILABLE"]),
     },
     security: CLIENT_SECURITY,
   },
@@ -197,7 +197,7 @@ export const AUTH_DOCS: Readonly<Record<"token" | "revoke" | "introspect" | "met
           username: { type: "string" },
         },
       }),
-      ...oauthErrorResponses(["ERR_AUTH_INVALID_REQUEST", "ERR_AUTH_INVALID_CLIENT", "ERR_AUTH_INVALID_CLIENT_CREDENTIALS", "ERR_HTTP_BODY_TOO_LARGE", "ERR_STORAGE_UNAVAILABLE"]),
+      ...oauthErrorResponses(["ERR_AUTH_INVALID_REQUEST", "ERR_AUTH_INVALID_CLIENT", "ERR_AUTH_INVALID_CLIENT_CREDENTIALS", "ERR_AUTH_THROTTLED", "ERR_HTTP_BODY_TOO_LARGE", "ERR_STORAGE_UNAVAILABLE"]),
     },
     security: [{ clientBasic: [] }],
   },

@@ -1,19 +1,28 @@
-import type { LoginLimiter } from "./types.ts";
+import type { LoginLimiter, LoginSubject } from "./types.ts";
 
 /** Options of {@linkcode LoginThrottle} and `PostgresLoginThrottle`. */
 export interface LoginThrottleOptions {
   /** Clock in milliseconds. */
   now: () => number;
   /**
-   * Failed logins for one user name from one address within the window
-   * before that pair's logins wait (1 s, then twice as long after each further failure).
+   * Failures of one user name (or one client's secret) from one address
+   * within the window before that pair's attempts wait (1 s, then twice as
+   * long after each further failure).
    * @default {5}
    */
   maxPerUser?: number;
   /**
-   * Failed logins from one address, whatever the name, within the window
-   * before its logins wait likewise; 0 for no address limit (behind a proxy
-   * every client shares its address).
+   * Failures of one user name (or one client's secret) from every address
+   * it has not logged in from within {@linkcode KNOWN_ADDRESS_MS}, within the
+   * window, before attempts at it from such addresses wait likewise: guesses
+   * spread over many addresses add up. 0 for no such limit.
+   * @default {10}
+   */
+  maxPerName?: number;
+  /**
+   * Failures from one address, whatever the name, within the window before
+   * its attempts wait likewise; 0 for no address limit (behind a proxy every
+   * client shares its address).
    * @default {20}
    */
   maxPerAddress?: number;
@@ -23,10 +32,45 @@ export interface LoginThrottleOptions {
    */
   windowMs?: number;
   /**
-   * Keys tracked before the oldest are forgotten.
+   * Keys tracked before the oldest are forgotten (in memory only).
    * @default {100000}
    */
   maxKeys?: number;
+}
+
+/**
+ * How long an address stays known for a name after a success there (30
+ * days): attempts from it are not slowed by guesses from elsewhere.
+ */
+export const KNOWN_ADDRESS_MS = 30 * 24 * 3600 * 1000;
+
+/** The limits of {@linkcode LoginThrottleOptions}, with their defaults. */
+export interface ThrottleLimits {
+  readonly maxPerUser: number;
+  readonly maxPerName: number;
+  readonly maxPerAddress: number;
+  readonly windowMs: number;
+}
+
+/**
+ * Reads the limits of throttle options, with their defaults.
+ * @param options the options
+ * @returns every limit
+ * @throws {RangeError} for a limit that is not a non-negative integer (a pair limit of 0 included)
+ */
+export function throttleLimits(options: LoginThrottleOptions): ThrottleLimits {
+  const limits = {
+    maxPerUser: options.maxPerUser ?? 5,
+    maxPerName: options.maxPerName ?? 10,
+    maxPerAddress: options.maxPerAddress ?? 20,
+    windowMs: options.windowMs ?? 15 * 60_000,
+  };
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isSafeInteger(value) || value < (name === "maxPerUser" || name === "windowMs" ? 1 : 0)) {
+      throw new RangeError(`Cannot create a login throttle: ${name} is ${value}`);
+    }
+  }
+  return limits;
 }
 
 /** What a key's failures in the window make it wait, in whole seconds from `now`. */
@@ -38,16 +82,51 @@ export function throttleWait(failures: number, last: number, limit: number, wind
   return until <= now ? 0 : Math.max(1, Math.ceil((until - now) / 1000));
 }
 
+/** One counter of the throttle: its key, and the failures it takes before attempts wait. */
+export interface ThrottleKey {
+  readonly key: string;
+  readonly limit: number;
+}
+
+/** The throttle's keys of an attempt, from {@linkcode throttleKeys}. */
+export interface ThrottleKeys {
+  /** Failures of this name from this address. */
+  readonly pair: ThrottleKey;
+  /** Failures of this name from addresses it is not known at; undefined without that limit. */
+  readonly name: ThrottleKey | undefined;
+  /** Failures from this address, whatever the name; undefined without that limit. */
+  readonly address: ThrottleKey | undefined;
+  /** Where a success of this name from this address is remembered. */
+  readonly known: string;
+}
+
 /**
- * The throttle's keys of an attempt: the name from this address, and the
- * address. An IPv6 address counts by its /64, which one host holds whole:
- * walking its addresses gains nothing.
+ * The throttle's keys of an attempt. An IPv6 address counts by its /64,
+ * which one host holds whole: walking its addresses gains nothing. User
+ * names and client ids have keys of their own kinds, so neither can pass
+ * for the other.
+ * @param subject the user name's key, or the client id
+ * @param address the client's address
+ * @param limits the throttle's limits
+ * @returns the keys
  */
-export function throttleKeys(username: string, address: string, maxPerUser: number, maxPerAddress: number): { key: string; limit: number }[] {
+export function throttleKeys(subject: LoginSubject, address: string, limits: ThrottleLimits): ThrottleKeys {
   const from = networkOf(address);
-  const keys = [{ key: `ua:${from} ${username}`, limit: maxPerUser }];
-  if (maxPerAddress > 0) keys.push({ key: `a:${from}`, limit: maxPerAddress });
-  return keys;
+  const kind = subject.kind === "user" ? "u" : "c";
+  return {
+    pair: { key: `${kind}a:${from} ${subject.name}`, limit: limits.maxPerUser },
+    name: limits.maxPerName > 0 ? { key: `${kind}:${subject.name}`, limit: limits.maxPerName } : undefined,
+    address: limits.maxPerAddress > 0 ? { key: `a:${from}`, limit: limits.maxPerAddress } : undefined,
+    known: `${kind}k:${from} ${subject.name}`,
+  };
+}
+
+/** The keys an attempt counts against: the name's own unless the address is known for it. */
+export function countedKeys(keys: ThrottleKeys, known: boolean): ThrottleKey[] {
+  const counted = [keys.pair];
+  if (keys.name !== undefined && !known) counted.push(keys.name);
+  if (keys.address !== undefined) counted.push(keys.address);
+  return counted;
 }
 
 /** An IPv4 address as it is (an IPv4-mapped IPv6 one unwrapped); an IPv6 address as its /64. */
@@ -63,52 +142,55 @@ function networkOf(address: string): string {
 }
 
 /**
- * Slows password guessing without locking anyone out (RFC 6749 §4.3.2,
- * OWASP, NIST SP 800-63B §5.2.2): failed logins are counted per user name
- * *from one client address*, and per address, in a sliding window. Past a
- * limit, that pair's (or that address's) logins wait, 1 s and then twice as
- * long after each further failure, up to the window. Guesses against a name
- * from elsewhere do not slow its owner: the right password from an address
- * that has not failed logs in at once. Every attempt counts from its start
- * until it succeeds, so that attempts in parallel cannot pass a limit together.
+ * Slows password and client-secret guessing without locking anyone out
+ * (RFC 6749 §4.3.2 and §10.10, OWASP, NIST SP 800-63B §5.2.2). Failures are
+ * counted in a sliding window per name *from one address*, per address, and
+ * per name from every address the name has not logged in from lately (so
+ * that guesses spread over many addresses add up). Past a limit, the
+ * attempts that counter covers wait, 1 s and then twice as long after each
+ * further failure, up to the window. The right password from an address
+ * where the name logged in within 30 days is never slowed by guesses from
+ * elsewhere; from a new address it may be asked to wait, never refused for
+ * good. Every attempt counts from its start until it succeeds, so that
+ * attempts in parallel cannot pass a limit together.
  */
 export class LoginThrottle implements LoginLimiter {
   readonly #now: () => number;
-  readonly #maxPerUser: number;
-  readonly #maxPerAddress: number;
-  readonly #window: number;
+  readonly #limits: ThrottleLimits;
   readonly #maxKeys: number;
   readonly #failures = new Map<string, number[]>();
+  /** When each name last succeeded from each address, oldest first. */
+  readonly #known = new Map<string, number>();
 
   /**
    * Creates a throttle.
    * @param options clock and limits
+   * @throws {RangeError} for a limit that is not a non-negative integer
    */
   constructor(options: LoginThrottleOptions) {
     this.#now = options.now;
-    this.#maxPerUser = options.maxPerUser ?? 5;
-    this.#maxPerAddress = options.maxPerAddress ?? 20;
-    this.#window = options.windowMs ?? 15 * 60_000;
+    this.#limits = throttleLimits(options);
     this.#maxKeys = options.maxKeys ?? 100_000;
   }
 
   /**
-   * Starts a login attempt. An allowed attempt counts as a failure at once;
+   * Starts an attempt. An allowed attempt counts as a failure at once;
    * {@linkcode LoginThrottle.succeed} takes it back.
-   * @param username the user name's key (`usernameKey`)
+   * @param subject the user name's key (`usernameKey`) or the client id
    * @param address the client's address
    * @returns 0 when the attempt may go on; else the seconds to wait, and nothing is counted
    */
-  start(username: string, address: string): number {
+  start(subject: LoginSubject, address: string): number {
     const now = this.#now();
-    const keys = throttleKeys(username, address, this.#maxPerUser, this.#maxPerAddress);
+    const keys = throttleKeys(subject, address, this.#limits);
+    const counted = countedKeys(keys, this.#isKnown(keys.known, now));
     let wait = 0;
-    for (const { key, limit } of keys) {
+    for (const { key, limit } of counted) {
       const times = this.#recent(key, now);
-      wait = Math.max(wait, throttleWait(times.length, times[times.length - 1] ?? 0, limit, this.#window, now));
+      wait = Math.max(wait, throttleWait(times.length, times[times.length - 1] ?? 0, limit, this.#limits.windowMs, now));
     }
     if (wait > 0) return wait;
-    for (const { key } of keys) {
+    for (const { key } of counted) {
       const times = this.#recent(key, now);
       times.push(now);
       this.#failures.delete(key);
@@ -119,18 +201,29 @@ export class LoginThrottle implements LoginLimiter {
   }
 
   /**
-   * Ends an attempt that succeeded: clears the pair's failures and takes the
-   * attempt back from the address's count.
-   * @param username the user name's key
+   * Ends an attempt that succeeded: clears the pair's failures, takes the
+   * attempt back from the other counts, and remembers the address as known
+   * for the name.
+   * @param subject the user name's key or the client id
    * @param address the client's address
    */
-  succeed(username: string, address: string): void {
-    const [pair, byAddress] = throttleKeys(username, address, this.#maxPerUser, this.#maxPerAddress);
-    this.#failures.delete(pair!.key);
-    if (byAddress !== undefined) this.#failures.get(byAddress.key)?.pop();
+  succeed(subject: LoginSubject, address: string): void {
+    const now = this.#now();
+    const keys = throttleKeys(subject, address, this.#limits);
+    const known = this.#isKnown(keys.known, now);
+    this.#failures.delete(keys.pair.key);
+    for (const counter of countedKeys(keys, known).slice(1)) this.#failures.get(counter.key)?.pop();
+    this.#known.delete(keys.known);
+    this.#known.set(keys.known, now);
+    while (this.#known.size > this.#maxKeys) this.#known.delete(this.#known.keys().next().value!);
+  }
+
+  #isKnown(key: string, now: number): boolean {
+    const at = this.#known.get(key);
+    return at !== undefined && now - at < KNOWN_ADDRESS_MS;
   }
 
   #recent(key: string, now: number): number[] {
-    return (this.#failures.get(key) ?? []).filter((at) => now - at < this.#window);
+    return (this.#failures.get(key) ?? []).filter((at) => now - at < this.#limits.windowMs);
   }
 }

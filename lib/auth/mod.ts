@@ -16,13 +16,13 @@ export type { AuthConfig } from "./settings.ts";
 export { hashPassword, verifyPassword } from "./password_hash.ts";
 export type { HashPasswordOptions } from "./password_hash.ts";
 export { newToken, tokenHash } from "./tokens.ts";
-export type { AuthStore, LoginLimiter, TokenRecord, UserRecord } from "./types.ts";
+export type { AuthStore, LoginLimiter, LoginSubject, TokenRecord, UserRecord } from "./types.ts";
 export { MemoryAuthStore } from "./memory_auth_store.ts";
 export type { AuthChange, AuthSnapshot, MemoryAuthStoreOptions } from "./memory_auth_store.ts";
-export { LoginThrottle, throttleKeys, throttleWait } from "./login_throttle.ts";
+export { KNOWN_ADDRESS_MS, LoginThrottle, throttleKeys, throttleLimits, throttleWait } from "./login_throttle.ts";
 export { AUTH_MIGRATIONS, PostgresAuthStore } from "./postgres_auth_store.ts";
 export { PostgresLoginThrottle } from "./postgres_login_throttle.ts";
-export type { LoginThrottleOptions } from "./login_throttle.ts";
+export type { LoginThrottleOptions, ThrottleKey, ThrottleKeys, ThrottleLimits } from "./login_throttle.ts";
 export { resolveScope, TokenService } from "./token_service.ts";
 export type {
   AccessGrant,

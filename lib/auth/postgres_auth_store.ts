@@ -1,4 +1,5 @@
 import { Batcher, type SqlClient, type SqlPool } from "../storage/mod.ts";
+import { KNOWN_ADDRESS_MS } from "./login_throttle.ts";
 import { usernameKey } from "./names.ts";
 import type { AuthStore, TokenRecord, UserRecord } from "./types.ts";
 
@@ -31,6 +32,9 @@ export const AUTH_MIGRATIONS: readonly string[] = [
    CREATE INDEX auth_login_attempts_key_at ON auth_login_attempts (key, at);`,
   // 2: deleting an account deletes its tokens through this index, not a scan.
   `CREATE INDEX auth_tokens_user_id ON auth_tokens (user_id);`,
+  // 3: where each user name and client last succeeded from each address (the login throttle's known addresses).
+  `CREATE TABLE auth_known_addresses (key text PRIMARY KEY, at bigint NOT NULL);
+   CREATE INDEX auth_known_addresses_at ON auth_known_addresses (at);`,
 ];
 
 /** Rows removed at most by one statement of a sweep, so that a sweep never holds locks for long. */
@@ -231,6 +235,10 @@ export class PostgresAuthStore implements AuthStore {
     await this.#db.query(
       "DELETE FROM auth_login_attempts WHERE ctid IN (SELECT ctid FROM auth_login_attempts WHERE at < $1 LIMIT $2)",
       [now - 24 * 3600 * 1000, SWEEP_BATCH],
+    );
+    await this.#db.query(
+      "DELETE FROM auth_known_addresses WHERE key IN (SELECT key FROM auth_known_addresses WHERE at < $1 LIMIT $2)",
+      [now - KNOWN_ADDRESS_MS, SWEEP_BATCH],
     );
   }
 }

@@ -42,7 +42,13 @@ export const AUTH_SETTINGS = {
     default: 5,
     min: 1,
     max: 1000,
-    doc: "wrong passwords for one user name from one client address within 15 minutes before that pair's logins wait (1 s, doubling with each further failure); the name's owner elsewhere is not slowed",
+    doc: "wrong passwords for one user name (or wrong secrets for one OAuth client) from one client address within 15 minutes before that pair's attempts wait (1 s, doubling with each further failure); the name's owner elsewhere is not slowed",
+  }),
+  loginMaxFailuresPerName: integerSetting("LOGIN_MAX_FAILURES_PER_NAME", {
+    default: 10,
+    min: 0,
+    max: 1_000_000,
+    doc: "wrong passwords for one user name (or wrong secrets for one OAuth client) from every address it has not logged in from within 30 days, within 15 minutes, before attempts from such addresses wait, growing likewise; addresses where it logged in are never slowed by them; 0 for none",
   }),
   loginMaxFailuresPerAddress: integerSetting("LOGIN_MAX_FAILURES_PER_ADDRESS", {
     default: 20,

@@ -73,6 +73,7 @@ export async function startAuthService(config: AuthConfig, options: StartAuthSer
     throttle: options.throttle ?? new LoginThrottle({
       now: options.now,
       maxPerUser: config.loginMaxFailures,
+      maxPerName: config.loginMaxFailuresPerName,
       maxPerAddress: config.loginMaxFailuresPerAddress,
     }),
     accessTtlSeconds: config.accessTokenTtlSeconds,

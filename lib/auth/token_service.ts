@@ -68,7 +68,10 @@ export interface TokenServiceOptions {
   readonly now: () => number;
   /** Random bytes (tokens, ids). */
   readonly random: (size: number) => Uint8Array;
-  /** Counts failed logins, in memory (`LoginThrottle`) or shared (`PostgresLoginThrottle`). */
+  /**
+   * Counts failed logins and client authentications, in memory
+   * (`LoginThrottle`) or shared (`PostgresLoginThrottle`).
+   */
   readonly throttle: LoginLimiter;
   /**
    * Access-token lifetime.
@@ -150,7 +153,7 @@ export class TokenService {
    * @throws {AuthError} with the RFC 6749 §5.2 code
    */
   async token(request: TokenRequest): Promise<TokenResponse> {
-    const client = this.authenticateClient(request);
+    const client = await this.authenticateClient(request);
     const grant = request.params.get("grant_type");
     if (grant === undefined) throw invalidRequest("Missing grant_type");
     if (!(GRANT_TYPES as readonly string[]).includes(grant)) {
@@ -182,7 +185,7 @@ export class TokenService {
    * `ERR_AUTH_UNAUTHORIZED_CLIENT` for another client's token
    */
   async revoke(request: TokenRequest): Promise<void> {
-    const client = this.authenticateClient(request);
+    const client = await this.authenticateClient(request);
     const token = request.params.get("token");
     if (token === undefined) throw invalidRequest("Missing token");
     const record = await this.#store.token(tokenHash(token));
@@ -204,7 +207,7 @@ export class TokenService {
    * @throws {AuthError} for a public or bad client, or a missing token
    */
   async introspect(request: TokenRequest): Promise<IntrospectionResponse> {
-    const client = this.authenticateClient(request);
+    const client = await this.authenticateClient(request);
     if (client.secretHash === undefined) {
       throw basicChallenge("Only confidential clients may introspect tokens: authenticate with client_secret_basic");
     }
@@ -238,33 +241,38 @@ export class TokenService {
   /**
    * Authenticates the client of a request: HTTP Basic, or `client_id` (and
    * `client_secret` for a confidential client) in the body, never both.
+   * Every attempt that presents a secret goes through the throttle, as a
+   * password does: per client id from one address, per client id from
+   * addresses it has not authenticated from lately, and per address.
    * @param request the parsed request
    * @returns the client
    * @throws {AuthError} `ERR_AUTH_INVALID_REQUEST` for two methods or mismatched ids,
+   * `ERR_AUTH_THROTTLED` (429 with `Retry-After`) past the throttle's limits,
    * `ERR_AUTH_INVALID_CLIENT` (401 with a Basic challenge) when Basic was used,
    * `ERR_AUTH_INVALID_CLIENT_CREDENTIALS` (400) otherwise
    */
-  authenticateClient(request: TokenRequest): Client {
+  async authenticateClient(request: TokenRequest): Promise<Client> {
     const bodyId = request.params.get("client_id");
     const bodySecret = request.params.get("client_secret");
     if (request.basic !== undefined) {
       if (bodySecret !== undefined) throw invalidRequest("Use one client authentication method, not Basic and client_secret");
       if (bodyId !== undefined && bodyId !== request.basic.id) throw invalidRequest("client_id differs from the Basic credentials");
-      const client = this.#clients.get(request.basic.id);
-      if (client === undefined || !matches(client, request.basic.secret)) {
-        throw basicChallenge("Client authentication failed");
-      }
+      const client = await this.#checkSecret(request.basic.id, request.basic.secret, request.address);
+      if (client === undefined) throw basicChallenge("Client authentication failed");
       return client;
     }
     // Without HTTP authentication there is no scheme to challenge: 400, as RFC 6749 §5.2 allows.
     if (bodyId === undefined) throw bodyRejected("Client authentication failed: no client_id");
-    const client = this.#clients.get(bodyId);
-    if (client === undefined) throw bodyRejected("Client authentication failed");
-    if (client.secretHash === undefined) {
-      if (bodySecret !== undefined) throw bodyRejected("Client authentication failed: a public client has no secret");
+    if (bodySecret !== undefined) {
+      const named = this.#clients.get(bodyId);
+      if (named !== undefined && named.secretHash === undefined) throw bodyRejected("Client authentication failed: a public client has no secret");
+      const client = await this.#checkSecret(bodyId, bodySecret, request.address);
+      if (client === undefined) throw bodyRejected("Client authentication failed");
       return client;
     }
-    if (bodySecret === undefined || !matches(client, bodySecret)) throw bodyRejected("Client authentication failed");
+    // No secret, nothing to guess: a public client, or a refusal.
+    const client = this.#clients.get(bodyId);
+    if (client === undefined || client.secretHash !== undefined) throw bodyRejected("Client authentication failed");
     return client;
   }
 
@@ -307,19 +315,15 @@ export class TokenService {
     if (name === undefined || password.length > MAX_PRESENTED_PASSWORD) {
       throw new AuthError("ERR_AUTH_INVALID_GRANT", "Wrong user name or password");
     }
-    const username = usernameKey(name);
-    const wait = await this.#throttle.start(username, request.address);
-    if (wait > 0) {
-      throw new AuthError("ERR_AUTH_THROTTLED", `Too many failed logins; retry after ${wait} s`, {
-        headers: { "retry-after": String(wait) },
-      });
-    }
-    const user = await this.#store.userByName(username);
+    const subject = { kind: "user", name: usernameKey(name) } as const;
+    const wait = await this.#throttle.start(subject, request.address);
+    if (wait > 0) throw throttled(`Too many failed logins; retry after ${wait} s`, wait);
+    const user = await this.#store.userByName(subject.name);
     const ok = user === undefined
       ? (await verifyPassword(password.normalize("NFKC"), await this.#decoyHash()), false)
       : await passwordMatches(password, user.passwordHash);
     if (!ok || user === undefined) throw new AuthError("ERR_AUTH_INVALID_GRANT", "Wrong user name or password");
-    await this.#throttle.succeed(username, request.address);
+    await this.#throttle.succeed(subject, request.address);
     const family = uuidV4(this.#random);
     const access = await this.#issue("access", client.id, user.uuid, scope, family);
     const refresh = await this.#issue("refresh", client.id, user.uuid, scope, family);
@@ -398,6 +402,19 @@ export class TokenService {
     return token;
   }
 
+  /**
+   * Checks a client's secret through the throttle: the client, or undefined
+   * for an unknown client id, a public client or a wrong secret.
+   */
+  async #checkSecret(id: string, secret: string, address: string): Promise<Client | undefined> {
+    const subject = { kind: "client", name: id } as const;
+    const wait = await this.#throttle.start(subject, address);
+    if (wait > 0) throw throttled(`Too many failed client authentications; retry after ${wait} s`, wait);
+    const client = this.#clients.get(id);
+    if (client === undefined || !matches(client, secret)) return undefined;
+    await this.#throttle.succeed(subject, address);
+    return client;
+  }
 
   #decoyHash(): Promise<string> {
     this.#decoy ??= hashPassword("decoy", { cost: this.#passwordCost, salt: this.#random(16) });
@@ -448,6 +465,11 @@ function basicChallenge(message: string): AuthError {
   return new AuthError("ERR_AUTH_INVALID_CLIENT", message, {
     headers: { "www-authenticate": 'Basic realm="tributary", charset="UTF-8"' },
   });
+}
+
+/** Too many failures: 429 with the seconds to wait. */
+function throttled(message: string, wait: number): AuthError {
+  return new AuthError("ERR_AUTH_THROTTLED", message, { headers: { "retry-after": String(wait) } });
 }
 
 /** invalid_client after authentication in the body. */

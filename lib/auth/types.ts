@@ -60,16 +60,30 @@ export interface AuthStore {
 }
 
 /**
- * Counts failed password logins against a user name and a client address,
- * and says how long to wait past the limits: in memory (`LoginThrottle`) or
- * shared by processes (`PostgresLoginThrottle`).
+ * Whose credentials an attempt presents: a user's password (`name` is the
+ * user name's `usernameKey`) or a client's secret (`name` is the client id).
+ */
+export interface LoginSubject {
+  readonly kind: "user" | "client";
+  readonly name: string;
+}
+
+/**
+ * Counts failed password logins and client authentications against the
+ * name, the client address and the pair, and says how long to wait past the
+ * limits: in memory (`LoginThrottle`) or shared by processes
+ * (`PostgresLoginThrottle`). An address where the name succeeded lately is
+ * known: guesses from elsewhere never slow it.
  */
 export interface LoginLimiter {
   /**
-   * Counts a login attempt (as failed, until it succeeds).
+   * Counts an attempt (as failed, until it succeeds).
    * @returns the seconds to wait instead, when a limit is reached; 0 when the attempt is counted
    */
-  start(username: string, address: string): number | Promise<number>;
-  /** Forgets the user name's failures and this attempt's count against the address: the login succeeded. */
-  succeed(username: string, address: string): void | Promise<void>;
+  start(subject: LoginSubject, address: string): number | Promise<number>;
+  /**
+   * Forgets the pair's failures, takes this attempt back from the other
+   * counts, and remembers the address as known for the name: the attempt succeeded.
+   */
+  succeed(subject: LoginSubject, address: string): void | Promise<void>;
 }

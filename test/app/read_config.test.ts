@@ -37,6 +37,7 @@ describe("readConfig()", () => {
         refreshReuseIntervalSeconds: 30,
         passwordHashCost: 16_384,
         loginMaxFailures: 5,
+        loginMaxFailuresPerName: 10,
         loginMaxFailuresPerAddress: 20,
       },
       sync: { queueAboveObjects: 1000, maxQueuedPerUser: 16, revisionRetentionDays: 30, ticketRetentionSeconds: 600 },

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { loginLimiterContract } from "../_contracts/login_limiter.ts";
-import { hashPassword, LoginThrottle, newToken, parseClients, throttleKeys, verifyPassword } from "../../lib/auth/mod.ts";
+import { hashPassword, LoginThrottle, newToken, parseClients, throttleKeys, throttleLimits, verifyPassword } from "../../lib/auth/mod.ts";
 import { pooledRandom } from "../../lib/crypto/mod.ts";
 import { TEST_COST } from "../_helpers/auth.ts";
 
@@ -38,11 +38,11 @@ describe("LoginThrottle", () => {
     const kept = new LoginThrottle({ now: () => 0, maxPerUser: 1, maxKeys: 100 });
     const bounded = new LoginThrottle({ now: () => 0, maxPerUser: 1, maxKeys: 4 });
     for (const throttle of [kept, bounded]) {
-      throttle.start("first", "x");
-      for (let i = 0; i < 5; i++) throttle.start(`u${i}`, `a${i}`);
+      throttle.start({ kind: "user", name: "first" }, "x");
+      for (let i = 0; i < 5; i++) throttle.start({ kind: "user", name: `u${i}` }, `a${i}`);
     }
-    assert.equal(kept.start("first", "x"), 1, "remembered: the pair waits");
-    assert.equal(bounded.start("first", "x"), 0, "forgotten beyond the bound");
+    assert.equal(kept.start({ kind: "user", name: "first" }, "x"), 1, "remembered: the pair waits");
+    assert.equal(bounded.start({ kind: "user", name: "first" }, "x"), 0, "forgotten beyond the bound");
   });
 });
 
@@ -83,11 +83,30 @@ describe("newToken()", () => {
 
 describe("throttleKeys()", () => {
   it("counts an IPv6 address by its /64 and an IPv4-mapped one as IPv4", () => {
-    const keyOf = (address: string) => throttleKeys("ann", address, 5, 20).map((k) => k.key);
+    const limits = throttleLimits({ now: () => 0 });
+    const keyOf = (address: string) => {
+      const keys = throttleKeys({ kind: "user", name: "ann" }, address, limits);
+      return [keys.pair.key, keys.address?.key, keys.known];
+    };
     assert.deepEqual(keyOf("2001:db8:1:2:aaaa::1"), keyOf("2001:0db8:0001:0002:ffff:ffff:ffff:ffff"));
-    assert.deepEqual(keyOf("2001:db8:1:2::7"), ["ua:2001:db8:1:2::/64 ann", "a:2001:db8:1:2::/64"]);
+    assert.deepEqual(keyOf("2001:db8:1:2::7"), ["ua:2001:db8:1:2::/64 ann", "a:2001:db8:1:2::/64", "uk:2001:db8:1:2::/64 ann"]);
     assert.notDeepEqual(keyOf("2001:db8:1:3::7"), keyOf("2001:db8:1:2::7"));
     assert.deepEqual(keyOf("::ffff:203.0.113.9"), keyOf("203.0.113.9"));
-    assert.deepEqual(keyOf("::1"), ["ua:0:0:0:0::/64 ann", "a:0:0:0:0::/64"]);
+    assert.deepEqual(keyOf("::1"), ["ua:0:0:0:0::/64 ann", "a:0:0:0:0::/64", "uk:0:0:0:0::/64 ann"]);
   });
+
+  it("gives a client id keys of its own kind, and leaves out the limits set to 0", () => {
+    const keys = throttleKeys({ kind: "client", name: "ann" }, "192.0.2.1", throttleLimits({ now: () => 0, maxPerName: 0, maxPerAddress: 0 }));
+    assert.deepEqual(keys, { pair: { key: "ca:192.0.2.1 ann", limit: 5 }, name: undefined, address: undefined, known: "ck:192.0.2.1 ann" });
+  });
+});
+
+describe("throttleLimits()", () => {
+  it("fills in the defaults: 5 per pair, 10 per name, 20 per address, 15 minutes", () => {
+    assert.deepEqual(throttleLimits({ now: () => 0 }), { maxPerUser: 5, maxPerName: 10, maxPerAddress: 20, windowMs: 900_000 });
+  });
+
+  for (const bad of [{ maxPerUser: 0 }, { maxPerName: -1 }, { maxPerAddress: 1.5 }, { windowMs: 0 }]) {
+    it(`refuses ${JSON.stringify(bad)}`, () => assert.throws(() => throttleLimits({ now: () => 0, ...bad }), RangeError));
+  }
 });

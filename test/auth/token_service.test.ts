@@ -78,6 +78,101 @@ describe("TokenService password grant", () => {
   });
 });
 
+describe("TokenService throttles that attackers cannot spread out", () => {
+  /** The 40 addresses of a botnet, none of which has logged in as anyone. */
+  const botnet = Array.from({ length: 40 }, (_, i) => `203.0.113.${i + 1}`);
+
+  it("slows guesses at one user name spread over many addresses: 5 from each of 40 addresses", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("alice", "correct horse");
+    const codes: string[] = [];
+    for (let round = 0; round < 5; round++) {
+      for (const address of botnet) {
+        const attempt = fixture.tokens.token(request({ grant_type: "password", client_id: "app", username: "alice", password: `guess${round}` }, address));
+        codes.push(await attempt.then(() => "ok", (error: { code: string }) => error.code));
+      }
+    }
+    assert.equal(codes.filter((c) => c === "ok").length, 0);
+    assert.equal(codes.filter((c) => c === "ERR_AUTH_INVALID_GRANT").length, 10, "LOGIN_MAX_FAILURES_PER_NAME (10) guesses, then waits");
+    assert.equal(codes.filter((c) => c === "ERR_AUTH_THROTTLED").length, 190);
+  });
+
+  it("makes the name's wait grow, 1 s and twice as long after each further guess", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("alice", "correct horse");
+    const guess = (address: string) => fixture.tokens.token(request({ grant_type: "password", client_id: "app", username: "alice", password: "guess" }, address));
+    for (const address of botnet.slice(0, 10)) await assert.rejects(guess(address), { code: "ERR_AUTH_INVALID_GRANT" });
+    const waits: number[] = [];
+    for (const address of botnet.slice(10, 18)) {
+      const wait = await guess(address).then(() => 0, (error: { code: string; headers: Record<string, string> }) => {
+        assert.equal(error.code, "ERR_AUTH_THROTTLED");
+        return Number(error.headers["retry-after"]);
+      });
+      waits.push(wait);
+      fixture.advance(wait * 1000);
+      await assert.rejects(guess(address), { code: "ERR_AUTH_INVALID_GRANT" }, "once the wait has passed, one more guess is heard");
+    }
+    assert.deepEqual(waits, [1, 2, 4, 8, 16, 32, 64, 128]);
+  });
+
+  it("lets the right password in at once from an address the user logged in from, during the attack", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("alice", "correct horse");
+    const home = "198.51.100.20";
+    await fixture.tokens.token(request({ grant_type: "password", client_id: "app", username: "alice", password: "correct horse" }, home));
+    for (const address of botnet) {
+      await assert.rejects(fixture.tokens.token(request({ grant_type: "password", client_id: "app", username: "alice", password: "guess" }, address)));
+    }
+    fixture.advance(24 * 3600_000);
+    const answer = await fixture.tokens.token(request({ grant_type: "password", client_id: "app", username: "alice", password: "correct horse" }, home));
+    assert.ok(answer.access_token.length > 0);
+  });
+
+  it("lets the right password in from a new address after the wait it was asked for", async () => {
+    const fixture = authFixture();
+    await fixture.addUser("alice", "correct horse");
+    for (const address of botnet.slice(0, 12)) {
+      await assert.rejects(fixture.tokens.token(request({ grant_type: "password", client_id: "app", username: "alice", password: "guess" }, address)));
+    }
+    const phone = request({ grant_type: "password", client_id: "app", username: "alice", password: "correct horse" }, "198.51.100.30");
+    const wait = await fixture.tokens.token(phone).then(() => 0, (error: { code: string; headers: Record<string, string> }) => {
+      assert.equal(error.code, "ERR_AUTH_THROTTLED");
+      return Number(error.headers["retry-after"]);
+    });
+    assert.equal(wait, 1, "10 failures is the limit: 1 s after the last (the 11th and 12th guesses waited)");
+    fixture.advance(wait * 1000);
+    assert.ok((await fixture.tokens.token(phone)).access_token.length > 0, "no lockout: after the delay the right password works");
+  });
+
+  const clientGuess = (secret: string, address: string, basic = false): TokenRequest => basic
+    ? { params: new Map([["grant_type", "client_credentials"]]), basic: { id: "backend", secret }, address }
+    : request({ grant_type: "client_credentials", client_id: "backend", client_secret: secret }, address);
+
+  it("slows guesses at one client's secret from one address: 5, then waits", async () => {
+    const fixture = authFixture();
+    const codes: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      codes.push(await fixture.tokens.token(clientGuess(`guess${i}`, "203.0.113.200", i % 2 === 0)).then(() => "ok", (error: { code: string }) => error.code));
+    }
+    assert.equal(codes.filter((c) => c.startsWith("ERR_AUTH_INVALID_CLIENT")).length, 5);
+    assert.equal(codes.filter((c) => c === "ERR_AUTH_THROTTLED").length, 195);
+  });
+
+  it("slows guesses at one client's secret spread over many addresses, and not the client at its own address", async () => {
+    const fixture = authFixture();
+    const backend = "10.1.2.3";
+    assert.ok((await fixture.tokens.token(clientGuess("backend-secret", backend))).access_token.length > 0);
+    const codes: string[] = [];
+    for (let round = 0; round < 5; round++) {
+      for (const address of botnet) codes.push(await fixture.tokens.token(clientGuess(`guess${round}`, address)).then(() => "ok", (error: { code: string }) => error.code));
+    }
+    assert.equal(codes.filter((c) => c === "ERR_AUTH_INVALID_CLIENT_CREDENTIALS").length, 10);
+    assert.equal(codes.filter((c) => c === "ERR_AUTH_THROTTLED").length, 190);
+    for (let i = 0; i < 3; i++) assert.ok((await fixture.tokens.token(clientGuess("backend-secret", backend))).access_token.length > 0);
+    await assert.rejects(fixture.tokens.token(clientGuess("backend-secret", "198.51.100.99")), { code: "ERR_AUTH_THROTTLED" }, "a new address waits like any other");
+  });
+});
+
 describe("TokenService refresh_token grant", () => {
   it("rotates: the new refresh token works, the old one is spent", async () => {
     const fixture = authFixture();
