@@ -240,7 +240,8 @@ export const AUTH_DOCS: Readonly<Record<"token" | "revoke" | "introspect" | "met
                 type: "string",
                 minLength: MIN_USERNAME_LENGTH,
                 maxLength: MAX_USERNAME_LENGTH,
-                description: "Letters (with their accents), digits, `.`, `_`, `-`, `@` and `+` (PRECIS UsernameCaseMapped); " +
+                description: "Letters (with their marks), digits, `.`, `_`, `-`, `@` and `+` of the PRECIS IdentifierClass " +
+                  "(RFC 8265 UsernameCaseMapped), letters of one script (UTS #39, highly restrictive); " +
                   "names that differ only by case or Unicode form are one",
               },
               password: { type: "string", minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH, description: "Any Unicode, counted in code points" },

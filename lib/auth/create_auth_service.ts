@@ -18,8 +18,8 @@ import {
   MIN_PASSWORD_LENGTH,
   MIN_USERNAME_LENGTH,
   NOTIFY_LANGUAGES,
+  checkUsername,
   preparePassword,
-  prepareUsername,
 } from "./names.ts";
 import { AuthError, type SignUpFieldError } from "./errors.ts";
 import { readTokenRequest } from "./read_token_request.ts";
@@ -194,10 +194,14 @@ function readSignUp(body: unknown): { username: string; password: string; langua
       errors.push({ message: `Unknown field ${JSON.stringify(key)}`, field: key });
     }
   }
-  const username = typeof record["username"] === "string" ? prepareUsername(record["username"]) : undefined;
+  // New names only: those accepted before these rules keep logging in (prepareUsername).
+  const checked = typeof record["username"] === "string" ? checkUsername(record["username"]) : undefined;
+  const username = checked?.kind === "valid" ? checked.username : undefined;
   if (username === undefined) {
     errors.push({
-      message: `User name must be ${MIN_USERNAME_LENGTH} to ${MAX_USERNAME_LENGTH} letters (with their accents), digits, '.', '_', '-', '@' or '+', not starting with an accent`,
+      message: checked?.kind === "invalid"
+        ? checked.message
+        : `User name must be a string of ${MIN_USERNAME_LENGTH} to ${MAX_USERNAME_LENGTH} letters (with their accents), digits, '.', '_', '-', '@' or '+'`,
       field: "username",
     });
   }

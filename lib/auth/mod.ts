@@ -14,6 +14,14 @@ export { AUTH_SETTINGS } from "./settings.ts";
 export { AUTH_SECURITY_SCHEMES } from "./api_docs.ts";
 export type { AuthConfig } from "./settings.ts";
 export { hashPassword, verifyPassword } from "./password_hash.ts";
+export {
+  checkUsername,
+  enforceUsernameCaseMapped,
+  enforceUsernameCasePreserved,
+  identifierProperty,
+  USERNAME_UNICODE_VERSION,
+} from "./names.ts";
+export type { PrecisProperty, UsernameCheck, UsernameRule } from "./names.ts";
 export type { HashPasswordOptions } from "./password_hash.ts";
 export { newToken, tokenHash } from "./tokens.ts";
 export type { AuthStore, LoginLimiter, LoginSubject, TokenRecord, UserRecord } from "./types.ts";

@@ -81,6 +81,43 @@ describe("POST /api/v2/sign-up", () => {
     }
   });
 
+  it("refuses look-alikes and compatibility forms with 422 on username, naming the rule", async () => {
+    const fixture = authFixture();
+    const cases = [
+      { username: "p\u0430ypal", says: "the Latin and Cyrillic scripts" }, // Cyrillic а
+      { username: "\u0430dmin", says: "the Cyrillic and Latin scripts" },
+      { username: "g\u03bfogle", says: "the Latin and Greek scripts" }, // Greek ο
+      { username: "\ud835\udc1admin", says: "compatibility form" }, // mathematical bold a
+      { username: "\u01c6ango", says: "compatibility form" }, // the digraph dž
+      { username: "ad\u200bmin", says: "invisible" },
+    ];
+    for (const c of cases) {
+      const result = await signUp(fixture, { username: c.username, password: "correct horse" });
+      assert.equal(result.status, 422, c.username);
+      const [error] = result.json() as { message: string; field: string }[];
+      assert.equal(error?.field, "username");
+      assert.ok(error?.message.includes(c.says), error?.message);
+    }
+    assert.equal((await signUp(fixture, { username: "ｐａｙｐａｌ", password: "correct horse" })).status, 201, "fullwidth maps to ASCII");
+    assert.equal((await signUp(fixture, { username: "paypal", password: "correct horse" })).status, 409, "and is that name");
+  });
+
+  it("still lets users whose names the rules now refuse log in, and keeps their names taken", async () => {
+    const fixture = authFixture();
+    const login = (username: string) => call(fixture.handler, "/oauth2/token", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: form({ grant_type: "password", client_id: "app", username, password: "correct horse" }),
+    });
+    // Made before the rules, as an earlier version's sign-up accepted them.
+    for (const old of ["p\u0430ypal", "\ud835\udc1admin", "\u01c6ango"]) {
+      await fixture.addUser(old, "correct horse");
+      assert.equal((await login(old)).status, 200, old);
+      assert.equal((await signUp(fixture, { username: old, password: "correct horse" })).status, 422, `${old} cannot be made anew`);
+    }
+    assert.equal((await signUp(fixture, { username: "paypal", password: "correct horse" })).status, 201, "the name it looks like is another");
+  });
+
   it("counts a password in code points, takes any Unicode, and compares it NFKC", async () => {
     const fixture = authFixture();
     assert.equal((await signUp(fixture, { username: "emoji4", password: "🔑🔑🔑🔑" })).status, 422, "4 emoji are 4 characters, not 8");
