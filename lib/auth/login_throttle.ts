@@ -121,7 +121,13 @@ export function throttleKeys(subject: LoginSubject, address: string, limits: Thr
   };
 }
 
-/** The keys an attempt counts against: the name's own unless the address is known for it. */
+/**
+ * The keys an attempt counts against, the pair's first: the name's own
+ * only when the address is not known for the name.
+ * @param keys the attempt's keys
+ * @param known whether the name succeeded from this address lately
+ * @returns the counters to check and count
+ */
 export function countedKeys(keys: ThrottleKeys, known: boolean): ThrottleKey[] {
   const counted = [keys.pair];
   if (keys.name !== undefined && !known) counted.push(keys.name);

@@ -54,7 +54,7 @@ export const AUTH_SETTINGS = {
     default: 20,
     min: 0,
     max: 1_000_000,
-    doc: "wrong passwords from one client address within 15 minutes before its logins wait, growing likewise; 0 for none (behind a proxy every client shares its address)",
+    doc: "wrong passwords and client secrets from one client address within 15 minutes before its attempts wait, growing likewise; 0 for none (behind a proxy every client shares its address)",
   }),
 } as const;
 
