@@ -37,6 +37,7 @@ import { createNodeServer, type NodeServer, readTlsFiles } from "./node_server.t
 import { createHealthHandler } from "./create_health_handler.ts";
 import { createOpenApiHandler } from "./create_openapi_handler.ts";
 import { createReadinessCheck, type ReadinessReport, type ReadinessSource } from "./create_readiness_check.ts";
+import { completeContextFrom, registerInOrder } from "./accounts.ts";
 import { openSyncStores } from "./open_sync_stores.ts";
 import type { Config, ServiceName } from "./read_config.ts";
 
@@ -335,15 +336,16 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         now,
         random,
         log,
-        onUserCreated: async (user) => {
-          await syncStore.createContext({ uuid: user.uuid, username: user.username, notifyLanguage: user.notifyLanguage });
-        },
+        // A sign-up writes the user and its sync context: in one transaction on PostgreSQL, else the context first.
+        register: (overrides.authStore === undefined && overrides.syncStore === undefined ? stores.register : undefined) ?? registerInOrder(authStore, syncStore),
       });
       running.push(auth.service);
       running.push(await startSyncService(config.sync, {
         store: syncStore,
         authorize: (request) => requireUser(request, auth.tokens, { scope: "UserActivity" }),
         onAccountDeleted: (owner) => auth.tokens.deleteUser(owner),
+        // An account an earlier version left without a context gets one on first use.
+        completeContext: completeContextFrom(authStore, syncStore),
         log,
         storeLogsOutages: stores.logOutages === true,
       }));

@@ -6,6 +6,7 @@ import {
   MemoryAuthStore,
   PostgresAuthStore,
   PostgresLoginThrottle,
+  type UserRecord,
 } from "../auth/mod.ts";
 import { uuidV4 } from "../crypto/mod.ts";
 import type { ReadinessProbe, ServiceLog } from "../http/mod.ts";
@@ -20,6 +21,7 @@ import {
   type SyncChange,
   type SyncStore,
 } from "../sync/mod.ts";
+import { registerInOneTransaction } from "./accounts.ts";
 import type { Config } from "./read_config.ts";
 
 /**
@@ -35,6 +37,8 @@ export const DATABASE_SCHEMAS: readonly { readonly domain: string; readonly step
 export interface SyncStores {
   readonly auth: AuthStore;
   readonly sync: SyncStore;
+  /** Writes a new account (a user and its sync context) in one write, where the stores share one (PostgreSQL). */
+  readonly register?: (user: UserRecord) => Promise<boolean>;
   /** The login throttle, when the stores share one (PostgreSQL); undefined for one in memory. */
   readonly throttle?: LoginLimiter;
   /** Where they keep their state, for the start-up banner. */
@@ -96,10 +100,13 @@ export async function openSyncStores(config: Config, options: OpenSyncStoresOpti
       await pool.close();
       throw error;
     }
+    const auth = new PostgresAuthStore(pool);
+    // Half the pool runs queued work at most; the rest answers requests.
+    const sync = new PostgresSyncStore(pool, { ...syncOptions, workConcurrency: Math.max(1, Math.floor(config.storage.databasePoolSize / 2)) });
     return {
-      auth: new PostgresAuthStore(pool),
-      // Half the pool runs queued work at most; the rest answers requests.
-      sync: new PostgresSyncStore(pool, { ...syncOptions, workConcurrency: Math.max(1, Math.floor(config.storage.databasePoolSize / 2)) }),
+      auth,
+      sync,
+      register: registerInOneTransaction(pool, { auth, sync }),
       throttle: new PostgresLoginThrottle(pool, {
         now,
         maxPerUser: config.auth.loginMaxFailures,

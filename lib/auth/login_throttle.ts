@@ -190,11 +190,7 @@ export class LoginThrottle implements LoginLimiter {
     const now = this.#now();
     const keys = throttleKeys(subject, address, this.#limits);
     const counted = countedKeys(keys, this.#isKnown(keys.known, now));
-    let wait = 0;
-    for (const { key, limit } of counted) {
-      const times = this.#recent(key, now);
-      wait = Math.max(wait, throttleWait(times.length, times[times.length - 1] ?? 0, limit, this.#limits.windowMs, now));
-    }
+    const wait = this.#wait(counted, now);
     if (wait > 0) return wait;
     for (const { key } of counted) {
       const times = this.#recent(key, now);
@@ -213,15 +209,36 @@ export class LoginThrottle implements LoginLimiter {
    * @param subject the user name's key or the client id
    * @param address the client's address
    */
-  succeed(subject: LoginSubject, address: string): void {
+  succeed(subject: LoginSubject, address: string, options: { readonly counted?: boolean } = {}): void {
     const now = this.#now();
     const keys = throttleKeys(subject, address, this.#limits);
     const known = this.#isKnown(keys.known, now);
     this.#failures.delete(keys.pair.key);
-    for (const counter of countedKeys(keys, known).slice(1)) this.#failures.get(counter.key)?.pop();
+    if (options.counted !== false) for (const counter of countedKeys(keys, known).slice(1)) this.#failures.get(counter.key)?.pop();
     this.#known.delete(keys.known);
     this.#known.set(keys.known, now);
     while (this.#known.size > this.#maxKeys) this.#known.delete(this.#known.keys().next().value!);
+  }
+
+  /**
+   * How long an attempt would wait now, counting nothing.
+   * @param subject the user name's key or the client id
+   * @param address the client's address
+   * @returns the seconds to wait; 0 when an attempt may go on
+   */
+  check(subject: LoginSubject, address: string): number {
+    const now = this.#now();
+    const keys = throttleKeys(subject, address, this.#limits);
+    return this.#wait(countedKeys(keys, this.#isKnown(keys.known, now)), now);
+  }
+
+  #wait(counted: readonly ThrottleKey[], now: number): number {
+    let wait = 0;
+    for (const { key, limit } of counted) {
+      const times = this.#recent(key, now);
+      wait = Math.max(wait, throttleWait(times.length, times[times.length - 1] ?? 0, limit, this.#limits.windowMs, now));
+    }
+    return wait;
   }
 
   #isKnown(key: string, now: number): boolean {

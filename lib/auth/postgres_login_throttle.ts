@@ -1,8 +1,9 @@
-import type { SqlPool } from "../storage/mod.ts";
+import type { SqlClient, SqlPool } from "../storage/mod.ts";
 import {
   countedKeys,
   KNOWN_ADDRESS_MS,
   type LoginThrottleOptions,
+  type ThrottleKey,
   type ThrottleLimits,
   throttleKeys,
   throttleLimits,
@@ -48,15 +49,7 @@ export class PostgresLoginThrottle implements LoginLimiter {
     return this.#db.transaction(async (db) => {
       // In one order, so that two attempts never wait for each other's locks.
       for (const { key } of [...counted].sort((a, b) => (a.key < b.key ? -1 : 1))) await db.query("SELECT pg_advisory_xact_lock(hashtext($1))", [key]);
-      const { rows } = await db.query<{ key: string; failures: string; last: string }>(
-        "SELECT key, count(*) AS failures, max(at) AS last FROM auth_login_attempts WHERE key = ANY($1) AND at > $2 GROUP BY key",
-        [counted.map((counter) => counter.key), now - this.#limits.windowMs],
-      );
-      let wait = 0;
-      for (const row of rows) {
-        const limit = counted.find((counter) => counter.key === row.key)!.limit;
-        wait = Math.max(wait, throttleWait(Number(row.failures), Number(row.last), limit, this.#limits.windowMs, now));
-      }
+      const wait = await this.#wait(db, counted, now);
       if (wait > 0) return wait;
       await db.query(
         "INSERT INTO auth_login_attempts (key, at) SELECT key, $2 FROM unnest($1::text[]) AS key",
@@ -66,13 +59,20 @@ export class PostgresLoginThrottle implements LoginLimiter {
     });
   }
 
-  async succeed(subject: LoginSubject, address: string): Promise<void> {
+  async check(subject: LoginSubject, address: string): Promise<number> {
+    const now = this.#now();
+    const keys = throttleKeys(subject, address, this.#limits);
+    const counted = countedKeys(keys, keys.name !== undefined && await this.#isKnown(keys.known, now));
+    return this.#wait(this.#db, counted, now);
+  }
+
+  async succeed(subject: LoginSubject, address: string, options: { readonly counted?: boolean } = {}): Promise<void> {
     const now = this.#now();
     const keys = throttleKeys(subject, address, this.#limits);
     // Known before this success: then the attempt was not counted against the name.
     const known = keys.name !== undefined && await this.#isKnown(keys.known, now);
     await this.#db.query("DELETE FROM auth_login_attempts WHERE key = $1", [keys.pair.key]);
-    for (const { key } of countedKeys(keys, known).slice(1)) {
+    for (const { key } of options.counted === false ? [] : countedKeys(keys, known).slice(1)) {
       await this.#db.query(
         "DELETE FROM auth_login_attempts WHERE ctid IN (SELECT ctid FROM auth_login_attempts WHERE key = $1 ORDER BY at DESC LIMIT 1)",
         [key],
@@ -82,6 +82,20 @@ export class PostgresLoginThrottle implements LoginLimiter {
       "INSERT INTO auth_known_addresses (key, at) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET at = GREATEST(auth_known_addresses.at, EXCLUDED.at)",
       [keys.known, now],
     );
+  }
+
+  /** How long the counters' failures in the window make an attempt wait. */
+  async #wait(db: SqlClient, counted: readonly ThrottleKey[], now: number): Promise<number> {
+    const { rows } = await db.query<{ key: string; failures: string; last: string }>(
+      "SELECT key, count(*) AS failures, max(at) AS last FROM auth_login_attempts WHERE key = ANY($1) AND at > $2 GROUP BY key",
+      [counted.map((counter) => counter.key), now - this.#limits.windowMs],
+    );
+    let wait = 0;
+    for (const row of rows) {
+      const limit = counted.find((counter) => counter.key === row.key)!.limit;
+      wait = Math.max(wait, throttleWait(Number(row.failures), Number(row.last), limit, this.#limits.windowMs, now));
+    }
+    return wait;
   }
 
   async #isKnown(key: string, now: number): Promise<boolean> {

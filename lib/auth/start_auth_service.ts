@@ -20,8 +20,10 @@ export interface StartAuthServiceOptions {
    * @default a `LoginThrottle` in memory, with the limits of the configuration
    */
   throttle?: LoginLimiter;
-  /** Called when a user signs up, e.g. to create the user's sync context. */
+  /** Called once a user has signed up. */
   onUserCreated?: (user: UserRecord) => void | Promise<void>;
+  /** Writes a new user with the rest of the account (see `TokenServiceOptions.register`). */
+  register?: (user: UserRecord) => Promise<boolean>;
   /**
    * Runs a task periodically (expired tokens are swept every minute); returns a stop function.
    * @default real timers that do not keep the process alive
@@ -76,6 +78,7 @@ export async function startAuthService(config: AuthConfig, options: StartAuthSer
       maxPerName: config.loginMaxFailuresPerName,
       maxPerAddress: config.loginMaxFailuresPerAddress,
     }),
+    ...(options.register === undefined ? {} : { register: options.register }),
     accessTtlSeconds: config.accessTokenTtlSeconds,
     refreshTtlSeconds: config.refreshTokenTtlSeconds,
     refreshReuseIntervalSeconds: config.refreshReuseIntervalSeconds,

@@ -74,6 +74,14 @@ export interface TokenServiceOptions {
    */
   readonly throttle: LoginLimiter;
   /**
+   * Writes a new user, with whatever else an account is made of, in one
+   * write where the stores allow it (the app writes the user's sync context
+   * with it, in one transaction on PostgreSQL).
+   * @returns whether the user was added (false: the name is taken)
+   * @default the store's `createUser`
+   */
+  readonly register?: (user: UserRecord) => Promise<boolean>;
+  /**
    * Access-token lifetime.
    * @default {3600}
    */
@@ -120,6 +128,7 @@ export interface TokenServiceOptions {
  */
 export class TokenService {
   readonly #store: AuthStore;
+  readonly #register: (user: UserRecord) => Promise<boolean>;
   readonly #clients: ReadonlyMap<string, Client>;
   readonly #now: () => number;
   readonly #random: (size: number) => Uint8Array;
@@ -136,6 +145,7 @@ export class TokenService {
    */
   constructor(options: TokenServiceOptions) {
     this.#store = options.store;
+    this.#register = options.register ?? ((user) => options.store.createUser(user));
     this.#clients = new Map(options.clients.map((client) => [client.id, client]));
     this.#now = options.now;
     this.#random = options.random;
@@ -290,7 +300,7 @@ export class TokenService {
       notifyLanguage: user.notifyLanguage,
       createdAt: this.#now(),
     };
-    return (await this.#store.createUser(record)) ? record : undefined;
+    return (await this.#register(record)) ? record : undefined;
   }
 
   /**
@@ -408,12 +418,18 @@ export class TokenService {
    */
   async #checkSecret(id: string, secret: string, address: string): Promise<Client | undefined> {
     const subject = { kind: "client", name: id } as const;
+    const client = this.#clients.get(id);
+    // The hash is compared at once, so only a wrong secret is counted: a back end sending many
+    // requests at once (which a password's slow check would count from their start) is not slowed.
+    if (client !== undefined && matches(client, secret)) {
+      const wait = await this.#throttle.check(subject, address);
+      if (wait > 0) throw throttled(`Too many failed client authentications; retry after ${wait} s`, wait);
+      await this.#throttle.succeed(subject, address, { counted: false });
+      return client;
+    }
     const wait = await this.#throttle.start(subject, address);
     if (wait > 0) throw throttled(`Too many failed client authentications; retry after ${wait} s`, wait);
-    const client = this.#clients.get(id);
-    if (client === undefined || !matches(client, secret)) return undefined;
-    await this.#throttle.succeed(subject, address);
-    return client;
+    return undefined;
   }
 
   #decoyHash(): Promise<string> {

@@ -82,8 +82,16 @@ export interface LoginLimiter {
    */
   start(subject: LoginSubject, address: string): number | Promise<number>;
   /**
-   * Forgets the pair's failures, takes this attempt back from the other
-   * counts, and remembers the address as known for the name: the attempt succeeded.
+   * How long an attempt would wait now, counting nothing: for a check that
+   * is over at once (a client secret's hash compared), which counts only a
+   * failure, with `start` once the secret proved wrong.
+   * @returns the seconds to wait; 0 when an attempt may go on
    */
-  succeed(subject: LoginSubject, address: string): void | Promise<void>;
+  check(subject: LoginSubject, address: string): number | Promise<number>;
+  /**
+   * Forgets the pair's failures, takes this attempt back from the other
+   * counts (unless it was not counted: `counted: false`, after `check`), and
+   * remembers the address as known for the name: the attempt succeeded.
+   */
+  succeed(subject: LoginSubject, address: string, options?: { readonly counted?: boolean }): void | Promise<void>;
 }

@@ -104,6 +104,17 @@ export function loginLimiterContract(name: string, make: (options: LoginThrottle
       assert.equal(await throttle.start(user("ann"), "bot2"), 0, "and its failures do not count against the name");
     });
 
+    it("checks without counting, and takes back nothing for a success it did not count", async () => {
+      const throttle = await make({ now: () => 0, maxPerUser: 2, maxPerName: 0, maxPerAddress: 3 });
+      const client = { kind: "client", name: "backend" } as const;
+      for (let i = 0; i < 10; i++) assert.equal(await throttle.check(client, "10.0.0.9"), 0, "a check counts nothing");
+      assert.equal(await throttle.start(user("x1"), "10.0.0.9"), 0);
+      assert.equal(await throttle.start(user("x2"), "10.0.0.9"), 0);
+      await throttle.succeed(client, "10.0.0.9", { counted: false });
+      assert.equal(await throttle.start(user("x3"), "10.0.0.9"), 0, "the address's two failures are still counted: the third is allowed");
+      assert.equal(await throttle.check(client, "10.0.0.9"), 1, "and now the address waits, for a check too");
+    });
+
     it("keeps user names and client ids apart", async () => {
       const throttle = await make({ now: () => 0, maxPerUser: 1, maxPerName: 1, maxPerAddress: 0 });
       assert.equal(await throttle.start(user("backend"), "x"), 0);

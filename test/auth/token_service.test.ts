@@ -158,6 +158,15 @@ describe("TokenService throttles that attackers cannot spread out", () => {
     assert.equal(codes.filter((c) => c === "ERR_AUTH_THROTTLED").length, 195);
   });
 
+  it("lets a back end authenticate hundreds of times at once from one address: only a wrong secret is counted", async () => {
+    const fixture = authFixture();
+    const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => fixture.tokens.token(clientGuess("backend-secret", "10.1.2.3", i % 2 === 0))));
+    assert.equal(answers.filter((answer) => answer.access_token.length > 0).length, 300);
+    // Guesses from the same address are still slowed after 5.
+    const codes = await Promise.all(Array.from({ length: 20 }, (_, i) => fixture.tokens.token(clientGuess(`guess${i}`, "10.1.2.3")).then(() => "ok", (error: { code: string }) => error.code)));
+    assert.equal(codes.filter((code) => code === "ERR_AUTH_THROTTLED").length, 15);
+  });
+
   it("slows guesses at one client's secret spread over many addresses, and not the client at its own address", async () => {
     const fixture = authFixture();
     const backend = "10.1.2.3";
