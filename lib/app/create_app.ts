@@ -212,7 +212,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
    * an app started (or failing to start) in a new project writes nothing until then.
    */
   let stateDir: Promise<StateDir> | undefined;
-  const takeStateDir = (): Promise<StateDir> => (stateDir ??= openStateDir(config.storage.stateDir, { lazily: true }));
+  const takeStateDir = (): Promise<StateDir> => (stateDir ??= openStateDir(config.storage.stateDir, { lazily: true, leaseMs: config.storage.stateLockLeaseMs }));
   const releaseState = async (): Promise<void> => {
     const held = stateDir;
     stateDir = undefined;

@@ -48,6 +48,12 @@ export interface JournalOptions {
    * makes the folder and the log. Without it, the folder is made at open.
    */
   readonly beforeFirstWrite?: () => Promise<void>;
+  /**
+   * Asked before each commit whether this process may still write (a state
+   * folder's lock, held or lost): an error breaks the journal, as a failed
+   * write does. It may answer later (a lock confirming itself after a pause).
+   */
+  readonly fence?: () => Error | undefined | Promise<Error | undefined>;
 }
 
 /** What the journal needs of an open log file: a `FileHandle` of `node:fs/promises` is one. */
@@ -133,6 +139,7 @@ export class Journal {
   /** The log is opened with `O_DSYNC`: a write is durable when it returns, no `fdatasync` needed. */
   readonly #writeIsSync: boolean;
   readonly #onCommit: (records: number, bytes: number) => void;
+  readonly #fence: (() => Error | undefined | Promise<Error | undefined>) | undefined;
   readonly #openLog: (path: string) => Promise<LogHandle>;
   readonly #beforeFirstWrite: (() => Promise<void>) | undefined;
   #file: LogFile;
@@ -158,6 +165,7 @@ export class Journal {
     this.#sync = options.sync ?? true;
     this.#writeIsSync = this.#sync && options.openLog === undefined;
     this.#onCommit = options.onCommit ?? (() => {});
+    this.#fence = options.fence;
     this.#openLog = logOpener(options);
     this.#beforeFirstWrite = options.beforeFirstWrite;
     this.#file = file;
@@ -321,6 +329,7 @@ export class Journal {
     const snapshotPath = join(this.#dir, `${this.#name}.snapshot`);
     const snapshot = frame(encoder.encode(JSON.stringify({ seq, generation, state })));
     this.#snapshotBytes = snapshot.length;
+    await this.#fenced();
     await writeDurably(snapshotPath, snapshot, this.#dir);
     for (const entry of await readdir(this.#dir)) {
       const match = LOG_FILE.exec(entry);
@@ -370,8 +379,16 @@ export class Journal {
     }
   }
 
-  /** Writes bytes at the end of a log and waits for the disk. */
+  /** Throws the fence's refusal, if it has one. */
+  async #fenced(): Promise<void> {
+    const fenced = this.#fence?.();
+    const refusal = fenced instanceof Promise ? await fenced : fenced;
+    if (refusal !== undefined) throw refusal;
+  }
+
+  /** Writes bytes at the end of a log and waits for the disk; refused when the fence says this process may not write. */
   async #writeAll(file: LogFile, bytes: Uint8Array): Promise<void> {
+    await this.#fenced();
     let written = 0;
     while (written < bytes.length) written += (await file.handle.write(bytes, written)).bytesWritten;
     if (this.#sync && !this.#writeIsSync) await file.handle.datasync();

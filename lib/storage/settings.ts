@@ -8,6 +8,12 @@ export const STORAGE_SETTINGS = {
     accepts: "a folder; empty for none",
     doc: "where users, tokens and synced data are kept (a journal per store, for one process at a time, which locks it); a folder not there is made at the first write or when the server listens; empty keeps them in memory only, lost at a restart",
   }),
+  stateLockLeaseMs: integerSetting("STATE_LOCK_LEASE_MS", {
+    default: 20_000,
+    min: 1000,
+    max: 600_000,
+    doc: "how long STATE_DIR's lock stays live without its holder renewing it (every quarter of this): the lock of a process of another host (a container on a shared volume), or of one that stopped renewing, is taken over only once seen unchanged this long; a process of this host that is gone is taken over at once",
+  }),
   databaseUrl: customSetting("DATABASE_URL", {
     default: "",
     defaultText: "",

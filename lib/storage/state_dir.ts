@@ -1,7 +1,7 @@
-import { mkdir, open, readdir, readFile, rm, stat } from "node:fs/promises";
-import { hostname } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { mkdir, open, readdir, stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { ConfigError } from "../config/mod.ts";
+import { LockRefused, type StateLock, takeStateLock } from "./_state_lock.ts";
 import { Journal, type JournalOptions, type JournalReplay } from "./journal.ts";
 
 /** Options of {@linkcode openStateDir}. */
@@ -12,10 +12,29 @@ export interface StateDirOptions {
    */
   readonly pid?: number;
   /**
-   * Whether a process id is alive on this host.
+   * Whether a process id of this host, boot and process namespace is running.
    * @default a signal-0 probe
    */
   readonly alive?: (pid: number) => boolean;
+  /**
+   * What tells this host, boot and process namespace from others, in the
+   * lock: only a holder of the same one is checked with `alive`.
+   * @default host name, Linux's boot id and the pid namespace's inode
+   */
+  readonly identity?: string;
+  /**
+   * How long the lock stays live without renewal, milliseconds (renewed
+   * every quarter of it): a lock of a process of another host, or one that
+   * stopped renewing, is taken over only after it was seen unchanged this long.
+   * @default {20000}
+   */
+  readonly leaseMs?: number;
+  /** Monotonic clock, milliseconds, of the lease. @default {() => performance.now()} */
+  readonly now?: () => number;
+  /** Waits while a lock's time is watched. @default a timer */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** Runs the lock's renewal every `ms`; returns a stop function. @default a timer that does not keep the process alive */
+  readonly every?: (task: () => Promise<void>, ms: number) => () => void;
   /**
    * Whether a folder that does not exist yet is made and locked only when
    * first needed, by {@linkcode StateDir.hold} or the first write of one of
@@ -35,7 +54,7 @@ export interface StateDir {
    * @param name the journal's name, e.g. `auth`
    * @param options its commit policy
    */
-  journal(name: string, options?: Omit<JournalOptions, "dir" | "name" | "beforeFirstWrite">): Promise<{ journal: Journal; replay: JournalReplay }>;
+  journal(name: string, options?: Omit<JournalOptions, "dir" | "name" | "beforeFirstWrite" | "fence">): Promise<{ journal: Journal; replay: JournalReplay }>;
   /**
    * Makes and locks the folder, if that is not done yet (opened `lazily`);
    * resolves once this process holds it.
@@ -46,14 +65,17 @@ export interface StateDir {
   close(): Promise<void>;
 }
 
-const LOCK = "LOCK";
-
 /**
  * Takes a state folder (`STATE_DIR`) for this process: creates it, and holds
- * a lock file naming this process, so that a second process pointed at the
- * same folder is refused instead of interleaving writes. A lock left by a
- * process that is gone (a crash, `SIGKILL`) is taken over. Opened `lazily`,
- * a folder that does not exist is made and locked only when first needed.
+ * its lock, so that a second process pointed at the same folder is refused
+ * instead of interleaving writes, whatever its host name (containers on a
+ * shared volume), even when both start at once over a stale or half-written
+ * lock. The lock is a lease (`LOCK.<generation>`, made with O_EXCL, renewed
+ * by the holder): a lock left by a process that is gone is taken over, at
+ * once for a process of this host that is no longer running, else once it
+ * has gone unrenewed for `leaseMs`; its journals stop writing if this
+ * process loses it. Opened `lazily`, a folder that does not exist is made
+ * and locked only when first needed.
  * @param dir the folder
  * @param options the process id and liveness probe (tests), and whether to make the folder lazily
  * @returns the folder, held
@@ -66,27 +88,42 @@ const LOCK = "LOCK";
  */
 export async function openStateDir(dir: string, options: StateDirOptions = {}): Promise<StateDir> {
   const absolute = resolve(dir);
-  const lock = join(absolute, LOCK);
-  const journal: StateDir["journal"] = (name, journalOptions = {}) => Journal.open({ ...journalOptions, dir: absolute, name });
+  let lock: StateLock | undefined;
+  // A journal writes only while this process holds the lock.
+  const fence = (): Error | undefined | Promise<Error | undefined> => (lock === undefined ? undefined : lock.fence());
+  const release = async (): Promise<void> => {
+    const held = lock;
+    lock = undefined;
+    await held?.release();
+  };
   if (options.lazily !== true || !(await missing(absolute))) {
     await mkdirOrRefuse(absolute);
-    await takeLock(absolute, options);
-    return { dir: absolute, journal, hold: () => Promise.resolve(), close: () => rm(lock, { force: true }) };
+    lock = await takeLock(absolute, options);
+    return {
+      dir: absolute,
+      journal: (name, journalOptions = {}) => Journal.open({ ...journalOptions, dir: absolute, name, fence }),
+      hold: () => Promise.resolve(),
+      close: release,
+    };
   }
   // Not there yet: made and locked by the first hold(), a journal's first write or the app's listen.
   const opened = new Set<string>();
   let held: Promise<void> | undefined;
-  const hold = (): Promise<void> => (held ??= holdLater(absolute, opened, options));
+  const hold = (): Promise<void> =>
+    (held ??= holdLater(absolute, opened, options).then((taken) => {
+      lock = taken;
+    }));
   return {
     dir: absolute,
     journal: async (name, journalOptions = {}) => {
       // Held already: the folder is there, and its journals are read as usual.
       if (held === undefined) opened.add(name);
-      return Journal.open({ ...journalOptions, dir: absolute, name, beforeFirstWrite: hold });
+      return Journal.open({ ...journalOptions, dir: absolute, name, beforeFirstWrite: hold, fence });
     },
     hold,
     close: async () => {
-      if (held !== undefined && (await held.then(() => true, () => false))) await rm(lock, { force: true });
+      await held?.catch(() => {});
+      await release();
     },
   };
 }
@@ -96,17 +133,18 @@ export async function openStateDir(dir: string, options: StateDirOptions = {}): 
  * that another process made since, with journals this one opened empty, is
  * refused: its records would be appended to unread.
  */
-async function holdLater(absolute: string, opened: ReadonlySet<string>, options: StateDirOptions): Promise<void> {
+async function holdLater(absolute: string, opened: ReadonlySet<string>, options: StateDirOptions): Promise<StateLock> {
   await mkdirOrRefuse(absolute);
-  await takeLock(absolute, options);
+  const lock = await takeLock(absolute, options);
   const unread = (await readdir(absolute)).filter((entry) => [...opened].some((name) => entry.startsWith(`${name}.`)));
   if (unread.length > 0) {
-    await rm(join(absolute, LOCK), { force: true });
+    await lock.release();
     throw new ConfigError("STATE_DIR", `Cannot write to STATE_DIR ${absolute}: it was made after this process started, with journals it did not read (${unread.sort().join(", ")}); restart it`);
   }
   // The new folder's entry, and the lock's, on disk before the first journal's.
   await syncFolder(dirname(absolute));
   await syncFolder(absolute);
+  return lock;
 }
 
 async function mkdirOrRefuse(absolute: string): Promise<void> {
@@ -117,35 +155,21 @@ async function mkdirOrRefuse(absolute: string): Promise<void> {
   }
 }
 
-async function takeLock(absolute: string, options: StateDirOptions): Promise<void> {
-  const pid = options.pid ?? process.pid;
-  const alive = options.alive ?? isAlive;
-  const host = hostname();
-  const lock = join(absolute, LOCK);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const handle = await open(lock, "wx");
-      try {
-        await handle.writeFile(JSON.stringify({ pid, host }));
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 0) {
-        throw new ConfigError("STATE_DIR", `Cannot start: cannot lock STATE_DIR ${absolute}: ${(error as Error).message}`);
-      }
-    }
-    const holder = await readHolder(lock);
-    if (holder !== undefined && holder.host === host && holder.pid !== pid && alive(holder.pid)) {
-      throw new ConfigError(
-        "STATE_DIR",
-        `Cannot start: STATE_DIR ${absolute} is in use by process ${holder.pid}; give each process its own STATE_DIR, or share state through DATABASE_URL`,
-      );
-    }
-    // The holder is gone (or was this process): its lock is stale.
-    await rm(lock, { force: true });
+async function takeLock(absolute: string, options: StateDirOptions): Promise<StateLock> {
+  try {
+    return await takeStateLock(absolute, {
+      ...(options.pid === undefined ? {} : { pid: options.pid }),
+      ...(options.alive === undefined ? {} : { alive: options.alive }),
+      ...(options.identity === undefined ? {} : { identity: options.identity }),
+      ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+      ...(options.now === undefined ? {} : { now: options.now }),
+      ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+      ...(options.every === undefined ? {} : { every: options.every }),
+    });
+  } catch (error) {
+    if (!(error instanceof LockRefused)) throw error;
+    const advice = error.message.startsWith("is in use") ? "; give each process its own STATE_DIR, or share state through DATABASE_URL" : "";
+    throw new ConfigError("STATE_DIR", `Cannot start: STATE_DIR ${absolute} ${error.message}${advice}`);
   }
 }
 
@@ -165,23 +189,5 @@ async function syncFolder(path: string): Promise<void> {
     await folder.sync();
   } finally {
     await folder.close();
-  }
-}
-
-async function readHolder(lock: string): Promise<{ pid: number; host: string } | undefined> {
-  try {
-    const parsed = JSON.parse(await readFile(lock, "utf8")) as { pid?: unknown; host?: unknown };
-    return typeof parsed.pid === "number" && typeof parsed.host === "string" ? { pid: parsed.pid, host: parsed.host } : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }

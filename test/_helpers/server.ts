@@ -53,10 +53,13 @@ after(() => {
  * Starts `server.ts` with `env` over a bare environment: port 0, state in
  * memory (give STATE_DIR to keep it). Whatever is still running when the test file ends is killed.
  * @param env variables to set
+ * @param options `via`: a command to run it under (its arguments then the node command line)
  * @returns the child and its output
  */
-export function startServer(env: Record<string, string>): Started {
-  const child = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
+export function startServer(env: Record<string, string>, options: { readonly via?: readonly string[] } = {}): Started {
+  // `via`: a command the server runs under, given the node command line as its arguments (e.g. unshare).
+  const [command, ...args] = [...(options.via ?? []), process.execPath, "--import", "tsx", "server.ts"];
+  const child = spawn(command!, args, {
     cwd: ROOT,
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", STATE_DIR: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -326,13 +326,13 @@ describe("createApp()", () => {
     const first = build(env);
     await first.start();
     assert.deepEqual(readdirSync(dir).sort(), [
-      "LOCK",
+      "LOCK.00000001",
       // Each journal: its log, and a snapshot naming it (a new journal's holds no state).
       ...["auth", "relay-config", "relay-queue", "sync"].flatMap((name) => [`${name}.00000001.log`, `${name}.snapshot`]),
     ].sort());
-    assert.equal(JSON.parse(readFileSync(join(dir, "LOCK"), "utf8")).pid, process.pid);
+    assert.equal(JSON.parse(readFileSync(join(dir, "LOCK.00000001"), "utf8")).pid, process.pid);
     await first.close();
-    assert.ok(!existsSync(join(dir, "LOCK")), "the lock is released once every journal closed");
+    assert.ok(!existsSync(join(dir, "LOCK.00000001")), "the lock is released once every journal closed");
     const second = build(env);
     await second.start();
     await second.close();
@@ -466,8 +466,8 @@ describe("createApp() in a new project, without the files the defaults name", ()
     assert.equal(existsSync(state), false);
     await first.listen({ port: 0 });
     try {
-      assert.deepEqual(readdirSync(state), ["LOCK"]);
-      assert.equal(JSON.parse(readFileSync(join(state, "LOCK"), "utf8")).pid, process.pid);
+      assert.deepEqual(readdirSync(state), ["LOCK.00000001"]);
+      assert.equal(JSON.parse(readFileSync(join(state, "LOCK.00000001"), "utf8")).pid, process.pid);
     } finally {
       await first.close();
     }
@@ -498,7 +498,7 @@ describe("createApp() in a new project, without the files the defaults name", ()
     assert.equal(existsSync(join(dir, "var")), false);
     try {
       assert.equal(await signUp(first), 201);
-      assert.ok(readdirSync(join(dir, "var")).includes("LOCK"), "made and locked by the first write");
+      assert.ok(readdirSync(join(dir, "var")).includes("LOCK.00000001"), "made and locked by the first write");
     } finally {
       await first.close();
     }

@@ -12,7 +12,7 @@ describe("readConfig()", () => {
     assert.deepEqual(readConfig({}), {
       server: { port: 8000, host: "127.0.0.1", services: ["water", "sync", "relay"], publicUrl: undefined, tlsCertFile: "", tlsKeyFile: "", compressAboveBytes: 1024, trustProxy: undefined, trustProxyHeaders: "x-forwarded" },
       log: { level: "info", format: "auto", accessLog: "on" },
-      storage: { stateDir: "var", databaseUrl: "", databasePoolSize: 10, databaseStatementTimeoutMs: 10_000 },
+      storage: { stateDir: "var", stateLockLeaseMs: 20_000, databaseUrl: "", databasePoolSize: 10, databaseStatementTimeoutMs: 10_000 },
       water: {
         dataDir: { path: "data/datasets", given: false },
         datasetCacheDir: "var/dataset-cache",

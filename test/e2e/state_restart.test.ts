@@ -110,6 +110,39 @@ describe("the token and sync service on PostgreSQL, stopped and started again", 
   }
 });
 
+/** Runs a command in a UTS namespace of its own, whose host name is `host` (needs root). */
+function onHost(host: string): string[] {
+  return ["unshare", "--uts", "sh", "-c", `hostname ${host} && exec "$0" "$@"`];
+}
+
+const unshareSkip = spawnSync("unshare", ["--uts", "true"]).status === 0 || process.env["REQUIRE_SERVICES"] === "1"
+  ? false
+  : "unshare --uts is not allowed here (it needs root); set REQUIRE_SERVICES=1 to fail instead";
+
+describe("STATE_DIR shared by processes of two host names (containers on one volume)", { skip: unshareSkip }, () => {
+  it("refuses the second host's process while the first holds the folder, then takes over once its lease has passed", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "tributary-hosts-")), "state");
+    const env = { SERVICES: "sync", STATE_DIR: dir, PASSWORD_HASH_COST: "1024", STATE_LOCK_LEASE_MS: "2000" };
+    const first = startServer(env, { via: onHost("tributary-a") });
+    const url = await listeningUrl(first);
+    assert.equal(await signUp(url, "ada", PASSWORD), 201);
+    const second = startServer(env, { via: onHost("tributary-b") });
+    const [code] = await once(second.child, "exit");
+    assert.equal(code, 1, "a live lock of another host is not taken over");
+    assert.match(second.errors(), new RegExp(`STATE_DIR ${dir} is in use by process \\d+ on tributary-a`));
+    // The first dies without releasing: the second host waits out the lease, then takes the folder and its users.
+    first.child.kill("SIGKILL");
+    await once(first.child, "exit");
+    const killedAt = performance.now();
+    const third = startServer(env, { via: onHost("tributary-b") });
+    const again = await listeningUrl(third);
+    assert.ok(performance.now() - killedAt >= 1500, "not before the lease had passed unrenewed");
+    assert.equal((await login(again, "ada", PASSWORD)).status, 200);
+    third.child.kill("SIGTERM");
+    await once(third.child, "exit");
+  });
+});
+
 describe("STATE_DIR held by another process", () => {
   it("refuses a second process on the same folder, naming STATE_DIR and the holder, without a stack trace", async () => {
     const dir = join(mkdtempSync(join(tmpdir(), "tributary-state-")), "state");
