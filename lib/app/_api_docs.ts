@@ -1,4 +1,4 @@
-import type { AppState } from "./create_health_handler.ts";
+import type { AppState } from "./app_state.ts";
 import type { JsonSchema, ResponseDoc, RouteDoc } from "../http/mod.ts";
 
 // The host's own routes (health, the OpenAPI document) as the document

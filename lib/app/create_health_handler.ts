@@ -1,9 +1,9 @@
 import { createRouter, type HttpResponse, jsonResponse, type Router } from "../http/mod.ts";
 import { HEALTH_DOCS } from "./_api_docs.ts";
+import type { AppState } from "./app_state.ts";
 import type { ReadinessReport } from "./create_readiness_check.ts";
 
 /** Where an app is in its life. */
-export type AppState = "new" | "starting" | "started" | "closing" | "closed";
 
 /** Options of {@linkcode createHealthHandler}. */
 export interface HealthHandlerOptions {

@@ -22,6 +22,7 @@ export type { ReadinessCheckOptions, ReadinessProblem, ReadinessReport, Readines
 export { createHealthHandler } from "./create_health_handler.ts";
 export { apiDocument, createOpenApiHandler, SECURITY_SCHEMES } from "./create_openapi_handler.ts";
 export type { OpenApiHandlerOptions } from "./create_openapi_handler.ts";
-export type { AppState, HealthHandlerOptions } from "./create_health_handler.ts";
+export type { AppState } from "./app_state.ts";
+export type { HealthHandlerOptions } from "./create_health_handler.ts";
 export { ConfigError } from "../config/mod.ts";
 export type { Environment } from "../config/mod.ts";

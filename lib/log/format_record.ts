@@ -1,4 +1,4 @@
-import type { LogFields, LogFormat, LogRecord } from "./logger.ts";
+import type { LogFields, LogFormat, LogRecord } from "./log_record.ts";
 
 /** Field names whose values are never written: they may hold a credential. */
 const SECRET = /authorization|cookie|password|secret|token|api[-_]?key|^key$/i;

@@ -6,8 +6,10 @@
  * @module
  */
 export { count } from "./count.ts";
-export { createLogger, LOG_LEVELS } from "./logger.ts";
-export type { LogFields, LogFormat, Logger, LoggerOptions, LogLevel, LogRecord } from "./logger.ts";
+export { createLogger } from "./logger.ts";
+export type { Logger, LoggerOptions } from "./logger.ts";
+export { LOG_LEVELS } from "./log_record.ts";
+export type { LogFields, LogFormat, LogLevel, LogRecord } from "./log_record.ts";
 export { formatRecord } from "./format_record.ts";
 export { OutageLog } from "./outage_log.ts";
 export type { OutageLogTarget } from "./outage_log.ts";

@@ -1,5 +1,5 @@
 import { choiceSetting, type ConfigOf } from "../config/mod.ts";
-import { LOG_LEVELS } from "./logger.ts";
+import { LOG_LEVELS } from "./log_record.ts";
 
 /** How the server logs: the settings of `lib/log`, read by `readSettings`. */
 export const LOG_SETTINGS = {
