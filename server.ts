@@ -8,6 +8,8 @@ async function main(): Promise<void> {
   const config = readConfig(process.env);
   const app = createApp(config);
   const log = app.log;
+  // A promise rejection nothing handled (a bug) is logged and fails readiness for a while, rather than ending the process.
+  app.guard(process);
   // SIGHUP loads the datasets again, requests answered meanwhile (and, from the start, never stops the process).
   process.on("SIGHUP", () => {
     log.info("SIGHUP: reloading the datasets");

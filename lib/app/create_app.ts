@@ -39,6 +39,7 @@ import { createOpenApiHandler } from "./create_openapi_handler.ts";
 import { createReadinessCheck, type ReadinessReport, type ReadinessSource } from "./create_readiness_check.ts";
 import { completeContextFrom, registerInOrder } from "./accounts.ts";
 import { openSyncStores } from "./open_sync_stores.ts";
+import { type GuardedProcess, ProcessGuard } from "./process_guard.ts";
 import type { Config, ServiceName } from "./read_config.ts";
 
 /** What a host may replace when it builds an app: clocks, randomness, stores, the log, more services. */
@@ -161,6 +162,14 @@ export interface App {
    * @throws {Error} when that takes longer than `closeTimeoutMs`
    */
   close(): Promise<void>;
+  /**
+   * Keeps the process alive through a promise rejection nothing handled:
+   * an error line, and `/health/ready` answering 503 naming it for a minute
+   * (see {@linkcode ProcessGuard}), instead of Node's exit. The server installs it.
+   * @param target the process, e.g. `process`
+   * @returns a function that uninstalls it
+   */
+  guard(target: GuardedProcess): () => void;
 }
 
 /**
@@ -224,8 +233,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   let server: NodeServer | undefined;
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
+  // Unhandled rejections, once `guard` is installed: readiness fails a while after one.
+  const processGuard = new ProcessGuard({ log, now: monotonic });
   /** The services' backends that `/health/ready` asks, besides the app's state; known once they started. */
-  const readinessSources: ReadinessSource[] = [];
+  const readinessSources: ReadinessSource[] = [{ service: "server", probes: [processGuard.probe] }];
   let readiness: () => Promise<ReadinessReport> = () => Promise.resolve({ ready: true, problems: [] });
 
   // The host's own routes answer in every state; the services' only once started and until closing.
@@ -336,6 +347,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         now,
         random,
         log,
+        storeLogsOutages: stores.logOutages === true,
         // A sign-up writes the user and its sync context: in one transaction on PostgreSQL, else the context first.
         register: (overrides.authStore === undefined && overrides.syncStore === undefined ? stores.register : undefined) ?? registerInOrder(authStore, syncStore),
       });
@@ -347,6 +359,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
         // An account an earlier version left without a context gets one on first use.
         completeContext: completeContextFrom(authStore, syncStore),
         log,
+        now,
         storeLogsOutages: stores.logOutages === true,
       }));
     }
@@ -475,5 +488,6 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     describe,
     reload,
     close,
+    guard: (target) => processGuard.install(target),
   };
 }

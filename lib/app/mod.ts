@@ -20,6 +20,8 @@ export type { ConsoleLoggerOptions, LogStream } from "./console_logger.ts";
 export { createReadinessCheck } from "./create_readiness_check.ts";
 export type { ReadinessCheckOptions, ReadinessProblem, ReadinessReport, ReadinessSource } from "./create_readiness_check.ts";
 export { createHealthHandler } from "./create_health_handler.ts";
+export { ProcessGuard } from "./process_guard.ts";
+export type { GuardedProcess, ProcessGuardOptions } from "./process_guard.ts";
 export { apiDocument, createOpenApiHandler, SECURITY_SCHEMES } from "./create_openapi_handler.ts";
 export type { OpenApiHandlerOptions } from "./create_openapi_handler.ts";
 export type { AppState } from "./app_state.ts";

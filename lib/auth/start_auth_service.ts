@@ -1,5 +1,7 @@
 import { readConfigPath } from "../config/mod.ts";
-import { type RunningService, type ServiceCredential, type ServiceLog, startInterval } from "../http/mod.ts";
+import { type RunningService, type ServiceCredential, type ServiceLog, startPeriodicTask } from "../http/mod.ts";
+import { OutageLog } from "../log/mod.ts";
+import { StorageError } from "../storage/mod.ts";
 import { createAuthService } from "./create_auth_service.ts";
 import { LoginThrottle } from "./login_throttle.ts";
 import { readClientsFile } from "./read_clients_file.ts";
@@ -30,10 +32,19 @@ export interface StartAuthServiceOptions {
    */
   every?: (task: () => void, ms: number) => () => void;
   /**
-   * Where a start without clients is said (the default `CLIENTS_FILE` missing).
+   * Where a start without clients is said (the default `CLIENTS_FILE`
+   * missing), and a sweep that fails (one line when sweeps start failing,
+   * one when they work again).
    * @default nowhere
    */
   log?: ServiceLog;
+  /**
+   * Whether the store logs its own outages (a PostgreSQL pool logs one as
+   * two lines): a sweep failing because the store cannot be reached
+   * (`ERR_STORAGE_UNAVAILABLE`) then adds no line of its own.
+   * @default {false}
+   */
+  storeLogsOutages?: boolean;
 }
 
 /** The token service as an app runs it, with the {@linkcode TokenService} other services check tokens with. */
@@ -85,7 +96,14 @@ export async function startAuthService(config: AuthConfig, options: StartAuthSer
     passwordCost: config.passwordHashCost,
   });
   const handler = createAuthService(tokens, options.onUserCreated === undefined ? {} : { onUserCreated: options.onUserCreated });
-  const stop = (options.every ?? startInterval)(() => void options.store.sweep(options.now()), 60_000);
+  // A sweep that fails (the database away) is tried again the next minute: never an unhandled rejection.
+  const sweeps = new OutageLog(options.log ?? { info: () => {}, error: () => {} }, "Auth: sweeping expired tokens", options.now, { subject: "task" });
+  const stop = startPeriodicTask(() => options.store.sweep(options.now()), {
+    everyMs: 60_000,
+    outcomes: sweeps,
+    countedElsewhere: (error) => options.storeLogsOutages === true && error instanceof StorageError && error.code === "ERR_STORAGE_UNAVAILABLE",
+    ...(options.every === undefined ? {} : { every: options.every }),
+  });
   const credentials: ServiceCredential[] = [];
   const notes: string[] = [];
   for (const client of clients) {
@@ -106,10 +124,7 @@ export async function startAuthService(config: AuthConfig, options: StartAuthSer
       credentials,
       notes,
     }),
-    drain: () => {
-      stop();
-      return Promise.resolve();
-    },
+    drain: () => stop(),
     close: () => Promise.resolve(),
   };
   return { service, tokens };

@@ -85,6 +85,8 @@ export type {
 } from "./types.ts";
 export type { ReadinessProbe, RunningService, ServiceCredential, ServiceDescription, ServiceEndpoint, ServiceLog } from "./service.ts";
 export { startInterval } from "./start_interval.ts";
+export { startPeriodicTask } from "./start_periodic_task.ts";
+export type { PeriodicTaskOptions, TaskOutcomes } from "./start_periodic_task.ts";
 export { waitAtMost } from "./wait_at_most.ts";
 export { mountHandlers } from "./mount.ts";
 export type { Mount } from "./mount.ts";

@@ -68,7 +68,8 @@ export function withRateLimit(
     }
     // A permit that expires is renewed while the stream runs, and no longer once it ends.
     const renew = decision.renew;
-    const timer = renew === undefined ? undefined : setInterval(() => void renew(), decision.renewEveryMs ?? 10_000);
+    // A renewal that fails leaves the permit to expire; it must not become an unhandled rejection.
+    const timer = renew === undefined ? undefined : setInterval(() => void Promise.resolve().then(renew).catch(() => {}), decision.renewEveryMs ?? 10_000);
     timer?.unref();
     return {
       ...response,

@@ -12,7 +12,7 @@ export { LOG_LEVELS } from "./log_record.ts";
 export type { LogFields, LogFormat, LogLevel, LogRecord } from "./log_record.ts";
 export { formatRecord } from "./format_record.ts";
 export { OutageLog } from "./outage_log.ts";
-export type { OutageLogTarget } from "./outage_log.ts";
+export type { OutageLogOptions, OutageLogTarget } from "./outage_log.ts";
 export { Progress } from "./progress.ts";
 export type { ProgressOptions, ProgressState } from "./progress.ts";
 export { LOG_SETTINGS } from "./settings.ts";

@@ -7,6 +7,23 @@ import type { Logger } from "./logger.ts";
  */
 export type OutageLogTarget = Pick<Logger, "info" | "error"> & Partial<Pick<Logger, "debug" | "enabled">>;
 
+/** Options of {@linkcode OutageLog}. */
+export interface OutageLogOptions {
+  /**
+   * What is watched, which the lines' words follow: a `backend` is
+   * "unreachable" and then "answering again"; a `task` (a sweep, a poll) is
+   * "failing" and then "working again".
+   * @default {"backend"}
+   */
+  readonly subject?: "backend" | "task";
+}
+
+/** The words of the two lines, by subject. */
+const WORDS = {
+  backend: { down: "unreachable", back: "answers", again: "answering again" },
+  task: { down: "failing", back: "works", again: "working again" },
+} as const;
+
 /**
  * Logs a backend that goes down and comes back as two lines, whatever
  * happens between: one error when it first fails, and one when it answers
@@ -24,6 +41,7 @@ export class OutageLog {
   readonly #log: OutageLogTarget;
   readonly #what: string;
   readonly #now: () => number;
+  readonly #words: (typeof WORDS)[keyof typeof WORDS];
   #since: number | undefined;
   #failures = 0;
 
@@ -32,11 +50,13 @@ export class OutageLog {
    * @param log where the two lines go
    * @param what the backend, as the lines name it
    * @param now the clock, in epoch milliseconds
+   * @param options what it watches, which the lines' words follow
    */
-  constructor(log: OutageLogTarget, what: string, now: () => number) {
+  constructor(log: OutageLogTarget, what: string, now: () => number, options: OutageLogOptions = {}) {
     this.#log = log;
     this.#what = what;
     this.#now = now;
+    this.#words = WORDS[options.subject ?? "backend"];
   }
 
   /** Whether the backend's last news was a failure. */
@@ -57,9 +77,9 @@ export class OutageLog {
     this.#failures++;
     if (this.#since === undefined) {
       this.#since = this.#now();
-      this.#log.error(`${this.#what}: unreachable; retrying, and logging once more when it answers`, error);
+      this.#log.error(`${this.#what}: ${this.#words.down}; retrying, and logging once more when it ${this.#words.back}`, error);
     } else if (this.#log.debug !== undefined && this.#log.enabled?.("debug") === true) {
-      this.#log.debug(`${this.#what}: still unreachable`, { failures: this.#failures, error: error instanceof Error ? error.message : String(error) });
+      this.#log.debug(`${this.#what}: still ${this.#words.down}`, { failures: this.#failures, error: error instanceof Error ? error.message : String(error) });
     }
   }
 
@@ -85,7 +105,7 @@ export class OutageLog {
   recovered(): void {
     if (this.#since === undefined) return;
     const seconds = (this.#now() - this.#since) / 1000;
-    this.#log.info(`${this.#what}: answering again after ${seconds.toFixed(1)} s and ${this.#failures} failure${this.#failures === 1 ? "" : "s"}`, {
+    this.#log.info(`${this.#what}: ${this.#words.again} after ${seconds.toFixed(1)} s and ${this.#failures} failure${this.#failures === 1 ? "" : "s"}`, {
       failures: this.#failures,
       downSeconds: Number(seconds.toFixed(3)),
     });

@@ -1,6 +1,14 @@
 import { ConfigError, readConfigPath, redactUrl } from "../config/mod.ts";
-import { type ReadinessProbe, type RunningService, type ServiceCredential, type ServiceLog, startInterval, waitAtMost } from "../http/mod.ts";
-import { count, type OutageLog } from "../log/mod.ts";
+import {
+  type ReadinessProbe,
+  type RunningService,
+  type ServiceCredential,
+  type ServiceLog,
+  startPeriodicTask,
+  type TaskOutcomes,
+  waitAtMost,
+} from "../http/mod.ts";
+import { count, OutageLog } from "../log/mod.ts";
 import type { MetricsRegistry } from "../metrics/mod.ts";
 import { type Journal, openJournaledStore, type StateDir } from "../storage/mod.ts";
 import { type ConfigRecord, type ConfigStore, MemoryConfigStore } from "./config_store.ts";
@@ -162,17 +170,18 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
   });
   // WORKER_CONCURRENCY=0 makes an intake-only process: it queues, something else delivers.
   if (config.workerConcurrency > 0) worker.start();
-  let probing = false;
-  const stop = (options.every ?? startInterval)(() => {
-    // While the backend is away these fail; the worker and intake say so already, and the next tick tries again.
-    queue.depth(now()).then((latest) => (depth = latest), () => {});
-    queue.sweep(now()).catch(() => {});
-    // The backend asked once a second (never twice at once), so that its outage's end is logged even with no traffic.
-    if (backend !== undefined && !probing) {
-      probing = true;
-      backend.probe.check().catch(() => {}).finally(() => (probing = false));
-    }
-  }, 1000);
+  // Each once a second, never twice at once; one that fails is tried again the next second. The
+  // backend away is its outage, which its connection logs; anything else, one line when the task
+  // starts failing and one when it works again.
+  const backendAway = (error: unknown): boolean => backend !== undefined && error instanceof RelayError && error.code === "ERR_RELAY_QUEUE_UNAVAILABLE";
+  const periodic = (what: string, task: () => Promise<unknown>, outcomes: TaskOutcomes = new OutageLog(log, what, now, { subject: "task" })) =>
+    startPeriodicTask(task, { everyMs: 1000, outcomes, countedElsewhere: backendAway, ...(options.every === undefined ? {} : { every: options.every }) });
+  const stops = [
+    periodic("Relay: reading the queue's depth", async () => void (depth = await queue.depth(now()))),
+    periodic("Relay: sweeping the queue", () => queue.sweep(now())),
+  ];
+  // The backend asked, so that its outage's end is logged even with no traffic: the probe counts in the backend's own outage log.
+  if (backend !== undefined) stops.push(periodic("Relay: probing the backend", () => backend.probe.check(), { failed: () => {}, recovered: () => {} }));
   const credentials: ServiceCredential[] = [];
   const notes = [`Relay queue: ${where}`, `Relay endpoints: ${endpointsNote(config, options.state, opening)}`];
   if (restored > 0) notes.push(`Relay queue: ${count(restored, "job")} not yet delivered ${restored === 1 ? "was" : "were"} restored from the journal`);
@@ -199,7 +208,7 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
       notes,
     }),
     drain: async () => {
-      stop();
+      await Promise.all(stops.map((stop) => stop()));
       await waitAtMost(worker.stop(), Math.min(config.deliveryTimeoutMs, DRAIN_LIMIT_MS));
       delivery.close();
     },

@@ -1,4 +1,5 @@
-import { type HttpRequest, type RunningService, type ServiceLog, startInterval } from "../http/mod.ts";
+import { type HttpRequest, type RunningService, type ServiceLog, startPeriodicTask } from "../http/mod.ts";
+import { OutageLog } from "../log/mod.ts";
 import { StorageError } from "../storage/mod.ts";
 import { createSyncService } from "./create_sync_service.ts";
 import { SerialJobs } from "./serial_jobs.ts";
@@ -19,8 +20,11 @@ export interface StartSyncServiceOptions {
   log: ServiceLog;
   /**
    * Whether the store logs its own outages (a PostgreSQL pool logs one as
-   * two lines): background work failing because the store cannot be reached
-   * (`ERR_STORAGE_UNAVAILABLE`) then adds no line of its own, and waits for the next try.
+   * two lines): a queued job failing because the store cannot be reached
+   * (`ERR_STORAGE_UNAVAILABLE`) then adds no line of its own, and waits for
+   * the next look for queued work, and neither does the periodic sweep or
+   * look (which log other failures as two lines: when they start failing,
+   * and when they work again).
    * @default {false}
    */
   storeLogsOutages?: boolean;
@@ -29,6 +33,11 @@ export interface StartSyncServiceOptions {
    * @default real timers that do not keep the process alive
    */
   every?: (task: () => void, ms: number) => () => void;
+  /**
+   * Wall clock, milliseconds since the epoch (how long a background task kept failing, for its log line).
+   * @default {Date.now}
+   */
+  now?: () => number;
   /**
    * Path of the user context.
    * @default {"/api/v2/sync/user"}
@@ -80,11 +89,18 @@ export async function startSyncService(config: SyncConfig, options: StartSyncSer
     ...(options.onAccountDeleted === undefined ? {} : { onAccountDeleted: options.onAccountDeleted }),
     ...(options.completeContext === undefined ? {} : { completeContext: options.completeContext }),
   });
-  const every = options.every ?? startInterval;
-  // A sweep that fails (the store away) is tried again at the next minute.
-  const stopSweep = every(() => void options.store.sweep().catch((error: unknown) => {
-    if (!outageLogged(error)) options.log.error("Sync: cannot sweep past revisions and tickets", error);
-  }), 60_000);
+  // A sweep or a look for queued work that fails is tried again the next period, never an unhandled
+  // rejection: the store away is the store's outage (logged by it, when it does); anything else,
+  // one line when the task starts failing and one when it works again.
+  const now = options.now ?? Date.now;
+  const periodic = (what: string, everyMs: number, task: () => Promise<unknown>) =>
+    startPeriodicTask(task, {
+      everyMs,
+      outcomes: new OutageLog(options.log, what, now, { subject: "task" }),
+      countedElsewhere: outageLogged,
+      ...(options.every === undefined ? {} : { every: options.every }),
+    });
+  const stopSweep = periodic("Sync: sweeping past revisions and tickets", 60_000, () => options.store.sweep());
   const resume = async (): Promise<void> => {
     for (const owner of await options.store.waitingOwners()) {
       jobs.pushOnce(owner, async () => {
@@ -93,9 +109,7 @@ export async function startSyncService(config: SyncConfig, options: StartSyncSer
     }
   };
   await resume();
-  const stopResume = every(() => void resume().catch((error: unknown) => {
-    if (!outageLogged(error)) options.log.error("Sync: cannot look for queued work", error);
-  }), RESUME_EVERY_MS);
+  const stopResume = periodic("Sync: looking for queued work", RESUME_EVERY_MS, resume);
   return {
     name: "sync",
     prefixes: [base],
@@ -106,8 +120,7 @@ export async function startSyncService(config: SyncConfig, options: StartSyncSer
       notes: [],
     }),
     drain: async () => {
-      stopSweep();
-      stopResume();
+      await Promise.all([stopSweep(), stopResume()]);
       await jobs.idle();
     },
     close: () => Promise.resolve(),

@@ -68,3 +68,21 @@ describe("OutageLog", () => {
     assert.deepEqual(lines.map((line) => JSON.parse(line).level), ["error", "info"]);
   });
 });
+
+describe("OutageLog of a task", () => {
+  it("says failing and working again, two lines however many runs failed", () => {
+    const lines: string[] = [];
+    let time = 0;
+    const plain = { info: (message: string) => lines.push(`info ${message}`), error: (message: string) => lines.push(`error ${message}`) };
+    const sweep = new OutageLog(plain, "Auth: sweeping expired tokens", () => time, { subject: "task" });
+    for (let run = 0; run < 3; run++) {
+      sweep.failed(new Error("Cannot reach the database now"));
+      time += 60_000;
+    }
+    sweep.recovered();
+    assert.deepEqual(lines, [
+      "error Auth: sweeping expired tokens: failing; retrying, and logging once more when it works",
+      "info Auth: sweeping expired tokens: working again after 180.0 s and 3 failures",
+    ]);
+  });
+});
