@@ -1,4 +1,4 @@
-import { Batcher, type SqlClient, type SqlPool } from "../storage/mod.ts";
+import { Batcher, type SqlClient, type SqlPool, StorageError } from "../storage/mod.ts";
 import { KNOWN_ADDRESS_MS } from "./login_throttle.ts";
 import { usernameKey } from "./names.ts";
 import type { AuthStore, TokenRecord, UserRecord } from "./types.ts";
@@ -62,6 +62,8 @@ interface TokenRow {
 
 /** Tokens written, or looked up, by one statement at most. */
 const TOKEN_BATCH = 64;
+/** Tokens waiting to be written, or looked up, at most (each for a statement's deadline at most). */
+const TOKENS_WAITING = 10_000;
 
 /**
  * The {@linkcode AuthStore} on PostgreSQL (`DATABASE_URL`): users, token
@@ -91,8 +93,17 @@ export class PostgresAuthStore implements AuthStore {
   constructor(db: SqlPool, options: { defer?: (run: () => void) => void } = {}) {
     this.#db = db;
     const defer = options.defer ?? ((run) => setImmediate(run));
-    this.#writes = new Batcher({ run: (batch) => this.#writeTokens(batch), keyOf: ({ token }) => token.hash, maxBatch: TOKEN_BATCH, maxRunning: 4, defer });
-    this.#lookups = new Batcher({ run: (batch) => this.#lookUp(batch), keyOf: ({ hash }) => hash, maxBatch: TOKEN_BATCH, maxRunning: 2, defer });
+    // A token waits for its write or look-up as long as one statement may take, at most, however long the batches ahead hang.
+    const bounds = (what: string) => ({
+      timeoutMs: db.deadlineMs,
+      maxWaiting: TOKENS_WAITING,
+      expire: (item: { done: (error: unknown) => void }, why: "timeout" | "full") =>
+        item.done(new StorageError("ERR_STORAGE_UNAVAILABLE", why === "timeout"
+          ? `Cannot ${what} now: the database did not answer within ${db.deadlineMs} ms`
+          : `Cannot ${what} now: ${TOKENS_WAITING} tokens wait for the database`)),
+    });
+    this.#writes = new Batcher<{ token: TokenRecord; done: (error?: unknown) => void }>({ run: (batch) => this.#writeTokens(batch), keyOf: ({ token }) => token.hash, maxBatch: TOKEN_BATCH, maxRunning: 4, defer, ...bounds("store the token") });
+    this.#lookups = new Batcher<{ hash: string; now: number; done: (error: unknown, token?: TokenRecord) => void }>({ run: (batch) => this.#lookUp(batch), keyOf: ({ hash }) => hash, maxBatch: TOKEN_BATCH, maxRunning: 2, defer, ...bounds("check the token") });
   }
 
   createUser(user: UserRecord): Promise<boolean> {

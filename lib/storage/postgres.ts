@@ -22,6 +22,14 @@ export interface SqlClient {
 /** A pool of connections: statements, transactions, and a close. */
 export interface SqlPool extends SqlClient {
   /**
+   * How long a statement may take at most, milliseconds, the wait for a
+   * connection included: the statement timeout plus a margin. A statement
+   * not answered by then fails with `ERR_STORAGE_UNAVAILABLE` and its
+   * connection is closed. Work that waits for statements (a batch of
+   * writes) is bounded by it too.
+   */
+  readonly deadlineMs: number;
+  /**
    * Runs `work` in one transaction on one connection: committed when it
    * resolves, rolled back when it throws.
    * @param work the statements
@@ -44,6 +52,14 @@ export interface ConnectPostgresOptions {
    * @default {10000}
    */
   readonly statementTimeoutMs?: number;
+  /**
+   * How much longer than `statementTimeoutMs` the client waits for an
+   * answer (the wait for a connection included) before it gives the
+   * statement up: a connection that hangs (packets held, not refused) never
+   * brings the database's cancellation, so the client closes it instead.
+   * @default {1000}
+   */
+  readonly answerMarginMs?: number;
   /** Where a connection lost while idle is reported (the pool replaces it by itself). */
   readonly onError?: (error: unknown) => void;
   /**
@@ -118,6 +134,10 @@ async function guarded<T>(call: () => Promise<T>, reach: Reachability): Promise<
   try {
     result = await call();
   } catch (error) {
+    if (error instanceof StorageError) {
+      reach.failed(error);
+      throw error;
+    }
     if (!isUnavailable(error)) throw error;
     reach.failed(error);
     throw unavailable(error);
@@ -126,11 +146,50 @@ async function guarded<T>(call: () => Promise<T>, reach: Reachability): Promise<
   return result;
 }
 
+/** The error of a statement given up at its deadline. */
+function late(deadlineMs: number, waiting: "connection" | "answer"): StorageError {
+  const what = waiting === "connection" ? "no connection to the database was free or could be made" : "the database did not answer";
+  return new StorageError("ERR_STORAGE_UNAVAILABLE", `Cannot reach the database now: ${what} within ${deadlineMs} ms`);
+}
+
+/** A connection of the pool as the calls use it. */
+type PooledClient = import("pg").PoolClient;
+
+/**
+ * Settles with `work`, or rejects with `error()` once `ms` have passed
+ * (`onLate` runs first): `work` goes on, and what it gives later is dropped.
+ */
+function within<T>(work: Promise<T>, ms: number, error: () => Error, onLate: () => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      onLate();
+      reject(error());
+    }, Math.max(0, ms));
+    timer.unref();
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (failure: unknown) => {
+        clearTimeout(timer);
+        reject(failure);
+      },
+    );
+  });
+}
+
 /**
  * Connects to PostgreSQL with the optional peer dependency `pg`, imported
  * only here: a pool whose errors of reachability become
  * `ERR_STORAGE_UNAVAILABLE` (answered 503 with `Retry-After`), and which
- * recovers by itself when the database comes back.
+ * recovers by itself when the database comes back. Every statement has a
+ * deadline on the client (`statementTimeoutMs` plus `answerMarginMs`, the
+ * wait for a connection included): the database's own `statement_timeout`
+ * cannot fire for a statement it never received, so a statement still
+ * unanswered then fails, and its connection, which may hang, is closed and
+ * never reused (in a transaction, without waiting for a `ROLLBACK` on it:
+ * the database rolls back a transaction whose connection is gone).
  * @param url `postgres://user:password@host:port/database`
  * @param options pool size, statement timeout and where idle errors go
  * @returns the pool, checked with one statement
@@ -149,12 +208,17 @@ export async function connectPostgres(url: string, options: ConnectPostgresOptio
   } catch {
     throw new ConfigError("DATABASE_URL", "Cannot start: DATABASE_URL needs the PostgreSQL client; install it with npm install pg");
   }
+  const statementTimeoutMs = options.statementTimeoutMs ?? 10_000;
+  const deadlineMs = statementTimeoutMs + (options.answerMarginMs ?? 1000);
   const pool = new Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
-    statement_timeout: options.statementTimeoutMs ?? 10_000,
-    connectionTimeoutMillis: 5000,
+    statement_timeout: statementTimeoutMs,
+    // A connection that cannot be made, or a wait for a free one, ends with the statement's deadline at the latest.
+    connectionTimeoutMillis: Math.min(5000, deadlineMs),
     idleTimeoutMillis: 30_000,
+    // An idle connection whose peer vanished is found by the system, not only by the next statement.
+    keepAlive: true,
   });
   // Away since an idle connection was lost or a call failed to reach it, until a call succeeds.
   let away = false;
@@ -191,38 +255,89 @@ export async function connectPostgres(url: string, options: ConnectPostgresOptio
     }
     return name;
   };
-  const query = <R>(client: { query: typeof pool.query }, text: string, params: readonly unknown[] = []): Promise<SqlResult<R>> =>
-    guarded(async () => {
-      const result = params.length === 0 ? await client.query(text) : await client.query({ name: nameOf(text), text, values: [...params] });
-      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
-    }, reach);
-  return {
-    query: (text, params) => query(pool, text, params),
-    async transaction(work) {
-      const client = await guarded(() => pool.connect(), reach);
-      let broken = false;
-      // A connection lost between the statements of a transaction is an 'error' event on the
-      // client, which would end the process unheard; the next statement fails with it instead.
-      const lost = (): void => {
+
+  /** A connection of the pool, waited for until `deadline` (monotonic milliseconds) at most. */
+  function checkout(deadline: number): Promise<PooledClient> {
+    const asked = pool.connect();
+    return within(asked, deadline - performance.now(), () => late(deadlineMs, "connection"), () => {
+      // Given up: the connection, when it comes, goes back to the pool unused.
+      asked.then((client) => client.release(), () => {});
+    });
+  }
+
+  /**
+   * A checked-out connection: its statements each answered by their
+   * deadline or given up, and then the connection broken (closed at its
+   * release, never reused). An error event while it is out (the connection
+   * lost between statements) breaks it too, rather than ending the process unheard.
+   */
+  function use(client: PooledClient) {
+    let broken = false;
+    const lost = (): void => {
+      broken = true;
+    };
+    client.on("error", lost);
+    const statement = async <R>(text: string, params: readonly unknown[], deadline: number): Promise<SqlResult<R>> => {
+      if (broken) throw late(deadlineMs, "answer");
+      const sent = params.length === 0 ? client.query(text) : client.query({ name: nameOf(text), text, values: [...params] });
+      const result = await within(sent, deadline - performance.now(), () => late(deadlineMs, "answer"), () => {
         broken = true;
-      };
-      client.on("error", lost);
+        // The statement's answer, if it ever comes, is for no one.
+        sent.catch(() => {});
+        // Closed now (at release it would be too): the statement waiting on it ends with it.
+        (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      });
+      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    };
+    return {
+      statement,
+      get broken() {
+        return broken;
+      },
+      /** Marks it broken (a ROLLBACK that failed leaves it in a state no one knows). */
+      fail(): void {
+        broken = true;
+      },
+      release(): void {
+        client.off("error", lost);
+        // A connection that failed or hung is closed, not given back for reuse.
+        client.release(broken ? new Error("the connection failed or hung") : undefined);
+      },
+    };
+  }
+
+  async function query<R>(text: string, params: readonly unknown[] = []): Promise<SqlResult<R>> {
+    const deadline = performance.now() + deadlineMs;
+    return guarded(async () => {
+      const connection = use(await checkout(deadline));
       try {
-        await query(client, "BEGIN");
-        const result = await work({ query: (text, params) => query(client, text, params) });
-        await query(client, "COMMIT");
+        return await connection.statement<R>(text, params, deadline);
+      } finally {
+        connection.release();
+      }
+    }, reach);
+  }
+
+  return {
+    deadlineMs,
+    query,
+    async transaction(work) {
+      const start = performance.now() + deadlineMs;
+      const connection = use(await guarded(() => checkout(start), reach));
+      const run = <R>(text: string, params: readonly unknown[] = [], deadline = performance.now() + deadlineMs) =>
+        guarded(() => connection.statement<R>(text, params, deadline), reach);
+      try {
+        await run("BEGIN", [], start);
+        const result = await work({ query: (text, params) => run(text, params) });
+        await run("COMMIT");
         return result;
       } catch (error) {
-        try {
-          await client.query("ROLLBACK");
-        } catch {
-          broken = true;
-        }
+        // A connection that hung or failed is not asked for a ROLLBACK: it would hang again, and
+        // closing it rolls the transaction back.
+        if (!connection.broken) await run("ROLLBACK").catch(() => connection.fail());
         throw error;
       } finally {
-        client.off("error", lost);
-        // A connection that failed mid-transaction is not given back for reuse.
-        client.release(broken);
+        connection.release();
       }
     },
     close: () => pool.end(),

@@ -97,6 +97,8 @@ const PLACE_ATTEMPTS = 3;
 const PLACE_BATCH = 64;
 /** Batches of patches being placed at once: one reading while another writes. */
 const PLACE_RUNNING = 2;
+/** Patches waiting to be placed at most (each for a statement's deadline at most). */
+const PLACE_WAITING = 10_000;
 /** Queued tickets of one owner run in one transaction at most. */
 const WORK_BATCH = 32;
 /** Rows changed at most by one statement of a sweep, so that a sweep never holds locks for long. */
@@ -159,6 +161,18 @@ export class PostgresSyncStore implements SyncStore {
       keyOf: (placement) => placement.owner,
       maxBatch: PLACE_BATCH,
       maxRunning: PLACE_RUNNING,
+      // A patch waits for its answer as long as one statement may take, at most, however long the batches ahead hang.
+      timeoutMs: db.deadlineMs,
+      maxWaiting: PLACE_WAITING,
+      expire: (placement, why) => {
+        placement.expired = true;
+        placement.reject(new StorageError(
+          "ERR_STORAGE_UNAVAILABLE",
+          why === "timeout"
+            ? `Cannot place the patch now: the database did not take it within ${db.deadlineMs} ms`
+            : `Cannot place the patch now: ${PLACE_WAITING} patches wait for the database`,
+        ));
+      },
     });
   }
 
@@ -279,7 +293,7 @@ export class PostgresSyncStore implements SyncStore {
 
   place(owner: string, clientSerial: number | null, patch: SyncPatch, limit: number, idempotency?: Idempotency): Promise<Ticket> {
     if (idempotency !== undefined) return this.enqueue(owner, clientSerial, { kind: "patch", patch }, limit, idempotency);
-    return new Promise((resolve, reject) => this.#placer.add({ owner, clientSerial, patch, limit, attempts: 0, resolve, reject }));
+    return new Promise((resolve, reject) => this.#placer.add({ owner, clientSerial, patch, limit, attempts: 0, expired: false, resolve, reject }));
   }
 
   /**
@@ -308,6 +322,7 @@ export class PostgresSyncStore implements SyncStore {
       const outcome = outcomes[i]!;
       if (outcome === "again" && ++placement.attempts < PLACE_ATTEMPTS) this.#placer.add(placement);
       else if (outcome === "again" || outcome === "queue") {
+        if (placement.expired) continue;
         this.enqueue(placement.owner, placement.clientSerial, { kind: "patch", patch: placement.patch }, placement.limit).then(placement.resolve, placement.reject);
       } else if (outcome instanceof SyncError) placement.reject(outcome);
       else placement.resolve(outcome);
@@ -720,6 +735,8 @@ interface Placement {
   readonly limit: number;
   /** Batches it was in whose write found its head moved. */
   attempts: number;
+  /** Answered 503 already, having waited too long: what its batch does with it is for no one (and it is not queued). */
+  expired: boolean;
   readonly resolve: (ticket: Ticket) => void;
   readonly reject: (error: unknown) => void;
 }

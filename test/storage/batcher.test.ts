@@ -95,4 +95,87 @@ describe("Batcher", () => {
     assert.deepEqual(seen, [[7], [7]]);
     assert.equal(batcher.waiting, 0);
   });
+
+  it("answers an item that waited timeoutMs behind batches that hang, and never runs it", async () => {
+    let time = 0;
+    const timers: { at: number; task: () => void; live: boolean }[] = [];
+    const deferred: (() => void)[] = [];
+    const batches: number[][] = [];
+    const ends: (() => void)[] = [];
+    const expired: string[] = [];
+    const batcher = new Batcher<Item>({
+      run: (items) => {
+        batches.push(ns(items));
+        return new Promise<void>((end) => ends.push(end));
+      },
+      keyOf: (item) => item.key,
+      maxBatch: 2,
+      maxRunning: 1,
+      defer: (run) => deferred.push(run),
+      timeoutMs: 3000,
+      expire: (item, why) => void expired.push(`${item.n} ${why}`),
+      now: () => time,
+      setTimer: (task, ms) => {
+        const timer = { at: time + ms, task, live: true };
+        timers.push(timer);
+        return () => void (timer.live = false);
+      },
+    });
+    /** Moves the clock on, firing the timers due. */
+    const advance = (ms: number) => {
+      time += ms;
+      for (const timer of timers.splice(0)) {
+        if (timer.live && timer.at <= time) timer.task();
+        else if (timer.live) timers.push(timer);
+      }
+    };
+    const turn = () => {
+      for (const run of deferred.splice(0)) run();
+    };
+    batcher.add({ key: "a", n: 0 });
+    batcher.add({ key: "b", n: 1 });
+    turn();
+    advance(1000);
+    batcher.add({ key: "c", n: 2 });
+    turn();
+    assert.deepEqual(batches, [[0, 1]], "the first batch hangs; the next waits");
+    advance(2000);
+    assert.deepEqual(expired, ["0 timeout", "1 timeout"], "the hung batch's items are answered at their deadline");
+    assert.equal(batcher.waiting, 1);
+    advance(1000);
+    assert.deepEqual(expired, ["0 timeout", "1 timeout", "2 timeout"], "the one waiting behind it too, 3000 ms after it came");
+    assert.equal(batcher.waiting, 0, "and it is out of the queue");
+    ends[0]!();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    turn();
+    assert.deepEqual(batches, [[0, 1]], "never run once expired");
+    const again = { key: "a", n: 0 };
+    batcher.add(again);
+    turn();
+    assert.deepEqual(batches.at(-1), [0], "a new item of the same key runs");
+    ends[1]!();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    advance(5000);
+    assert.equal(expired.length, 3, "an item done in time does not expire");
+  });
+
+  it("answers an item beyond maxWaiting at once", () => {
+    const expired: string[] = [];
+    const batcher = new Batcher<Item>({
+      run: () => new Promise<void>(() => {}),
+      keyOf: (item) => item.key,
+      maxBatch: 1,
+      maxRunning: 1,
+      defer: () => {},
+      maxWaiting: 2,
+      expire: (item, why) => void expired.push(`${item.n} ${why}`),
+    });
+    for (let n = 0; n < 4; n++) batcher.add({ key: `k${n}`, n });
+    assert.deepEqual(expired, ["2 full", "3 full"]);
+    assert.equal(batcher.waiting, 2);
+  });
+
+  it("needs expire with a bound", () => {
+    assert.throws(() => new Batcher<Item>({ run: async () => {}, keyOf: (item) => item.key, maxBatch: 1, maxRunning: 1, timeoutMs: 10 }), { name: "TypeError" });
+  });
 });

@@ -5,6 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { connectPostgres, isUnavailable, migrate, type SqlPool } from "../../lib/storage/mod.ts";
 import { postgresServerSkip, postgresSkip, startPostgres, type TestPostgres } from "../_helpers/postgres.ts";
 import { freePort } from "../_helpers/redis.ts";
+import { startTcpProxy, type TcpProxy } from "../_helpers/tcp_proxy.ts";
 
 describe("isUnavailable()", () => {
   const cases = [
@@ -140,6 +141,123 @@ describe("a pool whose database goes away and comes back", { skip: postgresServe
       assert.deepEqual(heard.slice(heard.indexOf("available")), ["available"], "told once it is back, at the first call that succeeds");
     } finally {
       await watched.close();
+    }
+  });
+});
+
+describe("a pool whose connection stalls (packets held) or drops", { skip: postgresSkip, timeout: 60_000 }, () => {
+  // The statement timeout and the margin: a statement unanswered 600 ms after it was asked is given up.
+  const STATEMENT_TIMEOUT_MS = 400;
+  const DEADLINE_MS = STATEMENT_TIMEOUT_MS + 200;
+  /** Slack for the event loop of a loaded machine. */
+  const SLACK_MS = 400;
+  let server: TestPostgres;
+  let proxy: TcpProxy;
+  let url: string;
+  before(async () => {
+    server = await startPostgres();
+    url = await server.database();
+    proxy = await startTcpProxy(Number(new URL(url).port));
+  });
+  after(async () => {
+    await proxy.close();
+    await server.stop();
+  });
+
+  /** Runs `call`, which must fail with ERR_STORAGE_UNAVAILABLE; gives how long it took, in milliseconds. */
+  async function failsAfter(call: () => Promise<unknown>): Promise<number> {
+    const start = performance.now();
+    await assert.rejects(call(), { name: "StorageError", code: "ERR_STORAGE_UNAVAILABLE" });
+    return performance.now() - start;
+  }
+
+  async function open(poolSize = 2): Promise<SqlPool> {
+    return connectPostgres(proxy.via(url), { poolSize, statementTimeoutMs: STATEMENT_TIMEOUT_MS, answerMarginMs: DEADLINE_MS - STATEMENT_TIMEOUT_MS });
+  }
+
+  it("gives a statement up at its deadline, closes its connection, and works on a new one once the network is back", async () => {
+    const pool = await open();
+    try {
+      assert.equal(pool.deadlineMs, DEADLINE_MS);
+      assert.equal((await pool.query("SELECT 1")).rowCount, 1);
+      proxy.stall();
+      const took = await failsAfter(() => pool.query("SELECT 1"));
+      assert.ok(took >= DEADLINE_MS - 50 && took < DEADLINE_MS + SLACK_MS, `given up after ${took} ms`);
+      // Asked again while it still stalls: the same, never longer.
+      assert.ok(await failsAfter(() => pool.query("SELECT 2")) < DEADLINE_MS + SLACK_MS);
+      proxy.resume();
+      assert.equal((await pool.query("SELECT 3 AS n")).rows[0]!["n"], 3);
+    } finally {
+      proxy.resume();
+      await pool.close();
+    }
+  });
+
+  it("fails a transaction whose statement stalls within one deadline, with no ROLLBACK waited for, and the server rolls it back", async () => {
+    const pool = await open();
+    try {
+      await pool.query("CREATE TABLE IF NOT EXISTS counters (id int PRIMARY KEY, n int)");
+      await pool.query("INSERT INTO counters VALUES (1, 0) ON CONFLICT DO NOTHING");
+      let locked: () => void = () => {};
+      const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+      const start = performance.now();
+      const stalled = pool.transaction(async (db) => {
+        await db.query("UPDATE counters SET n = n + 1 WHERE id = $1", [1]);
+        locked();
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        await db.query("SELECT pg_sleep(0)");
+      });
+      await lockTaken;
+      proxy.stall();
+      await assert.rejects(stalled, { code: "ERR_STORAGE_UNAVAILABLE" });
+      const took = performance.now() - start;
+      assert.ok(took < DEADLINE_MS + SLACK_MS, `failed after ${took} ms (a ROLLBACK waited for on the stalled socket would double it)`);
+      proxy.resume();
+      // The row the stalled transaction locked is free again: the server rolled it back once it heard of the close.
+      await pool.transaction(async (db) => {
+        await db.query("UPDATE counters SET n = n + 10 WHERE id = $1", [1]);
+      });
+      assert.equal((await pool.query<{ n: number }>("SELECT n FROM counters WHERE id = 1")).rows[0]!.n, 10, "the stalled update was never committed");
+    } finally {
+      proxy.resume();
+      await pool.close();
+    }
+  });
+
+  it("bounds the wait for a connection by the same deadline: a call behind a stalled one fails no later", async () => {
+    const pool = await open(1);
+    try {
+      await pool.query("SELECT 1");
+      proxy.stall();
+      const start = performance.now();
+      const first = pool.query("SELECT 1");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const second = pool.query("SELECT 2");
+      await assert.rejects(first, { code: "ERR_STORAGE_UNAVAILABLE" });
+      await assert.rejects(second, { code: "ERR_STORAGE_UNAVAILABLE" });
+      const took = performance.now() - start;
+      assert.ok(took < 200 + DEADLINE_MS + SLACK_MS, `the second failed ${took} ms after the first was asked`);
+      proxy.resume();
+      assert.equal((await pool.query("SELECT 1")).rowCount, 1);
+    } finally {
+      proxy.resume();
+      await pool.close();
+    }
+  });
+
+  it("fails at once while connections are dropped, and works again after", async () => {
+    const pool = await open();
+    try {
+      await pool.query("SELECT 1");
+      proxy.drop();
+      const took = await failsAfter(() => pool.query("SELECT 1"));
+      assert.ok(took < DEADLINE_MS, `failed after ${took} ms`);
+      await failsAfter(() => pool.transaction((db) => db.query("SELECT 1")));
+      proxy.resume();
+      assert.equal((await pool.query("SELECT 1")).rowCount, 1);
+    } finally {
+      proxy.resume();
+      await pool.close();
     }
   });
 });
