@@ -40,7 +40,7 @@ export const STORAGE_SETTINGS = {
     default: 10_000,
     min: 100,
     max: 600_000,
-    doc: "a statement running longer is cancelled, and its request answered 503",
+    doc: "a statement running longer is cancelled, and its request answered 503; one not answered within it plus 1 s (a connection that hangs, the wait for a free connection included) is given up and its connection closed, its request answered 503 likewise",
   }),
 } as const;
 

@@ -5,7 +5,7 @@
 // machine. Each suite gets a fresh database. Without either, a developer's
 // run skips the PostgreSQL suites and says so; REQUIRE_SERVICES=1 (as .ci/run
 // sets) makes that a failure.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
@@ -46,6 +46,10 @@ export interface TestPostgres {
   crash(): void;
   /** Starts it again on the same port and data. */
   restart(): void;
+  /** {@linkcode TestPostgres.crash}, without blocking the event loop (for tests that time answers meanwhile). */
+  crashAsync(): Promise<void>;
+  /** {@linkcode TestPostgres.restart}, without blocking the event loop. */
+  restartAsync(): Promise<void>;
   /** The server's main process, for a benchmark to pin; undefined for a server not started here. */
   pid(): number | undefined;
   /**
@@ -79,7 +83,7 @@ export async function startPostgres(own = false): Promise<TestPostgres> {
     return next.href;
   };
   if (given !== undefined && !own) {
-    return { url: given, database: () => create(given), crash: () => {}, restart: () => {}, pid: () => undefined, viaSocket: (url) => url, stop: () => Promise.resolve() };
+    return { url: given, database: () => create(given), crash: () => {}, restart: () => {}, crashAsync: () => Promise.resolve(), restartAsync: () => Promise.resolve(), pid: () => undefined, viaSocket: (url) => url, stop: () => Promise.resolve() };
   }
   if (bin === undefined) throw new Error("REQUIRE_SERVICES=1 but PostgreSQL's initdb is not installed (Debian package postgresql)");
   const home = mkdtempSync(join(tmpdir(), "tributary-pg-"));
@@ -102,7 +106,19 @@ export async function startPostgres(own = false): Promise<TestPostgres> {
   }
   run("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-instructions"]);
   const options = `-p ${port} -k ${home} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on`;
-  const start = (): void => run("pg_ctl", ["-D", data, "-o", options, "-l", join(home, "log"), "-w", "-t", "60", "start"]);
+  const runAsync = (command: string, args: readonly string[]): Promise<void> => {
+    const full = join(bin, command);
+    const child = asRoot ? spawn("runuser", ["-u", "postgres", "--", full, ...args]) : spawn(full, args);
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    return new Promise((resolve, reject) => {
+      child.on("error", reject);
+      child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`${command} failed: ${output}`))));
+    });
+  };
+  const startArgs = ["-D", data, "-o", options, "-l", join(home, "log"), "-w", "-t", "60", "start"];
+  const start = (): void => run("pg_ctl", startArgs);
   start();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   let running = true;
@@ -115,6 +131,14 @@ export async function startPostgres(own = false): Promise<TestPostgres> {
     },
     restart: () => {
       start();
+      running = true;
+    },
+    crashAsync: async () => {
+      await runAsync("pg_ctl", ["-D", data, "-m", "immediate", "stop"]);
+      running = false;
+    },
+    restartAsync: async () => {
+      await runAsync("pg_ctl", startArgs);
       running = true;
     },
     pid: () => Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]),
