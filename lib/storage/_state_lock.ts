@@ -226,10 +226,14 @@ function held(
   let confirmed = settings.now();
   let lost: Error | undefined;
   let renewing: Promise<void> | undefined;
+  // Each renewal sets a time later than the one before (two within one millisecond still differ),
+  // so that a watcher sees it move.
+  let lastSet = Date.now();
   const renew = (): Promise<void> =>
     (renewing ??= (async () => {
       try {
-        const at = new Date();
+        lastSet = Math.max(Date.now(), lastSet + 1);
+        const at = new Date(lastSet);
         await utimes(file, at, at);
         if ((await newest(dir)).generation !== generation) {
           lost = new Error(`the lock ${file} was taken over by another process while this one did not renew it`);

@@ -48,22 +48,36 @@ function during(dir: string, kind: Kind): () => void {
   return () => writeFileSync(join(dir, "LOCK.00000001"), JSON.stringify({ pid: 7, host: "host-c", identity: "host-c boot-3 ns-3" }));
 }
 
-/** A contender: a process of this host (4242 is gone), whose lease watch passes at once, `meanwhile` happening as it waits. */
-function contender(pid: number, meanwhile: () => void): StateDirOptions {
-  let t = 0;
+/**
+ * A contender: a process of this host (4242 is gone) on a clock shared by
+ * the trial, where a wait passes at once but time goes on for everyone: each
+ * lock held renews (as its timer would, every quarter lease) and `meanwhile`
+ * happens.
+ */
+function contender(pid: number, trial: Trial, meanwhile: () => void): StateDirOptions {
   return {
     pid,
     identity: HERE,
     alive: (other) => other !== 4242,
     leaseMs: 1000,
-    now: () => t,
-    sleep: (ms) => {
-      t += ms;
+    now: () => trial.t,
+    sleep: async (ms) => {
+      trial.t += ms;
+      for (const renew of [...trial.renewals]) await renew();
       meanwhile();
-      return new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
     },
-    every: () => () => {},
+    every: (task) => {
+      trial.renewals.add(task);
+      return () => trial.renewals.delete(task);
+    },
   };
+}
+
+/** What the contenders of one trial share: the clock, and the renewals of the locks held. */
+interface Trial {
+  t: number;
+  readonly renewals: Set<() => Promise<void>>;
 }
 
 describe("openStateDir() started twice at once", () => {
@@ -73,7 +87,8 @@ describe("openStateDir() started twice at once", () => {
       const kind = KINDS[trial % KINDS.length]!;
       const dir = join(root, `t${trial}`);
       prepare(dir, kind);
-      const outcomes = await Promise.allSettled([openStateDir(dir, contender(1000 + trial, during(dir, kind))), openStateDir(dir, contender(5000 + trial, during(dir, kind)))]);
+      const shared: Trial = { t: 0, renewals: new Set() };
+      const outcomes = await Promise.allSettled([openStateDir(dir, contender(1000 + trial, shared, during(dir, kind))), openStateDir(dir, contender(5000 + trial, shared, during(dir, kind)))]);
       for (const outcome of outcomes) {
         if (outcome.status === "rejected") assert.equal((outcome.reason as { variable?: string }).variable, "STATE_DIR", String(outcome.reason));
       }
