@@ -4,6 +4,7 @@ import {
   answeredBy,
   createNodeListener,
   withCompression,
+  withErrorStatuses,
   type Handler,
   HttpError,
   type HttpRequest,
@@ -18,11 +19,13 @@ import {
   type ServiceDescription,
   type ServiceLog,
   waitAtMost,
+  errorStatuses,
 } from "../http/mod.ts";
 import { type Logger, Progress } from "../log/mod.ts";
 import {
   createHttpMetrics,
   createMetricsHandler,
+  METRICS_ERROR_STATUS,
   METRICS_ROUTE_DOC,
   MetricsRegistry,
   registerProcessMetrics,
@@ -377,9 +380,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     }
     for (const start of overrides.services ?? []) running.push(await start(context));
     const mounts: Mount[] = [];
+    // Every service's error statuses joined (a table that disagrees with another stops the start here):
+    // what a service throws of another domain (a refused bearer token in the sync API) is answered with them.
+    const statuses = errorStatuses(METRICS_ERROR_STATUS, ...running.flatMap((service) => (service.errorStatus === undefined ? [] : [service.errorStatus])));
     for (const service of running) {
       // Measuring notes the service and route on the request too, which the access log reads.
-      const handler = withMetrics(service.handler, { metrics: httpMetrics, service: service.name, route: service.handler.routeOf, now: monotonic });
+      const answered = withErrorStatuses(service.handler, statuses);
+      const handler = withMetrics(answered, { metrics: httpMetrics, service: service.name, route: service.handler.routeOf, now: monotonic });
       for (const prefix of service.prefixes) mounts.push({ prefix, handler });
     }
     for (const service of running) readinessSources.push({ service: service.name, probes: service.readiness ?? [] });

@@ -5,6 +5,7 @@ import {
   errorHeaders,
   errorReason,
   errorResponses,
+  errorStatuses,
   FIELD_ERRORS_SCHEMA,
   type JsonSchema,
   type ResponseDoc,
@@ -12,13 +13,20 @@ import {
   type SecuritySchemeDoc,
 } from "../http/mod.ts";
 import { GRANT_TYPES, SCOPES } from "./clients.ts";
-import { OAUTH_ERRORS } from "./errors.ts";
+import { AUTH_ERROR_STATUS } from "./error_status.ts";
+import { type AuthErrorCode, OAUTH_ERRORS } from "./errors.ts";
 import { MAX_PASSWORD_LENGTH, MAX_USERNAME_LENGTH, MIN_PASSWORD_LENGTH, MIN_USERNAME_LENGTH, NOTIFY_LANGUAGES } from "./names.ts";
 
 // The token service's routes as the OpenAPI document describes them: grant
 // types, scopes, name and password limits and OAuth error strings come from
 // the tables the service checks requests with. The routes
 // (create_auth_service.ts) carry these docs.
+
+/** A code a token service's answer may carry: its own, or one of lib/http and below. */
+type DocumentedCode = AuthErrorCode | ErrorCode;
+
+/** The statuses of the codes the service documents. */
+const STATUSES = errorStatuses(AUTH_ERROR_STATUS);
 
 /** What each scope lets a token do: one entry per scope the service knows. */
 const SCOPE_DESCRIPTIONS: Readonly<Record<(typeof SCOPES)[number], string>> = {
@@ -64,9 +72,9 @@ const NO_STORE_HEADERS = {
  * the codes, `error` one of their OAuth strings (any other code is
  * `invalid_request`, an unreachable store `temporarily_unavailable`).
  */
-function oauthErrorResponses(codes: readonly ErrorCode[]): Record<string, ResponseDoc> {
+function oauthErrorResponses(codes: readonly DocumentedCode[]): Record<string, ResponseDoc> {
   const responses: Record<string, ResponseDoc> = {};
-  for (const [status, group] of codesByStatus(codes)) {
+  for (const [status, group] of codesByStatus(codes, STATUSES)) {
     const strings = new Set(group.map((code) => OAUTH_STRINGS.get(code) ?? (status === 503 ? "temporarily_unavailable" : "invalid_request")));
     responses[String(status)] = {
       description: `${errorReason(status)}: ${group.join(", ")}`,
@@ -86,7 +94,7 @@ function oauthErrorResponses(codes: readonly ErrorCode[]): Record<string, Respon
   return responses;
 }
 
-const TOKEN_ERRORS: readonly ErrorCode[] = [
+const TOKEN_ERRORS: readonly DocumentedCode[] = [
   "ERR_AUTH_INVALID_REQUEST",
   "ERR_AUTH_INVALID_CLIENT",
   "ERR_AUTH_INVALID_CLIENT_CREDENTIALS",
@@ -281,7 +289,7 @@ export const AUTH_DOCS: Readonly<Record<"token" | "revoke" | "introspect" | "met
         "ERR_HTTP_BODY_TOO_LARGE",
         "ERR_HTTP_UNSUPPORTED_MEDIA_TYPE",
         "ERR_STORAGE_UNAVAILABLE",
-      ]),
+      ] satisfies DocumentedCode[], STATUSES),
     },
     security: [{ oauth2: ["SignUp"] }],
   },

@@ -3,12 +3,14 @@ import {
   keepRoutes,
   type Router,
   errorResponse,
+  errorStatuses,
   type HttpRequest,
   type HttpResponse,
   readJson,
   type RouteHandler,
   type RouteParams,
   statusOf,
+  withErrorStatuses,
 } from "../http/mod.ts";
 import { GRANT_TYPES, SCOPES } from "./clients.ts";
 import { AUTH_DOCS } from "./api_docs.ts";
@@ -21,6 +23,7 @@ import {
   checkUsername,
   preparePassword,
 } from "./names.ts";
+import { AUTH_ERROR_STATUS } from "./error_status.ts";
 import { AuthError, type SignUpFieldError } from "./errors.ts";
 import { readTokenRequest } from "./read_token_request.ts";
 import { requireBearer } from "./require_bearer.ts";
@@ -104,14 +107,19 @@ export function createAuthService(tokens: TokenService, options: AuthServiceOpti
       doc: AUTH_DOCS.signUp,
     },
   ]);
-  // Everything under /oauth2, unknown paths and methods included, answers OAuth errors with no-store.
+  // Everything under /oauth2, unknown paths and methods included, answers OAuth errors with no-store;
+  // the rest (sign-up, metadata) the JSON error body every service writes.
   const oauthRoutes = oauth(async (request) => routes(request));
+  const others = withErrorStatuses(routes, STATUSES);
   return keepRoutes(function authService(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
-    return request.path.startsWith("/oauth2/") || request.path === "/oauth2" ? oauthRoutes(request, NO_PARAMS) : routes(request);
+    return request.path.startsWith("/oauth2/") || request.path === "/oauth2" ? oauthRoutes(request, NO_PARAMS) : others(request);
   }, routes);
 }
 
 const NO_PARAMS: RouteParams = Object.freeze({});
+
+/** The statuses of the codes the service answers with: its own, and lib/http's. */
+const STATUSES = errorStatuses(AUTH_ERROR_STATUS);
 
 /** Answers a sign-up validation error as the API documents it: 422 with `[{message, field}]`. */
 function validationArray(handler: (request: HttpRequest) => Promise<HttpResponse>): RouteHandler {
@@ -148,19 +156,19 @@ function oauth(handler: (request: HttpRequest) => Promise<HttpResponse>): RouteH
     try {
       return await handler(request);
     } catch (error) {
-      const status = statusOf(error);
-      if (status === 500) return oauthJson(500, { error: "server_error" }, errorResponse(error).headers);
+      const status = statusOf(error, STATUSES);
+      if (status === 500) return oauthJson(500, { error: "server_error" });
       // A store that cannot be reached (503, with Retry-After): the client should simply try again.
       const code = error instanceof AuthError ? error.oauthError : status === 503 ? "temporarily_unavailable" : "invalid_request";
       const description = error instanceof Error ? error.message.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, "?") : "";
-      const headers = error instanceof AuthError ? error.headers : headersOf(error);
-      return oauthJson(status, { error: code, error_description: description }, headers);
+      return oauthJson(status, { error: code, error_description: description }, headersOf(error));
     }
   };
 }
 
+/** The headers lib/http gives the error's answer (`WWW-Authenticate`, `Retry-After`), its content type aside. */
 function headersOf(error: unknown): Readonly<Record<string, string>> {
-  const headers = errorResponse(error).headers ?? {};
+  const headers = errorResponse(error, STATUSES).headers ?? {};
   const { "content-type": _type, ...rest } = headers;
   return rest;
 }

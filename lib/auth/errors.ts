@@ -41,8 +41,10 @@ export interface SignUpFieldError {
 
 /** Options of {@linkcode AuthError}. */
 export interface AuthErrorOptions extends ErrorOptions {
-  /** Response headers, e.g. `WWW-Authenticate` or `Retry-After`. */
-  headers?: Readonly<Record<string, string>>;
+  /** The challenge of a refused credential (RFC 6750 §3, RFC 7617): its scheme and parameters, e.g. `Bearer realm="tributary"`. */
+  challenge?: string;
+  /** How long to wait before trying again, for a throttled attempt. */
+  retryAfterMs?: number;
   /** Field-level problems (for `ERR_AUTH_INVALID_SIGN_UP`). */
   errors?: readonly SignUpFieldError[];
 }
@@ -50,20 +52,24 @@ export interface AuthErrorOptions extends ErrorOptions {
 /** An error of the token endpoint, the bearer guard or sign-up. */
 export class AuthError extends Error {
   readonly code: AuthErrorCode;
-  readonly headers: Readonly<Record<string, string>>;
+  /** The challenge to answer a refused credential with (lib/http sends it as `WWW-Authenticate`). */
+  readonly challenge: string | undefined;
+  /** How long to wait before trying again (lib/http sends it as `Retry-After`). */
+  readonly retryAfterMs: number | undefined;
   readonly errors: readonly SignUpFieldError[];
 
   /**
    * Creates an authentication error.
    * @param code stable code; its OAuth error string is {@linkcode OAUTH_ERRORS}
    * @param message the `error_description`: printable ASCII without `"` or `\`
-   * @param options headers, field errors and cause
+   * @param options the challenge, the wait, field errors and cause
    */
   constructor(code: AuthErrorCode, message: string, options: AuthErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "AuthError";
     this.code = code;
-    this.headers = options.headers ?? {};
+    this.challenge = options.challenge;
+    this.retryAfterMs = options.retryAfterMs;
     this.errors = options.errors ?? [];
   }
 

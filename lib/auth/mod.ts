@@ -7,6 +7,7 @@
  */
 export { AuthError, OAUTH_ERRORS } from "./errors.ts";
 export type { AuthErrorCode, AuthErrorOptions, SignUpFieldError } from "./errors.ts";
+export { AUTH_ERROR_STATUS } from "./error_status.ts";
 export { GRANT_TYPES, parseClients, SCOPES } from "./clients.ts";
 export type { Client, GrantType } from "./clients.ts";
 export { readClientsFile } from "./read_clients_file.ts";

@@ -3,6 +3,7 @@ import { type RunningService, type ServiceCredential, type ServiceLog, startPeri
 import { OutageLog } from "../log/mod.ts";
 import { StorageError } from "../storage/mod.ts";
 import { createAuthService } from "./create_auth_service.ts";
+import { AUTH_ERROR_STATUS } from "./error_status.ts";
 import { LoginThrottle } from "./login_throttle.ts";
 import { readClientsFile } from "./read_clients_file.ts";
 import type { AuthConfig } from "./settings.ts";
@@ -113,6 +114,7 @@ export async function startAuthService(config: AuthConfig, options: StartAuthSer
     else notes.push(`OAuth client "${client.id}" (${client.secretHash === undefined ? "public" : "confidential"}): ${what}`);
   }
   const service: RunningService = {
+    errorStatus: AUTH_ERROR_STATUS,
     name: "sync",
     prefixes: ["/oauth2", "/.well-known/oauth-authorization-server", "/api/v2/sign-up"],
     handler,

@@ -479,13 +479,13 @@ function matches(client: Client, secret: string): boolean {
 /** invalid_client after HTTP Basic: 401 with the challenge RFC 6749 §5.2 and RFC 9110 §15.5.2 require. */
 function basicChallenge(message: string): AuthError {
   return new AuthError("ERR_AUTH_INVALID_CLIENT", message, {
-    headers: { "www-authenticate": 'Basic realm="tributary", charset="UTF-8"' },
+    challenge: 'Basic realm="tributary", charset="UTF-8"',
   });
 }
 
 /** Too many failures: 429 with the seconds to wait. */
 function throttled(message: string, wait: number): AuthError {
-  return new AuthError("ERR_AUTH_THROTTLED", message, { headers: { "retry-after": String(wait) } });
+  return new AuthError("ERR_AUTH_THROTTLED", message, { retryAfterMs: wait * 1000 });
 }
 
 /** invalid_client after authentication in the body. */

@@ -1,4 +1,4 @@
-import { type ErrorCode, statusOfCode } from "./error_status.ts";
+import { type ErrorStatuses, statusOfCode } from "./error_status.ts";
 import type { HeaderDoc, JsonSchema, ResponseDoc } from "./route_doc.ts";
 
 /** What each error status means, for the document's response descriptions. */
@@ -49,16 +49,17 @@ export function errorReason(status: number): string {
 }
 
 /**
- * Groups error codes by the status the error table (`ERROR_STATUS`) gives
- * them, in ascending status order.
+ * Groups error codes by the status the tables give them, in ascending
+ * status order.
  * @param codes the codes
+ * @param statuses the statuses known (the module's table joined by `errorStatuses`); lib/http's own by default
  * @returns the codes of each status
- * @throws {TypeError} for a code the table answers 500 (it never answers a request)
+ * @throws {TypeError} for a code answered 500 (it never answers a request), or one no table has
  */
-export function codesByStatus(codes: readonly ErrorCode[]): ReadonlyMap<number, readonly ErrorCode[]> {
-  const grouped = new Map<number, ErrorCode[]>();
+export function codesByStatus(codes: readonly string[], statuses?: ErrorStatuses): ReadonlyMap<number, readonly string[]> {
+  const grouped = new Map<number, string[]>();
   for (const code of new Set(codes)) {
-    const status = statusOfCode(code) ?? 500;
+    const status = statusOfCode(code, statuses) ?? 500;
     if (status === 500) throw new TypeError(`Cannot document error ${code}: it is answered 500, as an internal error`);
     grouped.set(status, [...(grouped.get(status) ?? []), code]);
   }
@@ -67,21 +68,22 @@ export function codesByStatus(codes: readonly ErrorCode[]): ReadonlyMap<number, 
 
 /**
  * The error answers of a route, for its document: one response per status
- * that the error table (`ERROR_STATUS`) gives the codes, each with the JSON
+ * that the tables give the codes, each with the JSON
  * error body every service writes (`{"error": {code, message, target?,
  * innererror?}, "errors": [...]}`, see `errorBody`) and the codes of that
  * status as the values `code` may take.
  * @param codes the codes the route may answer with
+ * @param statuses the statuses known (the module's table joined by `errorStatuses`); lib/http's own by default
  * @returns the responses, by status
- * @throws {TypeError} for a code the table answers 500
+ * @throws {TypeError} for a code answered 500, or one no table has
  * @example
  * ```ts
  * const responses = { "200": ok, ...errorResponses(["ERR_HTTP_UNAUTHORIZED", "ERR_HTTP_FORBIDDEN"]) };
  * ```
  */
-export function errorResponses(codes: readonly ErrorCode[]): Record<string, ResponseDoc> {
+export function errorResponses(codes: readonly string[], statuses?: ErrorStatuses): Record<string, ResponseDoc> {
   const responses: Record<string, ResponseDoc> = {};
-  for (const [status, group] of codesByStatus(codes)) {
+  for (const [status, group] of codesByStatus(codes, statuses)) {
     const headers = errorHeaders(status);
     responses[String(status)] = {
       description: `${errorReason(status)}: ${group.join(", ")}`,

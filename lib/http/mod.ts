@@ -7,9 +7,9 @@
  */
 export { HttpError } from "./errors.ts";
 export type { HttpErrorCode, HttpErrorOptions } from "./errors.ts";
-export { errorBody, errorDetail, errorResponse, statusOf } from "./error_response.ts";
-export { ERROR_STATUS, statusOfCode } from "./error_status.ts";
-export type { ErrorCode, ErrorStatusTable } from "./error_status.ts";
+export { errorBody, errorDetail, errorResponse, statusOf, withErrorStatuses } from "./error_response.ts";
+export { ERROR_STATUS, errorStatuses, statusOfCode } from "./error_status.ts";
+export type { ErrorCode, ErrorStatuses, ErrorStatusTable } from "./error_status.ts";
 export type { ErrorDetail } from "./error_response.ts";
 export { JSON_CONTENT_TYPE, jsonResponse } from "./json_response.ts";
 export { ifNoneMatch } from "./if_none_match.ts";

@@ -74,6 +74,13 @@ export interface RunningService {
   /** Its handler, with its routes. */
   readonly handler: Router;
   /**
+   * The HTTP statuses of its domain's error codes (its `ErrorStatusTable`):
+   * a host joins every service's (`errorStatuses`) and answers with them the
+   * errors a service's handler throws, those of other domains included (a
+   * bearer token refused by the token service's guard, in the sync API).
+   */
+  readonly errorStatus?: Readonly<Record<string, number>>;
+  /**
    * What it serves.
    * @param origin where the host serves it, e.g. `http://127.0.0.1:8000`
    */

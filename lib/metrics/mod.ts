@@ -7,6 +7,7 @@
  */
 export { MetricsError } from "./errors.ts";
 export type { MetricsErrorCode } from "./errors.ts";
+export { METRICS_ERROR_STATUS } from "./error_status.ts";
 export type {
   CollectFunction,
   HistogramSeriesSnapshot,

@@ -1,6 +1,7 @@
 import {
   type ErrorCode,
-  errorResponses,
+  errorResponses as statusesResponses,
+  errorStatuses,
   type JsonSchema,
   type ParameterDoc,
   type ResponseDoc,
@@ -8,10 +9,27 @@ import {
   schemaRef,
   type SecuritySchemeDoc,
 } from "../http/mod.ts";
+import { RELAY_ERROR_STATUS } from "./error_status.ts";
+import type { RelayErrorCode } from "./errors.ts";
 import { EVENT_NAME, MAX_EVENT_LENGTH } from "./event_patterns.ts";
 import { DEAD_LETTER_LIMIT, DELIVERY_STATUSES, MESSAGE_LIMIT } from "./manage_relay.ts";
 import type { AttemptOutcome, JobState } from "./queue.ts";
 import { ENDPOINT_FIELDS, type EndpointInput, MAX_RATE, MAX_URL_LENGTH, MIN_RATE, RELAY_ID, UPDATE_FIELDS } from "./tenants.ts";
+
+/** A code the service's answers may carry: its own, or one of lib/http and below. */
+type DocumentedCode = RelayErrorCode | ErrorCode;
+
+/** The statuses of the codes the service documents. */
+const STATUSES = errorStatuses(RELAY_ERROR_STATUS);
+
+/**
+ * The error answers of a route: one per status its codes have.
+ * @param codes the codes the route may answer with
+ * @returns the responses, by status
+ */
+function errorResponses(codes: readonly DocumentedCode[]): Record<string, ResponseDoc> {
+  return statusesResponses(codes, STATUSES);
+}
 
 // The relay's routes as the OpenAPI document describes them: event names,
 // endpoint fields and their limits, query limits and states come from the
@@ -136,8 +154,8 @@ const SECRETS: JsonSchema = {
 const SCHEMAS: Readonly<Record<string, JsonSchema>> = { WebhookEndpoint: ENDPOINT, WebhookDelivery: JOB, WebhookMessage: MESSAGE, WebhookSecrets: SECRETS };
 
 /** What every route may answer besides its own: no usable key, a backend that cannot be reached. */
-const ACCESS: readonly ErrorCode[] = ["ERR_HTTP_UNAUTHORIZED", "ERR_RELAY_QUEUE_UNAVAILABLE", "ERR_STORAGE_UNAVAILABLE"];
-const JSON_BODY: readonly ErrorCode[] = ["ERR_HTTP_INVALID_JSON", "ERR_HTTP_JSON_TOO_DEEP", "ERR_HTTP_BODY_TOO_LARGE", "ERR_HTTP_UNSUPPORTED_MEDIA_TYPE"];
+const ACCESS: readonly DocumentedCode[] = ["ERR_HTTP_UNAUTHORIZED", "ERR_RELAY_QUEUE_UNAVAILABLE", "ERR_STORAGE_UNAVAILABLE"];
+const JSON_BODY: readonly DocumentedCode[] = ["ERR_HTTP_INVALID_JSON", "ERR_HTTP_JSON_TOO_DEEP", "ERR_HTTP_BODY_TOO_LARGE", "ERR_HTTP_UNSUPPORTED_MEDIA_TYPE"];
 
 function json(description: string, schema: JsonSchema, extra: Partial<ResponseDoc> = {}): ResponseDoc {
   return { description, ...extra, content: { "application/json": { schema } } };

@@ -1,17 +1,21 @@
 import type { RsaPublicKey } from "../crypto/mod.ts";
 import {
   createRouter,
-  type Router,
+  errorStatuses,
   HttpError,
   type HttpRequest,
   type HttpResponse,
   jsonResponse,
+  keepRoutes,
   parseQuery,
   readJson,
+  type Router,
+  withErrorStatuses,
 } from "../http/mod.ts";
 import { contentSecurityPolicy, pageLoader, pageRoutes, type WebPage } from "../web/mod.ts";
 import type { AddressPolicy } from "./address_policy.ts";
 import { RELAY_DOCS } from "./api_docs.ts";
+import { RELAY_ERROR_STATUS } from "./error_status.ts";
 import { RelayError } from "./errors.ts";
 import { createMessageIds } from "./message_ids.ts";
 import { acceptWebhook, checkIdempotencyKey, webhookAnswer } from "./accept_webhook.ts";
@@ -292,8 +296,12 @@ export function createRelayService(options: RelayServiceOptions): Router {
     return endpoint;
   }
 
-  return routes;
+  // Its errors answered as the JSON error body, with their statuses.
+  return keepRoutes(withErrorStatuses(routes, STATUSES), routes);
 }
+
+/** The statuses of the codes the relay answers with. */
+const STATUSES = errorStatuses(RELAY_ERROR_STATUS);
 
 async function readBytes(request: HttpRequest, maxBytes: number): Promise<Uint8Array> {
   const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();

@@ -211,7 +211,7 @@ export class EndpointDirectory implements TenantDirectory {
       if (put.current !== undefined) this.#apply(put.current);
     }
     throw new RelayError("ERR_RELAY_QUEUE_UNAVAILABLE", "Cannot change the endpoint: other changes to it keep coming first; try again", {
-      headers: { "retry-after": "1" },
+      retryAfterMs: 1000,
     });
   }
 

@@ -24,8 +24,8 @@ export interface RelayFieldError {
 export interface RelayErrorOptions extends ErrorOptions {
   /** The field the error is about, reported as the error's `target`. */
   target?: string;
-  /** Response headers, e.g. `Retry-After`. */
-  headers?: Readonly<Record<string, string>>;
+  /** How long to wait before trying again (a full or unreachable queue). */
+  retryAfterMs?: number;
 }
 
 /**
@@ -36,31 +36,32 @@ export interface RelayErrorOptions extends ErrorOptions {
 export class RelayError extends Error {
   readonly code: RelayErrorCode;
   readonly target: string | undefined;
-  readonly headers: Readonly<Record<string, string>> | undefined;
+  /** How long to wait before trying again (lib/http sends it as `Retry-After`). */
+  readonly retryAfterMs: number | undefined;
 
   /**
    * Creates a relay error.
    * @param code stable error code
    * @param message human-readable message
-   * @param options the target field, response headers and cause
+   * @param options the target field, the wait and the cause
    */
   constructor(code: RelayErrorCode, message: string, options: RelayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "RelayError";
     this.code = code;
     this.target = options.target;
-    this.headers = options.headers;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 
 /**
- * The error of a queue at its capacity: 503 with `Retry-After: 1`.
+ * The error of a queue at its capacity (answered 503 with `Retry-After: 1`).
  * @param what what could not be queued, e.g. "queue the message"
  * @param capacity the queue's limit of jobs
  * @returns the error to throw or reject with
  */
 export function queueFull(what: string, capacity: number): RelayError {
   return new RelayError("ERR_RELAY_QUEUE_FULL", `Cannot ${what}: the queue holds its limit of ${capacity} jobs`, {
-    headers: { "retry-after": "1" },
+    retryAfterMs: 1000,
   });
 }

@@ -6,6 +6,7 @@
  */
 export { RelayError } from "./errors.ts";
 export type { RelayErrorCode, RelayErrorOptions, RelayFieldError } from "./errors.ts";
+export { RELAY_ERROR_STATUS } from "./error_status.ts";
 export type {
   Attempt,
   AttemptBucket,

@@ -26,6 +26,7 @@ import { registerRelayMetrics } from "./relay_metrics.ts";
 import type { RelayConfig } from "./settings.ts";
 import { TenantRegistry } from "./tenants.ts";
 import { RelayWorker } from "./worker.ts";
+import { RELAY_ERROR_STATUS } from "./error_status.ts";
 
 /** Options of {@linkcode startRelayService}. */
 export interface StartRelayServiceOptions {
@@ -199,6 +200,7 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
   }
   return {
     name: "relay",
+    errorStatus: RELAY_ERROR_STATUS,
     prefixes: [base],
     handler,
     readiness: backend === undefined ? [] : [backend.probe],

@@ -2,13 +2,17 @@ import {
   type ErrorCode,
   errorBodySchema,
   errorResponses,
+  errorStatuses,
   FIELD_ERRORS_SCHEMA,
   type HeaderDoc,
   type JsonSchema,
   type ParameterDoc,
+  type ResponseDoc,
   type RouteDoc,
   schemaRef,
 } from "../http/mod.ts";
+import { type BearerErrorCode, SYNC_ERROR_STATUS } from "./error_status.ts";
+import type { SyncErrorCode } from "./errors.ts";
 import { ENTITIES, ENTITY_NAMES, type EntitySchema, type FieldSchema } from "./schema.ts";
 import { PATCH_MEMBERS } from "./parse_patch.ts";
 import type { TicketStatus } from "./ticket_store.ts";
@@ -258,7 +262,18 @@ const QUEUED = envelope(schemaRef("Ticket"), NULL);
 const CACHE: Readonly<Record<string, HeaderDoc>> = { "Cache-Control": { description: "`private, no-cache`", schema: { type: "string" } } };
 const ETAG: HeaderDoc = { description: "The revision (or base and revision) the answer is of, for `If-None-Match`", schema: { type: "string" }, required: true };
 
-const BEARER_ERRORS: readonly ErrorCode[] = [
+/** A code the sync API's answers may carry: its own, a refused bearer token's, or one of lib/http and below. */
+type DocumentedCode = SyncErrorCode | BearerErrorCode | ErrorCode;
+
+/** The statuses of the codes the sync API documents. */
+const STATUSES = errorStatuses(SYNC_ERROR_STATUS);
+
+/** What the sync API's documented errors are answered with. */
+function errors(codes: readonly DocumentedCode[]): Record<string, ResponseDoc> {
+  return errorResponses(codes, STATUSES);
+}
+
+const BEARER_ERRORS: readonly DocumentedCode[] = [
   "ERR_AUTH_MISSING_TOKEN",
   "ERR_AUTH_INVALID_REQUEST",
   "ERR_AUTH_INVALID_TOKEN",
@@ -297,7 +312,7 @@ export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch"
       },
       "202": QUEUED_RESPONSE,
       "304": NOT_MODIFIED,
-      ...errorResponses([...BEARER_ERRORS, "ERR_SYNC_NO_CONTEXT", "ERR_SYNC_BUSY"]),
+      ...errors([...BEARER_ERRORS, "ERR_SYNC_NO_CONTEXT", "ERR_SYNC_BUSY"]),
     },
     security: SECURITY,
     schemas: SCHEMAS,
@@ -319,7 +334,7 @@ export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch"
       "202": QUEUED_RESPONSE,
       "204": { description: "Nothing changed since the revision", headers: { ETag: ETAG, ...CACHE } },
       "304": NOT_MODIFIED,
-      ...errorResponses([
+      ...errors([
         ...BEARER_ERRORS,
         "ERR_SYNC_INVALID_ID",
         "ERR_SYNC_NO_CONTEXT",
@@ -341,7 +356,7 @@ export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch"
         headers: { "Cache-Control": { description: "`no-store`", schema: { type: "string" } } },
         content: { "application/json": { schema: envelope(schemaRef("Ticket"), { oneOf: [schemaRef("SyncData"), schemaRef("SyncDiff"), NULL] }) } },
       },
-      ...errorResponses([...BEARER_ERRORS, "ERR_SYNC_INVALID_ID", "ERR_SYNC_UNKNOWN_TICKET", "ERR_SYNC_TICKET_EXPIRED"]),
+      ...errors([...BEARER_ERRORS, "ERR_SYNC_INVALID_ID", "ERR_SYNC_UNKNOWN_TICKET", "ERR_SYNC_TICKET_EXPIRED"]),
     },
     security: SECURITY,
     schemas: SCHEMAS,
@@ -379,7 +394,7 @@ export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch"
         links: { ticket: { operationId: "getSyncTicket", parameters: { ticket: "$response.body#/ticket/uuid" } } },
       },
       "204": { description: "The patch deleted `me`, the user's own: the account is deleted" },
-      ...errorResponses([
+      ...errors([
         ...BEARER_ERRORS,
         "ERR_SYNC_INVALID_IDEMPOTENCY_KEY",
         "ERR_SYNC_NO_CONTEXT",
@@ -402,7 +417,7 @@ export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch"
     summary: "Deletes the account: the context (every revision, object and ticket), the user and every token issued for the user",
     responses: {
       "204": { description: "Deleted" },
-      ...errorResponses(BEARER_ERRORS),
+      ...errors(BEARER_ERRORS),
     },
     security: SECURITY,
   },

@@ -1,16 +1,20 @@
 import { sha256Hex } from "../crypto/mod.ts";
 import {
   createRouter,
-  type Router,
+  errorStatuses,
   type HttpRequest,
   type HttpResponse,
   ifNoneMatch,
   JSON_CONTENT_TYPE,
+  keepRoutes,
   readJson,
   type RouteHandler,
   type RouteParams,
+  type Router,
+  withErrorStatuses,
 } from "../http/mod.ts";
 import { SYNC_DOCS } from "./api_docs.ts";
+import { SYNC_ERROR_STATUS } from "./error_status.ts";
 import { SyncError } from "./errors.ts";
 import { parsePatch } from "./parse_patch.ts";
 import type { SerialJobs } from "./serial_jobs.ts";
@@ -167,7 +171,7 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
     return accepted(ticket);
   }
 
-  return createRouter([
+  const router = createRouter([
     {
       method: "GET",
       path: base,
@@ -244,7 +248,12 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
       doc: SYNC_DOCS.deleteAccount,
     },
   ]);
+  // Its errors (and a refused bearer token's) answered as the JSON error body, with their statuses.
+  return keepRoutes(withErrorStatuses(router, STATUSES), router);
 }
+
+/** The statuses of the codes the sync API answers with. */
+const STATUSES = errorStatuses(SYNC_ERROR_STATUS);
 
 function noContext(): SyncError {
   return new SyncError("ERR_SYNC_NO_CONTEXT", "Cannot sync: this user has no sync context");

@@ -22,8 +22,8 @@ export interface PatchFieldError {
 export interface SyncErrorOptions extends ErrorOptions {
   /** The problems of an invalid patch. */
   errors?: readonly PatchFieldError[];
-  /** Response headers, e.g. `Retry-After`. */
-  headers?: Readonly<Record<string, string>>;
+  /** How long to wait before trying again (a user with too much queued). */
+  retryAfterMs?: number;
 }
 
 /**
@@ -36,21 +36,21 @@ export class SyncError extends Error {
   readonly code: SyncErrorCode;
   /** The problems of an invalid patch; empty for the other codes. */
   readonly errors: readonly PatchFieldError[];
-  /** Response headers, e.g. `Retry-After` when busy. */
-  readonly headers: Readonly<Record<string, string>>;
+  /** How long to wait before trying again, when busy (lib/http sends it as `Retry-After`). */
+  readonly retryAfterMs: number | undefined;
 
   /**
    * Creates a sync error.
    * @param code stable error code
    * @param message human-readable message
-   * @param options the patch problems and the cause
+   * @param options the patch problems, the wait and the cause
    */
   constructor(code: SyncErrorCode, message: string, options: SyncErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "SyncError";
     this.code = code;
     this.errors = Object.freeze([...(options.errors ?? [])]);
-    this.headers = options.headers ?? {};
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 

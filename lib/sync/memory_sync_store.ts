@@ -225,7 +225,7 @@ export class MemorySyncStore implements SyncStore {
     const waiting = this.#queues.get(owner)?.length ?? 0;
     if (waiting >= limit) {
       throw new SyncError("ERR_SYNC_BUSY", `Cannot queue more work: ${waiting} requests of this user are queued; poll their tickets first`, {
-        headers: { "retry-after": "1" },
+        retryAfterMs: 1000,
       });
     }
     let ticket: Ticket | undefined;

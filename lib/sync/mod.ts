@@ -21,6 +21,7 @@ export { checkPatch } from "./check_patch.ts";
 export type { PatchUser } from "./check_patch.ts";
 export { SyncError } from "./errors.ts";
 export type { SyncErrorCode, SyncErrorOptions, PatchFieldError } from "./errors.ts";
+export { SYNC_ERROR_STATUS } from "./error_status.ts";
 export { parsePatch } from "./parse_patch.ts";
 export type { ParsePatchOptions } from "./parse_patch.ts";
 export { RevisionLog } from "./revision_log.ts";

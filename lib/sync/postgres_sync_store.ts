@@ -284,7 +284,7 @@ export class PostgresSyncStore implements SyncStore {
     if (rowCount === 0) {
       if ((await headOf(db, owner)) === undefined) throw noContext();
       throw new SyncError("ERR_SYNC_BUSY", `Cannot queue more work: ${limit} requests of this user are queued; poll their tickets first`, {
-        headers: { "retry-after": "1" },
+        retryAfterMs: 1000,
       });
     }
     const stamp = formatTimestamp(now);

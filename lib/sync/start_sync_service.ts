@@ -5,6 +5,7 @@ import { createSyncService } from "./create_sync_service.ts";
 import { SerialJobs } from "./serial_jobs.ts";
 import type { SyncConfig } from "./settings.ts";
 import type { SyncStore } from "./sync_store.ts";
+import { SYNC_ERROR_STATUS } from "./error_status.ts";
 
 /** Options of {@linkcode startSyncService}. */
 export interface StartSyncServiceOptions {
@@ -112,6 +113,7 @@ export async function startSyncService(config: SyncConfig, options: StartSyncSer
   const stopResume = periodic("Sync: looking for queued work", RESUME_EVERY_MS, resume);
   return {
     name: "sync",
+    errorStatus: SYNC_ERROR_STATUS,
     prefixes: [base],
     handler,
     describe: (origin) => ({

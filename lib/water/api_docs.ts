@@ -1,6 +1,7 @@
 import {
   type ErrorCode,
-  errorResponses,
+  errorResponses as statusesResponses,
+  errorStatuses,
   type JsonSchema,
   type ParameterDoc,
   type ResponseDoc,
@@ -8,8 +9,26 @@ import {
   schemaRef,
   type SecuritySchemeDoc,
 } from "../http/mod.ts";
+import { WATER_ERROR_STATUS } from "./error_status.ts";
+import type { FilterSyntaxError, ODataErrorCode } from "../odata/mod.ts";
+import type { CsvSyntaxError, WaterErrorCode } from "./errors.ts";
 import { describeQueryOptions, type FilterFieldType } from "../odata/mod.ts";
 import { type CollectionName, type CollectionSchema, COLLECTIONS } from "./fields.ts";
+
+/** A code the service's answers may carry: its own, or one of lib/http and below. */
+type DocumentedCode = WaterErrorCode | CsvSyntaxError["code"] | ODataErrorCode | FilterSyntaxError["code"] | ErrorCode;
+
+/** The statuses of the codes the service documents. */
+const STATUSES = errorStatuses(WATER_ERROR_STATUS);
+
+/**
+ * The error answers of a route: one per status its codes have.
+ * @param codes the codes the route may answer with
+ * @returns the responses, by status
+ */
+function errorResponses(codes: readonly DocumentedCode[]): Record<string, ResponseDoc> {
+  return statusesResponses(codes, STATUSES);
+}
 
 // The water API's routes as the OpenAPI document describes them: the row
 // schemas come from the collection table (fields.ts), the query options from
@@ -72,7 +91,7 @@ const EXAMPLES: Readonly<Record<CollectionName, { readonly filter: string; reado
 };
 
 /** What every request of the API may be refused for: its key, the rate limits, and a limiter that cannot be reached. */
-const ACCESS_ERRORS: readonly ErrorCode[] = [
+const ACCESS_ERRORS: readonly DocumentedCode[] = [
   "ERR_HTTP_UNAUTHORIZED",
   "ERR_HTTP_FORBIDDEN",
   "ERR_HTTP_ORIGIN_NOT_ALLOWED",
@@ -81,7 +100,7 @@ const ACCESS_ERRORS: readonly ErrorCode[] = [
 ];
 
 /** What a query of a collection may be refused for. */
-const QUERY_ERRORS: readonly ErrorCode[] = [
+const QUERY_ERRORS: readonly DocumentedCode[] = [
   "ERR_HTTP_MALFORMED_URL",
   "ERR_ODATA_SYNTAX",
   "ERR_ODATA_UNKNOWN_FIELD",

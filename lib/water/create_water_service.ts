@@ -5,6 +5,7 @@ import {
   type ContentCoding,
   createDeadline,
   createRouter,
+  errorStatuses,
   keepRoutes,
   type Route,
   type Router,
@@ -17,10 +18,12 @@ import {
   type KeyLimiter,
   RateLimiter,
   withCors,
+  withErrorStatuses,
   withRateLimit,
 } from "../http/mod.ts";
 import { type BoundFilter, buildNextLink, type OrderKey, type QueryOptions, readQueryOptions } from "../odata/mod.ts";
 import { collectionDoc, countDoc, WATER_DOCS } from "./api_docs.ts";
+import { WATER_ERROR_STATUS } from "./error_status.ts";
 import { WaterError } from "./errors.ts";
 import { type CollectionName, type CollectionSchema, COLLECTIONS } from "./fields.ts";
 import {
@@ -258,7 +261,8 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
     const identity = authenticateApiKey(request, { keys: options.keys, keylessOrigins });
     return `${identity.kind}:${identity.id}`;
   };
-  return keepRoutes(withCors(withRateLimit(router, limiter, identify), {
+  // Its errors answered as the JSON error body with their statuses, inside the limit, so that they tell the quota too.
+  return keepRoutes(withCors(withRateLimit(withErrorStatuses(router, STATUSES), limiter, identify), {
     origins: options.corsOrigins ?? [],
     methods: ["GET", "HEAD"],
     exposeHeaders: ["link", "retry-after", "odata-version", "ratelimit-policy", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"],
@@ -266,6 +270,9 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
 }
 
 const ODATA_HEADERS = { "odata-version": "4.0" } as const;
+
+/** The statuses of the codes the water API answers with. */
+const STATUSES = errorStatuses(WATER_ERROR_STATUS);
 
 function unknownCollection(name: string): never {
   throw new WaterError(

@@ -6,6 +6,7 @@
  */
 export { CsvSyntaxError, WaterError } from "./errors.ts";
 export type { WaterErrorCode, WaterErrorOptions } from "./errors.ts";
+export { WATER_ERROR_STATUS } from "./error_status.ts";
 export {
   COLLECTIONS,
   DATASTREAM_CSV_COLUMNS,

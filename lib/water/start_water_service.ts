@@ -20,6 +20,7 @@ import { createWaterService } from "./create_water_service.ts";
 import { LiveDatasets } from "./live_datasets.ts";
 import type { LoadProgress, ReloadReport } from "./load_datasets.ts";
 import type { WaterConfig } from "./settings.ts";
+import { WATER_ERROR_STATUS } from "./error_status.ts";
 
 /** Options of {@linkcode startWaterService}. */
 export interface StartWaterServiceOptions {
@@ -167,6 +168,7 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     : `Datasets reload on SIGHUP and POST ${adminPath}/reload (with an ADMIN_API_KEYS key)`;
   return {
     name: "water",
+    errorStatus: WATER_ERROR_STATUS,
     prefixes: [base, adminPath],
     handler,
     readiness,

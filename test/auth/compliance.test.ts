@@ -252,7 +252,7 @@ describe("requireUser(): a user's resource", () => {
     await assert.rejects(requireUser(request, fixture.tokens, { scope: "UserActivity" }), (error: unknown) => {
       assert.ok(error instanceof AuthError);
       assert.equal(error.code, "ERR_AUTH_INVALID_TOKEN");
-      assert.match(error.headers["www-authenticate"]!, /^Bearer realm="tributary", error="invalid_token"/);
+      assert.match(error.challenge!, /^Bearer realm="tributary", error="invalid_token"/);
       return true;
     });
   });

@@ -14,27 +14,37 @@ import {
   errorBody,
   errorDetail,
   errorResponse,
+  errorStatuses,
   HttpError,
   JSON_CONTENT_TYPE,
   jsonResponse,
   statusOf,
+  withErrorStatuses,
 } from "../../lib/http/mod.ts";
+import { AUTH_ERROR_STATUS, type AuthErrorCode } from "../../lib/auth/mod.ts";
+import { METRICS_ERROR_STATUS } from "../../lib/metrics/mod.ts";
+import { RELAY_ERROR_STATUS } from "../../lib/relay/mod.ts";
+import { SYNC_ERROR_STATUS } from "../../lib/sync/mod.ts";
+import { WATER_ERROR_STATUS } from "../../lib/water/mod.ts";
 
-// The table's completeness is the compiler's job: these lines stop compiling
-// when a domain adds a code without a status, or the table names a code no
-// domain has.
+// Each table's completeness is the compiler's job: these lines stop
+// compiling when lib/http adds a code without a status, or its table names a
+// code none has; a module's table without one of its codes is refused too.
 type Missing = Exclude<ErrorCode, keyof typeof ERROR_STATUS>;
 type Extra = Exclude<keyof typeof ERROR_STATUS, ErrorCode>;
 const noneMissing: [Missing] extends [never] ? true : Missing = true;
 const noneExtra: [Extra] extends [never] ? true : Extra = true;
-// @ts-expect-error a table without ERR_SYNC_BUSY is not an ErrorStatusTable
-const incomplete: ErrorStatusTable = withoutCode(ERROR_STATUS, "ERR_SYNC_BUSY");
+// @ts-expect-error a table without ERR_AUTH_THROTTLED is not the token service's ErrorStatusTable
+const incomplete: ErrorStatusTable<AuthErrorCode> = withoutCode(AUTH_ERROR_STATUS, "ERR_AUTH_THROTTLED");
 
 function withoutCode<T extends object, K extends keyof T>(table: T, code: K): Omit<T, K> {
   const copy: Partial<T> = { ...table };
   delete copy[code];
   return copy as Omit<T, K>;
 }
+
+/** Every module's statuses joined, as an app joins them. */
+const ALL = errorStatuses(WATER_ERROR_STATUS, AUTH_ERROR_STATUS, SYNC_ERROR_STATUS, RELAY_ERROR_STATUS, METRICS_ERROR_STATUS);
 
 /** An error of another domain: a code, and a position like a syntax error's. */
 class PositionedError extends SyntaxError {
@@ -54,17 +64,16 @@ function withCode(code: string): Error {
   return Object.assign(new Error("coded"), { code });
 }
 
-describe("ERROR_STATUS", () => {
-  it("is complete in the compiler's eyes, and an incomplete table is refused", () => {
+describe("ERROR_STATUS and the modules' tables", () => {
+  it("are complete in the compiler's eyes, and an incomplete table is refused", () => {
     assert.equal(noneMissing, true);
     assert.equal(noneExtra, true);
-    assert.equal("ERR_SYNC_BUSY" in incomplete, false);
+    assert.equal("ERR_AUTH_THROTTLED" in incomplete, false);
   });
 
-  it("maps every code to a 4xx or 5xx status", () => {
-    for (const [code, status] of Object.entries(ERROR_STATUS)) {
-      assert.ok(status >= 400 && status <= 599, `${code}: ${status}`);
-    }
+  it("map every code to a 4xx or 5xx status, and agree where they share one (joined without a conflict)", () => {
+    for (const [code, status] of ALL) assert.ok(status >= 400 && status <= 599, `${code}: ${status}`);
+    assert.throws(() => errorStatuses(SYNC_ERROR_STATUS, { ERR_AUTH_INVALID_TOKEN: 403 }), { name: "TypeError", message: /ERR_AUTH_INVALID_TOKEN is 401 in one table and 403 in another/ });
   });
 
   const samples = [
@@ -79,15 +88,41 @@ describe("ERROR_STATUS", () => {
     { error: new ConfigError("PORT", "bad"), status: 500 },
   ] as const;
   for (const c of samples) {
-    it(`gives ${c.error.name} ${c.error.code} the status ${c.status}`, () => {
-      assert.equal(statusOf(c.error), c.status);
+    it(`gives ${c.error.name} ${c.error.code} the status ${c.status} (with the modules' tables)`, () => {
+      assert.equal(statusOf(c.error, ALL), c.status);
     });
   }
+
+  it("knows only lib/http's codes and those below it without the modules' tables", () => {
+    assert.equal(statusOf(new HttpError("ERR_HTTP_RATE_LIMITED", "x")), 429);
+    assert.equal(statusOf(withCode("ERR_STORAGE_UNAVAILABLE")), 503);
+    assert.equal(statusOf(new WaterError("ERR_WATER_NOT_FOUND", "gone")), 500);
+  });
+});
+
+describe("withErrorStatuses()", () => {
+  it("answers the errors its statuses know, thrown or rejected, and throws on the others", async () => {
+    const handler = withErrorStatuses((request) => {
+      if (request.path === "/sync") throw new WaterError("ERR_WATER_NOT_FOUND", "no such collection");
+      if (request.path === "/async") return Promise.reject(new SyncError("ERR_SYNC_BUSY", "busy", { retryAfterMs: 1500 }));
+      if (request.path === "/bug") throw new Error("a bug");
+      return jsonResponse(200, {});
+    }, ALL);
+    const request = (path: string) => ({ method: "GET", path, query: "", headers: {}, origin: "http://x", remoteAddress: "127.0.0.1", body: { text: () => Promise.resolve(""), bytes: () => Promise.resolve(new Uint8Array()) } }) as unknown as Parameters<typeof handler>[0];
+    const missing = await handler(request("/sync"));
+    assert.equal(missing.status, 404);
+    assert.equal(codeIn(missing.body), "ERR_WATER_NOT_FOUND");
+    const busy = await handler(request("/async"));
+    assert.deepEqual([busy.status, busy.headers?.["retry-after"]], [429, "2"]);
+    assert.throws(() => handler(request("/bug")), { message: "a bug" }, "an internal error goes on, to be logged");
+    assert.equal((await handler(request("/ok"))).status, 200);
+  });
 });
 
 describe("statusOf()", () => {
-  it("maps every code of the table to its status", () => {
+  it("maps every code of the tables to its status", () => {
     for (const [code, status] of Object.entries(ERROR_STATUS)) assert.equal(statusOf(withCode(code)), status, code);
+    for (const [code, status] of ALL) assert.equal(statusOf(withCode(code), ALL), status, code);
   });
 
   it("reads the code of an HttpError", () => {
@@ -124,7 +159,7 @@ describe("errorDetail()", () => {
   });
 
   it("adds the position as innererror", () => {
-    assert.deepEqual(errorDetail(new PositionedError()).innererror, { position: 7 });
+    assert.deepEqual(errorDetail(new PositionedError(), ALL).innererror, { position: 7 });
   });
 
   const internal = [
@@ -162,7 +197,7 @@ describe("errorBody()", () => {
   });
 
   it("renders the position as innererror.position", () => {
-    const body: unknown = JSON.parse(errorBody(new PositionedError()));
+    const body: unknown = JSON.parse(errorBody(new PositionedError(), ALL));
     const detail = {
       code: "ERR_ODATA_SYNTAX",
       message: "Cannot parse filter at position 7",
@@ -192,6 +227,14 @@ describe("errorResponse()", () => {
   it("puts the error body in the response", () => {
     const error = new HttpError("ERR_HTTP_NOT_FOUND", "x");
     assert.equal(errorResponse(error).body, errorBody(error));
+  });
+
+  it("says Retry-After in whole seconds (at least 1) from an error's retryAfterMs, and WWW-Authenticate from its challenge", () => {
+    assert.equal(errorResponse(new SyncError("ERR_SYNC_BUSY", "x", { retryAfterMs: 1000 }), ALL).headers?.["retry-after"], "1");
+    assert.equal(errorResponse(new SyncError("ERR_SYNC_BUSY", "x", { retryAfterMs: 2001 }), ALL).headers?.["retry-after"], "3");
+    assert.equal(errorResponse(new RelayError("ERR_RELAY_QUEUE_FULL", "x", { retryAfterMs: 10 }), ALL).headers?.["retry-after"], "1");
+    const refused = errorResponse(new AuthError("ERR_AUTH_INVALID_TOKEN", "x", { challenge: 'Bearer realm="r", error="invalid_token"' }), ALL);
+    assert.deepEqual(refused.headers, { "www-authenticate": 'Bearer realm="r", error="invalid_token"', "content-type": JSON_CONTENT_TYPE });
   });
 
   it("carries a retry-after header over", () => {

@@ -5,6 +5,7 @@ import {
   createRouter,
   ERROR_STATUS,
   errorResponses,
+  errorStatuses,
   jsonResponse,
   openApiDocument,
   openApiPath,
@@ -12,6 +13,7 @@ import {
   type RouteDoc,
   schemaRef,
 } from "../../lib/http/mod.ts";
+import { WATER_ERROR_STATUS } from "../../lib/water/mod.ts";
 
 const ok = () => jsonResponse(200, {});
 const itemDoc: RouteDoc = {
@@ -105,8 +107,9 @@ describe("openApiDocument()", () => {
 
 describe("errorResponses()", () => {
   it("gives one response per status of the error table, its codes as the values code may take", () => {
-    const responses = errorResponses(["ERR_ODATA_SYNTAX", "ERR_HTTP_INVALID_JSON", "ERR_HTTP_RATE_LIMITED"]);
-    assert.deepEqual(Object.keys(responses), [String(ERROR_STATUS.ERR_ODATA_SYNTAX), String(ERROR_STATUS.ERR_HTTP_RATE_LIMITED)]);
+    // A module's table joined to lib/http's, as a module documents its routes.
+    const responses = errorResponses(["ERR_ODATA_SYNTAX", "ERR_HTTP_INVALID_JSON", "ERR_HTTP_RATE_LIMITED"], errorStatuses(WATER_ERROR_STATUS));
+    assert.deepEqual(Object.keys(responses), [String(WATER_ERROR_STATUS.ERR_ODATA_SYNTAX), String(ERROR_STATUS.ERR_HTTP_RATE_LIMITED)]);
     const schema = responses["400"]!.content!["application/json"]!.schema as { properties: { error: { properties: { code: { enum: string[] } } } } };
     assert.deepEqual(schema.properties.error.properties.code.enum, ["ERR_ODATA_SYNTAX", "ERR_HTTP_INVALID_JSON"]);
     assert.ok(Object.hasOwn(responses["429"]!.headers!, "Retry-After"));

@@ -138,7 +138,7 @@ describe("KafkaQueue over a log that refuses appends", () => {
     const queue = await KafkaQueue.open(log, { topics: kafkaTopics("refusing"), instanceId: "a" });
     await assert.rejects(queue.enqueue({ tenantId: "acme", messageId: "m1", jobs: [makeJob("m1")] }), (error: RelayError) => {
       assert.equal(error.code, "ERR_RELAY_QUEUE_UNAVAILABLE");
-      assert.equal(error.headers?.["retry-after"], "1");
+      assert.equal(error.retryAfterMs, 1000);
       assert.match(error.message, /did not acknowledge/);
       return true;
     });

@@ -41,7 +41,7 @@ function stored(put: ConfigPut): number {
 
 function isUnavailable(error: unknown): true {
   assert.equal((error as RelayError).code, "ERR_RELAY_QUEUE_UNAVAILABLE");
-  assert.equal((error as RelayError).headers?.["retry-after"], "1");
+  assert.equal((error as RelayError).retryAfterMs, 1000);
   assert.match((error as Error).message, /^Cannot use the relay's configuration in Redis: /);
   return true;
 }

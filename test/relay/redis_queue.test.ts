@@ -118,7 +118,7 @@ describe("RedisQueue without its server", () => {
     for (const result of results) {
       assert.equal(result.status, "rejected");
       assert.equal((result.reason as RelayError).code, "ERR_RELAY_QUEUE_UNAVAILABLE");
-      assert.equal((result.reason as RelayError).headers?.["retry-after"], "1");
+      assert.equal((result.reason as RelayError).retryAfterMs, 1000);
       assert.match((result.reason as Error).message, /offline/);
     }
   });

@@ -135,7 +135,7 @@ export class KafkaConfigStore implements ConfigStore {
       offset = acknowledged;
     } catch (error) {
       throw new RelayError("ERR_RELAY_QUEUE_UNAVAILABLE", `Cannot use the relay's configuration in Kafka: ${(error as Error).message}`, {
-        headers: { "retry-after": "1" },
+        retryAfterMs: 1000,
         cause: error,
       });
     }

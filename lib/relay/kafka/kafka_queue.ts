@@ -666,7 +666,7 @@ export class KafkaQueue implements JobQueue {
       offsets = await this.#log.produce(all);
     } catch (error) {
       const unavailable = new RelayError("ERR_RELAY_QUEUE_UNAVAILABLE", `Cannot use the Kafka queue: ${(error as Error).message}`, {
-        headers: { "retry-after": "1" },
+        retryAfterMs: 1000,
         cause: error,
       });
       for (const entry of outbox) entry.reject(unavailable);

@@ -311,7 +311,7 @@ export class RedisConfigStore implements ConfigStore {
       return await this.#redis.run(script, args);
     } catch (error) {
       throw new RelayError("ERR_RELAY_QUEUE_UNAVAILABLE", `Cannot use the relay's configuration in Redis: ${(error as Error).message}`, {
-        headers: { "retry-after": "1" },
+        retryAfterMs: 1000,
         cause: error,
       });
     }

@@ -702,7 +702,7 @@ export class RedisQueue implements JobQueue {
       return await this.#redis.run(script, args);
     } catch (error) {
       throw new RelayError("ERR_RELAY_QUEUE_UNAVAILABLE", `Cannot use the Redis queue: ${(error as Error).message}`, {
-        headers: { "retry-after": "1" },
+        retryAfterMs: 1000,
         cause: error,
       });
     }
