@@ -11,8 +11,8 @@ export interface ExplorerServiceOptions {
    */
   apiBase?: string;
   /**
-   * Reads the page (its HTML template, CSS, compiled script and map data).
-   * @default the page in `./explorer/`, its script compiled on the first request in a checkout
+   * Reads the page (its HTML template, CSS, compiled script and map data); called once, as the service is made.
+   * @default the page in `./explorer/`, its script built by `npm run build` (in a checkout, compiled once per process)
    */
   load?: () => Promise<WebPage>;
 }

@@ -21,6 +21,11 @@ export interface CompileBrowserScriptsOptions {
    * @default {"auto"}
    */
   readonly compiler?: "auto" | "tsc" | "strip";
+  /**
+   * Stops the compiler (the `tsc` process and any it started), e.g. when the process exits.
+   * @default never stopped
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** Node's type stripping (Node 22.13 and later); undefined on Node 20. */
@@ -30,13 +35,14 @@ const stripTypeScriptTypes = (nodeModule as { stripTypeScriptTypes?: (code: stri
  * Compiles the pages' scripts (`lib/**\/*.browser.ts`, typed against the DOM
  * by `tsconfig.browser.json`) to JavaScript under `outDir`, at the paths they
  * have under `lib/`, with the project's own `tsc`: `npm run build` does it
- * into `dist/`, and a server running from the sources does it on a page's
- * first request, so the page needs no build step. A type error fails it.
+ * into `dist/`, and a server running from the sources does it once, as the
+ * services that serve pages start (`compileOnce`), so a
+ * checkout needs no build step. A type error fails it.
  * Where TypeScript is not installed (the container image runs the sources on
  * Node 24 without the dev dependencies), Node's own type stripping does it
  * instead, with relative `.ts` imports written `.js` as `tsc` writes them.
  * @param outDir where the `.browser.js` files go
- * @param options the checkout; the compiler
+ * @param options the checkout; the compiler; what stops it
  * @throws {Error} when neither TypeScript nor Node's type stripping is there, or `tsc` reports an error (its output in the message)
  * @example
  * ```ts
@@ -56,15 +62,34 @@ export async function compileBrowserScripts(outDir: string, options: CompileBrow
   }
   if (!existsSync(config)) throw new Error(`Cannot compile the pages' scripts: ${config} is missing (an installed package has them compiled)`);
   if (tsc === undefined) throw new Error("Cannot compile the pages' scripts: the typescript package is not installed (npm ci installs it)");
-  const child = spawn(process.execPath, [tsc, "-p", config, "--noEmit", "false", "--outDir", outDir], { stdio: ["ignore", "pipe", "pipe"] });
+  const signal = options.signal;
+  signal?.throwIfAborted();
+  // In a process group of its own, stopped whole and at once (SIGKILL): bin/tsc is a Node script
+  // that may run the native compiler as its child, which would otherwise write on for a moment.
+  const detached = process.platform !== "win32";
+  const child = spawn(process.execPath, [tsc, "-p", config, "--noEmit", "false", "--outDir", outDir], { stdio: ["ignore", "pipe", "pipe"], detached });
+  const stop = (): void => {
+    try {
+      if (detached && child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+      else child.kill("SIGKILL");
+    } catch {
+      // Exited already.
+    }
+  };
+  signal?.addEventListener("abort", stop, { once: true });
   let output = "";
   child.stdout.setEncoding("utf8").on("data", (text: string) => (output += text));
   child.stderr.setEncoding("utf8").on("data", (text: string) => (output += text));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once("error", reject);
-    child.once("close", resolve);
-  });
-  if (code !== 0) throw new Error(`Cannot compile the pages' scripts: tsc exited with ${code}:\n${output.trim()}`);
+  try {
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once("error", reject);
+      child.once("close", resolve);
+    });
+    signal?.throwIfAborted();
+    if (code !== 0) throw new Error(`Cannot compile the pages' scripts: tsc exited with ${code}:\n${output.trim()}`);
+  } finally {
+    signal?.removeEventListener("abort", stop);
+  }
 }
 
 /** The project's `tsc`, when TypeScript is installed in the checkout. */

@@ -1,7 +1,8 @@
 /**
  * Web pages the server serves: a strict Content-Security-Policy, routes for
- * a page and its files, and the loading (and, in a checkout, compiling) of
- * the pages' HTML, CSS and TypeScript.
+ * a page and its files, and the loading of the pages' HTML, CSS and
+ * modules (built by `npm run build`; in a checkout, compiled once per
+ * process from the TypeScript as the services that serve them start).
  * @module
  */
 export { contentSecurityPolicy } from "./content_security_policy.ts";
@@ -12,3 +13,5 @@ export { pageLoader } from "./page_loader.ts";
 export type { PageLoaderOptions } from "./page_loader.ts";
 export { compileBrowserScripts } from "./compile_browser_scripts.ts";
 export type { CompileBrowserScriptsOptions } from "./compile_browser_scripts.ts";
+export { compileOnce } from "./compile_once.ts";
+export type { CompiledScripts } from "./compile_once.ts";

@@ -1,18 +1,19 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { readFile } from "node:fs/promises";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compileBrowserScripts } from "./compile_browser_scripts.ts";
-import type { WebPage } from "./page_routes.ts";
+import { type CompiledScripts, compileOnce } from "./compile_once.ts";
+import type { WebAsset, WebPage } from "./page_routes.ts";
 
 /** Options of {@linkcode pageLoader}. */
 export interface PageLoaderOptions {
   /**
-   * Compiles the pages' scripts into a folder, when the page's script is not compiled yet.
-   * @default compileBrowserScripts
+   * The pages' scripts compiled from the sources, for a checkout, where the
+   * build has not put them beside the page: by their path under the library.
+   * @default this process's own, compiled once for every page (`compileOnce` with `compileBrowserScripts`)
    */
-  readonly compile?: (outDir: string) => Promise<void>;
+  readonly scripts?: () => Promise<CompiledScripts>;
   /**
    * Other files of the page's folder served beside it, each by its name and
    * type, e.g. `{ name: "basemap.json", contentType: "application/json" }`.
@@ -21,48 +22,106 @@ export interface PageLoaderOptions {
   readonly files?: readonly { readonly name: string; readonly contentType: string }[];
 }
 
+const JS_TYPE = "text/javascript; charset=utf-8";
+const BROWSER_JS = ".browser.js";
+
+/** The scripts of a process running from the sources, compiled the first time a page loads and kept. */
+const PROCESS_SCRIPTS = compileOnce((outDir, signal) => compileBrowserScripts(outDir, { signal }));
+
 /**
- * Reads a page from its folder: `<name>.html`, `<name>.css` and its script,
- * served as `<name>.css` and `<name>.js`, and the other files named. Installed, the script is the
- * `<name>.browser.js` the build put beside the HTML; in a checkout it is
- * compiled from `<name>.browser.ts` (into a temporary folder, removed after).
+ * A static `import` or `export ... from` at the start of a line, in a
+ * module as `tsc` or type stripping writes it: what precedes the specifier,
+ * its quote, and the specifier. (A dynamic `import()` the pages do not use.)
+ */
+const IMPORT = /^([ \t]*(?:import|export)\b(?:[^'"`;]*?\bfrom)?\s*)(["'])([^"'\n]+)\2/gm;
+
+/**
+ * Reads a page from its folder: `<name>.html`, `<name>.css`, its modules and
+ * the other files named. The page's module is `<name>.browser.js` and is
+ * served as `<name>.js`; every module it imports, its own
+ * (`<folder>/map.browser.js`) or shared (`lib/web/browser/api_client.browser.js`),
+ * is served beside it by its name without `.browser` (`map.js`,
+ * `api_client.js`), its imports written to match, so that a page loads
+ * its modules under its own path and two pages serve a shared module as
+ * the same bytes. Installed, the modules are the files the build put beside
+ * the HTML; in a checkout they are read from `scripts`, compiled once per
+ * process (as the services that serve pages start: see {@linkcode pageRoutes},
+ * which loads its page then), never per request.
  * @param dir the page's folder under the library, e.g. `new URL("./portal/", import.meta.url)`
  * @param name the page's file name without extension, e.g. `portal`
- * @param options how to compile; other files
+ * @param options where a checkout's compiled scripts come from; other files
  * @returns a function that loads the page, for {@linkcode pageRoutes}
+ * @throws {Error} (from the function) when a file is missing, a module imports what is not a page's module, or two modules would be served by one name
  */
 export function pageLoader(dir: string | URL, name: string, options: PageLoaderOptions = {}): () => Promise<WebPage> {
   const folder = typeof dir === "string" ? dir : fileURLToPath(dir);
-  const compile = options.compile ?? ((outDir: string) => compileBrowserScripts(outDir));
+  const scripts = options.scripts ?? PROCESS_SCRIPTS;
   const files = options.files ?? [];
   return async () => {
+    const entry = join(folder, `${name}${BROWSER_JS}`);
+    // Installed, the build's files; in a checkout, the compile is set off now, beside the reads.
+    const compiled = existsSync(entry) ? undefined : scripts();
+    compiled?.catch(() => undefined); // met below, once the files are read
     const [html, css, ...others] = await Promise.all([
       readFile(join(folder, `${name}.html`), "utf8"),
       readFile(join(folder, `${name}.css`), "utf8"),
       ...files.map((file) => readFile(join(folder, file.name), "utf8")),
     ]);
-    const built = join(folder, `${name}.browser.js`);
-    let script: string;
-    if (existsSync(built)) {
-      script = await readFile(built, "utf8");
-    } else {
-      const out = await mkdtemp(join(tmpdir(), "tributary-pages-"));
-      try {
-        await compile(out);
-        // The library's folder (lib/ in a checkout) is the compiler's root: the script lands at its path under it.
-        const library = fileURLToPath(new URL("../", import.meta.url));
-        script = await readFile(join(out, relative(library, folder), `${name}.browser.js`), "utf8");
-      } finally {
-        await rm(out, { recursive: true, force: true });
-      }
-    }
+    const read = compiled === undefined ? (file: string) => readFile(file, "utf8") : compiledReader(await compiled);
     return {
       html,
       assets: [
         { name: `${name}.css`, contentType: "text/css; charset=utf-8", body: css },
-        { name: `${name}.js`, contentType: "text/javascript; charset=utf-8", body: script },
+        ...await pageModules(entry, `${name}.js`, read),
         ...files.map((file, index) => ({ name: file.name, contentType: file.contentType, body: others[index]! })),
       ],
     };
   };
+}
+
+/** Reads a module of the library (by its file path) from the compiled scripts. */
+function compiledReader(scripts: CompiledScripts): (file: string) => Promise<string> {
+  // The library's folder: lib/ in a checkout, dist/ installed (this module is in its web/). Read here, not at import, for runtimes without a file path.
+  const library = fileURLToPath(new URL("../", import.meta.url));
+  return (file) => {
+    const path = relative(library, file).split(sep).join("/");
+    const code = scripts.get(path);
+    return code === undefined
+      ? Promise.reject(new Error(`Cannot load the page's module ${path}: the compiled scripts do not hold it`))
+      : Promise.resolve(code);
+  };
+}
+
+/**
+ * A page's modules from its entry: each served by its name without
+ * `.browser`, its relative imports written as those names, in the order
+ * they are first imported (the entry first).
+ */
+async function pageModules(entry: string, entryName: string, read: (file: string) => Promise<string>): Promise<WebAsset[]> {
+  const names = new Map<string, string>([[entry, entryName]]);
+  const taken = new Map<string, string>([[entryName, entry]]);
+  const pending = [entry];
+  const modules: WebAsset[] = [];
+  for (let file = pending.shift(); file !== undefined; file = pending.shift()) {
+    const code = await read(file);
+    const body = code.replace(IMPORT, (_whole, head: string, quote: string, specifier: string) => {
+      if (!specifier.startsWith("./") && !specifier.startsWith("../")) {
+        throw new Error(`Cannot serve the page's module ${basename(file)}: it imports "${specifier}", which is not a module of the library`);
+      }
+      const target = resolve(dirname(file), specifier);
+      let served = names.get(target);
+      if (served === undefined) {
+        if (!target.endsWith(BROWSER_JS)) throw new Error(`Cannot serve the page's module ${basename(file)}: it imports "${specifier}", which is no browser module (*.browser.ts)`);
+        served = `${basename(target).slice(0, -BROWSER_JS.length)}.js`;
+        const other = taken.get(served);
+        if (other !== undefined) throw new Error(`Cannot serve the page's modules ${other} and ${target} both as ${served}: give one another name`);
+        names.set(target, served);
+        taken.set(served, target);
+        pending.push(target);
+      }
+      return `${head}${quote}./${served}${quote}`;
+    });
+    modules.push({ name: names.get(file)!, contentType: JS_TYPE, body });
+  }
+  return modules;
 }

@@ -68,10 +68,13 @@ const SAFE_NAME = /^[A-Za-z0-9._~-]+$/;
  * `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`, an
  * entity tag (304 to a matching `If-None-Match`) and `Cache-Control:
  * no-cache`, so a browser checks its copy again on every load. The page is
- * loaded on its first request (its script may be compiled then) and kept;
- * a load that fails answers 503 and is tried again on the next request.
+ * loaded at once, when the routes are made (as the service that serves it
+ * starts: in a checkout, that is when the pages' scripts are compiled, once
+ * per process), and kept: its build is under way before any request (one
+ * that comes before it is done waits for it), never set off by one; a load
+ * that fails answers 503 and is tried again on the next request.
  * @param path where the page is served, e.g. `/webhook/portal`
- * @param load reads (or builds) the page
+ * @param load reads the page
  * @param options the policy
  * @returns the routes, for the service's router
  * @throws {TypeError} when `path` or an asset's name is not a plain path
@@ -95,6 +98,8 @@ export function pageRoutes(path: string, load: () => Promise<WebPage>, options: 
     });
     return served;
   }
+  // Loaded now, not on the first request; a failure is answered (503) to the requests that meet it.
+  page().catch(() => undefined);
 
   function answer(request: HttpRequest, representation: Representation): HttpResponse {
     const headers = {

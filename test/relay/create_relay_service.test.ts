@@ -399,6 +399,13 @@ describe("createRelayService() portal", () => {
     assert.equal(css.headers?.["content-type"], "text/css; charset=utf-8");
   });
 
+  it("loads the portal as it is made, not on a request", () => {
+    let loads = 0;
+    const portal = () => (loads++, Promise.resolve({ html: "<p>", assets: [] }));
+    createRelayService({ registry: makeRegistry(new FakeClock()), queue: new MemoryQueue(), now: Date.now, random: countingRandom(), portal });
+    assert.equal(loads, 1);
+  });
+
   it("serves no portal when told not to", async () => {
     const handler = createRelayService({ registry: makeRegistry(new FakeClock()), queue: new MemoryQueue(), now: Date.now, random: countingRandom(), portal: false });
     await assert.rejects(async () => await handler(makeRequest({ path: "/webhook/portal" })), { code: "ERR_HTTP_NOT_FOUND" });

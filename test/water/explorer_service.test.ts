@@ -38,7 +38,7 @@ function fixedPage(html: string): () => Promise<WebPage> {
 
 describe("createExplorerService()", () => {
   it("serves the page at / with the API's path and every region filled in, and its script and style under /explorer", async () => {
-    // The real page: in a checkout its script is compiled from the TypeScript on this first request.
+    // The real page: in a checkout its script is compiled from the TypeScript as the service is made.
     const service = createExplorerService(NO_TILES);
     const page = await callHandler(service.handler, makeRequest({ path: "/" }));
     assert.equal(page.status, 200);
@@ -99,11 +99,18 @@ describe("createExplorerService()", () => {
     }
   });
 
+  it("loads its page as it is made, not on a request", () => {
+    let loads = 0;
+    createExplorerService(NO_TILES, { load: () => (loads++, fixedPage("<p></p>")()) });
+    assert.equal(loads, 1);
+  });
+
   it("answers 503 for a template with a placeholder it does not know, and loads the page again on the next request", async () => {
     let loads = 0;
     const service = createExplorerService(NO_TILES, {
       load: () => fixedPage(++loads === 1 ? "<p>{{nonsense}}</p>" : "<p>{{apiBase}}</p>")(),
     });
+    // The load as the service was made failed; the first request meets it.
     await assert.rejects(callHandler(service.handler, makeRequest({ path: "/" })), { code: "ERR_HTTP_UNAVAILABLE" });
     assert.equal(await bodyText(await callHandler(service.handler, makeRequest({ path: "/" }))), "<p>/v1/odata/v4</p>");
     assert.equal(loads, 2);

@@ -31,6 +31,14 @@ describe("compileBrowserScripts()", () => {
     assert.doesNotMatch(code, /: Selection\b|^export interface/m, "no types left");
   });
 
+  it("stops tsc when its signal is aborted, before it starts or while it runs", async () => {
+    await assert.rejects(compileBrowserScripts(folder(), { compiler: "tsc", signal: AbortSignal.abort() }), { name: "AbortError" });
+    const stop = new AbortController();
+    const running = compileBrowserScripts(folder(), { compiler: "tsc", signal: stop.signal });
+    stop.abort();
+    await assert.rejects(running, { name: "AbortError" });
+  });
+
   it("refuses to strip the types on a Node without stripTypeScriptTypes", {
     skip: "stripTypeScriptTypes" in nodeModule ? "this Node strips types (the test below covers it)" : false,
   }, async () => {

@@ -1,37 +1,50 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { pageLoader } from "../../lib/web/mod.ts";
+import { type CompiledScripts, pageLoader } from "../../lib/web/mod.ts";
 
-const PORTAL = fileURLToPath(new URL("../../lib/relay/portal/", import.meta.url));
+const LIB = fileURLToPath(new URL("../../lib/", import.meta.url));
+const PORTAL = join(LIB, "relay", "portal");
+const JS = "text/javascript; charset=utf-8";
 const dirs: string[] = [];
 after(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A page folder as the build leaves it: HTML, CSS and the compiled script side by side. */
-function builtPage(): string {
+/** A folder as the build leaves one: files at their paths under it. */
+function built(files: Readonly<Record<string, string>>): string {
   const dir = mkdtempSync(join(tmpdir(), "tributary-page-"));
   dirs.push(dir);
-  writeFileSync(join(dir, "p.html"), "<!doctype html><title>p</title>");
-  writeFileSync(join(dir, "p.css"), "body{margin:0}");
-  writeFileSync(join(dir, "p.browser.js"), "console.log(1);\n");
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path, ".."), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
   return dir;
 }
 
+/** A page folder as the build leaves it: HTML, CSS and the compiled module side by side. */
+function builtPage(): string {
+  return built({ "p.html": "<!doctype html><title>p</title>", "p.css": "body{margin:0}", "p.browser.js": "console.log(1);\n" });
+}
+
+/** Compiled scripts that count how often they are asked for. */
+function countedScripts(scripts: CompiledScripts = new Map()) {
+  let asked = 0;
+  return { scripts: () => (asked++, Promise.resolve(scripts)), asked: () => asked };
+}
+
 describe("pageLoader()", () => {
-  it("reads the HTML, the CSS and the script the build compiled, compiling nothing", async () => {
-    let compiled = 0;
-    const page = await pageLoader(builtPage(), "p", { compile: () => (compiled++, Promise.resolve()) })();
-    assert.equal(compiled, 0);
+  it("reads the HTML, the CSS and the module the build put beside them, asking for no compiled scripts", async () => {
+    const { scripts, asked } = countedScripts();
+    const page = await pageLoader(builtPage(), "p", { scripts })();
+    assert.equal(asked(), 0);
     assert.equal(page.html, "<!doctype html><title>p</title>");
     assert.deepEqual(page.assets, [
       { name: "p.css", contentType: "text/css; charset=utf-8", body: "body{margin:0}" },
-      { name: "p.js", contentType: "text/javascript; charset=utf-8", body: "console.log(1);\n" },
+      { name: "p.js", contentType: JS, body: "console.log(1);\n" },
     ]);
   });
 
@@ -41,7 +54,7 @@ describe("pageLoader()", () => {
     const page = await pageLoader(dir, "p", { files: [{ name: "shapes.json", contentType: "application/json" }] })();
     assert.deepEqual(page.assets.map((asset) => [asset.name, asset.contentType, asset.body]), [
       ["p.css", "text/css; charset=utf-8", "body{margin:0}"],
-      ["p.js", "text/javascript; charset=utf-8", "console.log(1);\n"],
+      ["p.js", JS, "console.log(1);\n"],
       ["shapes.json", "application/json", '{"layers":[]}'],
     ]);
   });
@@ -50,32 +63,71 @@ describe("pageLoader()", () => {
     await assert.rejects(pageLoader(builtPage(), "p", { files: [{ name: "none.json", contentType: "application/json" }] })(), { code: "ENOENT" });
   });
 
-  it("compiles the script where there is none, reads it at its path under lib/, and removes the compiler's folder", async () => {
-    let into = "";
-    const load = pageLoader(new URL("../../lib/relay/portal/", import.meta.url), "portal", {
-      compile: async (outDir) => {
-        into = outDir;
-        await mkdir(join(outDir, "relay", "portal"), { recursive: true });
-        await writeFile(join(outDir, "relay", "portal", "portal.browser.js"), "export {};\n");
-      },
+  it("serves every module the page imports beside it, each once, by its name without .browser, its imports written to match", async () => {
+    const root = built({
+      "pages/p/p.html": "<p>",
+      "pages/p/p.css": "p{}",
+      "pages/p/p.browser.js": [
+        `import { part } from "./part.browser.js";`,
+        `import {`,
+        `  client,`,
+        `} from '../../shared/client.browser.js';`,
+        `export * from "./part.browser.js";`,
+        `// import { nothing } from "./nowhere.browser.js" (a comment: left alone)`,
+        `const text = "from './quoted.browser.js'";`,
+        `console.log(part, client, text);`,
+        ``,
+      ].join("\n"),
+      "pages/p/part.browser.js": `import { client } from "../../shared/client.browser.js";\nexport const part = client + 1;\n`,
+      "shared/client.browser.js": "export const client = 1;\n",
     });
-    const page = await load();
-    assert.equal(page.assets.find((asset) => asset.name === "portal.js")?.body, "export {};\n");
+    const page = await pageLoader(join(root, "pages", "p"), "p")();
+    assert.deepEqual(page.assets.map((asset) => [asset.name, asset.contentType]), [["p.css", "text/css; charset=utf-8"], ["p.js", JS], ["part.js", JS], ["client.js", JS]]);
+    const body = (name: string): string => page.assets.find((asset) => asset.name === name)!.body;
+    assert.equal(body("p.js"), [
+      `import { part } from "./part.js";`,
+      `import {`,
+      `  client,`,
+      `} from './client.js';`,
+      `export * from "./part.js";`,
+      `// import { nothing } from "./nowhere.browser.js" (a comment: left alone)`,
+      `const text = "from './quoted.browser.js'";`,
+      `console.log(part, client, text);`,
+      ``,
+    ].join("\n"));
+    assert.equal(body("part.js"), `import { client } from "./client.js";\nexport const part = client + 1;\n`);
+    assert.equal(body("client.js"), "export const client = 1;\n");
+  });
+
+  it("refuses a module that imports a package, one that is no browser module, and two modules of one name", async () => {
+    const page = (module: string, others: Readonly<Record<string, string>> = {}) =>
+      pageLoader(built({ "p.html": "", "p.css": "", "p.browser.js": module, ...others }), "p")();
+    await assert.rejects(page(`import { h } from "preact";\n`), /imports "preact", which is not a module of the library/);
+    await assert.rejects(page(`import { x } from "./x.js";\n`, { "x.js": "export const x = 1;\n" }), /imports "\.\/x\.js", which is no browser module/);
+    await assert.rejects(
+      page(`import "./a/m.browser.js";\nimport "./b/m.browser.js";\n`, { "a/m.browser.js": "", "b/m.browser.js": "" }),
+      /both as m\.js: give one another name/,
+    );
+  });
+
+  it("reads a checkout's modules from the compiled scripts, at their paths under lib/, and writes nothing beside the sources", async () => {
+    const { scripts, asked } = countedScripts(new Map([
+      ["relay/portal/portal.browser.js", `import { createApiClient } from "../../web/browser/api_client.browser.js";\ncreateApiClient;\n`],
+      ["web/browser/api_client.browser.js", "export function createApiClient() {}\n"],
+    ]));
+    const page = await pageLoader(new URL("../../lib/relay/portal/", import.meta.url), "portal", { scripts })();
+    assert.equal(asked(), 1);
+    assert.deepEqual(page.assets.map((asset) => asset.name), ["portal.css", "portal.js", "api_client.js"]);
+    assert.equal(page.assets[1]!.body, `import { createApiClient } from "./api_client.js";\ncreateApiClient;\n`);
+    assert.equal(page.assets[2]!.body, "export function createApiClient() {}\n");
     assert.match(page.html, /\{\{page\}\}\/portal\.js/);
-    assert.equal(existsSync(into), false, "the compiler's folder is removed");
     assert.equal(existsSync(join(PORTAL, "portal.browser.js")), false, "nothing is written beside the sources");
   });
 
-  it("fails when the compiler does, and still removes its folder", async () => {
-    let into = "";
-    const load = pageLoader(PORTAL, "portal", {
-      compile: (outDir) => {
-        into = outDir;
-        return Promise.reject(new Error("tsc exited with 2"));
-      },
-    });
-    await assert.rejects(load(), /tsc exited with 2/);
-    assert.equal(existsSync(into), false);
+  it("fails when the compiled scripts do, or do not hold a module the page imports", async () => {
+    await assert.rejects(pageLoader(PORTAL, "portal", { scripts: () => Promise.reject(new Error("tsc exited with 2")) })(), /tsc exited with 2/);
+    const { scripts } = countedScripts(new Map([["relay/portal/portal.browser.js", `import "../../web/browser/gone.browser.js";\n`]]));
+    await assert.rejects(pageLoader(PORTAL, "portal", { scripts })(), /web\/browser\/gone\.browser\.js: the compiled scripts do not hold it/);
   });
 
   it("fails when the page has no HTML", async () => {
