@@ -2,9 +2,10 @@
 // maps: the package ships no sources for them to name) with tsc, and checks
 // that no declaration names Node's types, so that a consumer needs no
 // @types/node (tsc --init lists no types). The web pages go too: their HTML,
-// CSS and data (JSON) copied beside the modules, their scripts (*.browser.ts)
-// compiled for the browser by the function a server running from the sources
-// compiles them with.
+// CSS and data (JSON) copied beside the modules, their modules (*.browser.ts:
+// each page's and the shared ones of lib/web/browser/) compiled for the
+// browser by the function a server running from the sources compiles them
+// with, at their paths under lib/, where the page loader reads them.
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -40,4 +41,4 @@ for (const entry of readdirSync(join(ROOT, "lib"), { recursive: true, encoding: 
   pageFiles++;
 }
 await compileBrowserScripts(DIST, { root: ROOT });
-console.log(`Built ${DIST} (declarations free of Node's types; ${pageFiles} page files and the pages' scripts)`);
+console.log(`Built ${DIST} (declarations free of Node's types; ${pageFiles} page files and the pages' modules)`);

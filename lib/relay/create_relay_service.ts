@@ -73,9 +73,10 @@ export interface RelayServiceOptions {
    */
   readonly addressPolicy?: AddressPolicy;
   /**
-   * The relay portal served at `<base>/portal` (the page loads without a key
-   * and asks this API with the one the user gives it); loaded once, as the
-   * service is made; false for none.
+   * The relay portal served at `<base>/portal`, its files (`portal.css`,
+   * `portal.js` and the pages' shared `api_client.js`) under it (the page
+   * loads without a key and asks this API with the one the user gives it);
+   * loaded once, as the service is made; false for none.
    * @default the portal page of the package (lib/relay/portal/), built by `npm run build` (in a checkout, compiled once per process)
    */
   readonly portal?: (() => Promise<WebPage>) | false;

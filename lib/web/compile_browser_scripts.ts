@@ -33,7 +33,8 @@ const stripTypeScriptTypes = (nodeModule as { stripTypeScriptTypes?: (code: stri
 
 /**
  * Compiles the pages' scripts (`lib/**\/*.browser.ts`, typed against the DOM
- * by `tsconfig.browser.json`) to JavaScript under `outDir`, at the paths they
+ * by `tsconfig.browser.json`: each page's modules and the modules the pages
+ * share, `lib/web/browser/`) to JavaScript under `outDir`, at the paths they
  * have under `lib/`, with the project's own `tsc`: `npm run build` does it
  * into `dist/`, and a server running from the sources does it once, as the
  * services that serve pages start (`compileOnce`), so a

@@ -156,14 +156,25 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
     assert.doesNotMatch(html, /<style|\sstyle=|\son[a-z]+=/i, "no style element or attribute, no handler attribute");
     const files = [...html.matchAll(/\s(?:src|href)="([^"]+)"/g)].map((match) => match[1]!).filter((href) => !href.startsWith("#"));
     assert.deepEqual(files.filter((href) => !href.startsWith("data:")).sort(), ["/webhook/portal/portal.css", "/webhook/portal/portal.js"]);
+    // The page's module and the module it imports, the pages' shared API client, beside it.
     let bytes = Buffer.byteLength(html);
-    for (const file of files.filter((href) => href.startsWith("/"))) {
+    const loaded: string[] = [];
+    const pending = files.filter((href) => href.startsWith("/"));
+    for (let file = pending.shift(); file !== undefined; file = pending.shift()) {
       const asset = await fetch(`${url}${file}`);
       assert.equal(asset.status, 200, file);
       assert.ok(asset.headers.get("content-security-policy") !== null, `${file} has the policy too`);
-      bytes += (await asset.arrayBuffer()).byteLength;
+      const body = await asset.text();
+      bytes += Buffer.byteLength(body);
+      loaded.push(file);
+      if (!file.endsWith(".js")) continue;
+      for (const [, specifier] of body.matchAll(/^(?:import|export)\b[^'"`;]*?\bfrom\s*"([^"]+)"/gm)) {
+        const imported = new URL(specifier!, `${url}${file}`).pathname;
+        if (!loaded.includes(imported) && !pending.includes(imported)) pending.push(imported);
+      }
     }
-    console.log(`# the portal's HTML, CSS and JavaScript: ${bytes} bytes before any data`);
+    assert.deepEqual(loaded.sort(), ["/webhook/portal/api_client.js", "/webhook/portal/portal.css", "/webhook/portal/portal.js"]);
+    console.log(`# the portal's HTML, CSS and JavaScript (${loaded.length - 1} modules): ${bytes} bytes before any data`);
     assert.ok(bytes < 100 * 1024, `${bytes} bytes`);
   });
 
@@ -227,6 +238,7 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
 
       assert.deepEqual(foreignRequests(requests, url), [], "no request to another origin");
       assert.ok(requests.some((request) => request.includes("/webhook/messages")), "the log came from the API");
+      assert.ok(requests.includes(`${url}/webhook/portal/api_client.js`), "the pages' shared API client, under the portal's path");
       assert.deepEqual(unkeyed, [], "every API request carries the key");
       assert.deepEqual(errors, [], "no script error, no policy violation");
     } finally {

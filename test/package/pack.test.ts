@@ -14,6 +14,11 @@ import { runExample } from "../_helpers/examples.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const TSC = join(ROOT, "node_modules", ".bin", "tsc");
+/** The pages' modules (each page's and the shared ones), by their path under lib/ without `.browser.ts`. */
+const PAGE_MODULES = readdirSync(join(ROOT, "lib"), { recursive: true, encoding: "utf8" })
+  .filter((entry) => entry.endsWith(".browser.ts"))
+  .map((entry) => entry.split("\\").join("/").slice(0, -".browser.ts".length))
+  .sort();
 const ENTRY_POINTS = ["", "/odata", "/water", "/auth", "/sync", "/relay", "/relay/redis", "/relay/kafka", "/http", "/crypto", "/metrics", "/config", "/storage", "/log", "/app"];
 
 /** The strict flags of the style guide that bear on a consumer's check, with TypeScript's default libs (which bring the DOM's `console`, `URL`, `Request`). */
@@ -102,8 +107,13 @@ describe("the packed package", () => {
     for (const file of files) assert.match(file, /^package\/(dist\/.+\.(js|d\.ts|html|css)|dist\/water\/explorer\/basemap\.json|bin\/tributary\.mjs|package\.json|README\.md|LICENSE)$/, file);
     assert.ok(files.includes("package/dist/water/explorer/basemap.json"), "the explorer's map data");
     for (const page of ["relay/portal/portal", "water/explorer/explorer"]) {
-      for (const extension of [".html", ".css", ".browser.js"]) assert.ok(files.includes(`package/dist/${page}${extension}`), `${page}${extension}`);
-      assert.ok(!files.includes(`package/dist/${page}.browser.ts`), `${page}.browser.ts`);
+      for (const extension of [".html", ".css"]) assert.ok(files.includes(`package/dist/${page}${extension}`), `${page}${extension}`);
+    }
+    // Every module of the pages built, the shared client among them; no TypeScript.
+    assert.ok(PAGE_MODULES.includes("web/browser/api_client"), PAGE_MODULES.join(", "));
+    for (const module of PAGE_MODULES) {
+      assert.ok(files.includes(`package/dist/${module}.browser.js`), `${module}.browser.js`);
+      assert.ok(!files.includes(`package/dist/${module}.browser.ts`), `${module}.browser.ts`);
     }
     for (const entry of ENTRY_POINTS) {
       const base = entry === "" ? "mod" : `${entry.slice(1)}/mod`;
@@ -231,26 +241,33 @@ import { createExplorerService } from "tributary/water";
 const random = (size) => new Uint8Array(size);
 const relay = createRelayService({ registry: new TenantRegistry({ now: Date.now, random }), queue: new MemoryQueue(), now: Date.now, random });
 const explorer = createExplorerService({ mapTiles: undefined, mapTileAttribution: "" });
+const bodies = {};
 async function ask(handler, path) {
   const request = { method: "GET", path, query: "", headers: {}, remoteAddress: "127.0.0.1", origin: "http://localhost", signal: new AbortController().signal, body: { bytes: async () => new Uint8Array() } };
   const response = await handler(request);
+  bodies[path] = String(response.body);
   return [path, response.status, response.headers["content-type"], response.headers["content-security-policy"] !== undefined, String(response.body).length > 100];
 }
-console.log(JSON.stringify(await Promise.all([
-  ask(relay, "/webhook/portal"), ask(relay, "/webhook/portal/portal.js"), ask(relay, "/webhook/portal/portal.css"),
+const answers = await Promise.all([
+  ask(relay, "/webhook/portal"), ask(relay, "/webhook/portal/portal.js"), ask(relay, "/webhook/portal/api_client.js"), ask(relay, "/webhook/portal/portal.css"),
   ask(explorer.handler, "/"), ask(explorer.handler, "/explorer/explorer.js"), ask(explorer.handler, "/explorer/basemap.json"),
-])));
+]);
+console.log(JSON.stringify({ answers, sharedClient: bodies["/webhook/portal/api_client.js"].includes("export function createApiClient(") }));
 `);
     const html = "text/html; charset=utf-8";
     const js = "text/javascript; charset=utf-8";
-    assert.deepEqual(JSON.parse(ok(run(process.execPath, ["pages.mjs"]), "node pages.mjs")), [
-      ["/webhook/portal", 200, html, true, true],
-      ["/webhook/portal/portal.js", 200, js, true, true],
-      ["/webhook/portal/portal.css", 200, "text/css; charset=utf-8", true, true],
-      ["/", 200, html, true, true],
-      ["/explorer/explorer.js", 200, js, true, true],
-      ["/explorer/basemap.json", 200, "application/json", true, true],
-    ]);
+    assert.deepEqual(JSON.parse(ok(run(process.execPath, ["pages.mjs"]), "node pages.mjs")), {
+      answers: [
+        ["/webhook/portal", 200, html, true, true],
+        ["/webhook/portal/portal.js", 200, js, true, true],
+        ["/webhook/portal/api_client.js", 200, js, true, true],
+        ["/webhook/portal/portal.css", 200, "text/css; charset=utf-8", true, true],
+        ["/", 200, html, true, true],
+        ["/explorer/explorer.js", 200, js, true, true],
+        ["/explorer/basemap.json", 200, "application/json", true, true],
+      ],
+      sharedClient: true,
+    });
   });
 
   it("runs the tributary command from plain Node, through npx and the installed bin", () => {

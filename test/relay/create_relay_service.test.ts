@@ -397,6 +397,11 @@ describe("createRelayService() portal", () => {
     assert.doesNotMatch(String(script.body), /^interface |: Promise<void>/m, "compiled from TypeScript");
     const css = await t.handler(makeRequest({ path: "/webhook/portal/portal.css" }));
     assert.equal(css.headers?.["content-type"], "text/css; charset=utf-8");
+    // The pages' shared API client, beside the portal's own module, which imports it there.
+    assert.match(String(script.body), /^import \{ ApiError, createApiClient \} from "\.\/api_client\.js";$/m);
+    const client = await t.handler(makeRequest({ path: "/webhook/portal/api_client.js" }));
+    assert.equal(client.headers?.["content-type"], "text/javascript; charset=utf-8");
+    assert.match(String(client.body), /^export function createApiClient\(/m);
   });
 
   it("loads the portal as it is made, not on a request", () => {

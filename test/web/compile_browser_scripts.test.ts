@@ -1,16 +1,27 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import * as nodeModule from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { after, describe, it } from "node:test";
 import { compileBrowserScripts } from "../../lib/web/mod.ts";
 import { node24, node24Skip } from "../_helpers/runtimes.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
-/** A page's script the checkout holds, at its path under lib/. */
-const EXPLORER = join("water", "explorer", "explorer.browser.js");
+/** A module of a page the checkout holds, at its path under lib/. */
+const QUERY = join("water", "explorer", "explorer.browser.js");
+/** Every module of the pages, at its path under lib/. */
+const MODULES = [
+  "relay/portal/portal.browser.js",
+  "water/explorer/explorer.browser.js",
+  "web/browser/api_client.browser.js",
+];
+
+/** The .js files under a folder, by their path with / between folders. */
+function modulesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((entry) => entry.endsWith(".js")).map((entry) => entry.split(sep).join("/")).sort();
+}
 
 const work = mkdtempSync(join(tmpdir(), "tributary-scripts-"));
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -23,12 +34,15 @@ function exportedFunctions(code: string): string[] {
 }
 
 describe("compileBrowserScripts()", () => {
-  it("compiles every page's script with the project's tsc, at its path under lib/", async () => {
+  it("compiles every page's modules and the shared ones with the project's tsc, at their paths under lib/", async () => {
     const out = folder();
     await compileBrowserScripts(out);
-    const code = readFileSync(join(out, EXPLORER), "utf8");
+    assert.deepEqual(modulesUnder(out), MODULES);
+    const code = readFileSync(join(out, QUERY), "utf8");
     assert.ok(exportedFunctions(code).includes("buildFilter"));
     assert.doesNotMatch(code, /: Selection\b|^export interface/m, "no types left");
+    // A shared module is imported at its own path, written .js.
+    assert.match(readFileSync(join(out, "relay", "portal", "portal.browser.js"), "utf8"), /^import \{ ApiError, createApiClient \} from "\.\.\/\.\.\/web\/browser\/api_client\.browser\.js";$/m);
   });
 
   it("stops tsc when its signal is aborted, before it starts or while it runs", async () => {
@@ -56,7 +70,8 @@ describe("compileBrowserScripts()", () => {
     writeFileSync(script, `import { compileBrowserScripts } from ${JSON.stringify(join(ROOT, "lib", "web", "mod.ts"))};\nawait compileBrowserScripts(process.argv[2], { root: process.argv[3] });\n`);
     const run = spawnSync(node24!, [script, out, image], { encoding: "utf8", env: { ...process.env, NODE_V8_COVERAGE: "" } });
     assert.equal(run.status, 0, run.stderr);
-    const stripped = readFileSync(join(out, EXPLORER), "utf8");
+    assert.deepEqual(modulesUnder(out), MODULES);
+    const stripped = readFileSync(join(out, QUERY), "utf8");
     assert.doesNotMatch(stripped, /: Selection\b|^export interface/m, "no types left");
     // It parses as a module on Node 24, and exports what tsc's output exports.
     const module = join(work, "explorer.mjs");
@@ -65,6 +80,8 @@ describe("compileBrowserScripts()", () => {
     assert.equal(check.status, 0, check.stderr);
     const compiled = folder();
     await compileBrowserScripts(compiled);
-    assert.deepEqual(exportedFunctions(stripped), exportedFunctions(readFileSync(join(compiled, EXPLORER), "utf8")));
+    assert.deepEqual(exportedFunctions(stripped), exportedFunctions(readFileSync(join(compiled, QUERY), "utf8")));
+    // Imports of other modules written .js, as tsc writes them.
+    assert.match(readFileSync(join(out, "relay", "portal", "portal.browser.js"), "utf8"), /from "\.\.\/\.\.\/web\/browser\/api_client\.browser\.js";/);
   });
 });

@@ -3,6 +3,9 @@
 // relay's own API with the key the user pastes. The key stays in session
 // storage and goes only to this origin. The DOM is built from text
 // (textContent, never markup), as the page's Trusted Types policy demands.
+// It asks through the pages' shared API client, served beside it.
+
+import { ApiError, createApiClient } from "../../web/browser/api_client.browser.ts";
 
 /** The API lives beside the page: `<base>/portal` asks `<base>/...`. */
 const API = location.pathname.replace(/\/portal\/?$/, "");
@@ -48,17 +51,6 @@ interface Message {
   readonly event: string;
   readonly created_at: string;
   readonly deliveries: readonly Delivery[];
-}
-
-/** An answer the API refused, with its message. */
-class ApiError extends Error {
-  readonly status: number;
-
-  constructor(status: number, message: string) {
-    super(message);
-    this.name = "ApiError";
-    this.status = status;
-  }
 }
 
 function element<T extends HTMLElement>(id: string): T {
@@ -108,26 +100,20 @@ function say(text: string, kind: "info" | "error" = "info"): void {
   statusLine.className = kind;
 }
 
-/** Asks the API with the key; a 401 forgets the key and asks for it again. */
+/** The relay's API, asked with the tenant's key (a 429 or 503 waited out as Retry-After says). */
+const client = createApiClient({
+  credentials: () => ({ authorization: `Bearer ${key}` }),
+  onRetry: (delay, status) => say(`Waiting ${delay / 1000} s: ${status === 429 ? "the API's rate limit" : "the API is busy"}…`),
+});
+
+/** Asks the API beside the page with the key; a 401 forgets the key and asks for it again. */
 async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
-  const headers: Record<string, string> = { authorization: `Bearer ${key}`, accept: "application/json" };
-  if (init.body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(`${API}${path}`, {
-    method: init.method ?? "GET",
-    headers,
-    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-    cache: "no-store",
-    credentials: "omit",
-    referrerPolicy: "no-referrer",
-  });
-  const text = await response.text();
-  const json: unknown = text === "" ? undefined : JSON.parse(text);
-  if (!response.ok) {
-    const message = (json as { error?: { message?: string } } | undefined)?.error?.message ?? `HTTP ${response.status}`;
-    if (response.status === 401) lock();
-    throw new ApiError(response.status, message);
+  try {
+    return await client.request<T>(`${API}${path}`, init);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) lock();
+    throw error;
   }
-  return json as T;
 }
 
 function failed(error: unknown): void {
