@@ -11,13 +11,18 @@ export interface ExplorerServiceOptions {
    */
   apiBase?: string;
   /**
-   * Reads the page (its HTML template, CSS, compiled script and map data); called once, as the service is made.
-   * @default the page in `./explorer/`, its script built by `npm run build` (in a checkout, compiled once per process)
+   * Reads the page (its HTML template, CSS, modules and map data); called once, as the service is made.
+   * @default the page in `./explorer/`, its modules built by `npm run build` (in a checkout, compiled once per process)
    */
   load?: () => Promise<WebPage>;
 }
 
-/** Where the page's files are served: `/explorer/explorer.js`, `/explorer/explorer.css` (and the page again). */
+/**
+ * Where the page's files are served (and the page again): `/explorer/explorer.css`,
+ * its modules `/explorer/explorer.js` (the page's), `query.js`, `map.js`,
+ * `drawing.js`, `plot.js`, `table.js` and the shared `api_client.js`, and
+ * `/explorer/basemap.json`.
+ */
 const PAGE_PATH = "/explorer";
 
 /**
@@ -50,7 +55,7 @@ const REGION_NAMES: Readonly<Record<RegionId, string>> = {
 };
 
 /**
- * The water-data explorer, a page at `GET /` (plain HTML, CSS and a script
+ * The water-data explorer, a page at `GET /` (plain HTML, CSS and ES modules
  * compiled from TypeScript, under a strict Content-Security-Policy) that asks
  * the water-data API with the user's key: datasets, regions,
  * characteristics and dates to pick; the locations on a map drawn in SVG

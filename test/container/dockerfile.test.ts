@@ -251,10 +251,13 @@ describe("the image's build, replayed without Docker", { skip: replaySkip }, () 
       assert.deepEqual(await (await fetch(`${url}/health/ready`)).json(), { status: "ok", services: ["water", "sync", "relay"] }, "PostgreSQL and Redis answer");
       const water = await fetch(`${url}/v1/odata/v4/Locations?$top=1&$select=Id`, { headers: { "x-api-key": "tributary-demo-key" } });
       assert.equal(water.status, 200, "the demo data and keys");
-      // The explorer's script, made in the image by Node's own type stripping: the image has no TypeScript.
+      // The explorer's modules, made in the image by Node's own type stripping: the image has no TypeScript.
       const explorer = await fetch(`${url}/explorer/explorer.js`);
-      assert.equal(explorer.status, 200, "the water-data explorer's script");
-      assert.match(await explorer.text(), /^export function buildFilter\(/m);
+      assert.equal(explorer.status, 200, "the water-data explorer's module");
+      assert.match(await explorer.text(), /^import \{ ApiError, createApiClient \} from "\.\/api_client\.js";$/m);
+      const query = await fetch(`${url}/explorer/query.js`);
+      assert.equal(query.status, 200, "a module it imports");
+      assert.match(await query.text(), /^export function buildFilter\(/m);
       const token = await fetch(`${url}/oauth2/token`, {
         method: "POST",
         headers: { authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}`, "content-type": "application/x-www-form-urlencoded" },

@@ -252,15 +252,26 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
     // Every file the page loads is on its own origin.
     const files = [...html.matchAll(/\s(?:src|href)="([^"]+)"/g)].map((match) => match[1]!).filter((href) => !href.startsWith("#"));
     for (const file of files) assert.ok(file.startsWith("/") || file.startsWith("data:"), file);
+    assert.deepEqual(files.filter((href) => href.startsWith("/")).sort(), ["/explorer/explorer.css", "/explorer/explorer.js"]);
+    // The page's module and every module it imports, each beside it under /explorer/.
     let bytes = Buffer.byteLength(html);
-    for (const file of files.filter((href) => href.startsWith("/"))) {
+    const loaded: string[] = [];
+    const pending = files.filter((href) => href.startsWith("/"));
+    for (let file = pending.shift(); file !== undefined; file = pending.shift()) {
       const asset = await fetch(`${url}${file}`);
       assert.equal(asset.status, 200, file);
       assert.ok(asset.headers.get("content-security-policy") !== null, `${file} has the policy too`);
-      bytes += (await asset.arrayBuffer()).byteLength;
+      const body = await asset.text();
+      bytes += Buffer.byteLength(body);
+      loaded.push(file);
+      if (!file.endsWith(".js")) continue;
+      for (const [, specifier] of body.matchAll(/^(?:import|export)\b[^'"`;]*?\bfrom\s*"([^"]+)"/gm)) {
+        const imported = new URL(specifier!, `${url}${file}`).pathname;
+        if (!loaded.includes(imported) && !pending.includes(imported)) pending.push(imported);
+      }
     }
-    assert.deepEqual(files.filter((href) => href.startsWith("/")).sort(), ["/explorer/explorer.css", "/explorer/explorer.js"]);
-    console.log(`# the explorer's HTML, CSS and JavaScript: ${bytes} bytes before any data`);
+    assert.deepEqual(loaded.sort(), ["/explorer/api_client.js", "/explorer/drawing.js", "/explorer/explorer.css", "/explorer/explorer.js", "/explorer/map.js", "/explorer/plot.js", "/explorer/query.js", "/explorer/table.js"]);
+    console.log(`# the explorer's HTML, CSS and JavaScript (${loaded.length - 1} modules): ${bytes} bytes before any data`);
     assert.ok(bytes < 100 * 1024, `${bytes} bytes`);
   });
 
@@ -374,6 +385,8 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
 
       assert.deepEqual(foreignRequests(requests, url), []);
       assert.ok(requests.some((request) => request.includes("/Locations?")) && requests.some((request) => request.includes("/Records?")));
+      // Its modules, the pages' shared API client among them, loaded under the page's own path.
+      for (const module of ["explorer", "query", "map", "plot", "table", "api_client"]) assert.ok(requests.includes(`${url}/explorer/${module}.js`), module);
       // Under the default limit: no 429, never two requests of the key in flight, and so nothing in the console.
       assert.ok(traffic.statuses.length >= 10, `${traffic.statuses.length} answers`);
       assert.deepEqual([...new Set(traffic.statuses)], [200]);
@@ -417,9 +430,9 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       const page = await context.newPage();
       await page.goto(`${url}/`);
       const results = await page.evaluate(async (origin) => {
-        // The page's module, as the page loaded it (the same instance): its pure functions are exported.
-        const path = "/explorer/explorer.js";
-        const m = (await import(path)) as Record<string, (...args: unknown[]) => unknown>;
+        // The page's modules, as the page loaded them (the same instances): their pure functions are exported.
+        const paths = ["/explorer/query.js", "/explorer/map.js", "/explorer/plot.js", "/explorer/api_client.js"];
+        const m = Object.assign({}, ...(await Promise.all(paths.map((path) => import(path))))) as Record<string, (...args: unknown[]) => unknown>;
         const none = { dataset: "", region: "", characteristic: "", from: "", to: "" };
         const view = m["fitView"]!([{ longitude: -66, latitude: 44 }, { longitude: -60, latitude: 47 }], 800, 500) as { width: number; height: number };
         const tiles = m["coveringTiles"]!(view) as { z: number; left: number; top: number; size: number }[];

@@ -110,7 +110,7 @@ describe("the packed package", () => {
       for (const extension of [".html", ".css"]) assert.ok(files.includes(`package/dist/${page}${extension}`), `${page}${extension}`);
     }
     // Every module of the pages built, the shared client among them; no TypeScript.
-    assert.ok(PAGE_MODULES.includes("web/browser/api_client"), PAGE_MODULES.join(", "));
+    assert.ok(PAGE_MODULES.includes("web/browser/api_client") && PAGE_MODULES.includes("water/explorer/map"), PAGE_MODULES.join(", "));
     for (const module of PAGE_MODULES) {
       assert.ok(files.includes(`package/dist/${module}.browser.js`), `${module}.browser.js`);
       assert.ok(!files.includes(`package/dist/${module}.browser.ts`), `${module}.browser.ts`);
@@ -250,9 +250,10 @@ async function ask(handler, path) {
 }
 const answers = await Promise.all([
   ask(relay, "/webhook/portal"), ask(relay, "/webhook/portal/portal.js"), ask(relay, "/webhook/portal/api_client.js"), ask(relay, "/webhook/portal/portal.css"),
-  ask(explorer.handler, "/"), ask(explorer.handler, "/explorer/explorer.js"), ask(explorer.handler, "/explorer/basemap.json"),
+  ask(explorer.handler, "/"), ask(explorer.handler, "/explorer/explorer.js"), ask(explorer.handler, "/explorer/map.js"), ask(explorer.handler, "/explorer/api_client.js"), ask(explorer.handler, "/explorer/basemap.json"),
 ]);
-console.log(JSON.stringify({ answers, sharedClient: bodies["/webhook/portal/api_client.js"].includes("export function createApiClient(") }));
+const client = bodies["/webhook/portal/api_client.js"];
+console.log(JSON.stringify({ answers, sameClient: client.includes("export function createApiClient(") && client === bodies["/explorer/api_client.js"] }));
 `);
     const html = "text/html; charset=utf-8";
     const js = "text/javascript; charset=utf-8";
@@ -264,9 +265,11 @@ console.log(JSON.stringify({ answers, sharedClient: bodies["/webhook/portal/api_
         ["/webhook/portal/portal.css", 200, "text/css; charset=utf-8", true, true],
         ["/", 200, html, true, true],
         ["/explorer/explorer.js", 200, js, true, true],
+        ["/explorer/map.js", 200, js, true, true],
+        ["/explorer/api_client.js", 200, js, true, true],
         ["/explorer/basemap.json", 200, "application/json", true, true],
       ],
-      sharedClient: true,
+      sameClient: true,
     });
   });
 

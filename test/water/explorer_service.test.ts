@@ -37,8 +37,8 @@ function fixedPage(html: string): () => Promise<WebPage> {
 }
 
 describe("createExplorerService()", () => {
-  it("serves the page at / with the API's path and every region filled in, and its script and style under /explorer", async () => {
-    // The real page: in a checkout its script is compiled from the TypeScript as the service is made.
+  it("serves the page at / with the API's path and every region filled in, and its modules and style under /explorer", async () => {
+    // The real page: in a checkout its modules are compiled from the TypeScript as the service is made.
     const service = createExplorerService(NO_TILES);
     const page = await callHandler(service.handler, makeRequest({ path: "/" }));
     assert.equal(page.status, 200);
@@ -47,13 +47,15 @@ describe("createExplorerService()", () => {
     assert.match(html, /<meta name="explorer:api" content="\/v1\/odata\/v4">/);
     assert.doesNotMatch(html, /\{\{/);
     for (const id of REGION_IDS) assert.match(html, new RegExp(`<option value="${id.replaceAll(".", "\\.")}">[^<]+ \\(${id.replaceAll(".", "\\.")}\\)</option>`), id);
-    for (const [file, type] of [["explorer.js", "text/javascript"], ["explorer.css", "text/css"]] as const) {
+    const files = [["explorer.css", "text/css"], ...["explorer", "query", "map", "drawing", "plot", "table", "api_client"].map((module) => [`${module}.js`, "text/javascript"])] as const;
+    for (const [file, type] of files) {
       const asset = await callHandler(service.handler, makeRequest({ path: `/explorer/${file}` }));
       assert.equal(asset.status, 200, file);
       assert.ok(asset.headers?.["content-type"]?.startsWith(type), file);
       assert.ok((await bodyText(asset)).length > 1000, file);
     }
-    assert.match(await bodyText(await callHandler(service.handler, makeRequest({ path: "/explorer/explorer.js" }))), /^export function buildFilter\(/m);
+    assert.match(await bodyText(await callHandler(service.handler, makeRequest({ path: "/explorer/query.js" }))), /^export function buildFilter\(/m);
+    assert.match(await bodyText(await callHandler(service.handler, makeRequest({ path: "/explorer/explorer.js" }))), /^import \{ .+ \} from "\.\/query\.js";$/m);
   });
 
   it("serves the map's basemap as JSON beside the page, and names it in the page", async () => {

@@ -10,11 +10,16 @@ import { node24, node24Skip } from "../_helpers/runtimes.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 /** A module of a page the checkout holds, at its path under lib/. */
-const QUERY = join("water", "explorer", "explorer.browser.js");
+const QUERY = join("water", "explorer", "query.browser.js");
 /** Every module of the pages, at its path under lib/. */
 const MODULES = [
   "relay/portal/portal.browser.js",
+  "water/explorer/drawing.browser.js",
   "water/explorer/explorer.browser.js",
+  "water/explorer/map.browser.js",
+  "water/explorer/plot.browser.js",
+  "water/explorer/query.browser.js",
+  "water/explorer/table.browser.js",
   "web/browser/api_client.browser.js",
 ];
 
@@ -74,7 +79,7 @@ describe("compileBrowserScripts()", () => {
     const stripped = readFileSync(join(out, QUERY), "utf8");
     assert.doesNotMatch(stripped, /: Selection\b|^export interface/m, "no types left");
     // It parses as a module on Node 24, and exports what tsc's output exports.
-    const module = join(work, "explorer.mjs");
+    const module = join(work, "query.mjs");
     writeFileSync(module, stripped);
     const check = spawnSync(node24!, ["--check", module], { encoding: "utf8" });
     assert.equal(check.status, 0, check.stderr);
@@ -82,6 +87,6 @@ describe("compileBrowserScripts()", () => {
     await compileBrowserScripts(compiled);
     assert.deepEqual(exportedFunctions(stripped), exportedFunctions(readFileSync(join(compiled, QUERY), "utf8")));
     // Imports of other modules written .js, as tsc writes them.
-    assert.match(readFileSync(join(out, "relay", "portal", "portal.browser.js"), "utf8"), /from "\.\.\/\.\.\/web\/browser\/api_client\.browser\.js";/);
+    assert.match(readFileSync(join(out, "water", "explorer", "explorer.browser.js"), "utf8"), /from "\.\.\/\.\.\/web\/browser\/api_client\.browser\.js";/);
   });
 });

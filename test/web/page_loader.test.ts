@@ -4,10 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { type CompiledScripts, pageLoader } from "../../lib/web/mod.ts";
+import { createRouter } from "../../lib/http/mod.ts";
+import { compileBrowserScripts, type CompiledScripts, compileOnce, pageLoader, pageRoutes } from "../../lib/web/mod.ts";
+import { bodyText, callHandler, makeRequest } from "../_helpers/http.ts";
 
 const LIB = fileURLToPath(new URL("../../lib/", import.meta.url));
 const PORTAL = join(LIB, "relay", "portal");
+const EXPLORER = join(LIB, "water", "explorer");
 const JS = "text/javascript; charset=utf-8";
 const dirs: string[] = [];
 after(() => {
@@ -132,5 +135,45 @@ describe("pageLoader()", () => {
 
   it("fails when the page has no HTML", async () => {
     await assert.rejects(pageLoader(builtPage(), "missing")(), { code: "ENOENT" });
+  });
+
+  it("compiles the explorer's and the portal's modules once, as their routes are made, never on a request; both serve the same client module", async () => {
+    let compiles = 0;
+    let requests = 0;
+    let requestsBeforeCompile: number | undefined;
+    const scripts = compileOnce(async (outDir, signal) => {
+      compiles++;
+      requestsBeforeCompile ??= requests;
+      await compileBrowserScripts(outDir, { signal });
+    });
+    const routes = [
+      ...pageRoutes("/explorer", pageLoader(EXPLORER, "explorer", { scripts, files: [{ name: "basemap.json", contentType: "application/json" }] })),
+      ...pageRoutes("/webhook/portal", pageLoader(PORTAL, "portal", { scripts })),
+    ];
+    assert.equal(compiles, 1, "the compile is set off as the routes are made");
+    const router = createRouter(routes);
+    const ask = async (path: string) => {
+      requests++;
+      const response = await callHandler(router, makeRequest({ path }));
+      assert.equal(response.status, 200, path);
+      return { body: await bodyText(response), etag: response.headers?.["etag"] };
+    };
+    const modules = ["explorer.js", "query.js", "map.js", "drawing.js", "plot.js", "table.js", "api_client.js"];
+    for (let round = 0; round < 5; round++) {
+      await ask("/explorer");
+      await ask("/webhook/portal");
+      for (const module of modules) await ask(`/explorer/${module}`);
+      await ask("/webhook/portal/portal.js");
+    }
+    assert.equal(compiles, 1, "however many requests");
+    assert.equal(requestsBeforeCompile, 0, "before any request");
+    // The shared client: one module, the same bytes (and tag) under each page's path, imported by both pages' modules.
+    const [explorerClient, portalClient] = [await ask("/explorer/api_client.js"), await ask("/webhook/portal/api_client.js")];
+    assert.equal(portalClient.body, explorerClient.body);
+    assert.equal(portalClient.etag, explorerClient.etag);
+    assert.match(explorerClient.body, /^export class ApiError extends Error\b/m);
+    assert.match(explorerClient.body, /^export function createApiClient\(/m);
+    assert.match((await ask("/explorer/explorer.js")).body, /^import \{ ApiError, createApiClient \} from "\.\/api_client\.js";$/m);
+    assert.match((await ask("/webhook/portal/portal.js")).body, /^import \{ ApiError, createApiClient \} from "\.\/api_client\.js";$/m);
   });
 });
