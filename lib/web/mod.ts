@@ -14,4 +14,4 @@ export type { PageLoaderOptions } from "./page_loader.ts";
 export { compileBrowserScripts } from "./compile_browser_scripts.ts";
 export type { CompileBrowserScriptsOptions } from "./compile_browser_scripts.ts";
 export { compileOnce } from "./compile_once.ts";
-export type { CompiledScripts } from "./compile_once.ts";
+export type { CompiledScripts, CompileOnceOptions } from "./compile_once.ts";

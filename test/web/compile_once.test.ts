@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { after, describe, it } from "node:test";
 import { compileOnce } from "../../lib/web/mod.ts";
 
@@ -56,6 +56,26 @@ describe("compileOnce()", () => {
     await assert.rejects(scripts(), /tsc exited with 2/);
     assert.equal(runs, 1);
     assert.equal(existsSync(into), false);
+  });
+
+  it("makes its folder in the temporary folder it is given, named after its process", async () => {
+    const tmp = join(work, "tmp-named");
+    mkdirSync(tmp);
+    const { compile, folders } = countingCompile();
+    await compileOnce(compile, { tmp })();
+    assert.equal(dirname(folders[0]!), tmp);
+    assert.match(basename(folders[0]!), new RegExp(`^tributary-pages-${process.pid}-\\w+$`));
+  });
+
+  it("removes the folders of processes gone (killed mid-compile), never one of a live process or another name", async () => {
+    const tmp = join(work, "tmp-orphans");
+    mkdirSync(tmp);
+    // A process that has exited: its pid names no process now.
+    const gone = spawnSync(process.execPath, ["-e", ""]).pid!;
+    const left = [`tributary-pages-${gone}-AbC123`, `tributary-pages-${process.pid}-XyZ789`, `tributary-pages-${process.ppid}-Par456`, "tributary-pages-notapid", "other-folder"];
+    for (const name of left) mkdirSync(join(tmp, name, "relay"), { recursive: true });
+    await compileOnce(countingCompile().compile, { tmp })();
+    assert.deepEqual(readdirSync(tmp).sort(), left.slice(1).sort());
   });
 
   it("stops the compiler and removes its folder when the process exits mid-compile", () => {
