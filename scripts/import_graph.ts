@@ -2,8 +2,11 @@
 // stand in layers, each importing only from the layers below it and from
 // its own; a domain is reached through its mod.ts, never through another
 // file (and never a `_` file of another domain); and no file imports itself
-// back through others (no cycle, in a domain or across). Prints every
-// breach and exits 1 when there is one; `--dot` prints the domain graph.
+// back through others (no cycle, in a domain or across). The pages' browser
+// modules (*.browser.ts) are a program of their own, compiled apart: they may
+// import the shared browser modules of lib/web/browser/ directly, and are
+// checked for cycles and for importing nothing but browser modules. Prints
+// every breach and exits 1 when there is one; `--dot` prints the domain graph.
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 
@@ -62,6 +65,12 @@ export function checkGraph(): string[] {
     const from = domainOf(file);
     const targets = importsOf(file);
     graph.set(file, targets);
+    if (file.endsWith(".browser.ts")) {
+      for (const target of targets) {
+        if (!target.endsWith(".browser.ts")) breaches.push(`${file} imports ${target}: a page's module imports only browser modules`);
+      }
+      continue;
+    }
     for (const target of targets) {
       const to = domainOf(target);
       if (from === "" || to === from) continue;
