@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -202,13 +202,17 @@ describe("server.ts on a terminal", () => {
     // The demo files for the API keys and the clients; a tenants file of our own, and more keys in the environment.
     const env = { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", STATE_DIR: "", TENANTS_FILE: files["TENANTS_FILE"]!, DATA_DIR: files["DATA_DIR"]!, API_KEYS: plain.envApiKey, ADMIN_API_KEYS: plain.adminKey, WORKER_CONCURRENCY: "0" };
     // util-linux's script runs the server on a pseudo-terminal and copies what it writes to its own output.
-    const child = spawn("script", ["-qfec", `"${process.execPath}" --import tsx server.ts`, "/dev/null"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("script", ["-qfec", `exec "${process.execPath}" --import tsx server.ts`, "/dev/null"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
     running.push(child);
     let written = "";
     child.stdout!.on("data", (chunk: Buffer) => (written += chunk.toString()));
     child.stderr!.on("data", (chunk: Buffer) => (written += chunk.toString()));
     await waitFor(child, () => written, LISTENING);
-    child.kill("SIGTERM");
+    // The server runs in a session of its own, under script: it is stopped itself (a hang-up, when
+    // script goes, only reloads its datasets), then script ends with it.
+    const server = Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/)[0]);
+    assert.ok(server > 0, "the server under script");
+    process.kill(server, "SIGTERM");
     await once(child, "exit");
     // Readable lines, as a terminal gets them (LOG_FORMAT=auto).
     assert.doesNotMatch(written, /^\{"level"/m);
