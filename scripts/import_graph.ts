@@ -15,7 +15,8 @@ const LIB = join(ROOT, "lib");
 
 /**
  * The layers, lowest first: a domain imports only from the layers below its
- * own (never from a domain beside it in its layer).
+ * own (never from a domain beside it in its layer). `accounts` composes the
+ * token service and the sync API, which stand side by side, into one module.
  */
 export const LAYERS: readonly (readonly string[])[] = [
   ["crypto", "config"],
@@ -23,6 +24,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["http"],
   ["metrics", "web", "odata", "columnar"],
   ["water", "auth", "sync", "relay"],
+  ["accounts"],
   ["app"],
   ["cli"],
 ];

@@ -1,5 +1,5 @@
 import type { ServiceCredential } from "../http/mod.ts";
-import type { AppDescription } from "./create_app.ts";
+import type { AppDescription } from "./app_types.ts";
 import { isDemoCredential } from "./is_demo_credential.ts";
 
 /** Options of {@linkcode formatDescription}. */

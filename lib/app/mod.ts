@@ -6,15 +6,17 @@
  * connects, `listen()` serves, and `close()` drains in order, within a bound.
  * @module
  */
-export { createApp } from "./create_app.ts";
-export type { App, AppContext, AppDescription, AppOverrides, ListeningAddress } from "./create_app.ts";
+export { BUILT_IN_MODULES, createApp } from "./create_app.ts";
+export type { App, AppContext, AppDescription, AppOverrides, ListeningAddress, ServiceModule } from "./app_types.ts";
+export { openBackends } from "./open_backends.ts";
+export type { Backends, OpenBackendsOptions } from "./open_backends.ts";
 export { APP_SETTINGS, appSettings, AVAILABLE_SERVICES, readConfig, SERVER_SETTINGS } from "./read_config.ts";
 export type { Config, ServiceName } from "./read_config.ts";
 export { formatDescription } from "./format_description.ts";
 export type { FormatDescriptionOptions } from "./format_description.ts";
 export { DEMO_CREDENTIALS, isDemoCredential } from "./is_demo_credential.ts";
 export type { DemoFile } from "./is_demo_credential.ts";
-export { DATABASE_SCHEMAS } from "./open_sync_stores.ts";
+export { DATABASE_SCHEMAS } from "../accounts/mod.ts";
 export { createConsoleLogger, loggerOver } from "./console_logger.ts";
 export type { ConsoleLoggerOptions, LogStream } from "./console_logger.ts";
 export { createReadinessCheck } from "./create_readiness_check.ts";

@@ -1,4 +1,4 @@
-import { DATABASE_SCHEMAS } from "../app/mod.ts";
+import { DATABASE_SCHEMAS } from "../accounts/mod.ts";
 import { redactUrl } from "../config/mod.ts";
 import { count } from "../log/mod.ts";
 import { migrate, type SqlPool, STORAGE_SETTINGS } from "../storage/mod.ts";

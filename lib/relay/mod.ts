@@ -62,3 +62,5 @@ export type { RelayConfig, StorageType } from "./settings.ts";
 export { startRelayService } from "./start_relay_service.ts";
 export type { StartRelayServiceOptions } from "./start_relay_service.ts";
 export { readEncryptionKey } from "./read_encryption_key.ts";
+export { RELAY_MODULE } from "./relay_module.ts";
+export type { RelayModuleConfig, RelayContext } from "./relay_module.ts";

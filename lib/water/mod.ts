@@ -81,3 +81,5 @@ export { createExplorerService } from "./create_explorer_service.ts";
 export type { ExplorerServiceOptions } from "./create_explorer_service.ts";
 export { parseTileUrl } from "./parse_tile_url.ts";
 export type { TileServer } from "./parse_tile_url.ts";
+export { WATER_MODULE } from "./water_module.ts";
+export type { WaterModuleConfig, WaterContext } from "./water_module.ts";

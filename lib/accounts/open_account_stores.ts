@@ -8,21 +8,28 @@ import {
   PostgresLoginThrottle,
   type UserRecord,
 } from "../auth/mod.ts";
+import type { AuthConfig } from "../auth/mod.ts";
+import { redactUrl } from "../config/mod.ts";
 import { uuidV4 } from "../crypto/mod.ts";
 import type { ReadinessProbe, ServiceLog } from "../http/mod.ts";
-import { redactUrl } from "../config/mod.ts";
-import { OutageLog } from "../log/mod.ts";
-import { connectPostgres, migrate, openJournaledStore, type StateDir } from "../storage/mod.ts";
+import { migrate, openJournaledStore, type SqlPool, type StateDir, type StorageConfig } from "../storage/mod.ts";
 import {
   MemorySyncStore,
   type MemorySyncStoreOptions,
   PostgresSyncStore,
   SYNC_MIGRATIONS,
   type SyncChange,
+  type SyncConfig,
   type SyncStore,
 } from "../sync/mod.ts";
-import { registerInOneTransaction } from "./accounts.ts";
-import type { Config } from "./read_config.ts";
+import { registerInOneTransaction } from "./register.ts";
+
+/** What the accounts' stores are chosen and opened by: the token service's, the sync API's and the storage settings. */
+export interface AccountsConfig {
+  readonly auth: AuthConfig;
+  readonly sync: SyncConfig;
+  readonly storage: StorageConfig;
+}
 
 /**
  * The schemas kept in PostgreSQL with `DATABASE_URL`: each domain's
@@ -34,7 +41,7 @@ export const DATABASE_SCHEMAS: readonly { readonly domain: string; readonly step
 ];
 
 /** The stores of the token and sync service, as the configuration chooses them. */
-export interface SyncStores {
+export interface AccountStores {
   readonly auth: AuthStore;
   readonly sync: SyncStore;
   /** Writes a new account (a user and its sync context) in one write, where the stores share one (PostgreSQL). */
@@ -55,13 +62,15 @@ export interface SyncStores {
   close(): Promise<void>;
 }
 
-/** What opening the stores needs besides the configuration. */
-export interface OpenSyncStoresOptions {
+/** What opening the stores needs besides the configuration: clocks, randomness, the log and the app's backends. */
+export interface OpenAccountStoresOptions {
   readonly now: () => number;
   readonly random: (size: number) => Uint8Array;
   readonly log: ServiceLog;
   /** Takes the state folder (`STATE_DIR`), which the app holds for every service that journals in it. */
   readonly state: () => Promise<StateDir>;
+  /** The app's pool of `DATABASE_URL` (connected once, its outages logged by the app); needed when that is set. */
+  readonly postgres?: () => Promise<SqlPool>;
 }
 
 /**
@@ -69,13 +78,13 @@ export interface OpenSyncStoresOptions {
  * `DATABASE_URL` (shared by every process, its schema migrated at start), else
  * on journals in `STATE_DIR` (the default: every acknowledged write survives
  * a crash), or in memory only when that is empty.
- * @param config the configuration
- * @param options clock, randomness and log
+ * @param config the token service's, sync API's and storage settings
+ * @param options clock, randomness, log, and the app's state folder and database pool
  * @returns the stores
  * @throws {ConfigError} naming STATE_DIR when another process holds it
  * @throws {StorageError} `ERR_STORAGE_CORRUPT` when a journal cannot be read back
  */
-export async function openSyncStores(config: Config, options: OpenSyncStoresOptions): Promise<SyncStores> {
+export async function openAccountStores(config: AccountsConfig, options: OpenAccountStoresOptions): Promise<AccountStores> {
   const { now, random, log } = options;
   const syncOptions: MemorySyncStoreOptions = {
     now,
@@ -85,21 +94,9 @@ export async function openSyncStores(config: Config, options: OpenSyncStoresOpti
   };
   if (config.storage.databaseUrl !== "") {
     const where = redactUrl(config.storage.databaseUrl);
-    // A lost connection, a statement that cannot reach the database: one line an outage, and one when it answers again.
-    const outage = new OutageLog(log, `Database: PostgreSQL at ${where}`, now);
-    const pool = await connectPostgres(config.storage.databaseUrl, {
-      poolSize: config.storage.databasePoolSize,
-      statementTimeoutMs: config.storage.databaseStatementTimeoutMs,
-      onError: (error) => outage.failed(error),
-      onUnavailable: (error) => outage.failed(error),
-      onAvailable: () => outage.recovered(),
-    });
-    try {
-      for (const schema of DATABASE_SCHEMAS) await migrate(pool, schema.domain, schema.steps);
-    } catch (error) {
-      await pool.close();
-      throw error;
-    }
+    if (options.postgres === undefined) throw new TypeError("Cannot open the accounts' stores: DATABASE_URL is set but no pool was given");
+    const pool = await options.postgres();
+    for (const schema of DATABASE_SCHEMAS) await migrate(pool, schema.domain, schema.steps);
     const auth = new PostgresAuthStore(pool);
     // Half the pool runs queued work at most; the rest answers requests.
     const sync = new PostgresSyncStore(pool, { ...syncOptions, workConcurrency: Math.max(1, Math.floor(config.storage.databasePoolSize / 2)) });
@@ -121,7 +118,8 @@ export async function openSyncStores(config: Config, options: OpenSyncStoresOpti
         },
       }],
       logOutages: true,
-      close: () => pool.close(),
+      // The pool is the app's, closed by it after every service.
+      close: () => Promise.resolve(),
     };
   }
   const dir = config.storage.stateDir;

@@ -1,0 +1,12 @@
+/**
+ * Accounts: the token service and the sync API as one module of an app,
+ * on stores a user and its sync context share (a sign-up writes both: one
+ * transaction on PostgreSQL, the context first on the journals).
+ * @module
+ */
+export { ACCOUNTS_MODULE } from "./accounts_module.ts";
+export type { AccountsContext } from "./accounts_module.ts";
+export { DATABASE_SCHEMAS, openAccountStores } from "./open_account_stores.ts";
+export type { AccountsConfig, AccountStores, OpenAccountStoresOptions } from "./open_account_stores.ts";
+export { completeContextFrom, registerInOneTransaction, registerInOrder } from "./register.ts";
+export type { TransactionalStores } from "./register.ts";
