@@ -4,7 +4,7 @@
 // plain objects (target: at least 10x faster).
 // Needs: 260 MB of disk (part 0), about 1 minute.
 import { createFilter } from "odata-v4-inmemory";
-import { compileFilter, countMatches, type CodeArray, type Column } from "../lib/odata/mod.ts";
+import { compileFilter, countMatches, type CodeArray, type Column } from "../lib/columnar/mod.ts";
 import { COLLECTIONS, loadDatasets, prepareFilter, type WaterStore } from "../lib/water/mod.ts";
 import { best, ensureLinked, report, type BenchResult } from "./_data.ts";
 

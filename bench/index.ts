@@ -2,7 +2,7 @@
 // as at 1,000,000 rows for the same result. The 10M store holds the 1M
 // store's datasets plus nine more, so each query has the same answer in both.
 // Needs: 2.6 GB of disk (parts 0 to 9, generated once, about 30 s), 8 GB of memory, about 5 minutes.
-import { compileFilter, countMatches } from "../lib/odata/mod.ts";
+import { compileFilter, countMatches } from "../lib/columnar/mod.ts";
 import { COLLECTIONS, loadDatasets, prepareFilter, queryPage, type WaterStore } from "../lib/water/mod.ts";
 import { ensureLinked, report, type BenchResult } from "./_data.ts";
 

@@ -22,7 +22,9 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["crypto", "config"],
   ["log", "storage"],
   ["http"],
-  ["metrics", "web", "odata", "columnar"],
+  ["metrics", "web", "odata"],
+  // The columnar engine runs odata's bound filters: it stands above the language.
+  ["columnar"],
   ["water", "auth", "sync", "relay"],
   ["accounts"],
   ["app"],

@@ -15,8 +15,8 @@
 // a field. The tables belong to the writer (one per field selection, kept
 // by the RowWriterCache), never to the store.
 
-import type { CodeArray, DictColumn, Scalar } from "../odata/mod.ts";
-import { rowNumberReader } from "../odata/mod.ts";
+import { type CodeArray, type DictColumn, rowNumberReader } from "../columnar/mod.ts";
+import type { Scalar } from "../odata/mod.ts";
 import type { CollectionField, FieldLevel } from "./fields.ts";
 import type { WaterStore } from "./store.ts";
 import { MAX_NUMBER_BYTES, writeInt, writeNumber } from "./_write_number.ts";

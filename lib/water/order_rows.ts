@@ -1,4 +1,5 @@
-import type { Column, OrderKey, Scalar } from "../odata/mod.ts";
+import type { Column } from "../columnar/mod.ts";
+import type { OrderKey, Scalar } from "../odata/mod.ts";
 import { WaterError } from "./errors.ts";
 import type { CollectionSchema, FieldLevel } from "./fields.ts";
 import type { WaterStore } from "./store.ts";

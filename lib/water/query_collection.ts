@@ -1,16 +1,5 @@
-import {
-  bindFilter,
-  type BoundFilter,
-  type BoundValue,
-  compileFilter,
-  countMatches,
-  type CompiledFilter,
-  type FilterSchema,
-  MatchCursor,
-  ODataError,
-  type OrderKey,
-  parseFilter,
-} from "../odata/mod.ts";
+import { compileFilter, countMatches, type CompiledFilter, MatchCursor } from "../columnar/mod.ts";
+import { bindFilter, type BoundFilter, type BoundValue, type FilterSchema, ODataError, type OrderKey, parseFilter } from "../odata/mod.ts";
 import { WaterError } from "./errors.ts";
 import type { CollectionSchema, FieldLevel } from "./fields.ts";
 import { orderRows, type RankCache } from "./order_rows.ts";

@@ -1,5 +1,5 @@
-import type { Column, Scalar } from "../odata/mod.ts";
-import { ODataError, rowNumberReader } from "../odata/mod.ts";
+import { type Column, rowNumberReader } from "../columnar/mod.ts";
+import { ODataError, type Scalar } from "../odata/mod.ts";
 import type { CollectionField, CollectionSchema } from "./fields.ts";
 import { formatCsvField } from "./format_csv.ts";
 import { createJsonRowBytes, type JsonRowBlock } from "./_json_row_bytes.ts";

@@ -1,4 +1,4 @@
-import { type Column, type ColumnTable, rowNumberAt, type RowNumberColumn, rowsBelow, rowWithNumber } from "../odata/mod.ts";
+import { type Column, type ColumnTable, rowNumberAt, type RowNumberColumn, rowsBelow, rowWithNumber } from "../columnar/mod.ts";
 import type { CollectionField, FieldLevel } from "./fields.ts";
 
 /** One dataset: its ids and its metadata fields as published. */

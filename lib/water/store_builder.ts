@@ -1,6 +1,6 @@
 import { createHash, type Hash } from "node:crypto";
-import type { CodeArray, Column, PostingIndex, Scalar } from "../odata/mod.ts";
-import { isCalendarDate } from "../odata/mod.ts";
+import type { CodeArray, Column, PostingIndex } from "../columnar/mod.ts";
+import { isCalendarDate, type Scalar } from "../odata/mod.ts";
 import { ByteDictionary, type ValueCheck } from "./_byte_dictionary.ts";
 import { CodeColumn, codeArray, NumberColumnBuilder, placeRows, remapCodes } from "./_code_column.ts";
 import { CsvScanner, FIELD_ESCAPED, unescapeField } from "./csv_scanner.ts";

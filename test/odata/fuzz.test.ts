@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
-  bindFilter,
-  type BoundFilter,
   type Column,
   type ColumnTable,
   compileFilter,
   countMatches,
+} from "../../lib/columnar/mod.ts";
+import {
+  bindFilter,
+  type BoundFilter,
   evaluateFilter,
   FilterSyntaxError,
   type FilterFieldType,

@@ -287,7 +287,7 @@ console.log(JSON.stringify({ answers, sameClient: client.includes("export functi
     assert.match(usage.stderr, /Cannot run endpoint add: give --url URL/);
   });
 
-  const internal = ["tributary/dist/odata/_kernels.js", "tributary/dist/odata/mod.js", "tributary/lib/odata/mod.ts", "tributary/odata/parse_filter"];
+  const internal = ["tributary/dist/columnar/_kernels.js", "tributary/dist/columnar/mod.js", "tributary/columnar", "tributary/dist/odata/mod.js", "tributary/lib/odata/mod.ts", "tributary/odata/parse_filter"];
   for (const path of internal) {
     it(`refuses the internal path ${path}`, () => {
       const result = run(process.execPath, ["--input-type=module", "-e", `await import(${JSON.stringify(path)})`]);

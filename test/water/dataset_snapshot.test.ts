@@ -20,7 +20,7 @@ import {
   type WaterStore,
 } from "../../lib/water/mod.ts";
 import { codeArray, placeRows, remapCodes } from "../../lib/water/_code_column.ts";
-import type { CodeArray } from "../../lib/odata/mod.ts";
+import type { CodeArray } from "../../lib/columnar/mod.ts";
 import { createPrng, type Prng } from "../_helpers/prng.ts";
 import { call, DEMO_DIR, FIXTURE_HEADER, fixtureRow, type Page, waterHandler } from "../_helpers/water.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type Column, rowNumberAt } from "../../lib/odata/mod.ts";
+import { type Column, rowNumberAt } from "../../lib/columnar/mod.ts";
 import {
   type CollectionField,
   type CollectionSchema,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { formatCsvRow, StoreBuilder, readDatasetMetadata } from "../../lib/water/mod.ts";
-import type { Column, DictColumn } from "../../lib/odata/mod.ts";
+import type { Column, DictColumn } from "../../lib/columnar/mod.ts";
 import { buildStore, FIXTURE_HEADER, fixtureRow } from "../_helpers/water.ts";
 
 const HEADER = formatCsvRow(FIXTURE_HEADER);

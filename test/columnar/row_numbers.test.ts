@@ -1,17 +1,19 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
-  bindFilter,
   compileFilter,
-  evaluateFilter,
-  type FilterSchema,
   MatchCursor,
-  parseFilter,
   rowNumberAt,
   type RowNumberColumn,
   rowNumberReader,
   rowsBelow,
   rowWithNumber,
+} from "../../lib/columnar/mod.ts";
+import {
+  bindFilter,
+  evaluateFilter,
+  type FilterSchema,
+  parseFilter,
 } from "../../lib/odata/mod.ts";
 import { createPrng, type Prng } from "../_helpers/prng.ts";
 

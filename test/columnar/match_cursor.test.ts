@@ -1,18 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
-  bindFilter,
   type Column,
   type ColumnTable,
   compileFilter,
   type CompiledFilter,
   countMatches,
-  type FilterSchema,
   MatchCursor,
-  parseFilter,
   type PostingIndex,
-} from "../../lib/odata/mod.ts";
-import type { Kernel } from "../../lib/odata/_kernels.ts";
+} from "../../lib/columnar/mod.ts";
+import { bindFilter, type FilterSchema, parseFilter } from "../../lib/odata/mod.ts";
+import type { Kernel } from "../../lib/columnar/_kernels.ts";
 import { createPrng } from "../_helpers/prng.ts";
 
 const LENGTH = 30_000;

@@ -1,7 +1,5 @@
-import type { BoundFilter, BoundValue } from "./bound.ts";
+import { type BoundFilter, type BoundLeaf, type BoundValue, evaluateLeaf, leafValues, ODataError, type Scalar } from "../odata/mod.ts";
 import type { CodeArray, Column, ColumnTable, DictColumn, PostingIndex, RowNumberColumn } from "./columns.ts";
-import { ODataError } from "./errors.ts";
-import { type BoundLeaf, evaluateLeaf, leafValues } from "./evaluate.ts";
 import {
   andKernel,
   constantKernel,
@@ -23,7 +21,6 @@ import {
 import { rowNumberReader, rowsBelow, rowWithNumber } from "./row_numbers.ts";
 import { EMPTY_SET, intersect, rangesFrom, type RowSet, sizeOf, union, unionRows } from "./_row_sets.ts";
 import { type FusedExpr, fuseKernel } from "./_fused.ts";
-import type { Scalar } from "./schema.ts";
 
 /**
  * A filter compiled against a {@linkcode ColumnTable}: a batch kernel, and

@@ -1,4 +1,4 @@
-import type { Scalar } from "./schema.ts";
+import type { Scalar } from "../odata/mod.ts";
 
 /** Dictionary codes; code 0 always means null. */
 export type CodeArray = Uint8Array | Uint16Array | Uint32Array;

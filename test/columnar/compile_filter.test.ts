@@ -1,22 +1,24 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
-  bindFilter,
-  type BoundFilter,
   type Column,
   type ColumnTable,
   compileFilter,
   type CompiledFilter,
   countMatches,
+  MatchCursor,
+  type PostingIndex,
+} from "../../lib/columnar/mod.ts";
+import {
+  bindFilter,
+  type BoundFilter,
   evaluateFilter,
   type FilterFieldType,
   type FilterSchema,
-  MatchCursor,
   parseFilter,
-  type PostingIndex,
   type Scalar,
 } from "../../lib/odata/mod.ts";
-import { nextDown, nextUp } from "../../lib/odata/compile_filter.ts";
+import { nextDown, nextUp } from "../../lib/columnar/compile_filter.ts";
 import { createPrng, type Prng } from "../_helpers/prng.ts";
 
 type Cell = Scalar | readonly Scalar[];
@@ -892,7 +894,7 @@ describe("compileFilter()", () => {
 
   describe("columns.ts", () => {
     it("holds types only, so it loads with no runtime exports", async () => {
-      assert.deepEqual(Object.keys(await import("../../lib/odata/columns.ts")), []);
+      assert.deepEqual(Object.keys(await import("../../lib/columnar/columns.ts")), []);
     });
   });
 
