@@ -2,6 +2,14 @@
  * The water-data query API over DataStream-schema datasets: the schema and
  * vocabularies, an RFC 4180 CSV codec, the dataset loader, the columnar
  * store, the four collections, `$metadata` and the HTTP service.
+ *
+ * The schema, vocabularies, errors and settings sit here; the rest in
+ * folders: `store/` (the store, its builder, dictionaries, code columns,
+ * snapshots), `load/` (CSV scanning, reading datasets and their metadata,
+ * live datasets, reload plans), `query/` (filters, pages and orders over a
+ * store), `render/` (rows as JSON and CSV bytes, the render cache,
+ * compressed pages) and `http/` (the service, its routes and documents, the
+ * datasets admin, the explorer's service).
  * @module
  */
 export { CsvSyntaxError, WaterError } from "./errors.ts";
@@ -18,15 +26,15 @@ export {
   SOURCE_FIELDS,
 } from "./fields.ts";
 export type { CollectionField, CollectionName, CollectionSchema, FieldLevel, SourceField } from "./fields.ts";
-export { CsvScanner, FIELD_ESCAPED, FIELD_PLAIN, FIELD_QUOTED, unescapeField } from "./csv_scanner.ts";
-export type { CsvScannerOptions } from "./csv_scanner.ts";
-export { parseCsv } from "./parse_csv.ts";
-export { formatCsvField, formatCsvRow } from "./format_csv.ts";
-export { normalizeCoordinates } from "./normalize_coordinates.ts";
-export type { NormalizedCoordinates } from "./normalize_coordinates.ts";
-export { WaterStore } from "./store.ts";
-export type { DatasetRecord, IssuedIds, RowLevel, WaterStoreParts } from "./store.ts";
-export { StoreBuilder } from "./store_builder.ts";
+export { CsvScanner, FIELD_ESCAPED, FIELD_PLAIN, FIELD_QUOTED, unescapeField } from "./load/csv_scanner.ts";
+export type { CsvScannerOptions } from "./load/csv_scanner.ts";
+export { parseCsv } from "./load/parse_csv.ts";
+export { formatCsvField, formatCsvRow } from "./render/format_csv.ts";
+export { normalizeCoordinates } from "./store/normalize_coordinates.ts";
+export type { NormalizedCoordinates } from "./store/normalize_coordinates.ts";
+export { WaterStore } from "./store/store.ts";
+export type { DatasetRecord, IssuedIds, RowLevel, WaterStoreParts } from "./store/store.ts";
+export { StoreBuilder } from "./store/store_builder.ts";
 export type {
   BuiltColumn,
   BuiltDataset,
@@ -38,23 +46,23 @@ export type {
   FinishOptions,
   LoadIssue,
   StoreBuilderOptions,
-} from "./store_builder.ts";
-export { decodeDatasetSnapshot, encodeDatasetSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_HEAD_BYTES, snapshotMatches } from "./dataset_snapshot.ts";
-export type { DatasetSnapshot, DecodeDatasetSnapshotOptions } from "./dataset_snapshot.ts";
-export { readDatasetMetadata } from "./read_dataset_metadata.ts";
-export { loadDatasets, reloadDatasets } from "./load_datasets.ts";
-export type { ChangedDataset, LoadDatasetsOptions, LoadedDatasets, LoadProgress, LoadReport, ReloadReport } from "./load_datasets.ts";
-export { planReload } from "./plan_reload.ts";
-export type { DatasetChange, DatasetReport, FoundDataset, ReloadFailure, ReloadPlan, ReloadStep, ServedDataset } from "./plan_reload.ts";
-export { prepareFilter, queryCount, queryPage } from "./query_collection.ts";
-export type { CollectionQuery, PageResult } from "./query_collection.ts";
-export { metadataDocument, SCHEMA_NAMESPACE, serviceDocument } from "./service_document.ts";
-export { createWaterService } from "./create_water_service.ts";
-export { LiveDatasets } from "./live_datasets.ts";
-export type { LiveDatasetsOptions } from "./live_datasets.ts";
-export { createDatasetsAdmin, reloadReportBody } from "./create_datasets_admin.ts";
-export type { DatasetsAdminOptions, ReloadableDatasets, ReloadReportBody } from "./create_datasets_admin.ts";
-export type { StoreSource, WaterServiceOptions } from "./create_water_service.ts";
+} from "./store/store_builder.ts";
+export { decodeDatasetSnapshot, encodeDatasetSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_HEAD_BYTES, snapshotMatches } from "./store/dataset_snapshot.ts";
+export type { DatasetSnapshot, DecodeDatasetSnapshotOptions } from "./store/dataset_snapshot.ts";
+export { readDatasetMetadata } from "./load/read_dataset_metadata.ts";
+export { loadDatasets, reloadDatasets } from "./load/load_datasets.ts";
+export type { ChangedDataset, LoadDatasetsOptions, LoadedDatasets, LoadProgress, LoadReport, ReloadReport } from "./load/load_datasets.ts";
+export { planReload } from "./load/plan_reload.ts";
+export type { DatasetChange, DatasetReport, FoundDataset, ReloadFailure, ReloadPlan, ReloadStep, ServedDataset } from "./load/plan_reload.ts";
+export { prepareFilter, queryCount, queryPage } from "./query/query_collection.ts";
+export type { CollectionQuery, PageResult } from "./query/query_collection.ts";
+export { metadataDocument, SCHEMA_NAMESPACE, serviceDocument } from "./http/service_document.ts";
+export { createWaterService } from "./http/create_water_service.ts";
+export { LiveDatasets } from "./load/live_datasets.ts";
+export type { LiveDatasetsOptions } from "./load/live_datasets.ts";
+export { createDatasetsAdmin, reloadReportBody } from "./http/create_datasets_admin.ts";
+export type { DatasetsAdminOptions, ReloadableDatasets, ReloadReportBody } from "./http/create_datasets_admin.ts";
+export type { StoreSource, WaterServiceOptions } from "./http/create_water_service.ts";
 export {
   ACTIVITY_DEPTH_HEIGHT_UNITS,
   ACTIVITY_GROUP_TYPES,
@@ -73,12 +81,12 @@ export {
 } from "./vocabulary.ts";
 export type { ActivityGroupType, ActivityType, RegionId } from "./vocabulary.ts";
 export { WATER_SETTINGS } from "./settings.ts";
-export { collectionDoc, countDoc, rowSchema, WATER_SECURITY_SCHEMES } from "./api_docs.ts";
+export { collectionDoc, countDoc, rowSchema, WATER_SECURITY_SCHEMES } from "./http/api_docs.ts";
 export type { WaterConfig } from "./settings.ts";
 export { startWaterService } from "./start_water_service.ts";
 export type { StartWaterServiceOptions } from "./start_water_service.ts";
-export { createExplorerService } from "./create_explorer_service.ts";
-export type { ExplorerServiceOptions } from "./create_explorer_service.ts";
+export { createExplorerService } from "./http/create_explorer_service.ts";
+export type { ExplorerServiceOptions } from "./http/create_explorer_service.ts";
 export { parseTileUrl } from "./parse_tile_url.ts";
 export type { TileServer } from "./parse_tile_url.ts";
 export { WATER_MODULE } from "./water_module.ts";

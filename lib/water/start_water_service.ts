@@ -15,10 +15,10 @@ import {
 } from "../http/mod.ts";
 import { count, OutageLog } from "../log/mod.ts";
 import { connectRedis, type RedisScripts } from "../storage/mod.ts";
-import { createDatasetsAdmin } from "./create_datasets_admin.ts";
-import { createWaterService } from "./create_water_service.ts";
-import { LiveDatasets } from "./live_datasets.ts";
-import type { LoadProgress, ReloadReport } from "./load_datasets.ts";
+import { createDatasetsAdmin } from "./http/create_datasets_admin.ts";
+import { createWaterService } from "./http/create_water_service.ts";
+import { LiveDatasets } from "./load/live_datasets.ts";
+import type { LoadProgress, ReloadReport } from "./load/load_datasets.ts";
 import type { WaterConfig } from "./settings.ts";
 import { WATER_ERROR_STATUS } from "./error_status.ts";
 

@@ -19,7 +19,7 @@ import {
   WATER_SETTINGS,
   type WaterStore,
 } from "../../lib/water/mod.ts";
-import { codeArray, placeRows, remapCodes } from "../../lib/water/_code_column.ts";
+import { codeArray, placeRows, remapCodes } from "../../lib/water/store/_code_column.ts";
 import type { CodeArray } from "../../lib/columnar/mod.ts";
 import { createPrng, type Prng } from "../_helpers/prng.ts";
 import { call, DEMO_DIR, FIXTURE_HEADER, fixtureRow, type Page, waterHandler } from "../_helpers/water.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import { COLLECTIONS, type WaterStore } from "../../lib/water/mod.ts";
-import { ENTRY_OVERHEAD, RenderCache, type RenderedRow, renderKey, RowWriterCache } from "../../lib/water/render_cache.ts";
+import { ENTRY_OVERHEAD, RenderCache, type RenderedRow, renderKey, RowWriterCache } from "../../lib/water/render/render_cache.ts";
 import { createPrng } from "../_helpers/prng.ts";
 import { makeRequest } from "../_helpers/http.ts";
 import { call, demoStore, TEST_KEY, waterHandler } from "../_helpers/water.ts";

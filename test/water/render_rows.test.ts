@@ -11,9 +11,9 @@ import {
   type WaterStore,
 } from "../../lib/water/mod.ts";
 import { NUMERIC_LOCATION_COLUMNS, NUMERIC_OBSERVATION_COLUMNS } from "../../lib/water/fields.ts";
-import { createRowWriter } from "../../lib/water/render_rows.ts";
-import { createJsonRowBytes, type JsonRowBytes } from "../../lib/water/_json_row_bytes.ts";
-import { MAX_NUMBER_BYTES, writeInt, writeNumber } from "../../lib/water/_write_number.ts";
+import { createRowWriter } from "../../lib/water/render/render_rows.ts";
+import { createJsonRowBytes, type JsonRowBytes } from "../../lib/water/render/_json_row_bytes.ts";
+import { MAX_NUMBER_BYTES, writeInt, writeNumber } from "../../lib/water/render/_write_number.ts";
 import { createPrng, type Prng } from "../_helpers/prng.ts";
 import { buildStore, FIXTURE_HEADER, type FixtureDataset, fixtureRow } from "../_helpers/water.ts";
 

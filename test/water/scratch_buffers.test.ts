@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ScratchBuffers } from "../../lib/water/scratch_buffers.ts";
+import { ScratchBuffers } from "../../lib/water/render/scratch_buffers.ts";
 
 describe("ScratchBuffers", () => {
   it("hands out a buffer given back (by a view of it) again instead of a new one", () => {

@@ -1,8 +1,8 @@
-import type { Column } from "../columnar/mod.ts";
-import type { OrderKey, Scalar } from "../odata/mod.ts";
-import { WaterError } from "./errors.ts";
-import type { CollectionSchema, FieldLevel } from "./fields.ts";
-import type { WaterStore } from "./store.ts";
+import type { Column } from "../../columnar/mod.ts";
+import type { OrderKey, Scalar } from "../../odata/mod.ts";
+import { WaterError } from "../errors.ts";
+import type { CollectionSchema, FieldLevel } from "../fields.ts";
+import type { WaterStore } from "../store/store.ts";
 
 /**
  * Ranks of each row of a level by one field: equal values have equal ranks,

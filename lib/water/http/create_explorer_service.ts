@@ -1,7 +1,7 @@
-import { createRouter, type Route, type RunningService } from "../http/mod.ts";
-import { contentSecurityPolicy, pageLoader, pageRoutes, type WebPage } from "../web/mod.ts";
-import type { WaterConfig } from "./settings.ts";
-import { REGION_IDS, type RegionId } from "./vocabulary.ts";
+import { createRouter, type Route, type RunningService } from "../../http/mod.ts";
+import { contentSecurityPolicy, pageLoader, pageRoutes, type WebPage } from "../../web/mod.ts";
+import type { WaterConfig } from "../settings.ts";
+import { REGION_IDS, type RegionId } from "../vocabulary.ts";
 
 /** Options of {@linkcode createExplorerService}. */
 export interface ExplorerServiceOptions {
@@ -12,7 +12,7 @@ export interface ExplorerServiceOptions {
   apiBase?: string;
   /**
    * Reads the page (its HTML template, CSS, modules and map data); called once, as the service is made.
-   * @default the page in `./explorer/`, its modules built by `npm run build` (in a checkout, compiled once per process)
+   * @default the page in `lib/water/explorer/`, its modules built by `npm run build` (in a checkout, compiled once per process)
    */
   load?: () => Promise<WebPage>;
 }
@@ -80,7 +80,7 @@ export function createExplorerService(
   const apiBase = options.apiBase ?? "/v1/odata/v4";
   const tiles = config.mapTiles;
   const policy = contentSecurityPolicy({ dataImages: true, ...(tiles === undefined ? {} : { imgSrc: [tiles.origin], connectSrc: [tiles.origin] }) });
-  const load = options.load ?? pageLoader(new URL("./explorer/", import.meta.url), "explorer", { files: [BASEMAP] });
+  const load = options.load ?? pageLoader(new URL("../explorer/", import.meta.url), "explorer", { files: [BASEMAP] });
   const routes = pageRoutes(PAGE_PATH, async () => {
     const page = await load();
     return {

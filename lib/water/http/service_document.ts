@@ -1,5 +1,5 @@
-import type { FilterFieldType } from "../odata/mod.ts";
-import { COLLECTIONS } from "./fields.ts";
+import type { FilterFieldType } from "../../odata/mod.ts";
+import { COLLECTIONS } from "../fields.ts";
 
 const EDM_TYPES: Readonly<Record<FilterFieldType, string>> = {
   string: "Edm.String",

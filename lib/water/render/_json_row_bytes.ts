@@ -15,10 +15,10 @@
 // a field. The tables belong to the writer (one per field selection, kept
 // by the RowWriterCache), never to the store.
 
-import { type CodeArray, type DictColumn, rowNumberReader } from "../columnar/mod.ts";
-import type { Scalar } from "../odata/mod.ts";
-import type { CollectionField, FieldLevel } from "./fields.ts";
-import type { WaterStore } from "./store.ts";
+import { type CodeArray, type DictColumn, rowNumberReader } from "../../columnar/mod.ts";
+import type { Scalar } from "../../odata/mod.ts";
+import type { CollectionField, FieldLevel } from "../fields.ts";
+import type { WaterStore } from "../store/store.ts";
 import { MAX_NUMBER_BYTES, writeInt, writeNumber } from "./_write_number.ts";
 
 /** Rows written as comma-separated JSON objects, with where each starts and ends. */

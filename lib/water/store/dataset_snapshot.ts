@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import type { CodeArray } from "../columnar/mod.ts";
-import type { Scalar } from "../odata/mod.ts";
-import { WaterError } from "./errors.ts";
-import { LOCATION_COLUMNS, NUMERIC_LOCATION_COLUMNS, NUMERIC_OBSERVATION_COLUMNS, OBSERVATION_COLUMNS } from "./fields.ts";
+import type { CodeArray } from "../../columnar/mod.ts";
+import type { Scalar } from "../../odata/mod.ts";
+import { WaterError } from "../errors.ts";
+import { LOCATION_COLUMNS, NUMERIC_LOCATION_COLUMNS, NUMERIC_OBSERVATION_COLUMNS, OBSERVATION_COLUMNS } from "../fields.ts";
 import type { BuiltColumn, BuiltDataset, BuiltLocation, DatasetInput, DatasetLoadResult, LoadIssue } from "./store_builder.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { DatasetIds, DatasetInput, DatasetLoadResult, LoadIssue } from "./store_builder.ts";
+import type { DatasetIds, DatasetInput, DatasetLoadResult, LoadIssue } from "../store/store_builder.ts";
 
 /** A dataset folder as a load finds it, before its data is read. */
 export interface FoundDataset {

@@ -1,4 +1,4 @@
-import type { Scalar } from "../odata/mod.ts";
+import type { Scalar } from "../../odata/mod.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 

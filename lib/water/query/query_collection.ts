@@ -1,9 +1,9 @@
-import { compileFilter, countMatches, type CompiledFilter, MatchCursor } from "../columnar/mod.ts";
-import { bindFilter, type BoundFilter, type BoundValue, type FilterSchema, ODataError, type OrderKey, parseFilter } from "../odata/mod.ts";
-import { WaterError } from "./errors.ts";
-import type { CollectionSchema, FieldLevel } from "./fields.ts";
+import { compileFilter, countMatches, type CompiledFilter, MatchCursor } from "../../columnar/mod.ts";
+import { bindFilter, type BoundFilter, type BoundValue, type FilterSchema, ODataError, type OrderKey, parseFilter } from "../../odata/mod.ts";
+import { WaterError } from "../errors.ts";
+import type { CollectionSchema, FieldLevel } from "../fields.ts";
 import { orderRows, type RankCache } from "./order_rows.ts";
-import type { RowLevel, WaterStore } from "./store.ts";
+import type { RowLevel, WaterStore } from "../store/store.ts";
 
 const DEPTH: Readonly<Record<FieldLevel, number>> = { dataset: 0, location: 1, observation: 2 };
 const schemas = new WeakMap<CollectionSchema, FilterSchema>();

@@ -8,12 +8,12 @@ import {
   type RouteDoc,
   schemaRef,
   type SecuritySchemeDoc,
-} from "../http/mod.ts";
-import { WATER_ERROR_STATUS } from "./error_status.ts";
-import type { FilterSyntaxError, ODataErrorCode } from "../odata/mod.ts";
-import type { CsvSyntaxError, WaterErrorCode } from "./errors.ts";
-import { describeQueryOptions, type FilterFieldType } from "../odata/mod.ts";
-import { type CollectionName, type CollectionSchema, COLLECTIONS } from "./fields.ts";
+} from "../../http/mod.ts";
+import { WATER_ERROR_STATUS } from "../error_status.ts";
+import type { FilterSyntaxError, ODataErrorCode } from "../../odata/mod.ts";
+import type { CsvSyntaxError, WaterErrorCode } from "../errors.ts";
+import { describeQueryOptions, type FilterFieldType } from "../../odata/mod.ts";
+import { type CollectionName, type CollectionSchema, COLLECTIONS } from "../fields.ts";
 
 /** A code the service's answers may carry: its own, or one of lib/http and below. */
 type DocumentedCode = WaterErrorCode | CsvSyntaxError["code"] | ODataErrorCode | FilterSyntaxError["code"] | ErrorCode;

@@ -1,6 +1,6 @@
-import type { CollectionSchema } from "./fields.ts";
+import type { CollectionSchema } from "../fields.ts";
 import { createRowWriter, type RowWriter, selectFields } from "./render_rows.ts";
-import type { WaterStore } from "./store.ts";
+import type { WaterStore } from "../store/store.ts";
 
 /**
  * A bounded cache of rendered rows: the UTF-8 JSON of one row for one field

@@ -1,4 +1,4 @@
-import { CsvSyntaxError } from "./errors.ts";
+import { CsvSyntaxError } from "../errors.ts";
 
 const COMMA = 0x2c;
 const QUOTE = 0x22;

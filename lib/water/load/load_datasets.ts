@@ -2,14 +2,14 @@ import { createHash } from "node:crypto";
 import { type FileHandle, open, readdir, readFile, rm, stat } from "node:fs/promises";
 import type { BigIntStats, Dirent } from "node:fs";
 import { join } from "node:path";
-import { decodeDatasetSnapshot, type DatasetSnapshot, encodeDatasetSnapshot } from "./dataset_snapshot.ts";
-import { CsvSyntaxError, WaterError } from "./errors.ts";
+import { decodeDatasetSnapshot, type DatasetSnapshot, encodeDatasetSnapshot } from "../store/dataset_snapshot.ts";
+import { CsvSyntaxError, WaterError } from "../errors.ts";
 import { type DatasetChange, type DatasetReport, type FoundDataset, planReload, type ReloadFailure, type ReloadStep, type ServedDataset } from "./plan_reload.ts";
 import { readDatasetMetadata } from "./read_dataset_metadata.ts";
 import { probeSnapshot, readWholeFile, snapshotPath, writeFileAtomically } from "./_snapshot_files.ts";
-import type { WaterStore } from "./store.ts";
-import { checkDataHeader, type DatasetLoadResult, type LoadIssue, StoreBuilder } from "./store_builder.ts";
-import type { StoreBuilderOptions } from "./store_builder.ts";
+import type { WaterStore } from "../store/store.ts";
+import { checkDataHeader, type DatasetLoadResult, type LoadIssue, StoreBuilder } from "../store/store_builder.ts";
+import type { StoreBuilderOptions } from "../store/store_builder.ts";
 
 /** What loading a datasets folder produced. */
 export interface LoadReport {

@@ -1,9 +1,9 @@
-import { type Column, rowNumberReader } from "../columnar/mod.ts";
-import { ODataError, type Scalar } from "../odata/mod.ts";
-import type { CollectionField, CollectionSchema } from "./fields.ts";
+import { type Column, rowNumberReader } from "../../columnar/mod.ts";
+import { ODataError, type Scalar } from "../../odata/mod.ts";
+import type { CollectionField, CollectionSchema } from "../fields.ts";
 import { formatCsvField } from "./format_csv.ts";
 import { createJsonRowBytes, type JsonRowBlock } from "./_json_row_bytes.ts";
-import type { WaterStore } from "./store.ts";
+import type { WaterStore } from "../store/store.ts";
 
 /** Writes one field of one row; `row` is at the collection's level. */
 export type FieldWriter = (row: number, location: number, dataset: number) => string;

@@ -1,4 +1,4 @@
-import type { CodeArray } from "../columnar/mod.ts";
+import type { CodeArray } from "../../columnar/mod.ts";
 
 /**
  * A growable column of dictionary codes that starts one byte wide and widens

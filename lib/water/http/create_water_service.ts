@@ -20,12 +20,12 @@ import {
   withCors,
   withErrorStatuses,
   withRateLimit,
-} from "../http/mod.ts";
-import { type BoundFilter, buildNextLink, type OrderKey, type QueryOptions, readQueryOptions } from "../odata/mod.ts";
+} from "../../http/mod.ts";
+import { type BoundFilter, buildNextLink, type OrderKey, type QueryOptions, readQueryOptions } from "../../odata/mod.ts";
 import { collectionDoc, countDoc, WATER_DOCS } from "./api_docs.ts";
-import { WATER_ERROR_STATUS } from "./error_status.ts";
-import { WaterError } from "./errors.ts";
-import { type CollectionName, type CollectionSchema, COLLECTIONS } from "./fields.ts";
+import { WATER_ERROR_STATUS } from "../error_status.ts";
+import { WaterError } from "../errors.ts";
+import { type CollectionName, type CollectionSchema, COLLECTIONS } from "../fields.ts";
 import {
   type CollectionQuery,
   observationBatches,
@@ -35,15 +35,15 @@ import {
   queryCount,
   queryPage,
   rowAfterToken,
-} from "./query_collection.ts";
-import { CompressedPages } from "./compressed_pages.ts";
-import { RankCache } from "./order_rows.ts";
-import { ScratchBuffers } from "./scratch_buffers.ts";
-import { RenderCache, type RenderedRow, renderKey, RowWriterCache } from "./render_cache.ts";
-import type { RowWriter } from "./render_rows.ts";
+} from "../query/query_collection.ts";
+import { CompressedPages } from "../render/compressed_pages.ts";
+import { RankCache } from "../query/order_rows.ts";
+import { ScratchBuffers } from "../render/scratch_buffers.ts";
+import { RenderCache, type RenderedRow, renderKey, RowWriterCache } from "../render/render_cache.ts";
+import type { RowWriter } from "../render/render_rows.ts";
 import { metadataDocument, serviceDocument } from "./service_document.ts";
-import { DEFAULT_RATE_BURST } from "./settings.ts";
-import { WaterStore } from "./store.ts";
+import { DEFAULT_RATE_BURST } from "../settings.ts";
+import { WaterStore } from "../store/store.ts";
 
 /** Options of {@linkcode createWaterService}. */
 export interface WaterServiceOptions {

@@ -3,7 +3,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { SNAPSHOT_HEAD_BYTES, snapshotMatches } from "./dataset_snapshot.ts";
+import { SNAPSHOT_HEAD_BYTES, snapshotMatches } from "../store/dataset_snapshot.ts";
 
 /**
  * The snapshot file of a data file in a cache folder: named after its

@@ -1,8 +1,8 @@
-import { jsonErrorPosition } from "../config/mod.ts";
-import { isUuid, nameUuid } from "../crypto/mod.ts";
-import { WaterError } from "./errors.ts";
-import { DERIVED_METADATA_COLUMNS, LIST_METADATA_COLUMNS, METADATA_COLUMNS } from "./fields.ts";
-import type { DatasetInput } from "./store_builder.ts";
+import { jsonErrorPosition } from "../../config/mod.ts";
+import { isUuid, nameUuid } from "../../crypto/mod.ts";
+import { WaterError } from "../errors.ts";
+import { DERIVED_METADATA_COLUMNS, LIST_METADATA_COLUMNS, METADATA_COLUMNS } from "../fields.ts";
+import type { DatasetInput } from "../store/store_builder.ts";
 
 const DOI = /^10\.[0-9]{4,9}\/\S+$/;
 

@@ -1,4 +1,4 @@
-import { compressBytes, type ContentCoding, type HttpRequest, type HttpResponse, negotiateEncoding } from "../http/mod.ts";
+import { compressBytes, type ContentCoding, type HttpRequest, type HttpResponse, negotiateEncoding } from "../../http/mod.ts";
 
 /** A compressed page kept: its headers (the next link among them) and bytes. */
 interface Kept {

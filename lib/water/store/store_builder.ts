@@ -1,10 +1,10 @@
 import { createHash, type Hash } from "node:crypto";
-import type { CodeArray, Column, PostingIndex } from "../columnar/mod.ts";
-import { isCalendarDate, type Scalar } from "../odata/mod.ts";
+import type { CodeArray, Column, PostingIndex } from "../../columnar/mod.ts";
+import { isCalendarDate, type Scalar } from "../../odata/mod.ts";
 import { ByteDictionary, type ValueCheck } from "./_byte_dictionary.ts";
 import { CodeColumn, codeArray, NumberColumnBuilder, placeRows, remapCodes } from "./_code_column.ts";
-import { CsvScanner, FIELD_ESCAPED, unescapeField } from "./csv_scanner.ts";
-import { CsvSyntaxError } from "./errors.ts";
+import { CsvScanner, FIELD_ESCAPED, unescapeField } from "../load/csv_scanner.ts";
+import { CsvSyntaxError } from "../errors.ts";
 import {
   DERIVED_METADATA_COLUMNS,
   LIST_METADATA_COLUMNS,
@@ -14,12 +14,12 @@ import {
   NUMERIC_OBSERVATION_COLUMNS,
   OBSERVATION_COLUMNS,
   REQUIRED_CSV_COLUMNS,
-} from "./fields.ts";
+} from "../fields.ts";
 import { normalizeCoordinates } from "./normalize_coordinates.ts";
 import { parseNumberBytes } from "./_parse_number.ts";
 import type { DatasetRecord, IssuedIds } from "./store.ts";
 import { WaterStore } from "./store.ts";
-import { activityGroupTypeOf } from "./vocabulary.ts";
+import { activityGroupTypeOf } from "../vocabulary.ts";
 
 /** A dataset's metadata, read and checked, ready for {@linkcode StoreBuilder.beginDataset}. */
 export interface DatasetInput extends DatasetRecord {

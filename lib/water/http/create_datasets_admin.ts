@@ -1,7 +1,7 @@
-import { sha256Hex } from "../crypto/mod.ts";
-import { type ApiKey, createRouter, HttpError, type HttpRequest, jsonResponse, type Router } from "../http/mod.ts";
+import { sha256Hex } from "../../crypto/mod.ts";
+import { type ApiKey, createRouter, HttpError, type HttpRequest, jsonResponse, type Router } from "../../http/mod.ts";
 import { ADMIN_DOCS } from "./api_docs.ts";
-import type { ReloadReport } from "./load_datasets.ts";
+import type { ReloadReport } from "../load/load_datasets.ts";
 
 /** What the admin routes drive: a reload, and what serves now (e.g. `LiveDatasets`). */
 export interface ReloadableDatasets {

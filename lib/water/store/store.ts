@@ -1,5 +1,5 @@
-import { type Column, type ColumnTable, rowNumberAt, type RowNumberColumn, rowsBelow, rowWithNumber } from "../columnar/mod.ts";
-import type { CollectionField, FieldLevel } from "./fields.ts";
+import { type Column, type ColumnTable, rowNumberAt, type RowNumberColumn, rowsBelow, rowWithNumber } from "../../columnar/mod.ts";
+import type { CollectionField, FieldLevel } from "../fields.ts";
 
 /** One dataset: its ids and its metadata fields as published. */
 export interface DatasetRecord {

@@ -1,5 +1,5 @@
 import { type LoadDatasetsOptions, type LoadedDatasets, loadDatasets, reloadDatasets, type ReloadReport } from "./load_datasets.ts";
-import type { WaterStore } from "./store.ts";
+import type { WaterStore } from "../store/store.ts";
 
 /** Options of {@linkcode LiveDatasets}. */
 export interface LiveDatasetsOptions extends LoadDatasetsOptions {
