@@ -35,18 +35,9 @@ export type { NormalizedCoordinates } from "./store/normalize_coordinates.ts";
 export { WaterStore } from "./store/store.ts";
 export type { DatasetRecord, IssuedIds, RowLevel, WaterStoreParts } from "./store/store.ts";
 export { StoreBuilder } from "./store/store_builder.ts";
-export type {
-  BuiltColumn,
-  BuiltDataset,
-  BuiltLocation,
-  DatasetIds,
-  DatasetInput,
-  DatasetLoadResult,
-  DictionaryBase,
-  FinishOptions,
-  LoadIssue,
-  StoreBuilderOptions,
-} from "./store/store_builder.ts";
+export type { FinishOptions, StoreBuilderOptions } from "./store/store_builder.ts";
+export type { DatasetInput, DatasetLoadResult, LoadIssue } from "./store/dataset_reader.ts";
+export type { BuiltColumn, BuiltDataset, BuiltLocation, DatasetIds, DictionaryBase } from "./store/built_dataset.ts";
 export { decodeDatasetSnapshot, encodeDatasetSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_HEAD_BYTES, snapshotMatches } from "./store/dataset_snapshot.ts";
 export type { DatasetSnapshot, DecodeDatasetSnapshotOptions } from "./store/dataset_snapshot.ts";
 export { readDatasetMetadata } from "./load/read_dataset_metadata.ts";

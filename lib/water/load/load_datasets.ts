@@ -8,8 +8,9 @@ import { type DatasetChange, type DatasetReport, type FoundDataset, planReload, 
 import { readDatasetMetadata } from "./read_dataset_metadata.ts";
 import { probeSnapshot, readWholeFile, snapshotPath, writeFileAtomically } from "./_snapshot_files.ts";
 import type { WaterStore } from "../store/store.ts";
-import { checkDataHeader, type DatasetLoadResult, type LoadIssue, StoreBuilder } from "../store/store_builder.ts";
-import type { StoreBuilderOptions } from "../store/store_builder.ts";
+import { checkDataHeader } from "../store/check_data_header.ts";
+import type { DatasetLoadResult, LoadIssue } from "../store/dataset_reader.ts";
+import { StoreBuilder, type StoreBuilderOptions } from "../store/store_builder.ts";
 
 /** What loading a datasets folder produced. */
 export interface LoadReport {

@@ -1,4 +1,5 @@
-import type { DatasetIds, DatasetInput, DatasetLoadResult, LoadIssue } from "../store/store_builder.ts";
+import type { DatasetIds } from "../store/built_dataset.ts";
+import type { DatasetInput, DatasetLoadResult, LoadIssue } from "../store/dataset_reader.ts";
 
 /** A dataset folder as a load finds it, before its data is read. */
 export interface FoundDataset {

@@ -2,7 +2,7 @@ import { jsonErrorPosition } from "../../config/mod.ts";
 import { isUuid, nameUuid } from "../../crypto/mod.ts";
 import { WaterError } from "../errors.ts";
 import { DERIVED_METADATA_COLUMNS, LIST_METADATA_COLUMNS, METADATA_COLUMNS } from "../fields.ts";
-import type { DatasetInput } from "../store/store_builder.ts";
+import type { DatasetInput } from "../store/dataset_reader.ts";
 
 const DOI = /^10\.[0-9]{4,9}\/\S+$/;
 

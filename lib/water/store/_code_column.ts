@@ -141,6 +141,18 @@ export function codeArray(max: number, length: number): CodeArray {
 }
 
 /**
+ * Rows per code.
+ * @param codes each row's code
+ * @param size codes in the dictionary
+ * @returns the rows of each code
+ */
+export function countCodes(codes: CodeArray, size: number): Uint32Array {
+  const counts = new Uint32Array(size);
+  for (let r = 0; r < codes.length; r++) counts[codes[r]!]!++;
+  return counts;
+}
+
+/**
  * Writes `map[local[i]]` to `codes[at + i]` for every `i`: one loop per pair
  * of widths, each seeing one kind of array only, which V8 compiles to a
  * tight loop (a loop seeing several kinds runs about twice as slow).

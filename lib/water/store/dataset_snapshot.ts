@@ -3,7 +3,8 @@ import type { CodeArray } from "../../columnar/mod.ts";
 import type { Scalar } from "../../odata/mod.ts";
 import { WaterError } from "../errors.ts";
 import { LOCATION_COLUMNS, NUMERIC_LOCATION_COLUMNS, NUMERIC_OBSERVATION_COLUMNS, OBSERVATION_COLUMNS } from "../fields.ts";
-import type { BuiltColumn, BuiltDataset, BuiltLocation, DatasetInput, DatasetLoadResult, LoadIssue } from "./store_builder.ts";
+import type { BuiltColumn, BuiltDataset, BuiltLocation } from "./built_dataset.ts";
+import type { DatasetInput, DatasetLoadResult, LoadIssue } from "./dataset_reader.ts";
 
 /**
  * The snapshot format. A snapshot of another format is not read (its data
