@@ -19,6 +19,7 @@ import { type CodeArray, type DictColumn, rowNumberReader } from "../../columnar
 import type { Scalar } from "../../odata/mod.ts";
 import type { CollectionField, FieldLevel } from "../fields.ts";
 import type { WaterStore } from "../store/store.ts";
+import { FragmentTable } from "./_fragment_table.ts";
 import { MAX_NUMBER_BYTES, writeInt, writeNumber } from "./_write_number.ts";
 
 /** Rows written as comma-separated JSON objects, with where each starts and ends. */
@@ -491,64 +492,6 @@ function fieldBytes(values: readonly Scalar[], name: string): FieldBytes {
   let bytes = byName.get(name);
   if (bytes === undefined) byName.set(name, (bytes = new FieldBytes(values, name)));
   return bytes;
-}
-
-/** Fragments by non-negative 31-bit key, in open addressing; it starts over when full. */
-class FragmentTable {
-  readonly #maxEntries: number;
-  #keys = new Int32Array(64).fill(-1);
-  #fragments: Uint8Array[] = new Array(64);
-  #mask = 63;
-  /** The hash's top bits pick the slot: 32 - log2(slots). */
-  #shift = 26;
-  #count = 0;
-
-  constructor(maxEntries: number) {
-    this.#maxEntries = maxEntries;
-  }
-
-  get(key: number): Uint8Array | undefined {
-    const keys = this.#keys;
-    const mask = this.#mask;
-    let slot = Math.imul(key, 0x9e3779b1) >>> this.#shift;
-    for (;;) {
-      const k = keys[slot]!;
-      if (k === key) return this.#fragments[slot];
-      if (k === -1) return undefined;
-      slot = (slot + 1) & mask;
-    }
-  }
-
-  set(key: number, fragment: Uint8Array): void {
-    if (this.#count >= this.#maxEntries) {
-      this.#keys.fill(-1);
-      this.#fragments = new Array(this.#keys.length);
-      this.#count = 0;
-    } else if ((this.#count + 1) * 2 > this.#keys.length) {
-      this.#resize(this.#keys.length * 2);
-    }
-    this.#put(key, fragment);
-    this.#count++;
-  }
-
-  #put(key: number, fragment: Uint8Array): void {
-    const keys = this.#keys;
-    const mask = this.#mask;
-    let slot = Math.imul(key, 0x9e3779b1) >>> this.#shift;
-    while (keys[slot] !== -1) slot = (slot + 1) & mask;
-    keys[slot] = key;
-    this.#fragments[slot] = fragment;
-  }
-
-  #resize(size: number): void {
-    const keys = this.#keys;
-    const fragments = this.#fragments;
-    this.#keys = new Int32Array(size).fill(-1);
-    this.#fragments = new Array(size);
-    this.#mask = size - 1;
-    this.#shift = 32 - Math.log2(size);
-    for (let slot = 0; slot < keys.length; slot++) if (keys[slot] !== -1) this.#put(keys[slot]!, fragments[slot]!);
-  }
 }
 
 /** Hands out fragments as views of larger blocks, so that each is not an allocation of its own. */
