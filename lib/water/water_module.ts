@@ -1,7 +1,7 @@
 import type { RunningService } from "../http/mod.ts";
 import { type Logger, Progress } from "../log/mod.ts";
-import { createExplorerService } from "./create_explorer_service.ts";
-import type { LoadProgress } from "./load_datasets.ts";
+import { createExplorerService } from "./http/create_explorer_service.ts";
+import type { LoadProgress } from "./load/load_datasets.ts";
 import type { WaterConfig } from "./settings.ts";
 import { startWaterService } from "./start_water_service.ts";
 
