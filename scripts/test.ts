@@ -2,13 +2,16 @@
 // a time, the longest first. `node --test` sorts the files it is given by name,
 // so a suite of minutes whose name sorts late (test/relay/kafka_queue.test.ts)
 // started late and ran nearly alone at the end; node:test's run() keeps the
-// order it is given. The longest are the multi-process suites (test/e2e/) and
-// those on a real Kafka, Redis or PostgreSQL (named after it), then the rest.
+// order it is given. How long each file took is kept in test/durations.json,
+// which a run of the whole suite rewrites, and files start longest first; a
+// file not in it yet starts before them, as if it were long (the
+// multi-process suites of test/e2e/ first, then those on a real Kafka, Redis
+// or PostgreSQL, then the rest).
 // Arguments: the files to run instead of all, e.g.
 //   npm test -- test/sync/revision_log.test.ts
 // Reports as `node --test` does (spec on a terminal, TAP otherwise); exits 1
 // when a test fails.
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { run } from "node:test";
 import { spec, tap } from "node:test/reporters";
@@ -28,20 +31,51 @@ function allFiles(): string[] {
   return files.sort();
 }
 
-/** How early a file starts: the multi-process suites, then those on a real backend, then the rest. */
-function rank(file: string): number {
+/** How early a file of unknown length starts: the multi-process suites, then those on a real backend, then the rest. */
+function kind(file: string): number {
   if (file.startsWith(join("test", "e2e"))) return 0;
   if (/kafka|redis|postgres/.test(file)) return 1;
   return 2;
 }
 
+const DURATIONS = join(ROOT, "test", "durations.json");
+
+/** Seconds each file took in the last run of the whole suite, by path relative to the root. */
+function durations(): Map<string, number> {
+  try {
+    return new Map(Object.entries(JSON.parse(readFileSync(DURATIONS, "utf8")) as Record<string, number>));
+  } catch {
+    return new Map();
+  }
+}
+
 const given = process.argv.slice(2);
-// A stable sort: within a rank, files keep their order (by name, or as given).
+const measured = durations();
+// Unmeasured files first, by kind (as if long); then the measured ones, longest first; ties by name.
+const order = (file: string): readonly [number, number] => {
+  const seconds = measured.get(file);
+  return seconds === undefined ? [0, kind(file)] : [1, -seconds];
+};
 const files = (given.length > 0 ? given.map((file) => relative(ROOT, resolve(file))) : allFiles())
-  .sort((a, b) => rank(a) - rank(b))
+  .sort((a, b) => order(a)[0] - order(b)[0] || order(a)[1] - order(b)[1])
   .map((file) => join(ROOT, file));
 const stream = run({ files, concurrency: CONCURRENCY });
+const took = new Map<string, number>();
 stream.on("test:fail", () => {
   process.exitCode = 1;
+});
+// A file's time: the sum of its top-level tests' (they run one after another).
+for (const event of ["test:pass", "test:fail"] as const) {
+  stream.on(event, (data: { nesting: number; file?: string; details: { duration_ms: number } }) => {
+    if (data.nesting !== 0 || data.file === undefined) return;
+    const file = relative(ROOT, data.file);
+    took.set(file, (took.get(file) ?? 0) + data.details.duration_ms / 1000);
+  });
+}
+stream.on("end", () => {
+  // Only a run of the whole suite says how long every file takes.
+  if (given.length > 0) return;
+  const sorted = [...took].sort(([a], [b]) => (a < b ? -1 : 1)).map(([file, seconds]) => [file, Math.round(seconds * 10) / 10]);
+  writeFileSync(DURATIONS, `${JSON.stringify(Object.fromEntries(sorted), null, 2)}\n`);
 });
 (process.stdout.isTTY === true ? stream.compose(new spec()) : stream.compose(tap)).pipe(process.stdout);
