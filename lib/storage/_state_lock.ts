@@ -2,8 +2,10 @@
 // whatever their host names (containers on a shared volume), at the same
 // instant, over a stale or half-written lock.
 //
-// A lock is a file `LOCK.<generation>` (8 digits), made with O_EXCL, so that
-// of two processes making the same generation one alone succeeds. The
+// A lock is a file `LOCK.<generation>` (8 digits), written under a temporary
+// name and linked into place (or made with O_EXCL where links are missing),
+// so that of two processes making the same generation one alone succeeds,
+// and a lock of this project is never seen half-written. The
 // holder renews its lease by touching the file's time every quarter lease.
 // The newest generation is the lock. Held by a process of this host, boot
 // and process namespace, it is live while that process runs and stale once
@@ -18,9 +20,10 @@
 // generation exists, and a write goes ahead only once such a check is
 // recent (the fence), so a holder frozen past its lease stops writing.
 import { readFileSync, statSync } from "node:fs";
-import { open, readdir, readFile, rm, stat, utimes } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { link, open, readdir, readFile, rm, stat, utimes } from "node:fs/promises";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 
 /** Options of {@linkcode takeStateLock}. */
 export interface StateLockOptions {
@@ -87,6 +90,7 @@ export class LockRefused extends Error {
 }
 
 const LOCK_FILE = /^LOCK\.([0-9]{8})$/;
+const LOCK_TEMPORARY = /^\.LOCK\.([0-9]{8})\.[0-9]+\.[0-9a-f]+\.tmp$/;
 
 /** This host, boot and process namespace, as a lock file records it. */
 function ownIdentity(): string {
@@ -187,33 +191,69 @@ export async function takeStateLock(dir: string, options: StateLockOptions = {})
     }
     const generation = current.generation + 1;
     const file = join(dir, lockName(generation));
-    let handle;
+    let made: boolean;
     try {
-      handle = await open(file, "wx");
+      made = await makeLock(dir, file, body, pid);
     } catch (error) {
-      // Another process made this generation first: look again (it is live now).
-      if ((error as NodeJS.ErrnoException).code === "EEXIST") continue;
       throw new LockRefused(`cannot be locked: ${(error as Error).message}`, undefined);
     }
-    try {
-      await handle.writeFile(body);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    // Another process made this generation first: look again (it is live now).
+    if (!made) continue;
     // The older generations are this process's to remove now; a newer one would mean it lost at once.
     const after = await newest(dir);
     if (after.generation !== generation) {
       await rm(file, { force: true });
       continue;
     }
+    // With them, what a process that crashed while making an older generation left under a temporary name.
     for (const entry of await readdir(dir)) {
-      const match = LOCK_FILE.exec(entry);
+      const match = LOCK_FILE.exec(entry) ?? LOCK_TEMPORARY.exec(entry);
       if (match !== null && Number(match[1]) < generation) await rm(join(dir, entry), { force: true });
     }
     return held(dir, file, generation, { ...settings, every: options.every ?? repeat });
   }
   throw new LockRefused("cannot be locked: its lock kept changing hands", undefined);
+}
+
+/**
+ * Makes the lock file `file` holding `body`, unless it exists. The body is
+ * written and synced under a temporary name first, then linked into place
+ * (a link, like O_EXCL, fails when the name exists): a lock of this project
+ * is never seen half-written, so a contender of this host judges it at once
+ * by its holder's life instead of watching its time. Where the file system
+ * has no hard links, the file is made with O_EXCL and written in place.
+ * @returns whether this process made it
+ */
+async function makeLock(dir: string, file: string, body: string, pid: number): Promise<boolean> {
+  const temporary = join(dir, `.${basename(file)}.${pid}.${randomBytes(4).toString("hex")}.tmp`);
+  await writeSynced(temporary, "w", body);
+  try {
+    await link(temporary, file);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return false;
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "EXDEV") throw error;
+  } finally {
+    await rm(temporary, { force: true });
+  }
+  try {
+    await writeSynced(file, "wx", body);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  }
+}
+
+async function writeSynced(file: string, flags: "w" | "wx", body: string): Promise<void> {
+  const handle = await open(file, flags);
+  try {
+    await handle.writeFile(body);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 /** A lock taken: renewed every quarter lease, checked for a newer generation each time. */
