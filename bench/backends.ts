@@ -20,7 +20,8 @@
 import { once } from "node:events";
 import { report } from "./_data.ts";
 import type { LoadOptions } from "./_load.ts";
-import { kafkaConfigTopic, kafkaTopics } from "../lib/relay/kafka/mod.ts";
+import { kafkaConfigTopic } from "../lib/relay/kafka/kafka_config_store.ts";
+import { kafkaTopics } from "../lib/relay/kafka/kafka_queue.ts";
 import { startKafka } from "../test/_helpers/kafka.ts";
 import { median, pinToClientCpu, runPinnedLoad, startPinnedRedis, startPinnedServer } from "./_processes.ts";
 import { oneTenantRelay, RelayRounds } from "./_relay_rounds.ts";

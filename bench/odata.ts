@@ -10,7 +10,8 @@
 //   page once, the default render cache, compression as the server does it):
 //   bytes/s of the page with gzip, and with br, / uncompressed: target >= 0.5.
 // Needs: 260 MB of disk (part 0), about 2 minutes.
-import { indexApiKeys, parseApiKey, type Handler, withCompression } from "../lib/http/mod.ts";
+import { indexApiKeys, parseApiKey, type Handler } from "../lib/http/mod.ts";
+import { withCompression } from "../lib/http/compression.ts";
 import { createWaterService, loadDatasets } from "../lib/water/mod.ts";
 import { bodyBytes, makeRequest } from "../test/_helpers/http.ts";
 import { type BenchResult, ensureLinked, report } from "./_data.ts";

@@ -17,7 +17,9 @@ import { finished } from "node:stream/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { createLogger, type Logger, Progress } from "../lib/log/mod.ts";
-import { DATASTREAM_CSV_COLUMNS, formatCsvRow, type RegionId } from "../lib/water/mod.ts";
+import { DATASTREAM_CSV_COLUMNS } from "../lib/water/fields.ts";
+import { formatCsvRow } from "../lib/water/mod.ts";
+import { type RegionId } from "../lib/water/vocabulary.ts";
 
 /** Log lines on stderr (the summary goes to stdout): JSON when stderr is not a terminal. */
 function consoleLog(): Logger {

@@ -9,7 +9,7 @@
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { compileBrowserScripts } from "../lib/web/mod.ts";
+import { compileBrowserScripts } from "../lib/web/compile_browser_scripts.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 const DIST = join(ROOT, "dist");

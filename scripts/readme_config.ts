@@ -3,7 +3,7 @@
 // markers. Usage: npm run docs    (test/app/readme_config.test.ts checks it)
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { appSettings } from "../lib/app/mod.ts";
+import { appSettings } from "../lib/app/read_config.ts";
 import { renderSettingsTable } from "../lib/config/mod.ts";
 
 /** The markers around the generated table in the README. */

@@ -5,8 +5,4 @@
  * @module
  */
 export { ACCOUNTS_MODULE } from "./accounts_module.ts";
-export type { AccountsContext } from "./accounts_module.ts";
-export { DATABASE_SCHEMAS, openAccountStores } from "./open_account_stores.ts";
-export type { AccountsConfig, AccountStores, OpenAccountStoresOptions } from "./open_account_stores.ts";
-export { completeContextFrom, registerInOneTransaction, registerInOrder } from "./register.ts";
-export type { TransactionalStores } from "./register.ts";
+export { DATABASE_SCHEMAS } from "./open_account_stores.ts";

@@ -1,27 +1,13 @@
-import {
-  AUTH_MIGRATIONS,
-  type AuthChange,
-  type AuthStore,
-  type LoginLimiter,
-  MemoryAuthStore,
-  PostgresAuthStore,
-  PostgresLoginThrottle,
-  type UserRecord,
-} from "../auth/mod.ts";
+import { AUTH_MIGRATIONS } from "../auth/_internal.ts";
+import { type AuthChange, type AuthStore, type LoginLimiter, MemoryAuthStore, PostgresAuthStore, PostgresLoginThrottle, type UserRecord } from "../auth/mod.ts";
 import type { AuthConfig } from "../auth/mod.ts";
 import { redactUrl } from "../config/mod.ts";
 import { uuidV4 } from "../crypto/mod.ts";
 import type { ReadinessProbe, ServiceLog } from "../http/mod.ts";
-import { migrate, openJournaledStore, type SqlPool, type StateDir, type StorageConfig } from "../storage/mod.ts";
-import {
-  MemorySyncStore,
-  type MemorySyncStoreOptions,
-  PostgresSyncStore,
-  SYNC_MIGRATIONS,
-  type SyncChange,
-  type SyncConfig,
-  type SyncStore,
-} from "../sync/mod.ts";
+import { migrate, type SqlPool, type StateDir, type StorageConfig } from "../storage/mod.ts";
+import { openJournaledStore } from "../storage/_internal.ts";
+import { MemorySyncStore, type MemorySyncStoreOptions, PostgresSyncStore, type SyncChange, type SyncConfig, type SyncStore } from "../sync/mod.ts";
+import { SYNC_MIGRATIONS } from "../sync/_internal.ts";
 import { registerInOneTransaction } from "./register.ts";
 
 /** What the accounts' stores are chosen and opened by: the token service's, the sync API's and the storage settings. */

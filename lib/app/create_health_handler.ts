@@ -1,4 +1,5 @@
-import { createRouter, type HttpResponse, jsonResponse, type Router } from "../http/mod.ts";
+import { createRouter, type HttpResponse, type Router } from "../http/mod.ts";
+import { jsonResponse } from "../http/_internal.ts";
 import { HEALTH_DOCS } from "./_api_docs.ts";
 import type { AppState } from "./app_state.ts";
 import type { ReadinessReport } from "./create_readiness_check.ts";

@@ -1,8 +1,9 @@
 import { readFile } from "node:fs/promises";
-import { AUTH_SECURITY_SCHEMES } from "../auth/mod.ts";
-import { type ApiService, createRouter, jsonResponse, openApiDocument, type OpenApiDocument, type Router, type SecuritySchemeDoc } from "../http/mod.ts";
-import { RELAY_SECURITY_SCHEMES } from "../relay/mod.ts";
-import { WATER_SECURITY_SCHEMES } from "../water/mod.ts";
+import { AUTH_SECURITY_SCHEMES } from "../auth/_internal.ts";
+import { type ApiService, jsonResponse, openApiDocument, type OpenApiDocument, type SecuritySchemeDoc } from "../http/_internal.ts";
+import { createRouter, type Router } from "../http/mod.ts";
+import { RELAY_SECURITY_SCHEMES } from "../relay/_internal.ts";
+import { WATER_SECURITY_SCHEMES } from "../water/_internal.ts";
 import { OPENAPI_DOC } from "./_api_docs.ts";
 
 /** Options of {@linkcode createOpenApiHandler}. */

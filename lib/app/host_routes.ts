@@ -11,7 +11,8 @@ import {
   type RunningService,
 } from "../http/mod.ts";
 import type { Logger } from "../log/mod.ts";
-import { createMetricsHandler, METRICS_ROUTE_DOC, type MetricsRegistry } from "../metrics/mod.ts";
+import { createMetricsHandler, type MetricsRegistry } from "../metrics/mod.ts";
+import { METRICS_ROUTE_DOC } from "../metrics/_internal.ts";
 import type { AppState } from "./app_state.ts";
 import { createHealthHandler } from "./create_health_handler.ts";
 import { createOpenApiHandler } from "./create_openapi_handler.ts";

@@ -11,7 +11,8 @@ import {
   type Setting,
   textSetting,
 } from "../config/mod.ts";
-import { parseOrigin, parseTrustedProxies, type TrustedProxies } from "../http/mod.ts";
+import { parseOrigin, parseTrustedProxies } from "../http/_internal.ts";
+import { type TrustedProxies } from "../http/mod.ts";
 import { RELAY_SETTINGS } from "../relay/mod.ts";
 import { LOG_SETTINGS } from "../log/mod.ts";
 import { STORAGE_SETTINGS } from "../storage/mod.ts";

@@ -1,4 +1,5 @@
-import { createNodeListener, type Handler, type HttpRequest, type HttpResponse, type ResponseEntry, waitAtMost, withCompression } from "../http/mod.ts";
+import { createNodeListener, type Handler, type HttpRequest, type HttpResponse, type ResponseEntry } from "../http/mod.ts";
+import { waitAtMost, withCompression } from "../http/_internal.ts";
 import type { Logger } from "../log/mod.ts";
 import type { ListeningAddress } from "./app_types.ts";
 import { createNodeServer, type NodeServer, readTlsFiles } from "./node_server.ts";

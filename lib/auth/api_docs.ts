@@ -1,17 +1,5 @@
-import {
-  type BodyDoc,
-  codesByStatus,
-  type ErrorCode,
-  errorHeaders,
-  errorReason,
-  errorResponses,
-  errorStatuses,
-  FIELD_ERRORS_SCHEMA,
-  type JsonSchema,
-  type ResponseDoc,
-  type RouteDoc,
-  type SecuritySchemeDoc,
-} from "../http/mod.ts";
+import { type BodyDoc, type ErrorCode, errorStatuses, type JsonSchema, type ResponseDoc, type RouteDoc } from "../http/mod.ts";
+import { codesByStatus, errorHeaders, errorReason, errorResponses, FIELD_ERRORS_SCHEMA, type SecuritySchemeDoc } from "../http/_internal.ts";
 import { GRANT_TYPES, SCOPES } from "./clients.ts";
 import { AUTH_ERROR_STATUS } from "./error_status.ts";
 import { type AuthErrorCode, OAUTH_ERRORS } from "./errors.ts";

@@ -1,17 +1,5 @@
-import {
-  createRouter,
-  keepRoutes,
-  type Router,
-  errorResponse,
-  errorStatuses,
-  type HttpRequest,
-  type HttpResponse,
-  readJson,
-  type RouteHandler,
-  type RouteParams,
-  statusOf,
-  withErrorStatuses,
-} from "../http/mod.ts";
+import { createRouter, keepRoutes, type Router, errorResponse, errorStatuses, type HttpRequest, type HttpResponse, readJson, type RouteHandler, type RouteParams, withErrorStatuses } from "../http/mod.ts";
+import { statusOf } from "../http/_internal.ts";
 import { GRANT_TYPES, SCOPES } from "./clients.ts";
 import { AUTH_DOCS } from "./api_docs.ts";
 import {

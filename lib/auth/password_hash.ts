@@ -1,4 +1,4 @@
-import { bytesEqual, decodeBase64Url, encodeBase64Url, scryptKey } from "../crypto/mod.ts";
+import { bytesEqual, decodeBase64Url, encodeBase64Url, scryptKey } from "../crypto/_internal.ts";
 
 /** Options of {@linkcode hashPassword}. */
 export interface HashPasswordOptions {

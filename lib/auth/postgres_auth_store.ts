@@ -1,4 +1,5 @@
-import { Batcher, type SqlClient, type SqlPool, StorageError } from "../storage/mod.ts";
+import { Batcher } from "../storage/_internal.ts";
+import { type SqlClient, type SqlPool, StorageError } from "../storage/mod.ts";
 import { KNOWN_ADDRESS_MS } from "./login_throttle.ts";
 import { usernameKey } from "./names.ts";
 import type { AuthStore, TokenRecord, UserRecord } from "./types.ts";

@@ -1,4 +1,5 @@
-import { ConfigError, parseConfigJson } from "../config/mod.ts";
+import { ConfigError } from "../config/mod.ts";
+import { parseConfigJson } from "../config/_internal.ts";
 import { type Client, parseClients } from "./clients.ts";
 
 /**

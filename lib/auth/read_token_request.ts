@@ -1,4 +1,5 @@
-import { type HttpRequest, parseQuery } from "../http/mod.ts";
+import { type HttpRequest } from "../http/mod.ts";
+import { parseQuery } from "../http/_internal.ts";
 import { AuthError } from "./errors.ts";
 import type { BasicCredentials, TokenRequest } from "./token_service.ts";
 

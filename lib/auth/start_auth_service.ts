@@ -1,5 +1,6 @@
 import { readConfigPath } from "../config/mod.ts";
-import { type RunningService, type ServiceCredential, type ServiceLog, startPeriodicTask } from "../http/mod.ts";
+import { type RunningService, type ServiceCredential, type ServiceLog } from "../http/mod.ts";
+import { startPeriodicTask } from "../http/_internal.ts";
 import { OutageLog } from "../log/mod.ts";
 import { StorageError } from "../storage/mod.ts";
 import { createAuthService } from "./create_auth_service.ts";

@@ -1,4 +1,5 @@
-import { encodeBase64Url, sha256Hex } from "../crypto/mod.ts";
+import { encodeBase64Url } from "../crypto/_internal.ts";
+import { sha256Hex } from "../crypto/mod.ts";
 
 /**
  * Makes an opaque token: 256 random bits as 43 base64url characters.

@@ -1,4 +1,5 @@
-import { AUTH_SETTINGS, GRANT_TYPES, parseClients, readClientsFile, SCOPES } from "../auth/mod.ts";
+import { AUTH_SETTINGS, GRANT_TYPES, parseClients, readClientsFile } from "../auth/mod.ts";
+import { SCOPES } from "../auth/_internal.ts";
 import { sha256Hex } from "../crypto/mod.ts";
 import { newSecret, writeConfigJson } from "./_files.ts";
 import { optionFlag, optionList, settingValue, usage } from "./_input.ts";

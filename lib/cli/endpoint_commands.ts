@@ -1,4 +1,4 @@
-import { SERVER_SETTINGS } from "../app/mod.ts";
+import { SERVER_SETTINGS } from "../app/_internal.ts";
 import { optionFlag, optionList, optionText, settingValue, usage } from "./_input.ts";
 import { CliError } from "./errors.ts";
 import { CLI_SETTINGS } from "./settings.ts";

@@ -6,13 +6,4 @@
  * and take their I/O passed in; `main` binds them to the process.
  * @module
  */
-export { CliError } from "./errors.ts";
-export type { CliErrorCode, CliErrorOptions } from "./errors.ts";
-export type { CliIo, CommandInput, CommandResult, CommandSpec, OptionSpec, PositionalSpec } from "./types.ts";
-export { COMMON_OPTIONS, EXIT_CODES, parseCommandLine, PROGRAM, renderHelp } from "./command_line.ts";
-export type { CommandLine } from "./command_line.ts";
-export { COMMANDS } from "./commands.ts";
-export { CLI_SETTINGS } from "./settings.ts";
-export type { CliConfig } from "./settings.ts";
-export { runCli } from "./run_cli.ts";
-export { main, nodeCliIo } from "./node_io.ts";
+export { main } from "./node_io.ts";

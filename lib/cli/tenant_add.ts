@@ -1,5 +1,6 @@
 import { parseApiKey } from "../http/mod.ts";
-import { RELAY_ID, RELAY_SETTINGS, readTenantsFile, TenantRegistry } from "../relay/mod.ts";
+import { RELAY_ID } from "../relay/_internal.ts";
+import { RELAY_SETTINGS, readTenantsFile, TenantRegistry } from "../relay/mod.ts";
 import { newSecret, writeConfigJson } from "./_files.ts";
 import { optionFlag, settingValue, usage } from "./_input.ts";
 import { CliError } from "./errors.ts";

@@ -1,4 +1,5 @@
-import { type BoundFilter, type BoundLeaf, type BoundValue, evaluateLeaf, leafValues, ODataError, type Scalar } from "../odata/mod.ts";
+import { type BoundFilter, type BoundValue, ODataError, type Scalar } from "../odata/mod.ts";
+import { type BoundLeaf, evaluateLeaf, leafValues } from "../odata/_internal.ts";
 import type { CodeArray, Column, ColumnTable, DictColumn, PostingIndex, RowNumberColumn } from "./columns.ts";
 import {
   andKernel,

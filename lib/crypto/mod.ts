@@ -7,21 +7,13 @@
 export { CryptoError } from "./errors.ts";
 export type { CryptoErrorCode } from "./errors.ts";
 export { sha256Hex } from "./sha256.ts";
-export { bytesEqual, timingSafeEqual } from "./timing_safe_equal.ts";
-export { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
-export { scryptKey } from "./scrypt.ts";
-export type { ScryptParameters } from "./scrypt.ts";
-export { isUuid, nameUuid, URL_NAMESPACE } from "./name_uuid.ts";
+export { timingSafeEqual } from "./timing_safe_equal.ts";
+export { nameUuid } from "./name_uuid.ts";
 export { uuidV4 } from "./uuid_v4.ts";
 export { pooledRandom } from "./pooled_random.ts";
 export type { PooledRandomOptions } from "./pooled_random.ts";
 export type { NameUuidOptions } from "./name_uuid.ts";
-export {
-  newWebhookSecret,
-  parseWebhookSecret,
-  signWebhook,
-  verifyWebhook,
-} from "./webhook_signature.ts";
+export { parseWebhookSecret, signWebhook, verifyWebhook } from "./webhook_signature.ts";
 export type { VerifyWebhookOptions, WebhookHeaders } from "./webhook_signature.ts";
 export { parseRsaKey } from "./rsa_key.ts";
 export type { NodeKeyObject, RsaPublicKey } from "./rsa_key.ts";

@@ -7,44 +7,13 @@
  */
 export { HttpError } from "./errors.ts";
 export type { HttpErrorCode, HttpErrorOptions } from "./errors.ts";
-export { errorBody, errorDetail, errorResponse, statusOf, withErrorStatuses } from "./error_response.ts";
-export { ERROR_STATUS, errorStatuses, statusOfCode } from "./error_status.ts";
+export { errorResponse, withErrorStatuses } from "./error_response.ts";
+export { ERROR_STATUS, errorStatuses } from "./error_status.ts";
 export type { ErrorCode, ErrorStatuses, ErrorStatusTable } from "./error_status.ts";
-export type { ErrorDetail } from "./error_response.ts";
-export { JSON_CONTENT_TYPE, jsonResponse } from "./json_response.ts";
-export { ifNoneMatch } from "./if_none_match.ts";
-export { decodeComponent, parseQuery } from "./parse_query.ts";
-export type { QueryParameter } from "./parse_query.ts";
 export { createRouter, keepRoutes } from "./router.ts";
 export type { Route, RouteInfo, Router } from "./router.ts";
-export { schemaRef } from "./route_doc.ts";
-export type {
-  BodyDoc,
-  HeaderDoc,
-  JsonSchema,
-  JsonValue,
-  LinkDoc,
-  MediaDoc,
-  ParameterDoc,
-  ResponseDoc,
-  RouteDoc,
-  SecurityRequirement,
-  SecuritySchemeDoc,
-} from "./route_doc.ts";
-export {
-  codesByStatus,
-  ERROR_BODY_SCHEMA,
-  ERROR_SCHEMA_NAME,
-  errorBodySchema,
-  errorHeaders,
-  errorReason,
-  errorResponses,
-  FIELD_ERRORS_SCHEMA,
-} from "./error_responses.ts";
-export { openApiDocument, openApiPath } from "./openapi_document.ts";
-export type { ApiService, OpenApiDocument, OpenApiDocumentOptions } from "./openapi_document.ts";
-export { createBodyReader } from "./read_body.ts";
-export { checkJsonDepth, readJson } from "./read_json.ts";
+export type { BodyDoc, HeaderDoc, JsonSchema, JsonValue, LinkDoc, MediaDoc, ParameterDoc, ResponseDoc, RouteDoc, SecurityRequirement } from "./route_doc.ts";
+export { readJson } from "./read_json.ts";
 export type { ReadJsonOptions } from "./read_json.ts";
 export { createNodeListener } from "./node_adapter.ts";
 export { createClientErrorListener } from "./create_client_error_listener.ts";
@@ -52,17 +21,13 @@ export type { ClientErrorListenerOptions, ClientErrorSocket } from "./create_cli
 export { answeredBy, noteAnsweredBy } from "./answered_by.ts";
 export type { AnsweredBy } from "./answered_by.ts";
 export type { NodeListener, NodeListenerOptions, NodeListenerRequest, NodeListenerResponse, ResponseEntry } from "./node_adapter.ts";
-export { parseTrustedProxies, readForwarded } from "./trusted_proxies.ts";
-export { compressBytes, compressParts, negotiateEncoding, withCompression } from "./compression.ts";
-export type { CompressionOptions, CompressPartsOptions, ContentCoding } from "./compression.ts";
-export type { Forwarded, ForwardedHeaders, TrustedProxies } from "./trusted_proxies.ts";
+export type { ForwardedHeaders, TrustedProxies } from "./trusted_proxies.ts";
 export { createFetchHandler } from "./fetch_adapter.ts";
 export type { FetchHandlerOptions } from "./fetch_adapter.ts";
 export { withCors } from "./cors.ts";
 export type { CorsOptions } from "./cors.ts";
 export { authenticateApiKey, indexApiKeys, parseApiKey } from "./api_keys.ts";
 export { readApiKeysFile } from "./read_api_keys_file.ts";
-export { parseOrigin } from "./parse_origin.ts";
 export type { ApiKey, AuthenticateOptions, Identity } from "./api_keys.ts";
 export { RateLimiter } from "./rate_limiter.ts";
 export { RedisRateLimiter } from "./redis_rate_limiter.ts";
@@ -72,21 +37,7 @@ export { withRateLimit } from "./with_rate_limit.ts";
 export type { KeyLimiter } from "./with_rate_limit.ts";
 export { createDeadline } from "./deadline.ts";
 export type { Deadline } from "./deadline.ts";
-export type {
-  BodyChunks,
-  BodyParts,
-  BodyReader,
-  Handler,
-  HttpRequest,
-  HttpResponse,
-  ResponseBody,
-  RouteHandler,
-  RouteParams,
-} from "./types.ts";
+export type { BodyChunks, BodyParts, BodyReader, Handler, HttpRequest, HttpResponse, ResponseBody, RouteHandler, RouteParams } from "./types.ts";
 export type { ReadinessProbe, RunningService, ServiceCredential, ServiceDescription, ServiceEndpoint, ServiceLog } from "./service.ts";
-export { startInterval } from "./start_interval.ts";
-export { startPeriodicTask } from "./start_periodic_task.ts";
-export type { PeriodicTaskOptions, TaskOutcomes } from "./start_periodic_task.ts";
-export { waitAtMost } from "./wait_at_most.ts";
 export { mountHandlers } from "./mount.ts";
 export type { Mount } from "./mount.ts";

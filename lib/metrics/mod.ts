@@ -8,30 +8,20 @@
 export { MetricsError } from "./errors.ts";
 export type { MetricsErrorCode } from "./errors.ts";
 export { METRICS_ERROR_STATUS } from "./error_status.ts";
-export type {
-  CollectFunction,
-  HistogramSeriesSnapshot,
-  HistogramSnapshot,
-  Labels,
-  MetricSnapshot,
-  Sample,
-  SampleSnapshot,
-  ScalarSnapshot,
-} from "./types.ts";
+export type { CollectFunction, HistogramSeriesSnapshot, HistogramSnapshot, Labels, MetricSnapshot, Sample, SampleSnapshot, ScalarSnapshot } from "./types.ts";
 export { Counter, CounterChild } from "./counter.ts";
 export type { CounterOptions } from "./counter.ts";
 export { Gauge, GaugeChild } from "./gauge.ts";
 export type { GaugeOptions } from "./gauge.ts";
-export { DEFAULT_BUCKETS, Histogram, HistogramChild } from "./histogram.ts";
+export { Histogram, HistogramChild } from "./histogram.ts";
 export type { HistogramOptions } from "./histogram.ts";
 export { MetricsRegistry } from "./metrics_registry.ts";
-export type { Metric } from "./metrics_registry.ts";
-export { METRICS_CONTENT_TYPE, renderMetrics } from "./render_metrics.ts";
-export { nodeProcessSource, registerProcessMetrics } from "./register_process_metrics.ts";
+export { renderMetrics } from "./render_metrics.ts";
+export { registerProcessMetrics } from "./register_process_metrics.ts";
 export type { ProcessMetricsOptions, ProcessSource } from "./register_process_metrics.ts";
 export { createHttpMetrics } from "./create_http_metrics.ts";
 export type { HttpMetrics, HttpMetricsOptions } from "./create_http_metrics.ts";
 export { withMetrics } from "./with_metrics.ts";
 export type { WithMetricsOptions } from "./with_metrics.ts";
-export { createMetricsHandler, METRICS_ROUTE_DOC } from "./create_metrics_handler.ts";
+export { createMetricsHandler } from "./create_metrics_handler.ts";
 export type { MetricsHandlerOptions } from "./create_metrics_handler.ts";

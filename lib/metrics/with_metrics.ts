@@ -1,4 +1,5 @@
-import { type AnsweredBy, type Handler, type HttpRequest, type HttpResponse, noteAnsweredBy, statusOf } from "../http/mod.ts";
+import { type AnsweredBy, type Handler, type HttpRequest, type HttpResponse, noteAnsweredBy } from "../http/mod.ts";
+import { statusOf } from "../http/_internal.ts";
 import type { CounterChild } from "./counter.ts";
 import type { HttpMetrics } from "./create_http_metrics.ts";
 import type { HistogramChild } from "./histogram.ts";

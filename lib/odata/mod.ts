@@ -5,30 +5,17 @@
  * language only: running a bound filter over columns is `lib/columnar`'s.
  * @module
  */
-export { parseFilter, isCalendarDate } from "./parse_filter.ts";
+export { parseFilter } from "./parse_filter.ts";
 export type { ParseFilterOptions } from "./parse_filter.ts";
-export type {
-  CallNode,
-  CompareNode,
-  CompareOp,
-  FilterNode,
-  InNode,
-  LiteralNode,
-  LogicalNode,
-  MemberNode,
-  NotNode,
-  Span,
-} from "./ast.ts";
+export type { CallNode, CompareNode, CompareOp, FilterNode, InNode, LiteralNode, LogicalNode, MemberNode, NotNode, Span } from "./ast.ts";
 export { FilterSyntaxError, ODataError } from "./errors.ts";
 export type { ODataErrorCode, ODataErrorOptions } from "./errors.ts";
-export { FILTER_FUNCTIONS } from "./functions.ts";
-export type { ArgumentKind, FunctionSignature } from "./functions.ts";
 export type { FieldInfo, FilterFieldType, FilterSchema, Scalar } from "./schema.ts";
 export { bindFilter } from "./bind_filter.ts";
 export type { BoundCall, BoundField, BoundFilter, BoundLiteral, BoundValue } from "./bound.ts";
-export { compareScalars, evaluateFilter, evaluateLeaf, evaluateValue, leafValues } from "./evaluate.ts";
-export type { BoundLeaf, FieldGetter } from "./evaluate.ts";
-export { describeQueryOptions, readQueryOptions } from "./query_options.ts";
-export type { OrderKey, QueryOptionInfo, QueryOptions, QueryPair, ReadQueryOptionsOptions } from "./query_options.ts";
-export { buildNextLink, encodeQueryValue } from "./next_link.ts";
+export { evaluateFilter } from "./evaluate.ts";
+export type { FieldGetter } from "./evaluate.ts";
+export { readQueryOptions } from "./query_options.ts";
+export type { OrderKey, QueryOptions, QueryPair, ReadQueryOptionsOptions } from "./query_options.ts";
+export { buildNextLink } from "./next_link.ts";
 export type { NextLinkOptions } from "./next_link.ts";

@@ -1,5 +1,6 @@
 import { encryptJwe, type RsaPublicKey, sha256Hex } from "../crypto/mod.ts";
-import { checkJsonDepth, HttpError, type HttpResponse } from "../http/mod.ts";
+import { checkJsonDepth } from "../http/_internal.ts";
+import { HttpError, type HttpResponse } from "../http/mod.ts";
 import { RelayError } from "./errors.ts";
 import { EVENT_NAME, MAX_EVENT_LENGTH } from "./event_patterns.ts";
 import type { Attempt, EnqueueBatch, EnqueueResult, Job } from "./queue.ts";

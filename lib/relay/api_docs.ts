@@ -1,14 +1,5 @@
-import {
-  type ErrorCode,
-  errorResponses as statusesResponses,
-  errorStatuses,
-  type JsonSchema,
-  type ParameterDoc,
-  type ResponseDoc,
-  type RouteDoc,
-  schemaRef,
-  type SecuritySchemeDoc,
-} from "../http/mod.ts";
+import { type ErrorCode, errorStatuses, type JsonSchema, type ParameterDoc, type ResponseDoc, type RouteDoc } from "../http/mod.ts";
+import { errorResponses as statusesResponses, schemaRef, type SecuritySchemeDoc } from "../http/_internal.ts";
 import { RELAY_ERROR_STATUS } from "./error_status.ts";
 import type { RelayErrorCode } from "./errors.ts";
 import { EVENT_NAME, MAX_EVENT_LENGTH } from "./event_patterns.ts";

@@ -1,17 +1,6 @@
 import type { RsaPublicKey } from "../crypto/mod.ts";
-import {
-  createRouter,
-  errorStatuses,
-  HttpError,
-  type HttpRequest,
-  type HttpResponse,
-  jsonResponse,
-  keepRoutes,
-  parseQuery,
-  readJson,
-  type Router,
-  withErrorStatuses,
-} from "../http/mod.ts";
+import { createRouter, errorStatuses, HttpError, type HttpRequest, type HttpResponse, keepRoutes, readJson, type Router, withErrorStatuses } from "../http/mod.ts";
+import { jsonResponse, parseQuery } from "../http/_internal.ts";
 import { contentSecurityPolicy, pageLoader, pageRoutes, type WebPage } from "../web/mod.ts";
 import type { AddressPolicy } from "./address_policy.ts";
 import { RELAY_DOCS } from "./api_docs.ts";

@@ -1,7 +1,8 @@
-import { HttpError, type QueryParameter } from "../http/mod.ts";
+import { HttpError } from "../http/mod.ts";
+import { type QueryParameter } from "../http/_internal.ts";
 import { type AddressPolicy, targetRefusal } from "./address_policy.ts";
 import { RelayError } from "./errors.ts";
-import { decodeBase64Url, encodeBase64Url } from "../crypto/mod.ts";
+import { decodeBase64Url, encodeBase64Url } from "../crypto/_internal.ts";
 import {
   ATTEMPT_STATS_RETENTION_MS,
   type AttemptCounts,

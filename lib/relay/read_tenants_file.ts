@@ -1,4 +1,4 @@
-import { describeJsonError } from "../config/mod.ts";
+import { describeJsonError } from "../config/_internal.ts";
 import { parseApiKey } from "../http/mod.ts";
 import { RelayError } from "./errors.ts";
 import type { TenantRegistry } from "./tenants.ts";

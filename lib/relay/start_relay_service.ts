@@ -1,16 +1,10 @@
 import { ConfigError, readConfigPath, redactUrl } from "../config/mod.ts";
-import {
-  type ReadinessProbe,
-  type RunningService,
-  type ServiceCredential,
-  type ServiceLog,
-  startPeriodicTask,
-  type TaskOutcomes,
-  waitAtMost,
-} from "../http/mod.ts";
+import { type ReadinessProbe, type RunningService, type ServiceCredential, type ServiceLog } from "../http/mod.ts";
+import { startPeriodicTask, type TaskOutcomes, waitAtMost } from "../http/_internal.ts";
 import { count, OutageLog } from "../log/mod.ts";
 import type { MetricsRegistry } from "../metrics/mod.ts";
-import { type Journal, openJournaledStore, type StateDir } from "../storage/mod.ts";
+import { type Journal, type StateDir } from "../storage/mod.ts";
+import { openJournaledStore } from "../storage/_internal.ts";
 import { type ConfigRecord, type ConfigStore, MemoryConfigStore } from "./config_store.ts";
 import { type DirectoryOpening, EndpointDirectory } from "./endpoint_directory.ts";
 import { createAddressPolicy } from "./address_policy.ts";

@@ -1,4 +1,5 @@
-import { newWebhookSecret, parseRsaKey, parseWebhookSecret, type RsaPublicKey, sha256Hex } from "../crypto/mod.ts";
+import { newWebhookSecret } from "../crypto/_internal.ts";
+import { parseRsaKey, parseWebhookSecret, type RsaPublicKey, sha256Hex } from "../crypto/mod.ts";
 import { RelayError } from "./errors.ts";
 import { compileEventPatterns, type EventMatcher } from "./event_patterns.ts";
 

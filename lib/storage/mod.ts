@@ -7,17 +7,14 @@
  */
 export { StorageError } from "./errors.ts";
 export type { StorageErrorCode, StorageErrorOptions } from "./errors.ts";
-export { Batcher } from "./batcher.ts";
-export type { BatcherOptions } from "./batcher.ts";
-export { droppedTailNote, Journal } from "./journal.ts";
+export { Journal } from "./journal.ts";
 export type { DroppedTail, JournalOptions, JournalReplay, LogHandle } from "./journal.ts";
-export { checkJournal, checkStateDir, journalNames, repairJournal, repairStateDir } from "./repair_journal.ts";
+export { checkJournal, checkStateDir, repairJournal, repairStateDir } from "./repair_journal.ts";
 export type { JournalReport, RepairOptions } from "./repair_journal.ts";
 export type { JournalDamage, TornTail } from "./_journal_scan.ts";
 export { openStateDir } from "./state_dir.ts";
 export type { StateDir, StateDirOptions } from "./state_dir.ts";
-export { journalSink, openJournaledStore } from "./journal_sink.ts";
-export type { ChangeSink, JournalLog } from "./journal_sink.ts";
+export type { ChangeSink } from "./journal_sink.ts";
 export { STORAGE_SETTINGS } from "./settings.ts";
 export type { StorageConfig } from "./settings.ts";
 export { connectPostgres, isUnavailable } from "./postgres.ts";

@@ -1,16 +1,5 @@
-import {
-  type ErrorCode,
-  errorBodySchema,
-  errorResponses,
-  errorStatuses,
-  FIELD_ERRORS_SCHEMA,
-  type HeaderDoc,
-  type JsonSchema,
-  type ParameterDoc,
-  type ResponseDoc,
-  type RouteDoc,
-  schemaRef,
-} from "../http/mod.ts";
+import { type ErrorCode, errorStatuses, type HeaderDoc, type JsonSchema, type ParameterDoc, type ResponseDoc, type RouteDoc } from "../http/mod.ts";
+import { errorBodySchema, errorResponses, FIELD_ERRORS_SCHEMA, schemaRef } from "../http/_internal.ts";
 import { type BearerErrorCode, SYNC_ERROR_STATUS } from "./error_status.ts";
 import type { SyncErrorCode } from "./errors.ts";
 import { ENTITIES, ENTITY_NAMES, type EntitySchema, type FieldSchema } from "./schema.ts";

@@ -1,18 +1,6 @@
 import { sha256Hex } from "../crypto/mod.ts";
-import {
-  createRouter,
-  errorStatuses,
-  type HttpRequest,
-  type HttpResponse,
-  ifNoneMatch,
-  JSON_CONTENT_TYPE,
-  keepRoutes,
-  readJson,
-  type RouteHandler,
-  type RouteParams,
-  type Router,
-  withErrorStatuses,
-} from "../http/mod.ts";
+import { createRouter, errorStatuses, type HttpRequest, type HttpResponse, keepRoutes, readJson, type RouteHandler, type RouteParams, type Router, withErrorStatuses } from "../http/mod.ts";
+import { ifNoneMatch, JSON_CONTENT_TYPE } from "../http/_internal.ts";
 import { SYNC_DOCS } from "./api_docs.ts";
 import { SYNC_ERROR_STATUS } from "./error_status.ts";
 import { SyncError } from "./errors.ts";

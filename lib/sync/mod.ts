@@ -14,7 +14,6 @@ export { MemorySyncStore } from "./memory_sync_store.ts";
 export type { MemorySyncStoreOptions, SyncChange, SyncSnapshot } from "./memory_sync_store.ts";
 export { SerialJobs } from "./serial_jobs.ts";
 export type { SerialJobsOptions } from "./serial_jobs.ts";
-export { IDEMPOTENCY_RETENTION_MS } from "./sync_store.ts";
 export type { Idempotency, SubmitResult, SyncStore, SyncUser, TicketWork } from "./sync_store.ts";
 export { applyPatch } from "./apply_patch.ts";
 export { checkPatch } from "./check_patch.ts";
@@ -26,38 +25,14 @@ export { parsePatch } from "./parse_patch.ts";
 export type { ParsePatchOptions } from "./parse_patch.ts";
 export { RevisionLog } from "./revision_log.ts";
 export type { EntityIndex, ObjectView, RevisionLogOptions, RevisionLogState, RevisionStatus } from "./revision_log.ts";
-export { ENTITIES, ENTITY_NAMES, fieldOf, isEntityName, LIST_ENTITY_NAMES } from "./schema.ts";
+export { ENTITIES, ENTITY_NAMES } from "./schema.ts";
 export type { EntitySchema, FieldSchema, SyncFieldType } from "./schema.ts";
 export { TicketStore } from "./ticket_store.ts";
-export type {
-  Ticket,
-  TicketData,
-  TicketResult,
-  TicketStatus,
-  TicketStoreOptions,
-  TicketStoreState,
-  TicketUpdate,
-} from "./ticket_store.ts";
-export type {
-  Change,
-  EntityName,
-  ErrorLevel,
-  ErrorMessage,
-  ErrorMessageCode,
-  FieldValue,
-  ListEntityName,
-  ObjectErrors,
-  Revision,
-  SyncData,
-  SyncDeletedObjects,
-  SyncDiff,
-  SyncObject,
-  SyncObjects,
-  SyncPatch,
-} from "./types.ts";
+export type { Ticket, TicketData, TicketResult, TicketStatus, TicketStoreOptions, TicketStoreState, TicketUpdate } from "./ticket_store.ts";
+export type { Change, EntityName, ErrorLevel, ErrorMessage, ErrorMessageCode, FieldValue, ObjectErrors, Revision, SyncData, SyncDeletedObjects, SyncDiff, SyncObject, SyncObjects, SyncPatch } from "./types.ts";
 export { SYNC_SETTINGS } from "./settings.ts";
 export type { SyncConfig } from "./settings.ts";
 export { startSyncService } from "./start_sync_service.ts";
 export type { StartSyncServiceOptions } from "./start_sync_service.ts";
-export { PostgresSyncStore, SYNC_MIGRATIONS } from "./postgres_sync_store.ts";
+export { PostgresSyncStore } from "./postgres_sync_store.ts";
 export type { PostgresSyncStoreOptions } from "./postgres_sync_store.ts";

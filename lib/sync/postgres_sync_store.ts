@@ -1,4 +1,5 @@
-import { Batcher, type SqlClient, type SqlPool, StorageError } from "../storage/mod.ts";
+import { Batcher } from "../storage/_internal.ts";
+import { type SqlClient, type SqlPool, StorageError } from "../storage/mod.ts";
 import { patchChanges } from "./apply_patch.ts";
 import { baseErrors, checkPatch, conflictErrors, findConflicts } from "./check_patch.ts";
 import { idempotencyMismatch, SyncError } from "./errors.ts";

@@ -1,4 +1,5 @@
-import { type HttpRequest, type RunningService, type ServiceLog, startPeriodicTask } from "../http/mod.ts";
+import { type HttpRequest, type RunningService, type ServiceLog } from "../http/mod.ts";
+import { startPeriodicTask } from "../http/_internal.ts";
 import { OutageLog } from "../log/mod.ts";
 import { StorageError } from "../storage/mod.ts";
 import { createSyncService } from "./create_sync_service.ts";

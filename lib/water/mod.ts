@@ -15,30 +15,19 @@
 export { CsvSyntaxError, WaterError } from "./errors.ts";
 export type { WaterErrorCode, WaterErrorOptions } from "./errors.ts";
 export { WATER_ERROR_STATUS } from "./error_status.ts";
-export {
-  COLLECTIONS,
-  DATASTREAM_CSV_COLUMNS,
-  LOCATION_COLUMNS,
-  METADATA_COLUMNS,
-  OBSERVATION_COLUMNS,
-  OPTIONAL_CSV_COLUMNS,
-  REQUIRED_CSV_COLUMNS,
-  SOURCE_FIELDS,
-} from "./fields.ts";
+export { COLLECTIONS } from "./fields.ts";
 export type { CollectionField, CollectionName, CollectionSchema, FieldLevel, SourceField } from "./fields.ts";
-export { CsvScanner, FIELD_ESCAPED, FIELD_PLAIN, FIELD_QUOTED, unescapeField } from "./load/csv_scanner.ts";
+export { CsvScanner } from "./load/csv_scanner.ts";
 export type { CsvScannerOptions } from "./load/csv_scanner.ts";
 export { parseCsv } from "./load/parse_csv.ts";
-export { formatCsvField, formatCsvRow } from "./render/format_csv.ts";
-export { normalizeCoordinates } from "./store/normalize_coordinates.ts";
-export type { NormalizedCoordinates } from "./store/normalize_coordinates.ts";
+export { formatCsvRow } from "./render/format_csv.ts";
 export { WaterStore } from "./store/store.ts";
 export type { DatasetRecord, IssuedIds, RowLevel, WaterStoreParts } from "./store/store.ts";
 export { StoreBuilder } from "./store/store_builder.ts";
 export type { FinishOptions, StoreBuilderOptions } from "./store/store_builder.ts";
 export type { DatasetInput, DatasetLoadResult, LoadIssue } from "./store/dataset_reader.ts";
 export type { BuiltColumn, BuiltDataset, BuiltLocation, DatasetIds, DictionaryBase } from "./store/built_dataset.ts";
-export { decodeDatasetSnapshot, encodeDatasetSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_HEAD_BYTES, snapshotMatches } from "./store/dataset_snapshot.ts";
+export { decodeDatasetSnapshot, encodeDatasetSnapshot } from "./store/dataset_snapshot.ts";
 export type { DatasetSnapshot, DecodeDatasetSnapshotOptions } from "./store/dataset_snapshot.ts";
 export { readDatasetMetadata } from "./load/read_dataset_metadata.ts";
 export { loadDatasets, reloadDatasets } from "./load/load_datasets.ts";
@@ -47,38 +36,18 @@ export { planReload } from "./load/plan_reload.ts";
 export type { DatasetChange, DatasetReport, FoundDataset, ReloadFailure, ReloadPlan, ReloadStep, ServedDataset } from "./load/plan_reload.ts";
 export { prepareFilter, queryCount, queryPage } from "./query/query_collection.ts";
 export type { CollectionQuery, PageResult } from "./query/query_collection.ts";
-export { metadataDocument, SCHEMA_NAMESPACE, serviceDocument } from "./http/service_document.ts";
 export { createWaterService } from "./http/create_water_service.ts";
 export { LiveDatasets } from "./load/live_datasets.ts";
 export type { LiveDatasetsOptions } from "./load/live_datasets.ts";
-export { createDatasetsAdmin, reloadReportBody } from "./http/create_datasets_admin.ts";
-export type { DatasetsAdminOptions, ReloadableDatasets, ReloadReportBody } from "./http/create_datasets_admin.ts";
+export { createDatasetsAdmin } from "./http/create_datasets_admin.ts";
+export type { DatasetsAdminOptions, ReloadableDatasets } from "./http/create_datasets_admin.ts";
 export type { StoreSource, WaterServiceOptions } from "./http/create_water_service.ts";
-export {
-  ACTIVITY_DEPTH_HEIGHT_UNITS,
-  ACTIVITY_GROUP_TYPES,
-  ACTIVITY_MEDIA_NAMES,
-  ACTIVITY_TYPES,
-  activityGroupTypeOf,
-  HORIZONTAL_ACCURACY_UNITS,
-  HORIZONTAL_COORDINATE_REFERENCE_SYSTEMS,
-  MONITORING_LOCATION_TYPES,
-  REGION_IDS,
-  RESULT_DETECTION_CONDITIONS,
-  RESULT_DETECTION_QUANTITATION_LIMIT_TYPES,
-  RESULT_STATUS_IDS,
-  RESULT_VALUE_TYPES,
-  VERTICAL_UNITS,
-} from "./vocabulary.ts";
-export type { ActivityGroupType, ActivityType, RegionId } from "./vocabulary.ts";
 export { WATER_SETTINGS } from "./settings.ts";
-export { collectionDoc, countDoc, rowSchema, WATER_SECURITY_SCHEMES } from "./http/api_docs.ts";
 export type { WaterConfig } from "./settings.ts";
 export { startWaterService } from "./start_water_service.ts";
 export type { StartWaterServiceOptions } from "./start_water_service.ts";
 export { createExplorerService } from "./http/create_explorer_service.ts";
 export type { ExplorerServiceOptions } from "./http/create_explorer_service.ts";
-export { parseTileUrl } from "./parse_tile_url.ts";
 export type { TileServer } from "./parse_tile_url.ts";
 export { WATER_MODULE } from "./water_module.ts";
 export type { WaterModuleConfig, WaterContext } from "./water_module.ts";

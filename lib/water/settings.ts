@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { customSetting, integerSetting, listSetting, numberSetting, pathSetting, textSetting, type ConfigOf } from "../config/mod.ts";
-import { parseApiKey, parseOrigin } from "../http/mod.ts";
+import { parseApiKey } from "../http/mod.ts";
+import { parseOrigin } from "../http/_internal.ts";
 import { STORAGE_SETTINGS } from "../storage/mod.ts";
 import { parseTileUrl, type TileServer } from "./parse_tile_url.ts";
 

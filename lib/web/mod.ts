@@ -6,12 +6,6 @@
  * @module
  */
 export { contentSecurityPolicy } from "./content_security_policy.ts";
-export type { ContentSecurityPolicyOptions } from "./content_security_policy.ts";
 export { pageRoutes } from "./page_routes.ts";
-export type { PageDoc, PageRoutesOptions, WebAsset, WebPage } from "./page_routes.ts";
+export type { WebPage } from "./page_routes.ts";
 export { pageLoader } from "./page_loader.ts";
-export type { PageLoaderOptions } from "./page_loader.ts";
-export { compileBrowserScripts } from "./compile_browser_scripts.ts";
-export type { CompileBrowserScriptsOptions } from "./compile_browser_scripts.ts";
-export { compileOnce } from "./compile_once.ts";
-export type { CompiledScripts, CompileOnceOptions } from "./compile_once.ts";

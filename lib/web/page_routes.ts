@@ -1,5 +1,6 @@
 import { sha256Hex } from "../crypto/mod.ts";
-import { errorResponses, HttpError, type HttpRequest, type HttpResponse, ifNoneMatch, type ResponseDoc, type Route, type RouteDoc } from "../http/mod.ts";
+import { errorResponses, ifNoneMatch } from "../http/_internal.ts";
+import { HttpError, type HttpRequest, type HttpResponse, type ResponseDoc, type Route, type RouteDoc } from "../http/mod.ts";
 import { contentSecurityPolicy } from "./content_security_policy.ts";
 
 /** A file a page loads: its stylesheet or its script. */

@@ -3,17 +3,8 @@
 // factory; every test builds its own queue, so none depends on another.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  ATTEMPT_STATS_BUCKET_MS,
-  ATTEMPT_STATS_RETENTION_MS,
-  type Attempt,
-  endpointKey,
-  type Job,
-  type JobQueue,
-  type Lease,
-  type MessageCursor,
-  type MessageQuery,
-} from "../../lib/relay/mod.ts";
+import { ATTEMPT_STATS_BUCKET_MS, ATTEMPT_STATS_RETENTION_MS, endpointKey } from "../../lib/relay/queue.ts";
+import { type Attempt, type Job, type JobQueue, type Lease, type MessageCursor, type MessageQuery } from "../../lib/relay/mod.ts";
 import { createPrng } from "../_helpers/prng.ts";
 
 /** What a factory gets. */

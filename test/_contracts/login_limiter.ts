@@ -1,7 +1,8 @@
 // The contract of a login limiter: LoginThrottle in memory, PostgresLoginThrottle shared.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { KNOWN_ADDRESS_MS, type LoginLimiter, type LoginSubject, type LoginThrottleOptions } from "../../lib/auth/mod.ts";
+import { KNOWN_ADDRESS_MS } from "../../lib/auth/login_throttle.ts";
+import { type LoginLimiter, type LoginSubject, type LoginThrottleOptions } from "../../lib/auth/mod.ts";
 
 /** A user name as the throttle counts it. */
 function user(name: string): LoginSubject {

@@ -2,14 +2,8 @@ import { once } from "node:events";
 import { createServer, request as httpRequest } from "node:http";
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import {
-  createBodyReader,
-  createNodeListener,
-  type Handler,
-  type HttpRequest,
-  type HttpResponse,
-  type NodeListenerOptions,
-} from "../../lib/http/mod.ts";
+import { createBodyReader } from "../../lib/http/read_body.ts";
+import { createNodeListener, type Handler, type HttpRequest, type HttpResponse, type NodeListenerOptions } from "../../lib/http/mod.ts";
 
 /** Fields of {@linkcode makeRequest}; every one has a harmless default. */
 export interface MakeRequestInit {

@@ -2,7 +2,8 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ChangeSink, Journal, journalSink } from "../../lib/storage/mod.ts";
+import { type ChangeSink, Journal } from "../../lib/storage/mod.ts";
+import { journalSink } from "../../lib/storage/journal_sink.ts";
 
 /** A store on a journal, and how to close it and open it again from the same files. */
 export interface Journaled<S> {

@@ -1,18 +1,7 @@
 import { join } from "node:path";
 import { createFetchHandler, type Handler, indexApiKeys, parseApiKey } from "../../lib/http/mod.ts";
-import {
-  createWaterService,
-  DATASTREAM_CSV_COLUMNS,
-  type DatasetLoadResult,
-  formatCsvRow,
-  loadDatasets,
-  type LoadReport,
-  readDatasetMetadata,
-  StoreBuilder,
-  type StoreSource,
-  type WaterServiceOptions,
-  type WaterStore,
-} from "../../lib/water/mod.ts";
+import { createWaterService, type DatasetLoadResult, formatCsvRow, loadDatasets, type LoadReport, readDatasetMetadata, StoreBuilder, type StoreSource, type WaterServiceOptions, type WaterStore } from "../../lib/water/mod.ts";
+import { DATASTREAM_CSV_COLUMNS } from "../../lib/water/fields.ts";
 
 /** The demo data committed in `data/datasets`. */
 export const DEMO_DIR = join(import.meta.dirname, "..", "..", "data", "datasets");

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { completeContextFrom, registerInOrder } from "../../lib/accounts/mod.ts";
+import { completeContextFrom, registerInOrder } from "../../lib/accounts/register.ts";
 import { MemoryAuthStore, type UserRecord } from "../../lib/auth/mod.ts";
 import { MemorySyncStore } from "../../lib/sync/mod.ts";
 

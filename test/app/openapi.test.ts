@@ -240,7 +240,7 @@ describe("GET /openapi.json", () => {
         }
       }
       const shown = `${method} ${target}${query.size > 0 ? `?${query}` : ""}${withCredentials ? "" : " without credentials"}`;
-      const response = await fetch(`${url}${target}${query.size > 0 ? `?${query}` : ""}`, { method, headers, ...(body === undefined ? {} : { body }) });
+      const response = await fetch(`${url}${target}${query.size > 0 ? `?${query}` : ""}`, { method, headers, ...(body === undefined ? {} : { body }) }).catch((error: Error) => { throw new Error(`${shown}: ${String(error.cause)}`); });
       const documented = operation.responses[String(response.status)];
       const text = await response.text();
       assert.ok(documented !== undefined, `${shown}: ${response.status} is not documented (${text.slice(0, 300)})`);

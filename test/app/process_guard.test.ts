@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { ProcessGuard } from "../../lib/app/mod.ts";
+import { ProcessGuard } from "../../lib/app/process_guard.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 
@@ -71,7 +71,7 @@ describe("ProcessGuard", () => {
   it("keeps a real process alive through a rejection nothing handles", () => {
     // Without the guard, Node ends the process with code 1 at the rejection.
     const script = `
-      const { ProcessGuard } = await import("./lib/app/mod.ts");
+      const { ProcessGuard } = await import("./lib/app/process_guard.ts");
       const errors = [];
       const guard = new ProcessGuard({ log: { error: (message) => errors.push(message) }, now: () => performance.now() });
       if (process.argv[1] === "guarded") guard.install(process);

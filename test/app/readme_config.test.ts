@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { appSettings } from "../../lib/app/mod.ts";
+import { appSettings } from "../../lib/app/read_config.ts";
 import { withConfigTable } from "../../scripts/readme_config.ts";
 
 const README = readFileSync(join(import.meta.dirname, "..", "..", "README.md"), "utf8");

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { loginLimiterContract } from "../_contracts/login_limiter.ts";
-import { hashPassword, LoginThrottle, newToken, parseClients, throttleKeys, throttleLimits, verifyPassword } from "../../lib/auth/mod.ts";
+import { hashPassword, LoginThrottle, parseClients, verifyPassword } from "../../lib/auth/mod.ts";
+import { newToken } from "../../lib/auth/tokens.ts";
+import { throttleKeys, throttleLimits } from "../../lib/auth/login_throttle.ts";
 import { pooledRandom } from "../../lib/crypto/mod.ts";
 import { TEST_COST } from "../_helpers/auth.ts";
 

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { AUTH_MIGRATIONS, type AuthStore, KNOWN_ADDRESS_MS, PostgresAuthStore, PostgresLoginThrottle } from "../../lib/auth/mod.ts";
+import { AUTH_MIGRATIONS } from "../../lib/auth/postgres_auth_store.ts";
+import { type AuthStore, PostgresAuthStore, PostgresLoginThrottle } from "../../lib/auth/mod.ts";
+import { KNOWN_ADDRESS_MS } from "../../lib/auth/login_throttle.ts";
 import { connectPostgres, migrate, type SqlPool } from "../../lib/storage/mod.ts";
 import { authStoreContract } from "../_contracts/auth_store.ts";
 import { loginLimiterContract } from "../_contracts/login_limiter.ts";

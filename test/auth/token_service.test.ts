@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { resolveScope, type TokenRequest } from "../../lib/auth/mod.ts";
+import { resolveScope } from "../../lib/auth/token_service.ts";
+import { type TokenRequest } from "../../lib/auth/mod.ts";
 import { authFixture } from "../_helpers/auth.ts";
 
 function request(params: Record<string, string>, address = "192.0.2.1"): TokenRequest {
@@ -304,7 +305,7 @@ describe("TokenService access tokens", () => {
     const fixture = authFixture();
     const answer = await fixture.tokens.token(request({ grant_type: "client_credentials", client_id: "backend", client_secret: "backend-secret" }));
     assert.equal(await fixture.store.token(answer.access_token), undefined);
-    const { tokenHash } = await import("../../lib/auth/mod.ts");
+    const { tokenHash } = await import("../../lib/auth/tokens.ts");
     assert.equal((await fixture.store.token(tokenHash(answer.access_token)))?.kind, "access");
   });
 });

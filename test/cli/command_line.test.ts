@@ -4,7 +4,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { CLI_SETTINGS, COMMANDS, type CommandSpec, parseCommandLine, renderHelp } from "../../lib/cli/mod.ts";
+import { CLI_SETTINGS } from "../../lib/cli/settings.ts";
+import { COMMANDS } from "../../lib/cli/commands.ts";
+import { type CommandSpec } from "../../lib/cli/types.ts";
+import { parseCommandLine, renderHelp } from "../../lib/cli/command_line.ts";
 import { listSettings } from "../../lib/config/mod.ts";
 
 function run(argv: readonly string[]): { path: string; values: Record<string, unknown>; positionals: readonly string[]; json: boolean } {

@@ -3,25 +3,10 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import {
-  choiceSetting,
-  ConfigError,
-  customSetting,
-  describeJsonError,
-  integerSetting,
-  jsonErrorPosition,
-  listSetting,
-  listSettings,
-  numberSetting,
-  parseConfigJson,
-  pathSetting,
-  readConfigFile,
-  readConfigPath,
-  readSettings,
-  redactUrl,
-  renderSettingsTable,
-  textSetting,
-} from "../../lib/config/mod.ts";
+import { choiceSetting, ConfigError, customSetting, integerSetting, listSetting, listSettings, numberSetting, pathSetting, readConfigFile, readConfigPath, readSettings, redactUrl, renderSettingsTable, textSetting } from "../../lib/config/mod.ts";
+import { describeJsonError } from "../../lib/config/describe_json_error.ts";
+import { jsonErrorPosition } from "../../lib/config/json_error_position.ts";
+import { parseConfigJson } from "../../lib/config/parse_config_json.ts";
 import { assertConfigError } from "../_helpers/config.ts";
 
 const TABLE = {

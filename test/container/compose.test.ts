@@ -9,7 +9,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { appSettings, readConfig } from "../../lib/app/mod.ts";
+import { appSettings } from "../../lib/app/read_config.ts";
+import { readConfig } from "../../lib/app/mod.ts";
 import { type ComposeService, readCompose, ROOT, serviceEnv } from "../_helpers/container.ts";
 
 const compose = readCompose();

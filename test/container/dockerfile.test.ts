@@ -15,7 +15,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { readConfig } from "../../lib/app/mod.ts";
-import { kafkaConfigTopic, kafkaTopics } from "../../lib/relay/kafka/mod.ts";
+import { kafkaConfigTopic } from "../../lib/relay/kafka/kafka_config_store.ts";
+import { kafkaTopics } from "../../lib/relay/kafka/kafka_queue.ts";
 import {
   contextFiles,
   execForm,

@@ -1,19 +1,10 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import {
-  bytesEqual,
-  CryptoError,
-  decodeBase64Url,
-  encodeBase64Url,
-  isUuid,
-  nameUuid,
-  pooledRandom,
-  sha256Hex,
-  timingSafeEqual,
-  URL_NAMESPACE,
-  uuidV4,
-} from "../../lib/crypto/mod.ts";
+import { bytesEqual } from "../../lib/crypto/timing_safe_equal.ts";
+import { CryptoError, nameUuid, pooledRandom, sha256Hex, timingSafeEqual, uuidV4 } from "../../lib/crypto/mod.ts";
+import { decodeBase64Url, encodeBase64Url } from "../../lib/crypto/base64url.ts";
+import { isUuid, URL_NAMESPACE } from "../../lib/crypto/name_uuid.ts";
 
 const DNS_NAMESPACE = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
 

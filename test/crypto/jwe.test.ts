@@ -11,15 +11,8 @@ import type { KeyObject } from "node:crypto";
 import { describe, it } from "node:test";
 import { calculateJwkThumbprint, compactDecrypt, CompactEncrypt, decodeProtectedHeader } from "jose";
 import { createPrng } from "../_helpers/prng.ts";
-import {
-  CryptoError,
-  decodeBase64Url,
-  decryptJwe,
-  encodeBase64Url,
-  encryptJwe,
-  parseRsaKey,
-  pooledRandom,
-} from "../../lib/crypto/mod.ts";
+import { CryptoError, decryptJwe, encryptJwe, parseRsaKey, pooledRandom } from "../../lib/crypto/mod.ts";
+import { decodeBase64Url, encodeBase64Url } from "../../lib/crypto/base64url.ts";
 
 /** Exports a key as PEM text. */
 function toPem(key: KeyObject, type: "spki" | "pkcs8"): string {

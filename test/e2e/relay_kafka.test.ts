@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
-import { kafkaConfigTopic, kafkaTopics } from "../../lib/relay/kafka/mod.ts";
+import { kafkaConfigTopic } from "../../lib/relay/kafka/kafka_config_store.ts";
+import { kafkaTopics } from "../../lib/relay/kafka/kafka_queue.ts";
 import { kafkaSkip, startKafka, type TestKafka } from "../_helpers/kafka.ts";
 import {
   allDelivered,

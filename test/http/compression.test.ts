@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
-import { compressParts, type HttpRequest, type HttpResponse, negotiateEncoding, withCompression } from "../../lib/http/mod.ts";
+import { compressParts, negotiateEncoding, withCompression } from "../../lib/http/compression.ts";
+import { type HttpRequest, type HttpResponse } from "../../lib/http/mod.ts";
 import { bodyBytes, makeRequest } from "../_helpers/http.ts";
 
 /** A request from a client that decodes `coding`: br is asked for as browsers ask (br named alone is answered uncompressed). */

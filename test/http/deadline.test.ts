@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createDeadline, statusOf } from "../../lib/http/mod.ts";
+import { createDeadline } from "../../lib/http/mod.ts";
+import { statusOf } from "../../lib/http/error_response.ts";
 
 describe("createDeadline()", () => {
   it("sets expiresAt to the clock reading plus the timeout", () => {

@@ -7,20 +7,9 @@ import { FilterSyntaxError, ODataError } from "../../lib/odata/mod.ts";
 import { RelayError } from "../../lib/relay/mod.ts";
 import { SyncError } from "../../lib/sync/mod.ts";
 import { WaterError } from "../../lib/water/mod.ts";
-import {
-  ERROR_STATUS,
-  type ErrorCode,
-  type ErrorStatusTable,
-  errorBody,
-  errorDetail,
-  errorResponse,
-  errorStatuses,
-  HttpError,
-  JSON_CONTENT_TYPE,
-  jsonResponse,
-  statusOf,
-  withErrorStatuses,
-} from "../../lib/http/mod.ts";
+import { ERROR_STATUS, type ErrorCode, type ErrorStatusTable, errorResponse, errorStatuses, HttpError, withErrorStatuses } from "../../lib/http/mod.ts";
+import { errorBody, errorDetail, statusOf } from "../../lib/http/error_response.ts";
+import { JSON_CONTENT_TYPE, jsonResponse } from "../../lib/http/json_response.ts";
 import { AUTH_ERROR_STATUS, type AuthErrorCode } from "../../lib/auth/mod.ts";
 import { METRICS_ERROR_STATUS } from "../../lib/metrics/mod.ts";
 import { RELAY_ERROR_STATUS } from "../../lib/relay/mod.ts";

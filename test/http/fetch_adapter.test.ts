@@ -1,15 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  type BodyChunks,
-  createFetchHandler,
-  type Handler,
-  HttpError,
-  type HttpRequest,
-  type HttpResponse,
-  JSON_CONTENT_TYPE,
-  readJson,
-} from "../../lib/http/mod.ts";
+import { type BodyChunks, createFetchHandler, type Handler, HttpError, type HttpRequest, type HttpResponse, readJson } from "../../lib/http/mod.ts";
+import { JSON_CONTENT_TYPE } from "../../lib/http/json_response.ts";
 
 /** Calls the fetch handler and returns what the inner handler saw. */
 async function seenBy(request: Request, remoteAddress?: string): Promise<HttpRequest> {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type HttpRequest, ifNoneMatch } from "../../lib/http/mod.ts";
+import { type HttpRequest } from "../../lib/http/mod.ts";
+import { ifNoneMatch } from "../../lib/http/if_none_match.ts";
 
 function request(header: string | undefined): HttpRequest {
   return {

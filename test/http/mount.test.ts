@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type Handler, mountHandlers, statusOf } from "../../lib/http/mod.ts";
+import { type Handler, mountHandlers } from "../../lib/http/mod.ts";
+import { statusOf } from "../../lib/http/error_response.ts";
 import { callHandler, makeRequest } from "../_helpers/http.ts";
 
 function named(name: string): Handler {

@@ -3,18 +3,9 @@ import { once } from "node:events";
 import { type IncomingMessage, request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { describe, it } from "node:test";
-import {
-  type BodyChunks,
-  createNodeListener,
-  type Handler,
-  HttpError,
-  type HttpRequest,
-  JSON_CONTENT_TYPE,
-  type NodeListenerOptions,
-  parseTrustedProxies,
-  readJson,
-  type ResponseEntry,
-} from "../../lib/http/mod.ts";
+import { type BodyChunks, createNodeListener, type Handler, HttpError, type HttpRequest, type NodeListenerOptions, readJson, type ResponseEntry } from "../../lib/http/mod.ts";
+import { JSON_CONTENT_TYPE } from "../../lib/http/json_response.ts";
+import { parseTrustedProxies } from "../../lib/http/trusted_proxies.ts";
 import { rawRequest, requestFrom, startServer, type TestServer } from "../_helpers/http.ts";
 
 /** Bound for the suite, which talks to servers; no test sleeps, this only stops a hang. */

@@ -1,18 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { validate } from "@readme/openapi-parser";
-import {
-  createRouter,
-  ERROR_STATUS,
-  errorResponses,
-  errorStatuses,
-  jsonResponse,
-  openApiDocument,
-  openApiPath,
-  type Route,
-  type RouteDoc,
-  schemaRef,
-} from "../../lib/http/mod.ts";
+import { createRouter, ERROR_STATUS, errorStatuses, type Route, type RouteDoc } from "../../lib/http/mod.ts";
+import { errorResponses } from "../../lib/http/error_responses.ts";
+import { jsonResponse } from "../../lib/http/json_response.ts";
+import { openApiDocument, openApiPath } from "../../lib/http/openapi_document.ts";
+import { schemaRef } from "../../lib/http/route_doc.ts";
 import { WATER_ERROR_STATUS } from "../../lib/water/mod.ts";
 
 const ok = () => jsonResponse(200, {});

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { decodeComponent, parseQuery } from "../../lib/http/mod.ts";
+import { decodeComponent, parseQuery } from "../../lib/http/parse_query.ts";
 
 describe("parseQuery()", () => {
   const cases = [

@@ -1,12 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  checkJsonDepth,
-  createBodyReader,
-  type HttpRequest,
-  readJson,
-  statusOf,
-} from "../../lib/http/mod.ts";
+import { checkJsonDepth } from "../../lib/http/read_json.ts";
+import { createBodyReader } from "../../lib/http/read_body.ts";
+import { type HttpRequest, readJson } from "../../lib/http/mod.ts";
+import { statusOf } from "../../lib/http/error_response.ts";
 import { makeRequest } from "../_helpers/http.ts";
 
 const JSON_HEADERS = { "content-type": "application/json" } as const;

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createRouter, HttpError, keepRoutes, type RouteHandler, type RouteParams, statusOf } from "../../lib/http/mod.ts";
+import { createRouter, HttpError, keepRoutes, type RouteHandler, type RouteParams } from "../../lib/http/mod.ts";
+import { statusOf } from "../../lib/http/error_response.ts";
 import { callHandler, makeRequest } from "../_helpers/http.ts";
 
 /** A route handler that answers with its name and the parameters it got. */

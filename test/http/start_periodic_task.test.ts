@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { startPeriodicTask } from "../../lib/http/mod.ts";
+import { startPeriodicTask } from "../../lib/http/start_periodic_task.ts";
 
 /** A timer the test ticks by hand, and the outcomes told. */
 function harness() {

@@ -3,7 +3,8 @@ import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, it } from "node:test";
-import { createNodeListener, parseTrustedProxies, readForwarded } from "../../lib/http/mod.ts";
+import { createNodeListener } from "../../lib/http/mod.ts";
+import { parseTrustedProxies, readForwarded } from "../../lib/http/trusted_proxies.ts";
 import { requestFrom } from "../_helpers/http.ts";
 
 const PROXIES = parseTrustedProxies("10.0.0.0/8, 127.0.0.2");

@@ -1,14 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  type BodyChunks,
-  type Handler,
-  HttpError,
-  type HttpResponse,
-  RateLimiter,
-  statusOf,
-  withRateLimit,
-} from "../../lib/http/mod.ts";
+import { type BodyChunks, type Handler, HttpError, type HttpResponse, RateLimiter, withRateLimit } from "../../lib/http/mod.ts";
+import { statusOf } from "../../lib/http/error_response.ts";
 import { bodyText, callHandler, makeRequest } from "../_helpers/http.ts";
 
 /** One request at a time per key, no rate limit. */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { DEFAULT_BUCKETS, MetricsRegistry } from "../../lib/metrics/mod.ts";
+import { DEFAULT_BUCKETS } from "../../lib/metrics/histogram.ts";
+import { MetricsRegistry } from "../../lib/metrics/mod.ts";
 import { createPrng } from "../_helpers/prng.ts";
 
 describe("Histogram", () => {

@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  MetricsRegistry,
-  nodeProcessSource,
-  type ProcessSource,
-  registerProcessMetrics,
-  renderMetrics,
-} from "../../lib/metrics/mod.ts";
+import { MetricsRegistry, type ProcessSource, registerProcessMetrics, renderMetrics } from "../../lib/metrics/mod.ts";
+import { nodeProcessSource } from "../../lib/metrics/register_process_metrics.ts";
 
 /** A source with fixed numbers that counts how often it is read. */
 function fixedSource(): ProcessSource & { reads: number } {

@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  createHttpMetrics,
-  METRICS_CONTENT_TYPE,
-  MetricsRegistry,
-  registerProcessMetrics,
-  renderMetrics,
-} from "../../lib/metrics/mod.ts";
+import { createHttpMetrics, MetricsRegistry, registerProcessMetrics, renderMetrics } from "../../lib/metrics/mod.ts";
+import { METRICS_CONTENT_TYPE } from "../../lib/metrics/render_metrics.ts";
 import { promtoolCheck, promtoolFound, promtoolSkip } from "../_helpers/promtool.ts";
 
 /** The lines joined as the exposition text, ending in a newline. */

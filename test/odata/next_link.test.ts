@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { buildNextLink, encodeQueryValue, type NextLinkOptions } from "../../lib/odata/mod.ts";
+import { buildNextLink, type NextLinkOptions } from "../../lib/odata/mod.ts";
+import { encodeQueryValue } from "../../lib/odata/next_link.ts";
 import { createPrng } from "../_helpers/prng.ts";
 
 const BASE: NextLinkOptions = {

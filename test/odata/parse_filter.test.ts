@@ -1,11 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  FILTER_FUNCTIONS,
-  type FilterNode,
-  isCalendarDate,
-  parseFilter,
-} from "../../lib/odata/mod.ts";
+import { FILTER_FUNCTIONS } from "../../lib/odata/functions.ts";
+import { type FilterNode, parseFilter } from "../../lib/odata/mod.ts";
+import { isCalendarDate } from "../../lib/odata/parse_filter.ts";
 
 /** Writes an AST as a compact prefix expression, without spans, e.g. `(and (eq A 1) B)`. */
 function show(node: FilterNode): string {

@@ -1,5 +1,5 @@
 // The import graph of lib/ keeps its layers (each domain imports only from
-// those below it, through their mod.ts) and has no cycle: npm run graph.
+// those below it, through their mod.ts or _internal.ts) and has no cycle: npm run graph.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { checkGraph, LAYERS } from "../../scripts/import_graph.ts";

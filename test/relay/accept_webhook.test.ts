@@ -4,7 +4,8 @@ import assert from "node:assert/strict";
 import { generateKeyPairSync } from "node:crypto";
 import { describe, it } from "node:test";
 import { decryptJwe, parseRsaKey } from "../../lib/crypto/mod.ts";
-import { acceptWebhook, checkIdempotencyKey, type IntakeContext, webhookAnswer } from "../../lib/relay/mod.ts";
+import { acceptWebhook, type IntakeContext, webhookAnswer } from "../../lib/relay/mod.ts";
+import { checkIdempotencyKey } from "../../lib/relay/accept_webhook.ts";
 import { countingRandom, FakeClock, makeRegistry, SECRET } from "../_helpers/relay.ts";
 
 const KEYS = generateKeyPairSync("rsa", { modulusLength: 2048, publicKeyEncoding: { type: "spki", format: "pem" }, privateKeyEncoding: { type: "pkcs8", format: "pem" } });

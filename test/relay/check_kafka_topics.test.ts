@@ -5,7 +5,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { ConfigError } from "../../lib/config/mod.ts";
-import { checkKafkaTopics, connectKafka, kafkaConfigTopic, kafkaTopics, openKafkaRelay, type TopicDescription } from "../../lib/relay/kafka/mod.ts";
+import { checkKafkaTopics, connectKafka, openKafkaRelay, type TopicDescription } from "../../lib/relay/kafka/mod.ts";
+import { kafkaConfigTopic } from "../../lib/relay/kafka/kafka_config_store.ts";
+import { kafkaTopics } from "../../lib/relay/kafka/kafka_queue.ts";
 import { kafkaSkip, startKafka, type TestKafka } from "../_helpers/kafka.ts";
 
 const TOPICS = kafkaTopics("t");

@@ -1,14 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { sha256Hex } from "../../lib/crypto/mod.ts";
-import {
-  type ConfigRecord,
-  type ConfigStore,
-  EndpointDirectory,
-  MemoryConfigStore,
-  signingKeys,
-  TenantRegistry,
-} from "../../lib/relay/mod.ts";
+import { type ConfigRecord, type ConfigStore, EndpointDirectory, MemoryConfigStore, TenantRegistry } from "../../lib/relay/mod.ts";
+import { signingKeys } from "../../lib/relay/tenants.ts";
 import { countingRandom, FakeClock, SECRET } from "../_helpers/relay.ts";
 
 const OTHER_SECRET = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createMessageIds } from "../../lib/relay/mod.ts";
+import { createMessageIds } from "../../lib/relay/message_ids.ts";
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 

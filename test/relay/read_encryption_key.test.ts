@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { readEncryptionKey } from "../../lib/relay/mod.ts";
+import { readEncryptionKey } from "../../lib/relay/read_encryption_key.ts";
 
 const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
 const PUBLIC_PEM = publicKey.export({ type: "spki", format: "pem" }).toString();

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { compileEventPatterns, MAX_ROUTES_PER_TENANT, readTenantsFile, TenantRegistry } from "../../lib/relay/mod.ts";
+import { compileEventPatterns } from "../../lib/relay/event_patterns.ts";
+import { MAX_ROUTES_PER_TENANT } from "../../lib/relay/tenants.ts";
+import { readTenantsFile, TenantRegistry } from "../../lib/relay/mod.ts";
 import { countingRandom, FakeClock, SECRET } from "../_helpers/relay.ts";
 
 describe("compileEventPatterns()", () => {

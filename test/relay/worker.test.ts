@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { parseWebhookSecret, verifyWebhook } from "../../lib/crypto/mod.ts";
-import { connectKafka, KafkaQueue, kafkaTopics } from "../../lib/relay/kafka/mod.ts";
+import { connectKafka, KafkaQueue } from "../../lib/relay/kafka/mod.ts";
+import { kafkaTopics } from "../../lib/relay/kafka/kafka_queue.ts";
 import {
   type DeliveryResult,
   type Job,

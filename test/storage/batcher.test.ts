@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Batcher } from "../../lib/storage/mod.ts";
+import { Batcher } from "../../lib/storage/batcher.ts";
 
 interface Item {
   readonly key: string;

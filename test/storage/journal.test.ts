@@ -4,7 +4,8 @@ import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { droppedTailNote, Journal, type JournalOptions, type LogHandle } from "../../lib/storage/mod.ts";
+import { droppedTailNote } from "../../lib/storage/journal.ts";
+import { Journal, type JournalOptions, type LogHandle } from "../../lib/storage/mod.ts";
 
 function folder(): string {
   return mkdtempSync(join(tmpdir(), "tributary-journal-"));

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { connectPostgres, migrate, type SqlPool } from "../../lib/storage/mod.ts";
-import { parsePatch, PostgresSyncStore, SYNC_MIGRATIONS, type SyncStore } from "../../lib/sync/mod.ts";
+import { parsePatch, PostgresSyncStore, type SyncStore } from "../../lib/sync/mod.ts";
+import { SYNC_MIGRATIONS } from "../../lib/sync/postgres_sync_store.ts";
 import { type StoreSetup, syncStoreContract } from "../_contracts/sync_store.ts";
 import { postgresSkip, startPostgres, type TestPostgres } from "../_helpers/postgres.ts";
 

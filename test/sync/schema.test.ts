@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ENTITIES, ENTITY_NAMES, fieldOf, isEntityName, LIST_ENTITY_NAMES, SyncError } from "../../lib/sync/mod.ts";
+import { ENTITIES, ENTITY_NAMES, SyncError } from "../../lib/sync/mod.ts";
+import { fieldOf, isEntityName, LIST_ENTITY_NAMES } from "../../lib/sync/schema.ts";
 
 describe("ENTITIES", () => {
   it("defines me, messages and teams, each keyed by uuid", () => {

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import type { WaterStore } from "../../lib/water/mod.ts";
-import { type Handler, withCompression } from "../../lib/http/mod.ts";
+import { type Handler } from "../../lib/http/mod.ts";
+import { withCompression } from "../../lib/http/compression.ts";
 import { bodyBytes, makeRequest } from "../_helpers/http.ts";
 import { call, demoStore, TEST_KEY, waterHandler } from "../_helpers/water.ts";
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CsvScanner, formatCsvField, formatCsvRow, parseCsv } from "../../lib/water/mod.ts";
+import { CsvScanner, formatCsvRow, parseCsv } from "../../lib/water/mod.ts";
+import { formatCsvField } from "../../lib/water/render/format_csv.ts";
 import { createPrng } from "../_helpers/prng.ts";
 
 describe("parseCsv()", () => {

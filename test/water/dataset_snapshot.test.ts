@@ -5,20 +5,8 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { readSettings } from "../../lib/config/mod.ts";
 import type { Handler } from "../../lib/http/mod.ts";
-import {
-  decodeDatasetSnapshot,
-  encodeDatasetSnapshot,
-  formatCsvRow,
-  LiveDatasets,
-  type LoadDatasetsOptions,
-  type LoadedDatasets,
-  loadDatasets,
-  readDatasetMetadata,
-  SOURCE_FIELDS,
-  StoreBuilder,
-  WATER_SETTINGS,
-  type WaterStore,
-} from "../../lib/water/mod.ts";
+import { decodeDatasetSnapshot, encodeDatasetSnapshot, formatCsvRow, LiveDatasets, type LoadDatasetsOptions, type LoadedDatasets, loadDatasets, readDatasetMetadata, StoreBuilder, WATER_SETTINGS, type WaterStore } from "../../lib/water/mod.ts";
+import { SOURCE_FIELDS } from "../../lib/water/fields.ts";
 import { codeArray, placeRows, remapCodes } from "../../lib/water/store/_code_column.ts";
 import type { CodeArray } from "../../lib/columnar/mod.ts";
 import { createPrng, type Prng } from "../_helpers/prng.ts";

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createExplorerService, parseTileUrl, REGION_IDS } from "../../lib/water/mod.ts";
+import { createExplorerService } from "../../lib/water/http/create_explorer_service.ts";
+import { parseTileUrl } from "../../lib/water/parse_tile_url.ts";
+import { REGION_IDS } from "../../lib/water/vocabulary.ts";
 import type { WebPage } from "../../lib/web/mod.ts";
 import { bodyText, callHandler, makeRequest } from "../_helpers/http.ts";
 import { parseCsp } from "../_helpers/browser.ts";

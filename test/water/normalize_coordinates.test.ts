@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { normalizeCoordinates } from "../../lib/water/mod.ts";
+import { normalizeCoordinates } from "../../lib/water/store/normalize_coordinates.ts";
 
 describe("normalizeCoordinates()", () => {
   it("passes WGS84 and NAD83 through", () => {

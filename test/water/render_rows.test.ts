@@ -1,15 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type Column, rowNumberAt } from "../../lib/columnar/mod.ts";
-import {
-  type CollectionField,
-  type CollectionSchema,
-  COLLECTIONS,
-  type FieldLevel,
-  LOCATION_COLUMNS,
-  REQUIRED_CSV_COLUMNS,
-  type WaterStore,
-} from "../../lib/water/mod.ts";
+import { type CollectionField, type CollectionSchema, COLLECTIONS, type FieldLevel, type WaterStore } from "../../lib/water/mod.ts";
+import { LOCATION_COLUMNS, REQUIRED_CSV_COLUMNS } from "../../lib/water/fields.ts";
 import { NUMERIC_LOCATION_COLUMNS, NUMERIC_OBSERVATION_COLUMNS } from "../../lib/water/fields.ts";
 import { createRowWriter } from "../../lib/water/render/render_rows.ts";
 import { createJsonRowBytes, type JsonRowBytes } from "../../lib/water/render/_json_row_bytes.ts";

@@ -5,7 +5,7 @@ import * as nodeModule from "node:module";
 import { tmpdir } from "node:os";
 import { join, sep } from "node:path";
 import { after, describe, it } from "node:test";
-import { compileBrowserScripts } from "../../lib/web/mod.ts";
+import { compileBrowserScripts } from "../../lib/web/compile_browser_scripts.ts";
 import { node24, node24Skip } from "../_helpers/runtimes.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -72,7 +72,7 @@ describe("compileBrowserScripts()", () => {
     copyFileSync(join(ROOT, "package.json"), join(image, "package.json"));
     const out = folder();
     const script = join(work, "strip.mjs");
-    writeFileSync(script, `import { compileBrowserScripts } from ${JSON.stringify(join(ROOT, "lib", "web", "mod.ts"))};\nawait compileBrowserScripts(process.argv[2], { root: process.argv[3] });\n`);
+    writeFileSync(script, `import { compileBrowserScripts } from ${JSON.stringify(join(ROOT, "lib", "web", "compile_browser_scripts.ts"))};\nawait compileBrowserScripts(process.argv[2], { root: process.argv[3] });\n`);
     const run = spawnSync(node24!, [script, out, image], { encoding: "utf8", env: { ...process.env, NODE_V8_COVERAGE: "" } });
     assert.equal(run.status, 0, run.stderr);
     assert.deepEqual(modulesUnder(out), MODULES);

@@ -5,7 +5,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { after, describe, it } from "node:test";
-import { compileOnce } from "../../lib/web/mod.ts";
+import { compileOnce } from "../../lib/web/compile_once.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const work = mkdtempSync(join(tmpdir(), "tributary-once-"));

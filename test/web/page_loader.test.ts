@@ -5,7 +5,9 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { createRouter } from "../../lib/http/mod.ts";
-import { compileBrowserScripts, type CompiledScripts, compileOnce, pageLoader, pageRoutes } from "../../lib/web/mod.ts";
+import { compileBrowserScripts } from "../../lib/web/compile_browser_scripts.ts";
+import { type CompiledScripts, compileOnce } from "../../lib/web/compile_once.ts";
+import { pageLoader, pageRoutes } from "../../lib/web/mod.ts";
 import { bodyText, callHandler, makeRequest } from "../_helpers/http.ts";
 
 const LIB = fileURLToPath(new URL("../../lib/", import.meta.url));

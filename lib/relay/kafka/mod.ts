@@ -8,9 +8,9 @@
  */
 export { openKafkaQueue, openKafkaRelay } from "./open_kafka_queue.ts";
 export type { KafkaRelayStores, OpenKafkaQueueOptions } from "./open_kafka_queue.ts";
-export { KafkaQueue, kafkaTopics } from "./kafka_queue.ts";
+export { KafkaQueue } from "./kafka_queue.ts";
 export type { KafkaQueueOptions, KafkaTopics } from "./kafka_queue.ts";
-export { KafkaConfigStore, kafkaConfigTopic } from "./kafka_config_store.ts";
+export { KafkaConfigStore } from "./kafka_config_store.ts";
 export type { KafkaConfigStoreOptions } from "./kafka_config_store.ts";
 export { connectKafka } from "./kafka_client.ts";
 export type { ConnectKafkaOptions, KafkaConnection, KafkaTopicSpec } from "./kafka_client.ts";

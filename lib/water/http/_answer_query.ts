@@ -1,13 +1,5 @@
-import {
-  compressParts,
-  type ContentCoding,
-  type Deadline,
-  type HttpRequest,
-  type HttpResponse,
-  JSON_CONTENT_TYPE,
-  jsonResponse,
-  parseQuery,
-} from "../../http/mod.ts";
+import { compressParts, type ContentCoding, JSON_CONTENT_TYPE, jsonResponse, parseQuery } from "../../http/_internal.ts";
+import { type Deadline, type HttpRequest, type HttpResponse } from "../../http/mod.ts";
 import { buildNextLink, type OrderKey, type QueryOptions, readQueryOptions } from "../../odata/mod.ts";
 import { WaterError } from "../errors.ts";
 import type { CollectionSchema } from "../fields.ts";

@@ -1,18 +1,10 @@
-import {
-  type ErrorCode,
-  errorResponses as statusesResponses,
-  errorStatuses,
-  type JsonSchema,
-  type ParameterDoc,
-  type ResponseDoc,
-  type RouteDoc,
-  schemaRef,
-  type SecuritySchemeDoc,
-} from "../../http/mod.ts";
+import { type ErrorCode, errorStatuses, type JsonSchema, type ParameterDoc, type ResponseDoc, type RouteDoc } from "../../http/mod.ts";
+import { errorResponses as statusesResponses, schemaRef, type SecuritySchemeDoc } from "../../http/_internal.ts";
 import { WATER_ERROR_STATUS } from "../error_status.ts";
 import type { FilterSyntaxError, ODataErrorCode } from "../../odata/mod.ts";
 import type { CsvSyntaxError, WaterErrorCode } from "../errors.ts";
-import { describeQueryOptions, type FilterFieldType } from "../../odata/mod.ts";
+import { describeQueryOptions } from "../../odata/_internal.ts";
+import { type FilterFieldType } from "../../odata/mod.ts";
 import { type CollectionName, type CollectionSchema, COLLECTIONS } from "../fields.ts";
 
 /** A code the service's answers may carry: its own, or one of lib/http and below. */

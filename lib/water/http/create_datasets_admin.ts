@@ -1,5 +1,6 @@
 import { sha256Hex } from "../../crypto/mod.ts";
-import { type ApiKey, createRouter, HttpError, type HttpRequest, jsonResponse, type Router } from "../../http/mod.ts";
+import { type ApiKey, createRouter, HttpError, type HttpRequest, type Router } from "../../http/mod.ts";
+import { jsonResponse } from "../../http/_internal.ts";
 import { ADMIN_DOCS } from "./api_docs.ts";
 import type { ReloadReport } from "../load/load_datasets.ts";
 

@@ -1,20 +1,5 @@
-import {
-  type ApiKey,
-  authenticateApiKey,
-  createDeadline,
-  createRouter,
-  errorStatuses,
-  type HttpRequest,
-  jsonResponse,
-  keepRoutes,
-  type KeyLimiter,
-  RateLimiter,
-  type Route,
-  type Router,
-  withCors,
-  withErrorStatuses,
-  withRateLimit,
-} from "../../http/mod.ts";
+import { type ApiKey, authenticateApiKey, createDeadline, createRouter, errorStatuses, type HttpRequest, keepRoutes, type KeyLimiter, RateLimiter, type Route, type Router, withCors, withErrorStatuses, withRateLimit } from "../../http/mod.ts";
+import { jsonResponse } from "../../http/_internal.ts";
 import type { BoundFilter } from "../../odata/mod.ts";
 import { WaterError } from "../errors.ts";
 import { type CollectionName, COLLECTIONS } from "../fields.ts";

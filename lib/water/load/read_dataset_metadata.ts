@@ -1,5 +1,6 @@
-import { jsonErrorPosition } from "../../config/mod.ts";
-import { isUuid, nameUuid } from "../../crypto/mod.ts";
+import { jsonErrorPosition } from "../../config/_internal.ts";
+import { isUuid } from "../../crypto/_internal.ts";
+import { nameUuid } from "../../crypto/mod.ts";
 import { WaterError } from "../errors.ts";
 import { DERIVED_METADATA_COLUMNS, LIST_METADATA_COLUMNS, METADATA_COLUMNS } from "../fields.ts";
 import type { DatasetInput } from "../store/dataset_reader.ts";

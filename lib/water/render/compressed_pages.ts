@@ -1,4 +1,5 @@
-import { compressBytes, type ContentCoding, type HttpRequest, type HttpResponse, negotiateEncoding } from "../../http/mod.ts";
+import { compressBytes, type ContentCoding, negotiateEncoding } from "../../http/_internal.ts";
+import { type HttpRequest, type HttpResponse } from "../../http/mod.ts";
 
 /** A compressed page kept: its headers (the next link among them) and bytes. */
 interface Kept {

@@ -1,4 +1,4 @@
-import { isCalendarDate } from "../../odata/mod.ts";
+import { isCalendarDate } from "../../odata/_internal.ts";
 import type { ValueCheck } from "./_byte_dictionary.ts";
 
 const TIME = /^(?:[01]?[0-9]|2[0-3]):[0-5]?[0-9](?::[0-5]?[0-9](?:\.[0-9]{1,3})?)?$/;

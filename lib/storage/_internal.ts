@@ -1,0 +1,8 @@
+/**
+ * What the package's other domains use of storage and its users need not:
+ * reached only from inside the package (package.json exports no `_`
+ * module), so it can change without a change to the public surface.
+ * @module
+ */
+export { Batcher } from "./batcher.ts";
+export { openJournaledStore } from "./journal_sink.ts";
