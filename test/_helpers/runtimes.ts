@@ -1,8 +1,12 @@
 // The other runtimes the server and the package are proven on: Node 24 (its
-// own type stripping) and Deno. .ci/run installs both from the npm registry
-// and names them in NODE24_BIN and DENO_BIN; without them a developer's run
-// skips their tests and says so, and REQUIRE_SERVICES=1 makes that a failure.
+// own type stripping) and Deno. Deno is a dev dependency (pinned, as its
+// formatter's output is the project's style), so npm ci brings it; .ci/run
+// installs Node 24 from the npm registry and names it in NODE24_BIN. Without
+// one a developer's run skips its tests and says so, and REQUIRE_SERVICES=1
+// makes that a failure.
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 
 const required = process.env["REQUIRE_SERVICES"] === "1";
 
@@ -15,8 +19,10 @@ function find(variable: string, command: string, versionPattern: RegExp): string
 /** Node 24's binary: `NODE24_BIN`, or a `node24` on PATH. */
 export const node24 = find("NODE24_BIN", "node24", /^v24\./);
 
-/** Deno's binary: `DENO_BIN`, or `deno` on PATH. */
-export const deno = find("DENO_BIN", "deno", /^deno 2\./);
+const projectDeno = join(import.meta.dirname, "..", "..", "node_modules", ".bin", "deno");
+
+/** Deno's binary: `DENO_BIN`, else the project's dev dependency, else `deno` on PATH. */
+export const deno = find("DENO_BIN", existsSync(projectDeno) ? projectDeno : "deno", /^deno 2\./);
 
 function skipUnless(found: string | undefined, what: string): false | string {
   return found !== undefined || required ? false : `${what} is not installed (.ci/run installs it); set REQUIRE_SERVICES=1 to fail instead`;
