@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type ProduceAck, produceAcknowledged, type ProduceRequest } from "../../lib/relay/kafka/kafka_client.ts";
-import type { KafkaRecordOut } from "../../lib/relay/kafka/kafka_queue.ts";
+import type { KafkaRecordOut } from "../../lib/relay/kafka/kafka_log.ts";
 
 function record(topic: string, partition: number, key: string): KafkaRecordOut {
   return { topic, partition, key, value: key };

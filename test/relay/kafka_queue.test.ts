@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { connectKafka } from "../../lib/relay/kafka/kafka_client.ts";
-import { type KafkaLog, KafkaQueue, kafkaTopics } from "../../lib/relay/kafka/kafka_queue.ts";
+import type { KafkaLog } from "../../lib/relay/kafka/kafka_log.ts";
+import { KafkaQueue, kafkaTopics } from "../../lib/relay/kafka/kafka_queue.ts";
 import type { RelayError } from "../../lib/relay/mod.ts";
 import { jobQueueContract, makeJob } from "../_contracts/job_queue.ts";
 import { freePort } from "../_helpers/redis.ts";

@@ -3,14 +3,8 @@
 // reading a partition.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  type KafkaBatch,
-  type KafkaLog,
-  KafkaQueue,
-  type KafkaRecordOut,
-  type KafkaSubscribeOptions,
-  kafkaTopics,
-} from "../../lib/relay/kafka/kafka_queue.ts";
+import type { KafkaBatch, KafkaLog, KafkaRecordOut, KafkaSubscribeOptions } from "../../lib/relay/kafka/kafka_log.ts";
+import { KafkaQueue, kafkaTopics } from "../../lib/relay/kafka/kafka_queue.ts";
 import { makeJob } from "../_contracts/job_queue.ts";
 
 const TOPICS = kafkaTopics("unit");

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Consumer } from "kafkajs";
 import type { TopicDescription } from "./check_kafka_topics.ts";
-import type { KafkaLog, KafkaRecordOut, KafkaSubscribeOptions, KafkaSubscription } from "./kafka_queue.ts";
+import type { KafkaLog, KafkaRecordOut, KafkaSubscribeOptions, KafkaSubscription } from "./kafka_log.ts";
 
 /** Options of {@linkcode connectKafka}. */
 export interface ConnectKafkaOptions {

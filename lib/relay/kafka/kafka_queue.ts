@@ -1,6 +1,6 @@
 import { Heap } from "../_heap.ts";
-import { AttemptStats, MessageLog, readPage } from "../_message_log.ts";
-import { queueFull, RelayError } from "../errors.ts";
+import { readPage } from "../_message_log.ts";
+import { queueFull } from "../errors.ts";
 import { MemoryQueue } from "../memory_queue.ts";
 import type {
   Attempt,
@@ -10,80 +10,18 @@ import type {
   Death,
   EnqueueBatch,
   EnqueueResult,
-  IdempotentAnswer,
   Job,
   JobQueue,
   JobView,
   Lease,
-  MessageCursor,
   MessagePage,
   MessageQuery,
   QueueDepth,
 } from "../queue.ts";
-
-/** A record to append. */
-export interface KafkaRecordOut {
-  readonly topic: string;
-  readonly partition: number;
-  readonly key: string;
-  /** null: a tombstone. */
-  readonly value: string | null;
-}
-
-/** A record read. */
-export interface KafkaRecordIn {
-  readonly offset: number;
-  readonly key: string | null;
-  readonly value: string | null;
-}
-
-/** Records of one partition, in offset order. */
-export interface KafkaBatch {
-  readonly topic: string;
-  readonly partition: number;
-  readonly records: readonly KafkaRecordIn[];
-}
-
-/** A consumer-group member's hold on its partitions. */
-export interface KafkaSubscription {
-  /** Stops fetching a partition (its records wait in the log). */
-  pause(topic: string, partition: number): void;
-  resume(topic: string, partition: number): void;
-  /** Commits, for each partition, the offset of the next record to read. */
-  commit(offsets: readonly { readonly topic: string; readonly partition: number; readonly offset: number }[]): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** Options of {@linkcode KafkaLog.subscribe}. */
-export interface KafkaSubscribeOptions {
-  readonly groupId: string;
-  readonly topics: readonly string[];
-  /** Read a partition with no committed offset from its start (else from its end). */
-  readonly fromBeginning: boolean;
-  /** Told of records as they are fetched; the next fetch of the partition waits for it. */
-  readonly onBatch: (batch: KafkaBatch) => void;
-  /** Told of each new assignment: partitions by topic. */
-  readonly onAssign: (assigned: ReadonlyMap<string, readonly number[]>) => void;
-}
-
-/**
- * What {@linkcode KafkaQueue} needs of Kafka: kafka_client.ts implements it
- * with `kafkajs`; nothing else in the queue knows the client.
- */
-export interface KafkaLog {
-  /**
-   * Appends records, acknowledged by every in-sync replica (`acks: -1`).
-   * @returns each record's offset, in order
-   */
-  produce(records: readonly KafkaRecordOut[]): Promise<number[]>;
-  /** Joins a consumer group; resolves once the first assignment is known. */
-  subscribe(options: KafkaSubscribeOptions): Promise<KafkaSubscription>;
-  /** Partitions of a topic. */
-  partitions(topic: string): Promise<number>;
-  /** The offset after the last record, by partition. */
-  ends(topic: string): Promise<Map<number, number>>;
-  close(): Promise<void>;
-}
+import { PartitionOffsets, type RecordPlace } from "./_kafka_offsets.ts";
+import { KafkaOutbox } from "./_kafka_outbox.ts";
+import { KafkaView, parseJson, type StateRecord, type ViewRetention } from "./_kafka_view.ts";
+import type { KafkaBatch, KafkaLog, KafkaRecordOut, KafkaSubscription } from "./kafka_log.ts";
 
 /** Topic names of a {@linkcode KafkaQueue}. */
 export interface KafkaTopics {
@@ -148,33 +86,9 @@ export interface KafkaQueueOptions {
   readonly catchUpMs?: number;
 }
 
-/** A job's latest state as the state topic holds it. */
-interface StateRecord {
-  readonly rev: number;
-  readonly state: "ready" | "delayed" | "delivered" | "dead";
-  readonly reason: string;
-  readonly finished: number;
-  readonly job: Job;
-}
-
 /** Where a job being worked on came from: its record, to commit once handled. */
-interface Origin {
-  readonly topic: string;
-  readonly partition: number;
-  readonly offset: number;
+interface Origin extends RecordPlace {
   readonly rev: number;
-}
-
-/** A partition this process reads. */
-interface PartitionState {
-  owned: boolean;
-  /** The offset after the highest record read; -1 before the first. */
-  next: number;
-  /** Offsets of records read whose jobs are in hand (not yet delivered or handed on). */
-  readonly unhandled: Set<number>;
-  paused: boolean;
-  /** The offset last committed (at first, the one reading started from). */
-  committed: number;
 }
 
 /** A retry read from its topic before its due time. */
@@ -203,6 +117,11 @@ interface JobRecord {
  * dies leaves its jobs to the others (delivery is at least once). Every
  * job's latest state goes to a compacted state topic that every process
  * reads whole, for the status, dead-letter and replay APIs.
+ *
+ * Its parts: the view of every job from the state topic (_kafka_view.ts),
+ * the appends awaiting acknowledgement (_kafka_outbox.ts) and the offsets of
+ * the partitions it reads (_kafka_offsets.ts); this class moves jobs
+ * between them and the local work queue.
  * @example
  * ```ts
  * const log = await connectKafka(["127.0.0.1:9092"]);
@@ -213,52 +132,43 @@ export class KafkaQueue implements JobQueue {
   readonly #log: KafkaLog;
   readonly #topics: KafkaTopics;
   readonly #capacity: number;
-  readonly #deliveredRetention: number;
-  readonly #maxDelivered: number;
-  readonly #deadRetention: number;
-  readonly #maxDeadPerTenant: number;
-  readonly #maxBuffered: number;
-  readonly #catchUpMs: number;
+  readonly #retention: ViewRetention;
   readonly #partitionCount: number;
   readonly #local = new MemoryQueue({ capacity: Number.MAX_SAFE_INTEGER, maxDelivered: 0, maxDeadPerTenant: 0, deadRetentionMs: 0, deliveredRetentionMs: 0 });
   readonly #origins = new Map<string, Origin>();
   readonly #waiting = new Heap<Waiting>((a, b) => a.dueAt < b.dueAt);
-  readonly #partitions = new Map<string, PartitionState>();
-  /** The last offset this process appended, by jobs or retry partition: `claim` waits to have read it. */
-  readonly #produced = new Map<string, number>();
-  #readWaiters: (() => void)[] = [];
+  readonly #offsets: PartitionOffsets;
   #work: KafkaSubscription | undefined;
   /** Job batches read before the state topic was: they wait for it. */
   #stateRead: KafkaBatch[] | undefined = [];
   #stateReader: KafkaSubscription | undefined;
-  readonly #setTimer: (task: () => void, ms: number) => () => void;
-  /** Cancels the pending commit, when one is due. */
-  #cancelCommit: (() => void) | undefined;
-  // The view of every job, from the state topic (and this process's own writes at once).
-  readonly #view = new Map<string, StateRecord>();
-  readonly #byMessage = new Map<string, string[]>();
-  /** Each tenant's messages in log order, and the attempts counted as the view takes them in. */
-  readonly #messageLog = new MessageLog();
-  readonly #stats = new AttemptStats();
-  readonly #idempotency = new Map<string, { answer: IdempotentAnswer; expiresAt: number }>();
-  readonly #counts = { ready: 0, delayed: 0, delivered: 0, dead: 0 };
-  // Appends of one turn of the event loop go as one request (a group commit).
-  #outbox: { records: KafkaRecordOut[]; resolve: (offsets: number[]) => void; reject: (error: unknown) => void }[] = [];
+  /** The view of every job, from the state topic (and this process's own writes at once). */
+  readonly #view = new KafkaView();
+  /** Appends of one turn of the event loop go as one request (a group commit). */
+  readonly #outbox: KafkaOutbox;
 
   private constructor(log: KafkaLog, options: KafkaQueueOptions, partitionCount: number) {
     this.#log = log;
     this.#topics = options.topics;
     this.#capacity = options.capacity ?? 100_000;
-    this.#deliveredRetention = options.deliveredRetentionMs ?? 86_400_000;
-    this.#maxDelivered = options.maxDelivered ?? 100_000;
-    this.#deadRetention = options.deadRetentionMs ?? 604_800_000;
-    this.#maxDeadPerTenant = options.maxDeadPerTenant ?? 10_000;
-    this.#maxBuffered = options.maxBufferedPerPartition ?? 10_000;
-    this.#catchUpMs = options.catchUpMs ?? 2000;
+    this.#retention = {
+      deliveredRetentionMs: options.deliveredRetentionMs ?? 86_400_000,
+      maxDelivered: options.maxDelivered ?? 100_000,
+      deadRetentionMs: options.deadRetentionMs ?? 604_800_000,
+      maxDeadPerTenant: options.maxDeadPerTenant ?? 10_000,
+    };
     this.#partitionCount = partitionCount;
-    this.#setTimer = options.setTimer ?? ((task, ms) => {
-      const timer = setTimeout(task, ms);
-      return () => clearTimeout(timer);
+    this.#offsets = new PartitionOffsets({
+      maxBuffered: options.maxBufferedPerPartition ?? 10_000,
+      catchUpMs: options.catchUpMs ?? 2000,
+      setTimer: options.setTimer ?? ((task, ms) => {
+        const timer = setTimeout(task, ms);
+        return () => clearTimeout(timer);
+      }),
+    });
+    this.#outbox = new KafkaOutbox(log, (record, offset) => {
+      // What this process appended to its own jobs and retry partitions: `claim` waits to have read it.
+      if (record.topic === this.#topics.jobs || record.topic === this.#topics.retry) this.#offsets.produced(record.topic, record.partition, offset);
     });
   }
 
@@ -283,10 +193,11 @@ export class KafkaQueue implements JobQueue {
         topics: [options.topics.jobs, options.topics.retry],
         fromBeginning: true,
         onBatch: (batch) => queue.#stateRead === undefined ? queue.#read(batch) : queue.#stateRead.push(batch),
-        onAssign: (assigned) => queue.#assign(assigned),
+        onAssign: (assigned) => queue.#offsets.assign(assigned),
       }),
     ]);
     queue.#work = work;
+    queue.#offsets.attach(work);
     const early = queue.#stateRead ?? [];
     queue.#stateRead = undefined;
     for (const batch of early) queue.#read(batch);
@@ -309,7 +220,7 @@ export class KafkaQueue implements JobQueue {
       fromBeginning: true,
       onBatch: (batch) => {
         for (const record of batch.records) {
-          if (record.key !== null) this.#applyRecord(record.key, record.value);
+          if (record.key !== null) this.#view.applyRecord(record.key, record.value);
           reached.set(batch.partition, record.offset + 1);
         }
         check();
@@ -323,40 +234,40 @@ export class KafkaQueue implements JobQueue {
   enqueue(batch: EnqueueBatch): Promise<EnqueueResult> {
     const idempotencyKey = batch.idempotency === undefined ? undefined : `${batch.tenantId}\n${batch.idempotency.key}`;
     if (idempotencyKey !== undefined) {
-      const previous = this.#idempotency.get(idempotencyKey);
+      const previous = this.#view.answer(idempotencyKey);
       if (previous !== undefined) return Promise.resolve({ accepted: false, previous: previous.answer });
     }
-    if (this.#counts.ready + this.#counts.delayed + batch.jobs.length > this.#capacity) {
+    if (this.#view.counts.ready + this.#view.counts.delayed + batch.jobs.length > this.#capacity) {
       return Promise.reject(queueFull("queue the message", this.#capacity));
     }
-    if (this.#byMessage.has(batch.messageId)) {
+    if (this.#view.jobsOf(batch.messageId) !== undefined) {
       return Promise.reject(new TypeError(`Cannot queue message ${batch.messageId}: it is queued already`));
     }
     // Seen at once by this process, so the next batch of the same turn is checked against it.
     const records: KafkaRecordOut[] = [];
     for (const job of batch.jobs) {
       const state: StateRecord = { rev: 0, state: "ready", reason: "", finished: 0, job };
-      this.#apply(state);
+      this.#view.apply(state);
       records.push(this.#jobRecord(this.#topics.jobs, job, 0), this.#stateRecord(state));
     }
     if (idempotencyKey !== undefined && batch.idempotency !== undefined) {
       const kept = { answer: batch.idempotency.answer, expiresAt: batch.idempotency.expiresAt };
-      this.#idempotency.set(idempotencyKey, kept);
+      this.#view.keepAnswer(idempotencyKey, kept);
       records.push({ topic: this.#topics.state, partition: this.#partitionOf(batch.tenantId), key: `idem:${idempotencyKey}`, value: JSON.stringify(kept) });
     }
-    return this.#append(records).then(
+    return this.#outbox.append(records).then(
       () => ({ accepted: true }),
       (error: unknown) => {
         // Not appended: as if never queued.
-        for (const job of batch.jobs) this.#forget(job.id);
-        if (idempotencyKey !== undefined) this.#idempotency.delete(idempotencyKey);
+        for (const job of batch.jobs) this.#view.forget(job.id);
+        if (idempotencyKey !== undefined) this.#view.dropAnswer(idempotencyKey);
         throw error;
       },
     );
   }
 
   async claim(options: ClaimOptions): Promise<Lease[]> {
-    await this.#caughtUp();
+    await this.#offsets.caughtUp();
     this.#promote(options.now);
     // Jobs in hand are delivered even if their partition has gone to another process since: that one may
     // send them again (at least once), but dropping them here would lose any the client does not read again.
@@ -379,12 +290,12 @@ export class KafkaQueue implements JobQueue {
       finished: attempt.at + attempt.latencyMs,
       job: { ...lease.job, attempts: [...lease.job.attempts, attempt] },
     };
-    this.#apply(state);
+    this.#view.apply(state);
     try {
-      await this.#append([this.#stateRecord(state)]);
+      await this.#outbox.append([this.#stateRecord(state)]);
     } finally {
       // Delivered whether or not its state could be written.
-      this.#handled(origin);
+      this.#offsets.handled(origin);
     }
     return true;
   }
@@ -396,14 +307,14 @@ export class KafkaQueue implements JobQueue {
     const job: Job = { ...lease.job, attempts: [...lease.job.attempts, attempt], dueAt };
     const state: StateRecord = { rev: origin.rev + 1, state: "delayed", reason: "", finished: 0, job };
     try {
-      await this.#append([this.#jobRecord(this.#topics.retry, job, state.rev), this.#stateRecord(state)]);
+      await this.#outbox.append([this.#jobRecord(this.#topics.retry, job, state.rev), this.#stateRecord(state)]);
     } catch (error) {
       // Kept here, its record not handled, until it can be handed on.
       this.#waiting.push({ dueAt, job, origin });
       throw error;
     }
-    this.#apply(state);
-    this.#handled(origin);
+    this.#view.apply(state);
+    this.#offsets.handled(origin);
     return true;
   }
 
@@ -419,26 +330,26 @@ export class KafkaQueue implements JobQueue {
     const job: Job = death.attempt === undefined ? lease.job : { ...lease.job, attempts: [...lease.job.attempts, death.attempt] };
     const state: StateRecord = { rev: origin.rev + 1, state: "dead", reason: death.reason, finished: death.at, job };
     try {
-      await this.#append([this.#jobRecord(this.#topics.dead, job, state.rev), this.#stateRecord(state)]);
+      await this.#outbox.append([this.#jobRecord(this.#topics.dead, job, state.rev), this.#stateRecord(state)]);
     } catch (error) {
       this.#waiting.push({ dueAt: death.at, job: lease.job, origin });
       throw error;
     }
-    this.#apply(state);
-    this.#handled(origin);
+    this.#view.apply(state);
+    this.#offsets.handled(origin);
     return true;
   }
 
   deadLetters(tenantId: string, query: DeadLetterQuery): Promise<JobView[]> {
-    const dead = this.#dead(tenantId).filter((entry) => query.endpointId === undefined || entry.job.endpointId === query.endpointId);
+    const dead = this.#view.dead(tenantId).filter((entry) => query.endpointId === undefined || entry.job.endpointId === query.endpointId);
     return Promise.resolve(dead.slice(0, query.limit).map((entry) => ({ ...entry.job, state: "dead", reason: entry.reason })));
   }
 
   async replay(tenantId: string, target: { readonly jobId: string } | { readonly endpointId?: string }, now: number): Promise<number> {
-    const chosen = this.#dead(tenantId).filter((entry) =>
+    const chosen = this.#view.dead(tenantId).filter((entry) =>
       "jobId" in target ? entry.job.id === target.jobId : target.endpointId === undefined || entry.job.endpointId === target.endpointId
     );
-    if (this.#counts.ready + this.#counts.delayed + chosen.length > this.#capacity) {
+    if (this.#view.counts.ready + this.#view.counts.delayed + chosen.length > this.#capacity) {
       throw queueFull(`replay ${chosen.length} jobs`, this.#capacity);
     }
     const records: KafkaRecordOut[] = [];
@@ -448,14 +359,14 @@ export class KafkaQueue implements JobQueue {
       states.push(state);
       records.push(this.#jobRecord(this.#topics.jobs, state.job, state.rev), this.#stateRecord(state));
     }
-    if (records.length > 0) await this.#append(records);
-    for (const state of states) this.#apply(state);
+    if (records.length > 0) await this.#outbox.append(records);
+    for (const state of states) this.#view.apply(state);
     return chosen.length;
   }
 
   async message(tenantId: string, messageId: string): Promise<JobView[]> {
     const views: JobView[] = [];
-    for (const id of this.#byMessage.get(messageId) ?? []) {
+    for (const id of this.#view.jobsOf(messageId) ?? []) {
       const entry = this.#view.get(id);
       if (entry === undefined || entry.job.tenantId !== tenantId) continue;
       // A job in hand here: its state is the local one (leased, or released to wait).
@@ -468,25 +379,25 @@ export class KafkaQueue implements JobQueue {
   }
 
   messages(tenantId: string, query: MessageQuery): Promise<MessagePage> {
-    return readPage(this.#messageLog.newestFirst(tenantId, query), query, (key) => this.message(tenantId, key.messageId));
+    return readPage(this.#view.newestFirst(tenantId, query), query, (key) => this.message(tenantId, key.messageId));
   }
 
   attemptStats(tenantId: string, since: number): Promise<AttemptCounts[]> {
-    return Promise.resolve(this.#stats.totals(tenantId, since));
+    return Promise.resolve(this.#view.attemptTotals(tenantId, since));
   }
 
   async depth(now: number): Promise<QueueDepth> {
     const local = await this.#local.depth(now);
     return {
-      ready: Math.max(0, this.#counts.ready - local.leased),
-      delayed: this.#counts.delayed,
+      ready: Math.max(0, this.#view.counts.ready - local.leased),
+      delayed: this.#view.counts.delayed,
       leased: local.leased,
-      dead: this.#counts.dead,
+      dead: this.#view.counts.dead,
     };
   }
 
   async nextDue(): Promise<number | undefined> {
-    await this.#caughtUp();
+    await this.#offsets.caughtUp();
     const local = await this.#local.nextDue();
     const waiting = this.#waiting.peek()?.dueAt;
     if (local === undefined) return waiting;
@@ -495,65 +406,27 @@ export class KafkaQueue implements JobQueue {
 
   async sweep(now: number): Promise<void> {
     await this.#local.sweep(now);
-    this.#stats.sweep(now);
-    for (const [key, kept] of this.#idempotency) if (kept.expiresAt <= now) this.#idempotency.delete(key);
-    const delivered: StateRecord[] = [];
-    const deadByTenant = new Map<string, StateRecord[]>();
-    for (const entry of this.#view.values()) {
-      if (entry.state === "delivered") {
-        if (entry.finished <= now - this.#deliveredRetention) this.#forget(entry.job.id);
-        else delivered.push(entry);
-      } else if (entry.state === "dead") {
-        if (entry.finished <= now - this.#deadRetention) this.#forget(entry.job.id);
-        else {
-          const dead = deadByTenant.get(entry.job.tenantId);
-          if (dead === undefined) deadByTenant.set(entry.job.tenantId, [entry]);
-          else dead.push(entry);
-        }
-      }
-    }
-    const oldestFirst = (a: StateRecord, b: StateRecord): number => a.finished - b.finished;
-    for (const entry of delivered.sort(oldestFirst).slice(0, Math.max(0, delivered.length - this.#maxDelivered))) this.#forget(entry.job.id);
-    for (const dead of deadByTenant.values()) {
-      for (const entry of dead.sort(oldestFirst).slice(0, Math.max(0, dead.length - this.#maxDeadPerTenant))) this.#forget(entry.job.id);
-    }
+    this.#view.sweep(now, this.#retention);
   }
 
   async close(): Promise<void> {
     // What is handled is committed while this process still holds its partitions.
-    await this.#commit();
+    await this.#offsets.commit();
     await Promise.allSettled([this.#work?.close(), this.#stateReader?.close()]);
     await this.#log.close();
   }
 
   /** Takes records of the jobs and retry topics into the local work queue. */
   #read(batch: KafkaBatch): void {
-    const key = `${batch.topic}\n${batch.partition}`;
-    let partition = this.#partitions.get(key);
-    // The client hands over records of a partition only while this process holds it, whatever the order of its events.
-    if (partition === undefined) this.#partitions.set(key, (partition = newPartition()));
-    else if (!partition.owned) hold(partition);
-    for (const record of batch.records) {
-      // The first record read is where the group's last commit left off.
-      if (partition.next < 0) partition.committed = record.offset;
-      partition.next = Math.max(partition.next, record.offset + 1);
-      // Read again (after a rebalance the client starts over from the last commit) while its job is in hand.
-      if (partition.unhandled.has(record.offset)) continue;
+    this.#offsets.read(batch, (record) => {
       const parsed = parseJobRecord(record.value);
       // Unreadable, superseded (the state topic has a later revision: delivered, retried, dead) or in hand from another record: nothing to do.
-      if (parsed === undefined || this.#stale(parsed) || this.#origins.has(parsed.job.id)) continue;
-      partition.unhandled.add(record.offset);
+      if (parsed === undefined || this.#stale(parsed) || this.#origins.has(parsed.job.id)) return false;
       const from: Origin = { topic: batch.topic, partition: batch.partition, offset: record.offset, rev: parsed.rev };
       if (batch.topic === this.#topics.retry) this.#waiting.push({ dueAt: parsed.job.dueAt, job: parsed.job, origin: from });
       else this.#take(parsed.job, from);
-    }
-    if (!partition.paused && partition.unhandled.size >= this.#maxBuffered) {
-      partition.paused = true;
-      this.#work?.pause(batch.topic, batch.partition);
-    }
-    const waiters = this.#readWaiters;
-    this.#readWaiters = [];
-    for (const wake of waiters) wake();
+      return true;
+    });
   }
 
   /** Puts a job into the local work queue. */
@@ -567,7 +440,7 @@ export class KafkaQueue implements JobQueue {
     for (let next = this.#waiting.peek(); next !== undefined && next.dueAt <= now; next = this.#waiting.peek()) {
       this.#waiting.pop();
       if (this.#origins.has(next.job.id)) {
-        this.#handled(next.origin);
+        this.#offsets.handled(next.origin);
         continue;
       }
       this.#take(next.job, next.origin);
@@ -578,110 +451,6 @@ export class KafkaQueue implements JobQueue {
   #stale(record: JobRecord): boolean {
     const known = this.#view.get(record.job.id);
     return known !== undefined && known.rev > record.rev;
-  }
-
-  #assign(assigned: ReadonlyMap<string, readonly number[]>): void {
-    const now = new Set<string>();
-    for (const [topic, partitions] of assigned) for (const partition of partitions) now.add(`${topic}\n${partition}`);
-    // A partition lost keeps its record of jobs in hand (they are still delivered) but commits no more:
-    // its new holder reads it again from the last commit.
-    for (const [key, state] of this.#partitions) {
-      if (!now.has(key)) state.owned = false;
-      else if (!state.owned) hold(state);
-    }
-    for (const key of now) if (!this.#partitions.has(key)) this.#partitions.set(key, newPartition());
-  }
-
-  /** Marks a record handled; commits what is handled in order at the end of the turn. */
-  #handled(origin: Origin): void {
-    const partition = this.#partitions.get(`${origin.topic}\n${origin.partition}`);
-    if (partition === undefined) return;
-    partition.unhandled.delete(origin.offset);
-    if (partition.paused && partition.unhandled.size < this.#maxBuffered / 2) {
-      partition.paused = false;
-      this.#work?.resume(origin.topic, origin.partition);
-    }
-    // Commits go out at most every 100 ms: each is a request to the group's coordinator.
-    if (this.#cancelCommit === undefined) this.#cancelCommit = this.#setTimer(() => void this.#commit(), 100);
-  }
-
-  async #commit(): Promise<void> {
-    this.#cancelCommit?.();
-    this.#cancelCommit = undefined;
-    const offsets: { topic: string; partition: number; offset: number }[] = [];
-    for (const [key, partition] of this.#partitions) {
-      if (!partition.owned) continue;
-      let next = partition.next;
-      for (const offset of partition.unhandled) next = Math.min(next, offset);
-      // Nothing read yet: the group's committed offset stands.
-      if (next < 0 || next <= partition.committed) continue;
-      partition.committed = next;
-      const [topic, number] = key.split("\n") as [string, string];
-      offsets.push({ topic, partition: Number(number), offset: next });
-    }
-    // A commit refused in a rebalance is made good by the next one, or the records are read again: at least once.
-    if (offsets.length > 0) await this.#work?.commit(offsets).catch(() => {});
-  }
-
-  /**
-   * Waits (a bounded time) until this process has read back what it appended
-   * to its own partitions. A partition it no longer holds, or has paused, is
-   * not waited for: no record of it is coming (waiting there made every
-   * claim take the whole bound after a rebalance).
-   */
-  async #caughtUp(): Promise<void> {
-    const deadline = Date.now() + this.#catchUpMs;
-    for (;;) {
-      let behind = false;
-      for (const [key, last] of this.#produced) {
-        const partition = this.#partitions.get(key);
-        if (partition === undefined || !partition.owned || partition.paused || partition.next > last) this.#produced.delete(key);
-        else behind = true;
-      }
-      if (!behind || Date.now() >= deadline) return;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(1, deadline - Date.now()));
-        this.#readWaiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
-  }
-
-  /** Appends records with those of the same turn, in one request. */
-  #append(records: KafkaRecordOut[]): Promise<number[]> {
-    return new Promise((resolve, reject) => {
-      if (this.#outbox.length === 0) setImmediate(() => void this.#flush());
-      this.#outbox.push({ records, resolve, reject });
-    });
-  }
-
-  async #flush(): Promise<void> {
-    const outbox = this.#outbox;
-    this.#outbox = [];
-    const all = outbox.flatMap((entry) => entry.records);
-    let offsets: number[];
-    try {
-      offsets = await this.#log.produce(all);
-    } catch (error) {
-      const unavailable = new RelayError("ERR_RELAY_QUEUE_UNAVAILABLE", `Cannot use the Kafka queue: ${(error as Error).message}`, {
-        retryAfterMs: 1000,
-        cause: error,
-      });
-      for (const entry of outbox) entry.reject(unavailable);
-      return;
-    }
-    all.forEach((record, i) => {
-      if (record.topic !== this.#topics.jobs && record.topic !== this.#topics.retry) return;
-      const key = `${record.topic}\n${record.partition}`;
-      if (this.#partitions.get(key)?.owned === true) this.#produced.set(key, Math.max(this.#produced.get(key) ?? -1, offsets[i]!));
-    });
-    let at = 0;
-    for (const entry of outbox) {
-      entry.resolve(offsets.slice(at, at + entry.records.length));
-      at += entry.records.length;
-    }
   }
 
   #jobRecord(topic: string, job: Job, rev: number): KafkaRecordOut {
@@ -697,99 +466,6 @@ export class KafkaQueue implements JobQueue {
     let hash = 0x811c9dc5;
     for (let i = 0; i < tenantId.length; i++) hash = Math.imul(hash ^ tenantId.charCodeAt(i), 0x01000193);
     return (hash >>> 0) % this.#partitionCount;
-  }
-
-  /** Applies a state-topic record read from the log. */
-  #applyRecord(key: string, value: string | null): void {
-    if (key.startsWith("idem:")) {
-      const idempotencyKey = key.slice("idem:".length);
-      if (value === null) this.#idempotency.delete(idempotencyKey);
-      else {
-        const kept = parseJson(value) as { answer: IdempotentAnswer; expiresAt: number } | undefined;
-        if (kept !== undefined) this.#idempotency.set(idempotencyKey, kept);
-      }
-      return;
-    }
-    if (!key.startsWith("job:")) return;
-    if (value === null) {
-      this.#forget(key.slice("job:".length));
-      return;
-    }
-    const state = parseJson(value) as StateRecord | undefined;
-    if (state !== undefined && typeof state.rev === "number" && typeof state.job?.id === "string") this.#apply(state);
-  }
-
-  /**
-   * Takes a job's state into the view, unless the view has a later one; the
-   * attempts it holds beyond the view's are counted (every process reads
-   * every state record, so each counts every attempt once).
-   */
-  #apply(state: StateRecord): void {
-    const id = state.job.id;
-    const known = this.#view.get(id);
-    if (known !== undefined) {
-      if (known.rev >= state.rev) return;
-      this.#counts[known.state]--;
-    } else {
-      const ids = this.#byMessage.get(state.job.messageId);
-      if (ids === undefined) {
-        this.#byMessage.set(state.job.messageId, [id]);
-        this.#messageLog.add(state.job.tenantId, { createdAt: state.job.createdAt, messageId: state.job.messageId });
-      } else ids.push(id);
-    }
-    const attempts = state.job.attempts;
-    for (let i = known?.job.attempts.length ?? 0; i < attempts.length; i++) this.#stats.count(state.job.tenantId, state.job.endpointId, attempts[i]!);
-    this.#view.set(id, state);
-    this.#counts[state.state]++;
-  }
-
-  #forget(id: string): void {
-    const known = this.#view.get(id);
-    if (known === undefined) return;
-    this.#view.delete(id);
-    this.#counts[known.state]--;
-    const ids = this.#byMessage.get(known.job.messageId)?.filter((other) => other !== id) ?? [];
-    if (ids.length === 0) {
-      this.#byMessage.delete(known.job.messageId);
-      this.#messageLog.drop(known.job.tenantId, (key) => this.#kept(key));
-    } else this.#byMessage.set(known.job.messageId, ids);
-  }
-
-  /** Whether a key of the log still names a message in the view. */
-  #kept(key: MessageCursor): boolean {
-    const first = this.#byMessage.get(key.messageId)?.[0];
-    return first !== undefined && this.#view.get(first)?.job.createdAt === key.createdAt;
-  }
-
-  /** A tenant's dead jobs, newest first. */
-  #dead(tenantId: string): StateRecord[] {
-    const dead: StateRecord[] = [];
-    for (const entry of this.#view.values()) if (entry.state === "dead" && entry.job.tenantId === tenantId) dead.push(entry);
-    return dead.sort((a, b) => b.finished - a.finished);
-  }
-}
-
-function newPartition(): PartitionState {
-  return { owned: true, next: -1, unhandled: new Set(), paused: false, committed: -1 };
-}
-
-/**
- * Takes back a partition lost before: reading starts over from the group's
- * last commit, which another process may have moved past this one's, so
- * what this one read or committed then says nothing (committing its old
- * position would move the group's back). Jobs still in hand stay in hand.
- */
-function hold(partition: PartitionState): void {
-  partition.owned = true;
-  partition.next = -1;
-  partition.committed = -1;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
   }
 }
 
