@@ -33,6 +33,7 @@ import type { Endpoint, Tenant } from "./tenants.ts";
 export interface RelayServiceOptions {
   /** The tenants and endpoints: a `TenantRegistry`, or an `EndpointDirectory` that stores changes in the relay's backend. */
   readonly registry: TenantDirectory;
+  /** Both halves of the port: intake queues and replays (lifecycle); the message log, dead letters and attempt counts show (inspection). */
   readonly queue: JobQueue;
   /** Wall clock, milliseconds since the epoch. */
   readonly now: () => number;

@@ -7,7 +7,7 @@
 export { RelayError } from "./errors.ts";
 export type { RelayErrorCode, RelayErrorOptions, RelayFieldError } from "./errors.ts";
 export { RELAY_ERROR_STATUS } from "./error_status.ts";
-export type { Attempt, AttemptBucket, AttemptCounts, AttemptOutcome, ClaimOptions, DeadLetterQuery, Death, DeliveryStatus, EnqueueBatch, EnqueueResult, IdempotentAnswer, Job, JobQueue, JobState, JobView, Lease, MessageCursor, MessagePage, MessageQuery, QueueDepth } from "./queue.ts";
+export type { Attempt, AttemptBucket, AttemptCounts, AttemptOutcome, ClaimOptions, DeadLetterQuery, Death, DeliveryStatus, EnqueueBatch, EnqueueResult, IdempotentAnswer, Job, JobQueue, JobState, JobView, Lease, MessageCursor, MessagePage, MessageQuery, QueueDepth, QueueInspection, QueueLifecycle } from "./queue.ts";
 export { MemoryQueue } from "./memory_queue.ts";
 export type { MemoryQueueOptions, MemoryQueueSnapshot, QueueChange, SnapshotJob } from "./memory_queue.ts";
 export { EndpointDirectory } from "./endpoint_directory.ts";

@@ -93,7 +93,7 @@ export interface EnqueueBatch {
   readonly idempotency?: { readonly key: string; readonly answer: IdempotentAnswer; readonly expiresAt: number };
 }
 
-/** What {@linkcode JobQueue.enqueue} did. */
+/** What {@linkcode QueueLifecycle.enqueue} did. */
 export type EnqueueResult =
   | { readonly accepted: true }
   /** The key was used before: nothing was queued; here is the first answer. */
@@ -111,7 +111,7 @@ export interface QueueDepth {
   readonly dead: number;
 }
 
-/** Options of {@linkcode JobQueue.claim}. */
+/** Options of {@linkcode QueueLifecycle.claim}. */
 export interface ClaimOptions {
   readonly now: number;
   /** At most this many jobs. */
@@ -141,7 +141,7 @@ export function endpointKey(tenantId: string, endpointId: string): string {
   return `${tenantId}\n${endpointId}`;
 }
 
-/** Options of {@linkcode JobQueue.deadLetters}. */
+/** Options of {@linkcode QueueInspection.deadLetters}. */
 export interface DeadLetterQuery {
   /** At most this many, newest first. */
   readonly limit: number;
@@ -172,7 +172,7 @@ export interface MessageCursor {
   readonly messageId: string;
 }
 
-/** Options of {@linkcode JobQueue.messages}: which messages, and where the page starts. */
+/** Options of {@linkcode QueueInspection.messages}: which messages, and where the page starts. */
 export interface MessageQuery {
   /** At most this many messages. */
   readonly limit: number;
@@ -198,7 +198,7 @@ export interface MessagePage {
   readonly next?: MessageCursor;
 }
 
-/** Attempts of one endpoint over a time, from {@linkcode JobQueue.attemptStats}. */
+/** Attempts of one endpoint over a time, from {@linkcode QueueInspection.attemptStats}. */
 export interface AttemptCounts {
   readonly endpointId: string;
   /** Attempts made, whatever their outcome. */
@@ -224,13 +224,15 @@ export const ATTEMPT_STATS_BUCKET_MS = 300_000;
 export const ATTEMPT_STATS_RETENTION_MS = 86_400_000;
 
 /**
- * The relay's queue port: memory, Redis and Kafka implement it, and one
- * contract suite (test/_contracts/job_queue.ts) holds them to it. Every
- * method that moves a job takes the lease that claimed it and returns false,
- * doing nothing, when that lease is no longer the job's (it expired and the
- * job was claimed again): at-least-once, never a job moved twice.
+ * The lifecycle half of the relay's queue port: what moves a job from
+ * intake to its end (queued, claimed, leased, retried, released, delivered
+ * or dead, replayed, forgotten past its retention). Every method that moves
+ * a job takes the lease that claimed it and returns false, doing nothing,
+ * when that lease is no longer the job's (it expired and the job was claimed
+ * again): at-least-once, never a job moved twice. The worker
+ * ({@linkcode RelayWorker}) needs this half only.
  */
-export interface JobQueue {
+export interface QueueLifecycle {
   /**
    * Queues a batch whole, or nothing when its idempotency key was used.
    * @throws {RelayError} `ERR_RELAY_QUEUE_FULL` when the batch does not fit,
@@ -258,14 +260,31 @@ export interface JobQueue {
   release(lease: Lease, dueAt: number): Promise<boolean>;
   /** Records the last attempt (if any) and moves the job to the dead letters. */
   bury(lease: Lease, death: Death): Promise<boolean>;
-  /** A tenant's dead jobs, newest first. */
-  deadLetters(tenantId: string, query: DeadLetterQuery): Promise<JobView[]>;
   /**
    * Queues dead jobs of a tenant again, due at `now`, their attempts kept:
    * one by id, or all of them (of one endpoint when given).
    * @returns how many were queued
    */
   replay(tenantId: string, target: { readonly jobId: string } | { readonly endpointId?: string }, now: number): Promise<number>;
+  /**
+   * When the earliest job that is not ready yet (a retry, or a lease that may
+   * expire) is due; undefined when there is none. Ready jobs are for `claim`.
+   */
+  nextDue(): Promise<number | undefined>;
+  /** Forgets delivered jobs, dead letters, idempotency keys and attempt counts past their retention. */
+  sweep(now: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The inspection half of the relay's queue port: what shows jobs without
+ * moving them (a message's jobs, the message log, dead letters, attempt
+ * counts, depth by state), for the status and dead-letter APIs and the
+ * queue-depth gauge.
+ */
+export interface QueueInspection {
+  /** A tenant's dead jobs, newest first. */
+  deadLetters(tenantId: string, query: DeadLetterQuery): Promise<JobView[]>;
   /** A message's jobs, one per endpoint; empty when unknown or not the tenant's. */
   message(tenantId: string, messageId: string): Promise<JobView[]>;
   /**
@@ -287,12 +306,19 @@ export interface JobQueue {
    */
   attemptStats(tenantId: string, since: number): Promise<AttemptCounts[]>;
   depth(now: number): Promise<QueueDepth>;
-  /**
-   * When the earliest job that is not ready yet (a retry, or a lease that may
-   * expire) is due; undefined when there is none. Ready jobs are for `claim`.
-   */
-  nextDue(): Promise<number | undefined>;
-  /** Forgets delivered jobs, dead letters, idempotency keys and attempt counts past their retention. */
-  sweep(now: number): Promise<void>;
-  close(): Promise<void>;
 }
+
+/**
+ * The relay's queue port: memory, Redis and Kafka implement it, and one
+ * contract suite (test/_contracts/job_queue.ts) holds them to it. It is the
+ * two halves together, {@linkcode QueueLifecycle} (moving jobs) and
+ * {@linkcode QueueInspection} (showing them); each consumer is typed with
+ * what it uses:
+ * - {@linkcode RelayWorker} (`RelayWorkerOptions.queue`): the lifecycle only
+ *   (claim, renew, ack, retry, release, bury, nextDue);
+ * - `createRelayService` (`RelayServiceOptions.queue`): both, enqueue and
+ *   replay with the message log, messages, dead letters and attempt counts;
+ * - `startRelayService` (the queue it opens): both, sweep and close with
+ *   the depth gauge, and it hands the queue to the worker and the routes.
+ */
+export interface JobQueue extends QueueLifecycle, QueueInspection {}

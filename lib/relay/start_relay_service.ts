@@ -218,6 +218,7 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
 }
 
 interface OpenedQueue {
+  /** Both halves of the port: the worker takes the lifecycle, the routes both, and the depth gauge and sweeps run here. */
   readonly queue: JobQueue;
   /** Jobs waiting (ready or delayed) in the journaled memory queue at start. */
   readonly restored: number;

@@ -1,13 +1,14 @@
 import { signWebhook } from "../crypto/mod.ts";
 import { type RetrySchedule, retryAfterDelay, retryDelay } from "./backoff.ts";
 import type { Deliver, DeliveryResult } from "./http_delivery.ts";
-import { type Attempt, type AttemptOutcome, endpointKey, type Job, type JobQueue, type Lease } from "./queue.ts";
+import { type Attempt, type AttemptOutcome, endpointKey, type Job, type Lease, type QueueLifecycle } from "./queue.ts";
 import type { TenantDirectory } from "./endpoint_directory.ts";
 import { type Endpoint, signingKeys } from "./tenants.ts";
 
 /** Options of {@linkcode RelayWorker}. */
 export interface RelayWorkerOptions {
-  readonly queue: JobQueue;
+  /** The queue's lifecycle half: the worker claims, renews and moves jobs, and shows none. */
+  readonly queue: QueueLifecycle;
   /** The endpoints; an endpoint answering 410 is disabled through it. */
   readonly registry: TenantDirectory;
   readonly deliver: Deliver;
