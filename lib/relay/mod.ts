@@ -9,7 +9,8 @@ export type { RelayErrorCode, RelayErrorOptions, RelayFieldError } from "./error
 export { RELAY_ERROR_STATUS } from "./error_status.ts";
 export type { Attempt, AttemptBucket, AttemptCounts, AttemptOutcome, ClaimOptions, DeadLetterQuery, Death, DeliveryStatus, EnqueueBatch, EnqueueResult, IdempotentAnswer, Job, JobQueue, JobState, JobView, Lease, MessageCursor, MessagePage, MessageQuery, QueueDepth, QueueInspection, QueueLifecycle } from "./queue.ts";
 export { MemoryQueue } from "./memory_queue.ts";
-export type { MemoryQueueOptions, MemoryQueueSnapshot, QueueChange, SnapshotJob } from "./memory_queue.ts";
+export type { MemoryQueueOptions } from "./memory_queue.ts";
+export type { MemoryQueueSnapshot, QueueChange, SnapshotJob } from "./_memory_queue_snapshot.ts";
 export { EndpointDirectory } from "./endpoint_directory.ts";
 export type { DirectoryOpening, EndpointDirectoryOptions, TenantDirectory } from "./endpoint_directory.ts";
 export { MemoryConfigStore } from "./config_store.ts";
