@@ -3,6 +3,7 @@ import { baseErrors, checkPatch, conflictErrors, findConflicts } from "./check_p
 import { patchChanges } from "./apply_patch.ts";
 import { idempotencyMismatch, SyncError } from "./errors.ts";
 import { RevisionLog, type RevisionLogState } from "./revision_log.ts";
+import { drainOwnerQueue, runTicketWork } from "./_work_scheduler.ts";
 import { type Idempotency, IDEMPOTENCY_RETENTION_MS, type SubmitResult, type SyncStore, type SyncUser, type TicketWork } from "./sync_store.ts";
 import {
   type Ticket,
@@ -252,16 +253,20 @@ export class MemorySyncStore implements SyncStore {
   async runWork(owner: string): Promise<number> {
     if (this.#running.has(owner)) return 0;
     this.#running.add(owner);
-    let count = 0;
     try {
-      for (let next = this.#queues.get(owner)?.[0]; next !== undefined; next = this.#queues.get(owner)?.[0]) {
-        await this.#run(next);
-        count++;
-      }
+      // One ticket at a time: each is its own change, and the first failure ends the run.
+      return await drainOwnerQueue({
+        batch: 1,
+        run: async () => {
+          const next = this.#queues.get(owner)?.[0];
+          if (next === undefined) return 0;
+          await this.#run(next);
+          return 1;
+        },
+      });
     } finally {
       this.#running.delete(owner);
     }
-    return count;
   }
 
   waitingOwners(): Promise<string[]> {
@@ -295,17 +300,16 @@ export class MemorySyncStore implements SyncStore {
       // At work until it ends: shown, not journaled (the end is), so a ticket the process stopped at is new again after a restart, and run then.
       const current = this.#tickets.get(owner, ticket);
       if (current !== undefined && current !== "expired" && current.ticket.status === "new") this.#setStatus(ticket, "work", {});
-      switch (work.kind) {
-        case "patch":
-          return await this.#applyQueued(ticket, owner, work.patch);
-        case "snapshot":
-          return await this.#finishWith(ticket, () => this.#pruned(owner).snapshot(this.#pruned(owner).resolve(work.at)));
-        case "diff":
-          return await this.#finishWith(ticket, () => {
+      return await runTicketWork(work, {
+        applyPatch: (patch) => this.#applyQueued(ticket, owner, patch),
+        snapshot: (at) => attempt(() => this.#pruned(owner).snapshot(this.#pruned(owner).resolve(at))),
+        diff: (base, to) =>
+          attempt(() => {
             const log = this.#pruned(owner);
-            return log.diff(log.resolve(work.base), log.resolve(work.to));
-          });
-      }
+            return log.diff(log.resolve(base), log.resolve(to));
+          }),
+        end: (status, update) => this.#status(ticket, status, update),
+      });
     } catch (error) {
       // A ticket that expired while queued, or a failure: the work ends either way.
       if (this.#work.has(ticket)) await this.#status(ticket, "failed").catch(() => this.#unqueue(ticket));
@@ -325,27 +329,17 @@ export class MemorySyncStore implements SyncStore {
     return checkPatch(patch, log, userOf(owner, log));
   }
 
-  async #applyQueued(ticket: string, owner: string, patch: SyncPatch): Promise<void> {
+  /** Checks and applies a queued patch; its revision and its ticket's end are one change. */
+  async #applyQueued(ticket: string, owner: string, patch: SyncPatch): Promise<SubmitResult> {
     const log = this.#log(owner);
     const errors = this.#check(owner, patch);
-    if (errors.length > 0) return this.#status(ticket, "aborted", { errors });
+    if (errors.length > 0) return { errors, revision: undefined };
     const changes = patchChanges(patch, log);
-    if (changes.length === 0) return this.#status(ticket, "done", { errors: [] });
+    if (changes.length === 0) return { errors: [], revision: undefined };
     // The revision and the ticket's end in one change: replayed together or not at all.
     const drawn = this.#draw(() => this.#commit(owner, changes, ticket));
-    return this.#record({ op: "commit", owner, changes, ticket, ...drawn });
-  }
-
-  /** Ends a snapshot or diff ticket with what `compute` gives, or as failed when its revisions are gone. */
-  async #finishWith(ticket: string, compute: () => TicketData | undefined): Promise<void> {
-    let data: TicketData | undefined;
-    try {
-      data = compute();
-    } catch (error) {
-      if (!(error instanceof SyncError)) throw error;
-      return this.#status(ticket, "failed");
-    }
-    return this.#status(ticket, "done", data === undefined ? {} : { data });
+    await this.#record({ op: "commit", owner, changes, ticket, ...drawn });
+    return { errors: [], revision: log.head };
   }
 
   async #status(ticket: string, status: TicketStatus, update: { errors?: readonly ObjectErrors[]; data?: TicketData } = {}): Promise<void> {

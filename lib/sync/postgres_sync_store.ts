@@ -9,6 +9,7 @@ import { type Idempotency, IDEMPOTENCY_RETENTION_MS, type SubmitResult, type Syn
 import type { Ticket, TicketData, TicketResult, TicketStatus } from "./ticket_store.ts";
 import type { Change, EntityName, ObjectErrors, Revision, SyncData, SyncDiff, SyncObject, SyncPatch } from "./types.ts";
 import { formatTimestamp } from "./_time.ts";
+import { drainOwnerQueue, runTicketWork } from "./_work_scheduler.ts";
 
 /** The sync domain's tables, one migration a version: released steps are never edited. */
 export const SYNC_MIGRATIONS: readonly string[] = [
@@ -451,15 +452,16 @@ export class PostgresSyncStore implements SyncStore {
     return outcomes.map((outcome, i) => (typeof outcome === "object" && !(outcome instanceof SyncError) && !done.has(placements[i]!.owner) ? "again" : outcome));
   }
 
-  async runWork(owner: string): Promise<number> {
-    let count = 0;
+  runWork(owner: string): Promise<number> {
     // Up to a batch of an owner's queue in one transaction (one commit for them all); after a
     // failure, one ticket at a time, so that the ticket at fault fails alone.
-    let batch = WORK_BATCH;
-    for (;;) {
-      let ran: number;
-      try {
-        ran = await this.#db.transaction(async (db) => {
+    return drainOwnerQueue({
+      batch: WORK_BATCH,
+      isOutage: (error) => error instanceof StorageError,
+      // A look before another transaction: most queues are empty by now.
+      more: async () => (await this.#db.query("SELECT 1 FROM sync_tickets WHERE owner = $1 AND work IS NOT NULL LIMIT 1", [owner])).rows.length > 0,
+      run: (batch) =>
+        this.#db.transaction(async (db) => {
           // One runner per owner over every process: a runner that does not get the lock finds no rows, and leaves the queue to the one that has it.
           // In one round trip: the tickets and the context's row, locked together (the batch's commits go
           // after this head), and the objects the batch's patches read (me, the teams, the messages they name).
@@ -496,18 +498,8 @@ export class PostgresSyncStore implements SyncStore {
           const locked: Locked = { head: revisionOf(rows[0]!), view };
           for (const row of rows) await this.#run(db, row, locked);
           return rows.length;
-        });
-      } catch (error) {
-        if (batch === 1 || error instanceof StorageError) throw error;
-        batch = 1;
-        continue;
-      }
-      if (ran === 0) return count;
-      count += ran;
-      // A look before another transaction: most queues are empty by now.
-      const { rows } = await this.#db.query("SELECT 1 FROM sync_tickets WHERE owner = $1 AND work IS NOT NULL LIMIT 1", [owner]);
-      if (rows.length === 0) return count;
-    }
+        }),
+    });
   }
 
   async waitingOwners(): Promise<string[]> {
@@ -570,29 +562,13 @@ export class PostgresSyncStore implements SyncStore {
       return;
     }
     const resolve = (client: SqlClient, uuid: string) => this.#resolve(client, owner, uuid);
-    switch (work.kind) {
-      case "patch": {
-        const { errors, revision } = await this.#apply(db, owner, work.patch, { uuid: row.uuid, createdAt: Number(row.created_at) }, locked);
-        // A revision made ended the ticket in the same statement; otherwise it ends here.
-        if (revision === undefined) await end(errors.length > 0 ? "aborted" : "done", errors);
-        return;
-      }
-      case "snapshot":
-      case "diff": {
-        let data: TicketData | undefined;
-        try {
-          data = work.kind === "snapshot"
-            ? await snapshotOf(db, owner, await resolve(db, work.at), resolve)
-            : await diffOf(db, owner, await resolve(db, work.base), await resolve(db, work.to), resolve);
-        } catch (error) {
-          if (!(error instanceof SyncError)) throw error;
-          await end("failed", []);
-          return;
-        }
-        await end("done", [], data ?? null);
-        return;
-      }
-    }
+    await runTicketWork(work, {
+      // A revision made ends the ticket in the same statement.
+      applyPatch: (patch) => this.#apply(db, owner, patch, { uuid: row.uuid, createdAt: Number(row.created_at) }, locked),
+      snapshot: async (at) => await snapshotOf(db, owner, await resolve(db, at), resolve),
+      diff: async (base, to) => await diffOf(db, owner, await resolve(db, base), await resolve(db, to), resolve),
+      end: async (status, update) => void (await end(status, update.errors ?? [], update.data ?? null)),
+    });
   }
 
   /**
