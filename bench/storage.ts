@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectPostgres, migrate } from "../lib/storage/mod.ts";
 import { PostgresSyncStore } from "../lib/sync/mod.ts";
-import { SYNC_MIGRATIONS } from "../lib/sync/postgres_sync_store.ts";
+import { SYNC_MIGRATIONS } from "../lib/sync/_postgres_sync_sql.ts";
 import { startPostgres } from "../test/_helpers/postgres.ts";
 import { login, signUp } from "../test/_helpers/sync_client.ts";
 import { type BenchResult, report } from "./_data.ts";

@@ -4,4 +4,4 @@
  * module), so it can change without a change to the public surface.
  * @module
  */
-export { SYNC_MIGRATIONS } from "./postgres_sync_store.ts";
+export { SYNC_MIGRATIONS } from "./_postgres_sync_sql.ts";

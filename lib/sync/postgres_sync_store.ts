@@ -3,68 +3,62 @@ import { type SqlClient, type SqlPool, StorageError } from "../storage/mod.ts";
 import { patchChanges } from "./apply_patch.ts";
 import { baseErrors, checkPatch, conflictErrors, findConflicts } from "./check_patch.ts";
 import { idempotencyMismatch, SyncError } from "./errors.ts";
-import { buildDiff, buildSnapshot, type Seen, type Tables } from "./_revision_data.ts";
-import type { ObjectView } from "./revision_log.ts";
 import { type Idempotency, IDEMPOTENCY_RETENTION_MS, type SubmitResult, type SyncStore, type SyncUser, type TicketWork } from "./sync_store.ts";
 import type { Ticket, TicketData, TicketResult, TicketStatus } from "./ticket_store.ts";
-import type { Change, EntityName, ObjectErrors, Revision, SyncData, SyncDiff, SyncObject, SyncPatch } from "./types.ts";
+import type { Change, ObjectErrors, Revision, SyncData, SyncDiff, SyncObject, SyncPatch } from "./types.ts";
 import { formatTimestamp } from "./_time.ts";
 import { drainOwnerQueue, runTicketWork } from "./_work_scheduler.ts";
+import {
+  CHANGED_SINCE_SQL,
+  CLAIM_WORK_SQL,
+  commitRevisionSql,
+  CONFLICT_REVISIONS_SQL,
+  CONTEXT_SIZE_SQL,
+  CREATE_CONTEXT_SQL,
+  CREATE_FIRST_CHANGE_SQL,
+  CREATE_FIRST_OBJECT_SQL,
+  CREATE_FIRST_REVISION_SQL,
+  DELETE_CONTEXT_SQL,
+  DELETE_OWNED_SQL,
+  END_TICKET_SQL,
+  ENQUEUE_SQL,
+  PLACE_READ_SQL,
+  PLACE_WRITE_SQL,
+  QUEUED_WORK_SQL,
+  READ_IDEMPOTENCY_KEY_SQL,
+  RESOLVE_REVISION_SQL,
+  SWEEP_BATCH,
+  SWEEP_CHANGES_SQL,
+  SWEEP_IDEMPOTENCY_SQL,
+  SWEEP_OBJECTS_SQL,
+  SWEEP_ORPHAN_TICKETS_SQL,
+  SWEEP_TICKET_DATA_SQL,
+  SWEEP_TICKETS_SQL,
+  TAKE_IDEMPOTENCY_KEY_SQL,
+  TICKET_SQL,
+  WAITING_OWNERS_SQL,
+} from "./_postgres_sync_sql.ts";
+import {
+  diffOf,
+  ENTITIES,
+  type HeadRow,
+  headOf,
+  loadView,
+  lockContext,
+  noContext,
+  type ObjectRow,
+  placedKeys,
+  PlacementRows,
+  revisionOf,
+  revisionRows,
+  RowView,
+  snapshotOf,
+  type TicketRow,
+  ticketOf,
+} from "./_postgres_sync_rows.ts";
 
-/** The sync domain's tables, one migration a version: released steps are never edited. */
-export const SYNC_MIGRATIONS: readonly string[] = [
-  `CREATE TABLE sync_contexts (
-     owner uuid PRIMARY KEY,
-     head_serial integer NOT NULL,
-     head_uuid uuid NOT NULL,
-     head_created_at bigint NOT NULL,
-     size integer NOT NULL);
-   CREATE TABLE sync_revisions (
-     owner uuid NOT NULL,
-     serial integer NOT NULL,
-     uuid uuid NOT NULL UNIQUE,
-     created_at bigint NOT NULL,
-     PRIMARY KEY (owner, serial));
-   CREATE TABLE sync_changes (
-     owner uuid NOT NULL,
-     serial integer NOT NULL,
-     seq integer NOT NULL,
-     entity smallint NOT NULL,
-     key text NOT NULL,
-     prev jsonb,
-     next jsonb,
-     PRIMARY KEY (owner, serial, seq));
-   CREATE TABLE sync_objects (
-     owner uuid NOT NULL,
-     entity smallint NOT NULL,
-     key text NOT NULL,
-     value jsonb,
-     last_serial integer NOT NULL,
-     PRIMARY KEY (owner, entity, key));
-   CREATE INDEX sync_objects_last_serial ON sync_objects (owner, last_serial);
-   CREATE TABLE sync_tickets (
-     uuid uuid PRIMARY KEY,
-     owner uuid NOT NULL,
-     seq bigserial,
-     client_serial bigint,
-     status text NOT NULL,
-     created_at bigint NOT NULL,
-     status_changed_at bigint NOT NULL,
-     errors jsonb NOT NULL,
-     data jsonb,
-     work jsonb);
-   CREATE INDEX sync_tickets_work ON sync_tickets (owner, seq) WHERE work IS NOT NULL;
-   CREATE INDEX sync_tickets_created_at ON sync_tickets (created_at);`,
-  // 2: Idempotency-Key of patches, a day per user.
-  `CREATE TABLE sync_idempotency (
-     owner uuid NOT NULL,
-     key text NOT NULL,
-     fingerprint text NOT NULL,
-     ticket jsonb NOT NULL,
-     created_at bigint NOT NULL,
-     PRIMARY KEY (owner, key));
-   CREATE INDEX sync_idempotency_created_at ON sync_idempotency (created_at);`,
-];
+// The store class; the SQL it runs is in _postgres_sync_sql.ts, the rows it
+// reads and writes and what they map to in _postgres_sync_rows.ts.
 
 /** Options of {@linkcode PostgresSyncStore}. */
 export interface PostgresSyncStoreOptions {
@@ -89,8 +83,6 @@ export interface PostgresSyncStoreOptions {
   readonly workConcurrency?: number;
 }
 
-const ENTITIES: readonly EntityName[] = ["me", "messages", "teams"];
-const INDEX: Readonly<Record<EntityName, number>> = { me: 0, messages: 1, teams: 2 };
 /** Ids of pruned revisions answer 410 for this many retention periods, then 404. */
 const FORGET_FACTOR = 10;
 /** Times a placed patch is checked again after another writer moved the head first, before it is queued instead. */
@@ -103,20 +95,6 @@ const PLACE_RUNNING = 2;
 const PLACE_WAITING = 10_000;
 /** Queued tickets of one owner run in one transaction at most. */
 const WORK_BATCH = 32;
-/** Rows changed at most by one statement of a sweep, so that a sweep never holds locks for long. */
-const SWEEP_BATCH = 5000;
-
-interface TicketRow {
-  uuid: string;
-  owner: string;
-  client_serial: string | null;
-  status: TicketStatus;
-  created_at: string;
-  status_changed_at: string;
-  errors: ObjectErrors[];
-  data: TicketData | null;
-  work: TicketWork | null;
-}
 
 /**
  * The {@linkcode SyncStore} on PostgreSQL (`DATABASE_URL`), shared by every
@@ -193,14 +171,14 @@ export class PostgresSyncStore implements SyncStore {
   async createContextIn(db: SqlClient, user: SyncUser): Promise<boolean> {
     const [uuid, createdAt] = [this.#uuid(), this.#now()];
     const { rowCount } = await db.query(
-      "INSERT INTO sync_contexts (owner, head_serial, head_uuid, head_created_at, size) VALUES ($1, 1, $2, $3, 1) ON CONFLICT DO NOTHING",
+      CREATE_CONTEXT_SQL,
       [user.uuid, uuid, createdAt],
     );
     if (rowCount === 0) return false;
     const me: SyncObject = { uuid: user.uuid, username: user.username, notify_language: user.notifyLanguage };
-    await db.query("INSERT INTO sync_revisions (owner, serial, uuid, created_at) VALUES ($1, 1, $2, $3)", [user.uuid, uuid, createdAt]);
-    await db.query("INSERT INTO sync_changes (owner, serial, seq, entity, key, prev, next) VALUES ($1, 1, 0, 0, $2, NULL, $3)", [user.uuid, user.uuid, me]);
-    await db.query("INSERT INTO sync_objects (owner, entity, key, value, last_serial) VALUES ($1, 0, $2, $3, 1)", [user.uuid, user.uuid, me]);
+    await db.query(CREATE_FIRST_REVISION_SQL, [user.uuid, uuid, createdAt]);
+    await db.query(CREATE_FIRST_CHANGE_SQL, [user.uuid, user.uuid, me]);
+    await db.query(CREATE_FIRST_OBJECT_SQL, [user.uuid, user.uuid, me]);
     return true;
   }
 
@@ -213,14 +191,14 @@ export class PostgresSyncStore implements SyncStore {
   }
 
   async size(owner: string): Promise<number> {
-    const { rows } = await this.#db.query<{ size: number }>("SELECT size FROM sync_contexts WHERE owner = $1", [owner]);
+    const { rows } = await this.#db.query<{ size: number }>(CONTEXT_SIZE_SQL, [owner]);
     if (rows[0] === undefined) throw noContext();
     return rows[0].size;
   }
 
   async changedSince(owner: string, base: Revision): Promise<number> {
     await this.#resolve(this.#db, owner, base.uuid);
-    const { rows } = await this.#db.query<{ count: string }>("SELECT count(*) AS count FROM sync_objects WHERE owner = $1 AND last_serial > $2", [owner, base.serial]);
+    const { rows } = await this.#db.query<{ count: string }>(CHANGED_SINCE_SQL, [owner, base.serial]);
     return Number(rows[0]!.count);
   }
 
@@ -239,10 +217,8 @@ export class PostgresSyncStore implements SyncStore {
   deleteContext(owner: string): Promise<boolean> {
     return this.#db.transaction(async (db) => {
       // The context's row first: a runner holding it finishes before the rest goes.
-      const { rowCount } = await db.query("DELETE FROM sync_contexts WHERE owner = $1", [owner]);
-      for (const table of ["sync_changes", "sync_objects", "sync_revisions", "sync_tickets", "sync_idempotency"]) {
-        await db.query(`DELETE FROM ${table} WHERE owner = $1`, [owner]);
-      }
+      const { rowCount } = await db.query(DELETE_CONTEXT_SQL, [owner]);
+      for (const text of DELETE_OWNED_SQL) await db.query(text, [owner]);
       return rowCount === 1;
     });
   }
@@ -256,15 +232,12 @@ export class PostgresSyncStore implements SyncStore {
       const ticket: Ticket = Object.freeze({ uuid, client_serial: clientSerial, status: "new", created_at: stamp, status_changed_at: stamp, errors: Object.freeze([]) });
       // The key is taken (or taken over from a key past its day) by one request; a racing one waits for its commit, then finds it.
       const { rowCount } = await db.query(
-        `INSERT INTO sync_idempotency (owner, key, fingerprint, ticket, created_at) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (owner, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, ticket = EXCLUDED.ticket, created_at = EXCLUDED.created_at
-         WHERE sync_idempotency.created_at < $6`,
+        TAKE_IDEMPOTENCY_KEY_SQL,
         [owner, idempotency.key, idempotency.fingerprint, ticket, now, now - IDEMPOTENCY_RETENTION_MS],
       );
       if (rowCount === 1) return this.#enqueue(db, owner, clientSerial, work, limit, ticket);
       const { rows } = await db.query<{ fingerprint: string; ticket: Ticket; now: TicketRow | null }>(
-        `SELECT k.fingerprint, k.ticket, (SELECT to_jsonb(t) FROM sync_tickets t WHERE t.uuid = (k.ticket->>'uuid')::uuid) AS now
-         FROM sync_idempotency k WHERE k.owner = $1 AND k.key = $2`,
+        READ_IDEMPOTENCY_KEY_SQL,
         [owner, idempotency.key],
       );
       const kept = rows[0]!;
@@ -277,10 +250,7 @@ export class PostgresSyncStore implements SyncStore {
     const uuid = made?.uuid ?? this.#uuid();
     const now = this.#now();
     const { rowCount } = await db.query(
-      `INSERT INTO sync_tickets (uuid, owner, client_serial, status, created_at, status_changed_at, errors, work)
-       SELECT $1, $2, $3, 'new', $4, $4, '[]', $5
-       WHERE EXISTS (SELECT 1 FROM sync_contexts WHERE owner = $2)
-         AND (SELECT count(*) FROM (SELECT 1 FROM sync_tickets WHERE owner = $2 AND work IS NOT NULL LIMIT $6) AS queued) < $6`,
+      ENQUEUE_SQL,
       [uuid, owner, clientSerial, now, work, limit],
     );
     if (rowCount === 0) {
@@ -333,35 +303,14 @@ export class PostgresSyncStore implements SyncStore {
 
   async #tryPlace(placements: readonly Placement[]): Promise<(Ticket | "queue" | "again" | SyncError)[]> {
     const owners = placements.map((placement) => placement.owner);
-    const named = { owners: [] as string[], entities: [] as number[], keys: [] as string[] };
-    for (const placement of placements) {
-      const { entities, keys } = namedKeys([placement.patch]);
-      for (const [i, key] of keys.entries()) {
-        named.owners.push(placement.owner);
-        named.entities.push(entities[i]!);
-        named.keys.push(key);
-      }
-    }
+    const named = placedKeys(placements);
     const { rows } = await this.#db.query<HeadRow & { owner: string; queued: boolean; objects: ObjectRow[] | null }>(
-      `SELECT x.owner, x.head_serial, x.head_uuid, x.head_created_at,
-         EXISTS (SELECT 1 FROM sync_tickets t WHERE t.owner = x.owner AND t.work IS NOT NULL) AS queued,
-         (SELECT jsonb_agg(jsonb_build_array(entity, key, value, last_serial)) FROM (
-            SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = x.owner AND entity IN (0, 2) AND value IS NOT NULL
-            UNION ALL
-            SELECT o.entity, o.key, o.value, o.last_serial
-            FROM unnest($2::uuid[], $3::smallint[], $4::text[]) AS named(owner, entity, key) CROSS JOIN LATERAL (
-              SELECT entity, key, value, last_serial FROM sync_objects
-              WHERE owner = named.owner AND entity = named.entity AND key = named.key LIMIT 1) AS o
-            WHERE named.owner = x.owner) AS read) AS objects
-       FROM sync_contexts x WHERE x.owner = ANY($1::uuid[])`,
+      PLACE_READ_SQL,
       [owners, named.owners, named.entities, named.keys],
     );
     const found = new Map(rows.map((row) => [row.owner, row]));
     const outcomes: (Ticket | "queue" | "again" | SyncError)[] = [];
-    const heads = { owners: [] as string[], serials: [] as number[], uuids: [] as string[], times: [] as number[], sizes: [] as number[] };
-    const changes = { owners: [] as string[], serials: [] as number[], seqs: [] as number[], entities: [] as number[], keys: [] as string[], prevs: [] as (string | null)[], nexts: [] as (string | null)[] };
-    const objects = { owners: [] as string[], entities: [] as number[], keys: [] as string[], values: [] as (string | null)[], serials: [] as number[] };
-    const tickets = { uuids: [] as string[], owners: [] as string[], serials: [] as (number | null)[], statuses: [] as TicketStatus[], times: [] as number[], errors: [] as string[], expected: [] as number[] };
+    const written = new PlacementRows();
     for (const placement of placements) {
       const { owner, patch, clientSerial } = placement;
       const row = found.get(owner);
@@ -381,73 +330,19 @@ export class PostgresSyncStore implements SyncStore {
       const made = errors.length > 0 ? [] : patchChanges(patch, view);
       if (made.length > 0) {
         const serial = head.serial + 1;
-        const rows = revisionRows(view, made, serial);
-        heads.owners.push(owner);
-        heads.serials.push(serial);
-        heads.uuids.push(this.#uuid());
-        heads.times.push(now);
-        heads.sizes.push(rows.sizeDelta);
-        for (const [i, seq] of rows.seqs.entries()) {
-          changes.owners.push(owner);
-          changes.serials.push(serial);
-          changes.seqs.push(seq);
-          changes.entities.push(rows.entities[i]!);
-          changes.keys.push(rows.keys[i]!);
-          changes.prevs.push(rows.prevs[i]!);
-          changes.nexts.push(rows.nexts[i]!);
-        }
-        for (const i of rows.finals) {
-          objects.owners.push(owner);
-          objects.entities.push(rows.entities[i]!);
-          objects.keys.push(rows.keys[i]!);
-          objects.values.push(rows.nexts[i]!);
-          objects.serials.push(serial);
-        }
+        written.addRevision(owner, serial, this.#uuid(), now, revisionRows(view, made, serial));
       }
       const status: TicketStatus = errors.length > 0 ? "aborted" : "done";
       const uuid = this.#uuid();
-      tickets.uuids.push(uuid);
-      tickets.owners.push(owner);
-      tickets.serials.push(clientSerial);
-      tickets.statuses.push(status);
-      tickets.times.push(now);
-      tickets.errors.push(JSON.stringify(errors));
-      tickets.expected.push(head.serial);
+      written.addTicket({ uuid, owner, clientSerial, status, at: now, errors, expected: head.serial });
       const stamp = formatTimestamp(now);
       outcomes.push(Object.freeze({ uuid, client_serial: clientSerial, status, created_at: stamp, status_changed_at: stamp, errors: Object.freeze(errors) }));
     }
-    if (tickets.uuids.length === 0) return outcomes;
+    if (written.tickets === 0) return outcomes;
     // One statement, one commit: the rows of the owners whose head is the one read and who have
     // nothing queued are locked in owner order (two batches never wait on each other in a circle);
     // then their heads, revisions, changes, objects and ended tickets are written. The rest: again.
-    const { rows: placed } = await this.#db.query<{ owner: string }>(
-      `WITH k AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::bigint[], $6::jsonb[], $7::integer[])
-                    AS k(uuid, owner, client_serial, status, at, errors, expected)),
-         l AS (SELECT x.owner FROM sync_contexts x JOIN k ON k.owner = x.owner
-               WHERE x.head_serial = k.expected AND NOT EXISTS (SELECT 1 FROM sync_tickets t WHERE t.owner = x.owner AND t.work IS NOT NULL)
-               ORDER BY x.owner FOR UPDATE OF x),
-         u AS (SELECT * FROM unnest($8::uuid[], $9::integer[], $10::uuid[], $11::bigint[], $12::integer[])
-                    AS u(owner, serial, uuid, created_at, size_delta) WHERE owner IN (SELECT owner FROM l)),
-         h AS (UPDATE sync_contexts x SET head_serial = u.serial, head_uuid = u.uuid, head_created_at = u.created_at, size = x.size + u.size_delta
-               FROM u WHERE x.owner = u.owner),
-         r AS (INSERT INTO sync_revisions (owner, serial, uuid, created_at) SELECT owner, serial, uuid, created_at FROM u),
-         c AS (INSERT INTO sync_changes (owner, serial, seq, entity, key, prev, next)
-               SELECT * FROM unnest($13::uuid[], $14::integer[], $15::integer[], $16::smallint[], $17::text[], $18::jsonb[], $19::jsonb[])
-                 AS c(owner, serial, seq, entity, key, prev, next) WHERE owner IN (SELECT owner FROM l)),
-         o AS (INSERT INTO sync_objects (owner, entity, key, value, last_serial)
-               SELECT * FROM unnest($20::uuid[], $21::smallint[], $22::text[], $23::jsonb[], $24::integer[])
-                 AS o(owner, entity, key, value, last_serial) WHERE owner IN (SELECT owner FROM l)
-               ON CONFLICT (owner, entity, key) DO UPDATE SET value = EXCLUDED.value, last_serial = EXCLUDED.last_serial),
-         t AS (INSERT INTO sync_tickets (uuid, owner, client_serial, status, created_at, status_changed_at, errors, work)
-               SELECT uuid, owner, client_serial, status, at, at, errors, NULL FROM k WHERE owner IN (SELECT owner FROM l))
-       SELECT owner FROM l`,
-      [
-        tickets.uuids, tickets.owners, tickets.serials, tickets.statuses, tickets.times, tickets.errors, tickets.expected,
-        heads.owners, heads.serials, heads.uuids, heads.times, heads.sizes,
-        changes.owners, changes.serials, changes.seqs, changes.entities, changes.keys, changes.prevs, changes.nexts,
-        objects.owners, objects.entities, objects.keys, objects.values, objects.serials,
-      ],
-    );
+    const { rows: placed } = await this.#db.query<{ owner: string }>(PLACE_WRITE_SQL, written.params());
     const done = new Set(placed.map((row) => row.owner));
     return outcomes.map((outcome, i) => (typeof outcome === "object" && !(outcome instanceof SyncError) && !done.has(placements[i]!.owner) ? "again" : outcome));
   }
@@ -459,32 +354,14 @@ export class PostgresSyncStore implements SyncStore {
       batch: WORK_BATCH,
       isOutage: (error) => error instanceof StorageError,
       // A look before another transaction: most queues are empty by now.
-      more: async () => (await this.#db.query("SELECT 1 FROM sync_tickets WHERE owner = $1 AND work IS NOT NULL LIMIT 1", [owner])).rows.length > 0,
+      more: async () => (await this.#db.query(QUEUED_WORK_SQL, [owner])).rows.length > 0,
       run: (batch) =>
         this.#db.transaction(async (db) => {
           // One runner per owner over every process: a runner that does not get the lock finds no rows, and leaves the queue to the one that has it.
           // In one round trip: the tickets and the context's row, locked together (the batch's commits go
           // after this head), and the objects the batch's patches read (me, the teams, the messages they name).
           const { rows } = await db.query<TicketRow & HeadRow & { seen_serial: number; objects: ObjectRow[] | null }>(
-            `WITH claimed AS (
-               SELECT t.*, x.head_serial, x.head_uuid, x.head_created_at FROM sync_tickets t JOIN sync_contexts x ON x.owner = t.owner
-               WHERE t.owner = $1 AND t.work IS NOT NULL AND pg_try_advisory_xact_lock(hashtext($2))
-               ORDER BY t.seq LIMIT $3 FOR UPDATE),
-             named AS (
-               SELECT 1 AS entity, jsonb_array_elements(work->'patch'->'objects'->'messages')->>'uuid' AS key FROM claimed WHERE work->>'kind' = 'patch'
-               UNION
-               SELECT 1, jsonb_array_elements_text(work->'patch'->'deleted_objects'->'messages') FROM claimed WHERE work->>'kind' = 'patch'
-               UNION
-               SELECT 2, jsonb_array_elements(work->'patch'->'objects'->'teams')->>'uuid' FROM claimed WHERE work->>'kind' = 'patch'
-               UNION
-               SELECT 2, jsonb_array_elements_text(work->'patch'->'deleted_objects'->'teams') FROM claimed WHERE work->>'kind' = 'patch')
-             SELECT claimed.*, (SELECT head_serial FROM sync_contexts WHERE owner = $1) AS seen_serial, (SELECT jsonb_agg(jsonb_build_array(entity, key, value, last_serial)) FROM (
-                 SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity IN (0, 2) AND value IS NOT NULL
-                 UNION ALL
-                 SELECT o.entity, o.key, o.value, o.last_serial FROM named CROSS JOIN LATERAL (
-                   SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity = named.entity AND key = named.key LIMIT 1) AS o) AS read
-               ) AS objects
-             FROM claimed ORDER BY seq`,
+            CLAIM_WORK_SQL,
             [owner, `tributary-sync-run:${owner}`, batch],
           );
           if (rows.length === 0) return 0;
@@ -503,12 +380,12 @@ export class PostgresSyncStore implements SyncStore {
   }
 
   async waitingOwners(): Promise<string[]> {
-    const { rows } = await this.#db.query<{ owner: string }>("SELECT DISTINCT owner FROM sync_tickets WHERE work IS NOT NULL");
+    const { rows } = await this.#db.query<{ owner: string }>(WAITING_OWNERS_SQL);
     return rows.map((row) => row.owner);
   }
 
   async ticket(owner: string, uuid: string): Promise<TicketResult | "expired" | undefined> {
-    const { rows } = await this.#db.query<TicketRow>("SELECT * FROM sync_tickets WHERE uuid = $1", [uuid]);
+    const { rows } = await this.#db.query<TicketRow>(TICKET_SQL, [uuid]);
     const row = rows[0];
     if (row === undefined || row.owner !== owner) return undefined;
     const age = this.#now() - Number(row.created_at);
@@ -523,25 +400,12 @@ export class PostgresSyncStore implements SyncStore {
     // A revision is pruned once its successor is older than the retention (it stopped being the
     // head that long ago). Its row stays, so that its id answers "expired" for good.
     const batches = [
-      // Changes of pruned revisions: no retained base needs them.
-      [`DELETE FROM sync_changes WHERE ctid IN (
-          SELECT c.ctid FROM sync_changes c
-          JOIN sync_revisions n ON n.owner = c.owner AND n.serial = c.serial + 1
-          WHERE n.created_at < $1 LIMIT ${SWEEP_BATCH})`, [pruned]],
-      // Deleted keys last changed in a pruned revision: no retained base counts them.
-      [`DELETE FROM sync_objects WHERE ctid IN (
-          SELECT o.ctid FROM sync_objects o
-          JOIN sync_revisions n ON n.owner = o.owner AND n.serial = o.last_serial + 1
-          WHERE o.value IS NULL AND n.created_at < $1 LIMIT ${SWEEP_BATCH})`, [pruned]],
-      // Tickets a patch queued while its account was being deleted (its insert saw the context before the delete committed).
-      [`DELETE FROM sync_tickets WHERE ctid IN (
-          SELECT t.ctid FROM sync_tickets t WHERE NOT EXISTS (SELECT 1 FROM sync_contexts x WHERE x.owner = t.owner) LIMIT ${SWEEP_BATCH})`, []],
-      [`DELETE FROM sync_idempotency WHERE ctid IN (
-          SELECT ctid FROM sync_idempotency WHERE created_at < $1 LIMIT ${SWEEP_BATCH})`, [now - IDEMPOTENCY_RETENTION_MS]],
-      [`UPDATE sync_tickets SET data = NULL WHERE ctid IN (
-          SELECT ctid FROM sync_tickets WHERE created_at < $1 AND data IS NOT NULL LIMIT ${SWEEP_BATCH})`, [now - this.#ticketRetention]],
-      [`DELETE FROM sync_tickets WHERE ctid IN (
-          SELECT ctid FROM sync_tickets WHERE created_at < $1 AND work IS NULL LIMIT ${SWEEP_BATCH})`, [now - FORGET_FACTOR * this.#ticketRetention]],
+      [SWEEP_CHANGES_SQL, [pruned]],
+      [SWEEP_OBJECTS_SQL, [pruned]],
+      [SWEEP_ORPHAN_TICKETS_SQL, []],
+      [SWEEP_IDEMPOTENCY_SQL, [now - IDEMPOTENCY_RETENTION_MS]],
+      [SWEEP_TICKET_DATA_SQL, [now - this.#ticketRetention]],
+      [SWEEP_TICKETS_SQL, [now - FORGET_FACTOR * this.#ticketRetention]],
     ] as const;
     for (const [text, params] of batches) {
       while ((await this.#db.query(text, params)).rowCount === SWEEP_BATCH);
@@ -553,7 +417,7 @@ export class PostgresSyncStore implements SyncStore {
     const work = row.work!;
     const owner = row.owner;
     const end = (status: TicketStatus, errors: readonly ObjectErrors[], data: TicketData | null = null) =>
-      db.query("UPDATE sync_tickets SET status = $2, errors = $3, data = $4, work = NULL, status_changed_at = $5 WHERE uuid = $1", [
+      db.query(END_TICKET_SQL, [
         row.uuid, status, JSON.stringify(errors), data, Math.max(this.#now(), Number(row.created_at)),
       ]);
     if (this.#now() - Number(row.created_at) > this.#ticketRetention) {
@@ -614,7 +478,7 @@ export class PostgresSyncStore implements SyncStore {
     const conflicts = findConflicts(patch, view, serial);
     if (conflicts.length === 0) return [];
     const { rows } = await db.query<{ serial: number; uuid: string }>(
-      "SELECT serial, uuid FROM sync_revisions WHERE owner = $1 AND serial = ANY($2::integer[])",
+      CONFLICT_REVISIONS_SQL,
       [owner, conflicts.map((conflict) => conflict.serial)],
     );
     const uuids = new Map(rows.map((row) => [row.serial, row.uuid]));
@@ -631,30 +495,16 @@ export class PostgresSyncStore implements SyncStore {
       owner, serial, uuid, createdAt, seqs, entities, keys, prevs, nexts,
       finals.map((i) => entities[i]), finals.map((i) => keys[i]), finals.map((i) => nexts[i]), sizeDelta,
     ];
-    const endTicket = ticket === undefined
-      ? ""
-      : `, t AS (UPDATE sync_tickets SET status = 'done', errors = '[]', data = NULL, work = NULL, status_changed_at = $15 WHERE uuid = $14)`;
     if (ticket !== undefined) params.push(ticket.uuid, Math.max(this.#now(), ticket.createdAt));
     // One round trip: the revision, its changes, the objects' new values, the context's head and the ticket's end.
-    await db.query(
-      `WITH r AS (INSERT INTO sync_revisions (owner, serial, uuid, created_at) VALUES ($1, $2, $3, $4)),
-         c AS (INSERT INTO sync_changes (owner, serial, seq, entity, key, prev, next)
-               SELECT $1, $2, * FROM unnest($5::integer[], $6::smallint[], $7::text[], $8::jsonb[], $9::jsonb[])),
-         o AS (INSERT INTO sync_objects (owner, entity, key, value, last_serial)
-               SELECT $1, e, k, v, $2 FROM unnest($10::smallint[], $11::text[], $12::jsonb[]) AS u(e, k, v)
-               ON CONFLICT (owner, entity, key) DO UPDATE SET value = EXCLUDED.value, last_serial = EXCLUDED.last_serial)${endTicket}
-       UPDATE sync_contexts SET head_serial = $2, head_uuid = $3, head_created_at = $4, size = size + $13 WHERE owner = $1`,
-      params,
-    );
+    await db.query(commitRevisionSql(ticket !== undefined), params);
     return Object.freeze({ uuid, serial, createdAt });
   }
 
   /** A revision of the owner's context, or why there is none, as of now. */
   async #resolve(db: SqlClient, owner: string, uuid: string): Promise<Revision> {
     const { rows } = await db.query<{ serial: number; created_at: string; ended_at: string | null }>(
-      `SELECT r.serial, r.created_at, n.created_at AS ended_at FROM sync_revisions r
-       LEFT JOIN sync_revisions n ON n.owner = r.owner AND n.serial = r.serial + 1
-       WHERE r.uuid = $1 AND r.owner = $2`,
+      RESOLVE_REVISION_SQL,
       [uuid, owner],
     );
     const row = rows[0];
@@ -670,37 +520,6 @@ export class PostgresSyncStore implements SyncStore {
       throw new SyncError("ERR_SYNC_REVISION_EXPIRED", `Cannot use revision ${uuid}: it is past the retention window`);
     }
     return Object.freeze({ uuid, serial: row.serial, createdAt });
-  }
-}
-
-/** Objects of a context loaded for a patch: `me`, the keys the patch names, every team (names are unique). */
-class RowView implements ObjectView {
-  readonly #tables: Tables<Map<string, SyncObject>> = [new Map(), new Map(), new Map()];
-  /** The serial of each loaded key's last change, deleted ones included. */
-  readonly #serials: Tables<Map<string, number>> = [new Map(), new Map(), new Map()];
-
-  get me(): SyncObject | null {
-    const first = this.#tables[0].values().next();
-    return first.done === true ? null : first.value;
-  }
-
-  get(entity: EntityName, key: string): SyncObject | undefined {
-    return this.#tables[INDEX[entity]]!.get(key);
-  }
-
-  objects(entity: EntityName): Iterable<SyncObject> {
-    return this.#tables[INDEX[entity]]!.values();
-  }
-
-  lastChange(entity: EntityName, key: string): number | undefined {
-    return this.#serials[INDEX[entity]]!.get(key);
-  }
-
-  /** Sets a key's value (null: deleted) as of the revision `serial` that last changed it. */
-  set(entity: EntityName, key: string, value: SyncObject | null, serial: number): void {
-    if (value === null) this.#tables[INDEX[entity]]!.delete(key);
-    else this.#tables[INDEX[entity]]!.set(key, value);
-    this.#serials[INDEX[entity]]!.set(key, serial);
   }
 }
 
@@ -722,152 +541,4 @@ interface Placement {
 interface Locked {
   head: Revision;
   readonly view: RowView;
-}
-
-/** An object as a patch's view loads it: entity, key, value (null once deleted), the serial of its last change. */
-type ObjectRow = [number, string, SyncObject | null, number];
-
-/**
- * The rows of a revision made of `changes` (each change's object before and
- * after, as JSON), and which change of each key is its last, whose value the
- * object keeps; applies them to the view, as of `serial`.
- */
-function revisionRows(view: RowView, changes: readonly Change[], serial: number) {
-  const seqs: number[] = [];
-  const entities: number[] = [];
-  const keys: string[] = [];
-  const prevs: (string | null)[] = [];
-  const nexts: (string | null)[] = [];
-  let sizeDelta = 0;
-  for (const [seq, change] of changes.entries()) {
-    const prev = view.get(change.entity, change.key) ?? null;
-    const next = change.value;
-    sizeDelta += (next === null ? 0 : 1) - (prev === null ? 0 : 1);
-    seqs.push(seq);
-    entities.push(INDEX[change.entity]);
-    keys.push(change.key);
-    prevs.push(prev === null ? null : JSON.stringify(prev));
-    nexts.push(next === null ? null : JSON.stringify(next));
-    view.set(change.entity, change.key, next, serial);
-  }
-  const last = new Map<string, number>();
-  for (const [i] of changes.entries()) last.set(`${entities[i]} ${keys[i]}`, i);
-  return { seqs, entities, keys, prevs, nexts, finals: [...last.values()], sizeDelta };
-}
-
-/** The keys a patch's view reads besides `me` and the teams: every message and team the patches name, deleted ones too. */
-function namedKeys(patches: readonly SyncPatch[]): { entities: number[]; keys: string[] } {
-  const entities: number[] = [];
-  const keys: string[] = [];
-  const name = (entity: number, key: string): void => void (entities.push(entity), keys.push(key));
-  for (const patch of patches) {
-    for (const object of patch.objects.messages) if (typeof object["uuid"] === "string") name(1, object["uuid"]);
-    for (const key of patch.deleted_objects.messages) name(1, key);
-    for (const object of patch.objects.teams) if (typeof object["uuid"] === "string") name(2, object["uuid"]);
-    for (const key of patch.deleted_objects.teams) name(2, key);
-  }
-  return { entities, keys };
-}
-
-/**
- * The objects a patch's view reads ($1 the owner, $2 and $3 the named entities and keys), each part
- * through the primary key: the cost follows the patch and the teams, not the messages kept (LIMIT 1,
- * at most one row by the key anyway, keeps the look-up a nested loop: never a hash over every message).
- * Deleted keys the patch names come too: their last change tells a retried deletion and a conflict.
- */
-const VIEW_OBJECTS_SQL = `SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity IN (0, 2) AND value IS NOT NULL
-     UNION ALL
-     SELECT o.entity, o.key, o.value, o.last_serial FROM unnest($2::smallint[], $3::text[]) AS named(entity, key) CROSS JOIN LATERAL (
-       SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity = named.entity AND key = named.key LIMIT 1) AS o`;
-
-async function loadView(db: SqlClient, owner: string, patches: readonly SyncPatch[]): Promise<RowView> {
-  const { entities, keys } = namedKeys(patches);
-  const { rows } = await db.query<{ entity: number; key: string; value: SyncObject | null; last_serial: number }>(VIEW_OBJECTS_SQL, [owner, entities, keys]);
-  const view = new RowView();
-  for (const row of rows) view.set(ENTITIES[row.entity]!, row.key, row.value, row.last_serial);
-  return view;
-}
-
-interface HeadRow {
-  head_serial: number;
-  head_uuid: string;
-  head_created_at: string;
-}
-
-/** Locks a context's row for the rest of the transaction: commits to it take turns. */
-async function lockContext(db: SqlClient, owner: string): Promise<Revision> {
-  const { rows } = await db.query<HeadRow>("SELECT head_serial, head_uuid, head_created_at FROM sync_contexts WHERE owner = $1 FOR UPDATE", [owner]);
-  if (rows[0] === undefined) throw noContext();
-  return revisionOf(rows[0]);
-}
-
-async function headOf(db: SqlClient, owner: string): Promise<Revision | undefined> {
-  const { rows } = await db.query<HeadRow>("SELECT head_serial, head_uuid, head_created_at FROM sync_contexts WHERE owner = $1", [owner]);
-  return rows[0] === undefined ? undefined : revisionOf(rows[0]);
-}
-
-function revisionOf(row: HeadRow): Revision {
-  return Object.freeze({ uuid: row.head_uuid, serial: row.head_serial, createdAt: Number(row.head_created_at) });
-}
-
-type Resolve = (db: SqlClient, uuid: string) => Promise<Revision>;
-
-async function snapshotOf(db: SqlClient, owner: string, at: Revision | undefined, resolve: Resolve): Promise<SyncData> {
-  const head = await headOf(db, owner);
-  if (head === undefined) throw noContext();
-  const revision = at === undefined ? head : await resolve(db, at.uuid);
-  const state: Tables<Map<string, SyncObject>> = [new Map(), new Map(), new Map()];
-  const { rows } = await db.query<{ entity: number; key: string; value: SyncObject }>(
-    "SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND value IS NOT NULL",
-    [owner],
-  );
-  for (const row of rows) state[row.entity as 0 | 1 | 2].set(row.key, row.value);
-  if (revision.serial < head.serial) {
-    // A key changed after the revision was, at the revision, what its first change after it found.
-    const { rows: undone } = await db.query<{ entity: number; key: string; prev: SyncObject | null }>(
-      `SELECT DISTINCT ON (entity, key) entity, key, prev FROM sync_changes
-       WHERE owner = $1 AND serial > $2 ORDER BY entity, key, serial, seq`,
-      [owner, revision.serial],
-    );
-    for (const row of undone) {
-      const table = state[row.entity as 0 | 1 | 2];
-      if (row.prev === null) table.delete(row.key);
-      else table.set(row.key, row.prev);
-    }
-  }
-  return buildSnapshot(revision, state);
-}
-
-async function diffOf(db: SqlClient, owner: string, base: Revision, to: Revision, resolve: Resolve): Promise<SyncDiff | undefined> {
-  const from = await resolve(db, base.uuid);
-  const until = await resolve(db, to.uuid);
-  if (from.serial > until.serial) throw new RangeError(`Cannot diff revisions: the base is newer than the target: base serial ${from.serial}, target serial ${until.serial}`);
-  if (from.serial === until.serial) return undefined;
-  const seen: Tables<Map<string, Seen>> = [new Map(), new Map(), new Map()];
-  const { rows } = await db.query<{ entity: number; key: string; prev: SyncObject | null; next: SyncObject | null }>(
-    "SELECT entity, key, prev, next FROM sync_changes WHERE owner = $1 AND serial > $2 AND serial <= $3 ORDER BY serial, seq",
-    [owner, from.serial, until.serial],
-  );
-  for (const row of rows) {
-    const entries = seen[row.entity as 0 | 1 | 2];
-    const entry = entries.get(row.key);
-    if (entry === undefined) entries.set(row.key, { existed: row.prev !== null, value: row.next });
-    else entry.value = row.next;
-  }
-  return buildDiff(from.uuid, until, seen);
-}
-
-function ticketOf(row: TicketRow): Ticket {
-  return Object.freeze({
-    uuid: row.uuid,
-    client_serial: row.client_serial === null ? null : Number(row.client_serial),
-    status: row.status,
-    created_at: formatTimestamp(Number(row.created_at)),
-    status_changed_at: formatTimestamp(Number(row.status_changed_at)),
-    errors: Object.freeze(row.errors),
-  });
-}
-
-function noContext(): SyncError {
-  return new SyncError("ERR_SYNC_NO_CONTEXT", "Cannot sync: this user has no sync context");
 }

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { AUTH_MIGRATIONS } from "../../lib/auth/postgres_auth_store.ts";
 import { sha256Hex } from "../../lib/crypto/mod.ts";
-import { SYNC_MIGRATIONS } from "../../lib/sync/postgres_sync_store.ts";
+import { SYNC_MIGRATIONS } from "../../lib/sync/_postgres_sync_sql.ts";
 import { postgresSkip, startPostgres, type TestPostgres } from "../_helpers/postgres.ts";
 import { redisSkip, startRedis, type TestRedis } from "../_helpers/redis.ts";
 import { node24, node24Skip } from "../_helpers/runtimes.ts";

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { connectPostgres, migrate, type SqlPool } from "../../lib/storage/mod.ts";
 import { parsePatch, PostgresSyncStore, type SyncStore } from "../../lib/sync/mod.ts";
-import { SYNC_MIGRATIONS } from "../../lib/sync/postgres_sync_store.ts";
+import { SYNC_MIGRATIONS } from "../../lib/sync/_postgres_sync_sql.ts";
 import { type StoreSetup, syncStoreContract } from "../_contracts/sync_store.ts";
 import { postgresSkip, startPostgres, type TestPostgres } from "../_helpers/postgres.ts";
 
