@@ -1,3 +1,11 @@
+// One cohesive structure, over 600 lines on purpose: RevisionLog is a single
+// data structure whose parts share its private indexes (revisions by serial
+// and by id, the change records, the keys in order of their last change, the
+// current objects, the ids of pruned revisions) and keep them consistent
+// through every commit, prune, compaction, export and restore. Apart, each
+// part would need the others' private state. Beside the class are only its
+// options, its exported state, the view it implements and the checks of
+// values it takes in.
 import { SyncError } from "./errors.ts";
 import type {
   Change,
