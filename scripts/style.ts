@@ -12,8 +12,12 @@ import { join } from "node:path";
 
 const ROOT = join(import.meta.dirname, "..");
 
-/** The last commit made before the subject rule; those after it are checked. */
-export const SUBJECT_RULE_SINCE = "7b6cc0f6d3c0b0b44ce1f52b8220c35127d2c9d9";
+/**
+ * When the subject rule began (the commit time of the last commit made
+ * before it): commits made later are checked. A time rather than a hash, so
+ * that a shallow clone, which lacks the older history, checks what it has.
+ */
+export const SUBJECT_RULE_SINCE = "2026-11-28T05:44:37Z";
 
 /** The longest commit subject allowed, in characters. */
 export const MAX_SUBJECT = 72;
@@ -23,22 +27,40 @@ export const MAX_SUBJECT = 72;
  * @param commits each commit's hash and subject, as `git log` gives them
  * @returns a line per breach, naming the commit and the subject's length
  */
-export function longSubjects(commits: readonly { readonly hash: string; readonly subject: string }[]): string[] {
+export function longSubjects(
+  commits: readonly { readonly hash: string; readonly subject: string }[],
+): string[] {
   return commits
     .filter(({ subject }) => [...subject].length > MAX_SUBJECT)
-    .map(({ hash, subject }) => `${hash.slice(0, 8)}: its subject has ${[...subject].length} characters (at most ${MAX_SUBJECT}): ${subject}`);
+    .map(({ hash, subject }) =>
+      `${hash.slice(0, 8)}: its subject has ${
+        [...subject].length
+      } characters (at most ${MAX_SUBJECT}): ${subject}`
+    );
 }
 
-/** The commits after the rule began, from git; none when `since` is not in the history. */
-export function commitsSince(since: string, cwd: string = ROOT): { hash: string; subject: string }[] {
-  const known = spawnSync("git", ["cat-file", "-e", `${since}^{commit}`], { cwd });
-  if (known.status !== 0) throw new Error(`Cannot check commit subjects: ${since} is not in this clone's history (a shallow clone?)`);
-  const log = spawnSync("git", ["log", "--format=%H%x09%s", `${since}..HEAD`], { cwd, encoding: "utf8" });
-  if (log.status !== 0) throw new Error(`Cannot read the history: ${log.stderr}`);
-  return log.stdout.split("\n").filter((line) => line !== "").map((line) => {
-    const tab = line.indexOf("\t");
-    return { hash: line.slice(0, tab), subject: line.slice(tab + 1) };
+/**
+ * The commits of the history made at or after `since` (their commit time).
+ * @throws {Error} when git cannot read the history
+ */
+export function commitsSince(
+  since: string,
+  cwd: string = ROOT,
+): { hash: string; subject: string }[] {
+  const log = spawnSync("git", ["log", "--format=%H%x09%cI%x09%s", "HEAD"], {
+    cwd,
+    encoding: "utf8",
+    maxBuffer: 1 << 26,
   });
+  if (log.status !== 0) throw new Error(`Cannot read the history: ${log.stderr}`);
+  const from = Date.parse(since);
+  if (Number.isNaN(from)) {
+    throw new RangeError(`Cannot check commit subjects: ${since} is not a time`);
+  }
+  return log.stdout.split("\n").filter((line) => line !== "").map((line) => {
+    const [hash, time, ...subject] = line.split("\t");
+    return { hash: hash!, time: Date.parse(time!), subject: subject.join("\t") };
+  }).filter(({ time }) => time >= from).map(({ hash, subject }) => ({ hash, subject }));
 }
 
 /** The pinned Deno of the dev dependencies, else `DENO_BIN`, else `deno` on PATH. */
@@ -52,13 +74,23 @@ if (process.argv[1] === import.meta.filename) {
   const deno = denoBinary();
   let failed = false;
   for (const args of [fix ? ["fmt"] : ["fmt", "--check"], ["lint"]]) {
-    const run = spawnSync(deno, args, { cwd: ROOT, stdio: "inherit", env: { ...process.env, NO_COLOR: "1", RUST_BACKTRACE: "0" } });
-    if (run.error !== undefined) throw new Error(`Cannot run ${deno}: ${run.error.message} (npm ci installs Deno as a dev dependency)`);
+    const run = spawnSync(deno, args, {
+      cwd: ROOT,
+      stdio: "inherit",
+      env: { ...process.env, NO_COLOR: "1", RUST_BACKTRACE: "0" },
+    });
+    if (run.error !== undefined) {
+      throw new Error(
+        `Cannot run ${deno}: ${run.error.message} (npm ci installs Deno as a dev dependency)`,
+      );
+    }
     if (run.status !== 0) failed = true;
   }
   const breaches = longSubjects(commitsSince(SUBJECT_RULE_SINCE));
   for (const line of breaches) console.error(line);
   if (breaches.length > 0) failed = true;
-  else console.log(`Commit subjects since ${SUBJECT_RULE_SINCE.slice(0, 8)}: each at most ${MAX_SUBJECT} characters`);
+  else {console.log(
+      `Commit subjects since ${SUBJECT_RULE_SINCE}: each at most ${MAX_SUBJECT} characters`,
+    );}
   process.exit(failed ? 1 : 0);
 }
