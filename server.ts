@@ -13,15 +13,26 @@ async function main(): Promise<void> {
   // SIGHUP loads the datasets again, requests answered meanwhile (and, from the start, never stops the process).
   process.on("SIGHUP", () => {
     log.info("SIGHUP: reloading the datasets");
-    app.reload().catch((error: unknown) => log.error("SIGHUP: the datasets were not reloaded", error));
+    app.reload().catch((error: unknown) =>
+      log.error("SIGHUP: the datasets were not reloaded", error)
+    );
   });
   await app.start();
   const address = await app.listen();
   const services = config.server.services;
   // Credentials as where they are kept; the demo data's values too, but only to a person at a terminal.
-  for (const line of formatDescription(app.describe(address.publicUrl), { terminal: process.stdout.isTTY === true })) log.info(line);
+  for (
+    const line of formatDescription(app.describe(address.publicUrl), {
+      terminal: process.stdout.isTTY === true,
+    })
+  ) log.info(line);
   // The last start-up line, for scripts and tests: where to reach this process (as JSON, `event` and `url`).
-  log.info(`tributary listening on ${address.publicUrl} (services: ${services.join(", ")})`, { event: "listening", url: address.url, publicUrl: address.publicUrl, services });
+  log.info(`tributary listening on ${address.publicUrl} (services: ${services.join(", ")})`, {
+    event: "listening",
+    url: address.url,
+    publicUrl: address.publicUrl,
+    services,
+  });
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => void stop(signal));
   }
@@ -41,6 +52,8 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   // Before the configuration is read (a setting it refuses is the usual reason), with the defaults: the message alone, no stack.
-  createConsoleLogger({ level: "info", format: "auto" }).error(error instanceof Error ? error.message : String(error));
+  createConsoleLogger({ level: "info", format: "auto" }).error(
+    error instanceof Error ? error.message : String(error),
+  );
   process.exit(1);
 });

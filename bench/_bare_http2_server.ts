@@ -6,11 +6,22 @@ import { createSecureServer } from "node:http2";
 
 const body = readFileSync(process.argv[2]!);
 const type = process.argv[3]!;
-const server = createSecureServer({ cert: readFileSync(process.argv[4]!), key: readFileSync(process.argv[5]!), allowHTTP1: true }, (_req, res) => {
+const server = createSecureServer({
+  cert: readFileSync(process.argv[4]!),
+  key: readFileSync(process.argv[5]!),
+  allowHTTP1: true,
+}, (_req, res) => {
   res.writeHead(200, { "content-type": type, "content-length": body.length });
   res.end(body);
 });
 server.listen(0, "127.0.0.1", () => {
   const address = server.address();
-  console.log(JSON.stringify({ event: "listening", url: `https://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}` }));
+  console.log(
+    JSON.stringify({
+      event: "listening",
+      url: `https://127.0.0.1:${
+        typeof address === "object" && address !== null ? address.port : 0
+      }`,
+    }),
+  );
 });

@@ -19,12 +19,20 @@ export async function ensurePart(k: number): Promise<string> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   // About 260 MB a part, written once and kept: said before it starts, and followed while it runs.
-  console.error(`generating benchmark data part ${k} (${PART_ROWS.toLocaleString("en-US")} rows, about 260 MB) in ${dir}; later runs reuse it`);
+  console.error(
+    `generating benchmark data part ${k} (${
+      PART_ROWS.toLocaleString("en-US")
+    } rows, about 260 MB) in ${dir}; later runs reuse it`,
+  );
   const progress = new Progress({
     label: `part ${k}`,
     now: () => performance.now(),
     unit: "rows",
-    log: createLogger({ write: (line) => process.stderr.write(`${line}\n`), now: Date.now, format: "pretty" }),
+    log: createLogger({
+      write: (line) => process.stderr.write(`${line}\n`),
+      now: Date.now,
+      format: "pretty",
+    }),
     terminal: process.stderr.isTTY ? process.stderr : undefined,
   });
   const summary = await generateDatasets({
@@ -50,7 +58,9 @@ export async function ensureLinked(name: string, parts: number): Promise<string>
   for (let k = 0; k < parts; k++) {
     const part = await ensurePart(k);
     for (const folder of readdirSync(part, { withFileTypes: true })) {
-      if (folder.isDirectory()) symlinkSync(join(part, folder.name), join(dir, `p${k}-${folder.name}`));
+      if (folder.isDirectory()) {
+        symlinkSync(join(part, folder.name), join(dir, `p${k}-${folder.name}`));
+      }
     }
   }
   return dir;
@@ -86,7 +96,11 @@ export interface BenchResult {
 /** Prints results for the runner and a human. */
 export function report(results: readonly BenchResult[]): void {
   for (const result of results) {
-    console.log(`${result.pass ? "PASS" : "FAIL"}  ${result.name}: ${result.measure} = ${result.ratio.toFixed(3)} (target ${result.target})`);
+    console.log(
+      `${result.pass ? "PASS" : "FAIL"}  ${result.name}: ${result.measure} = ${
+        result.ratio.toFixed(3)
+      } (target ${result.target})`,
+    );
   }
   console.log(`RESULTS ${JSON.stringify(results)}`);
 }

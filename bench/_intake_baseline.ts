@@ -8,11 +8,19 @@ const server = createServer((req, res) => {
   req.on("end", () => {
     const event = (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { event: string }).event;
     const body = JSON.stringify({ id: "msg_0", event, endpoints: ["e1"] });
-    res.writeHead(202, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) });
+    res.writeHead(202, {
+      "content-type": "application/json; charset=utf-8",
+      "content-length": Buffer.byteLength(body),
+    });
     res.end(body);
   });
 });
 server.listen(0, "127.0.0.1", () => {
   const address = server.address();
-  console.log(JSON.stringify({ event: "listening", url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}` }));
+  console.log(
+    JSON.stringify({
+      event: "listening",
+      url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`,
+    }),
+  );
 });

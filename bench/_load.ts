@@ -36,9 +36,15 @@ const HEADER_END = Buffer.from("\r\n\r\n");
  */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const url = new URL(options.url);
-  if (!LOOPBACK.test(url.hostname)) throw new Error(`Cannot load ${url.host}: benchmarks send traffic to loopback addresses only`);
+  if (!LOOPBACK.test(url.hostname)) {
+    throw new Error(`Cannot load ${url.host}: benchmarks send traffic to loopback addresses only`);
+  }
   const body = Buffer.from(options.body);
-  const head = [`${options.method} ${url.pathname}${url.search} HTTP/1.1`, `host: ${url.host}`, `content-length: ${body.length}`];
+  const head = [
+    `${options.method} ${url.pathname}${url.search} HTTP/1.1`,
+    `host: ${url.host}`,
+    `content-length: ${body.length}`,
+  ];
   for (const [name, value] of Object.entries(options.headers)) head.push(`${name}: ${value}`);
   const request = Buffer.concat([Buffer.from(`${head.join("\r\n")}\r\n\r\n`, "latin1"), body]);
   const host = url.hostname.replace(/^\[|\]$/g, "");
@@ -51,31 +57,33 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const started = performance.now();
   stopAt = started + options.seconds * 1000;
 
-  const loops = Array.from({ length: options.connections }, () =>
-    new Promise<void>((resolve, reject) => {
-      const socket: Socket = connect({ host, port, noDelay: true });
-      let pending: Buffer = Buffer.alloc(0);
-      socket.on("connect", () => socket.write(request));
-      socket.on("error", reject);
-      socket.on("close", () => resolve());
-      socket.on("data", (chunk: Buffer) => {
-        pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-        for (;;) {
-          const size = responseSize(pending);
-          if (size === 0) return;
-          const status = pending[9]! - 48;
-          if (status !== 2) non2xx++;
-          if (sample === "") sample = pending.subarray(0, size).toString("latin1");
-          requests++;
-          pending = pending.subarray(size);
-          if (performance.now() >= stopAt) {
-            socket.end();
-            return;
+  const loops = Array.from(
+    { length: options.connections },
+    () =>
+      new Promise<void>((resolve, reject) => {
+        const socket: Socket = connect({ host, port, noDelay: true });
+        let pending: Buffer = Buffer.alloc(0);
+        socket.on("connect", () => socket.write(request));
+        socket.on("error", reject);
+        socket.on("close", () => resolve());
+        socket.on("data", (chunk: Buffer) => {
+          pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+          for (;;) {
+            const size = responseSize(pending);
+            if (size === 0) return;
+            const status = pending[9]! - 48;
+            if (status !== 2) non2xx++;
+            if (sample === "") sample = pending.subarray(0, size).toString("latin1");
+            requests++;
+            pending = pending.subarray(size);
+            if (performance.now() >= stopAt) {
+              socket.end();
+              return;
+            }
+            socket.write(request);
           }
-          socket.write(request);
-        }
-      });
-    })
+        });
+      }),
   );
   await Promise.all(loops);
   const seconds = (performance.now() - started) / 1000;
@@ -99,7 +107,9 @@ export class LeanConnection {
   readonly #socket: Socket;
   readonly #host: string;
   #pending: Buffer = Buffer.alloc(0);
-  #waiting: { resolve: (response: LeanResponse) => void; reject: (error: Error) => void } | undefined;
+  #waiting:
+    | { resolve: (response: LeanResponse) => void; reject: (error: Error) => void }
+    | undefined;
 
   /**
    * Opens the connection.
@@ -108,9 +118,17 @@ export class LeanConnection {
    */
   constructor(origin: string) {
     const url = new URL(origin);
-    if (!LOOPBACK.test(url.hostname)) throw new Error(`Cannot load ${url.host}: benchmarks send traffic to loopback addresses only`);
+    if (!LOOPBACK.test(url.hostname)) {
+      throw new Error(
+        `Cannot load ${url.host}: benchmarks send traffic to loopback addresses only`,
+      );
+    }
     this.#host = url.host;
-    this.#socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ""), port: Number(url.port || 80), noDelay: true });
+    this.#socket = connect({
+      host: url.hostname.replace(/^\[|\]$/g, ""),
+      port: Number(url.port || 80),
+      noDelay: true,
+    });
     const fail = (error: Error) => {
       const waiting = this.#waiting;
       this.#waiting = undefined;
@@ -127,7 +145,10 @@ export class LeanConnection {
       const bodyStart = response.indexOf(HEADER_END) + 4;
       const waiting = this.#waiting;
       this.#waiting = undefined;
-      waiting?.resolve({ status: Number(response.toString("latin1", 9, 12)), body: response.toString("utf8", bodyStart) });
+      waiting?.resolve({
+        status: Number(response.toString("latin1", 9, 12)),
+        body: response.toString("utf8", bodyStart),
+      });
     });
   }
 
@@ -139,14 +160,27 @@ export class LeanConnection {
    * @param body the body, or "" for none
    * @returns the status and body
    */
-  request(method: string, path: string, headers: Readonly<Record<string, string>>, body = ""): Promise<LeanResponse> {
-    if (this.#waiting !== undefined) throw new Error("A LeanConnection sends one request at a time");
+  request(
+    method: string,
+    path: string,
+    headers: Readonly<Record<string, string>>,
+    body = "",
+  ): Promise<LeanResponse> {
+    if (this.#waiting !== undefined) {
+      throw new Error("A LeanConnection sends one request at a time");
+    }
     const bytes = Buffer.from(body);
-    const head = [`${method} ${path} HTTP/1.1`, `host: ${this.#host}`, `content-length: ${bytes.length}`];
+    const head = [
+      `${method} ${path} HTTP/1.1`,
+      `host: ${this.#host}`,
+      `content-length: ${bytes.length}`,
+    ];
     for (const [name, value] of Object.entries(headers)) head.push(`${name}: ${value}`);
     return new Promise((resolve, reject) => {
       this.#waiting = { resolve, reject };
-      this.#socket.write(Buffer.concat([Buffer.from(`${head.join("\r\n")}\r\n\r\n`, "latin1"), bytes]));
+      this.#socket.write(
+        Buffer.concat([Buffer.from(`${head.join("\r\n")}\r\n\r\n`, "latin1"), bytes]),
+      );
     });
   }
 

@@ -5,8 +5,15 @@ import { createServer } from "node:http";
 import OAuth2Server from "@node-oauth/oauth2-server";
 
 const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");
-const CLIENT = { id: "demo-backend", secretHash: sha256("demo-backend-secret"), grants: ["client_credentials"] };
-const tokens = new Map<string, { clientId: string; expiresAt: Date; scope: string[] | undefined }>();
+const CLIENT = {
+  id: "demo-backend",
+  secretHash: sha256("demo-backend-secret"),
+  grants: ["client_credentials"],
+};
+const tokens = new Map<
+  string,
+  { clientId: string; expiresAt: Date; scope: string[] | undefined }
+>();
 
 const oauth = new OAuth2Server({
   accessTokenLifetime: 3600,
@@ -18,7 +25,11 @@ const oauth = new OAuth2Server({
     },
     getUserFromClient: async () => ({}),
     saveToken: async (token, client, user) => {
-      tokens.set(sha256(token.accessToken), { clientId: client.id, expiresAt: token.accessTokenExpiresAt!, scope: token.scope });
+      tokens.set(sha256(token.accessToken), {
+        clientId: client.id,
+        expiresAt: token.accessTokenExpiresAt!,
+        scope: token.scope,
+      });
       return { ...token, client, user };
     },
     validateScope: async (_user, _client, scope) => scope ?? ["SignUp"],
@@ -32,11 +43,19 @@ const server = createServer((req, res) => {
   req.on("data", (chunk: Buffer) => chunks.push(chunk));
   req.on("end", () => {
     const body = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString()));
-    const request = new OAuth2Server.Request({ method: req.method ?? "POST", query: {}, headers: req.headers as Record<string, string>, body });
+    const request = new OAuth2Server.Request({
+      method: req.method ?? "POST",
+      query: {},
+      headers: req.headers as Record<string, string>,
+      body,
+    });
     const response = new OAuth2Server.Response(res);
     oauth.token(request, response).then(
       () => {
-        res.writeHead(response.status ?? 200, { ...response.headers, "content-type": "application/json" });
+        res.writeHead(response.status ?? 200, {
+          ...response.headers,
+          "content-type": "application/json",
+        });
         res.end(JSON.stringify(response.body));
       },
       (error: { code?: number; name?: string; message?: string }) => {
@@ -48,5 +67,10 @@ const server = createServer((req, res) => {
 });
 server.listen(0, "127.0.0.1", () => {
   const address = server.address();
-  console.log(JSON.stringify({ event: "listening", url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}` }));
+  console.log(
+    JSON.stringify({
+      event: "listening",
+      url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`,
+    }),
+  );
 });

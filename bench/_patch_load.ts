@@ -15,9 +15,14 @@ interface Target {
   readonly access: string;
 }
 
-const { targets, seconds } = JSON.parse(process.argv[2] ?? "{}") as { targets: Target[]; seconds: number };
+const { targets, seconds } = JSON.parse(process.argv[2] ?? "{}") as {
+  targets: Target[];
+  seconds: number;
+};
 for (const { url } of targets) {
-  if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(url)) throw new Error(`Cannot load ${url}: benchmarks send traffic to loopback addresses only`);
+  if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(url)) {
+    throw new Error(`Cannot load ${url}: benchmarks send traffic to loopback addresses only`);
+  }
 }
 
 let posted = 0;
@@ -40,13 +45,26 @@ async function client(target: Target): Promise<void> {
       const answer = await connection.request("GET", `${base}/ticket/${last}`, headers);
       const { ticket } = JSON.parse(answer.body) as { ticket: { status: string } };
       if (ticket.status === "done") return;
-      if (ticket.status !== "new" && ticket.status !== "work") throw new Error(`a patch ended ${ticket.status}`);
+      if (ticket.status !== "new" && ticket.status !== "work") {
+        throw new Error(`a patch ended ${ticket.status}`);
+      }
     }
     if (last !== undefined) throw new Error("the last patch did not end");
   };
   while (performance.now() < until) {
     const id = (n++).toString(16).padStart(12, "0");
-    const body = JSON.stringify({ objects: { messages: [{ uuid: `10000000-0000-4000-8000-${id}`, subject: `Patch ${id}`, body: "", read: false, sent_at: "2026-11-24T08:00:00Z" }] }, serial: n });
+    const body = JSON.stringify({
+      objects: {
+        messages: [{
+          uuid: `10000000-0000-4000-8000-${id}`,
+          subject: `Patch ${id}`,
+          body: "",
+          read: false,
+          sent_at: "2026-11-24T08:00:00Z",
+        }],
+      },
+      serial: n,
+    });
     const answer = await connection.request("POST", base, headers, body);
     if (answer.status === 429) {
       await settle();
@@ -65,4 +83,11 @@ async function client(target: Target): Promise<void> {
 }
 
 await Promise.all(targets.map(client));
-console.log(JSON.stringify({ applied: posted, refused, polls, seconds: (performance.now() - started) / 1000 }));
+console.log(
+  JSON.stringify({
+    applied: posted,
+    refused,
+    polls,
+    seconds: (performance.now() - started) / 1000,
+  }),
+);

@@ -45,7 +45,13 @@ export function loadGeneratorPid(): number | undefined {
 
 async function loadOnce(options: LoadOptions): Promise<LoadResult> {
   if (loader === undefined) {
-    const [command, ...rest] = [...CLIENT_PIN, process.execPath, "--import", "tsx", "bench/_load_child.ts"];
+    const [command, ...rest] = [
+      ...CLIENT_PIN,
+      process.execPath,
+      "--import",
+      "tsx",
+      "bench/_load_child.ts",
+    ];
     const child = spawn(command!, rest, { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] });
     loader = { child, results: createInterface({ input: child.stdout! })[Symbol.asyncIterator]() };
   }
@@ -76,9 +82,21 @@ async function loadOnce(options: LoadOptions): Promise<LoadResult> {
  * @param cpu the servers' CPU (the default), or the load generator's, for a process that serves the servers
  * @returns the process, the URL it listens on and its output up to its listening line
  */
-export async function startPinnedServer(args: readonly string[], env: Record<string, string> = {}, cpu: "server" | "client" = "server"): Promise<{ child: ChildProcess; url: string; output: string }> {
-  const [command, ...rest] = [...(cpu === "server" ? SERVER_PIN : CLIENT_PIN), process.execPath, ...args];
-  const child = spawn(command!, rest, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+export async function startPinnedServer(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  cpu: "server" | "client" = "server",
+): Promise<{ child: ChildProcess; url: string; output: string }> {
+  const [command, ...rest] = [
+    ...(cpu === "server" ? SERVER_PIN : CLIENT_PIN),
+    process.execPath,
+    ...args,
+  ];
+  const child = spawn(command!, rest, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   for (;;) {
@@ -89,10 +107,15 @@ export async function startPinnedServer(args: readonly string[], env: Record<str
       child.stdout!.resume();
       return { child, url, output };
     }
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited: ${output}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`server exited: ${output}`);
+    }
     // Whichever comes first: more output, or the end of a server that failed to start.
     const stop = new AbortController();
-    await Promise.race([once(child.stdout!, "data", { signal: stop.signal }), once(child, "exit", { signal: stop.signal })]).catch(() => {});
+    await Promise.race([
+      once(child.stdout!, "data", { signal: stop.signal }),
+      once(child, "exit", { signal: stop.signal }),
+    ]).catch(() => {});
     stop.abort();
   }
 }
@@ -104,8 +127,15 @@ export async function startPinnedServer(args: readonly string[], env: Record<str
  * @param cpu the servers' CPU (the default), or the load generator's, for a script that is load
  * @returns the script's output, parsed
  */
-export async function runPinnedScript<T>(args: readonly string[], cpu: "server" | "client" = "server"): Promise<T> {
-  const [command, ...rest] = [...(cpu === "server" ? SERVER_PIN : CLIENT_PIN), process.execPath, ...args];
+export async function runPinnedScript<T>(
+  args: readonly string[],
+  cpu: "server" | "client" = "server",
+): Promise<T> {
+  const [command, ...rest] = [
+    ...(cpu === "server" ? SERVER_PIN : CLIENT_PIN),
+    process.execPath,
+    ...args,
+  ];
   const child = spawn(command!, rest, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -135,7 +165,19 @@ export async function startPinnedRedis(): Promise<{ child: ChildProcess; url: st
   const dir = mkdtempSync(join(tmpdir(), "tributary-bench-redis-"));
   const [command, ...rest] = [
     ...CLIENT_PIN,
-    "redis-server", "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
+    "redis-server",
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    dir,
+    "--appendonly",
+    "yes",
+    "--appendfsync",
+    "everysec",
+    "--save",
+    "",
   ];
   const child = spawn(command!, rest, { stdio: ["ignore", "pipe", "inherit"] });
   let output = "";

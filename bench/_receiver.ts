@@ -20,5 +20,10 @@ const server = createServer((req, res) => {
 server.keepAliveTimeout = 60_000;
 server.listen(0, "127.0.0.1", () => {
   const address = server.address();
-  console.log(JSON.stringify({ event: "listening", url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}` }));
+  console.log(
+    JSON.stringify({
+      event: "listening",
+      url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`,
+    }),
+  );
 });

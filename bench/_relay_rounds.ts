@@ -15,9 +15,16 @@ export const BENCH_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
  */
 export function oneTenantRelay(key: string, hookUrl: string): Record<string, string> {
   const tenants = join(mkdtempSync(join(tmpdir(), "tributary-bench-")), "tenants.json");
-  writeFileSync(tenants, JSON.stringify({
-    tenants: [{ id: "bench", api_keys: [key], endpoints: [{ id: "e1", url: hookUrl, events: ["*"], secret: BENCH_SECRET }] }],
-  }));
+  writeFileSync(
+    tenants,
+    JSON.stringify({
+      tenants: [{
+        id: "bench",
+        api_keys: [key],
+        endpoints: [{ id: "e1", url: hookUrl, events: ["*"], secret: BENCH_SECRET }],
+      }],
+    }),
+  );
   return {
     PORT: "0",
     HOST: "127.0.0.1",
@@ -60,10 +67,14 @@ export class RelayRounds {
       while (sent < count) {
         sent++;
         const response = await this.#call(`${relayUrl}/webhook`, "POST", this.#body);
-        if (response.status !== 202) throw new Error(`intake answered ${response.status}: ${response.text}`);
+        if (response.status !== 202) {
+          throw new Error(`intake answered ${response.status}: ${response.text}`);
+        }
       }
     }));
-    for (let i = 0; i < 6000 && (await this.received()) < before + count; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < 6000 && (await this.received()) < before + count; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     const got = (await this.received()) - before;
     if (got < count) throw new Error(`the receiver got ${got} of ${count} deliveries`);
     return count / ((performance.now() - started) / 1000);
@@ -80,7 +91,9 @@ export class RelayRounds {
 
   #call(url: string, method: string, body?: string): Promise<{ status: number; text: string }> {
     return new Promise((resolve, reject) => {
-      const headers: Record<string, string> = body === undefined ? {} : { authorization: `Bearer ${this.#key}`, "content-type": "application/json" };
+      const headers: Record<string, string> = body === undefined
+        ? {}
+        : { authorization: `Bearer ${this.#key}`, "content-type": "application/json" };
       const req = request(url, { method, agent: this.#agent, headers }, (res) => {
         let text = "";
         res.setEncoding("utf8");

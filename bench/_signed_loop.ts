@@ -7,9 +7,17 @@
 import { Agent, request } from "node:http";
 import { parseWebhookSecret, signWebhook } from "../lib/crypto/mod.ts";
 
-const options = JSON.parse(process.argv[2] ?? "{}") as { url: string; count: number; concurrency: number; body: string; secret: string };
+const options = JSON.parse(process.argv[2] ?? "{}") as {
+  url: string;
+  count: number;
+  concurrency: number;
+  body: string;
+  secret: string;
+};
 const url = new URL(options.url);
-if (!/^127\.\d+\.\d+\.\d+$/.test(url.hostname)) throw new Error(`Cannot send to ${url.host}: loopback addresses only`);
+if (!/^127\.\d+\.\d+\.\d+$/.test(url.hostname)) {
+  throw new Error(`Cannot send to ${url.host}: loopback addresses only`);
+}
 const keys = parseWebhookSecret(options.secret);
 const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
 let sent = 0;
@@ -32,7 +40,12 @@ function post(n: number): Promise<void> {
       },
     }, (res) => {
       res.resume();
-      res.on("end", () => (res.statusCode !== undefined && res.statusCode < 300 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`))));
+      res.on(
+        "end",
+        () => (res.statusCode !== undefined && res.statusCode < 300
+          ? resolve()
+          : reject(new Error(`HTTP ${res.statusCode}`))),
+      );
     });
     req.on("error", reject);
     req.end(options.body);

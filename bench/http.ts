@@ -23,7 +23,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus as cpuTimes, tmpdir } from "node:os";
 import { join } from "node:path";
 import { report } from "./_data.ts";
-import { loadGeneratorPid, median, pinToClientCpu, runPinnedLoad, startPinnedServer } from "./_processes.ts";
+import {
+  loadGeneratorPid,
+  median,
+  pinToClientCpu,
+  runPinnedLoad,
+  startPinnedServer,
+} from "./_processes.ts";
 import { listeningRecord } from "../test/_helpers/listening.ts";
 
 const SECONDS = Number(process.env["BENCH_HTTP_SECONDS"] ?? 2);
@@ -33,7 +39,13 @@ const CONNECTIONS = 10;
 const CROWDED = 0.1;
 const HEADERS = { "x-api-key": "tributary-demo-key" };
 const PATH = `/v1/odata/v4/Observations?$top=100&$filter=${encodeURIComponent("LocationId eq 3")}`;
-const SERVER_ENV = { PORT: "0", HOST: "127.0.0.1", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0", STATE_DIR: "" };
+const SERVER_ENV = {
+  PORT: "0",
+  HOST: "127.0.0.1",
+  RATE_LIMIT_PER_SECOND: "0",
+  RATE_LIMIT_CONCURRENCY: "0",
+  STATE_DIR: "",
+};
 
 /**
  * CPU seconds a process has used so far (user + system), or NaN without
@@ -61,14 +73,18 @@ interface Turn {
 /** The twins' second URL, the server with its access log off, from their listening line. */
 function quietUrlOf(output: string): string {
   const quietUrl = listeningRecord(output)?.["quietUrl"];
-  if (typeof quietUrl !== "string") throw new Error(`the twin servers printed no quietUrl: ${output.slice(0, 500)}`);
+  if (typeof quietUrl !== "string") {
+    throw new Error(`the twin servers printed no quietUrl: ${output.slice(0, 500)}`);
+  }
   return quietUrl;
 }
 
 /** The one CPU a process is pinned to, or undefined when it may run on several. */
 function pinnedCpu(pid: number): number | undefined {
   try {
-    const allowed = /^Cpus_allowed_list:\s*(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    const allowed = /^Cpus_allowed_list:\s*(\d+)$/m.exec(
+      readFileSync(`/proc/${pid}/status`, "utf8"),
+    );
     return allowed === null ? undefined : Number(allowed[1]);
   } catch {
     return undefined;
@@ -78,7 +94,9 @@ function pinnedCpu(pid: number): number | undefined {
 /** Seconds a CPU has been busy (any process, the kernel included), from os.cpus(). */
 function busySeconds(cpu: number): number {
   const times = cpuTimes()[cpu]?.times;
-  return times === undefined ? Number.NaN : (times.user + times.nice + times.sys + times.irq) / 1000;
+  return times === undefined
+    ? Number.NaN
+    : (times.user + times.nice + times.sys + times.irq) / 1000;
 }
 
 // This process reads the servers' output (ours' access log) as a log
@@ -93,45 +111,97 @@ try {
   const ours = twins;
   const quiet = { child: twins.child, url: quietUrlOf(twins.output) };
   // Every page rendered from the columns.
-  const cold = await startPinnedServer(["--import", "tsx", "server.ts"], { ...SERVER_ENV, RENDER_CACHE_BYTES: "0" });
+  const cold = await startPinnedServer(["--import", "tsx", "server.ts"], {
+    ...SERVER_ENV,
+    RENDER_CACHE_BYTES: "0",
+  });
   servers.push(cold);
   const first = await fetch(`${ours.url}${PATH}`, { headers: HEADERS });
   const body = Buffer.from(await first.arrayBuffer());
-  if (first.status !== 200 || (JSON.parse(body.toString()) as { value: unknown[] }).value.length !== 100) {
+  if (
+    first.status !== 200 ||
+    (JSON.parse(body.toString()) as { value: unknown[] }).value.length !== 100
+  ) {
     throw new Error(`unexpected answer ${first.status}`);
   }
   writeFileSync(join(dir, "body.json"), body);
-  const bare = await startPinnedServer(["--import", "tsx", "bench/_bare_server.ts", join(dir, "body.json"), first.headers.get("content-type")!]);
+  const bare = await startPinnedServer([
+    "--import",
+    "tsx",
+    "bench/_bare_server.ts",
+    join(dir, "body.json"),
+    first.headers.get("content-type")!,
+  ]);
   servers.push(bare);
   const byName = { bare, ours, quiet, cold };
   type Name = keyof typeof byName;
-  console.log(`response: ${body.length} bytes; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per server`);
+  console.log(
+    `response: ${body.length} bytes; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per server`,
+  );
   // Each warms up (JIT, render cache) before the measured rounds: a server's first seconds under load are slower still.
   for (const server of Object.values(byName)) {
-    await runPinnedLoad({ url: `${server.url}${PATH}`, method: "GET", headers: HEADERS, body: "", connections: CONNECTIONS, seconds: 3 });
+    await runPinnedLoad({
+      url: `${server.url}${PATH}`,
+      method: "GET",
+      headers: HEADERS,
+      body: "",
+      connections: CONNECTIONS,
+      seconds: 3,
+    });
   }
-  const rates = { bare: [] as number[], ours: [] as number[], quiet: [] as number[], cold: [] as number[] };
-  const cpus = { bare: [] as number[], ours: [] as number[], quiet: [] as number[], cold: [] as number[] };
+  const rates = {
+    bare: [] as number[],
+    ours: [] as number[],
+    quiet: [] as number[],
+    cold: [] as number[],
+  };
+  const cpus = {
+    bare: [] as number[],
+    ours: [] as number[],
+    quiet: [] as number[],
+    cold: [] as number[],
+  };
   // Other processes on the servers' CPU or the client's (a test suite run meanwhile) slow whichever server runs
   // then: a turn they took CROWDED of either is run again, up to twice, and the least crowded try kept.
   const serverCpu = pinnedCpu(ours.child.pid!);
   const clientCpu = pinnedCpu(process.pid);
   /** A turn of load on one server: requests, seconds, the server's CPU seconds, and the share of a CPU other processes took. */
-  const turn = async (name: string, server: { child: ChildProcess; url: string }, seconds: number): Promise<Turn> => {
+  const turn = async (
+    name: string,
+    server: { child: ChildProcess; url: string },
+    seconds: number,
+  ): Promise<Turn> => {
     const before = cpuSeconds(server.child.pid!);
     // The client's side: the load generator and this process, which drains the servers' output.
-    const clientSide = (): number => cpuSeconds("self") + cpuSeconds(loadGeneratorPid() ?? Number.NaN);
+    const clientSide = (): number =>
+      cpuSeconds("self") + cpuSeconds(loadGeneratorPid() ?? Number.NaN);
     const clientBefore = clientSide();
-    const busyBefore = [serverCpu, clientCpu].map((cpu) => cpu === undefined ? Number.NaN : busySeconds(cpu));
+    const busyBefore = [serverCpu, clientCpu].map((cpu) =>
+      cpu === undefined ? Number.NaN : busySeconds(cpu)
+    );
     const started = performance.now();
-    const result = await runPinnedLoad({ url: `${server.url}${PATH}`, method: "GET", headers: HEADERS, body: "", connections: CONNECTIONS, seconds });
+    const result = await runPinnedLoad({
+      url: `${server.url}${PATH}`,
+      method: "GET",
+      headers: HEADERS,
+      body: "",
+      connections: CONNECTIONS,
+      seconds,
+    });
     const cpu = cpuSeconds(server.child.pid!) - before;
     const clientUsed = clientSide() - clientBefore;
-    if (result.non2xx > 0) throw new Error(`${name}: ${result.non2xx} non-2xx responses, e.g. ${result.sample.slice(0, 500)}`);
+    if (result.non2xx > 0) {
+      throw new Error(
+        `${name}: ${result.non2xx} non-2xx responses, e.g. ${result.sample.slice(0, 500)}`,
+      );
+    }
     const took = (performance.now() - started) / 1000;
     const others = serverCpu === undefined || clientCpu === undefined || serverCpu === clientCpu
       ? 0
-      : Math.max(busySeconds(serverCpu) - busyBefore[0]! - cpu, busySeconds(clientCpu) - busyBefore[1]! - clientUsed) / took;
+      : Math.max(
+        busySeconds(serverCpu) - busyBefore[0]! - cpu,
+        busySeconds(clientCpu) - busyBefore[1]! - clientUsed,
+      ) / took;
     return { requests: result.requests, seconds: took, cpu, others };
   };
   /**
@@ -147,16 +217,20 @@ try {
     for (const name of slices) {
       const taken = await turn(name, byName[name], SECONDS / (slices.length / unit.length));
       const sum = turns.get(name);
-      turns.set(name, sum === undefined ? taken : {
-        requests: sum.requests + taken.requests,
-        seconds: sum.seconds + taken.seconds,
-        cpu: sum.cpu + taken.cpu,
-        others: Math.max(sum.others, taken.others),
-      });
+      turns.set(
+        name,
+        sum === undefined ? taken : {
+          requests: sum.requests + taken.requests,
+          seconds: sum.seconds + taken.seconds,
+          cpu: sum.cpu + taken.cpu,
+          others: Math.max(sum.others, taken.others),
+        },
+      );
     }
     return turns;
   };
-  const mostCrowded = (turns: Map<Name, Turn>): number => Math.max(...[...turns.values()].map((taken) => taken.others));
+  const mostCrowded = (turns: Map<Name, Turn>): number =>
+    Math.max(...[...turns.values()].map((taken) => taken.others));
   let crowded = 0;
   let retried = 0;
   /** Each round's ratios of the twins' turns: req/s logged / quiet, and CPU per request quiet / logged. */
@@ -180,29 +254,92 @@ try {
         rates[name].push(taken.requests / taken.seconds);
         cpus[name].push(taken.cpu * 1e6 / taken.requests);
         const note = taken.others >= 0.05 ? ` (others ${(taken.others * 100).toFixed(0)}%)` : "";
-        line.push(`${name} ${rates[name].at(-1)!.toFixed(0)}/s ${cpus[name].at(-1)!.toFixed(0)} µs${note}`);
+        line.push(
+          `${name} ${rates[name].at(-1)!.toFixed(0)}/s ${cpus[name].at(-1)!.toFixed(0)} µs${note}`,
+        );
       }
     }
     logRatios.push(rates.ours.at(-1)! / rates.quiet.at(-1)!);
     logCpuRatios.push(cpus.quiet.at(-1)! / cpus.ours.at(-1)!);
-    console.log(`round ${round + 1}: ${line.join(", ")}; logged/quiet ${logRatios.at(-1)!.toFixed(3)}`);
+    console.log(
+      `round ${round + 1}: ${line.join(", ")}; logged/quiet ${logRatios.at(-1)!.toFixed(3)}`,
+    );
   }
-  const [bareRate, oursRate, quietRate, coldRate] = [median(rates.bare), median(rates.ours), median(rates.quiet), median(rates.cold)];
-  const [bareCpu, oursCpu, quietCpu, coldCpu] = [median(cpus.bare), median(cpus.ours), median(cpus.quiet), median(cpus.cold)];
-  console.log(`medians: bare ${bareRate.toFixed(0)}, ours ${oursRate.toFixed(0)}, quiet ${quietRate.toFixed(0)}, cold ${coldRate.toFixed(0)} req/s`);
-  console.log(`server CPU time per request (medians): bare ${bareCpu.toFixed(0)}, ours ${oursCpu.toFixed(0)}, quiet ${quietCpu.toFixed(0)}, cold ${coldCpu.toFixed(0)} µs`);
-  if (retried > 0) console.log(`${retried} turns run again: other processes took ${CROWDED * 100}% or more of the servers' CPU or the client's${crowded > 0 ? `; ${crowded} kept so, their rates noisy (CPU times less so)` : ""}`);
-  console.log(`ours = default configuration (render cache and access log on); quiet = ACCESS_LOG=off; cold = RENDER_CACHE_BYTES=0, every page rendered anew`);
+  const [bareRate, oursRate, quietRate, coldRate] = [
+    median(rates.bare),
+    median(rates.ours),
+    median(rates.quiet),
+    median(rates.cold),
+  ];
+  const [bareCpu, oursCpu, quietCpu, coldCpu] = [
+    median(cpus.bare),
+    median(cpus.ours),
+    median(cpus.quiet),
+    median(cpus.cold),
+  ];
+  console.log(
+    `medians: bare ${bareRate.toFixed(0)}, ours ${oursRate.toFixed(0)}, quiet ${
+      quietRate.toFixed(0)
+    }, cold ${coldRate.toFixed(0)} req/s`,
+  );
+  console.log(
+    `server CPU time per request (medians): bare ${bareCpu.toFixed(0)}, ours ${
+      oursCpu.toFixed(0)
+    }, quiet ${quietCpu.toFixed(0)}, cold ${coldCpu.toFixed(0)} µs`,
+  );
+  if (retried > 0) {
+    console.log(
+      `${retried} turns run again: other processes took ${
+        CROWDED * 100
+      }% or more of the servers' CPU or the client's${
+        crowded > 0 ? `; ${crowded} kept so, their rates noisy (CPU times less so)` : ""
+      }`,
+    );
+  }
+  console.log(
+    `ours = default configuration (render cache and access log on); quiet = ACCESS_LOG=off; cold = RENDER_CACHE_BYTES=0, every page rendered anew`,
+  );
   const ratio = oursRate / bareRate;
   const logged = median(logRatios);
   const coldRatio = coldRate / bareRate;
   report([
-    { name: "http LocationId page", measure: "our req/s / bare node:http req/s (medians)", ratio, target: ">= 0.5", pass: ratio >= 0.5 },
-    { name: "http access log", measure: "req/s with the access log / without it (twins in one process, median of the rounds' ratios)", ratio: logged, target: ">= 0.9", pass: logged >= 0.9 },
-    { name: "http page, render cache off", measure: "our req/s without the render cache / bare (informational)", ratio: coldRatio, target: "none", pass: true },
+    {
+      name: "http LocationId page",
+      measure: "our req/s / bare node:http req/s (medians)",
+      ratio,
+      target: ">= 0.5",
+      pass: ratio >= 0.5,
+    },
+    {
+      name: "http access log",
+      measure:
+        "req/s with the access log / without it (twins in one process, median of the rounds' ratios)",
+      ratio: logged,
+      target: ">= 0.9",
+      pass: logged >= 0.9,
+    },
+    {
+      name: "http page, render cache off",
+      measure: "our req/s without the render cache / bare (informational)",
+      ratio: coldRatio,
+      target: "none",
+      pass: true,
+    },
     // The servers' own cost, whatever the client's pace: when the client, not the server, sets a rate, these tell more.
-    { name: "http page, server CPU", measure: "bare's CPU time per request / ours (informational)", ratio: bareCpu / oursCpu, target: "none", pass: true },
-    { name: "http access log, server CPU", measure: "our CPU time per request without the access log / with it (informational)", ratio: median(logCpuRatios), target: "none", pass: true },
+    {
+      name: "http page, server CPU",
+      measure: "bare's CPU time per request / ours (informational)",
+      ratio: bareCpu / oursCpu,
+      target: "none",
+      pass: true,
+    },
+    {
+      name: "http access log, server CPU",
+      measure: "our CPU time per request without the access log / with it (informational)",
+      ratio: median(logCpuRatios),
+      target: "none",
+      pass: true,
+    },
   ]);
 } finally {
   for (const server of servers) server.child.kill("SIGTERM");

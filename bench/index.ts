@@ -3,8 +3,14 @@
 // store's datasets plus nine more, so each query has the same answer in both.
 // Needs: 2.6 GB of disk (parts 0 to 9, generated once, about 30 s), 8 GB of memory, about 5 minutes.
 import { compileFilter, countMatches } from "../lib/columnar/mod.ts";
-import { COLLECTIONS, loadDatasets, prepareFilter, queryPage, type WaterStore } from "../lib/water/mod.ts";
-import { ensureLinked, report, type BenchResult } from "./_data.ts";
+import {
+  COLLECTIONS,
+  loadDatasets,
+  prepareFilter,
+  queryPage,
+  type WaterStore,
+} from "../lib/water/mod.ts";
+import { type BenchResult, ensureLinked, report } from "./_data.ts";
 
 const observations = COLLECTIONS.get("Observations")!;
 const one = (await loadDatasets(await ensureLinked("one", 1))).store;
@@ -29,7 +35,10 @@ interface Query {
 }
 const QUERIES: readonly Query[] = [
   { name: "LocationId eq N", filter: (store) => `LocationId eq ${locationIdOf(store)}` },
-  { name: "DOI and CharacteristicName", filter: () => `DOI eq '${doi}' and CharacteristicName eq 'pH'` },
+  {
+    name: "DOI and CharacteristicName",
+    filter: () => `DOI eq '${doi}' and CharacteristicName eq 'pH'`,
+  },
 ];
 
 /** Runs a query the way the service does: parse, bind, plan, collect a page of up to 10,000 rows, count all. */
@@ -44,7 +53,9 @@ const results: BenchResult[] = [];
 for (const query of QUERIES) {
   const a = run(one, query.filter(one));
   const b = run(ten, query.filter(ten));
-  if (a.rows !== b.rows || a.total !== b.total) throw new Error(`${query.name}: results differ ${JSON.stringify({ a, b })}`);
+  if (a.rows !== b.rows || a.total !== b.total) {
+    throw new Error(`${query.name}: results differ ${JSON.stringify({ a, b })}`);
+  }
   let small = Infinity;
   let large = Infinity;
   for (let round = 0; round < 200; round++) {
@@ -55,7 +66,17 @@ for (const query of QUERIES) {
     run(ten, query.filter(ten));
     large = Math.min(large, performance.now() - t);
   }
-  console.log(`${query.name}: ${a.total} matching rows (page of ${a.rows}); 1M store ${(small * 1000).toFixed(0)} µs, 10M store ${(large * 1000).toFixed(0)} µs`);
-  results.push({ name: `index ${query.name}`, measure: "time at 10M rows / time at 1M rows", ratio: large / small, target: "<= 1.5", pass: large / small <= 1.5 });
+  console.log(
+    `${query.name}: ${a.total} matching rows (page of ${a.rows}); 1M store ${
+      (small * 1000).toFixed(0)
+    } µs, 10M store ${(large * 1000).toFixed(0)} µs`,
+  );
+  results.push({
+    name: `index ${query.name}`,
+    measure: "time at 10M rows / time at 1M rows",
+    ratio: large / small,
+    target: "<= 1.5",
+    pass: large / small <= 1.5,
+  });
 }
 report(results);

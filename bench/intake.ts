@@ -34,7 +34,10 @@ import { oneTenantRelay } from "./_relay_rounds.ts";
 const SECONDS = Number(process.env["BENCH_HTTP_SECONDS"] ?? 2);
 const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 9);
 const KEY = "bench-intake-key";
-const BODY = JSON.stringify({ event: "order.created", data: { order: "o-1", note: "x".repeat(960) } });
+const BODY = JSON.stringify({
+  event: "order.created",
+  data: { order: "o-1", note: "x".repeat(960) },
+});
 
 // The endpoint's receiver, in this process: answers 200 at once.
 let delivered = 0;
@@ -48,11 +51,21 @@ const receiver = createServer((req, res) => {
 });
 receiver.listen(0, "127.0.0.1");
 await once(receiver, "listening");
-const relayEnv = oneTenantRelay(KEY, `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`);
+const relayEnv = oneTenantRelay(
+  KEY,
+  `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+);
 const servers = {
   bare: await startPinnedServer(["--import", "tsx", "bench/_intake_baseline.ts"]),
-  intake: await startPinnedServer(["--import", "tsx", "server.ts"], { ...relayEnv, WORKER_CONCURRENCY: "0" }),
-  journaled: await startPinnedServer(["--import", "tsx", "server.ts"], { ...relayEnv, WORKER_CONCURRENCY: "0", STATE_DIR: mkdtempSync(join(tmpdir(), "tributary-bench-intake-")) }),
+  intake: await startPinnedServer(["--import", "tsx", "server.ts"], {
+    ...relayEnv,
+    WORKER_CONCURRENCY: "0",
+  }),
+  journaled: await startPinnedServer(["--import", "tsx", "server.ts"], {
+    ...relayEnv,
+    WORKER_CONCURRENCY: "0",
+    STATE_DIR: mkdtempSync(join(tmpdir(), "tributary-bench-intake-")),
+  }),
   delivering: await startPinnedServer(["--import", "tsx", "server.ts"], relayEnv),
 };
 const request = (url: string, seconds: number, connections = 10): LoadOptions => ({
@@ -74,27 +87,63 @@ async function drained(): Promise<void> {
 
 try {
   for (const server of Object.values(servers)) await runPinnedLoad(request(server.url, 1));
-  const rates = { bare: [] as number[], intake: [] as number[], intake64: [] as number[], journaled: [] as number[], delivering: [] as number[] };
-  const runs = [["bare", "bare", 10], ["intake", "intake", 10], ["intake64", "intake", 64], ["journaled", "journaled", 64], ["delivering", "delivering", 10]] as const;
+  const rates = {
+    bare: [] as number[],
+    intake: [] as number[],
+    intake64: [] as number[],
+    journaled: [] as number[],
+    delivering: [] as number[],
+  };
+  const runs = [["bare", "bare", 10], ["intake", "intake", 10], ["intake64", "intake", 64], [
+    "journaled",
+    "journaled",
+    64,
+  ], ["delivering", "delivering", 10]] as const;
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, server, connections] of runs) {
       const result = await runPinnedLoad(request(servers[server].url, SECONDS, connections));
-      if (result.non2xx > 0) throw new Error(`${name}: ${result.non2xx} non-2xx responses, e.g. ${result.sample}`);
+      if (result.non2xx > 0) {
+        throw new Error(`${name}: ${result.non2xx} non-2xx responses, e.g. ${result.sample}`);
+      }
       rates[name].push(result.perSecond);
     }
     await drained();
     console.log(
-      `round ${round + 1}: bare ${rates.bare[round]!.toFixed(0)}/s, intake-only ${rates.intake[round]!.toFixed(0)}/s; 64 connections: ` +
-        `intake-only ${rates.intake64[round]!.toFixed(0)}/s, journaled ${rates.journaled[round]!.toFixed(0)}/s; intake with deliveries ${rates.delivering[round]!.toFixed(0)}/s`,
+      `round ${round + 1}: bare ${rates.bare[round]!.toFixed(0)}/s, intake-only ${
+        rates.intake[round]!.toFixed(0)
+      }/s; 64 connections: ` +
+        `intake-only ${rates.intake64[round]!.toFixed(0)}/s, journaled ${
+          rates.journaled[round]!.toFixed(0)
+        }/s; intake with deliveries ${rates.delivering[round]!.toFixed(0)}/s`,
     );
   }
   const ratio = median(rates.intake.map((rate, i) => rate / rates.bare[i]!));
   const journaled = median(rates.journaled.map((rate, i) => rate / rates.intake64[i]!));
   const sharing = median(rates.delivering.map((rate, i) => rate / rates.bare[i]!));
-  console.log(`median: bare ${median(rates.bare).toFixed(0)} req/s, intake-only ${median(rates.intake).toFixed(0)} webhooks/s, intake with deliveries on the same core ${median(rates.delivering).toFixed(0)} webhooks/s (${sharing.toFixed(3)}x bare; the receiver got ${delivered})`);
+  console.log(
+    `median: bare ${median(rates.bare).toFixed(0)} req/s, intake-only ${
+      median(rates.intake).toFixed(0)
+    } webhooks/s, intake with deliveries on the same core ${
+      median(rates.delivering).toFixed(0)
+    } webhooks/s (${sharing.toFixed(3)}x bare; the receiver got ${delivered})`,
+  );
   report([
-    { name: "relay intake", measure: "accepted webhooks/s (intake-only process) / bare node:http parse-and-202 req/s, median of paired rounds", ratio, target: ">= 0.6", pass: ratio >= 0.6 },
-    { name: "relay intake, journaled", measure: "accepted webhooks/s with 64 connections, memory queue journaled in STATE_DIR / not journaled (intake-only), median of paired rounds", ratio: journaled, target: ">= 0.5", pass: journaled >= 0.5 },
+    {
+      name: "relay intake",
+      measure:
+        "accepted webhooks/s (intake-only process) / bare node:http parse-and-202 req/s, median of paired rounds",
+      ratio,
+      target: ">= 0.6",
+      pass: ratio >= 0.6,
+    },
+    {
+      name: "relay intake, journaled",
+      measure:
+        "accepted webhooks/s with 64 connections, memory queue journaled in STATE_DIR / not journaled (intake-only), median of paired rounds",
+      ratio: journaled,
+      target: ">= 0.5",
+      pass: journaled >= 0.5,
+    },
   ]);
 } finally {
   for (const server of Object.values(servers)) server.child.kill("SIGTERM");

@@ -12,7 +12,9 @@ const files = dataFiles(dir);
 async function csvParse(): Promise<number> {
   let rows = 0;
   for (const file of files) {
-    const parser = createReadStream(file, { highWaterMark: 1 << 20 }).pipe(parse({ relax_column_count: false }));
+    const parser = createReadStream(file, { highWaterMark: 1 << 20 }).pipe(
+      parse({ relax_column_count: false }),
+    );
     for await (const record of parser) rows += (record as string[]).length > 0 ? 1 : 0;
   }
   return rows - files.length;
@@ -24,7 +26,9 @@ async function ours(): Promise<number> {
 }
 
 const counted = { csvParse: await csvParse(), ours: await ours() };
-if (counted.csvParse !== counted.ours) throw new Error(`row counts differ: ${JSON.stringify(counted)}`);
+if (counted.csvParse !== counted.ours) {
+  throw new Error(`row counts differ: ${JSON.stringify(counted)}`);
+}
 let peer = Infinity;
 let mine = Infinity;
 for (let round = 0; round < 3; round++) {
@@ -34,6 +38,20 @@ for (let round = 0; round < 3; round++) {
   mine = Math.min(mine, await best(1, ours));
 }
 console.log(`rows: ${counted.ours} in ${files.length} files`);
-console.log(`csv-parse, parse only: ${peer.toFixed(0)} ms (${(counted.ours / peer * 1000 / 1e6).toFixed(2)} M rows/s)`);
-console.log(`tributary loadDatasets: ${mine.toFixed(0)} ms (${(counted.ours / mine * 1000 / 1e6).toFixed(2)} M rows/s)`);
-report([{ name: "load (1M rows)", measure: "our load time / csv-parse parse time", ratio: mine / peer, target: "<= 0.5", pass: mine / peer <= 0.5 }]);
+console.log(
+  `csv-parse, parse only: ${peer.toFixed(0)} ms (${
+    (counted.ours / peer * 1000 / 1e6).toFixed(2)
+  } M rows/s)`,
+);
+console.log(
+  `tributary loadDatasets: ${mine.toFixed(0)} ms (${
+    (counted.ours / mine * 1000 / 1e6).toFixed(2)
+  } M rows/s)`,
+);
+report([{
+  name: "load (1M rows)",
+  measure: "our load time / csv-parse parse time",
+  ratio: mine / peer,
+  target: "<= 0.5",
+  pass: mine / peer <= 0.5,
+}]);

@@ -8,9 +8,15 @@ import { parse } from "csv-parse";
 import { loadDatasets } from "../lib/water/mod.ts";
 import { dataFiles, ensureLinked, report } from "./_data.ts";
 
-const NUMERIC = new Set(["MonitoringLocationLatitude", "MonitoringLocationLongitude", "ResultValue",
-  "ActivityDepthHeightMeasure", "ResultDetectionQuantitationLimitMeasure", "MonitoringLocationHorizontalAccuracyMeasure",
-  "MonitoringLocationVerticalMeasure"]);
+const NUMERIC = new Set([
+  "MonitoringLocationLatitude",
+  "MonitoringLocationLongitude",
+  "ResultValue",
+  "ActivityDepthHeightMeasure",
+  "ResultDetectionQuantitationLimitMeasure",
+  "MonitoringLocationHorizontalAccuracyMeasure",
+  "MonitoringLocationVerticalMeasure",
+]);
 
 function settle(): NodeJS.MemoryUsage {
   for (let i = 0; i < 4; i++) global.gc!();
@@ -43,16 +49,30 @@ if (process.argv[2] === "objects") {
     }
   }
   const after = settle();
-  console.log(JSON.stringify({ rows: rows.length, perRow: (used(after) - used(before)) / rows.length }));
+  console.log(
+    JSON.stringify({ rows: rows.length, perRow: (used(after) - used(before)) / rows.length }),
+  );
   process.exit(0);
 }
 
-const baseline = spawnSync(process.execPath, ["--expose-gc", "--max-old-space-size=16384", "--import", "tsx", import.meta.filename, "objects"], {
+const baseline = spawnSync(process.execPath, [
+  "--expose-gc",
+  "--max-old-space-size=16384",
+  "--import",
+  "tsx",
+  import.meta.filename,
+  "objects",
+], {
   encoding: "utf8",
   stdio: ["ignore", "pipe", "inherit"],
 });
-const objects = JSON.parse(baseline.stdout.trim().split("\n").at(-1)!) as { rows: number; perRow: number };
-console.log(`one JS object per row (${objects.rows} rows): ${objects.perRow.toFixed(0)} bytes per row`);
+const objects = JSON.parse(baseline.stdout.trim().split("\n").at(-1)!) as {
+  rows: number;
+  perRow: number;
+};
+console.log(
+  `one JS object per row (${objects.rows} rows): ${objects.perRow.toFixed(0)} bytes per row`,
+);
 
 const dir = await ensureLinked("ten", 10);
 const before = settle();
@@ -62,10 +82,36 @@ const seconds = (performance.now() - started) / 1000;
 const after = settle();
 const rows = store.observationCount;
 const perRow = (used(after) - used(before)) / rows;
-console.log(`loaded ${rows} observations, ${store.locationCount} locations, ${store.datasetCount} datasets in ${seconds.toFixed(1)} s (${loaded.failures.length} failures)`);
-console.log(`heap ${(after.heapUsed - before.heapUsed) / 1e6 | 0} MB, external ${(after.external - before.external) / 1e6 | 0} MB (array buffers ${(after.arrayBuffers - before.arrayBuffers) / 1e6 | 0} MB), rss ${after.rss / 1e6 | 0} MB`);
-console.log(`tributary store: ${perRow.toFixed(1)} bytes per row (${(objects.perRow / perRow).toFixed(1)}x less than one object per row)`);
+console.log(
+  `loaded ${rows} observations, ${store.locationCount} locations, ${store.datasetCount} datasets in ${
+    seconds.toFixed(1)
+  } s (${loaded.failures.length} failures)`,
+);
+console.log(
+  `heap ${(after.heapUsed - before.heapUsed) / 1e6 | 0} MB, external ${
+    (after.external - before.external) / 1e6 | 0
+  } MB (array buffers ${(after.arrayBuffers - before.arrayBuffers) / 1e6 | 0} MB), rss ${
+    after.rss / 1e6 | 0
+  } MB`,
+);
+console.log(
+  `tributary store: ${perRow.toFixed(1)} bytes per row (${
+    (objects.perRow / perRow).toFixed(1)
+  }x less than one object per row)`,
+);
 report([
-  { name: "memory (10M rows)", measure: "bytes per row / 150", ratio: perRow / 150, target: "<= 1", pass: perRow <= 150 && rows >= 10_000_000 },
-  { name: "memory vs object per row", measure: "our bytes per row / object-per-row bytes", ratio: perRow / objects.perRow, target: "< 1", pass: perRow < objects.perRow },
+  {
+    name: "memory (10M rows)",
+    measure: "bytes per row / 150",
+    ratio: perRow / 150,
+    target: "<= 1",
+    pass: perRow <= 150 && rows >= 10_000_000,
+  },
+  {
+    name: "memory vs object per row",
+    measure: "our bytes per row / object-per-row bytes",
+    ratio: perRow / objects.perRow,
+    target: "< 1",
+    pass: perRow < objects.perRow,
+  },
 ]);

@@ -10,7 +10,7 @@
 //   page once, the default render cache, compression as the server does it):
 //   bytes/s of the page with gzip, and with br, / uncompressed: target >= 0.5.
 // Needs: 260 MB of disk (part 0), about 2 minutes.
-import { indexApiKeys, parseApiKey, type Handler } from "../lib/http/mod.ts";
+import { type Handler, indexApiKeys, parseApiKey } from "../lib/http/mod.ts";
 import { withCompression } from "../lib/http/compression.ts";
 import { createWaterService, loadDatasets } from "../lib/water/mod.ts";
 import { bodyBytes, makeRequest } from "../test/_helpers/http.ts";
@@ -23,14 +23,28 @@ const BASE = "/v1/odata/v4";
 const { store } = await loadDatasets(await ensureLinked("one", 1));
 console.log(`store: ${store.observationCount} observations`);
 const service = (cacheBytes: number) =>
-  createWaterService(store, { keys: indexApiKeys([parseApiKey("bench", "bench-key")]), now: () => performance.now(), ratePerSecond: 0, maxConcurrent: 0, renderCacheBytes: cacheBytes, maxResponseBytes: 1 << 30 });
-
+  createWaterService(store, {
+    keys: indexApiKeys([parseApiKey("bench", "bench-key")]),
+    now: () => performance.now(),
+    ratePerSecond: 0,
+    maxConcurrent: 0,
+    renderCacheBytes: cacheBytes,
+    maxResponseBytes: 1 << 30,
+  });
 
 /** Fetches a target through a handler: status checked, bytes returned. */
-async function get(handler: Handler, target: string, headers: Record<string, string> = {}): Promise<Buffer> {
+async function get(
+  handler: Handler,
+  target: string,
+  headers: Record<string, string> = {},
+): Promise<Buffer> {
   const [path, query = ""] = target.split("?");
-  const response = await handler(makeRequest({ path: path!, query, headers: { "x-api-key": "bench-key", ...headers } }));
-  if (response.status !== 200) throw new Error(`${target}: ${response.status} ${String(response.body).slice(0, 200)}`);
+  const response = await handler(
+    makeRequest({ path: path!, query, headers: { "x-api-key": "bench-key", ...headers } }),
+  );
+  if (response.status !== 200) {
+    throw new Error(`${target}: ${response.status} ${String(response.body).slice(0, 200)}`);
+  }
   return bodyBytes(response);
 }
 
@@ -51,15 +65,44 @@ const results: BenchResult[] = [];
 // $orderby top-k against the unordered page.
 {
   const handler = service(64 * 1024 * 1024);
-  const unordered = await time(() => get(handler, `${BASE}/Observations?$top=100&$select=Id,ResultValue`));
+  const unordered = await time(() =>
+    get(handler, `${BASE}/Observations?$top=100&$select=Id,ResultValue`)
+  );
   // The first ordered query builds the field's ranks and the order (kept after); the later ones, pages of it.
   const first = performance.now();
-  await get(handler, `${BASE}/Observations?$top=100&$select=Id,ResultValue&$orderby=ResultValue%20desc`);
+  await get(
+    handler,
+    `${BASE}/Observations?$top=100&$select=Id,ResultValue&$orderby=ResultValue%20desc`,
+  );
   const built = performance.now() - first;
-  const ordered = await time(() => get(handler, `${BASE}/Observations?$top=100&$select=Id,ResultValue&$orderby=ResultValue%20desc&$skiptoken=Id:500000`));
-  const filtered = await time(() => get(handler, `${BASE}/Observations?$top=100&$select=Id,ResultValue&$orderby=ResultValue%20desc&$filter=CharacteristicName%20eq%20%27pH%27`));
-  console.log(`$top=100: unordered ${unordered.toFixed(2)} ms; $orderby=ResultValue desc: first (ranks and order built) ${built.toFixed(0)} ms, a page deep in it ${ordered.toFixed(2)} ms, with a filter ${filtered.toFixed(2)} ms (medians of ${ROUNDS})`);
-  results.push({ name: "orderby top 100 of 1M", measure: "time ordered / unordered", ratio: ordered / unordered, target: "<= 3", pass: ordered / unordered <= 3 });
+  const ordered = await time(() =>
+    get(
+      handler,
+      `${BASE}/Observations?$top=100&$select=Id,ResultValue&$orderby=ResultValue%20desc&$skiptoken=Id:500000`,
+    )
+  );
+  const filtered = await time(() =>
+    get(
+      handler,
+      `${BASE}/Observations?$top=100&$select=Id,ResultValue&$orderby=ResultValue%20desc&$filter=CharacteristicName%20eq%20%27pH%27`,
+    )
+  );
+  console.log(
+    `$top=100: unordered ${
+      unordered.toFixed(2)
+    } ms; $orderby=ResultValue desc: first (ranks and order built) ${
+      built.toFixed(0)
+    } ms, a page deep in it ${ordered.toFixed(2)} ms, with a filter ${
+      filtered.toFixed(2)
+    } ms (medians of ${ROUNDS})`,
+  );
+  results.push({
+    name: "orderby top 100 of 1M",
+    measure: "time ordered / unordered",
+    ratio: ordered / unordered,
+    target: "<= 3",
+    pass: ordered / unordered <= 3,
+  });
 }
 
 // A cold 10,000-row page against JSON.stringify of the same rows.
@@ -71,18 +114,48 @@ const results: BenchResult[] = [];
   const ours = await time(() => get(cold, target));
   const stringify = await time(() => Promise.resolve(JSON.stringify({ value: rows })));
   const megabytes = page.length / 1e6;
-  console.log(`cold 10,000-row page (${megabytes.toFixed(1)} MB): ours ${ours.toFixed(1)} ms (${(megabytes / ours * 1000).toFixed(0)} MB/s), JSON.stringify ${stringify.toFixed(1)} ms (${(megabytes / stringify * 1000).toFixed(0)} MB/s)`);
-  results.push({ name: "cold 10,000-row page", measure: "JSON.stringify time / our render time", ratio: stringify / ours, target: ">= 2", pass: stringify / ours >= 2 });
+  console.log(
+    `cold 10,000-row page (${megabytes.toFixed(1)} MB): ours ${ours.toFixed(1)} ms (${
+      (megabytes / ours * 1000).toFixed(0)
+    } MB/s), JSON.stringify ${stringify.toFixed(1)} ms (${
+      (megabytes / stringify * 1000).toFixed(0)
+    } MB/s)`,
+  );
+  results.push({
+    name: "cold 10,000-row page",
+    measure: "JSON.stringify time / our render time",
+    ratio: stringify / ours,
+    target: ">= 2",
+    pass: stringify / ours >= 2,
+  });
 
   // The same page with br, the render cache on, as a client paging once would get it (warm after the first).
   const compressed = withCompression(service(256 * 1024 * 1024));
   const plain = await get(compressed, target);
   const br = await get(compressed, target, { "accept-encoding": "gzip, deflate, br" });
   const plainMs = await time(() => get(compressed, target));
-  const brMs = await time(() => get(compressed, target, { "accept-encoding": "gzip, deflate, br" }));
-  console.log(`10,000-row page: ${plain.length} bytes plain, ${br.length} br; ${plainMs.toFixed(1)} ms plain, ${brMs.toFixed(1)} ms br`);
-  results.push({ name: "br page bytes", measure: "br bytes / uncompressed bytes", ratio: br.length / plain.length, target: "<= 0.15", pass: br.length / plain.length <= 0.15 });
-  results.push({ name: "br pages per second", measure: "pages/s with br / uncompressed", ratio: plainMs / brMs, target: ">= 0.5", pass: plainMs / brMs >= 0.5 });
+  const brMs = await time(() =>
+    get(compressed, target, { "accept-encoding": "gzip, deflate, br" })
+  );
+  console.log(
+    `10,000-row page: ${plain.length} bytes plain, ${br.length} br; ${
+      plainMs.toFixed(1)
+    } ms plain, ${brMs.toFixed(1)} ms br`,
+  );
+  results.push({
+    name: "br page bytes",
+    measure: "br bytes / uncompressed bytes",
+    ratio: br.length / plain.length,
+    target: "<= 0.15",
+    pass: br.length / plain.length <= 0.15,
+  });
+  results.push({
+    name: "br pages per second",
+    measure: "pages/s with br / uncompressed",
+    ratio: plainMs / brMs,
+    target: ">= 0.5",
+    pass: plainMs / brMs >= 0.5,
+  });
 }
 
 // Cold pages compressed: each round asks for pages never asked before, one per coding, interleaved.
@@ -99,7 +172,13 @@ const results: BenchResult[] = [];
     for (const coding of codings) {
       const target = `${BASE}/Observations?$top=10000&$skiptoken=Id:${(next++ % 99) * 10_000 + 1}`;
       const started = performance.now();
-      const bytes = await get(handler, target, coding === "identity" ? {} : { "accept-encoding": coding === "br" ? "gzip, deflate, br" : coding });
+      const bytes = await get(
+        handler,
+        target,
+        coding === "identity"
+          ? {}
+          : { "accept-encoding": coding === "br" ? "gzip, deflate, br" : coding },
+      );
       const elapsed = performance.now() - started;
       // The first two rounds warm up.
       if (round < 0) continue;
@@ -109,11 +188,21 @@ const results: BenchResult[] = [];
     }
   }
   const plainMs = median(times.identity);
-  const line = codings.map((coding) => `${coding} ${median(times[coding]).toFixed(1)} ms (${(pageBytes / rounds / median(times[coding]) / 1000).toFixed(0)} MB/s of page, ${(sizes[coding] / rounds / 1e6).toFixed(2)} MB sent)`);
+  const line = codings.map((coding) =>
+    `${coding} ${median(times[coding]).toFixed(1)} ms (${
+      (pageBytes / rounds / median(times[coding]) / 1000).toFixed(0)
+    } MB/s of page, ${(sizes[coding] / rounds / 1e6).toFixed(2)} MB sent)`
+  );
   console.log(`cold 10,000-row pages, each asked once (medians of ${rounds}): ${line.join("; ")}`);
   for (const coding of ["gzip", "br"] as const) {
     const ratio = plainMs / median(times[coding]);
-    results.push({ name: `cold page ${coding}`, measure: `page bytes/s with ${coding} / uncompressed`, ratio, target: ">= 0.5", pass: ratio >= 0.5 });
+    results.push({
+      name: `cold page ${coding}`,
+      measure: `page bytes/s with ${coding} / uncompressed`,
+      ratio,
+      target: ">= 0.5",
+      pass: ratio >= 0.5,
+    });
   }
 }
 

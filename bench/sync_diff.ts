@@ -6,7 +6,7 @@
 // Needs: no disk, about 1 minute.
 import { randomUUID } from "node:crypto";
 import { type Change, RevisionLog, type SyncObject } from "../lib/sync/mod.ts";
-import { report, type BenchResult } from "./_data.ts";
+import { type BenchResult, report } from "./_data.ts";
 
 const OBJECTS = 1_000;
 const CHANGED = 100;

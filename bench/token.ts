@@ -21,9 +21,15 @@ const HEADERS = {
 const BODY = "grant_type=client_credentials";
 
 async function check(url: string): Promise<void> {
-  const response = await fetch(`${url}/oauth2/token`, { method: "POST", headers: HEADERS, body: BODY });
+  const response = await fetch(`${url}/oauth2/token`, {
+    method: "POST",
+    headers: HEADERS,
+    body: BODY,
+  });
   const body = await response.json() as { access_token?: string };
-  if (response.status !== 200 || typeof body.access_token !== "string") throw new Error(`${url}: ${response.status} ${JSON.stringify(body)}`);
+  if (response.status !== 200 || typeof body.access_token !== "string") {
+    throw new Error(`${url}: ${response.status} ${JSON.stringify(body)}`);
+  }
 }
 
 /** CPU seconds a process has used so far (user + system), or NaN without /proc. */
@@ -37,7 +43,13 @@ function cpuSeconds(pid: number): number {
 }
 
 // Without the access log, as the peer writes none: its cost is bench/http's to measure.
-const ours = await startPinnedServer(["--import", "tsx", "server.ts"], { PORT: "0", HOST: "127.0.0.1", SERVICES: "sync", STATE_DIR: "", ACCESS_LOG: "off" });
+const ours = await startPinnedServer(["--import", "tsx", "server.ts"], {
+  PORT: "0",
+  HOST: "127.0.0.1",
+  SERVICES: "sync",
+  STATE_DIR: "",
+  ACCESS_LOG: "off",
+});
 const peer = await startPinnedServer(["--import", "tsx", "bench/_oauth2_server.ts"]);
 try {
   await check(ours.url);
@@ -45,21 +57,47 @@ try {
   // Both warm up (JIT) before the measured rounds; each server keeps every
   // token it issued, so later rounds run with fuller maps. Best against best.
   for (const server of [peer, ours]) {
-    await runPinnedLoad({ url: `${server.url}/oauth2/token`, method: "POST", headers: HEADERS, body: BODY, connections: CONNECTIONS, seconds: 2 });
+    await runPinnedLoad({
+      url: `${server.url}/oauth2/token`,
+      method: "POST",
+      headers: HEADERS,
+      body: BODY,
+      connections: CONNECTIONS,
+      seconds: 2,
+    });
   }
   const rates = { ours: [] as number[], peer: [] as number[] };
   for (let round = 0; round < 3; round++) {
     for (const [name, server] of [["peer", peer], ["ours", ours]] as const) {
       const before = cpuSeconds(server.child.pid!);
-      const result = await runPinnedLoad({ url: `${server.url}/oauth2/token`, method: "POST", headers: HEADERS, body: BODY, connections: CONNECTIONS, seconds: SECONDS });
+      const result = await runPinnedLoad({
+        url: `${server.url}/oauth2/token`,
+        method: "POST",
+        headers: HEADERS,
+        body: BODY,
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+      });
       const cpu = cpuSeconds(server.child.pid!) - before;
-      if (result.non2xx > 0) throw new Error(`${name}: ${result.non2xx} non-2xx responses, e.g. ${result.sample}`);
+      if (result.non2xx > 0) {
+        throw new Error(`${name}: ${result.non2xx} non-2xx responses, e.g. ${result.sample}`);
+      }
       rates[name].push(result.perSecond);
-      console.log(`${name.padEnd(5)} ${result.perSecond.toFixed(0)} grants/s, server CPU ${(cpu * 1e6 / result.requests).toFixed(1)} µs/grant`);
+      console.log(
+        `${name.padEnd(5)} ${result.perSecond.toFixed(0)} grants/s, server CPU ${
+          (cpu * 1e6 / result.requests).toFixed(1)
+        } µs/grant`,
+      );
     }
   }
   const ratio = Math.max(...rates.ours) / Math.max(...rates.peer);
-  report([{ name: "token client_credentials", measure: "our grants/s / @node-oauth/oauth2-server grants/s", ratio, target: ">= 2", pass: ratio >= 2 }]);
+  report([{
+    name: "token client_credentials",
+    measure: "our grants/s / @node-oauth/oauth2-server grants/s",
+    ratio,
+    target: ">= 2",
+    pass: ratio >= 2,
+  }]);
 } finally {
   ours.child.kill("SIGTERM");
   peer.child.kill("SIGTERM");

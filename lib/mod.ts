@@ -31,6 +31,14 @@ export {
   RELAY_MODULE,
   WATER_MODULE,
 } from "./app/mod.ts";
-export type { App, AppContext, AppOverrides, Config, ListeningAddress, RunningService, ServiceModule } from "./app/mod.ts";
+export type {
+  App,
+  AppContext,
+  AppOverrides,
+  Config,
+  ListeningAddress,
+  RunningService,
+  ServiceModule,
+} from "./app/mod.ts";
 export { createFetchHandler, createNodeListener } from "./http/mod.ts";
 export type { Handler, HttpRequest, HttpResponse } from "./http/mod.ts";

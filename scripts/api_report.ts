@@ -37,7 +37,12 @@ function statements(text: string): string[] {
     else if (c === "}" || c === ")" || c === "]") {
       depth--;
       // A block declaration (interface, class, namespace) ends at its closing brace.
-      if (depth === 0 && c === "}" && /^\s*(export\s+)?(declare\s+)?(abstract\s+)?(interface|class|namespace|enum)\b/.test(source.slice(start, i))) {
+      if (
+        depth === 0 && c === "}" &&
+        /^\s*(export\s+)?(declare\s+)?(abstract\s+)?(interface|class|namespace|enum)\b/.test(
+          source.slice(start, i),
+        )
+      ) {
         found.push(source.slice(start, i + 1).trim());
         start = i + 1;
       }
@@ -54,7 +59,8 @@ function normalize(declaration: string): string {
   return declaration.replace(/\s+/g, " ").replace(/\s*;\s*$/, ";").trim();
 }
 
-const DECLARED = /^export\s+(?:declare\s+)?(?:abstract\s+)?(?:function|const|let|class|interface|type|enum|namespace)\s+([A-Za-z_$][\w$]*)/;
+const DECLARED =
+  /^export\s+(?:declare\s+)?(?:abstract\s+)?(?:function|const|let|class|interface|type|enum|namespace)\s+([A-Za-z_$][\w$]*)/;
 
 /**
  * Every name a declaration file exports, with its declaration, following
@@ -74,17 +80,31 @@ function exportsOf(file: string, seen: Set<string> = new Set()): Map<string, str
   for (const item of items) {
     const star = /^export\s+(?:type\s+)?\*\s+from\s+["']([^"']+)["']/.exec(item);
     if (star !== null) {
-      for (const [name, declaration] of exportsOf(resolve(dirname(file), star[1]!.replace(/\.(ts|js)$/, ".d.ts")), new Set(seen))) found.set(name, declaration);
+      for (
+        const [name, declaration] of exportsOf(
+          resolve(dirname(file), star[1]!.replace(/\.(ts|js)$/, ".d.ts")),
+          new Set(seen),
+        )
+      ) found.set(name, declaration);
       continue;
     }
     const reexport = /^export\s+(?:type\s+)?\{([^}]*)\}\s+from\s+["']([^"']+)["']/.exec(item);
     if (reexport === null) continue;
     const target = resolve(dirname(file), reexport[2]!.replace(/\.(ts|js)$/, ".d.ts"));
     const theirs = exportsOf(target, new Set(seen));
-    for (const part of reexport[1]!.split(",").map((text) => text.trim()).filter((text) => text !== "")) {
-      const [original, alias] = part.replace(/^type\s+/, "").split(/\s+as\s+/) as [string, string | undefined];
+    for (
+      const part of reexport[1]!.split(",").map((text) => text.trim()).filter((text) => text !== "")
+    ) {
+      const [original, alias] = part.replace(/^type\s+/, "").split(/\s+as\s+/) as [
+        string,
+        string | undefined,
+      ];
       const declaration = theirs.get(original);
-      if (declaration === undefined) throw new Error(`${file}: ${original} is re-exported from ${reexport[2]} but not declared there`);
+      if (declaration === undefined) {
+        throw new Error(
+          `${file}: ${original} is re-exported from ${reexport[2]} but not declared there`,
+        );
+      }
       found.set(alias ?? original, declaration);
     }
   }
@@ -93,7 +113,10 @@ function exportsOf(file: string, seen: Set<string> = new Set()): Map<string, str
 
 /** The report's text, from declarations built into `dts`. */
 function report(dts: string): string {
-  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { name: string; exports: Record<string, { types?: string } | string> };
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+    name: string;
+    exports: Record<string, { types?: string } | string>;
+  };
   const lines = [
     `# The public API of ${pkg.name}`,
     "",
@@ -118,7 +141,13 @@ function report(dts: string): string {
 
 const dts = mkdtempSync(join(tmpdir(), "tributary-api-"));
 try {
-  const tsc = spawnSync(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", join(ROOT, "tsconfig.build.json"), "--emitDeclarationOnly", "--outDir", dts], { encoding: "utf8" });
+  const tsc = spawnSync(join(ROOT, "node_modules", ".bin", "tsc"), [
+    "-p",
+    join(ROOT, "tsconfig.build.json"),
+    "--emitDeclarationOnly",
+    "--outDir",
+    dts,
+  ], { encoding: "utf8" });
   if (tsc.status !== 0) {
     process.stderr.write(tsc.stdout + tsc.stderr);
     process.exit(1);
@@ -132,7 +161,9 @@ try {
       // None yet: different from any report.
     }
     if (committed !== text) {
-      process.stderr.write(`${REPORT} is not the API the code exports: run npm run api, and review the diff\n`);
+      process.stderr.write(
+        `${REPORT} is not the API the code exports: run npm run api, and review the diff\n`,
+      );
       process.exit(1);
     }
     process.stdout.write(`${REPORT} is up to date\n`);

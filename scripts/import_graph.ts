@@ -38,7 +38,9 @@ function files(dir = LIB): string[] {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) found.push(...files(path));
-    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")) found.push(relative(LIB, path));
+    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")) {
+      found.push(relative(LIB, path));
+    }
   }
   return found.sort();
 }
@@ -50,7 +52,9 @@ function importsOf(file: string): string[] {
   for (const match of text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+["'](\.[^"']+)["']/gm)) {
     found.push(relative(LIB, resolve(dirname(join(LIB, file)), match[1]!)));
   }
-  for (const match of text.matchAll(/import\(\s*["'](\.[^"']+)["']\s*\)/g)) found.push(relative(LIB, resolve(dirname(join(LIB, file)), match[1]!)));
+  for (const match of text.matchAll(/import\(\s*["'](\.[^"']+)["']\s*\)/g)) {
+    found.push(relative(LIB, resolve(dirname(join(LIB, file)), match[1]!)));
+  }
   return found;
 }
 
@@ -72,7 +76,9 @@ export function checkGraph(): string[] {
     graph.set(file, targets);
     if (file.endsWith(".browser.ts")) {
       for (const target of targets) {
-        if (!target.endsWith(".browser.ts")) breaches.push(`${file} imports ${target}: a page's module imports only browser modules`);
+        if (!target.endsWith(".browser.ts")) {
+          breaches.push(`${file} imports ${target}: a page's module imports only browser modules`);
+        }
       }
       continue;
     }
@@ -84,12 +90,29 @@ export function checkGraph(): string[] {
         continue;
       }
       const base = target.split(sep).slice(1).join(sep);
-      if (base !== "mod.ts" && base !== "_internal.ts") breaches.push(`${file} imports ${target}: another domain is reached through its mod.ts or _internal.ts`);
+      if (base !== "mod.ts" && base !== "_internal.ts") {
+        breaches.push(
+          `${file} imports ${target}: another domain is reached through its mod.ts or _internal.ts`,
+        );
+      }
       const [a, b] = [layerOf(from), layerOf(to)];
-      if (a === -1) breaches.push(`${file}: the domain ${from} is in no layer (scripts/import_graph.ts LAYERS)`);
-      else if (b === -1) breaches.push(`${target}: the domain ${to} is in no layer (scripts/import_graph.ts LAYERS)`);
-      else if (b > a) breaches.push(`${file} imports ${target}: ${from} (layer ${a}) may not import from ${to} (layer ${b}), which stands above it`);
-      else if (b === a) breaches.push(`${file} imports ${target}: ${from} and ${to} stand in one layer and may not import each other`);
+      if (a === -1) {
+        breaches.push(
+          `${file}: the domain ${from} is in no layer (scripts/import_graph.ts LAYERS)`,
+        );
+      } else if (b === -1) {
+        breaches.push(
+          `${target}: the domain ${to} is in no layer (scripts/import_graph.ts LAYERS)`,
+        );
+      } else if (b > a) {
+        breaches.push(
+          `${file} imports ${target}: ${from} (layer ${a}) may not import from ${to} (layer ${b}), which stands above it`,
+        );
+      } else if (b === a) {
+        breaches.push(
+          `${file} imports ${target}: ${from} and ${to} stand in one layer and may not import each other`,
+        );
+      }
     }
   }
   // Cycles among files: a depth-first search, each cycle reported once.
@@ -122,12 +145,22 @@ export function checkGraph(): string[] {
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(import.meta.filename)) {
   if (process.argv.includes("--dot")) {
     const arrows = new Set<string>();
-    for (const file of files()) for (const target of importsOf(file)) if (domainOf(file) !== domainOf(target) && domainOf(file) !== "") arrows.add(`  "${domainOf(file)}" -> "${domainOf(target)}";`);
+    for (const file of files()) {
+      for (const target of importsOf(file)) {
+        if (domainOf(file) !== domainOf(target) && domainOf(file) !== "") {
+          arrows.add(`  "${domainOf(file)}" -> "${domainOf(target)}";`);
+        }
+      }
+    }
     process.stdout.write(`digraph domains {\n${[...arrows].sort().join("\n")}\n}\n`);
   } else {
     const breaches = checkGraph();
     for (const breach of breaches) process.stderr.write(`${breach}\n`);
-    process.stdout.write(breaches.length === 0 ? "The import graph keeps its layers and has no cycle\n" : `${breaches.length} breaches\n`);
+    process.stdout.write(
+      breaches.length === 0
+        ? "The import graph keeps its layers and has no cycle\n"
+        : `${breaches.length} breaches\n`,
+    );
     process.exitCode = breaches.length === 0 ? 0 : 1;
   }
 }

@@ -44,11 +44,15 @@ export type PrecisCategory =
 
 /** The Exceptions (F) of RFC 5892 §2.6, which RFC 8264 §9.6 takes over. */
 const EXCEPTIONS: ReadonlyMap<number, PrecisCategory> = new Map<number, PrecisCategory>([
-  ...[0x00df, 0x03c2, 0x06fd, 0x06fe, 0x0f0b, 0x3007].map((cp) => [cp, "exception-pvalid"] as const),
+  ...[0x00df, 0x03c2, 0x06fd, 0x06fe, 0x0f0b, 0x3007].map((cp) =>
+    [cp, "exception-pvalid"] as const
+  ),
   ...[0x00b7, 0x0375, 0x05f3, 0x05f4, 0x30fb].map((cp) => [cp, "exception-contexto"] as const),
   ...range(0x0660, 0x0669).map((cp) => [cp, "exception-contexto"] as const),
   ...range(0x06f0, 0x06f9).map((cp) => [cp, "exception-contexto"] as const),
-  ...[0x0640, 0x07fa, 0x302e, 0x302f, 0x3031, 0x3032, 0x3033, 0x3034, 0x3035, 0x303b].map((cp) => [cp, "exception-disallowed"] as const),
+  ...[0x0640, 0x07fa, 0x302e, 0x302f, 0x3031, 0x3032, 0x3033, 0x3034, 0x3035, 0x303b].map((cp) =>
+    [cp, "exception-disallowed"] as const
+  ),
 ]);
 
 /**
@@ -107,7 +111,8 @@ export function precisCategoryOf(cp: number): PrecisCategory {
  * @returns whether a user name may contain it
  */
 export function isAllowedCategory(category: string): boolean {
-  return ["exception-pvalid", "ascii7", "letter-digit", "join-control", "exception-contexto"].includes(category);
+  return ["exception-pvalid", "ascii7", "letter-digit", "join-control", "exception-contexto"]
+    .includes(category);
 }
 
 const scriptPatterns = new Map<string, { sc: RegExp; scx: RegExp }>();
@@ -115,7 +120,10 @@ const scriptPatterns = new Map<string, { sc: RegExp; scx: RegExp }>();
 function patternsOf(name: string): { sc: RegExp; scx: RegExp } {
   let patterns = scriptPatterns.get(name);
   if (patterns === undefined) {
-    patterns = { sc: new RegExp(`^\\p{Script=${name}}$`, "u"), scx: new RegExp(`^\\p{Script_Extensions=${name}}$`, "u") };
+    patterns = {
+      sc: new RegExp(`^\\p{Script=${name}}$`, "u"),
+      scx: new RegExp(`^\\p{Script_Extensions=${name}}$`, "u"),
+    };
     scriptPatterns.set(name, patterns);
   }
   return patterns;
@@ -217,7 +225,9 @@ export function encodeRuns(valueOf: (cp: number) => string | undefined): RunTabl
 /** An index as capital letters: 0 → A, 25 → Z, 26 → AA. */
 function letters(index: number): string {
   let text = "";
-  for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26)) text = String.fromCharCode(65 + ((n - 1) % 26)) + text;
+  for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26)) {
+    text = String.fromCharCode(65 + ((n - 1) % 26)) + text;
+  }
   return text;
 }
 
@@ -284,15 +294,22 @@ async function load<T>(dir: string, ...path: string[]): Promise<T> {
 export async function renderPrecisTable(dir: string): Promise<string> {
   const version = runtimeUnicodeVersion();
   const { name } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name: string };
-  if (name !== `@unicode/unicode-${version}`) throw new Error(`Cannot use ${name}: this runtime has Unicode ${version}`);
+  if (name !== `@unicode/unicode-${version}`) {
+    throw new Error(`Cannot use ${name}: this runtime has Unicode ${version}`);
+  }
   const scripts = readdirSync(join(dir, "Script")).filter((entry) => !entry.includes(".")).sort();
   const categories = new Array<PrecisCategory>(CODE_POINTS);
   for (let cp = 0; cp < CODE_POINTS; cp++) categories[cp] = precisCategoryOf(cp);
   for (const [first, last, block] of JAMO_BLOCKS) {
     const assigned = new Set(await load<number[]>(dir, "Block", block, "code-points.mjs"));
     for (let cp = first; cp <= last; cp++) {
-      if ((categories[cp] === "old-hangul-jamo") !== (assigned.has(cp) && !UNASSIGNED.test(String.fromCodePoint(cp)))) {
-        throw new Error(`Cannot tell U+${hex(cp)} of ${block}: the package and the runtime disagree`);
+      if (
+        (categories[cp] === "old-hangul-jamo") !==
+          (assigned.has(cp) && !UNASSIGNED.test(String.fromCodePoint(cp)))
+      ) {
+        throw new Error(
+          `Cannot tell U+${hex(cp)} of ${block}: the package and the runtime disagree`,
+        );
       }
     }
   }
@@ -300,11 +317,20 @@ export async function renderPrecisTable(dir: string): Promise<string> {
   const bidi = await load<Map<number, string>>(dir, "Bidi_Class", "index.mjs");
   const joining = new Map<number, string>();
   for (const [type, short] of Object.entries(JOINING_SHORT)) {
-    for (const cp of await load<number[]>(dir, "Joining_Type", type, "code-points.mjs")) joining.set(cp, short);
+    for (const cp of await load<number[]>(dir, "Joining_Type", type, "code-points.mjs")) {
+      joining.set(cp, short);
+    }
   }
   const width = new Map<number, number>();
   for (const kind of ["Wide", "Narrow"]) {
-    for (const [cp, [to]] of await load<Map<number, number[]>>(dir, "Decomposition_Mapping", kind, "code-points.mjs")) width.set(cp, to! - cp);
+    for (
+      const [cp, [to]] of await load<Map<number, number[]>>(
+        dir,
+        "Decomposition_Mapping",
+        kind,
+        "code-points.mjs",
+      )
+    ) width.set(cp, to! - cp);
   }
   let last = "Common";
   const scriptOfAllowed = (cp: number): string | undefined => {
@@ -315,11 +341,13 @@ export async function renderPrecisTable(dir: string): Promise<string> {
   };
   const tables: Record<string, { doc: string; table: RunTable }> = {
     PRECIS_CATEGORIES: {
-      doc: "The RFC 8264 §8 rule that decides each code point's derived property (`precisCategoryOf` in scripts/precis_table.ts)",
+      doc:
+        "The RFC 8264 §8 rule that decides each code point's derived property (`precisCategoryOf` in scripts/precis_table.ts)",
       table: encodeRuns((cp) => categories[cp]),
     },
     BIDI_CLASSES: {
-      doc: "The Bidi_Class (short names, e.g. `L`, `AL`, `NSM`) of the code points the IdentifierClass allows",
+      doc:
+        "The Bidi_Class (short names, e.g. `L`, `AL`, `NSM`) of the code points the IdentifierClass allows",
       table: encodeRuns((cp) => (allowed(cp) ? BIDI_SHORT[bidi.get(cp) ?? ""] ?? "L" : undefined)),
     },
     SCRIPTS: {
@@ -327,7 +355,8 @@ export async function renderPrecisTable(dir: string): Promise<string> {
       table: encodeRuns(scriptOfAllowed),
     },
     SCRIPT_EXTENSIONS: {
-      doc: "The Script_Extensions of the code points the IdentifierClass allows, where they are more than the Script (\"\" elsewhere)",
+      doc:
+        'The Script_Extensions of the code points the IdentifierClass allows, where they are more than the Script ("" elsewhere)',
       table: encodeRuns((cp) => {
         if (!allowed(cp)) return undefined;
         const extensions = scriptExtensionsOf(cp, scripts);
@@ -335,27 +364,40 @@ export async function renderPrecisTable(dir: string): Promise<string> {
       }),
     },
     JOINING_TYPES: {
-      doc: "The Joining_Type (`D`, `C`, `L`, `R`, `T` or `U`) of the code points the IdentifierClass allows",
+      doc:
+        "The Joining_Type (`D`, `C`, `L`, `R`, `T` or `U`) of the code points the IdentifierClass allows",
       table: encodeRuns((cp) => (allowed(cp) ? joining.get(cp) ?? "U" : undefined)),
     },
     VIRAMAS: {
-      doc: "The code points of Canonical_Combining_Class 9 (Virama): `9`; \"\" elsewhere",
+      doc: 'The code points of Canonical_Combining_Class 9 (Virama): `9`; "" elsewhere',
       table: encodeRuns((cp) => (isVirama(cp) ? "9" : "")),
     },
     WIDTH_MAPPINGS: {
-      doc: "The fullwidth and halfwidth code points (decompositions `<wide>` and `<narrow>`): what to add to each to get its mapping; \"\" elsewhere",
+      doc:
+        'The fullwidth and halfwidth code points (decompositions `<wide>` and `<narrow>`): what to add to each to get its mapping; "" elsewhere',
       table: encodeRuns((cp) => String(width.get(cp) ?? "")),
     },
   };
-  let text = `// Written by scripts/precis_table.ts (npm run unicode) from Unicode ${version}: Node ${process.versions.node}'s ICU ${process.versions["icu"]}\n`;
+  let text =
+    `// Written by scripts/precis_table.ts (npm run unicode) from Unicode ${version}: Node ${process.versions.node}'s ICU ${
+      process.versions["icu"]
+    }\n`;
   text += `// and the npm package ${name}. Do not edit: run the script again.\n`;
-  text += `\n/** The Unicode version of these tables. */\nexport const UNICODE_VERSION = ${JSON.stringify(version)};\n`;
+  text += `\n/** The Unicode version of these tables. */\nexport const UNICODE_VERSION = ${
+    JSON.stringify(version)
+  };\n`;
   text += `\n/**\n * One value per code point as runs: each run is its length in base 36, then\n`;
-  text += ` * the index of its value in \`values\` in capital letters (A is 0, Z 25, AA 26).\n */\n`;
-  text += `export interface RunTable {\n  readonly values: readonly string[];\n  readonly runs: readonly string[];\n}\n`;
+  text +=
+    ` * the index of its value in \`values\` in capital letters (A is 0, Z 25, AA 26).\n */\n`;
+  text +=
+    `export interface RunTable {\n  readonly values: readonly string[];\n  readonly runs: readonly string[];\n}\n`;
   for (const [constant, { doc, table }] of Object.entries(tables)) {
-    text += `\n/**\n${wrap(`${doc}.`.split(" "), 0, 97).trimEnd().replace(/^/gm, " * ")}\n */\nexport const ${constant}: RunTable = {\n`;
-    text += `  values: [\n${wrap(table.values.map((value) => `${JSON.stringify(value)},`), 4, 100)}  ],\n  runs: [\n`;
+    text += `\n/**\n${
+      wrap(`${doc}.`.split(" "), 0, 97).trimEnd().replace(/^/gm, " * ")
+    }\n */\nexport const ${constant}: RunTable = {\n`;
+    text += `  values: [\n${
+      wrap(table.values.map((value) => `${JSON.stringify(value)},`), 4, 100)
+    }  ],\n  runs: [\n`;
     for (const line of table.runs) text += `    "${line}",\n`;
     text += "  ],\n};\n";
   }
@@ -384,16 +426,26 @@ function hex(cp: number): string {
  */
 export function fetchUnicodePackage(version: string): { dir: string; remove: () => void } {
   const tmp = mkdtempSync(join(tmpdir(), "unicode-"));
-  const file = execFileSync("npm", ["pack", `@unicode/unicode-${version}`, "--silent", "--pack-destination", tmp], { encoding: "utf8" }).trim();
+  const file = execFileSync("npm", [
+    "pack",
+    `@unicode/unicode-${version}`,
+    "--silent",
+    "--pack-destination",
+    tmp,
+  ], { encoding: "utf8" }).trim();
   execFileSync("tar", ["xzf", join(tmp, file), "-C", tmp]);
   return { dir: join(tmp, "package"), remove: () => rmSync(tmp, { recursive: true, force: true }) };
 }
 
 if (process.argv[1] === import.meta.filename) {
   const given = process.argv[2];
-  const source = given === undefined ? fetchUnicodePackage(runtimeUnicodeVersion()) : { dir: given, remove: () => {} };
+  const source = given === undefined
+    ? fetchUnicodePackage(runtimeUnicodeVersion())
+    : { dir: given, remove: () => {} };
   try {
-    if (!existsSync(join(source.dir, "Bidi_Class"))) throw new Error(`Cannot find the Unicode data in ${source.dir}`);
+    if (!existsSync(join(source.dir, "Bidi_Class"))) {
+      throw new Error(`Cannot find the Unicode data in ${source.dir}`);
+    }
     const file = join(import.meta.dirname, "..", "lib", "auth", "_precis_table.ts");
     writeFileSync(file, await renderPrecisTable(source.dir));
     console.log(`Wrote ${file} (Unicode ${runtimeUnicodeVersion()})`);

@@ -7,7 +7,8 @@ import { appSettings } from "../lib/app/read_config.ts";
 import { renderSettingsTable } from "../lib/config/mod.ts";
 
 /** The markers around the generated table in the README. */
-export const TABLE_START = "<!-- configuration table: written by `npm run docs` from the settings tables; edit those -->";
+export const TABLE_START =
+  "<!-- configuration table: written by `npm run docs` from the settings tables; edit those -->";
 export const TABLE_END = "<!-- end of configuration table -->";
 
 /**
@@ -18,8 +19,12 @@ export const TABLE_END = "<!-- end of configuration table -->";
 export function withConfigTable(readme: string): string {
   const start = readme.indexOf(TABLE_START);
   const end = readme.indexOf(TABLE_END);
-  if (start === -1 || end < start) throw new Error(`Cannot find the configuration table's markers in the README`);
-  return `${readme.slice(0, start + TABLE_START.length)}\n${renderSettingsTable(appSettings())}${readme.slice(end)}`;
+  if (start === -1 || end < start) {
+    throw new Error(`Cannot find the configuration table's markers in the README`);
+  }
+  return `${readme.slice(0, start + TABLE_START.length)}\n${renderSettingsTable(appSettings())}${
+    readme.slice(end)
+  }`;
 }
 
 if (process.argv[1] === import.meta.filename) {

@@ -43,7 +43,9 @@ const DURATIONS = join(ROOT, "test", "durations.json");
 /** Seconds each file took in the last run of the whole suite, by path relative to the root. */
 function durations(): Map<string, number> {
   try {
-    return new Map(Object.entries(JSON.parse(readFileSync(DURATIONS, "utf8")) as Record<string, number>));
+    return new Map(
+      Object.entries(JSON.parse(readFileSync(DURATIONS, "utf8")) as Record<string, number>),
+    );
   } catch {
     return new Map();
   }
@@ -75,7 +77,11 @@ for (const event of ["test:pass", "test:fail"] as const) {
 stream.on("end", () => {
   // Only a run of the whole suite says how long every file takes.
   if (given.length > 0) return;
-  const sorted = [...took].sort(([a], [b]) => (a < b ? -1 : 1)).map(([file, seconds]) => [file, Math.round(seconds * 10) / 10]);
+  const sorted = [...took].sort(([a], [b]) => (a < b ? -1 : 1)).map((
+    [file, seconds],
+  ) => [file, Math.round(seconds * 10) / 10]);
   writeFileSync(DURATIONS, `${JSON.stringify(Object.fromEntries(sorted), null, 2)}\n`);
 });
-(process.stdout.isTTY === true ? stream.compose(new spec()) : stream.compose(tap)).pipe(process.stdout);
+(process.stdout.isTTY === true ? stream.compose(new spec()) : stream.compose(tap)).pipe(
+  process.stdout,
+);

@@ -41,7 +41,10 @@ export const ACCOUNTS_MODULE = {
    * @param context the app's clocks, randomness, log and backends
    * @returns the two running services, the token service first
    */
-  async start(config: AccountsConfig, context: AccountsContext): Promise<readonly RunningService[]> {
+  async start(
+    config: AccountsConfig,
+    context: AccountsContext,
+  ): Promise<readonly RunningService[]> {
     const { now, random, log } = context;
     const given = context.stores;
     const stores = given !== undefined
@@ -57,13 +60,16 @@ export const ACCOUNTS_MODULE = {
     try {
       const auth = await startAuthService(config.auth, {
         store: stores.auth,
-        ...("throttle" in stores && stores.throttle !== undefined ? { throttle: stores.throttle } : {}),
+        ...("throttle" in stores && stores.throttle !== undefined
+          ? { throttle: stores.throttle }
+          : {}),
         now,
         random,
         log,
         storeLogsOutages: outages,
         // A sign-up writes the user and its sync context: in one transaction on PostgreSQL, else the context first.
-        register: ("register" in stores ? stores.register : undefined) ?? registerInOrder(stores.auth, stores.sync),
+        register: ("register" in stores ? stores.register : undefined) ??
+          registerInOrder(stores.auth, stores.sync),
       });
       const sync = await startSyncService(config.sync, {
         store: stores.sync,
@@ -88,7 +94,10 @@ export const ACCOUNTS_MODULE = {
           readiness: [...probes, ...(sync.readiness ?? [])],
           describe: (origin) => {
             const described = sync.describe(origin);
-            return { ...described, notes: [`Users, tokens and synced data: ${stores.where}`, ...described.notes] };
+            return {
+              ...described,
+              notes: [`Users, tokens and synced data: ${stores.where}`, ...described.notes],
+            };
           },
           close: async () => {
             await sync.close();

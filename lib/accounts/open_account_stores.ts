@@ -1,12 +1,27 @@
 import { AUTH_MIGRATIONS } from "../auth/_internal.ts";
-import { type AuthChange, type AuthStore, type LoginLimiter, MemoryAuthStore, PostgresAuthStore, PostgresLoginThrottle, type UserRecord } from "../auth/mod.ts";
+import {
+  type AuthChange,
+  type AuthStore,
+  type LoginLimiter,
+  MemoryAuthStore,
+  PostgresAuthStore,
+  PostgresLoginThrottle,
+  type UserRecord,
+} from "../auth/mod.ts";
 import type { AuthConfig } from "../auth/mod.ts";
 import { redactUrl } from "../config/mod.ts";
 import { uuidV4 } from "../crypto/mod.ts";
 import type { ReadinessProbe, ServiceLog } from "../http/mod.ts";
 import { migrate, type SqlPool, type StateDir, type StorageConfig } from "../storage/mod.ts";
 import { openJournaledStore } from "../storage/_internal.ts";
-import { MemorySyncStore, type MemorySyncStoreOptions, PostgresSyncStore, type SyncChange, type SyncConfig, type SyncStore } from "../sync/mod.ts";
+import {
+  MemorySyncStore,
+  type MemorySyncStoreOptions,
+  PostgresSyncStore,
+  type SyncChange,
+  type SyncConfig,
+  type SyncStore,
+} from "../sync/mod.ts";
 import { SYNC_MIGRATIONS } from "../sync/_internal.ts";
 import { registerInOneTransaction } from "./register.ts";
 
@@ -21,7 +36,10 @@ export interface AccountsConfig {
  * The schemas kept in PostgreSQL with `DATABASE_URL`: each domain's
  * migrations, in the order they are applied (at start, and by `tributary migrate`).
  */
-export const DATABASE_SCHEMAS: readonly { readonly domain: string; readonly steps: readonly string[] }[] = [
+export const DATABASE_SCHEMAS: readonly {
+  readonly domain: string;
+  readonly steps: readonly string[];
+}[] = [
   { domain: "auth", steps: AUTH_MIGRATIONS },
   { domain: "sync", steps: SYNC_MIGRATIONS },
 ];
@@ -70,7 +88,10 @@ export interface OpenAccountStoresOptions {
  * @throws {ConfigError} naming STATE_DIR when another process holds it
  * @throws {StorageError} `ERR_STORAGE_CORRUPT` when a journal cannot be read back
  */
-export async function openAccountStores(config: AccountsConfig, options: OpenAccountStoresOptions): Promise<AccountStores> {
+export async function openAccountStores(
+  config: AccountsConfig,
+  options: OpenAccountStoresOptions,
+): Promise<AccountStores> {
   const { now, random, log } = options;
   const syncOptions: MemorySyncStoreOptions = {
     now,
@@ -80,12 +101,19 @@ export async function openAccountStores(config: AccountsConfig, options: OpenAcc
   };
   if (config.storage.databaseUrl !== "") {
     const where = redactUrl(config.storage.databaseUrl);
-    if (options.postgres === undefined) throw new TypeError("Cannot open the accounts' stores: DATABASE_URL is set but no pool was given");
+    if (options.postgres === undefined) {
+      throw new TypeError(
+        "Cannot open the accounts' stores: DATABASE_URL is set but no pool was given",
+      );
+    }
     const pool = await options.postgres();
     for (const schema of DATABASE_SCHEMAS) await migrate(pool, schema.domain, schema.steps);
     const auth = new PostgresAuthStore(pool);
     // Half the pool runs queued work at most; the rest answers requests.
-    const sync = new PostgresSyncStore(pool, { ...syncOptions, workConcurrency: Math.max(1, Math.floor(config.storage.databasePoolSize / 2)) });
+    const sync = new PostgresSyncStore(pool, {
+      ...syncOptions,
+      workConcurrency: Math.max(1, Math.floor(config.storage.databasePoolSize / 2)),
+    });
     return {
       auth,
       sync,
@@ -118,17 +146,31 @@ export async function openAccountStores(config: AccountsConfig, options: OpenAcc
     };
   }
   const state = await options.state();
-  const auth = await openJournaledStore<MemoryAuthStore, AuthChange>(state, "auth", (snapshot, records, sink) => MemoryAuthStore.restore(snapshot, records, { sink }), log);
+  const auth = await openJournaledStore<MemoryAuthStore, AuthChange>(
+    state,
+    "auth",
+    (snapshot, records, sink) => MemoryAuthStore.restore(snapshot, records, { sink }),
+    log,
+  );
   try {
     // Changes of a user whose context was lost (with a damaged journal's records, which a repair leaves out) are skipped, and counted.
     let skipped = 0;
     const sync = await openJournaledStore<MemorySyncStore, SyncChange>(
       state,
       "sync",
-      (snapshot, records, sink) => MemorySyncStore.restore(snapshot, records, { ...syncOptions, sink, onUnreplayable: () => void skipped++ }),
+      (snapshot, records, sink) =>
+        MemorySyncStore.restore(snapshot, records, {
+          ...syncOptions,
+          sink,
+          onUnreplayable: () => void skipped++,
+        }),
       log,
     );
-    if (skipped > 0) log.error(`State: ${skipped} records of the sync journal refer to sync contexts it does not hold (lost with a repaired journal's damaged records): skipped`);
+    if (skipped > 0) {
+      log.error(
+        `State: ${skipped} records of the sync journal refer to sync contexts it does not hold (lost with a repaired journal's damaged records): skipped`,
+      );
+    }
     return {
       auth: auth.store,
       sync: sync.store,

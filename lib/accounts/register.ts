@@ -20,7 +20,10 @@ function syncUserOf(user: UserRecord): SyncUser {
  * @param sync the contexts
  * @returns the token service's `register`
  */
-export function registerInOrder(auth: AuthStore, sync: SyncStore): (user: UserRecord) => Promise<boolean> {
+export function registerInOrder(
+  auth: AuthStore,
+  sync: SyncStore,
+): (user: UserRecord) => Promise<boolean> {
   return async (user) => {
     // A name already taken makes no context.
     if ((await auth.userByName(user.username)) !== undefined) return false;
@@ -44,7 +47,10 @@ export interface TransactionalStores {
  * @param stores the stores
  * @returns the token service's `register`
  */
-export function registerInOneTransaction(pool: SqlPool, stores: TransactionalStores): (user: UserRecord) => Promise<boolean> {
+export function registerInOneTransaction(
+  pool: SqlPool,
+  stores: TransactionalStores,
+): (user: UserRecord) => Promise<boolean> {
   return (user) =>
     pool.transaction(async (db) => {
       if (!(await stores.auth.createUserIn(db, user))) return false;
@@ -60,7 +66,10 @@ export function registerInOneTransaction(pool: SqlPool, stores: TransactionalSto
  * @param sync the contexts
  * @returns whether a context was made (false: no such user)
  */
-export function completeContextFrom(auth: AuthStore, sync: SyncStore): (owner: string) => Promise<boolean> {
+export function completeContextFrom(
+  auth: AuthStore,
+  sync: SyncStore,
+): (owner: string) => Promise<boolean> {
   return async (owner) => {
     const user = await auth.userById(owner);
     if (user === undefined) return false;

@@ -47,7 +47,11 @@ function realTimer(task: () => void, ms: number): () => void {
  * pipe, and waking its reader, costs more than formatting several lines).
  * What waits when the process exits is written synchronously then.
  */
-function turnWriter(stream: LogStream, intervalMs: number, setTimer: (task: () => void, ms: number) => () => void): (line: string) => void {
+function turnWriter(
+  stream: LogStream,
+  intervalMs: number,
+  setTimer: (task: () => void, ms: number) => () => void,
+): (line: string) => void {
   let pending = "";
   /** A write waits for the end of this turn. */
   let atTurnEnd = false;
@@ -116,13 +120,20 @@ function turnWriter(stream: LogStream, intervalMs: number, setTimer: (task: () =
  */
 export function createConsoleLogger(
   config: Pick<LogConfig, "level" | "format">,
-  streams: { readonly out: LogStream; readonly err: LogStream } = { out: process.stdout, err: process.stderr },
+  streams: { readonly out: LogStream; readonly err: LogStream } = {
+    out: process.stdout,
+    err: process.stderr,
+  },
   options: ConsoleLoggerOptions = {},
 ): Logger {
   const tty = streams.out.isTTY === true && streams.err.isTTY === true;
   const format = config.format === "auto" ? (tty ? "pretty" : "json") : config.format;
   const intervalMs = options.writeIntervalMs ?? 10;
-  if (!(intervalMs >= 0)) throw new RangeError(`Cannot create a console logger: writeIntervalMs must be 0 or more, not ${intervalMs}`);
+  if (!(intervalMs >= 0)) {
+    throw new RangeError(
+      `Cannot create a console logger: writeIntervalMs must be 0 or more, not ${intervalMs}`,
+    );
+  }
   const setTimer = options.setTimer ?? realTimer;
   const out = turnWriter(streams.out, intervalMs, setTimer);
   const err = turnWriter(streams.err, intervalMs, setTimer);
@@ -143,12 +154,23 @@ export function createConsoleLogger(
  */
 export function loggerOver(log: ServiceLog): Logger {
   const text = (msg: string, fields: Readonly<Record<string, unknown>> | undefined): string =>
-    fields === undefined || Object.keys(fields).length === 0 ? msg : `${msg} ${JSON.stringify(fields)}`;
+    fields === undefined || Object.keys(fields).length === 0
+      ? msg
+      : `${msg} ${JSON.stringify(fields)}`;
   const make = (base: Readonly<Record<string, unknown>>): Logger => ({
     debug: () => {},
     info: (msg, fields) => log.info(text(msg, { ...base, ...fields })),
     warn: (msg, fields) => log.info(text(msg, { ...base, ...fields })),
-    error: (msg, error, fields) => log.error(text(msg, Object.keys(base).length === 0 && fields === undefined ? undefined : { ...base, ...fields }), error),
+    error: (msg, error, fields) =>
+      log.error(
+        text(
+          msg,
+          Object.keys(base).length === 0 && fields === undefined
+            ? undefined
+            : { ...base, ...fields },
+        ),
+        error,
+      ),
     enabled: (level) => level !== "debug",
     child: (fields) => make({ ...base, ...fields }),
   });

@@ -47,20 +47,34 @@ export function createHealthHandler(options: HealthHandlerOptions): Router {
       handler: async () => {
         const state = options.state();
         if (state !== "started") {
-          const reason = state === "new" || state === "starting" ? "is starting (loading data, connecting stores)" : "is shutting down";
+          const reason = state === "new" || state === "starting"
+            ? "is starting (loading data, connecting stores)"
+            : "is shutting down";
           return unavailable(state, services, [{ service: "server", part: "server", reason }]);
         }
         const report = await options.ready();
         // Closed meanwhile: the backends' answer no longer matters.
         const after = options.state();
-        if (after !== "started") return unavailable(after, services, [{ service: "server", part: "server", reason: "is shutting down" }]);
-        return report.ready ? jsonResponse(200, { status: "ok", services }, NO_STORE) : unavailable("unavailable", services, report.problems);
+        if (after !== "started") {
+          return unavailable(after, services, [{
+            service: "server",
+            part: "server",
+            reason: "is shutting down",
+          }]);
+        }
+        return report.ready
+          ? jsonResponse(200, { status: "ok", services }, NO_STORE)
+          : unavailable("unavailable", services, report.problems);
       },
       doc: HEALTH_DOCS.ready,
     },
   ]);
 }
 
-function unavailable(status: string, services: readonly string[], problems: ReadinessReport["problems"]): HttpResponse {
+function unavailable(
+  status: string,
+  services: readonly string[],
+  problems: ReadinessReport["problems"],
+): HttpResponse {
   return jsonResponse(503, { status, services, problems }, { ...NO_STORE, "retry-after": "1" });
 }

@@ -1,6 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { AUTH_SECURITY_SCHEMES } from "../auth/_internal.ts";
-import { type ApiService, jsonResponse, openApiDocument, type OpenApiDocument, type SecuritySchemeDoc } from "../http/_internal.ts";
+import {
+  type ApiService,
+  jsonResponse,
+  type OpenApiDocument,
+  openApiDocument,
+  type SecuritySchemeDoc,
+} from "../http/_internal.ts";
 import { createRouter, type Router } from "../http/mod.ts";
 import { RELAY_SECURITY_SCHEMES } from "../relay/_internal.ts";
 import { WATER_SECURITY_SCHEMES } from "../water/_internal.ts";
@@ -71,14 +77,19 @@ export function createOpenApiHandler(options: OpenApiHandlerOptions): Router {
  * @returns the document
  * @throws {TypeError} when a route has no doc or the docs do not fit together (see `openApiDocument`)
  */
-export function apiDocument(services: readonly ApiService[], origin: string, version: string): OpenApiDocument {
+export function apiDocument(
+  services: readonly ApiService[],
+  origin: string,
+  version: string,
+): OpenApiDocument {
   return openApiDocument({
     info: {
       title: "tributary",
       version,
-      description: "Water-data OData API, OAuth token and sync service, and multi-tenant webhook relay. " +
-        "Errors are JSON: `{\"error\": {code, message, target?}, \"errors\": [...]}`, except the OAuth endpoints' " +
-        "RFC 6749 `{\"error\", \"error_description\"}` and the 422 field lists. `GET` routes answer `HEAD` too.",
+      description:
+        "Water-data OData API, OAuth token and sync service, and multi-tenant webhook relay. " +
+        'Errors are JSON: `{"error": {code, message, target?}, "errors": [...]}`, except the OAuth endpoints\' ' +
+        'RFC 6749 `{"error", "error_description"}` and the 422 field lists. `GET` routes answer `HEAD` too.',
     },
     servers: [{ url: origin }],
     services: services.map((service) => {
@@ -92,8 +103,12 @@ export function apiDocument(services: readonly ApiService[], origin: string, ver
 async function packageVersion(): Promise<string> {
   try {
     // lib/app/ and dist/app/ are both two folders below the package's root.
-    const manifest: unknown = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8"));
-    const found = typeof manifest === "object" && manifest !== null ? (manifest as { version?: unknown }).version : undefined;
+    const manifest: unknown = JSON.parse(
+      await readFile(new URL("../../package.json", import.meta.url), "utf8"),
+    );
+    const found = typeof manifest === "object" && manifest !== null
+      ? (manifest as { version?: unknown }).version
+      : undefined;
     return typeof found === "string" ? found : "0.0.0";
   } catch {
     return "0.0.0";

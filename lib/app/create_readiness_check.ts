@@ -63,11 +63,16 @@ export interface ReadinessCheckOptions {
  * const { ready, problems } = await check();
  * ```
  */
-export function createReadinessCheck(sources: readonly ReadinessSource[], options: ReadinessCheckOptions): () => Promise<ReadinessReport> {
+export function createReadinessCheck(
+  sources: readonly ReadinessSource[],
+  options: ReadinessCheckOptions,
+): () => Promise<ReadinessReport> {
   const timeoutMs = options.timeoutMs ?? 1000;
   const reuseMs = options.reuseMs ?? 250;
   const setTimer = options.setTimer ?? realTimer;
-  const probes = sources.flatMap((source) => source.probes.map((probe) => ({ service: source.service, probe })));
+  const probes = sources.flatMap((source) =>
+    source.probes.map((probe) => ({ service: source.service, probe }))
+  );
   /** Probes asked and not settled yet, by their index in `probes`. */
   const out = new Map<number, Promise<void>>();
   let round: Promise<ReadinessReport> | undefined;
@@ -114,7 +119,9 @@ export function createReadinessCheck(sources: readonly ReadinessSource[], option
 
   return function check(): Promise<ReadinessReport> {
     if (round !== undefined) return round;
-    if (last !== undefined && options.now() - last.at < reuseMs) return Promise.resolve(last.report);
+    if (last !== undefined && options.now() - last.at < reuseMs) {
+      return Promise.resolve(last.report);
+    }
     const current = run().then((report) => {
       last = { at: options.now(), report };
       round = undefined;
@@ -127,9 +134,13 @@ export function createReadinessCheck(sources: readonly ReadinessSource[], option
 
 /** An error's message on one line (or its causes', for an error that says nothing itself). */
 function reasonOf(error: unknown): string {
-  if (error instanceof AggregateError && error.errors.length > 0) return error.errors.map(reasonOf).join("; ");
+  if (error instanceof AggregateError && error.errors.length > 0) {
+    return error.errors.map(reasonOf).join("; ");
+  }
   if (error instanceof Error) {
-    const message = error.message !== "" ? error.message : String((error as { code?: unknown }).code ?? error.name);
+    const message = error.message !== ""
+      ? error.message
+      : String((error as { code?: unknown }).code ?? error.name);
     return message.replace(/\s*\n\s*/g, " ");
   }
   return String(error);

@@ -32,9 +32,13 @@ export interface FormatDescriptionOptions {
  * for (const line of lines) console.log(line);
  * ```
  */
-export function formatDescription(description: AppDescription, options: FormatDescriptionOptions = {}): string[] {
+export function formatDescription(
+  description: AppDescription,
+  options: FormatDescriptionOptions = {},
+): string[] {
   const isPublic = options.isPublic ?? isDemoCredential;
-  const shown = (credential: ServiceCredential): boolean => options.terminal === true && isPublic(credential);
+  const shown = (credential: ServiceCredential): boolean =>
+    options.terminal === true && isPublic(credential);
   return [
     ...description.notes,
     ...description.endpoints.map((endpoint) => `${endpoint.label}: ${endpoint.url}`),
@@ -44,7 +48,10 @@ export function formatDescription(description: AppDescription, options: FormatDe
         ? `${credential.label}: see ${credential.file}`
         : `${credential.label}: ${value} (the demo data's, from ${credential.file})`;
       if (credential.example === undefined) return [line];
-      return [line, `Try: ${credential.example.replaceAll("{value}", value ?? `<from ${credential.file}>`)}`];
+      return [
+        line,
+        `Try: ${credential.example.replaceAll("{value}", value ?? `<from ${credential.file}>`)}`,
+      ];
     }),
   ];
 }

@@ -46,7 +46,11 @@ export interface HostRoutes {
  * @returns the mounts, and the handler of an app not serving
  */
 export function hostRoutes(options: HostRoutesOptions): HostRoutes {
-  const health = createHealthHandler({ state: options.state, services: options.services, ready: options.ready });
+  const health = createHealthHandler({
+    state: options.state,
+    services: options.services,
+    ready: options.ready,
+  });
   const scrape = keepRoutes(createMetricsHandler(options.metrics), {
     routes: [{ method: "GET", path: "/metrics", doc: METRICS_ROUTE_DOC }],
     routeOf: () => "/metrics",
@@ -55,7 +59,10 @@ export function hostRoutes(options: HostRoutesOptions): HostRoutes {
   const openapi: Router = createOpenApiHandler({
     services: () => [
       { name: "host", routes: [...scrape.routes, ...health.routes, ...openapi.routes] },
-      ...options.running().map((service) => ({ name: service.name, routes: service.handler.routes })),
+      ...options.running().map((service) => ({
+        name: service.name,
+        routes: service.handler.routes,
+      })),
     ],
   });
   const named = (handler: Router): Handler => {
@@ -73,7 +80,9 @@ export function hostRoutes(options: HostRoutesOptions): HostRoutes {
   const unavailable: Handler = () => {
     const state = options.state();
     const why = state === "new" || state === "starting" ? "is starting" : "is shutting down";
-    throw new HttpError("ERR_HTTP_UNAVAILABLE", `Cannot answer: the server ${why}`, { headers: { "retry-after": "1" } });
+    throw new HttpError("ERR_HTTP_UNAVAILABLE", `Cannot answer: the server ${why}`, {
+      headers: { "retry-after": "1" },
+    });
   };
   return { mounts, notServing: mountHandlers([...mounts, { prefix: "/", handler: unavailable }]) };
 }

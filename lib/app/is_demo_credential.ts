@@ -21,9 +21,21 @@ export interface DemoFile {
  * them gives nothing away; a test checks this table against the files.
  */
 export const DEMO_CREDENTIALS: readonly DemoFile[] = [
-  { setting: "API_KEYS_FILE", file: WATER_SETTINGS.apiKeysFile.defaultText, values: ["tributary-demo-key"] },
-  { setting: "CLIENTS_FILE", file: AUTH_SETTINGS.clientsFile.defaultText, values: ["demo-backend-secret"] },
-  { setting: "TENANTS_FILE", file: RELAY_SETTINGS.tenantsFile.defaultText, values: ["demo-acme-key", "demo-globex-key"] },
+  {
+    setting: "API_KEYS_FILE",
+    file: WATER_SETTINGS.apiKeysFile.defaultText,
+    values: ["tributary-demo-key"],
+  },
+  {
+    setting: "CLIENTS_FILE",
+    file: AUTH_SETTINGS.clientsFile.defaultText,
+    values: ["demo-backend-secret"],
+  },
+  {
+    setting: "TENANTS_FILE",
+    file: RELAY_SETTINGS.tenantsFile.defaultText,
+    values: ["demo-acme-key", "demo-globex-key"],
+  },
 ];
 
 /**
@@ -35,5 +47,6 @@ export const DEMO_CREDENTIALS: readonly DemoFile[] = [
  */
 export function isDemoCredential(credential: ServiceCredential): boolean {
   const demo = DEMO_CREDENTIALS.find((entry) => entry.setting === credential.setting);
-  return demo !== undefined && normalize(credential.file) === normalize(demo.file) && demo.values.includes(credential.value);
+  return demo !== undefined && normalize(credential.file) === normalize(demo.file) &&
+    demo.values.includes(credential.value);
 }

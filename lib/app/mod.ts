@@ -7,7 +7,14 @@
  * @module
  */
 export { BUILT_IN_MODULES, createApp } from "./create_app.ts";
-export type { App, AppContext, AppDescription, AppOverrides, ListeningAddress, ServiceModule } from "./app_types.ts";
+export type {
+  App,
+  AppContext,
+  AppDescription,
+  AppOverrides,
+  ListeningAddress,
+  ServiceModule,
+} from "./app_types.ts";
 export { openBackends } from "./open_backends.ts";
 export type { Backends, OpenBackendsOptions } from "./open_backends.ts";
 export { APP_SETTINGS, AVAILABLE_SERVICES, readConfig } from "./read_config.ts";
@@ -17,7 +24,12 @@ export type { FormatDescriptionOptions } from "./format_description.ts";
 export { createConsoleLogger } from "./console_logger.ts";
 export type { ConsoleLoggerOptions, LogStream } from "./console_logger.ts";
 export { createReadinessCheck } from "./create_readiness_check.ts";
-export type { ReadinessCheckOptions, ReadinessProblem, ReadinessReport, ReadinessSource } from "./create_readiness_check.ts";
+export type {
+  ReadinessCheckOptions,
+  ReadinessProblem,
+  ReadinessReport,
+  ReadinessSource,
+} from "./create_readiness_check.ts";
 export { createHealthHandler } from "./create_health_handler.ts";
 export type { GuardedProcess } from "./process_guard.ts";
 export type { AppState } from "./app_state.ts";

@@ -20,7 +20,12 @@ export interface NodeServer {
 }
 
 /** Limits of the HTTP/1.1 server (and of HTTP/1.1 on the secure one). */
-const HTTP1_OPTIONS = { requestTimeout: 60_000, headersTimeout: 15_000, keepAliveTimeout: 5_000, maxHeaderSize: 16_384 } as const;
+const HTTP1_OPTIONS = {
+  requestTimeout: 60_000,
+  headersTimeout: 15_000,
+  keepAliveTimeout: 5_000,
+  maxHeaderSize: 16_384,
+} as const;
 
 /** The certificate and key of `TLS_CERT_FILE` and `TLS_KEY_FILE`, checked: PEM text. */
 export interface TlsFiles {
@@ -38,13 +43,26 @@ export interface TlsFiles {
  */
 export function readTlsFiles(certFile: string, keyFile: string): TlsFiles | undefined {
   if (certFile === "" && keyFile === "") return undefined;
-  if (certFile === "") throw new ConfigError("TLS_CERT_FILE", "Cannot start: TLS_KEY_FILE is set but TLS_CERT_FILE is not; set both for HTTPS, or neither");
-  if (keyFile === "") throw new ConfigError("TLS_KEY_FILE", "Cannot start: TLS_CERT_FILE is set but TLS_KEY_FILE is not; set both for HTTPS, or neither");
+  if (certFile === "") {
+    throw new ConfigError(
+      "TLS_CERT_FILE",
+      "Cannot start: TLS_KEY_FILE is set but TLS_CERT_FILE is not; set both for HTTPS, or neither",
+    );
+  }
+  if (keyFile === "") {
+    throw new ConfigError(
+      "TLS_KEY_FILE",
+      "Cannot start: TLS_CERT_FILE is set but TLS_KEY_FILE is not; set both for HTTPS, or neither",
+    );
+  }
   const read = (variable: string, path: string): string => {
     try {
       return readFileSync(path, "utf8");
     } catch (error) {
-      throw new ConfigError(variable, `Cannot start: cannot read ${variable} ${path}: ${(error as Error).message}`);
+      throw new ConfigError(
+        variable,
+        `Cannot start: cannot read ${variable} ${path}: ${(error as Error).message}`,
+      );
     }
   };
   const cert = read("TLS_CERT_FILE", certFile);
@@ -52,12 +70,22 @@ export function readTlsFiles(certFile: string, keyFile: string): TlsFiles | unde
   try {
     createSecureContext({ cert });
   } catch (error) {
-    throw new ConfigError("TLS_CERT_FILE", `Cannot start: TLS_CERT_FILE ${certFile} is not a PEM certificate: ${(error as Error).message}`);
+    throw new ConfigError(
+      "TLS_CERT_FILE",
+      `Cannot start: TLS_CERT_FILE ${certFile} is not a PEM certificate: ${
+        (error as Error).message
+      }`,
+    );
   }
   try {
     createSecureContext({ cert, key });
   } catch (error) {
-    throw new ConfigError("TLS_KEY_FILE", `Cannot start: TLS_KEY_FILE ${keyFile} is not the PEM private key of TLS_CERT_FILE: ${(error as Error).message}`);
+    throw new ConfigError(
+      "TLS_KEY_FILE",
+      `Cannot start: TLS_KEY_FILE ${keyFile} is not the PEM private key of TLS_CERT_FILE: ${
+        (error as Error).message
+      }`,
+    );
   }
   return { cert, key };
 }
@@ -75,7 +103,10 @@ export function readTlsFiles(certFile: string, keyFile: string): TlsFiles | unde
 export function createNodeServer(listener: NodeListener, tls: TlsFiles | undefined): NodeServer {
   if (tls === undefined) {
     const server = createServer(HTTP1_OPTIONS, listener);
-    server.on("clientError", createClientErrorListener({ maxHeaderBytes: HTTP1_OPTIONS.maxHeaderSize }));
+    server.on(
+      "clientError",
+      createClientErrorListener({ maxHeaderBytes: HTTP1_OPTIONS.maxHeaderSize }),
+    );
     return {
       scheme: "http",
       listen: (port, host) => listenOn(server, port, host),
@@ -84,7 +115,12 @@ export function createNodeServer(listener: NodeListener, tls: TlsFiles | undefin
       closeAll: () => server.closeAllConnections(),
     };
   }
-  const server = createSecureServer({ ...tls, allowHTTP1: true, maxSessionMemory: 32, settings: { maxHeaderListSize: HTTP1_OPTIONS.maxHeaderSize } }, listener);
+  const server = createSecureServer({
+    ...tls,
+    allowHTTP1: true,
+    maxSessionMemory: 32,
+    settings: { maxHeaderListSize: HTTP1_OPTIONS.maxHeaderSize },
+  }, listener);
   // HTTP/1.1 over TLS: the same parser, the same answers (HTTP/2 refuses oversized headers in its own framing).
   server.on("clientError", createClientErrorListener());
   const sockets = new Set<Socket>();
@@ -112,16 +148,33 @@ export function createNodeServer(listener: NodeListener, tls: TlsFiles | undefin
   };
 }
 
-function listenOn(server: { listen(port: number, host: string, done: () => void): unknown; once(event: "error", listener: (error: NodeJS.ErrnoException) => void): unknown; address(): unknown }, port: number, host: string): Promise<number> {
+function listenOn(
+  server: {
+    listen(port: number, host: string, done: () => void): unknown;
+    once(event: "error", listener: (error: NodeJS.ErrnoException) => void): unknown;
+    address(): unknown;
+  },
+  port: number,
+  host: string,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once("error", (error) => {
-      reject(error.code === "EADDRINUSE"
-        ? new ConfigError("PORT", `Cannot start: port ${port} is in use; choose another with PORT (or WEBHOOK_PORT)`)
-        : error);
+      reject(
+        error.code === "EADDRINUSE"
+          ? new ConfigError(
+            "PORT",
+            `Cannot start: port ${port} is in use; choose another with PORT (or WEBHOOK_PORT)`,
+          )
+          : error,
+      );
     });
     server.listen(port, host, () => {
       const address = server.address();
-      resolve(typeof address === "object" && address !== null && "port" in address ? Number(address.port) : port);
+      resolve(
+        typeof address === "object" && address !== null && "port" in address
+          ? Number(address.port)
+          : port,
+      );
     });
   });
 }

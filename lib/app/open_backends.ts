@@ -1,7 +1,13 @@
 import { redactUrl } from "../config/mod.ts";
 import type { ServiceLog } from "../http/mod.ts";
 import { OutageLog } from "../log/mod.ts";
-import { connectPostgres, openStateDir, type SqlPool, type StateDir, type StorageConfig } from "../storage/mod.ts";
+import {
+  connectPostgres,
+  openStateDir,
+  type SqlPool,
+  type StateDir,
+  type StorageConfig,
+} from "../storage/mod.ts";
 
 /**
  * The backends an app's modules share, each opened once, when first asked
@@ -49,7 +55,11 @@ export function openBackends(config: StorageConfig, options: OpenBackendsOptions
   let pool: Promise<SqlPool> | undefined;
   const url = config.databaseUrl;
   const connect = (): Promise<SqlPool> => {
-    const outage = new OutageLog(options.log, `Database: PostgreSQL at ${redactUrl(url)}`, options.now);
+    const outage = new OutageLog(
+      options.log,
+      `Database: PostgreSQL at ${redactUrl(url)}`,
+      options.now,
+    );
     return connectPostgres(url, {
       poolSize: config.databasePoolSize,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
@@ -59,7 +69,10 @@ export function openBackends(config: StorageConfig, options: OpenBackendsOptions
     });
   };
   return {
-    stateDir: () => (state ??= openStateDir(config.stateDir, { lazily: true, leaseMs: config.stateLockLeaseMs })),
+    stateDir: () => (state ??= openStateDir(config.stateDir, {
+      lazily: true,
+      leaseMs: config.stateLockLeaseMs,
+    })),
     postgres: url === "" ? undefined : () => (pool ??= connect()),
     async hold() {
       if (state !== undefined) await (await state).hold();

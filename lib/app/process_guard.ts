@@ -67,10 +67,16 @@ export class ProcessGuard {
         this.#count = 0;
         return Promise.resolve();
       }
-      const count = this.#count === 1 ? "an unhandled rejection" : `${this.#count} unhandled rejections`;
-      return Promise.reject(new Error(
-        `${count}, the last ${(ago / 1000).toFixed(0)} s ago (${last.reason}); ready again ${this.#notReadyMs / 1000} s after the last`,
-      ));
+      const count = this.#count === 1
+        ? "an unhandled rejection"
+        : `${this.#count} unhandled rejections`;
+      return Promise.reject(
+        new Error(
+          `${count}, the last ${(ago / 1000).toFixed(0)} s ago (${last.reason}); ready again ${
+            this.#notReadyMs / 1000
+          } s after the last`,
+        ),
+      );
     },
   };
 
@@ -84,10 +90,14 @@ export class ProcessGuard {
     this.#count++;
     this.#last = { at, reason: text };
     const written = this.#written;
-    if (written !== undefined && written.reason === text && at - written.at < this.#notReadyMs) return;
+    if (written !== undefined && written.reason === text && at - written.at < this.#notReadyMs) {
+      return;
+    }
     this.#written = { at, reason: text };
     this.#log.error(
-      `Unhandled rejection (a bug; the process goes on, and /health/ready answers 503 for ${this.#notReadyMs / 1000} s; repeats of it within that time are counted there, not logged)`,
+      `Unhandled rejection (a bug; the process goes on, and /health/ready answers 503 for ${
+        this.#notReadyMs / 1000
+      } s; repeats of it within that time are counted there, not logged)`,
       reason,
     );
   }

@@ -56,13 +56,15 @@ export const SERVER_SETTINGS = {
     default: undefined,
     defaultText: "",
     accepts: "an origin such as `https://api.example.org` (scheme, host, optional port, no path)",
-    doc: "origin for next links and the OAuth `issuer` (behind a proxy); default: the request's `Host`",
+    doc:
+      "origin for next links and the OAuth `issuer` (behind a proxy); default: the request's `Host`",
     parse: parseOrigin,
   }),
   tlsCertFile: textSetting("TLS_CERT_FILE", {
     default: "",
     accepts: "a PEM file",
-    doc: "certificate chain; with `TLS_KEY_FILE`, the server speaks HTTPS with HTTP/2 (and HTTP/1.1 on the same port) instead of cleartext HTTP/1.1",
+    doc:
+      "certificate chain; with `TLS_KEY_FILE`, the server speaks HTTPS with HTTP/2 (and HTTP/1.1 on the same port) instead of cleartext HTTP/1.1",
   }),
   tlsKeyFile: textSetting("TLS_KEY_FILE", {
     default: "",
@@ -73,19 +75,22 @@ export const SERVER_SETTINGS = {
     default: 1024,
     min: 0,
     max: 2 ** 40,
-    doc: "JSON and CSV bodies from this size on are sent `br` or `gzip` as `Accept-Encoding` asks (streams always); a value above `MAX_RESPONSE_BYTES` turns compression off",
+    doc:
+      "JSON and CSV bodies from this size on are sent `br` or `gzip` as `Accept-Encoding` asks (streams always); a value above `MAX_RESPONSE_BYTES` turns compression off",
   }),
   trustProxy: customSetting<TrustedProxies | undefined>("TRUST_PROXY", {
     default: undefined,
     defaultText: "",
     accepts: "comma-separated CIDRs, e.g. `10.0.0.0/8, 127.0.0.1`",
-    doc: "proxies whose forwarding headers (`TRUST_PROXY_HEADERS`) count, for next links, the OAuth issuer and client-address throttles; from anyone else they are ignored",
+    doc:
+      "proxies whose forwarding headers (`TRUST_PROXY_HEADERS`) count, for next links, the OAuth issuer and client-address throttles; from anyone else they are ignored",
     parse: (text) => (text.trim() === "" ? undefined : parseTrustedProxies(text)),
   }),
   trustProxyHeaders: choiceSetting("TRUST_PROXY_HEADERS", {
     choices: ["x-forwarded", "forwarded"] as const,
     default: "x-forwarded",
-    doc: "the header family the trusted proxies write: `x-forwarded` (`X-Forwarded-For`, `-Proto`, `-Host`: nginx, HAProxy, cloud load balancers) or `forwarded` (RFC 7239); the other is ignored, since a proxy passes a client's copy of a header it does not write through",
+    doc:
+      "the header family the trusted proxies write: `x-forwarded` (`X-Forwarded-For`, `-Proto`, `-Host`: nginx, HAProxy, cloud load balancers) or `forwarded` (RFC 7239); the other is ignored, since a proxy passes a client's copy of a header it does not write through",
   }),
 } as const;
 
@@ -120,7 +125,9 @@ export type Config = ConfigOf<typeof APP_SETTINGS>;
  */
 export function readConfig(env: Environment): Config {
   for (const [variable, instead] of Object.entries(REMOVED_SETTINGS)) {
-    if (env[variable] !== undefined && env[variable] !== "") throw new ConfigError(variable, `Cannot start: ${variable} is no longer read: ${instead}`);
+    if (env[variable] !== undefined && env[variable] !== "") {
+      throw new ConfigError(variable, `Cannot start: ${variable} is no longer read: ${instead}`);
+    }
   }
   return readSettings(APP_SETTINGS, env);
 }

@@ -1,4 +1,10 @@
-import { createNodeListener, type Handler, type HttpRequest, type HttpResponse, type ResponseEntry } from "../http/mod.ts";
+import {
+  createNodeListener,
+  type Handler,
+  type HttpRequest,
+  type HttpResponse,
+  type ResponseEntry,
+} from "../http/mod.ts";
 import { waitAtMost, withCompression } from "../http/_internal.ts";
 import type { Logger } from "../log/mod.ts";
 import type { ListeningAddress } from "./app_types.ts";
@@ -40,16 +46,33 @@ export function serveOverHttp(options: ServeOptions): Served {
     async listen(port, host) {
       if (server !== undefined) throw new Error("Cannot listen: the app listens already");
       const tls = readTlsFiles(config.server.tlsCertFile, config.server.tlsKeyFile);
-      const created = createNodeServer(createNodeListener(withCompression(options.handler, { minBytes: config.server.compressAboveBytes }), {
-        onError: (error) => log.error("Unexpected error", error),
-        requestId: options.requestId,
-        ...(options.onResponse === undefined ? {} : { onResponse: options.onResponse, now: options.now }),
-        ...(config.server.publicUrl === undefined ? {} : { publicOrigin: config.server.publicUrl }),
-        ...(config.server.trustProxy === undefined ? {} : { trustedProxies: config.server.trustProxy, forwardedHeaders: config.server.trustProxyHeaders }),
-      }), tls);
+      const created = createNodeServer(
+        createNodeListener(
+          withCompression(options.handler, { minBytes: config.server.compressAboveBytes }),
+          {
+            onError: (error) => log.error("Unexpected error", error),
+            requestId: options.requestId,
+            ...(options.onResponse === undefined
+              ? {}
+              : { onResponse: options.onResponse, now: options.now }),
+            ...(config.server.publicUrl === undefined
+              ? {}
+              : { publicOrigin: config.server.publicUrl }),
+            ...(config.server.trustProxy === undefined ? {} : {
+              trustedProxies: config.server.trustProxy,
+              forwardedHeaders: config.server.trustProxyHeaders,
+            }),
+          },
+        ),
+        tls,
+      );
       const bound = await created.listen(port, host);
       server = created;
-      const shown = host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
+      const shown = host === "0.0.0.0" || host === "::"
+        ? "localhost"
+        : host.includes(":")
+        ? `[${host}]`
+        : host;
       const url = `${created.scheme}://${shown}:${bound}`;
       return { url, port: bound, publicUrl: config.server.publicUrl ?? url };
     },
@@ -76,7 +99,9 @@ export interface CountedHandler {
  * @param inner the handler
  * @returns the counting handler
  */
-export function countRequests(inner: (request: HttpRequest) => HttpResponse | Promise<HttpResponse>): CountedHandler {
+export function countRequests(
+  inner: (request: HttpRequest) => HttpResponse | Promise<HttpResponse>,
+): CountedHandler {
   let inFlight = 0;
   let settled: (() => void) | undefined;
   const settle = (): void => {

@@ -27,12 +27,22 @@ export class CodePointTable {
       const split = run.search(/[A-Z]/);
       let index = 0;
       for (const letter of run.slice(split)) index = index * 26 + letter.charCodeAt(0) - 64;
-      if (index > table.values.length) throw new RangeError(`Cannot decode a code point table: run ${i} names value ${index - 1} of ${table.values.length}`);
+      if (index > table.values.length) {
+        throw new RangeError(
+          `Cannot decode a code point table: run ${i} names value ${
+            index - 1
+          } of ${table.values.length}`,
+        );
+      }
       this.#starts[i] = start;
       this.#indexes[i] = index - 1;
       start += parseInt(run.slice(0, split), 36);
     }
-    if (start !== CODE_POINTS) throw new RangeError(`Cannot decode a code point table: its runs cover ${start} code points, not ${CODE_POINTS}`);
+    if (start !== CODE_POINTS) {
+      throw new RangeError(
+        `Cannot decode a code point table: its runs cover ${start} code points, not ${CODE_POINTS}`,
+      );
+    }
   }
 
   /**

@@ -1,9 +1,29 @@
-import { type BodyDoc, type ErrorCode, errorStatuses, type JsonSchema, type ResponseDoc, type RouteDoc } from "../http/mod.ts";
-import { codesByStatus, errorHeaders, errorReason, errorResponses, FIELD_ERRORS_SCHEMA, type SecuritySchemeDoc } from "../http/_internal.ts";
+import {
+  type BodyDoc,
+  type ErrorCode,
+  errorStatuses,
+  type JsonSchema,
+  type ResponseDoc,
+  type RouteDoc,
+} from "../http/mod.ts";
+import {
+  codesByStatus,
+  errorHeaders,
+  errorReason,
+  errorResponses,
+  FIELD_ERRORS_SCHEMA,
+  type SecuritySchemeDoc,
+} from "../http/_internal.ts";
 import { GRANT_TYPES, SCOPES } from "./clients.ts";
 import { AUTH_ERROR_STATUS } from "./error_status.ts";
 import { type AuthErrorCode, OAUTH_ERRORS } from "./errors.ts";
-import { MAX_PASSWORD_LENGTH, MAX_USERNAME_LENGTH, MIN_PASSWORD_LENGTH, MIN_USERNAME_LENGTH, NOTIFY_LANGUAGES } from "./names.ts";
+import {
+  MAX_PASSWORD_LENGTH,
+  MAX_USERNAME_LENGTH,
+  MIN_PASSWORD_LENGTH,
+  MIN_USERNAME_LENGTH,
+  NOTIFY_LANGUAGES,
+} from "./names.ts";
 
 // The token service's routes as the OpenAPI document describes them: grant
 // types, scopes, name and password limits and OAuth error strings come from
@@ -50,8 +70,16 @@ export const AUTH_SECURITY_SCHEMES: Readonly<Record<string, SecuritySchemeDoc>> 
 const OAUTH_STRINGS: ReadonlyMap<string, string> = new Map(Object.entries(OAUTH_ERRORS));
 
 const NO_STORE_HEADERS = {
-  "Cache-Control": { description: "`no-store`", schema: { type: "string", const: "no-store" }, required: true },
-  Pragma: { description: "`no-cache`", schema: { type: "string", const: "no-cache" }, required: true },
+  "Cache-Control": {
+    description: "`no-store`",
+    schema: { type: "string", const: "no-store" },
+    required: true,
+  },
+  Pragma: {
+    description: "`no-cache`",
+    schema: { type: "string", const: "no-cache" },
+    required: true,
+  },
 } as const;
 
 /**
@@ -63,7 +91,11 @@ const NO_STORE_HEADERS = {
 function oauthErrorResponses(codes: readonly DocumentedCode[]): Record<string, ResponseDoc> {
   const responses: Record<string, ResponseDoc> = {};
   for (const [status, group] of codesByStatus(codes, STATUSES)) {
-    const strings = new Set(group.map((code) => OAUTH_STRINGS.get(code) ?? (status === 503 ? "temporarily_unavailable" : "invalid_request")));
+    const strings = new Set(
+      group.map((code) =>
+        OAUTH_STRINGS.get(code) ?? (status === 503 ? "temporarily_unavailable" : "invalid_request")
+      ),
+    );
     responses[String(status)] = {
       description: `${errorReason(status)}: ${group.join(", ")}`,
       headers: { ...errorHeaders(status), ...NO_STORE_HEADERS },
@@ -73,7 +105,10 @@ function oauthErrorResponses(codes: readonly DocumentedCode[]): Record<string, R
             type: "object",
             required: ["error", "error_description"],
             additionalProperties: false,
-            properties: { error: { type: "string", enum: [...strings] }, error_description: { type: "string" } },
+            properties: {
+              error: { type: "string", enum: [...strings] },
+              error_description: { type: "string" },
+            },
           },
         },
       },
@@ -96,7 +131,10 @@ const TOKEN_ERRORS: readonly DocumentedCode[] = [
 ];
 
 const TOKEN_PARAMETERS: Readonly<Record<string, JsonSchema>> = {
-  client_id: { type: "string", description: "With `client_secret`, instead of HTTP Basic; alone for a public client" },
+  client_id: {
+    type: "string",
+    description: "With `client_secret`, instead of HTTP Basic; alone for a public client",
+  },
   client_secret: { type: "string" },
 };
 
@@ -117,10 +155,18 @@ const TOKEN_REQUEST: JsonSchema = {
   description: "Unknown parameters are ignored, repeated ones refused, empty ones read as absent",
   properties: {
     grant_type: { type: "string", enum: [...GRANT_TYPES] },
-    scope: { type: "string", description: `Space-separated scopes (${SCOPES.join(", ")}); by default all the client may have` },
+    scope: {
+      type: "string",
+      description: `Space-separated scopes (${
+        SCOPES.join(", ")
+      }); by default all the client may have`,
+    },
     username: { type: "string", description: "The password grant's user" },
     password: { type: "string", description: "The password grant's password" },
-    refresh_token: { type: "string", description: "The refresh token grant's token: each serves once" },
+    refresh_token: {
+      type: "string",
+      description: "The refresh token grant's token: each serves once",
+    },
     ...TOKEN_PARAMETERS,
   },
 };
@@ -134,7 +180,11 @@ const TOKEN_RESPONSE: JsonSchema = {
     token_type: { const: "Bearer" },
     expires_in: { type: "integer", minimum: 0, description: "Seconds" },
     scope: { type: "string" },
-    refresh_token: { type: "string", pattern: "^[A-Za-z0-9_-]{43}$", description: "With the password and refresh token grants" },
+    refresh_token: {
+      type: "string",
+      pattern: "^[A-Za-z0-9_-]{43}$",
+      description: "With the password and refresh token grants",
+    },
   },
 };
 
@@ -155,7 +205,9 @@ function json(description: string, schema: JsonSchema): ResponseDoc {
 }
 
 /** The token service's routes' docs. */
-export const AUTH_DOCS: Readonly<Record<"token" | "revoke" | "introspect" | "metadata" | "signUp", RouteDoc>> = {
+export const AUTH_DOCS: Readonly<
+  Record<"token" | "revoke" | "introspect" | "metadata" | "signUp", RouteDoc>
+> = {
   token: {
     operationId: "requestToken",
     summary: "A token (RFC 6749): grants client_credentials, password and refresh_token",
@@ -165,18 +217,33 @@ export const AUTH_DOCS: Readonly<Record<"token" | "revoke" | "introspect" | "met
   },
   revoke: {
     operationId: "revokeToken",
-    summary: "Revokes a token (RFC 7009); a refresh token takes its whole login with it; unknown tokens are ignored",
-    requestBody: formOrJson(TOKEN_HINT_REQUEST, { token: "6Qf2m8u1h0bJfRr3gk3GJ1R4m5fFzWq9m0Hq1Zr2s3E" }),
+    summary:
+      "Revokes a token (RFC 7009); a refresh token takes its whole login with it; unknown tokens are ignored",
+    requestBody: formOrJson(TOKEN_HINT_REQUEST, {
+      token: "6Qf2m8u1h0bJfRr3gk3GJ1R4m5fFzWq9m0Hq1Zr2s3E",
+    }),
     responses: {
       "200": json("Revoked, or unknown", { type: "object", maxProperties: 0 }),
-      ...oauthErrorResponses(["ERR_AUTH_INVALID_REQUEST", "ERR_AUTH_INVALID_CLIENT", "ERR_AUTH_INVALID_CLIENT_CREDENTIALS", "ERR_AUTH_UNAUTHORIZED_CLIENT", "ERR_AUTH_UNSUPPORTED_TOKEN_TYPE", "ERR_AUTH_THROTTLED", "ERR_HTTP_BODY_TOO_LARGE", "ERR_STORAGE_UNAVAILABLE"]),
+      ...oauthErrorResponses([
+        "ERR_AUTH_INVALID_REQUEST",
+        "ERR_AUTH_INVALID_CLIENT",
+        "ERR_AUTH_INVALID_CLIENT_CREDENTIALS",
+        "ERR_AUTH_UNAUTHORIZED_CLIENT",
+        "ERR_AUTH_UNSUPPORTED_TOKEN_TYPE",
+        "ERR_AUTH_THROTTLED",
+        "ERR_HTTP_BODY_TOO_LARGE",
+        "ERR_STORAGE_UNAVAILABLE",
+      ]),
     },
     security: CLIENT_SECURITY,
   },
   introspect: {
     operationId: "introspectToken",
-    summary: "What a token is (RFC 7662), for a confidential client about its own tokens (or any, with the introspect permission)",
-    requestBody: formOrJson(TOKEN_HINT_REQUEST, { token: "6Qf2m8u1h0bJfRr3gk3GJ1R4m5fFzWq9m0Hq1Zr2s3E" }),
+    summary:
+      "What a token is (RFC 7662), for a confidential client about its own tokens (or any, with the introspect permission)",
+    requestBody: formOrJson(TOKEN_HINT_REQUEST, {
+      token: "6Qf2m8u1h0bJfRr3gk3GJ1R4m5fFzWq9m0Hq1Zr2s3E",
+    }),
     responses: {
       "200": json("Whether the token is active, and if so its scope, client, times and user", {
         type: "object",
@@ -193,7 +260,14 @@ export const AUTH_DOCS: Readonly<Record<"token" | "revoke" | "introspect" | "met
           username: { type: "string" },
         },
       }),
-      ...oauthErrorResponses(["ERR_AUTH_INVALID_REQUEST", "ERR_AUTH_INVALID_CLIENT", "ERR_AUTH_INVALID_CLIENT_CREDENTIALS", "ERR_AUTH_THROTTLED", "ERR_HTTP_BODY_TOO_LARGE", "ERR_STORAGE_UNAVAILABLE"]),
+      ...oauthErrorResponses([
+        "ERR_AUTH_INVALID_REQUEST",
+        "ERR_AUTH_INVALID_CLIENT",
+        "ERR_AUTH_INVALID_CLIENT_CREDENTIALS",
+        "ERR_AUTH_THROTTLED",
+        "ERR_HTTP_BODY_TOO_LARGE",
+        "ERR_STORAGE_UNAVAILABLE",
+      ]),
     },
     security: [{ clientBasic: [] }],
   },
@@ -213,7 +287,10 @@ export const AUTH_DOCS: Readonly<Record<"token" | "revoke" | "introspect" | "met
           response_types_supported: { type: "array", items: { type: "string" } },
           token_endpoint_auth_methods_supported: { type: "array", items: { type: "string" } },
           revocation_endpoint_auth_methods_supported: { type: "array", items: { type: "string" } },
-          introspection_endpoint_auth_methods_supported: { type: "array", items: { type: "string" } },
+          introspection_endpoint_auth_methods_supported: {
+            type: "array",
+            items: { type: "string" },
+          },
           scopes_supported: { type: "array", items: { enum: [...SCOPES] } },
         },
       }),
@@ -236,11 +313,17 @@ export const AUTH_DOCS: Readonly<Record<"token" | "revoke" | "introspect" | "met
                 type: "string",
                 minLength: MIN_USERNAME_LENGTH,
                 maxLength: MAX_USERNAME_LENGTH,
-                description: "Letters (with their marks), digits, `.`, `_`, `-`, `@` and `+` of the PRECIS IdentifierClass " +
+                description:
+                  "Letters (with their marks), digits, `.`, `_`, `-`, `@` and `+` of the PRECIS IdentifierClass " +
                   "(RFC 8265 UsernameCaseMapped), letters of one script (UTS #39, highly restrictive); " +
                   "names that differ only by case or Unicode form are one",
               },
-              password: { type: "string", minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH, description: "Any Unicode, counted in code points" },
+              password: {
+                type: "string",
+                minLength: MIN_PASSWORD_LENGTH,
+                maxLength: MAX_PASSWORD_LENGTH,
+                description: "Any Unicode, counted in code points",
+              },
               notify_language: { type: ["string", "null"], enum: [...NOTIFY_LANGUAGES, null] },
             },
           },
@@ -257,7 +340,10 @@ export const AUTH_DOCS: Readonly<Record<"token" | "revoke" | "introspect" | "met
               type: "object",
               required: ["uuid", "username"],
               additionalProperties: false,
-              properties: { uuid: { type: "string", format: "uuid" }, username: { type: "string" } },
+              properties: {
+                uuid: { type: "string", format: "uuid" },
+                username: { type: "string" },
+              },
             },
           },
         },
@@ -266,18 +352,21 @@ export const AUTH_DOCS: Readonly<Record<"token" | "revoke" | "introspect" | "met
         description: "Fields that are not valid, each with its problem",
         content: { "application/json": { schema: FIELD_ERRORS_SCHEMA } },
       },
-      ...errorResponses([
-        "ERR_AUTH_MISSING_TOKEN",
-        "ERR_AUTH_INVALID_REQUEST",
-        "ERR_AUTH_INVALID_TOKEN",
-        "ERR_AUTH_INSUFFICIENT_SCOPE",
-        "ERR_AUTH_USERNAME_TAKEN",
-        "ERR_HTTP_INVALID_JSON",
-        "ERR_HTTP_JSON_TOO_DEEP",
-        "ERR_HTTP_BODY_TOO_LARGE",
-        "ERR_HTTP_UNSUPPORTED_MEDIA_TYPE",
-        "ERR_STORAGE_UNAVAILABLE",
-      ] satisfies DocumentedCode[], STATUSES),
+      ...errorResponses(
+        [
+          "ERR_AUTH_MISSING_TOKEN",
+          "ERR_AUTH_INVALID_REQUEST",
+          "ERR_AUTH_INVALID_TOKEN",
+          "ERR_AUTH_INSUFFICIENT_SCOPE",
+          "ERR_AUTH_USERNAME_TAKEN",
+          "ERR_HTTP_INVALID_JSON",
+          "ERR_HTTP_JSON_TOO_DEEP",
+          "ERR_HTTP_BODY_TOO_LARGE",
+          "ERR_HTTP_UNSUPPORTED_MEDIA_TYPE",
+          "ERR_STORAGE_UNAVAILABLE",
+        ] satisfies DocumentedCode[],
+        STATUSES,
+      ),
     },
     security: [{ oauth2: ["SignUp"] }],
   },

@@ -26,7 +26,13 @@ export interface Client {
   readonly permissions: ReadonlySet<Permission>;
 }
 
-const CLIENT_FIELDS = new Set(["client_id", "client_secret", "grant_types", "scopes", "permissions"]);
+const CLIENT_FIELDS = new Set([
+  "client_id",
+  "client_secret",
+  "grant_types",
+  "scopes",
+  "permissions",
+]);
 const HASHED = /^sha256:([0-9a-fA-F]{64})$/;
 const CLIENT_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -44,7 +50,9 @@ const CLIENT_ID = /^[\x21-\x7e]{1,128}$/;
  * ```
  */
 export function parseClients(value: unknown): Client[] {
-  if (!Array.isArray(value)) throw new TypeError("Cannot read clients: expected a JSON array of clients");
+  if (!Array.isArray(value)) {
+    throw new TypeError("Cannot read clients: expected a JSON array of clients");
+  }
   const seen = new Set<string>();
   return value.map((entry: unknown, i) => {
     const where = `client ${i + 1}`;
@@ -53,11 +61,19 @@ export function parseClients(value: unknown): Client[] {
     }
     const record = entry as Record<string, unknown>;
     for (const field of Object.keys(record)) {
-      if (!CLIENT_FIELDS.has(field)) throw new TypeError(`Cannot read ${where}: "${field}" is unknown; a client has ${[...CLIENT_FIELDS].join(", ")}`);
+      if (!CLIENT_FIELDS.has(field)) {
+        throw new TypeError(
+          `Cannot read ${where}: "${field}" is unknown; a client has ${
+            [...CLIENT_FIELDS].join(", ")
+          }`,
+        );
+      }
     }
     const id = record["client_id"];
     if (typeof id !== "string" || !CLIENT_ID.test(id)) {
-      throw new TypeError(`Cannot read ${where}: "client_id" must be 1 to 128 printable characters`);
+      throw new TypeError(
+        `Cannot read ${where}: "client_id" must be 1 to 128 printable characters`,
+      );
     }
     if (seen.has(id)) throw new TypeError(`Cannot read ${where}: client_id "${id}" is used twice`);
     seen.add(id);
@@ -65,33 +81,54 @@ export function parseClients(value: unknown): Client[] {
     let secretHash: string | undefined;
     if (secret !== undefined && secret !== null) {
       if (typeof secret !== "string" || secret.trim() === "") {
-        throw new TypeError(`Cannot read ${where} (${id}): "client_secret" must be a non-empty string`);
+        throw new TypeError(
+          `Cannot read ${where} (${id}): "client_secret" must be a non-empty string`,
+        );
       }
       const match = HASHED.exec(secret.trim());
       if (secret.trim().startsWith("sha256:") && match === null) {
-        throw new TypeError(`Cannot read ${where} (${id}): "sha256:" must be followed by 64 hex digits`);
+        throw new TypeError(
+          `Cannot read ${where} (${id}): "sha256:" must be followed by 64 hex digits`,
+        );
       }
       secretHash = match === null ? sha256Hex(secret) : match[1]!.toLowerCase();
     }
     const grants = record["grant_types"];
     if (!Array.isArray(grants) || grants.length === 0 || !grants.every(isGrantType)) {
-      throw new TypeError(`Cannot read ${where} (${id}): "grant_types" must list some of ${GRANT_TYPES.join(", ")}`);
+      throw new TypeError(
+        `Cannot read ${where} (${id}): "grant_types" must list some of ${GRANT_TYPES.join(", ")}`,
+      );
     }
     if (grants.includes("client_credentials") && secretHash === undefined) {
       throw new TypeError(`Cannot read ${where} (${id}): client_credentials needs a client_secret`);
     }
     const scopes = record["scopes"];
-    if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === "string" && (SCOPES as readonly string[]).includes(s))) {
-      throw new TypeError(`Cannot read ${where} (${id}): "scopes" must list some of ${SCOPES.join(", ")}`);
+    if (
+      !Array.isArray(scopes) ||
+      !scopes.every((s) => typeof s === "string" && (SCOPES as readonly string[]).includes(s))
+    ) {
+      throw new TypeError(
+        `Cannot read ${where} (${id}): "scopes" must list some of ${SCOPES.join(", ")}`,
+      );
     }
     const permissions = record["permissions"] ?? [];
     if (!Array.isArray(permissions) || !permissions.every(isPermission)) {
-      throw new TypeError(`Cannot read ${where} (${id}): "permissions" must list some of ${PERMISSIONS.join(", ")}`);
+      throw new TypeError(
+        `Cannot read ${where} (${id}): "permissions" must list some of ${PERMISSIONS.join(", ")}`,
+      );
     }
     if (permissions.length > 0 && secretHash === undefined) {
-      throw new TypeError(`Cannot read ${where} (${id}): the introspect permission needs a client_secret (only confidential clients introspect)`);
+      throw new TypeError(
+        `Cannot read ${where} (${id}): the introspect permission needs a client_secret (only confidential clients introspect)`,
+      );
     }
-    return { id, secretHash, grantTypes: new Set(grants), scopes: [...new Set(scopes as string[])], permissions: new Set(permissions) };
+    return {
+      id,
+      secretHash,
+      grantTypes: new Set(grants),
+      scopes: [...new Set(scopes as string[])],
+      permissions: new Set(permissions),
+    };
   });
 }
 

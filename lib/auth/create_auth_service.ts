@@ -1,14 +1,26 @@
-import { createRouter, keepRoutes, type Router, errorResponse, errorStatuses, type HttpRequest, type HttpResponse, readJson, type RouteHandler, type RouteParams, withErrorStatuses } from "../http/mod.ts";
+import {
+  createRouter,
+  errorResponse,
+  errorStatuses,
+  type HttpRequest,
+  type HttpResponse,
+  keepRoutes,
+  readJson,
+  type RouteHandler,
+  type RouteParams,
+  type Router,
+  withErrorStatuses,
+} from "../http/mod.ts";
 import { statusOf } from "../http/_internal.ts";
 import { GRANT_TYPES, SCOPES } from "./clients.ts";
 import { AUTH_DOCS } from "./api_docs.ts";
 import {
+  checkUsername,
   MAX_PASSWORD_LENGTH,
   MAX_USERNAME_LENGTH,
   MIN_PASSWORD_LENGTH,
   MIN_USERNAME_LENGTH,
   NOTIFY_LANGUAGES,
-  checkUsername,
   preparePassword,
 } from "./names.ts";
 import { AUTH_ERROR_STATUS } from "./error_status.ts";
@@ -69,14 +81,18 @@ export function createAuthService(tokens: TokenService, options: AuthServiceOpti
     {
       method: "POST",
       path: "/oauth2/introspect",
-      handler: async (request) => oauthJson(200, await tokens.introspect(await readTokenRequest(request))),
+      handler: async (request) =>
+        oauthJson(200, await tokens.introspect(await readTokenRequest(request))),
       doc: AUTH_DOCS.introspect,
     },
     {
       method: "GET",
       path: "/.well-known/oauth-authorization-server",
       // The issuer follows the request's origin unless PUBLIC_URL fixes it: never cached.
-      handler: (request) => ({ ...jsonBody(200, metadata(request.origin)), headers: OAUTH_HEADERS }),
+      handler: (request) => ({
+        ...jsonBody(200, metadata(request.origin)),
+        headers: OAUTH_HEADERS,
+      }),
       doc: AUTH_DOCS.metadata,
     },
     {
@@ -84,10 +100,15 @@ export function createAuthService(tokens: TokenService, options: AuthServiceOpti
       path: "/api/v2/sign-up",
       handler: validationArray(async (request) => {
         await requireBearer(request, tokens, { scope: "SignUp" });
-        const { username, password, language } = readSignUp(await readJson(request, { maxBytes: 16_384, maxDepth: 4 }));
+        const { username, password, language } = readSignUp(
+          await readJson(request, { maxBytes: 16_384, maxDepth: 4 }),
+        );
         const user = await tokens.createUser({ username, password, notifyLanguage: language });
         if (user === undefined) {
-          throw new AuthError("ERR_AUTH_USERNAME_TAKEN", `The user name ${JSON.stringify(username)} is taken`);
+          throw new AuthError(
+            "ERR_AUTH_USERNAME_TAKEN",
+            `The user name ${JSON.stringify(username)} is taken`,
+          );
         }
         await options.onUserCreated?.(user);
         return jsonBody(201, { uuid: user.uuid, username: user.username });
@@ -99,9 +120,14 @@ export function createAuthService(tokens: TokenService, options: AuthServiceOpti
   // the rest (sign-up, metadata) the JSON error body every service writes.
   const oauthRoutes = oauth(async (request) => routes(request));
   const others = withErrorStatuses(routes, STATUSES);
-  return keepRoutes(function authService(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
-    return request.path.startsWith("/oauth2/") || request.path === "/oauth2" ? oauthRoutes(request, NO_PARAMS) : others(request);
-  }, routes);
+  return keepRoutes(
+    function authService(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
+      return request.path.startsWith("/oauth2/") || request.path === "/oauth2"
+        ? oauthRoutes(request, NO_PARAMS)
+        : others(request);
+    },
+    routes,
+  );
 }
 
 const NO_PARAMS: RouteParams = Object.freeze({});
@@ -115,7 +141,9 @@ function validationArray(handler: (request: HttpRequest) => Promise<HttpResponse
     try {
       return await handler(request);
     } catch (error) {
-      if (error instanceof AuthError && error.code === "ERR_AUTH_INVALID_SIGN_UP") return jsonBody(422, error.errors);
+      if (error instanceof AuthError && error.code === "ERR_AUTH_INVALID_SIGN_UP") {
+        return jsonBody(422, error.errors);
+      }
       throw error;
     }
   };
@@ -147,8 +175,14 @@ function oauth(handler: (request: HttpRequest) => Promise<HttpResponse>): RouteH
       const status = statusOf(error, STATUSES);
       if (status === 500) return oauthJson(500, { error: "server_error" });
       // A store that cannot be reached (503, with Retry-After): the client should simply try again.
-      const code = error instanceof AuthError ? error.oauthError : status === 503 ? "temporarily_unavailable" : "invalid_request";
-      const description = error instanceof Error ? error.message.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, "?") : "";
+      const code = error instanceof AuthError
+        ? error.oauthError
+        : status === 503
+        ? "temporarily_unavailable"
+        : "invalid_request";
+      const description = error instanceof Error
+        ? error.message.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, "?")
+        : "";
       return oauthJson(status, { error: code, error_description: description }, headersOf(error));
     }
   };
@@ -161,17 +195,28 @@ function headersOf(error: unknown): Readonly<Record<string, string>> {
   return rest;
 }
 
-const OAUTH_HEADERS: Readonly<Record<string, string>> = Object.freeze({ ...NO_STORE, "content-type": JSON_TYPE });
+const OAUTH_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  ...NO_STORE,
+  "content-type": JSON_TYPE,
+});
 
-function oauthJson(status: number, body: unknown, headers?: Readonly<Record<string, string>>): HttpResponse {
+function oauthJson(
+  status: number,
+  body: unknown,
+  headers?: Readonly<Record<string, string>>,
+): HttpResponse {
   const all = headers === undefined ? OAUTH_HEADERS : { ...headers, ...OAUTH_HEADERS };
   return { status, headers: all, body: JSON.stringify(body) };
 }
 
 /** A token response as JSON; tokens are base64url, so only the scope needs escaping. */
 function renderToken(answer: TokenResponse): string {
-  const refresh = answer.refresh_token === undefined ? "" : `,"refresh_token":"${answer.refresh_token}"`;
-  return `{"access_token":"${answer.access_token}","token_type":"Bearer","expires_in":${answer.expires_in},"scope":${JSON.stringify(answer.scope)}${refresh}}`;
+  const refresh = answer.refresh_token === undefined
+    ? ""
+    : `,"refresh_token":"${answer.refresh_token}"`;
+  return `{"access_token":"${answer.access_token}","token_type":"Bearer","expires_in":${answer.expires_in},"scope":${
+    JSON.stringify(answer.scope)
+  }${refresh}}`;
 }
 
 function jsonBody(status: number, body: unknown): HttpResponse {
@@ -179,7 +224,9 @@ function jsonBody(status: number, body: unknown): HttpResponse {
 }
 
 /** Checks a sign-up body: `{username, password, notify_language?}`. */
-function readSignUp(body: unknown): { username: string; password: string; language: string | null } {
+function readSignUp(
+  body: unknown,
+): { username: string; password: string; language: string | null } {
   const errors: SignUpFieldError[] = [];
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw signUpError([{ message: "The body must be a JSON object" }]);
@@ -191,7 +238,9 @@ function readSignUp(body: unknown): { username: string; password: string; langua
     }
   }
   // New names only: those accepted before these rules keep logging in (prepareUsername).
-  const checked = typeof record["username"] === "string" ? checkUsername(record["username"]) : undefined;
+  const checked = typeof record["username"] === "string"
+    ? checkUsername(record["username"])
+    : undefined;
   const username = checked?.kind === "valid" ? checked.username : undefined;
   if (username === undefined) {
     errors.push({
@@ -201,18 +250,30 @@ function readSignUp(body: unknown): { username: string; password: string; langua
       field: "username",
     });
   }
-  const password = typeof record["password"] === "string" ? preparePassword(record["password"]) : undefined;
+  const password = typeof record["password"] === "string"
+    ? preparePassword(record["password"])
+    : undefined;
   if (password === undefined) {
-    errors.push({ message: `Password must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`, field: "password" });
+    errors.push({
+      message: `Password must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`,
+      field: "password",
+    });
   }
   const language = record["notify_language"] ?? null;
   if (language !== null && (typeof language !== "string" || !NOTIFY_LANGUAGES.includes(language))) {
-    errors.push({ message: `notify_language must be one of ${NOTIFY_LANGUAGES.join(", ")} or null`, field: "notify_language" });
+    errors.push({
+      message: `notify_language must be one of ${NOTIFY_LANGUAGES.join(", ")} or null`,
+      field: "notify_language",
+    });
   }
   if (errors.length > 0) throw signUpError(errors);
   return { username: username!, password: password!, language: language as string | null };
 }
 
 function signUpError(errors: readonly SignUpFieldError[]): AuthError {
-  return new AuthError("ERR_AUTH_INVALID_SIGN_UP", "Cannot sign up: the request has invalid fields", { errors });
+  return new AuthError(
+    "ERR_AUTH_INVALID_SIGN_UP",
+    "Cannot sign up: the request has invalid fields",
+    { errors },
+  );
 }

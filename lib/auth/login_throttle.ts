@@ -66,7 +66,9 @@ export function throttleLimits(options: LoginThrottleOptions): ThrottleLimits {
     windowMs: options.windowMs ?? 15 * 60_000,
   };
   for (const [name, value] of Object.entries(limits)) {
-    if (!Number.isSafeInteger(value) || value < (name === "maxPerUser" || name === "windowMs" ? 1 : 0)) {
+    if (
+      !Number.isSafeInteger(value) || value < (name === "maxPerUser" || name === "windowMs" ? 1 : 0)
+    ) {
       throw new RangeError(`Cannot create a login throttle: ${name} is ${value}`);
     }
   }
@@ -74,7 +76,13 @@ export function throttleLimits(options: LoginThrottleOptions): ThrottleLimits {
 }
 
 /** What a key's failures in the window make it wait, in whole seconds from `now`. */
-export function throttleWait(failures: number, last: number, limit: number, window: number, now: number): number {
+export function throttleWait(
+  failures: number,
+  last: number,
+  limit: number,
+  window: number,
+  now: number,
+): number {
   if (failures < limit) return 0;
   // 1 s at the limit, doubling with each failure past it, never longer than the window.
   const delay = Math.min(window, 1000 * 2 ** Math.min(30, failures - limit));
@@ -110,13 +118,21 @@ export interface ThrottleKeys {
  * @param limits the throttle's limits
  * @returns the keys
  */
-export function throttleKeys(subject: LoginSubject, address: string, limits: ThrottleLimits): ThrottleKeys {
+export function throttleKeys(
+  subject: LoginSubject,
+  address: string,
+  limits: ThrottleLimits,
+): ThrottleKeys {
   const from = networkOf(address);
   const kind = subject.kind === "user" ? "u" : "c";
   return {
     pair: { key: `${kind}a:${from} ${subject.name}`, limit: limits.maxPerUser },
-    name: limits.maxPerName > 0 ? { key: `${kind}:${subject.name}`, limit: limits.maxPerName } : undefined,
-    address: limits.maxPerAddress > 0 ? { key: `a:${from}`, limit: limits.maxPerAddress } : undefined,
+    name: limits.maxPerName > 0
+      ? { key: `${kind}:${subject.name}`, limit: limits.maxPerName }
+      : undefined,
+    address: limits.maxPerAddress > 0
+      ? { key: `a:${from}`, limit: limits.maxPerAddress }
+      : undefined,
     known: `${kind}k:${from} ${subject.name}`,
   };
 }
@@ -143,7 +159,11 @@ function networkOf(address: string): string {
   const [head = "", tail] = address.toLowerCase().split("::");
   const left = head === "" ? [] : head.split(":");
   const right = tail === undefined || tail === "" ? [] : tail.split(":");
-  const groups = tail === undefined ? left : [...left, ...new Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  const groups = tail === undefined ? left : [
+    ...left,
+    ...new Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"),
+    ...right,
+  ];
   return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, "")).join(":")}::/64`;
 }
 
@@ -198,7 +218,9 @@ export class LoginThrottle implements LoginLimiter {
       this.#failures.delete(key);
       this.#failures.set(key, times);
     }
-    while (this.#failures.size > this.#maxKeys) this.#failures.delete(this.#failures.keys().next().value!);
+    while (this.#failures.size > this.#maxKeys) {
+      this.#failures.delete(this.#failures.keys().next().value!);
+    }
     return 0;
   }
 
@@ -209,12 +231,20 @@ export class LoginThrottle implements LoginLimiter {
    * @param subject the user name's key or the client id
    * @param address the client's address
    */
-  succeed(subject: LoginSubject, address: string, options: { readonly counted?: boolean } = {}): void {
+  succeed(
+    subject: LoginSubject,
+    address: string,
+    options: { readonly counted?: boolean } = {},
+  ): void {
     const now = this.#now();
     const keys = throttleKeys(subject, address, this.#limits);
     const known = this.#isKnown(keys.known, now);
     this.#failures.delete(keys.pair.key);
-    if (options.counted !== false) for (const counter of countedKeys(keys, known).slice(1)) this.#failures.get(counter.key)?.pop();
+    if (options.counted !== false) {
+      for (const counter of countedKeys(keys, known).slice(1)) {
+        this.#failures.get(counter.key)?.pop();
+      }
+    }
     this.#known.delete(keys.known);
     this.#known.set(keys.known, now);
     while (this.#known.size > this.#maxKeys) this.#known.delete(this.#known.keys().next().value!);
@@ -236,7 +266,10 @@ export class LoginThrottle implements LoginLimiter {
     let wait = 0;
     for (const { key, limit } of counted) {
       const times = this.#recent(key, now);
-      wait = Math.max(wait, throttleWait(times.length, times[times.length - 1] ?? 0, limit, this.#limits.windowMs, now));
+      wait = Math.max(
+        wait,
+        throttleWait(times.length, times[times.length - 1] ?? 0, limit, this.#limits.windowMs, now),
+      );
     }
     return wait;
   }

@@ -63,11 +63,18 @@ export class MemoryAuthStore implements AuthStore {
    * @returns the store
    * @throws {TypeError} when the snapshot or a change is not one this store wrote
    */
-  static restore(snapshot: unknown, changes: readonly unknown[], options: MemoryAuthStoreOptions = {}): MemoryAuthStore {
+  static restore(
+    snapshot: unknown,
+    changes: readonly unknown[],
+    options: MemoryAuthStoreOptions = {},
+  ): MemoryAuthStore {
     const store = new MemoryAuthStore(options);
     if (snapshot !== undefined) {
       const state = snapshot as Partial<AuthSnapshot>;
-      if (!Array.isArray(state.users) || !Array.isArray(state.tokens) || !Array.isArray(state.revokedFamilies)) {
+      if (
+        !Array.isArray(state.users) || !Array.isArray(state.tokens) ||
+        !Array.isArray(state.revokedFamilies)
+      ) {
         throw new TypeError("Cannot restore the auth store: the snapshot is not one it wrote");
       }
       for (const user of state.users) store.#apply({ op: "user", user });
@@ -83,11 +90,17 @@ export class MemoryAuthStore implements AuthStore {
    * @returns the users, tokens and revoked families
    */
   exportState(): AuthSnapshot {
-    return { users: [...this.#users.values()], tokens: [...this.#tokens.values()], revokedFamilies: [...this.#revokedFamilies] };
+    return {
+      users: [...this.#users.values()],
+      tokens: [...this.#tokens.values()],
+      revokedFamilies: [...this.#revokedFamilies],
+    };
   }
 
   createUser(user: UserRecord): Promise<boolean> {
-    if (this.#byName.has(usernameKey(user.username)) || this.#users.has(user.uuid)) return Promise.resolve(false);
+    if (this.#byName.has(usernameKey(user.username)) || this.#users.has(user.uuid)) {
+      return Promise.resolve(false);
+    }
     return this.#change({ op: "user", user }).then(() => true);
   }
 
@@ -171,7 +184,9 @@ export class MemoryAuthStore implements AuthStore {
         if (user === undefined) return;
         this.#users.delete(change.uuid);
         this.#byName.delete(usernameKey(user.username));
-        for (const [hash, token] of this.#tokens) if (token.userId === change.uuid) this.#tokens.delete(hash);
+        for (const [hash, token] of this.#tokens) {
+          if (token.userId === change.uuid) this.#tokens.delete(hash);
+        }
         return;
       }
       case "token":
@@ -195,7 +210,9 @@ export class MemoryAuthStore implements AuthStore {
 const OPS = new Set(["user", "forget", "token", "rotate", "delete", "revoke"]);
 
 function checkChange(value: unknown): AuthChange {
-  if (typeof value !== "object" || value === null || !OPS.has(String((value as { op?: unknown }).op))) {
+  if (
+    typeof value !== "object" || value === null || !OPS.has(String((value as { op?: unknown }).op))
+  ) {
     throw new TypeError("Cannot restore the auth store: a change is not one it wrote");
   }
   return value as AuthChange;

@@ -14,7 +14,12 @@ export { readClientsFile } from "./read_clients_file.ts";
 export { AUTH_SETTINGS } from "./settings.ts";
 export type { AuthConfig } from "./settings.ts";
 export { hashPassword, verifyPassword } from "./password_hash.ts";
-export { checkUsername, enforceUsernameCaseMapped, enforceUsernameCasePreserved, identifierProperty } from "./names.ts";
+export {
+  checkUsername,
+  enforceUsernameCaseMapped,
+  enforceUsernameCasePreserved,
+  identifierProperty,
+} from "./names.ts";
 export type { PrecisProperty, UsernameCheck, UsernameRule } from "./names.ts";
 export type { HashPasswordOptions } from "./password_hash.ts";
 export type { AuthStore, LoginLimiter, LoginSubject, TokenRecord, UserRecord } from "./types.ts";
@@ -25,7 +30,14 @@ export { PostgresAuthStore } from "./postgres_auth_store.ts";
 export { PostgresLoginThrottle } from "./postgres_login_throttle.ts";
 export type { LoginThrottleOptions } from "./login_throttle.ts";
 export { TokenService } from "./token_service.ts";
-export type { AccessGrant, BasicCredentials, IntrospectionResponse, TokenRequest, TokenResponse, TokenServiceOptions } from "./token_service.ts";
+export type {
+  AccessGrant,
+  BasicCredentials,
+  IntrospectionResponse,
+  TokenRequest,
+  TokenResponse,
+  TokenServiceOptions,
+} from "./token_service.ts";
 export { readTokenRequest } from "./read_token_request.ts";
 export type { ReadTokenRequestOptions } from "./read_token_request.ts";
 export { requireBearer, requireUser } from "./require_bearer.ts";

@@ -48,7 +48,15 @@ export type PrecisProperty = "PVALID" | "CONTEXTJ" | "CONTEXTO" | "DISALLOWED" |
  * - `leading-mark`: a combining mark first;
  * - `mixed-script`: letters of scripts that UTS #39's Highly Restrictive level does not allow together.
  */
-export type UsernameRule = "empty" | "disallowed" | "context" | "bidi" | "length" | "signs" | "leading-mark" | "mixed-script";
+export type UsernameRule =
+  | "empty"
+  | "disallowed"
+  | "context"
+  | "bidi"
+  | "length"
+  | "signs"
+  | "leading-mark"
+  | "mixed-script";
 
 /** The outcome of a user-name check: the name, or the rule it breaks and why. */
 export type UsernameCheck =
@@ -180,13 +188,30 @@ export function checkUsername(input: string): UsernameCheck {
   const name = preserved.username;
   const chars = [...name];
   if (chars.length < MIN_USERNAME_LENGTH || chars.length > MAX_USERNAME_LENGTH) {
-    return invalid("length", `User name must be ${MIN_USERNAME_LENGTH} to ${MAX_USERNAME_LENGTH} characters: it has ${chars.length}`);
+    return invalid(
+      "length",
+      `User name must be ${MIN_USERNAME_LENGTH} to ${MAX_USERNAME_LENGTH} characters: it has ${chars.length}`,
+    );
   }
-  const sign = chars.findIndex((char) => char < "\x80" && !/[\p{L}\p{Nd}]/u.test(char) && !USERNAME_SIGNS.includes(char));
+  const sign = chars.findIndex((char) =>
+    char < "\x80" && !/[\p{L}\p{Nd}]/u.test(char) && !USERNAME_SIGNS.includes(char)
+  );
   if (sign !== -1) {
-    return invalid("signs", `User name cannot contain ${describe(chars[sign]!)}: of punctuation and symbols only ${[...USERNAME_SIGNS].join(" ")} are allowed`, sign);
+    return invalid(
+      "signs",
+      `User name cannot contain ${describe(chars[sign]!)}: of punctuation and symbols only ${
+        [...USERNAME_SIGNS].join(" ")
+      } are allowed`,
+      sign,
+    );
   }
-  if (/^\p{M}/u.test(name)) return invalid("leading-mark", `User name cannot start with the combining mark ${describe(chars[0]!)}`, 0);
+  if (/^\p{M}/u.test(name)) {
+    return invalid(
+      "leading-mark",
+      `User name cannot start with the combining mark ${describe(chars[0]!)}`,
+      0,
+    );
+  }
   return mixedScripts(chars) ?? { kind: "valid", username: name };
 }
 
@@ -240,10 +265,20 @@ function enforce(name: string): UsernameCheck {
     if (property === "PVALID") continue;
     if (property === "CONTEXTJ" || property === "CONTEXTO") {
       const broken = contextRule(cps, i);
-      if (broken !== undefined) return invalid("context", `User name cannot have ${describe(String.fromCodePoint(cp))} here: ${broken}`, i);
+      if (broken !== undefined) {
+        return invalid(
+          "context",
+          `User name cannot have ${describe(String.fromCodePoint(cp))} here: ${broken}`,
+          i,
+        );
+      }
       continue;
     }
-    return invalid("disallowed", `User name cannot contain ${describe(String.fromCodePoint(cp))}: ${whyDisallowed(cp)}`, i);
+    return invalid(
+      "disallowed",
+      `User name cannot contain ${describe(String.fromCodePoint(cp))}: ${whyDisallowed(cp)}`,
+      i,
+    );
   }
   return bidiRule(cps) ?? { kind: "valid", username: name };
 }
@@ -265,27 +300,39 @@ function contextRule(cps: readonly number[], i: number): string | undefined {
       while (right < cps.length && joining.get(cps[right]!) === "T") right++;
       const joinsLeft = left >= 0 && ["L", "D"].includes(joining.get(cps[left]!));
       const joinsRight = right < cps.length && ["R", "D"].includes(joining.get(cps[right]!));
-      return joinsLeft && joinsRight ? undefined : "a zero width non-joiner must follow a virama or stand between two joining letters (RFC 5892 A.1)";
+      return joinsLeft && joinsRight
+        ? undefined
+        : "a zero width non-joiner must follow a virama or stand between two joining letters (RFC 5892 A.1)";
     }
     case 0x200d:
       return afterVirama ? undefined : "a zero width joiner must follow a virama (RFC 5892 A.2)";
     case 0x00b7:
-      return before === 0x6c && after === 0x6c ? undefined : "a middle dot must stand between two 'l', as in Catalan 'l·l' (RFC 5892 A.3)";
+      return before === 0x6c && after === 0x6c
+        ? undefined
+        : "a middle dot must stand between two 'l', as in Catalan 'l·l' (RFC 5892 A.3)";
     case 0x0375:
-      return after !== undefined && scripts.get(after) === "Greek" ? undefined : "the Greek keraia must come before a Greek letter (RFC 5892 A.4)";
+      return after !== undefined && scripts.get(after) === "Greek"
+        ? undefined
+        : "the Greek keraia must come before a Greek letter (RFC 5892 A.4)";
     case 0x05f3:
     case 0x05f4:
-      return before !== undefined && scripts.get(before) === "Hebrew" ? undefined : "a geresh or gershayim must follow a Hebrew letter (RFC 5892 A.5, A.6)";
+      return before !== undefined && scripts.get(before) === "Hebrew"
+        ? undefined
+        : "a geresh or gershayim must follow a Hebrew letter (RFC 5892 A.5, A.6)";
     case 0x30fb:
       return cps.some((other) => ["Hiragana", "Katakana", "Han"].includes(scripts.get(other)))
         ? undefined
         : "a katakana middle dot needs Hiragana, Katakana or Han in the name (RFC 5892 A.7)";
     default:
       if (cp >= 0x0660 && cp <= 0x0669) {
-        return cps.some((other) => other >= 0x06f0 && other <= 0x06f9) ? "Arabic-Indic digits cannot be mixed with extended ones (RFC 5892 A.8)" : undefined;
+        return cps.some((other) => other >= 0x06f0 && other <= 0x06f9)
+          ? "Arabic-Indic digits cannot be mixed with extended ones (RFC 5892 A.8)"
+          : undefined;
       }
       if (cp >= 0x06f0 && cp <= 0x06f9) {
-        return cps.some((other) => other >= 0x0660 && other <= 0x0669) ? "extended Arabic-Indic digits cannot be mixed with Arabic-Indic ones (RFC 5892 A.9)" : undefined;
+        return cps.some((other) => other >= 0x0660 && other <= 0x0669)
+          ? "extended Arabic-Indic digits cannot be mixed with Arabic-Indic ones (RFC 5892 A.9)"
+          : undefined;
       }
       return "no contextual rule allows it";
   }
@@ -300,7 +347,12 @@ function bidiRule(cps: readonly number[]): UsernameCheck | undefined {
   const { bidi } = tables();
   const classes = cps.map((cp) => bidi.get(cp));
   if (!classes.some((c) => c === "R" || c === "AL" || c === "AN")) return undefined;
-  const refuse = (rule: string, i?: number): UsernameCheck => invalid("bidi", `User name breaks the Bidi Rule for right-to-left text: ${rule} (RFC 5893 §2)`, i);
+  const refuse = (rule: string, i?: number): UsernameCheck =>
+    invalid(
+      "bidi",
+      `User name breaks the Bidi Rule for right-to-left text: ${rule} (RFC 5893 §2)`,
+      i,
+    );
   const first = classes[0]!;
   if (first !== "L" && first !== "R" && first !== "AL") {
     return refuse(`it must start with a letter, not ${describe(String.fromCodePoint(cps[0]!))}`, 0);
@@ -309,7 +361,9 @@ function bidiRule(cps: readonly number[]): UsernameCheck | undefined {
   const allowed = rtl ? RTL_CLASSES : LTR_CLASSES;
   const wrong = classes.findIndex((c) => !allowed.has(c));
   if (wrong !== -1) {
-    const what = rtl ? "a right-to-left name cannot contain" : "a name that starts left-to-right cannot contain";
+    const what = rtl
+      ? "a right-to-left name cannot contain"
+      : "a name that starts left-to-right cannot contain";
     return refuse(`${what} ${describe(String.fromCodePoint(cps[wrong]!))}`, wrong);
   }
   let last = classes.length - 1;
@@ -318,7 +372,9 @@ function bidiRule(cps: readonly number[]): UsernameCheck | undefined {
   if (rtl ? !["R", "AL", "EN", "AN"].includes(end) : !["L", "EN"].includes(end)) {
     return refuse(`it cannot end with ${describe(String.fromCodePoint(cps[last]!))}`, last);
   }
-  if (rtl && classes.includes("EN") && classes.includes("AN")) return refuse("European and Arabic-Indic digits cannot be mixed");
+  if (rtl && classes.includes("EN") && classes.includes("AN")) {
+    return refuse("European and Arabic-Indic digits cannot be mixed");
+  }
   return undefined;
 }
 
@@ -353,14 +409,19 @@ function mixedScripts(chars: readonly string[]): UsernameCheck | undefined {
     let resolved: Set<string> | undefined;
     for (const set of sets) {
       if (set === undefined || skip(set)) continue;
-      resolved = resolved === undefined ? new Set(set) : new Set([...resolved].filter((name) => set.has(name)));
+      resolved = resolved === undefined
+        ? new Set(set)
+        : new Set([...resolved].filter((name) => set.has(name)));
     }
     return resolved;
   };
   const all = resolve(() => false);
   if (all === undefined || all.size > 0) return undefined;
   const withoutLatin = resolve((set) => set.has("Latin"));
-  if (withoutLatin === undefined || ["Han with Bopomofo", "Japanese", "Korean"].some((name) => withoutLatin.has(name))) return undefined;
+  if (
+    withoutLatin === undefined ||
+    ["Han with Bopomofo", "Japanese", "Korean"].some((name) => withoutLatin.has(name))
+  ) return undefined;
   // Name each character's own script (its Script, or its first extension when that is Common or
   // Inherited), and point at a character of the script fewest characters have: the odd one out.
   const { scripts, extensions } = tables();
@@ -370,16 +431,23 @@ function mixedScripts(chars: readonly string[]): UsernameCheck | undefined {
     if (sets[i] === undefined) continue;
     const cp = char.codePointAt(0)!;
     const script = scripts.get(cp);
-    const own = (script === "Common" || script === "Inherited" ? extensions.get(cp).split(" ")[0]! : script).replace(/_/g, " ");
+    const own =
+      (script === "Common" || script === "Inherited" ? extensions.get(cp).split(" ")[0]! : script)
+        .replace(/_/g, " ");
     const seen = counts.get(own);
     if (seen === undefined) {
       named.push(own);
       counts.set(own, { count: 1, first: i });
     } else seen.count++;
   }
-  const odd = named.reduce((a, b) => (counts.get(b)!.count < counts.get(a)!.count ? b : a), named[named.length - 1]!);
+  const odd = named.reduce(
+    (a, b) => (counts.get(b)!.count < counts.get(a)!.count ? b : a),
+    named[named.length - 1]!,
+  );
   const culprit = named.length < 2 ? -1 : counts.get(odd)!.first;
-  const list = named.length < 2 ? "" : ` the ${named.slice(0, -1).join(", ")} and ${named[named.length - 1]} scripts`;
+  const list = named.length < 2
+    ? ""
+    : ` the ${named.slice(0, -1).join(", ")} and ${named[named.length - 1]} scripts`;
   const example = culprit === -1 ? "" : ` (${describe(chars[culprit]!)} is ${odd})`;
   return invalid(
     "mixed-script",
@@ -393,12 +461,22 @@ function mixedScripts(chars: readonly string[]): UsernameCheck | undefined {
 function whyDisallowed(cp: number): string {
   const char = String.fromCodePoint(cp);
   const category = tables().precis.get(cp);
-  if (category === "unassigned" || UNKNOWN_HERE.test(char)) return `it is not assigned in Unicode ${UNICODE_VERSION}`;
+  if (category === "unassigned" || UNKNOWN_HERE.test(char)) {
+    return `it is not assigned in Unicode ${UNICODE_VERSION}`;
+  }
   switch (category) {
     case "has-compat":
-      return `it is a compatibility form of ${JSON.stringify(char.normalize("NFKC"))}; type that instead (RFC 8264 IdentifierClass)`;
+      return `it is a compatibility form of ${
+        JSON.stringify(char.normalize("NFKC"))
+      }; type that instead (RFC 8264 IdentifierClass)`;
     case "other-letter-digit":
-      return `${/\p{Lt}/u.test(char) ? "titlecase letters" : /\p{Me}/u.test(char) ? "enclosing marks" : "numbers other than digits"} are not allowed (RFC 8264 IdentifierClass)`;
+      return `${
+        /\p{Lt}/u.test(char)
+          ? "titlecase letters"
+          : /\p{Me}/u.test(char)
+          ? "enclosing marks"
+          : "numbers other than digits"
+      } are not allowed (RFC 8264 IdentifierClass)`;
     case "space":
       return "spaces are not allowed";
     case "symbol":
@@ -423,7 +501,9 @@ function describe(char: string): string {
 }
 
 function invalid(rule: UsernameRule, message: string, index?: number): UsernameCheck {
-  return index === undefined ? { kind: "invalid", rule, message } : { kind: "invalid", rule, message, index };
+  return index === undefined
+    ? { kind: "invalid", rule, message }
+    : { kind: "invalid", rule, message, index };
 }
 
 /** Code points in `text`: what people count as characters, an astral emoji as one. */

@@ -23,13 +23,25 @@ const KEY_LENGTH = 32;
  * @returns the encoded hash
  * @throws {RangeError} when the cost is not a power of two from 2 to 2^20
  */
-export async function hashPassword(password: string, options: HashPasswordOptions): Promise<string> {
+export async function hashPassword(
+  password: string,
+  options: HashPasswordOptions,
+): Promise<string> {
   const cost = options.cost ?? 16_384;
   if (!Number.isInteger(cost) || cost < 2 || cost > 2 ** 20 || (cost & (cost - 1)) !== 0) {
-    throw new RangeError(`Cannot hash a password: the cost must be a power of two from 2 to 2^20: current value is ${cost}`);
+    throw new RangeError(
+      `Cannot hash a password: the cost must be a power of two from 2 to 2^20: current value is ${cost}`,
+    );
   }
-  const key = await scryptKey(password, options.salt, { cost, blockSize: BLOCK_SIZE, parallelism: PARALLELISM, keyLength: KEY_LENGTH });
-  return `scrypt$${cost}$${BLOCK_SIZE}$${PARALLELISM}$${encodeBase64Url(options.salt)}$${encodeBase64Url(key)}`;
+  const key = await scryptKey(password, options.salt, {
+    cost,
+    blockSize: BLOCK_SIZE,
+    parallelism: PARALLELISM,
+    keyLength: KEY_LENGTH,
+  });
+  return `scrypt$${cost}$${BLOCK_SIZE}$${PARALLELISM}$${encodeBase64Url(options.salt)}$${
+    encodeBase64Url(key)
+  }`;
 }
 
 /**
@@ -44,8 +56,15 @@ export async function verifyPassword(password: string, encoded: string): Promise
   if (parts.length !== 6 || parts[0] !== "scrypt") return false;
   const cost = Number(parts[1]);
   if (Number(parts[2]) !== BLOCK_SIZE || Number(parts[3]) !== PARALLELISM) return false;
-  if (!Number.isInteger(cost) || cost < 2 || cost > 2 ** 20 || (cost & (cost - 1)) !== 0) return false;
+  if (!Number.isInteger(cost) || cost < 2 || cost > 2 ** 20 || (cost & (cost - 1)) !== 0) {
+    return false;
+  }
   const expected = decodeBase64Url(parts[5] ?? "");
-  const key = await scryptKey(password, decodeBase64Url(parts[4] ?? ""), { cost, blockSize: BLOCK_SIZE, parallelism: PARALLELISM, keyLength: KEY_LENGTH });
+  const key = await scryptKey(password, decodeBase64Url(parts[4] ?? ""), {
+    cost,
+    blockSize: BLOCK_SIZE,
+    parallelism: PARALLELISM,
+    keyLength: KEY_LENGTH,
+  });
   return bytesEqual(key, expected);
 }

@@ -84,7 +84,9 @@ export class PostgresAuthStore implements AuthStore {
   /** Tokens being stored: the tokens issued while a write runs are written together by the next statement, one commit. */
   readonly #writes: Batcher<{ token: TokenRecord; done: (error?: unknown) => void }>;
   /** Live tokens being looked up: the requests waiting share one statement. */
-  readonly #lookups: Batcher<{ hash: string; now: number; done: (error: unknown, token?: TokenRecord) => void }>;
+  readonly #lookups: Batcher<
+    { hash: string; now: number; done: (error: unknown, token?: TokenRecord) => void }
+  >;
 
   /**
    * Uses a pool whose database has the auth tables (see {@linkcode AUTH_MIGRATIONS}).
@@ -99,12 +101,33 @@ export class PostgresAuthStore implements AuthStore {
       timeoutMs: db.deadlineMs,
       maxWaiting: TOKENS_WAITING,
       expire: (item: { done: (error: unknown) => void }, why: "timeout" | "full") =>
-        item.done(new StorageError("ERR_STORAGE_UNAVAILABLE", why === "timeout"
-          ? `Cannot ${what} now: the database did not answer within ${db.deadlineMs} ms`
-          : `Cannot ${what} now: ${TOKENS_WAITING} tokens wait for the database`)),
+        item.done(
+          new StorageError(
+            "ERR_STORAGE_UNAVAILABLE",
+            why === "timeout"
+              ? `Cannot ${what} now: the database did not answer within ${db.deadlineMs} ms`
+              : `Cannot ${what} now: ${TOKENS_WAITING} tokens wait for the database`,
+          ),
+        ),
     });
-    this.#writes = new Batcher<{ token: TokenRecord; done: (error?: unknown) => void }>({ run: (batch) => this.#writeTokens(batch), keyOf: ({ token }) => token.hash, maxBatch: TOKEN_BATCH, maxRunning: 4, defer, ...bounds("store the token") });
-    this.#lookups = new Batcher<{ hash: string; now: number; done: (error: unknown, token?: TokenRecord) => void }>({ run: (batch) => this.#lookUp(batch), keyOf: ({ hash }) => hash, maxBatch: TOKEN_BATCH, maxRunning: 2, defer, ...bounds("check the token") });
+    this.#writes = new Batcher<{ token: TokenRecord; done: (error?: unknown) => void }>({
+      run: (batch) => this.#writeTokens(batch),
+      keyOf: ({ token }) => token.hash,
+      maxBatch: TOKEN_BATCH,
+      maxRunning: 4,
+      defer,
+      ...bounds("store the token"),
+    });
+    this.#lookups = new Batcher<
+      { hash: string; now: number; done: (error: unknown, token?: TokenRecord) => void }
+    >({
+      run: (batch) => this.#lookUp(batch),
+      keyOf: ({ hash }) => hash,
+      maxBatch: TOKEN_BATCH,
+      maxRunning: 2,
+      defer,
+      ...bounds("check the token"),
+    });
   }
 
   createUser(user: UserRecord): Promise<boolean> {
@@ -122,18 +145,30 @@ export class PostgresAuthStore implements AuthStore {
     const { rowCount } = await db.query(
       `INSERT INTO auth_users (uuid, username, username_key, password_hash, notify_language, created_at)
        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-      [user.uuid, user.username, usernameKey(user.username), user.passwordHash, user.notifyLanguage, user.createdAt],
+      [
+        user.uuid,
+        user.username,
+        usernameKey(user.username),
+        user.passwordHash,
+        user.notifyLanguage,
+        user.createdAt,
+      ],
     );
     return rowCount === 1;
   }
 
   async userByName(username: string): Promise<UserRecord | undefined> {
-    const { rows } = await this.#db.query<UserRow>("SELECT * FROM auth_users WHERE username_key = $1", [usernameKey(username)]);
+    const { rows } = await this.#db.query<UserRow>(
+      "SELECT * FROM auth_users WHERE username_key = $1",
+      [usernameKey(username)],
+    );
     return rows[0] === undefined ? undefined : userOf(rows[0]);
   }
 
   async userById(uuid: string): Promise<UserRecord | undefined> {
-    const { rows } = await this.#db.query<UserRow>("SELECT * FROM auth_users WHERE uuid = $1", [uuid]);
+    const { rows } = await this.#db.query<UserRow>("SELECT * FROM auth_users WHERE uuid = $1", [
+      uuid,
+    ]);
     return rows[0] === undefined ? undefined : userOf(rows[0]);
   }
 
@@ -150,10 +185,17 @@ export class PostgresAuthStore implements AuthStore {
    * once its token is committed.
    */
   putToken(token: TokenRecord): Promise<void> {
-    return new Promise((resolve, reject) => this.#writes.add({ token, done: (error) => (error === undefined ? resolve() : reject(error)) }));
+    return new Promise((resolve, reject) =>
+      this.#writes.add({
+        token,
+        done: (error) => (error === undefined ? resolve() : reject(error)),
+      })
+    );
   }
 
-  async #writeTokens(batch: readonly { token: TokenRecord; done: (error?: unknown) => void }[]): Promise<void> {
+  async #writeTokens(
+    batch: readonly { token: TokenRecord; done: (error?: unknown) => void }[],
+  ): Promise<void> {
     // One of a hash a batch (the batcher's key).
     const tokens = batch.map(({ token }) => token);
     try {
@@ -185,15 +227,29 @@ export class PostgresAuthStore implements AuthStore {
   }
 
   async token(hash: string): Promise<TokenRecord | undefined> {
-    const { rows } = await this.#db.query<TokenRow>("SELECT * FROM auth_tokens WHERE hash = $1", [hash]);
+    const { rows } = await this.#db.query<TokenRow>("SELECT * FROM auth_tokens WHERE hash = $1", [
+      hash,
+    ]);
     return rows[0] === undefined ? undefined : tokenOf(rows[0]);
   }
 
   liveToken(hash: string, now: number): Promise<TokenRecord | undefined> {
-    return new Promise((resolve, reject) => this.#lookups.add({ hash, now, done: (error, token) => (error === undefined ? resolve(token) : reject(error)) }));
+    return new Promise((resolve, reject) =>
+      this.#lookups.add({
+        hash,
+        now,
+        done: (error, token) => (error === undefined ? resolve(token) : reject(error)),
+      })
+    );
   }
 
-  async #lookUp(batch: readonly { hash: string; now: number; done: (error: unknown, token?: TokenRecord) => void }[]): Promise<void> {
+  async #lookUp(
+    batch: readonly {
+      hash: string;
+      now: number;
+      done: (error: unknown, token?: TokenRecord) => void;
+    }[],
+  ): Promise<void> {
     let rows: TokenRow[];
     try {
       // Through the primary key whatever the table's size (= ANY is an index condition); each request's expiry is checked below.
@@ -209,13 +265,19 @@ export class PostgresAuthStore implements AuthStore {
     const found = new Map(rows.map((row) => [row.hash, row]));
     for (const { hash, now, done } of batch) {
       const row = found.get(hash);
-      done(undefined, row === undefined || Number(row.expires_at) <= now ? undefined : tokenOf(row));
+      done(
+        undefined,
+        row === undefined || Number(row.expires_at) <= now ? undefined : tokenOf(row),
+      );
     }
   }
 
   async rotate(hash: string, at: number): Promise<boolean> {
     // One statement decides: of two refreshes racing on any processes, one rotates and the other is a reuse.
-    const { rowCount } = await this.#db.query("UPDATE auth_tokens SET rotated_at = $2 WHERE hash = $1 AND rotated_at IS NULL", [hash, at]);
+    const { rowCount } = await this.#db.query(
+      "UPDATE auth_tokens SET rotated_at = $2 WHERE hash = $1 AND rotated_at IS NULL",
+      [hash, at],
+    );
     return rowCount === 1;
   }
 
@@ -224,26 +286,36 @@ export class PostgresAuthStore implements AuthStore {
   }
 
   async revokeFamily(familyId: string): Promise<void> {
-    await this.#db.query("INSERT INTO auth_revoked_families (family_id) VALUES ($1) ON CONFLICT DO NOTHING", [familyId]);
+    await this.#db.query(
+      "INSERT INTO auth_revoked_families (family_id) VALUES ($1) ON CONFLICT DO NOTHING",
+      [familyId],
+    );
   }
 
   async isFamilyRevoked(familyId: string): Promise<boolean> {
-    const { rows } = await this.#db.query("SELECT 1 FROM auth_revoked_families WHERE family_id = $1", [familyId]);
+    const { rows } = await this.#db.query(
+      "SELECT 1 FROM auth_revoked_families WHERE family_id = $1",
+      [familyId],
+    );
     return rows.length > 0;
   }
 
   async sweep(now: number): Promise<void> {
-    while ((await this.#db.query(
-      "DELETE FROM auth_tokens WHERE hash IN (SELECT hash FROM auth_tokens WHERE expires_at <= $1 LIMIT $2)",
-      [now, SWEEP_BATCH],
-    )).rowCount === SWEEP_BATCH);
+    while (
+      (await this.#db.query(
+        "DELETE FROM auth_tokens WHERE hash IN (SELECT hash FROM auth_tokens WHERE expires_at <= $1 LIMIT $2)",
+        [now, SWEEP_BATCH],
+      )).rowCount === SWEEP_BATCH
+    );
     // A revoked family is remembered while any of its tokens could still be presented.
-    while ((await this.#db.query(
-      `DELETE FROM auth_revoked_families WHERE family_id IN (
+    while (
+      (await this.#db.query(
+        `DELETE FROM auth_revoked_families WHERE family_id IN (
          SELECT f.family_id FROM auth_revoked_families f
          WHERE NOT EXISTS (SELECT 1 FROM auth_tokens t WHERE t.family_id = f.family_id) LIMIT $1)`,
-      [SWEEP_BATCH],
-    )).rowCount === SWEEP_BATCH);
+        [SWEEP_BATCH],
+      )).rowCount === SWEEP_BATCH
+    );
     await this.#db.query(
       "DELETE FROM auth_login_attempts WHERE ctid IN (SELECT ctid FROM auth_login_attempts WHERE at < $1 LIMIT $2)",
       [now - 24 * 3600 * 1000, SWEEP_BATCH],
@@ -256,7 +328,13 @@ export class PostgresAuthStore implements AuthStore {
 }
 
 function userOf(row: UserRow): UserRecord {
-  return { uuid: row.uuid, username: row.username, passwordHash: row.password_hash, notifyLanguage: row.notify_language, createdAt: Number(row.created_at) };
+  return {
+    uuid: row.uuid,
+    username: row.username,
+    passwordHash: row.password_hash,
+    notifyLanguage: row.notify_language,
+    createdAt: Number(row.created_at),
+  };
 }
 
 function tokenOf(row: TokenRow): TokenRecord {

@@ -4,8 +4,8 @@ import {
   KNOWN_ADDRESS_MS,
   type LoginThrottleOptions,
   type ThrottleKey,
-  type ThrottleLimits,
   throttleKeys,
+  type ThrottleLimits,
   throttleLimits,
   throttleWait,
 } from "./login_throttle.ts";
@@ -45,10 +45,15 @@ export class PostgresLoginThrottle implements LoginLimiter {
   async start(subject: LoginSubject, address: string): Promise<number> {
     const now = this.#now();
     const keys = throttleKeys(subject, address, this.#limits);
-    const counted = countedKeys(keys, keys.name !== undefined && await this.#isKnown(keys.known, now));
+    const counted = countedKeys(
+      keys,
+      keys.name !== undefined && await this.#isKnown(keys.known, now),
+    );
     return this.#db.transaction(async (db) => {
       // In one order, so that two attempts never wait for each other's locks.
-      for (const { key } of [...counted].sort((a, b) => (a.key < b.key ? -1 : 1))) await db.query("SELECT pg_advisory_xact_lock(hashtext($1))", [key]);
+      for (const { key } of [...counted].sort((a, b) => (a.key < b.key ? -1 : 1))) {
+        await db.query("SELECT pg_advisory_xact_lock(hashtext($1))", [key]);
+      }
       const wait = await this.#wait(db, counted, now);
       if (wait > 0) return wait;
       await db.query(
@@ -62,11 +67,18 @@ export class PostgresLoginThrottle implements LoginLimiter {
   async check(subject: LoginSubject, address: string): Promise<number> {
     const now = this.#now();
     const keys = throttleKeys(subject, address, this.#limits);
-    const counted = countedKeys(keys, keys.name !== undefined && await this.#isKnown(keys.known, now));
+    const counted = countedKeys(
+      keys,
+      keys.name !== undefined && await this.#isKnown(keys.known, now),
+    );
     return this.#wait(this.#db, counted, now);
   }
 
-  async succeed(subject: LoginSubject, address: string, options: { readonly counted?: boolean } = {}): Promise<void> {
+  async succeed(
+    subject: LoginSubject,
+    address: string,
+    options: { readonly counted?: boolean } = {},
+  ): Promise<void> {
     const now = this.#now();
     const keys = throttleKeys(subject, address, this.#limits);
     // Known before this success: then the attempt was not counted against the name.
@@ -93,13 +105,19 @@ export class PostgresLoginThrottle implements LoginLimiter {
     let wait = 0;
     for (const row of rows) {
       const limit = counted.find((counter) => counter.key === row.key)!.limit;
-      wait = Math.max(wait, throttleWait(Number(row.failures), Number(row.last), limit, this.#limits.windowMs, now));
+      wait = Math.max(
+        wait,
+        throttleWait(Number(row.failures), Number(row.last), limit, this.#limits.windowMs, now),
+      );
     }
     return wait;
   }
 
   async #isKnown(key: string, now: number): Promise<boolean> {
-    const { rows } = await this.#db.query("SELECT 1 FROM auth_known_addresses WHERE key = $1 AND at > $2", [key, now - KNOWN_ADDRESS_MS]);
+    const { rows } = await this.#db.query(
+      "SELECT 1 FROM auth_known_addresses WHERE key = $1 AND at > $2",
+      [key, now - KNOWN_ADDRESS_MS],
+    );
     return rows.length > 0;
   }
 }

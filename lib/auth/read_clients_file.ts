@@ -10,7 +10,10 @@ import { type Client, parseClients } from "./clients.ts";
  * @returns the clients, and the plain secrets by client id (to print for a demo)
  * @throws {ConfigError} naming CLIENTS_FILE and the entry at fault
  */
-export function readClientsFile(text: string, file: string): { clients: Client[]; plain: Map<string, string> } {
+export function readClientsFile(
+  text: string,
+  file: string,
+): { clients: Client[]; plain: Map<string, string> } {
   const parsed = parseConfigJson(text, file, "CLIENTS_FILE");
   let clients: Client[];
   try {
@@ -21,7 +24,9 @@ export function readClientsFile(text: string, file: string): { clients: Client[]
   const plain = new Map<string, string>();
   for (const entry of parsed as Record<string, unknown>[]) {
     const secret = entry["client_secret"];
-    if (typeof secret === "string" && !secret.trim().startsWith("sha256:")) plain.set(String(entry["client_id"]), secret);
+    if (typeof secret === "string" && !secret.trim().startsWith("sha256:")) {
+      plain.set(String(entry["client_id"]), secret);
+    }
   }
   return { clients, plain };
 }

@@ -28,7 +28,10 @@ export interface ReadTokenRequestOptions {
  * malformed body, or a repeated parameter
  * @throws {HttpError} `ERR_HTTP_BODY_TOO_LARGE` for a body above the limit
  */
-export async function readTokenRequest(request: HttpRequest, options: ReadTokenRequestOptions = {}): Promise<TokenRequest> {
+export async function readTokenRequest(
+  request: HttpRequest,
+  options: ReadTokenRequestOptions = {},
+): Promise<TokenRequest> {
   const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
   const form = type === "application/x-www-form-urlencoded";
   if (!form && type !== "application/json") {
@@ -42,7 +45,11 @@ export async function readTokenRequest(request: HttpRequest, options: ReadTokenR
     throw new AuthError("ERR_AUTH_INVALID_REQUEST", "The body is not valid UTF-8", { cause });
   }
   const params = form ? formParams(text) : jsonParams(text);
-  return { params, basic: basicCredentials(request.headers["authorization"]), address: request.remoteAddress };
+  return {
+    params,
+    basic: basicCredentials(request.headers["authorization"]),
+    address: request.remoteAddress,
+  };
 }
 
 function formParams(text: string): Map<string, string> {
@@ -50,7 +57,9 @@ function formParams(text: string): Map<string, string> {
   try {
     pairs = parseQuery(text);
   } catch (cause) {
-    throw new AuthError("ERR_AUTH_INVALID_REQUEST", "The form body holds a broken percent escape", { cause });
+    throw new AuthError("ERR_AUTH_INVALID_REQUEST", "The form body holds a broken percent escape", {
+      cause,
+    });
   }
   const params = new Map<string, string>();
   for (const { name, value } of pairs) {
@@ -79,7 +88,7 @@ function jsonParams(text: string): Map<string, string> {
     if (text.startsWith("null", i)) {
       value = null;
       i += 4;
-    } else if (text[i] === "\"") {
+    } else if (text[i] === '"') {
       const read = readString(text, i);
       value = read.value;
       i = read.end;
@@ -99,6 +108,7 @@ function jsonParams(text: string): Map<string, string> {
   }
 }
 
+// deno-lint-ignore no-control-regex -- a JSON string holds no raw control character
 const STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
 
 function readString(text: string, at: number): { value: string; end: number } {
@@ -129,14 +139,19 @@ function decodeBasic(header: string): BasicCredentials | undefined {
   const match = /^Basic[ ]+(\S+)\s*$/i.exec(header);
   if (match === null) return undefined;
   const encoded = match[1]!;
-  if (!BASE64.test(encoded) || encoded.length % 4 !== 0) throw invalid("The Basic credentials are not valid base64");
+  if (!BASE64.test(encoded) || encoded.length % 4 !== 0) {
+    throw invalid("The Basic credentials are not valid base64");
+  }
   let decoded = atob(encoded);
   // Non-ASCII bytes are UTF-8 to decode; plain ASCII (the usual case) is already text.
+  // deno-lint-ignore no-control-regex -- the range is ASCII, control characters included
   if (/[^\x00-\x7f]/.test(decoded)) {
     try {
       decoded = utf8.decode(Uint8Array.from(decoded, (c) => c.charCodeAt(0)));
     } catch (cause) {
-      throw new AuthError("ERR_AUTH_INVALID_REQUEST", "The Basic credentials are not valid UTF-8", { cause });
+      throw new AuthError("ERR_AUTH_INVALID_REQUEST", "The Basic credentials are not valid UTF-8", {
+        cause,
+      });
     }
   }
   const colon = decoded.indexOf(":");
@@ -149,7 +164,11 @@ function formDecode(text: string): string {
   try {
     return decodeURIComponent(text.replaceAll("+", " "));
   } catch (cause) {
-    throw new AuthError("ERR_AUTH_INVALID_REQUEST", "The Basic credentials hold a broken percent escape", { cause });
+    throw new AuthError(
+      "ERR_AUTH_INVALID_REQUEST",
+      "The Basic credentials hold a broken percent escape",
+      { cause },
+    );
   }
 }
 

@@ -39,27 +39,43 @@ export async function requireBearer(
   const header = request.headers["authorization"];
   // Another scheme (Basic, …) is no bearer credentials at all (RFC 6750 §3.1).
   if (header === undefined || !BEARER_SCHEME.test(header.trim())) {
-    throw new AuthError("ERR_AUTH_MISSING_TOKEN", "Send an access token: Authorization: Bearer <token>", {
-      challenge: `Bearer realm="${realm}"`,
-    });
+    throw new AuthError(
+      "ERR_AUTH_MISSING_TOKEN",
+      "Send an access token: Authorization: Bearer <token>",
+      {
+        challenge: `Bearer realm="${realm}"`,
+      },
+    );
   }
   const match = BEARER.exec(header);
   if (match === null) {
-    throw new AuthError("ERR_AUTH_INVALID_REQUEST", "The Authorization header must be: Bearer <token>", {
-      challenge: `Bearer realm="${realm}", error="invalid_request"`,
-    });
+    throw new AuthError(
+      "ERR_AUTH_INVALID_REQUEST",
+      "The Authorization header must be: Bearer <token>",
+      {
+        challenge: `Bearer realm="${realm}", error="invalid_request"`,
+      },
+    );
   }
   const grant = await service.verifyAccess(match[1]!);
   if (grant === undefined) {
-    throw new AuthError("ERR_AUTH_INVALID_TOKEN", "The access token is invalid, expired or revoked", {
-      challenge: `Bearer realm="${realm}", error="invalid_token", ` +
-        `error_description="The access token is invalid, expired or revoked"`,
-    });
+    throw new AuthError(
+      "ERR_AUTH_INVALID_TOKEN",
+      "The access token is invalid, expired or revoked",
+      {
+        challenge: `Bearer realm="${realm}", error="invalid_token", ` +
+          `error_description="The access token is invalid, expired or revoked"`,
+      },
+    );
   }
   if (!grant.scope.includes(scope)) {
-    throw new AuthError("ERR_AUTH_INSUFFICIENT_SCOPE", `The access token lacks the ${scope} scope`, {
-      challenge: `Bearer realm="${realm}", error="insufficient_scope", scope="${scope}"`,
-    });
+    throw new AuthError(
+      "ERR_AUTH_INSUFFICIENT_SCOPE",
+      `The access token lacks the ${scope} scope`,
+      {
+        challenge: `Bearer realm="${realm}", error="insufficient_scope", scope="${scope}"`,
+      },
+    );
   }
   return grant;
 }
@@ -88,7 +104,8 @@ export async function requireUser(
   if (grant.userId === null) {
     const description = "The access token acts for no user; log in with the password grant";
     throw new AuthError("ERR_AUTH_INVALID_TOKEN", description, {
-      challenge: `Bearer realm="${realm}", error="invalid_token", error_description="${description}"`,
+      challenge:
+        `Bearer realm="${realm}", error="invalid_token", error_description="${description}"`,
     });
   }
   return grant.userId;

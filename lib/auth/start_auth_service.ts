@@ -74,12 +74,19 @@ export interface StartedAuthService {
  * });
  * ```
  */
-export async function startAuthService(config: AuthConfig, options: StartAuthServiceOptions): Promise<StartedAuthService> {
+export async function startAuthService(
+  config: AuthConfig,
+  options: StartAuthServiceOptions,
+): Promise<StartedAuthService> {
   const text = await readConfigPath(config.clientsFile, "CLIENTS_FILE");
   if (text === undefined) {
-    options.log?.info(`Token service: no OAuth clients: CLIENTS_FILE ${config.clientsFile.path} does not exist; add one with npx tributary client add`);
+    options.log?.info(
+      `Token service: no OAuth clients: CLIENTS_FILE ${config.clientsFile.path} does not exist; add one with npx tributary client add`,
+    );
   }
-  const { clients, plain } = text === undefined ? { clients: [], plain: new Map<string, string>() } : readClientsFile(text, config.clientsFile.path);
+  const { clients, plain } = text === undefined
+    ? { clients: [], plain: new Map<string, string>() }
+    : readClientsFile(text, config.clientsFile.path);
   const tokens = new TokenService({
     store: options.store,
     clients,
@@ -97,13 +104,23 @@ export async function startAuthService(config: AuthConfig, options: StartAuthSer
     refreshReuseIntervalSeconds: config.refreshReuseIntervalSeconds,
     passwordCost: config.passwordHashCost,
   });
-  const handler = createAuthService(tokens, options.onUserCreated === undefined ? {} : { onUserCreated: options.onUserCreated });
+  const handler = createAuthService(
+    tokens,
+    options.onUserCreated === undefined ? {} : { onUserCreated: options.onUserCreated },
+  );
   // A sweep that fails (the database away) is tried again the next minute: never an unhandled rejection.
-  const sweeps = new OutageLog(options.log ?? { info: () => {}, error: () => {} }, "Auth: sweeping expired tokens", options.now, { subject: "task" });
+  const sweeps = new OutageLog(
+    options.log ?? { info: () => {}, error: () => {} },
+    "Auth: sweeping expired tokens",
+    options.now,
+    { subject: "task" },
+  );
   const stop = startPeriodicTask(() => options.store.sweep(options.now()), {
     everyMs: 60_000,
     outcomes: sweeps,
-    countedElsewhere: (error) => options.storeLogsOutages === true && error instanceof StorageError && error.code === "ERR_STORAGE_UNAVAILABLE",
+    countedElsewhere: (error) =>
+      options.storeLogsOutages === true && error instanceof StorageError &&
+      error.code === "ERR_STORAGE_UNAVAILABLE",
     ...(options.every === undefined ? {} : { every: options.every }),
   });
   const credentials: ServiceCredential[] = [];
@@ -111,8 +128,18 @@ export async function startAuthService(config: AuthConfig, options: StartAuthSer
   for (const client of clients) {
     const what = `${[...client.grantTypes].join(", ")}; scopes ${client.scopes.join(" ")}`;
     const secret = plain.get(client.id);
-    if (secret !== undefined) credentials.push({ label: `OAuth client "${client.id}" secret (${what})`, value: secret, setting: "CLIENTS_FILE", file: config.clientsFile.path });
-    else notes.push(`OAuth client "${client.id}" (${client.secretHash === undefined ? "public" : "confidential"}): ${what}`);
+    if (secret !== undefined) {
+      credentials.push({
+        label: `OAuth client "${client.id}" secret (${what})`,
+        value: secret,
+        setting: "CLIENTS_FILE",
+        file: config.clientsFile.path,
+      });
+    } else {notes.push(
+        `OAuth client "${client.id}" (${
+          client.secretHash === undefined ? "public" : "confidential"
+        }): ${what}`,
+      );}
   }
   const service: RunningService = {
     errorStatus: AUTH_ERROR_STATUS,

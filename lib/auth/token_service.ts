@@ -167,7 +167,10 @@ export class TokenService {
     const grant = request.params.get("grant_type");
     if (grant === undefined) throw invalidRequest("Missing grant_type");
     if (!(GRANT_TYPES as readonly string[]).includes(grant)) {
-      throw new AuthError("ERR_AUTH_UNSUPPORTED_GRANT_TYPE", `Grant type ${quote(grant)} is not supported`);
+      throw new AuthError(
+        "ERR_AUTH_UNSUPPORTED_GRANT_TYPE",
+        `Grant type ${quote(grant)} is not supported`,
+      );
     }
     if (!client.grantTypes.has(grant as GrantType)) {
       throw new AuthError("ERR_AUTH_UNAUTHORIZED_CLIENT", `Client may not use the ${grant} grant`);
@@ -176,7 +179,12 @@ export class TokenService {
       case "client_credentials": {
         const scope = resolveScope(request.params.get("scope"), client.scopes);
         const access = await this.#issue("access", client.id, null, scope, null);
-        return { access_token: access, token_type: "Bearer", expires_in: this.#accessTtl, scope: scope.join(" ") };
+        return {
+          access_token: access,
+          token_type: "Bearer",
+          expires_in: this.#accessTtl,
+          scope: scope.join(" "),
+        };
       }
       case "password":
         return this.#password(request, client);
@@ -201,9 +209,14 @@ export class TokenService {
     const record = await this.#store.token(tokenHash(token));
     if (record === undefined) return;
     if (record.clientId !== client.id) {
-      throw new AuthError("ERR_AUTH_UNAUTHORIZED_CLIENT", "The token was issued to another client: only that client may revoke it");
+      throw new AuthError(
+        "ERR_AUTH_UNAUTHORIZED_CLIENT",
+        "The token was issued to another client: only that client may revoke it",
+      );
     }
-    if (record.familyId !== null && record.kind === "refresh") await this.#store.revokeFamily(record.familyId);
+    if (record.familyId !== null && record.kind === "refresh") {
+      await this.#store.revokeFamily(record.familyId);
+    }
     await this.#store.deleteToken(record.hash);
   }
 
@@ -219,12 +232,17 @@ export class TokenService {
   async introspect(request: TokenRequest): Promise<IntrospectionResponse> {
     const client = await this.authenticateClient(request);
     if (client.secretHash === undefined) {
-      throw basicChallenge("Only confidential clients may introspect tokens: authenticate with client_secret_basic");
+      throw basicChallenge(
+        "Only confidential clients may introspect tokens: authenticate with client_secret_basic",
+      );
     }
     const token = request.params.get("token");
     if (token === undefined) throw invalidRequest("Missing token");
     const record = await this.#store.liveToken(tokenHash(token), this.#now());
-    if (record === undefined || (record.clientId !== client.id && !client.permissions.has("introspect"))) return { active: false };
+    if (
+      record === undefined ||
+      (record.clientId !== client.id && !client.permissions.has("introspect"))
+    ) return { active: false };
     const user = record.userId === null ? undefined : await this.#store.userById(record.userId);
     return {
       active: true,
@@ -245,7 +263,12 @@ export class TokenService {
   async verifyAccess(token: string): Promise<AccessGrant | undefined> {
     const record = await this.#store.liveToken(tokenHash(token), this.#now());
     if (record === undefined || record.kind !== "access") return undefined;
-    return { clientId: record.clientId, userId: record.userId, scope: record.scope, expiresAt: record.expiresAt };
+    return {
+      clientId: record.clientId,
+      userId: record.userId,
+      scope: record.scope,
+      expiresAt: record.expiresAt,
+    };
   }
 
   /**
@@ -265,9 +288,17 @@ export class TokenService {
     const bodyId = request.params.get("client_id");
     const bodySecret = request.params.get("client_secret");
     if (request.basic !== undefined) {
-      if (bodySecret !== undefined) throw invalidRequest("Use one client authentication method, not Basic and client_secret");
-      if (bodyId !== undefined && bodyId !== request.basic.id) throw invalidRequest("client_id differs from the Basic credentials");
-      const client = await this.#checkSecret(request.basic.id, request.basic.secret, request.address);
+      if (bodySecret !== undefined) {
+        throw invalidRequest("Use one client authentication method, not Basic and client_secret");
+      }
+      if (bodyId !== undefined && bodyId !== request.basic.id) {
+        throw invalidRequest("client_id differs from the Basic credentials");
+      }
+      const client = await this.#checkSecret(
+        request.basic.id,
+        request.basic.secret,
+        request.address,
+      );
       if (client === undefined) throw basicChallenge("Client authentication failed");
       return client;
     }
@@ -275,14 +306,18 @@ export class TokenService {
     if (bodyId === undefined) throw bodyRejected("Client authentication failed: no client_id");
     if (bodySecret !== undefined) {
       const named = this.#clients.get(bodyId);
-      if (named !== undefined && named.secretHash === undefined) throw bodyRejected("Client authentication failed: a public client has no secret");
+      if (named !== undefined && named.secretHash === undefined) {
+        throw bodyRejected("Client authentication failed: a public client has no secret");
+      }
       const client = await this.#checkSecret(bodyId, bodySecret, request.address);
       if (client === undefined) throw bodyRejected("Client authentication failed");
       return client;
     }
     // No secret, nothing to guess: a public client, or a refusal.
     const client = this.#clients.get(bodyId);
-    if (client === undefined || client.secretHash !== undefined) throw bodyRejected("Client authentication failed");
+    if (client === undefined || client.secretHash !== undefined) {
+      throw bodyRejected("Client authentication failed");
+    }
     return client;
   }
 
@@ -292,7 +327,10 @@ export class TokenService {
    * @returns the user, or undefined when the name is taken
    */
   async createUser(user: NewUser): Promise<UserRecord | undefined> {
-    const passwordHash = await hashPassword(user.password, { cost: this.#passwordCost, salt: this.#random(16) });
+    const passwordHash = await hashPassword(user.password, {
+      cost: this.#passwordCost,
+      salt: this.#random(16),
+    });
     const record: UserRecord = {
       uuid: uuidV4(this.#random),
       username: user.username,
@@ -332,7 +370,9 @@ export class TokenService {
     const ok = user === undefined
       ? (await verifyPassword(password.normalize("NFKC"), await this.#decoyHash()), false)
       : await passwordMatches(password, user.passwordHash);
-    if (!ok || user === undefined) throw new AuthError("ERR_AUTH_INVALID_GRANT", "Wrong user name or password");
+    if (!ok || user === undefined) {
+      throw new AuthError("ERR_AUTH_INVALID_GRANT", "Wrong user name or password");
+    }
     await this.#throttle.succeed(subject, request.address);
     const family = uuidV4(this.#random);
     const access = await this.#issue("access", client.id, user.uuid, scope, family);
@@ -351,10 +391,15 @@ export class TokenService {
     if (presented === undefined) throw invalidRequest("Missing refresh_token");
     const record = await this.#store.token(tokenHash(presented));
     const now = this.#now();
-    if (record === undefined || record.kind !== "refresh" || record.expiresAt <= now || record.familyId === null) {
+    if (
+      record === undefined || record.kind !== "refresh" || record.expiresAt <= now ||
+      record.familyId === null
+    ) {
       throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token is invalid or expired");
     }
-    if (record.clientId !== client.id) throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token was issued to another client");
+    if (record.clientId !== client.id) {
+      throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token was issued to another client");
+    }
     if (await this.#store.isFamilyRevoked(record.familyId)) {
       throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token was revoked");
     }
@@ -364,7 +409,10 @@ export class TokenService {
     // login) is revoked, the newest included.
     if (record.rotatedAt !== null && now - record.rotatedAt > this.#reuseInterval) {
       await this.#store.revokeFamily(record.familyId);
-      throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token was already used; the session is revoked");
+      throw new AuthError(
+        "ERR_AUTH_INVALID_GRANT",
+        "Refresh token was already used; the session is revoked",
+      );
     }
     // Everything that can refuse the request is checked before the token is spent.
     const requested = request.params.get("scope");
@@ -373,12 +421,24 @@ export class TokenService {
       throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token's user no longer exists");
     }
     // Another request that spent it in the meantime did so just now: within the interval, like a retry.
-    if (record.rotatedAt === null && !(await this.#store.rotate(record.hash, now)) && this.#reuseInterval === 0) {
+    if (
+      record.rotatedAt === null && !(await this.#store.rotate(record.hash, now)) &&
+      this.#reuseInterval === 0
+    ) {
       await this.#store.revokeFamily(record.familyId);
-      throw new AuthError("ERR_AUTH_INVALID_GRANT", "Refresh token was already used; the session is revoked");
+      throw new AuthError(
+        "ERR_AUTH_INVALID_GRANT",
+        "Refresh token was already used; the session is revoked",
+      );
     }
     const access = await this.#issue("access", client.id, record.userId, scope, record.familyId);
-    const refresh = await this.#issue("refresh", client.id, record.userId, record.scope, record.familyId);
+    const refresh = await this.#issue(
+      "refresh",
+      client.id,
+      record.userId,
+      record.scope,
+      record.familyId,
+    );
     return {
       access_token: access,
       token_type: "Bearer",
@@ -423,12 +483,16 @@ export class TokenService {
     // requests at once (which a password's slow check would count from their start) is not slowed.
     if (client !== undefined && matches(client, secret)) {
       const wait = await this.#throttle.check(subject, address);
-      if (wait > 0) throw throttled(`Too many failed client authentications; retry after ${wait} s`, wait);
+      if (wait > 0) {
+        throw throttled(`Too many failed client authentications; retry after ${wait} s`, wait);
+      }
       await this.#throttle.succeed(subject, address, { counted: false });
       return client;
     }
     const wait = await this.#throttle.start(subject, address);
-    if (wait > 0) throw throttled(`Too many failed client authentications; retry after ${wait} s`, wait);
+    if (wait > 0) {
+      throw throttled(`Too many failed client authentications; retry after ${wait} s`, wait);
+    }
     return undefined;
   }
 
@@ -446,13 +510,19 @@ export class TokenService {
  * @returns the granted scopes
  * @throws {AuthError} `ERR_AUTH_INVALID_SCOPE` for a scope that is not allowed
  */
-export function resolveScope(requested: string | undefined, allowed: readonly string[]): readonly string[] {
+export function resolveScope(
+  requested: string | undefined,
+  allowed: readonly string[],
+): readonly string[] {
   if (requested === undefined) return allowed;
   const wanted = [...new Set(requested.split(" ").filter((part) => part !== ""))];
   if (wanted.length === 0) return allowed;
   for (const scope of wanted) {
     if (!allowed.includes(scope)) {
-      throw new AuthError("ERR_AUTH_INVALID_SCOPE", `Scope ${quote(scope)} is not allowed; allowed: ${allowed.join(" ")}`);
+      throw new AuthError(
+        "ERR_AUTH_INVALID_SCOPE",
+        `Scope ${quote(scope)} is not allowed; allowed: ${allowed.join(" ")}`,
+      );
     }
   }
   return wanted;

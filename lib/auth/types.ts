@@ -93,5 +93,9 @@ export interface LoginLimiter {
    * counts (unless it was not counted: `counted: false`, after `check`), and
    * remembers the address as known for the name: the attempt succeeded.
    */
-  succeed(subject: LoginSubject, address: string, options?: { readonly counted?: boolean }): void | Promise<void>;
+  succeed(
+    subject: LoginSubject,
+    address: string,
+    options?: { readonly counted?: boolean },
+  ): void | Promise<void>;
 }

@@ -22,7 +22,12 @@ export function newSecret(random: (size: number) => Uint8Array): string {
  * @param value its new content
  * @param check throws when the server would refuse the text
  */
-export async function writeConfigJson(io: CliIo, file: string, value: unknown, check: (text: string) => unknown): Promise<void> {
+export async function writeConfigJson(
+  io: CliIo,
+  file: string,
+  value: unknown,
+  check: (text: string) => unknown,
+): Promise<void> {
   const text = `${JSON.stringify(value, null, 2)}\n`;
   check(text);
   await io.writeText(file, text);

@@ -12,7 +12,9 @@ export function optionText(input: CommandInput, key: string): string | undefined
 export function optionList(input: CommandInput, key: string): string[] {
   const value = input.values[key];
   const given = value === undefined ? [] : Array.isArray(value) ? value : [value];
-  return given.flatMap((entry) => String(entry).split(",")).map((part) => part.trim()).filter((part) => part !== "");
+  return given.flatMap((entry) => String(entry).split(",")).map((part) => part.trim()).filter((
+    part,
+  ) => part !== "");
 }
 
 /** Whether a boolean option was given. */
@@ -26,7 +28,14 @@ export function settingValue<T>(setting: Setting<T>, env: Environment): T {
 }
 
 /** An `ERR_CLI_USAGE` error about a command. */
-export function usage(command: CommandSpec | readonly string[], why: string, cause?: unknown): CliError {
+export function usage(
+  command: CommandSpec | readonly string[],
+  why: string,
+  cause?: unknown,
+): CliError {
   const path = "path" in command ? command.path : command;
-  return new CliError("ERR_CLI_USAGE", `Cannot run ${path.join(" ")}: ${why}`, { command: path, ...(cause === undefined ? {} : { cause }) });
+  return new CliError("ERR_CLI_USAGE", `Cannot run ${path.join(" ")}: ${why}`, {
+    command: path,
+    ...(cause === undefined ? {} : { cause }),
+  });
 }

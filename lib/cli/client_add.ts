@@ -20,9 +20,25 @@ export const CLIENT_ADD: CommandSpec = {
   ],
   positionals: [{ name: "client_id", doc: "the client's id, 1 to 128 printable characters" }],
   options: {
-    grant: { type: "string", multiple: true, required: true, value: "TYPE", doc: `grant types: ${GRANT_TYPES.join(", ")}` },
-    scope: { type: "string", multiple: true, value: "SCOPE", doc: `scopes it may ask for: ${SCOPES.join(", ")}` },
-    permission: { type: "string", multiple: true, value: "NAME", doc: "introspect: may introspect every client's tokens (a resource server)" },
+    grant: {
+      type: "string",
+      multiple: true,
+      required: true,
+      value: "TYPE",
+      doc: `grant types: ${GRANT_TYPES.join(", ")}`,
+    },
+    scope: {
+      type: "string",
+      multiple: true,
+      value: "SCOPE",
+      doc: `scopes it may ask for: ${SCOPES.join(", ")}`,
+    },
+    permission: {
+      type: "string",
+      multiple: true,
+      value: "NAME",
+      doc: "introspect: may introspect every client's tokens (a resource server)",
+    },
     public: { type: "boolean", doc: "make a public client, without a secret" },
     print: { type: "boolean", doc: "print the entry to add instead of writing CLIENTS_FILE" },
   },
@@ -48,18 +64,33 @@ async function addClient(input: CommandInput, io: CliIo): Promise<CommandResult>
   try {
     parseClients([entry]);
   } catch (error) {
-    throw usage(CLIENT_ADD, (error as Error).message.replace(/^Cannot read client 1( \(.*?\))?: /, ""), error);
+    throw usage(
+      CLIENT_ADD,
+      (error as Error).message.replace(/^Cannot read client 1( \(.*?\))?: /, ""),
+      error,
+    );
   }
   const shown = { client_id: id, client_secret: secret ?? null };
-  const secretLines = secret === undefined ? [] : [`client_secret: ${secret}`, "(shown this once: the file keeps only its hash)"];
+  const secretLines = secret === undefined
+    ? []
+    : [`client_secret: ${secret}`, "(shown this once: the file keeps only its hash)"];
   if (optionFlag(input, "print")) {
-    return { exitCode: 0, json: { ...shown, entry }, lines: [JSON.stringify(entry, null, 2), ...secretLines] };
+    return {
+      exitCode: 0,
+      json: { ...shown, entry },
+      lines: [JSON.stringify(entry, null, 2), ...secretLines],
+    };
   }
   const file = settingValue(AUTH_SETTINGS.clientsFile, io.env).path;
   const text = await io.readText(file);
   // The file as the server would read it: a file it would refuse is not added to.
-  if (text !== undefined && readClientsFile(text, file).clients.some((client) => client.id === id)) {
-    throw new CliError("ERR_CLI_EXISTS", `Cannot add client "${id}": ${file} has a client of that id`);
+  if (
+    text !== undefined && readClientsFile(text, file).clients.some((client) => client.id === id)
+  ) {
+    throw new CliError(
+      "ERR_CLI_EXISTS",
+      `Cannot add client "${id}": ${file} has a client of that id`,
+    );
   }
   const clients = text === undefined ? [] : (JSON.parse(text) as unknown[]);
   await writeConfigJson(io, file, [...clients, entry], (next) => readClientsFile(next, file));

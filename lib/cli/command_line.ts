@@ -13,7 +13,11 @@ export const PROGRAM = "tributary";
 
 /** Options every command takes. */
 export const COMMON_OPTIONS: Readonly<Record<"json" | "help", OptionSpec>> = {
-  json: { type: "boolean", doc: "print the result as one JSON document (and an error as {\"error\": {\"code\", \"message\"}} on standard error)" },
+  json: {
+    type: "boolean",
+    doc:
+      'print the result as one JSON document (and an error as {"error": {"code", "message"}} on standard error)',
+  },
   help: { type: "boolean", short: "h", doc: "show the command's help and exit" },
 };
 
@@ -33,7 +37,10 @@ export const EXIT_CODES = "Exit codes: 0 done, 1 failed (the message says why), 
  * parseCommandLine(["key", "hash", "--json"], COMMANDS); // { kind: "run", command: <key hash>, input: { json: true, ... } }
  * ```
  */
-export function parseCommandLine(argv: readonly string[], commands: readonly CommandSpec[]): CommandLine {
+export function parseCommandLine(
+  argv: readonly string[],
+  commands: readonly CommandSpec[],
+): CommandLine {
   if (argv[0] === "help") return { kind: "help", topic: topicOf(argv.slice(1), commands) };
   const depth = matchedWords(argv, commands);
   const words = argv.slice(0, depth);
@@ -41,18 +48,28 @@ export function parseCommandLine(argv: readonly string[], commands: readonly Com
   const end = argv.indexOf("--");
   const options = end === -1 ? argv : argv.slice(0, end);
   if (options.includes("--help") || options.includes("-h")) {
-    if (depth === 0 && argv[0] !== undefined && !argv[0].startsWith("-")) throw unknownCommand(argv[0], commands);
+    if (depth === 0 && argv[0] !== undefined && !argv[0].startsWith("-")) {
+      throw unknownCommand(argv[0], commands);
+    }
     return { kind: "help", topic: words };
   }
   if (command === undefined) {
     const next = argv[depth];
     if (depth === 0) {
-      if (next === undefined || next.startsWith("-")) throw new CliError("ERR_CLI_USAGE", "Cannot run: name a command");
+      if (next === undefined || next.startsWith("-")) {
+        throw new CliError("ERR_CLI_USAGE", "Cannot run: name a command");
+      }
       throw unknownCommand(next, commands);
     }
-    const choices = commands.filter((candidate) => startsWith(candidate.path, words)).map((candidate) => candidate.path[depth]);
+    const choices = commands.filter((candidate) => startsWith(candidate.path, words)).map((
+      candidate,
+    ) => candidate.path[depth]);
     const found = next === undefined || next.startsWith("-") ? "nothing" : `"${next}"`;
-    throw new CliError("ERR_CLI_USAGE", `Cannot run ${words.join(" ")}: expected one of ${choices.join(", ")} but found ${found}`, { command: words });
+    throw new CliError(
+      "ERR_CLI_USAGE",
+      `Cannot run ${words.join(" ")}: expected one of ${choices.join(", ")} but found ${found}`,
+      { command: words },
+    );
   }
   return { kind: "run", command, input: readInput(command, argv.slice(depth)) };
 }
@@ -72,8 +89,12 @@ function matchedWords(argv: readonly string[], commands: readonly CommandSpec[])
 function topicOf(words: readonly string[], commands: readonly CommandSpec[]): readonly string[] {
   if (words.length === 0) return [];
   if (!commands.some((command) => startsWith(command.path, words))) {
-    if (!commands.some((command) => command.path[0] === words[0])) throw unknownCommand(words[0]!, commands);
-    throw new CliError("ERR_CLI_USAGE", `Cannot show help: "${words.join(" ")}" is not a command`, { command: words.slice(0, 1) });
+    if (!commands.some((command) => command.path[0] === words[0])) {
+      throw unknownCommand(words[0]!, commands);
+    }
+    throw new CliError("ERR_CLI_USAGE", `Cannot show help: "${words.join(" ")}" is not a command`, {
+      command: words.slice(0, 1),
+    });
   }
   return words;
 }
@@ -85,40 +106,65 @@ function readInput(command: CommandSpec, args: readonly string[]): CommandInput 
   try {
     parsed = parseArgs({
       args: [...args],
-      options: Object.fromEntries(Object.entries(options).map(([key, spec]) => [key, {
-        type: spec.type,
-        ...(spec.multiple === true ? { multiple: true } : {}),
-        ...(spec.short === undefined ? {} : { short: spec.short }),
-      }])),
+      options: Object.fromEntries(
+        Object.entries(options).map(([key, spec]) => [key, {
+          type: spec.type,
+          ...(spec.multiple === true ? { multiple: true } : {}),
+          ...(spec.short === undefined ? {} : { short: spec.short }),
+        }]),
+      ),
       allowPositionals: true,
       strict: true,
     });
   } catch (error) {
     // parseArgs' codes (ERR_PARSE_ARGS_*) all mean wrong usage; its message on an unknown option is about positionals.
-    const unknown = (error as { code?: unknown }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? /'([^']+)'/.exec((error as Error).message) : null;
+    const unknown = (error as { code?: unknown }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION"
+      ? /'([^']+)'/.exec((error as Error).message)
+      : null;
     const why = unknown === null
       ? (error as Error).message
-      : `${unknown[1]} is not one of its options (${Object.keys(options).map((key) => `--${key}`).join(", ")}, --help)`;
-    throw new CliError("ERR_CLI_USAGE", `Cannot run ${name}: ${why}`, { command: command.path, cause: error });
+      : `${unknown[1]} is not one of its options (${
+        Object.keys(options).map((key) => `--${key}`).join(", ")
+      }, --help)`;
+    throw new CliError("ERR_CLI_USAGE", `Cannot run ${name}: ${why}`, {
+      command: command.path,
+      cause: error,
+    });
   }
   const values = parsed.values as CommandInput["values"];
   const required = command.positionals.filter((positional) => positional.optional !== true).length;
   const { positionals } = parsed;
   if (positionals.length < required) {
-    const missing = command.positionals.slice(positionals.length, required).map((positional) => `<${positional.name}>`);
-    throw new CliError("ERR_CLI_USAGE", `Cannot run ${name}: give ${missing.join(" ")}`, { command: command.path });
+    const missing = command.positionals.slice(positionals.length, required).map((positional) =>
+      `<${positional.name}>`
+    );
+    throw new CliError("ERR_CLI_USAGE", `Cannot run ${name}: give ${missing.join(" ")}`, {
+      command: command.path,
+    });
   }
   if (positionals.length > command.positionals.length) {
-    const extra = positionals.slice(command.positionals.length).map((value) => JSON.stringify(value));
-    throw new CliError("ERR_CLI_USAGE", `Cannot run ${name}: ${extra.join(", ")} is one argument too many`, { command: command.path });
+    const extra = positionals.slice(command.positionals.length).map((value) =>
+      JSON.stringify(value)
+    );
+    throw new CliError(
+      "ERR_CLI_USAGE",
+      `Cannot run ${name}: ${extra.join(", ")} is one argument too many`,
+      { command: command.path },
+    );
   }
   for (const [key, spec] of Object.entries(command.options)) {
     const value = values[key];
     if (spec.required === true && value === undefined) {
-      throw new CliError("ERR_CLI_USAGE", `Cannot run ${name}: give --${key}${spec.value === undefined ? "" : ` ${spec.value}`}`, { command: command.path });
+      throw new CliError(
+        "ERR_CLI_USAGE",
+        `Cannot run ${name}: give --${key}${spec.value === undefined ? "" : ` ${spec.value}`}`,
+        { command: command.path },
+      );
     }
     if (spec.type === "string" && (value === "" || (Array.isArray(value) && value.includes("")))) {
-      throw new CliError("ERR_CLI_USAGE", `Cannot run ${name}: --${key} is empty`, { command: command.path });
+      throw new CliError("ERR_CLI_USAGE", `Cannot run ${name}: --${key} is empty`, {
+        command: command.path,
+      });
     }
   }
   return { values, positionals, json: values["json"] === true };
@@ -126,7 +172,10 @@ function readInput(command: CommandSpec, args: readonly string[]): CommandInput 
 
 function unknownCommand(word: string, commands: readonly CommandSpec[]): CliError {
   const known = [...new Set(commands.map((command) => command.path[0]))].join(", ");
-  return new CliError("ERR_CLI_USAGE", `Cannot run "${word}": it is not a command; the commands are ${known}`);
+  return new CliError(
+    "ERR_CLI_USAGE",
+    `Cannot run "${word}": it is not a command; the commands are ${known}`,
+  );
 }
 
 function startsWith(path: readonly string[], words: readonly string[]): boolean {
@@ -154,10 +203,16 @@ export function renderHelp(topic: readonly string[], commands: readonly CommandS
       ? `${PROGRAM}: the admin command line of the tributary server (API keys, OAuth clients, relay tenants and endpoints, datasets, database schema)`
       : `${PROGRAM} ${topic.join(" ")}: ${count(listed.length, "command")}`,
     "",
-    `Usage: ${PROGRAM} ${topic.length === 0 ? "<command>" : `${topic.join(" ")} <command>`} [options]`,
+    `Usage: ${PROGRAM} ${
+      topic.length === 0 ? "<command>" : `${topic.join(" ")} <command>`
+    } [options]`,
     "",
     "Commands:",
-    ...table(listed.map((candidate) => [`${candidate.path.join(" ")}${usageArguments(candidate)}`, candidate.summary])),
+    ...table(
+      listed.map((
+        candidate,
+      ) => [`${candidate.path.join(" ")}${usageArguments(candidate)}`, candidate.summary]),
+    ),
     "",
     "Options of every command:",
     ...table(optionRows(COMMON_OPTIONS)),
@@ -181,16 +236,26 @@ function commandHelp(command: CommandSpec): string[] {
     ...(command.details ?? []),
   ];
   if (command.positionals.length > 0) {
-    lines.push("", "Arguments:", ...table(command.positionals.map((positional) => [`<${positional.name}>`, positional.doc])));
+    lines.push(
+      "",
+      "Arguments:",
+      ...table(command.positionals.map((positional) => [`<${positional.name}>`, positional.doc])),
+    );
   }
   lines.push("", "Options:", ...table(optionRows({ ...command.options, ...COMMON_OPTIONS })));
   if (command.settings.length > 0) {
-    lines.push("", "Settings (environment variables):", ...table(command.settings.map((setting) => [
-      setting.variables.join(", "),
-      `${setting.doc}${setting.defaultText === "" ? "" : ` (default: ${setting.defaultText})`}`,
-    ])));
+    lines.push(
+      "",
+      "Settings (environment variables):",
+      ...table(command.settings.map((setting) => [
+        setting.variables.join(", "),
+        `${setting.doc}${setting.defaultText === "" ? "" : ` (default: ${setting.defaultText})`}`,
+      ])),
+    );
   }
-  if (command.examples.length > 0) lines.push("", "Examples:", ...command.examples.map(exampleLine));
+  if (command.examples.length > 0) {
+    lines.push("", "Examples:", ...command.examples.map(exampleLine));
+  }
   lines.push("", EXIT_CODES);
   return lines;
 }
@@ -205,17 +270,28 @@ function exampleLine(example: string): string {
 }
 
 function usageArguments(command: CommandSpec): string {
-  return command.positionals.map((positional) => (positional.optional === true ? ` [${positional.name}]` : ` <${positional.name}>`)).join("");
+  return command.positionals.map((
+    positional,
+  ) => (positional.optional === true ? ` [${positional.name}]` : ` <${positional.name}>`)).join("");
 }
 
 function optionRows(options: Readonly<Record<string, OptionSpec>>): [string, string][] {
   return Object.entries(options).map(([key, spec]) => [
-    `${spec.short === undefined ? "" : `-${spec.short}, `}--${key}${spec.value === undefined ? "" : ` ${spec.value}`}`,
-    `${spec.doc}${spec.required === true ? "; required" : ""}${spec.multiple === true ? "; repeatable, or comma-separated" : ""}`,
+    `${spec.short === undefined ? "" : `-${spec.short}, `}--${key}${
+      spec.value === undefined ? "" : ` ${spec.value}`
+    }`,
+    `${spec.doc}${spec.required === true ? "; required" : ""}${
+      spec.multiple === true ? "; repeatable, or comma-separated" : ""
+    }`,
   ]);
 }
 
 function table(rows: readonly (readonly [string, string])[]): string[] {
   const width = Math.min(32, Math.max(0, ...rows.map(([left]) => left.length)));
-  return rows.flatMap(([left, right]) => (left.length > width ? [`  ${left}`, `  ${" ".repeat(width)}  ${right}`] : [`  ${left.padEnd(width)}  ${right}`]));
+  return rows.flatMap((
+    [left, right],
+  ) => (left.length > width
+    ? [`  ${left}`, `  ${" ".repeat(width)}  ${right}`]
+    : [`  ${left.padEnd(width)}  ${right}`])
+  );
 }

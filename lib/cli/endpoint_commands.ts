@@ -16,11 +16,26 @@ import type { CliIo, CommandInput, CommandResult, CommandSpec, OptionSpec } from
 const RELAY_BASE = "/webhook";
 
 const CONNECTION: Readonly<Record<string, OptionSpec>> = {
-  server: { type: "string", value: "URL", doc: "the running server (default: TRIBUTARY_URL, else the address HOST and PORT make)" },
-  "api-key": { type: "string", value: "KEY", doc: "the tenant's API key (default: TRIBUTARY_API_KEY, which keeps it out of the process list)" },
+  server: {
+    type: "string",
+    value: "URL",
+    doc: "the running server (default: TRIBUTARY_URL, else the address HOST and PORT make)",
+  },
+  "api-key": {
+    type: "string",
+    value: "KEY",
+    doc:
+      "the tenant's API key (default: TRIBUTARY_API_KEY, which keeps it out of the process list)",
+  },
 };
 
-const CONNECTION_SETTINGS = [CLI_SETTINGS.serverUrl, CLI_SETTINGS.apiKey, SERVER_SETTINGS.host, SERVER_SETTINGS.port, SERVER_SETTINGS.tlsCertFile];
+const CONNECTION_SETTINGS = [
+  CLI_SETTINGS.serverUrl,
+  CLI_SETTINGS.apiKey,
+  SERVER_SETTINGS.host,
+  SERVER_SETTINGS.port,
+  SERVER_SETTINGS.tlsCertFile,
+];
 
 const ENDPOINT_DETAILS = [
   "Goes through the running server's relay API with the tenant's key, so the server (every relay process on a shared backend) sees the change at once.",
@@ -34,7 +49,10 @@ export const ENDPOINT_LIST: CommandSpec = {
   positionals: [],
   options: CONNECTION,
   settings: CONNECTION_SETTINGS,
-  examples: ["endpoint list --server http://127.0.0.1:8000", "endpoint list --json | jq -r '.data[].id'"],
+  examples: [
+    "endpoint list --server http://127.0.0.1:8000",
+    "endpoint list --json | jq -r '.data[].id'",
+  ],
   run: listEndpoints,
 };
 
@@ -45,11 +63,30 @@ export const ENDPOINT_ADD: CommandSpec = {
   details: ENDPOINT_DETAILS,
   positionals: [],
   options: {
-    url: { type: "string", required: true, value: "URL", doc: "where deliveries go, http or https" },
-    event: { type: "string", multiple: true, required: true, value: "PATTERN", doc: "events it receives: a name, a prefix such as order.*, or *" },
+    url: {
+      type: "string",
+      required: true,
+      value: "URL",
+      doc: "where deliveries go, http or https",
+    },
+    event: {
+      type: "string",
+      multiple: true,
+      required: true,
+      value: "PATTERN",
+      doc: "events it receives: a name, a prefix such as order.*, or *",
+    },
     id: { type: "string", value: "ID", doc: "its id (default: made by the server)" },
-    secret: { type: "string", value: "whsec_...", doc: "its signing secret (default: made by the server)" },
-    "public-key-file": { type: "string", value: "FILE", doc: "an RSA public key (PEM) to encrypt its deliveries for" },
+    secret: {
+      type: "string",
+      value: "whsec_...",
+      doc: "its signing secret (default: made by the server)",
+    },
+    "public-key-file": {
+      type: "string",
+      value: "FILE",
+      doc: "an RSA public key (PEM) to encrypt its deliveries for",
+    },
     "rate-limit": { type: "string", value: "N", doc: "deliveries per second at most" },
     disabled: { type: "boolean", doc: "create it disabled" },
     ...CONNECTION,
@@ -66,14 +103,24 @@ export const ENDPOINT_ADD: CommandSpec = {
 export const ENDPOINT_ROTATE_SECRET: CommandSpec = {
   path: ["endpoint", "rotate-secret"],
   summary: "Give a relay endpoint a new signing secret; the old one keeps signing for the overlap",
-  details: [...ENDPOINT_DETAILS, "The old secret signs beside the new one for SECRET_ROTATION_OVERLAP_SECONDS, so the receiver can switch."],
+  details: [
+    ...ENDPOINT_DETAILS,
+    "The old secret signs beside the new one for SECRET_ROTATION_OVERLAP_SECONDS, so the receiver can switch.",
+  ],
   positionals: [{ name: "id", doc: "the endpoint's id" }],
   options: {
-    secret: { type: "string", value: "whsec_...", doc: "the new secret (default: made by the server)" },
+    secret: {
+      type: "string",
+      value: "whsec_...",
+      doc: "the new secret (default: made by the server)",
+    },
     ...CONNECTION,
   },
   settings: CONNECTION_SETTINGS,
-  examples: ["endpoint rotate-secret orders", "endpoint rotate-secret orders --json | jq -r '.secrets[0].secret'"],
+  examples: [
+    "endpoint rotate-secret orders",
+    "endpoint rotate-secret orders --json | jq -r '.secrets[0].secret'",
+  ],
   run: rotateSecret,
 };
 
@@ -83,21 +130,30 @@ interface Connection {
 }
 
 async function listEndpoints(input: CommandInput, io: CliIo): Promise<CommandResult> {
-  const answer = await call(io, connect(ENDPOINT_LIST, input, io), "GET", "/endpoints") as { data: EndpointView[] };
+  const answer = await call(io, connect(ENDPOINT_LIST, input, io), "GET", "/endpoints") as {
+    data: EndpointView[];
+  };
   const lines = answer.data.length === 0
     ? ["The tenant has no endpoints"]
-    : answer.data.map((endpoint) => [
-      endpoint.id,
-      endpoint.enabled ? "enabled" : `disabled (${endpoint.disabled_reason ?? "no reason given"})`,
-      endpoint.url,
-      endpoint.events.join(","),
-    ].join("  "));
+    : answer.data.map((endpoint) =>
+      [
+        endpoint.id,
+        endpoint.enabled
+          ? "enabled"
+          : `disabled (${endpoint.disabled_reason ?? "no reason given"})`,
+        endpoint.url,
+        endpoint.events.join(","),
+      ].join("  ")
+    );
   return { exitCode: 0, json: answer, lines };
 }
 
 async function addEndpoint(input: CommandInput, io: CliIo): Promise<CommandResult> {
   const connection = connect(ENDPOINT_ADD, input, io);
-  const body: Record<string, unknown> = { url: optionText(input, "url"), events: optionList(input, "event") };
+  const body: Record<string, unknown> = {
+    url: optionText(input, "url"),
+    events: optionList(input, "event"),
+  };
   const id = optionText(input, "id");
   if (id !== undefined) body["id"] = id;
   const secret = optionText(input, "secret");
@@ -105,21 +161,33 @@ async function addEndpoint(input: CommandInput, io: CliIo): Promise<CommandResul
   const keyFile = optionText(input, "public-key-file");
   if (keyFile !== undefined) {
     const pem = await io.readText(keyFile);
-    if (pem === undefined) throw usage(ENDPOINT_ADD, `--public-key-file names ${keyFile}, which does not exist`);
+    if (pem === undefined) {
+      throw usage(ENDPOINT_ADD, `--public-key-file names ${keyFile}, which does not exist`);
+    }
     body["public_key"] = pem;
   }
   const rate = optionText(input, "rate-limit");
   if (rate !== undefined) {
     const value = Number(rate);
-    if (!/^[0-9]+(\.[0-9]+)?$/.test(rate) || !Number.isFinite(value)) throw usage(ENDPOINT_ADD, `--rate-limit must be a number of deliveries per second: found "${rate}"`);
+    if (!/^[0-9]+(\.[0-9]+)?$/.test(rate) || !Number.isFinite(value)) {
+      throw usage(
+        ENDPOINT_ADD,
+        `--rate-limit must be a number of deliveries per second: found "${rate}"`,
+      );
+    }
     body["rate_limit_per_second"] = value;
   }
   if (optionFlag(input, "disabled")) body["enabled"] = false;
-  const endpoint = await call(io, connection, "POST", "/endpoints", body) as EndpointView & { secret: string };
+  const endpoint = await call(io, connection, "POST", "/endpoints", body) as EndpointView & {
+    secret: string;
+  };
   return {
     exitCode: 0,
     json: endpoint,
-    lines: [`Created endpoint ${endpoint.id} for ${endpoint.url} (events: ${endpoint.events.join(", ")})`, `secret: ${endpoint.secret}`],
+    lines: [
+      `Created endpoint ${endpoint.id} for ${endpoint.url} (events: ${endpoint.events.join(", ")})`,
+      `secret: ${endpoint.secret}`,
+    ],
   };
 }
 
@@ -128,14 +196,22 @@ async function rotateSecret(input: CommandInput, io: CliIo): Promise<CommandResu
   const id = input.positionals[0]!;
   const secret = optionText(input, "secret");
   const path = `/endpoints/${encodeURIComponent(id)}/rotate-secret`;
-  const answer = await call(io, connection, "POST", path, secret === undefined ? undefined : { secret }) as { secrets: SecretView[] };
+  const answer = await call(
+    io,
+    connection,
+    "POST",
+    path,
+    secret === undefined ? undefined : { secret },
+  ) as { secrets: SecretView[] };
   const [current, ...old] = answer.secrets;
   return {
     exitCode: 0,
     json: answer,
     lines: [
       `New secret of endpoint ${id}: ${current?.secret ?? ""}`,
-      ...old.map((entry) => `Old secret ${entry.secret} signs until ${entry.expires_at ?? "further notice"}`),
+      ...old.map((entry) =>
+        `Old secret ${entry.secret} signs until ${entry.expires_at ?? "further notice"}`
+      ),
     ],
   };
 }
@@ -159,19 +235,31 @@ interface SecretView {
  */
 function connect(command: CommandSpec, input: CommandInput, io: CliIo): Connection {
   const key = optionText(input, "api-key") ?? settingValue(CLI_SETTINGS.apiKey, io.env);
-  if (key === "") throw usage(command, "give the tenant's API key in TRIBUTARY_API_KEY or with --api-key");
+  if (key === "") {
+    throw usage(command, "give the tenant's API key in TRIBUTARY_API_KEY or with --api-key");
+  }
   const given = optionText(input, "server");
   if (given !== undefined) {
     const url = URL.parse(given);
-    if (url === null || (url.protocol !== "http:" && url.protocol !== "https:")) throw usage(command, `--server must be an http or https URL: found "${given}"`);
+    if (url === null || (url.protocol !== "http:" && url.protocol !== "https:")) {
+      throw usage(command, `--server must be an http or https URL: found "${given}"`);
+    }
     return { server: url.href.replace(/\/+$/, ""), key };
   }
   const configured = settingValue(CLI_SETTINGS.serverUrl, io.env);
   if (configured !== undefined) return { server: configured, key };
   const port = settingValue(SERVER_SETTINGS.port, io.env);
-  if (port === 0) throw usage(command, "PORT is 0 (the server picks a free port): give the server's URL with --server or TRIBUTARY_URL");
+  if (port === 0) {
+    throw usage(
+      command,
+      "PORT is 0 (the server picks a free port): give the server's URL with --server or TRIBUTARY_URL",
+    );
+  }
   const scheme = settingValue(SERVER_SETTINGS.tlsCertFile, io.env) === "" ? "http" : "https";
-  return { server: `${scheme}://${hostOf(settingValue(SERVER_SETTINGS.host, io.env))}:${port}`, key };
+  return {
+    server: `${scheme}://${hostOf(settingValue(SERVER_SETTINGS.host, io.env))}:${port}`,
+    key,
+  };
 }
 
 /** The address to reach a server listening on `host`: loopback for a wildcard, brackets for IPv6. */
@@ -186,7 +274,13 @@ function hostOf(host: string): string {
  * @returns the answer's JSON
  * @throws {CliError} `ERR_CLI_UNREACHABLE` when the server cannot be reached, `ERR_CLI_SERVER` with its message when it answers an error
  */
-async function call(io: CliIo, connection: Connection, method: string, path: string, body?: unknown): Promise<unknown> {
+async function call(
+  io: CliIo,
+  connection: Connection,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
   const url = `${connection.server}${RELAY_BASE}${path}`;
   let response: Response;
   try {
@@ -201,8 +295,16 @@ async function call(io: CliIo, connection: Connection, method: string, path: str
     });
   } catch (error) {
     const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-    const why = typeof cause?.code === "string" ? cause.code : typeof cause?.message === "string" ? cause.message : (error as Error).message;
-    throw new CliError("ERR_CLI_UNREACHABLE", `Cannot reach the server at ${connection.server} (${why}): start it, or give its URL with --server or TRIBUTARY_URL`, { cause: error });
+    const why = typeof cause?.code === "string"
+      ? cause.code
+      : typeof cause?.message === "string"
+      ? cause.message
+      : (error as Error).message;
+    throw new CliError(
+      "ERR_CLI_UNREACHABLE",
+      `Cannot reach the server at ${connection.server} (${why}): start it, or give its URL with --server or TRIBUTARY_URL`,
+      { cause: error },
+    );
   }
   const text = await response.text();
   let parsed: unknown;
@@ -218,8 +320,16 @@ async function call(io: CliIo, connection: Connection, method: string, path: str
       : response.status === 404
       ? `${method} ${RELAY_BASE}${path} is not served there (is the relay among the server's SERVICES?)`
       : response.statusText;
-    throw new CliError("ERR_CLI_SERVER", `The server at ${connection.server} answered ${response.status}: ${why}`);
+    throw new CliError(
+      "ERR_CLI_SERVER",
+      `The server at ${connection.server} answered ${response.status}: ${why}`,
+    );
   }
-  if (parsed === undefined) throw new CliError("ERR_CLI_SERVER", `The server at ${connection.server} answered ${response.status} without JSON`);
+  if (parsed === undefined) {
+    throw new CliError(
+      "ERR_CLI_SERVER",
+      `The server at ${connection.server} answered ${response.status} without JSON`,
+    );
+  }
   return parsed;
 }

@@ -17,7 +17,11 @@ import type { CliIo, CommandSpec } from "./types.ts";
  * process.exitCode = await runCli(process.argv.slice(2), nodeCliIo());
  * ```
  */
-export async function runCli(argv: readonly string[], io: CliIo, commands: readonly CommandSpec[] = COMMANDS): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  io: CliIo,
+  commands: readonly CommandSpec[] = COMMANDS,
+): Promise<number> {
   const end = argv.indexOf("--");
   const json = (end === -1 ? argv : argv.slice(0, end)).includes("--json");
   try {
@@ -37,8 +41,14 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
     } else if (usage && argv.length === 0) {
       io.err(`${PROGRAM}: ${message}\n\n${renderHelp([], commands).join("\n")}\n`);
     } else {
-      const topic = error instanceof CliError && error.command.length > 0 ? ` ${error.command.join(" ")}` : "";
-      io.err(`${PROGRAM}: ${message}\n${usage ? `Run "${PROGRAM}${topic} --help" for the usage.\n` : ""}`);
+      const topic = error instanceof CliError && error.command.length > 0
+        ? ` ${error.command.join(" ")}`
+        : "";
+      io.err(
+        `${PROGRAM}: ${message}\n${
+          usage ? `Run "${PROGRAM}${topic} --help" for the usage.\n` : ""
+        }`,
+      );
     }
     return usage ? 2 : 1;
   }
@@ -49,7 +59,9 @@ function describe(error: unknown): { code: string; message: string } {
   if (!(error instanceof Error)) return { code: "ERR_CLI_FAILED", message: String(error) };
   const { code } = error as { code?: unknown };
   // The server's configuration errors say what stops a start; here nothing starts.
-  const message = error instanceof ConfigError ? capitalized(error.message.replace(/^Cannot start: /, "")) : error.message;
+  const message = error instanceof ConfigError
+    ? capitalized(error.message.replace(/^Cannot start: /, ""))
+    : error.message;
   return { code: typeof code === "string" ? code : "ERR_CLI_FAILED", message };
 }
 

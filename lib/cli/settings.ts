@@ -10,10 +10,14 @@ export const CLI_SETTINGS = {
     default: undefined,
     defaultText: "http(s)://HOST:PORT",
     accepts: "an http or https URL such as `http://127.0.0.1:8000`",
-    doc: "the running server the endpoint commands call (`--server` overrides it); https when TLS_CERT_FILE is set",
+    doc:
+      "the running server the endpoint commands call (`--server` overrides it); https when TLS_CERT_FILE is set",
     parse: (text) => {
       const url = URL.parse(text);
-      if (url === null || (url.protocol !== "http:" && url.protocol !== "https:") || url.search !== "" || url.hash !== "") {
+      if (
+        url === null || (url.protocol !== "http:" && url.protocol !== "https:") ||
+        url.search !== "" || url.hash !== ""
+      ) {
         throw new RangeError(`current value is "${text}"`);
       }
       return url.href.replace(/\/+$/, "");
@@ -22,7 +26,8 @@ export const CLI_SETTINGS = {
   apiKey: textSetting("TRIBUTARY_API_KEY", {
     default: "",
     accepts: "a tenant's API key",
-    doc: "the tenant's API key the endpoint commands send (`--api-key` overrides it; the variable keeps it out of the process list)",
+    doc:
+      "the tenant's API key the endpoint commands send (`--api-key` overrides it; the variable keeps it out of the process list)",
   }),
 } as const;
 

@@ -67,7 +67,9 @@ export interface PositionalSpec {
 /** A command's arguments, read and checked against its spec. */
 export interface CommandInput {
   /** Option values by name: a string, a list of strings (multiple) or true (boolean); absent when not given. */
-  readonly values: Readonly<Record<string, string | boolean | readonly (string | boolean)[] | undefined>>;
+  readonly values: Readonly<
+    Record<string, string | boolean | readonly (string | boolean)[] | undefined>
+  >;
   readonly positionals: readonly string[];
   /** Whether `--json` was given. */
   readonly json: boolean;

@@ -15,12 +15,28 @@ import type { Kernel } from "./_kernels.ts";
 export type FusedExpr =
   | { readonly kind: "table"; readonly codes: CodeArray; readonly table: Uint8Array }
   | { readonly kind: "eq"; readonly codes: CodeArray; readonly code: number }
-  | { readonly kind: "between"; readonly values: Float64Array; readonly lo: number; readonly hi: number }
+  | {
+    readonly kind: "between";
+    readonly values: Float64Array;
+    readonly lo: number;
+    readonly hi: number;
+  }
   | { readonly kind: "and" | "or"; readonly operands: readonly FusedExpr[] }
   | { readonly kind: "not"; readonly operand: FusedExpr };
 
-type Loop = (args: readonly unknown[], sel: Uint32Array | null, start: number, n: number, out: Uint32Array) => number;
-type CountLoop = (args: readonly unknown[], sel: Uint32Array | null, start: number, n: number) => number;
+type Loop = (
+  args: readonly unknown[],
+  sel: Uint32Array | null,
+  start: number,
+  n: number,
+  out: Uint32Array,
+) => number;
+type CountLoop = (
+  args: readonly unknown[],
+  sel: Uint32Array | null,
+  start: number,
+  n: number,
+) => number;
 
 interface Loops {
   readonly range: Loop;
@@ -57,8 +73,17 @@ export function fuseKernel(expr: FusedExpr): FusedKernel {
   }
   const { range, selected, countRange, countSelected } = loops;
   return {
-    kernel: (sel, start, n, out) => (sel === null ? range(args, null, start, n, out) : selected(args, sel, start, n, out)),
-    count: (sel, start, n) => (sel === null ? countRange(args, null, start, n) : countSelected(args, sel, start, n)),
+    kernel: (
+      sel,
+      start,
+      n,
+      out,
+    ) => (sel === null ? range(args, null, start, n, out) : selected(args, sel, start, n, out)),
+    count: (
+      sel,
+      start,
+      n,
+    ) => (sel === null ? countRange(args, null, start, n) : countSelected(args, sel, start, n)),
   };
 }
 
@@ -93,7 +118,11 @@ function emit(expr: FusedExpr, args: unknown[], types: string[], temps: { count:
     }
     case "and":
     case "or":
-      return `(${expr.operands.map((operand) => emit(operand, args, types, temps)).join(expr.kind === "and" ? " && " : " || ")})`;
+      return `(${
+        expr.operands.map((operand) => emit(operand, args, types, temps)).join(
+          expr.kind === "and" ? " && " : " || ",
+        )
+      })`;
     case "not":
       return `!(${emit(expr.operand, args, types, temps)})`;
   }
@@ -101,13 +130,31 @@ function emit(expr: FusedExpr, args: unknown[], types: string[], temps: { count:
 
 function generate(test: string, arity: number, temps: number): Loops {
   const locals = Array.from({ length: arity }, (_, i) => `const a${i} = args[${i}];`).join("\n");
-  const scratch = temps === 0 ? "" : `let ${Array.from({ length: temps }, (_, i) => `x${i} = 0`).join(", ")};`;
+  const scratch = temps === 0
+    ? ""
+    : `let ${Array.from({ length: temps }, (_, i) => `x${i} = 0`).join(", ")};`;
   const make = <T>(body: string, params: string): T =>
-    new Function("args", ...params.split(","), `"use strict";\n${locals}\n${scratch}\nlet m = 0;\n${body}\nreturn m;`) as T;
+    new Function(
+      "args",
+      ...params.split(","),
+      `"use strict";\n${locals}\n${scratch}\nlet m = 0;\n${body}\nreturn m;`,
+    ) as T;
   return {
-    range: make<Loop>(`for (let r = start, e = start + n; r < e; r++) if (${test}) out[m++] = r;`, "sel,start,n,out"),
-    selected: make<Loop>(`for (let i = 0; i < n; i++) { const r = sel[i]; if (${test}) out[m++] = r; }`, "sel,start,n,out"),
-    countRange: make<CountLoop>(`for (let r = start, e = start + n; r < e; r++) if (${test}) m++;`, "sel,start,n"),
-    countSelected: make<CountLoop>(`for (let i = 0; i < n; i++) { const r = sel[i]; if (${test}) m++; }`, "sel,start,n"),
+    range: make<Loop>(
+      `for (let r = start, e = start + n; r < e; r++) if (${test}) out[m++] = r;`,
+      "sel,start,n,out",
+    ),
+    selected: make<Loop>(
+      `for (let i = 0; i < n; i++) { const r = sel[i]; if (${test}) out[m++] = r; }`,
+      "sel,start,n,out",
+    ),
+    countRange: make<CountLoop>(
+      `for (let r = start, e = start + n; r < e; r++) if (${test}) m++;`,
+      "sel,start,n",
+    ),
+    countSelected: make<CountLoop>(
+      `for (let i = 0; i < n; i++) { const r = sel[i]; if (${test}) m++; }`,
+      "sel,start,n",
+    ),
   };
 }

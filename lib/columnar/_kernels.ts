@@ -8,7 +8,12 @@
 import { firstRangeEndingAfter, lowerBound } from "./_row_sets.ts";
 
 /** A compiled condition over a batch of rows. */
-export type Kernel = (sel: Uint32Array | null, start: number, n: number, out: Uint32Array) => number;
+export type Kernel = (
+  sel: Uint32Array | null,
+  start: number,
+  n: number,
+  out: Uint32Array,
+) => number;
 
 /** Largest batch a kernel is given. */
 export const MAX_BATCH = 8192;
@@ -30,13 +35,25 @@ export function constantKernel(value: boolean): Kernel {
 // type feedback stays stable whatever other queries have run. The kernels
 // below are thin dispatchers over them.
 
-function tableRange8(c: Uint8Array, t: Uint8Array, start: number, n: number, out: Uint32Array): number {
+function tableRange8(
+  c: Uint8Array,
+  t: Uint8Array,
+  start: number,
+  n: number,
+  out: Uint32Array,
+): number {
   let m = 0;
   for (let r = start, end = start + n; r < end; r++) if (t[c[r]!] !== 0) out[m++] = r;
   return m;
 }
 
-function tableSel8(c: Uint8Array, t: Uint8Array, sel: Uint32Array, n: number, out: Uint32Array): number {
+function tableSel8(
+  c: Uint8Array,
+  t: Uint8Array,
+  sel: Uint32Array,
+  n: number,
+  out: Uint32Array,
+): number {
   let m = 0;
   for (let i = 0; i < n; i++) {
     const r = sel[i]!;
@@ -45,13 +62,25 @@ function tableSel8(c: Uint8Array, t: Uint8Array, sel: Uint32Array, n: number, ou
   return m;
 }
 
-function tableRange16(c: Uint16Array, t: Uint8Array, start: number, n: number, out: Uint32Array): number {
+function tableRange16(
+  c: Uint16Array,
+  t: Uint8Array,
+  start: number,
+  n: number,
+  out: Uint32Array,
+): number {
   let m = 0;
   for (let r = start, end = start + n; r < end; r++) if (t[c[r]!] !== 0) out[m++] = r;
   return m;
 }
 
-function tableSel16(c: Uint16Array, t: Uint8Array, sel: Uint32Array, n: number, out: Uint32Array): number {
+function tableSel16(
+  c: Uint16Array,
+  t: Uint8Array,
+  sel: Uint32Array,
+  n: number,
+  out: Uint32Array,
+): number {
   let m = 0;
   for (let i = 0; i < n; i++) {
     const r = sel[i]!;
@@ -60,13 +89,25 @@ function tableSel16(c: Uint16Array, t: Uint8Array, sel: Uint32Array, n: number, 
   return m;
 }
 
-function tableRange32(c: Uint32Array, t: Uint8Array, start: number, n: number, out: Uint32Array): number {
+function tableRange32(
+  c: Uint32Array,
+  t: Uint8Array,
+  start: number,
+  n: number,
+  out: Uint32Array,
+): number {
   let m = 0;
   for (let r = start, end = start + n; r < end; r++) if (t[c[r]!] !== 0) out[m++] = r;
   return m;
 }
 
-function tableSel32(c: Uint32Array, t: Uint8Array, sel: Uint32Array, n: number, out: Uint32Array): number {
+function tableSel32(
+  c: Uint32Array,
+  t: Uint8Array,
+  sel: Uint32Array,
+  n: number,
+  out: Uint32Array,
+): number {
   let m = 0;
   for (let i = 0; i < n; i++) {
     const r = sel[i]!;
@@ -120,7 +161,14 @@ function eqSel32(c: Uint32Array, k: number, sel: Uint32Array, n: number, out: Ui
   return m;
 }
 
-function betweenRange(v: Float64Array, lo: number, hi: number, start: number, n: number, out: Uint32Array): number {
+function betweenRange(
+  v: Float64Array,
+  lo: number,
+  hi: number,
+  start: number,
+  n: number,
+  out: Uint32Array,
+): number {
   let m = 0;
   for (let r = start, end = start + n; r < end; r++) {
     const x = v[r]!;
@@ -129,7 +177,14 @@ function betweenRange(v: Float64Array, lo: number, hi: number, start: number, n:
   return m;
 }
 
-function betweenSel(v: Float64Array, lo: number, hi: number, sel: Uint32Array, n: number, out: Uint32Array): number {
+function betweenSel(
+  v: Float64Array,
+  lo: number,
+  hi: number,
+  sel: Uint32Array,
+  n: number,
+  out: Uint32Array,
+): number {
   let m = 0;
   for (let i = 0; i < n; i++) {
     const r = sel[i]!;
@@ -146,16 +201,21 @@ export function dict8Kernel(codes: Uint8Array, table: Uint8Array): Kernel {
 
 export function dict16Kernel(codes: Uint16Array, table: Uint8Array): Kernel {
   return (sel, start, n, out) =>
-    sel === null ? tableRange16(codes, table, start, n, out) : tableSel16(codes, table, sel, n, out);
+    sel === null
+      ? tableRange16(codes, table, start, n, out)
+      : tableSel16(codes, table, sel, n, out);
 }
 
 export function dict32Kernel(codes: Uint32Array, table: Uint8Array): Kernel {
   return (sel, start, n, out) =>
-    sel === null ? tableRange32(codes, table, start, n, out) : tableSel32(codes, table, sel, n, out);
+    sel === null
+      ? tableRange32(codes, table, start, n, out)
+      : tableSel32(codes, table, sel, n, out);
 }
 
 export function eq8Kernel(codes: Uint8Array, code: number): Kernel {
-  return (sel, start, n, out) => sel === null ? eqRange8(codes, code, start, n, out) : eqSel8(codes, code, sel, n, out);
+  return (sel, start, n, out) =>
+    sel === null ? eqRange8(codes, code, start, n, out) : eqSel8(codes, code, sel, n, out);
 }
 
 export function eq16Kernel(codes: Uint16Array, code: number): Kernel {
@@ -171,7 +231,9 @@ export function eq32Kernel(codes: Uint32Array, code: number): Kernel {
 /** Keeps rows whose value is within `[lo, hi]`; NaN (null) never is. */
 export function numberRangeKernel(values: Float64Array, lo: number, hi: number): Kernel {
   return (sel, start, n, out) =>
-    sel === null ? betweenRange(values, lo, hi, start, n, out) : betweenSel(values, lo, hi, sel, n, out);
+    sel === null
+      ? betweenRange(values, lo, hi, start, n, out)
+      : betweenSel(values, lo, hi, sel, n, out);
 }
 
 /** Keeps rows for which `test(row)` holds; the slow path for rare forms. */
@@ -297,7 +359,13 @@ function subtract(
   return m;
 }
 
-function mergeSorted(a: Uint32Array, an: number, b: Uint32Array, bn: number, out: Uint32Array): number {
+function mergeSorted(
+  a: Uint32Array,
+  an: number,
+  b: Uint32Array,
+  bn: number,
+  out: Uint32Array,
+): number {
   let i = 0;
   let j = 0;
   let m = 0;

@@ -18,7 +18,12 @@ export function sizeOf(set: RowSet): number {
 }
 
 /** Index of the first element of a sorted array that is >= value. */
-export function lowerBound(sorted: Uint32Array, value: number, from = 0, to = sorted.length): number {
+export function lowerBound(
+  sorted: Uint32Array,
+  value: number,
+  from = 0,
+  to = sorted.length,
+): number {
   let lo = from;
   let hi = to;
   while (lo < hi) {
@@ -140,7 +145,9 @@ function intersectRows(a: Uint32Array, b: Uint32Array): RowSet {
 
 /** Union of two sets. */
 export function union(a: RowSet, b: RowSet): RowSet {
-  if (a.kind === "rows" && b.kind === "rows") return { kind: "rows", rows: unionRows(a.rows, b.rows) };
+  if (a.kind === "rows" && b.kind === "rows") {
+    return { kind: "rows", rows: unionRows(a.rows, b.rows) };
+  }
   const x = a.kind === "ranges" ? a.ranges : rowsToRanges(a.rows);
   const y = b.kind === "ranges" ? b.ranges : rowsToRanges(b.rows);
   const pairs: number[] = [];

@@ -1,6 +1,13 @@
 import { type BoundFilter, type BoundValue, ODataError, type Scalar } from "../odata/mod.ts";
 import { type BoundLeaf, evaluateLeaf, leafValues } from "../odata/_internal.ts";
-import type { CodeArray, Column, ColumnTable, DictColumn, PostingIndex, RowNumberColumn } from "./columns.ts";
+import type {
+  CodeArray,
+  Column,
+  ColumnTable,
+  DictColumn,
+  PostingIndex,
+  RowNumberColumn,
+} from "./columns.ts";
 import {
   andKernel,
   constantKernel,
@@ -20,7 +27,15 @@ import {
   rowTestKernel,
 } from "./_kernels.ts";
 import { rowNumberReader, rowsBelow, rowWithNumber } from "./row_numbers.ts";
-import { EMPTY_SET, intersect, rangesFrom, type RowSet, sizeOf, union, unionRows } from "./_row_sets.ts";
+import {
+  EMPTY_SET,
+  intersect,
+  rangesFrom,
+  type RowSet,
+  sizeOf,
+  union,
+  unionRows,
+} from "./_row_sets.ts";
 import { type FusedExpr, fuseKernel } from "./_fused.ts";
 
 /**
@@ -79,7 +94,9 @@ export function compileFilter(filter: BoundFilter | undefined, table: ColumnTabl
   const plan = compileNode(filter, table);
   let candidates = plan.candidates;
   // A long scattered row list is slower to follow than a plain scan.
-  if (candidates?.kind === "rows" && candidates.rows.length > table.length / 4) candidates = undefined;
+  if (candidates?.kind === "rows" && candidates.rows.length > table.length / 4) {
+    candidates = undefined;
+  }
   if (plan.fused !== undefined) {
     const fused = fuseKernel(plan.fused);
     return { length: table.length, candidates, kernel: fused.kernel, count: fused.count };
@@ -93,11 +110,15 @@ function compileNode(node: BoundFilter, table: ColumnTable): Plan {
       return constantPlan(node.value);
     case "and": {
       const plans = node.operands.map((operand) => compileNode(operand, table));
-      if (plans.some((plan) => plan.selectivity === 0 && plan.cost === 0)) return constantPlan(false);
+      if (plans.some((plan) => plan.selectivity === 0 && plan.cost === 0)) {
+        return constantPlan(false);
+      }
       let candidates: RowSet | undefined;
       for (const plan of plans) {
         if (plan.candidates === undefined) continue;
-        candidates = candidates === undefined ? plan.candidates : intersect(candidates, plan.candidates);
+        candidates = candidates === undefined
+          ? plan.candidates
+          : intersect(candidates, plan.candidates);
       }
       // Cheap conditions that reject many rows run first, so that costly
       // ones see few rows (the classic cost / (1 - selectivity) order).
@@ -142,12 +163,16 @@ function compileNode(node: BoundFilter, table: ColumnTable): Plan {
         ? { kind: "or", operands: ordered.map((plan) => plan.fused!) }
         : undefined;
       const make = (): Kernel =>
-        fused !== undefined ? fuseKernel(fused).kernel : orKernel(ordered.map((plan) => plan.make()));
+        fused !== undefined
+          ? fuseKernel(fused).kernel
+          : orKernel(ordered.map((plan) => plan.make()));
       return { make, ...(fused === undefined ? {} : { fused }), candidates, selectivity, cost };
     }
     case "not": {
       const inner = compileNode(node.operand, table);
-      const fused: FusedExpr | undefined = inner.fused === undefined ? undefined : { kind: "not", operand: inner.fused };
+      const fused: FusedExpr | undefined = inner.fused === undefined
+        ? undefined
+        : { kind: "not", operand: inner.fused };
       return {
         make: () => (fused !== undefined ? fuseKernel(fused).kernel : notKernel(inner.make())),
         ...(fused === undefined ? {} : { fused }),
@@ -195,7 +220,9 @@ function compileLeaf(leaf: BoundLeaf, table: ColumnTable): Plan {
   }
   const name = [...fields][0]!;
   const column = table.column(name);
-  if (column === undefined) throw new TypeError(`Cannot compile filter: the table has no column "${name}"`);
+  if (column === undefined) {
+    throw new TypeError(`Cannot compile filter: the table has no column "${name}"`);
+  }
   const test = (value: Scalar | readonly Scalar[]): boolean =>
     Array.isArray(value)
       ? (value as readonly Scalar[]).some((one) => evaluateLeaf(leaf, () => one))
@@ -226,10 +253,11 @@ function compileOnColumn(
         };
       }
       return {
-        make: () => rowTestKernel((row) => {
-          const v = values[row]!;
-          return test(Number.isNaN(v) ? null : v);
-        }),
+        make: () =>
+          rowTestKernel((row) => {
+            const v = values[row]!;
+            return test(Number.isNaN(v) ? null : v);
+          }),
         candidates: undefined,
         selectivity: UNKNOWN,
         cost: 4,
@@ -265,18 +293,36 @@ function compileDict(test: (value: Scalar) => boolean, column: DictColumn, lengt
   if (hits === values.length) return constantPlan(true);
   const codes = column.codes;
   const code = table.indexOf(1);
-  const make = (): Kernel => hits === 1 ? equalityKernel(codes, code) : codes instanceof Uint8Array
-    ? dict8Kernel(codes, table)
-    : codes instanceof Uint16Array
-    ? dict16Kernel(codes, table)
-    : dict32Kernel(codes, table);
-  const fused: FusedExpr = hits === 1 ? { kind: "eq", codes, code } : { kind: "table", codes, table };
-  const candidates = column.index === undefined ? undefined : postingRows(column.index, table, length);
-  return { make, fused, candidates, selectivity: dictSelectivity(column, table, hits, length), cost: 1 };
+  const make = (): Kernel =>
+    hits === 1
+      ? equalityKernel(codes, code)
+      : codes instanceof Uint8Array
+      ? dict8Kernel(codes, table)
+      : codes instanceof Uint16Array
+      ? dict16Kernel(codes, table)
+      : dict32Kernel(codes, table);
+  const fused: FusedExpr = hits === 1
+    ? { kind: "eq", codes, code }
+    : { kind: "table", codes, table };
+  const candidates = column.index === undefined
+    ? undefined
+    : postingRows(column.index, table, length);
+  return {
+    make,
+    fused,
+    candidates,
+    selectivity: dictSelectivity(column, table, hits, length),
+    cost: 1,
+  };
 }
 
 /** The share of rows whose code matches: exact from row counts, else from the share of codes. */
-function dictSelectivity(column: DictColumn, table: Uint8Array, hits: number, length: number): number {
+function dictSelectivity(
+  column: DictColumn,
+  table: Uint8Array,
+  hits: number,
+  length: number,
+): number {
   const counts = column.counts;
   if (counts === undefined || length === 0) return hits / table.length;
   let rows = 0;
@@ -317,9 +363,15 @@ function compileRowNumber(
   const set = rowNumberSet(leaf, column, length);
   if (set === undefined) {
     const read = rowNumberReader(column);
-    return { make: () => rowTestKernel((row) => test(read(row))), candidates: undefined, selectivity: UNKNOWN, cost: 4 };
+    return {
+      make: () => rowTestKernel((row) => test(read(row))),
+      candidates: undefined,
+      selectivity: UNKNOWN,
+      cost: 4,
+    };
   }
-  const make = (): Kernel => (set.kind === "ranges" ? rangesKernel(set.ranges) : rowListKernel(set.rows));
+  const make =
+    (): Kernel => (set.kind === "ranges" ? rangesKernel(set.ranges) : rowListKernel(set.rows));
   return { make, candidates: set, selectivity: length === 0 ? 0 : sizeOf(set) / length, cost: 1 };
 }
 
@@ -327,7 +379,11 @@ function compileRowNumber(
  * The rows a condition on a row number selects, when it is a plain comparison
  * or `in`: numbers ascend with rows, so a bound is the count of rows below it.
  */
-function rowNumberSet(leaf: BoundLeaf, column: RowNumberColumn, length: number): RowSet | undefined {
+function rowNumberSet(
+  leaf: BoundLeaf,
+  column: RowNumberColumn,
+  length: number,
+): RowSet | undefined {
   if (leaf.kind === "in" && leaf.operand.kind === "field") {
     const rows = new Set<number>();
     for (const value of leaf.values) {
@@ -337,7 +393,9 @@ function rowNumberSet(leaf: BoundLeaf, column: RowNumberColumn, length: number):
     }
     return { kind: "rows", rows: Uint32Array.from([...rows].sort((a, b) => a - b)) };
   }
-  if (leaf.kind !== "compare" || leaf.left.kind !== "field" || leaf.right.kind !== "literal") return undefined;
+  if (leaf.kind !== "compare" || leaf.left.kind !== "field" || leaf.right.kind !== "literal") {
+    return undefined;
+  }
   const value = leaf.right.value;
   if (value === null) return leaf.op === "ne" ? rangesFrom([0, length]) : EMPTY_SET;
   if (typeof value !== "number") return undefined;
@@ -390,7 +448,9 @@ function compileGroup(
 /** All rows a kernel keeps of its candidates, ascending. */
 function runAll(kernel: Kernel, candidates: RowSet | undefined, length: number): Uint32Array {
   const out: number[] = [];
-  const buffer = new Uint32Array(Math.min(MAX_BATCH, candidates === undefined ? length : sizeOf(candidates)));
+  const buffer = new Uint32Array(
+    Math.min(MAX_BATCH, candidates === undefined ? length : sizeOf(candidates)),
+  );
   const visit = (sel: Uint32Array | null, start: number, n: number): void => {
     const m = kernel(sel, start, n, buffer);
     for (let i = 0; i < m; i++) out.push(buffer[i]!);
@@ -400,7 +460,9 @@ function runAll(kernel: Kernel, candidates: RowSet | undefined, length: number):
   } else if (candidates.kind === "ranges") {
     const r = candidates.ranges;
     for (let k = 0; k < r.length; k += 2) {
-      for (let s = r[k]!; s < r[k + 1]!; s += MAX_BATCH) visit(null, s, Math.min(MAX_BATCH, r[k + 1]! - s));
+      for (let s = r[k]!; s < r[k + 1]!; s += MAX_BATCH) {
+        visit(null, s, Math.min(MAX_BATCH, r[k + 1]! - s));
+      }
     }
   } else {
     const rows = candidates.rows;
@@ -417,7 +479,9 @@ function runAll(kernel: Kernel, candidates: RowSet | undefined, length: number):
  * other forms (functions, `ne`, null, `in`).
  */
 function numericRange(leaf: BoundLeaf): [number, number] | undefined {
-  if (leaf.kind !== "compare" || leaf.left.kind !== "field" || leaf.right.kind !== "literal") return undefined;
+  if (leaf.kind !== "compare" || leaf.left.kind !== "field" || leaf.right.kind !== "literal") {
+    return undefined;
+  }
   const k = leaf.right.value;
   if (typeof k !== "number") return undefined;
   switch (leaf.op) {
@@ -455,5 +519,5 @@ export function nextDown(x: number): number {
 
 function collectFields(value: BoundValue, into: Set<string>): void {
   if (value.kind === "field") into.add(value.name);
-  else if (value.kind === "call") for (const arg of value.args) collectFields(arg, into);
+  else if (value.kind === "call") { for (const arg of value.args) collectFields(arg, into); }
 }

@@ -84,7 +84,9 @@ export class MatchCursor {
    * @param row the row to skip to
    */
   seek(row: number): void {
-    while (this.#pendingAt < this.#pendingEnd && this.#pending[this.#pendingAt]! < row) this.#pendingAt++;
+    while (this.#pendingAt < this.#pendingEnd && this.#pending[this.#pendingAt]! < row) {
+      this.#pendingAt++;
+    }
     if (this.#ranges !== undefined) {
       if (row > this.#row) this.#row = row;
       this.#k = Math.max(this.#k, firstRangeEndingAfter(this.#ranges, row));
@@ -151,7 +153,8 @@ export function countMatches(filter: CompiledFilter, options: MatchCursorOptions
   const buffer = new Uint32Array(MAX_BATCH);
   // A fused counter writes no rows, so it takes long stretches at a time.
   const batch = filter.count === undefined ? MAX_BATCH : COUNT_BATCH;
-  const count = filter.count ?? ((sel: Uint32Array | null, start: number, n: number) => kernel(sel, start, n, buffer));
+  const count = filter.count ??
+    ((sel: Uint32Array | null, start: number, n: number) => kernel(sel, start, n, buffer));
   const candidates = filter.candidates;
   let total = 0;
   if (candidates === undefined || candidates.kind === "ranges") {

@@ -8,7 +8,14 @@
  * package: no entry point of its own.
  * @module
  */
-export type { CodeArray, Column, ColumnTable, DictColumn, PostingIndex, RowNumberColumn } from "./columns.ts";
+export type {
+  CodeArray,
+  Column,
+  ColumnTable,
+  DictColumn,
+  PostingIndex,
+  RowNumberColumn,
+} from "./columns.ts";
 export { rowNumberAt, rowNumberReader, rowsBelow, rowWithNumber } from "./row_numbers.ts";
 export { compileFilter } from "./compile_filter.ts";
 export type { CompiledFilter } from "./compile_filter.ts";

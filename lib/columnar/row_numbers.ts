@@ -47,7 +47,9 @@ export function rowNumberReader(column: RowNumberColumn): (row: number) => numbe
   const { starts, offsets } = segments;
   let k = 0;
   return (row) => {
-    if (row < starts[k]! || (k + 1 < starts.length && row >= starts[k + 1]!)) k = segmentOf(starts, row);
+    if (row < starts[k]! || (k + 1 < starts.length && row >= starts[k + 1]!)) {
+      k = segmentOf(starts, row);
+    }
     return row + offsets[k]!;
   };
 }
@@ -61,7 +63,8 @@ export function rowNumberReader(column: RowNumberColumn): (row: number) => numbe
  * @returns a row count from 0 to `length`
  */
 export function rowsBelow(column: RowNumberColumn, length: number, value: number): number {
-  const clamp = (row: number, from: number, to: number): number => Math.min(to, Math.max(from, row));
+  const clamp = (row: number, from: number, to: number): number =>
+    Math.min(to, Math.max(from, row));
   if (Number.isNaN(value)) return 0;
   const segments = column.segments;
   if (segments === undefined) return clamp(Math.ceil(value - column.offset), 0, length);

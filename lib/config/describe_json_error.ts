@@ -23,7 +23,11 @@ export function describeJsonError(text: string, error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   let what = message.replace(POSITION, "").replace(QUOTE, "");
   const token = TOKEN.exec(what);
-  if (token !== null) what = /[\p{L}\p{N}_-]/u.test(token[1]!) ? "Unexpected character" : `Unexpected token '${token[1]}'`;
+  if (token !== null) {
+    what = /[\p{L}\p{N}_-]/u.test(token[1]!)
+      ? "Unexpected character"
+      : `Unexpected token '${token[1]}'`;
+  }
   const offset = jsonErrorPosition(text);
   const before = text.slice(0, offset);
   const line = before.split("\n").length;

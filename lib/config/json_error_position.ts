@@ -1,4 +1,5 @@
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+// deno-lint-ignore no-control-regex -- a JSON string holds no raw control character
 const STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
 const MAX_DEPTH = 512;
 
@@ -58,7 +59,7 @@ export function jsonErrorPosition(text: string): number {
         fail();
       }
     }
-    if (c === "\"") return match(STRING);
+    if (c === '"') return match(STRING);
     for (const word of ["true", "false", "null"]) {
       if (text.startsWith(word, i)) {
         i += word.length;

@@ -9,8 +9,26 @@
 export { ConfigError } from "./errors.ts";
 export type { ConfigOf, Environment, Setting, SettingsTable } from "./types.ts";
 export { listSettings, readSettings } from "./read_settings.ts";
-export { choiceSetting, customSetting, integerSetting, listSetting, numberSetting, pathSetting, textSetting } from "./settings.ts";
-export type { ChoiceSettingOptions, ConfigPath, CustomSettingOptions, IntegerSettingOptions, ListSettingOptions, NumberSettingOptions, PathSettingOptions, SettingDoc, TextSettingOptions } from "./settings.ts";
+export {
+  choiceSetting,
+  customSetting,
+  integerSetting,
+  listSetting,
+  numberSetting,
+  pathSetting,
+  textSetting,
+} from "./settings.ts";
+export type {
+  ChoiceSettingOptions,
+  ConfigPath,
+  CustomSettingOptions,
+  IntegerSettingOptions,
+  ListSettingOptions,
+  NumberSettingOptions,
+  PathSettingOptions,
+  SettingDoc,
+  TextSettingOptions,
+} from "./settings.ts";
 export { renderSettingsTable } from "./render_settings_table.ts";
 export { redactUrl } from "./redact_url.ts";
 export { readConfigFile, readConfigPath } from "./read_config_file.ts";

@@ -13,6 +13,9 @@ export function parseConfigJson(text: string, file: string, variable: string): u
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(variable, `Cannot start: ${file} is not valid JSON: ${describeJsonError(text, error)}`);
+    throw new ConfigError(
+      variable,
+      `Cannot start: ${file} is not valid JSON: ${describeJsonError(text, error)}`,
+    );
   }
 }

@@ -14,7 +14,10 @@ export async function readConfigFile(file: string, variable: string): Promise<st
     return await readFile(file, "utf8");
   } catch (error) {
     const why = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new ConfigError(variable, `Cannot start: ${variable} names ${file}, which cannot be read (${why})`);
+    throw new ConfigError(
+      variable,
+      `Cannot start: ${variable} names ${file}, which cannot be read (${why})`,
+    );
   }
 }
 
@@ -32,7 +35,10 @@ export async function readConfigFile(file: string, variable: string): Promise<st
  * const clients = text === undefined ? [] : readClientsFile(text, config.clientsFile.path).clients;
  * ```
  */
-export async function readConfigPath(file: ConfigPath, variable: string): Promise<string | undefined> {
+export async function readConfigPath(
+  file: ConfigPath,
+  variable: string,
+): Promise<string | undefined> {
   if (file.path === "") return undefined;
   try {
     return await readFile(file.path, "utf8");
@@ -40,6 +46,11 @@ export async function readConfigPath(file: ConfigPath, variable: string): Promis
     const code = (error as NodeJS.ErrnoException).code;
     // A default that is not there (nor its folder): none.
     if (!file.given && (code === "ENOENT" || code === "ENOTDIR")) return undefined;
-    throw new ConfigError(variable, `Cannot start: ${variable} names ${file.path}, which cannot be read (${code ?? (error as Error).message})`);
+    throw new ConfigError(
+      variable,
+      `Cannot start: ${variable} names ${file.path}, which cannot be read (${
+        code ?? (error as Error).message
+      })`,
+    );
   }
 }

@@ -26,7 +26,9 @@ export function readSettings<T extends SettingsTable>(table: T, env: Environment
  * @returns the settings
  */
 export function listSettings(table: SettingsTable): Setting<unknown>[] {
-  return Object.values(table).flatMap((entry) => (isSetting(entry) ? [entry] : listSettings(entry)));
+  return Object.values(table).flatMap((
+    entry,
+  ) => (isSetting(entry) ? [entry] : listSettings(entry)));
 }
 
 function readSetting(setting: Setting<unknown>, env: Environment): unknown {

@@ -27,16 +27,28 @@ export interface IntegerSettingOptions extends SettingDoc {
  * const port = integerSetting(["WEBHOOK_PORT", "PORT"], { default: 8000, min: 0, max: 65_535, doc: "port" });
  * ```
  */
-export function integerSetting(variables: string | readonly string[], options: IntegerSettingOptions): Setting<number> {
+export function integerSetting(
+  variables: string | readonly string[],
+  options: IntegerSettingOptions,
+): Setting<number> {
   const { min, max } = options;
-  return define(variables, options, String(options.default), `an integer from ${min} to ${max}`, (text, variable) => {
-    if (text === undefined || text.trim() === "") return options.default;
-    const parsed = /^[0-9]+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
-    if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
-      throw new ConfigError(variable, `Cannot start: ${variable} must be an integer from ${min} to ${max}: current value is "${text}"`);
-    }
-    return parsed;
-  });
+  return define(
+    variables,
+    options,
+    String(options.default),
+    `an integer from ${min} to ${max}`,
+    (text, variable) => {
+      if (text === undefined || text.trim() === "") return options.default;
+      const parsed = /^[0-9]+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+      if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
+        throw new ConfigError(
+          variable,
+          `Cannot start: ${variable} must be an integer from ${min} to ${max}: current value is "${text}"`,
+        );
+      }
+      return parsed;
+    },
+  );
 }
 
 /** Options of {@linkcode numberSetting}. */
@@ -52,14 +64,23 @@ export interface NumberSettingOptions extends SettingDoc {
  * @returns the setting
  */
 export function numberSetting(variable: string, options: NumberSettingOptions): Setting<number> {
-  return define(variable, options, String(options.default), `a number >= ${options.min}`, (text, name) => {
-    if (text === undefined || text.trim() === "") return options.default;
-    const parsed = /^[0-9]+(\.[0-9]+)?$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
-    if (!Number.isFinite(parsed) || parsed < options.min) {
-      throw new ConfigError(name, `Cannot start: ${name} must be a number >= ${options.min}: current value is "${text}"`);
-    }
-    return parsed;
-  });
+  return define(
+    variable,
+    options,
+    String(options.default),
+    `a number >= ${options.min}`,
+    (text, name) => {
+      if (text === undefined || text.trim() === "") return options.default;
+      const parsed = /^[0-9]+(\.[0-9]+)?$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+      if (!Number.isFinite(parsed) || parsed < options.min) {
+        throw new ConfigError(
+          name,
+          `Cannot start: ${name} must be a number >= ${options.min}: current value is "${text}"`,
+        );
+      }
+      return parsed;
+    },
+  );
 }
 
 /** Options of {@linkcode textSetting}. */
@@ -92,7 +113,10 @@ export function textSetting(variable: string, options: TextSettingOptions): Sett
     const value = text.trim();
     if (value === "") return options.emptyMeansNone === true ? "" : options.default;
     if (options.pattern !== undefined && !options.pattern.test(value)) {
-      throw new ConfigError(name, `Cannot start: ${name} must be ${accepts}: current value is "${value}"`);
+      throw new ConfigError(
+        name,
+        `Cannot start: ${name} must be ${accepts}: current value is "${value}"`,
+      );
     }
     return value;
   });
@@ -144,7 +168,9 @@ export function pathSetting(variable: string, options: PathSettingOptions): Sett
   return define(variable, options, options.default, options.accepts ?? "a file", (text) => {
     const value = text?.trim() ?? "";
     if (value !== "") return Object.freeze({ path: value, given: true });
-    return text !== undefined && options.emptyMeansNone === true ? Object.freeze({ path: "", given: true }) : fallback;
+    return text !== undefined && options.emptyMeansNone === true
+      ? Object.freeze({ path: "", given: true })
+      : fallback;
   });
 }
 
@@ -160,13 +186,21 @@ export interface ChoiceSettingOptions<C extends string> extends SettingDoc {
  * @param options the choices, default and documentation
  * @returns the setting
  */
-export function choiceSetting<C extends string>(variable: string, options: ChoiceSettingOptions<C>): Setting<C> {
+export function choiceSetting<C extends string>(
+  variable: string,
+  options: ChoiceSettingOptions<C>,
+): Setting<C> {
   const accepts = options.choices.map((choice) => `\`${choice}\``).join(", ");
   return define(variable, options, options.default, accepts, (text, name) => {
     if (text === undefined || text.trim() === "") return options.default;
     const found = options.choices.find((choice) => choice === text.trim());
     if (found === undefined) {
-      throw new ConfigError(name, `Cannot start: ${name} must be one of ${options.choices.join(", ")}: current value is "${text.trim()}"`);
+      throw new ConfigError(
+        name,
+        `Cannot start: ${name} must be one of ${
+          options.choices.join(", ")
+        }: current value is "${text.trim()}"`,
+      );
     }
     return found;
   });
@@ -197,22 +231,38 @@ export interface ListSettingOptions<T> extends SettingDoc {
  * @param options how to read an entry, default and documentation
  * @returns the setting
  */
-export function listSetting<T = string>(variable: string, options: ListSettingOptions<T>): Setting<readonly T[]> {
+export function listSetting<T = string>(
+  variable: string,
+  options: ListSettingOptions<T>,
+): Setting<readonly T[]> {
   const fallback: readonly T[] = options.default ?? [];
   const item = options.item ?? ((entry: string) => entry as T);
-  return define(variable, options, fallback.join(","), `comma-separated ${options.accepts}`, (text, name) => {
-    const entries = (text ?? "").split(",").map((part) => part.trim()).filter((part) => part !== "");
-    if (entries.length === 0) return fallback;
-    return entries.map((entry, index) => {
-      try {
-        return item(entry, index);
-      } catch (error) {
-        if (error instanceof ConfigError) throw error;
-        const quoted = options.secret === true ? "" : ` ("${entry}")`;
-        throw new ConfigError(name, `Cannot start: ${name} entry ${index + 1}${quoted} must be ${options.accepts}: ${messageOf(error)}`);
-      }
-    });
-  });
+  return define(
+    variable,
+    options,
+    fallback.join(","),
+    `comma-separated ${options.accepts}`,
+    (text, name) => {
+      const entries = (text ?? "").split(",").map((part) => part.trim()).filter((part) =>
+        part !== ""
+      );
+      if (entries.length === 0) return fallback;
+      return entries.map((entry, index) => {
+        try {
+          return item(entry, index);
+        } catch (error) {
+          if (error instanceof ConfigError) throw error;
+          const quoted = options.secret === true ? "" : ` ("${entry}")`;
+          throw new ConfigError(
+            name,
+            `Cannot start: ${name} entry ${index + 1}${quoted} must be ${options.accepts}: ${
+              messageOf(error)
+            }`,
+          );
+        }
+      });
+    },
+  );
 }
 
 /** Options of {@linkcode customSetting}. */
@@ -254,12 +304,17 @@ export interface CustomSettingOptions<T> extends SettingDoc {
  */
 export function customSetting<T>(variable: string, options: CustomSettingOptions<T>): Setting<T> {
   return define(variable, options, options.defaultText, options.accepts, (text, name, env) => {
-    if (text === undefined || text.trim() === "") return options.unset === undefined ? options.default : options.unset(env);
+    if (text === undefined || text.trim() === "") {
+      return options.unset === undefined ? options.default : options.unset(env);
+    }
     try {
       return options.parse(text.trim(), env);
     } catch (error) {
       if (error instanceof ConfigError) throw error;
-      throw new ConfigError(name, `Cannot start: ${name} must be ${options.accepts}: ${messageOf(error)}`);
+      throw new ConfigError(
+        name,
+        `Cannot start: ${name} must be ${options.accepts}: ${messageOf(error)}`,
+      );
     }
   });
 }
@@ -272,7 +327,9 @@ function define<T>(
   read: (text: string | undefined, variable: string, env: Environment) => T,
 ): Setting<T> {
   const names = typeof variables === "string" ? [variables] : [...variables];
-  if (names.length === 0) throw new TypeError("Cannot define a setting: it needs at least one variable");
+  if (names.length === 0) {
+    throw new TypeError("Cannot define a setting: it needs at least one variable");
+  }
   return Object.freeze({
     kind: "setting" as const,
     variables: Object.freeze(names),

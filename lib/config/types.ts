@@ -34,5 +34,7 @@ export interface SettingsTable {
 
 /** The configuration a table reads to: each setting's value under its key. */
 export type ConfigOf<T extends SettingsTable> = {
-  readonly [K in keyof T]: T[K] extends Setting<infer V> ? V : T[K] extends SettingsTable ? ConfigOf<T[K]> : never;
+  readonly [K in keyof T]: T[K] extends Setting<infer V> ? V
+    : T[K] extends SettingsTable ? ConfigOf<T[K]>
+    : never;
 };

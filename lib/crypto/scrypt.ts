@@ -19,14 +19,29 @@ export interface ScryptParameters {
  * @param parameters cost, block size, parallelism and key length
  * @returns the key
  */
-export function scryptKey(password: string, salt: Uint8Array, parameters: ScryptParameters): Promise<Uint8Array> {
+export function scryptKey(
+  password: string,
+  salt: Uint8Array,
+  parameters: ScryptParameters,
+): Promise<Uint8Array> {
   const { cost, blockSize, parallelism, keyLength } = parameters;
   return new Promise((resolve, reject) => {
-    scrypt(password.normalize("NFC"), salt, keyLength, {
-      N: cost,
-      r: blockSize,
-      p: parallelism,
-      maxmem: 256 * cost * blockSize + 1024 * 1024,
-    }, (error, key) => (error === null ? resolve(new Uint8Array(key.buffer, key.byteOffset, key.byteLength)) : reject(error)));
+    scrypt(
+      password.normalize("NFC"),
+      salt,
+      keyLength,
+      {
+        N: cost,
+        r: blockSize,
+        p: parallelism,
+        maxmem: 256 * cost * blockSize + 1024 * 1024,
+      },
+      (
+        error,
+        key,
+      ) => (error === null
+        ? resolve(new Uint8Array(key.buffer, key.byteOffset, key.byteLength))
+        : reject(error)),
+    );
   });
 }

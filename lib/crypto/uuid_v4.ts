@@ -9,5 +9,7 @@ export function uuidV4(random: (size: number) => Uint8Array): string {
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
   let hex = "";
   for (const byte of bytes) hex += byte.toString(16).padStart(2, "0");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${
+    hex.slice(20)
+  }`;
 }

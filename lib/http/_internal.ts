@@ -11,7 +11,14 @@ export { parseQuery } from "./parse_query.ts";
 export type { QueryParameter } from "./parse_query.ts";
 export { schemaRef } from "./route_doc.ts";
 export type { SecuritySchemeDoc } from "./route_doc.ts";
-export { codesByStatus, errorBodySchema, errorHeaders, errorReason, errorResponses, FIELD_ERRORS_SCHEMA } from "./error_responses.ts";
+export {
+  codesByStatus,
+  errorBodySchema,
+  errorHeaders,
+  errorReason,
+  errorResponses,
+  FIELD_ERRORS_SCHEMA,
+} from "./error_responses.ts";
 export { openApiDocument } from "./openapi_document.ts";
 export type { ApiService, OpenApiDocument } from "./openapi_document.ts";
 export { checkJsonDepth } from "./read_json.ts";

@@ -1,5 +1,14 @@
 import { pipeline, Readable } from "node:stream";
-import { brotliCompress, constants, crc32, createBrotliCompress, createDeflateRaw, createGzip, type DeflateRaw, gzip } from "node:zlib";
+import {
+  brotliCompress,
+  constants,
+  crc32,
+  createBrotliCompress,
+  createDeflateRaw,
+  createGzip,
+  type DeflateRaw,
+  gzip,
+} from "node:zlib";
 import type { Handler, HttpRequest, HttpResponse } from "./types.ts";
 
 /** A content coding this server offers. */
@@ -55,12 +64,14 @@ export function negotiateEncoding(header: string | undefined): ContentCoding | u
   const star = weights.get("*");
   const accepts = (name: string): boolean => (weights.get(name) ?? 0) > 0;
   const identityRefused = (weights.get("identity") ?? star ?? 1) === 0;
-  const brTrusted = identityRefused || accepts("gzip") || accepts("x-gzip") || accepts("deflate") || accepts("*");
+  const brTrusted = identityRefused || accepts("gzip") || accepts("x-gzip") || accepts("deflate") ||
+    accepts("*");
   let best: ContentCoding | undefined;
   let bestQ = 0;
   for (const coding of OFFERED) {
     if (coding === "br" && !brTrusted) continue;
-    const q = weights.get(coding) ?? (coding === "gzip" ? weights.get("x-gzip") : undefined) ?? star ?? 0;
+    const q = weights.get(coding) ?? (coding === "gzip" ? weights.get("x-gzip") : undefined) ??
+      star ?? 0;
     if (q > bestQ) {
       best = coding;
       bestQ = q;
@@ -86,11 +97,17 @@ export function withCompression(handler: Handler, options: CompressionOptions = 
   // No promise of its own for an answer that is not one: small answers (most of them) pass untouched.
   return (request: HttpRequest): HttpResponse | Promise<HttpResponse> => {
     const answer = handler(request);
-    return answer instanceof Promise ? answer.then((response) => compressResponse(request, response, minBytes)) : compressResponse(request, answer, minBytes);
+    return answer instanceof Promise
+      ? answer.then((response) => compressResponse(request, response, minBytes))
+      : compressResponse(request, answer, minBytes);
   };
 }
 
-function compressResponse(request: HttpRequest, response: HttpResponse, minBytes: number): HttpResponse | Promise<HttpResponse> {
+function compressResponse(
+  request: HttpRequest,
+  response: HttpResponse,
+  minBytes: number,
+): HttpResponse | Promise<HttpResponse> {
   const body = response.body;
   if (body === undefined) return response;
   // A body below the threshold is never compressed, so it does not vary by Accept-Encoding either.
@@ -98,26 +115,46 @@ function compressResponse(request: HttpRequest, response: HttpResponse, minBytes
   if (size !== undefined && size < minBytes) return response;
   const headers = response.headers ?? {};
   const type = headers["content-type"];
-  if (type === undefined || !COMPRESSIBLE.test(type) || headers["content-encoding"] !== undefined) return response;
-  if (response.status === 204 || response.status === 304 || response.status === 206) return response;
-  const vary = headers["vary"] === undefined ? "Accept-Encoding" : `${headers["vary"]}, Accept-Encoding`;
-  const coding = request.method === "HEAD" ? undefined : negotiateEncoding(request.headers["accept-encoding"]);
+  if (type === undefined || !COMPRESSIBLE.test(type) || headers["content-encoding"] !== undefined) {
+    return response;
+  }
+  if (response.status === 204 || response.status === 304 || response.status === 206) {
+    return response;
+  }
+  const vary = headers["vary"] === undefined
+    ? "Accept-Encoding"
+    : `${headers["vary"]}, Accept-Encoding`;
+  const coding = request.method === "HEAD"
+    ? undefined
+    : negotiateEncoding(request.headers["accept-encoding"]);
   if (coding === undefined) return { ...response, headers: { ...headers, vary } };
   const { "content-length": _length, etag, ...rest } = headers;
   const compressed: Record<string, string> = { ...rest, vary, "content-encoding": coding };
   if (etag !== undefined) compressed["etag"] = etag.startsWith("W/") ? etag : `W/${etag}`;
   if (size === undefined) {
-    return { ...response, headers: compressed, body: compressStream(body as AsyncIterable<string | Uint8Array>, coding) };
+    return {
+      ...response,
+      headers: compressed,
+      body: compressStream(body as AsyncIterable<string | Uint8Array>, coding),
+    };
   }
-  return compressWhole(joined(body as string | Uint8Array | readonly Uint8Array[]), coding, size).then((bytes) => ({ ...response, headers: compressed, body: bytes }));
+  return compressWhole(joined(body as string | Uint8Array | readonly Uint8Array[]), coding, size)
+    .then((bytes) => ({ ...response, headers: compressed, body: bytes }));
 }
 
 /** The bytes of a body held whole; undefined for a stream. */
-function bufferedSize(body: NonNullable<HttpResponse["body"]>, minBytes: number): number | undefined {
+function bufferedSize(
+  body: NonNullable<HttpResponse["body"]>,
+  minBytes: number,
+): number | undefined {
   // At most 3 bytes a UTF-16 unit: a string that short is below the threshold without counting its bytes.
-  if (typeof body === "string") return body.length * 3 < minBytes ? body.length : Buffer.byteLength(body);
+  if (typeof body === "string") {
+    return body.length * 3 < minBytes ? body.length : Buffer.byteLength(body);
+  }
   if (body instanceof Uint8Array) return body.byteLength;
-  if (Array.isArray(body)) return (body as readonly Uint8Array[]).reduce((sum, part) => sum + part.byteLength, 0);
+  if (Array.isArray(body)) {
+    return (body as readonly Uint8Array[]).reduce((sum, part) => sum + part.byteLength, 0);
+  }
   return undefined;
 }
 
@@ -135,14 +172,26 @@ function joined(body: string | Uint8Array | readonly Uint8Array[]): Buffer {
  * @returns the compressed bytes
  */
 export function compressBytes(bytes: Uint8Array, coding: ContentCoding): Promise<Uint8Array> {
-  return compressWhole(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), coding, bytes.byteLength);
+  return compressWhole(
+    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    coding,
+    bytes.byteLength,
+  );
 }
 
 function compressWhole(bytes: Buffer, coding: ContentCoding, size: number): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
-    const done = (error: Error | null, result: Buffer): void => (error === null ? resolve(result) : reject(error));
+    const done = (
+      error: Error | null,
+      result: Buffer,
+    ): void => (error === null ? resolve(result) : reject(error));
     if (coding === "br") {
-      brotliCompress(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: size > BIG ? 1 : 5, [constants.BROTLI_PARAM_SIZE_HINT]: size } }, done);
+      brotliCompress(bytes, {
+        params: {
+          [constants.BROTLI_PARAM_QUALITY]: size > BIG ? 1 : 5,
+          [constants.BROTLI_PARAM_SIZE_HINT]: size,
+        },
+      }, done);
     } else {
       gzip(bytes, { level: size > BIG ? 1 : 6 }, done);
     }
@@ -150,7 +199,10 @@ function compressWhole(bytes: Buffer, coding: ContentCoding, size: number): Prom
 }
 
 /** A stream compressed as it is read; the source is closed when the reader stops early. */
-function compressStream(source: AsyncIterable<string | Uint8Array>, coding: ContentCoding): AsyncIterable<Uint8Array> {
+function compressStream(
+  source: AsyncIterable<string | Uint8Array>,
+  coding: ContentCoding,
+): AsyncIterable<Uint8Array> {
   const compressor = coding === "br"
     ? createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: 1 } })
     : createGzip({ level: 1 });
@@ -178,7 +230,11 @@ function compressStream(source: AsyncIterable<string | Uint8Array>, coding: Cont
  * @param options what to tell when a part has been read
  * @returns the compressed body, in parts
  */
-export function compressParts(parts: Iterable<Uint8Array>, coding: ContentCoding, options: CompressPartsOptions = {}): Promise<Uint8Array[]> {
+export function compressParts(
+  parts: Iterable<Uint8Array>,
+  coding: ContentCoding,
+  options: CompressPartsOptions = {},
+): Promise<Uint8Array[]> {
   const release = options.release ?? (() => {});
   return coding === "gzip" ? gzipParts(parts, release) : brotliParts(parts, release);
 }
@@ -197,7 +253,10 @@ const GZIP_HEADER = Uint8Array.of(0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 3);
 /** A final, empty block with the fixed codes: BFINAL 1, BTYPE 01, the end-of-block code, byte-aligned. */
 const FINAL_BLOCK = Uint8Array.of(0x03, 0x00);
 
-async function gzipParts(parts: Iterable<Uint8Array>, release: (part: Uint8Array) => void): Promise<Uint8Array[]> {
+async function gzipParts(
+  parts: Iterable<Uint8Array>,
+  release: (part: Uint8Array) => void,
+): Promise<Uint8Array[]> {
   const pieces: Promise<Uint8Array>[] = [];
   const iterator = parts[Symbol.iterator]();
   let crc = 0;
@@ -255,7 +314,11 @@ function takeDeflater(): Promise<DeflateRaw> {
   if (free !== undefined) return Promise.resolve(free);
   if (made < MAX_DEFLATERS) {
     made++;
-    const deflater = createDeflateRaw({ level: 1, flush: constants.Z_SYNC_FLUSH, chunkSize: DEFLATE_CHUNK });
+    const deflater = createDeflateRaw({
+      level: 1,
+      flush: constants.Z_SYNC_FLUSH,
+      chunkSize: DEFLATE_CHUNK,
+    });
     // A failure reaches the write's callback; the event would otherwise end the process.
     deflater.on("error", () => {});
     return Promise.resolve(deflater);
@@ -293,8 +356,14 @@ function deflatePiece(deflater: DeflateRaw, part: Uint8Array): Promise<Uint8Arra
   });
 }
 
-async function brotliParts(parts: Iterable<Uint8Array>, release: (part: Uint8Array) => void): Promise<Uint8Array[]> {
-  const compressor = createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: 1 }, chunkSize: 256 * 1024 });
+async function brotliParts(
+  parts: Iterable<Uint8Array>,
+  release: (part: Uint8Array) => void,
+): Promise<Uint8Array[]> {
+  const compressor = createBrotliCompress({
+    params: { [constants.BROTLI_PARAM_QUALITY]: 1 },
+    chunkSize: 256 * 1024,
+  });
   const out: Uint8Array[] = [];
   compressor.on("data", (chunk: Buffer) => out.push(chunk));
   const ended = new Promise<void>((resolve, reject) => {

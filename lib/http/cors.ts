@@ -49,16 +49,22 @@ export function withCors(handler: Handler, options: CorsOptions): Handler {
     const requestedMethod = request.headers["access-control-request-method"];
     if (request.method === "OPTIONS" && requestedMethod !== undefined) {
       if (!origins.has(origin)) {
-        return errorResponse(new HttpError(
-          "ERR_HTTP_ORIGIN_NOT_ALLOWED",
-          `Cannot allow cross-origin requests from ${origin}: the origin is not on the allow-list`,
-        ));
+        return errorResponse(
+          new HttpError(
+            "ERR_HTTP_ORIGIN_NOT_ALLOWED",
+            `Cannot allow cross-origin requests from ${origin}: the origin is not on the allow-list`,
+          ),
+        );
       }
       if (!methods.includes(requestedMethod.toUpperCase())) {
-        return errorResponse(new HttpError(
-          "ERR_HTTP_ORIGIN_NOT_ALLOWED",
-          `Cannot allow cross-origin ${requestedMethod} requests: allowed methods are ${methods.join(", ")}`,
-        ));
+        return errorResponse(
+          new HttpError(
+            "ERR_HTTP_ORIGIN_NOT_ALLOWED",
+            `Cannot allow cross-origin ${requestedMethod} requests: allowed methods are ${
+              methods.join(", ")
+            }`,
+          ),
+        );
       }
       return {
         status: 204,

@@ -53,12 +53,17 @@ const answered = new WeakSet<object>();
  * server.on("clientError", createClientErrorListener());
  * ```
  */
-export function createClientErrorListener(options: ClientErrorListenerOptions = {}): (error: Error, socket: ClientErrorSocket) => void {
+export function createClientErrorListener(
+  options: ClientErrorListenerOptions = {},
+): (error: Error, socket: ClientErrorSocket) => void {
   const maxHeaderBytes = options.maxHeaderBytes ?? 16_384;
   return function onClientError(error: Error, socket: ClientErrorSocket): void {
     if (answered.has(socket)) return;
     const inFlight = (socket as ClientErrorSocket & SocketWithResponse)._httpMessage;
-    if (!socket.writable || inFlight?.headersSent === true || (error as { code?: unknown }).code === "ECONNRESET") {
+    if (
+      !socket.writable || inFlight?.headersSent === true ||
+      (error as { code?: unknown }).code === "ECONNRESET"
+    ) {
       socket.destroy();
       return;
     }
@@ -81,15 +86,26 @@ function refusalOf(error: Error, maxHeaderBytes: number): HttpError {
   const code = (error as { code?: unknown }).code;
   switch (code) {
     case "HPE_HEADER_OVERFLOW":
-      return new HttpError("ERR_HTTP_HEADERS_TOO_LARGE", `Cannot read the request: its request line and headers are larger than ${maxHeaderBytes} bytes; send a shorter URL or fewer headers`);
+      return new HttpError(
+        "ERR_HTTP_HEADERS_TOO_LARGE",
+        `Cannot read the request: its request line and headers are larger than ${maxHeaderBytes} bytes; send a shorter URL or fewer headers`,
+      );
     case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
-      return new HttpError("ERR_HTTP_BODY_TOO_LARGE", "Cannot read the request body: its chunk extensions are too large");
+      return new HttpError(
+        "ERR_HTTP_BODY_TOO_LARGE",
+        "Cannot read the request body: its chunk extensions are too large",
+      );
     case "ERR_HTTP_REQUEST_TIMEOUT":
-      return new HttpError("ERR_HTTP_REQUEST_TIMEOUT", "Cannot read the request: it did not arrive whole in time");
+      return new HttpError(
+        "ERR_HTTP_REQUEST_TIMEOUT",
+        "Cannot read the request: it did not arrive whole in time",
+      );
     default: {
       // llhttp's reason names the fault ("Invalid method encountered"), never the bytes.
       const reason = (error as { reason?: unknown }).reason;
-      const why = typeof reason === "string" && reason !== "" ? reason.charAt(0).toLowerCase() + reason.slice(1) : "it is not an HTTP/1.1 request";
+      const why = typeof reason === "string" && reason !== ""
+        ? reason.charAt(0).toLowerCase() + reason.slice(1)
+        : "it is not an HTTP/1.1 request";
       return new HttpError("ERR_HTTP_BAD_REQUEST", `Cannot parse the request: ${why}`);
     }
   }

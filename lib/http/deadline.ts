@@ -23,7 +23,9 @@ export interface Deadline {
  */
 export function createDeadline(timeoutMs: number, now: () => number): Deadline {
   if (!(timeoutMs >= 0)) {
-    throw new RangeError(`Cannot create a deadline: timeout must be >= 0: current value is ${timeoutMs}`);
+    throw new RangeError(
+      `Cannot create a deadline: timeout must be >= 0: current value is ${timeoutMs}`,
+    );
   }
   const expiresAt = now() + timeoutMs;
   return {

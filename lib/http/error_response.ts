@@ -1,7 +1,6 @@
 import { type ErrorStatuses, statusOfCode } from "./error_status.ts";
 import type { Handler, HttpRequest, HttpResponse } from "./types.ts";
 
-
 /** What {@linkcode errorBody} puts in the body for one error. */
 export interface ErrorDetail {
   readonly code: string;
@@ -31,8 +30,13 @@ export function statusOf(error: unknown, statuses?: ErrorStatuses): number {
 export function errorDetail(error: unknown, statuses?: ErrorStatuses): ErrorDetail {
   const code = codeOf(error);
   // A code answered 500 is a start-up or programming error: its message stays inside.
-  if (code === undefined || (statusOfCode(code, statuses) ?? 500) === 500 || !(error instanceof Error)) {
-    return { code: "ERR_INTERNAL", message: "Cannot answer the request: an internal error occurred" };
+  if (
+    code === undefined || (statusOfCode(code, statuses) ?? 500) === 500 || !(error instanceof Error)
+  ) {
+    return {
+      code: "ERR_INTERNAL",
+      message: "Cannot answer the request: an internal error occurred",
+    };
   }
   const target = stringProperty(error, "target");
   const position = numberProperty(error, "position");
@@ -93,7 +97,9 @@ export function withErrorStatuses(handler: Handler, statuses: ErrorStatuses): Ha
   const answer = (error: unknown): HttpResponse => {
     const code = codeOf(error);
     // lib/http's own codes (and those below it) go on as thrown: the edge answers them, as it always has.
-    if (code === undefined || statusOfCode(code) !== undefined || statusOf(error, statuses) === 500) throw error;
+    if (
+      code === undefined || statusOfCode(code) !== undefined || statusOf(error, statuses) === 500
+    ) throw error;
     return errorResponse(error, statuses);
   };
   return (request: HttpRequest): HttpResponse | Promise<HttpResponse> => {
@@ -134,7 +140,9 @@ function headersOf(error: unknown): Readonly<Record<string, string>> {
     }
   }
   const retryAfterMs = numberProperty(error, "retryAfterMs");
-  if (retryAfterMs !== undefined) headers["retry-after"] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
+  if (retryAfterMs !== undefined) {
+    headers["retry-after"] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
+  }
   const challenge = stringProperty(error, "challenge");
   if (challenge !== undefined) headers["www-authenticate"] = challenge;
   return headers;

@@ -19,11 +19,19 @@ const REASONS: Readonly<Record<number, string>> = {
   503: "Unavailable for now",
 };
 
-const RETRY_AFTER: HeaderDoc = { description: "Seconds to wait before trying again", schema: { type: "string", pattern: "^[0-9]+$" } };
+const RETRY_AFTER: HeaderDoc = {
+  description: "Seconds to wait before trying again",
+  schema: { type: "string", pattern: "^[0-9]+$" },
+};
 
 /** Headers an error of a status may carry (`HttpError`'s and the domains' errors set them). */
 const ERROR_HEADERS: Readonly<Record<number, Readonly<Record<string, HeaderDoc>>>> = {
-  401: { "WWW-Authenticate": { description: "The challenge: the scheme and realm to authenticate with", schema: { type: "string" } } },
+  401: {
+    "WWW-Authenticate": {
+      description: "The challenge: the scheme and realm to authenticate with",
+      schema: { type: "string" },
+    },
+  },
   405: { Allow: { description: "The methods the resource allows", schema: { type: "string" } } },
   429: { "Retry-After": RETRY_AFTER },
   503: { "Retry-After": RETRY_AFTER },
@@ -56,11 +64,18 @@ export function errorReason(status: number): string {
  * @returns the codes of each status
  * @throws {TypeError} for a code answered 500 (it never answers a request), or one no table has
  */
-export function codesByStatus(codes: readonly string[], statuses?: ErrorStatuses): ReadonlyMap<number, readonly string[]> {
+export function codesByStatus(
+  codes: readonly string[],
+  statuses?: ErrorStatuses,
+): ReadonlyMap<number, readonly string[]> {
   const grouped = new Map<number, string[]>();
   for (const code of new Set(codes)) {
     const status = statusOfCode(code, statuses) ?? 500;
-    if (status === 500) throw new TypeError(`Cannot document error ${code}: it is answered 500, as an internal error`);
+    if (status === 500) {
+      throw new TypeError(
+        `Cannot document error ${code}: it is answered 500, as an internal error`,
+      );
+    }
     grouped.set(status, [...(grouped.get(status) ?? []), code]);
   }
   return new Map([...grouped].sort(([a], [b]) => a - b));
@@ -81,7 +96,10 @@ export function codesByStatus(codes: readonly string[], statuses?: ErrorStatuses
  * const responses = { "200": ok, ...errorResponses(["ERR_HTTP_UNAUTHORIZED", "ERR_HTTP_FORBIDDEN"]) };
  * ```
  */
-export function errorResponses(codes: readonly string[], statuses?: ErrorStatuses): Record<string, ResponseDoc> {
+export function errorResponses(
+  codes: readonly string[],
+  statuses?: ErrorStatuses,
+): Record<string, ResponseDoc> {
   const responses: Record<string, ResponseDoc> = {};
   for (const [status, group] of codesByStatus(codes, statuses)) {
     const headers = errorHeaders(status);
@@ -107,7 +125,10 @@ export const FIELD_ERRORS_SCHEMA: JsonSchema = {
     additionalProperties: false,
     properties: {
       message: { type: "string" },
-      field: { type: "string", description: "The field at fault, e.g. `objects.messages[2].subject`" },
+      field: {
+        type: "string",
+        description: "The field at fault, e.g. `objects.messages[2].subject`",
+      },
     },
   },
 };
@@ -122,12 +143,21 @@ const DETAIL: JsonSchema = {
   properties: {
     code: { type: "string", description: "A stable code, e.g. `ERR_ODATA_SYNTAX`" },
     message: { type: "string" },
-    target: { type: "string", description: "The part of the request at fault, e.g. a parameter or field" },
+    target: {
+      type: "string",
+      description: "The part of the request at fault, e.g. a parameter or field",
+    },
     innererror: {
       type: "object",
       required: ["position"],
       additionalProperties: false,
-      properties: { position: { type: "integer", minimum: 0, description: "Where in the text a syntax error is" } },
+      properties: {
+        position: {
+          type: "integer",
+          minimum: 0,
+          description: "Where in the text a syntax error is",
+        },
+      },
     },
   },
 };
@@ -142,7 +172,13 @@ export const ERROR_BODY_SCHEMA: JsonSchema = {
   additionalProperties: false,
   properties: {
     error: DETAIL,
-    errors: { type: "array", items: DETAIL, minItems: 1, maxItems: 1, description: "The same error, as the DataStream clients read it" },
+    errors: {
+      type: "array",
+      items: DETAIL,
+      minItems: 1,
+      maxItems: 1,
+      description: "The same error, as the DataStream clients read it",
+    },
   },
 };
 

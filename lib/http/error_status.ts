@@ -62,12 +62,18 @@ const BASE: ErrorStatuses = new Map(Object.entries(ERROR_STATUS));
  * @returns every code's status
  * @throws {TypeError} when two tables give one code different statuses
  */
-export function errorStatuses(...tables: readonly Readonly<Record<string, number>>[]): ErrorStatuses {
+export function errorStatuses(
+  ...tables: readonly Readonly<Record<string, number>>[]
+): ErrorStatuses {
   const joined = new Map(BASE);
   for (const table of tables) {
     for (const [code, status] of Object.entries(table)) {
       const known = joined.get(code);
-      if (known !== undefined && known !== status) throw new TypeError(`Cannot join error statuses: ${code} is ${known} in one table and ${status} in another`);
+      if (known !== undefined && known !== status) {
+        throw new TypeError(
+          `Cannot join error statuses: ${code} is ${known} in one table and ${status} in another`,
+        );
+      }
       joined.set(code, status);
     }
   }

@@ -42,7 +42,10 @@ export function createFetchHandler(
     }
     const body = response.body;
     const bodiless = method === "HEAD" || response.status === 204 || response.status === 304;
-    if (body === undefined || typeof body === "string" || body instanceof Uint8Array || Array.isArray(body) || bodiless) {
+    if (
+      body === undefined || typeof body === "string" || body instanceof Uint8Array ||
+      Array.isArray(body) || bodiless
+    ) {
       return toResponse(response, bodiless);
     }
     // Pull the first chunk before answering, so that a stream failing at
@@ -87,15 +90,26 @@ function toResponse(response: HttpResponse, bodiless: boolean): Response {
   const headers = new Headers(response.headers);
   const body = response.body;
   if (body === undefined || bodiless) {
-    if (body !== undefined && typeof body !== "string" && !(body instanceof Uint8Array) && !Array.isArray(body)) {
+    if (
+      body !== undefined && typeof body !== "string" && !(body instanceof Uint8Array) &&
+      !Array.isArray(body)
+    ) {
       const ended = (body as AsyncIterable<unknown>)[Symbol.asyncIterator]().return?.();
       void Promise.resolve(ended).catch(() => undefined);
     }
     return new Response(null, { status: response.status, headers });
   }
   // Bodies are never views of a SharedArrayBuffer; the DOM's types want that said.
-  if (Array.isArray(body)) return new Response(new Blob(body as Uint8Array<ArrayBuffer>[]), { status: response.status, headers });
-  return new Response(body as string | Uint8Array<ArrayBuffer>, { status: response.status, headers });
+  if (Array.isArray(body)) {
+    return new Response(new Blob(body as Uint8Array<ArrayBuffer>[]), {
+      status: response.status,
+      headers,
+    });
+  }
+  return new Response(body as string | Uint8Array<ArrayBuffer>, {
+    status: response.status,
+    headers,
+  });
 }
 
 function streamResponse(
@@ -118,5 +132,8 @@ function streamResponse(
       await iterator.return?.();
     },
   });
-  return new Response(readable, { status: response.status, headers: new Headers(response.headers) });
+  return new Response(readable, {
+    status: response.status,
+    headers: new Headers(response.headers),
+  });
 }

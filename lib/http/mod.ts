@@ -12,15 +12,35 @@ export { ERROR_STATUS, errorStatuses } from "./error_status.ts";
 export type { ErrorCode, ErrorStatuses, ErrorStatusTable } from "./error_status.ts";
 export { createRouter, keepRoutes } from "./router.ts";
 export type { Route, RouteInfo, Router } from "./router.ts";
-export type { BodyDoc, HeaderDoc, JsonSchema, JsonValue, LinkDoc, MediaDoc, ParameterDoc, ResponseDoc, RouteDoc, SecurityRequirement } from "./route_doc.ts";
+export type {
+  BodyDoc,
+  HeaderDoc,
+  JsonSchema,
+  JsonValue,
+  LinkDoc,
+  MediaDoc,
+  ParameterDoc,
+  ResponseDoc,
+  RouteDoc,
+  SecurityRequirement,
+} from "./route_doc.ts";
 export { readJson } from "./read_json.ts";
 export type { ReadJsonOptions } from "./read_json.ts";
 export { createNodeListener } from "./node_adapter.ts";
 export { createClientErrorListener } from "./create_client_error_listener.ts";
-export type { ClientErrorListenerOptions, ClientErrorSocket } from "./create_client_error_listener.ts";
+export type {
+  ClientErrorListenerOptions,
+  ClientErrorSocket,
+} from "./create_client_error_listener.ts";
 export { answeredBy, noteAnsweredBy } from "./answered_by.ts";
 export type { AnsweredBy } from "./answered_by.ts";
-export type { NodeListener, NodeListenerOptions, NodeListenerRequest, NodeListenerResponse, ResponseEntry } from "./node_adapter.ts";
+export type {
+  NodeListener,
+  NodeListenerOptions,
+  NodeListenerRequest,
+  NodeListenerResponse,
+  ResponseEntry,
+} from "./node_adapter.ts";
 export type { ForwardedHeaders, TrustedProxies } from "./trusted_proxies.ts";
 export { createFetchHandler } from "./fetch_adapter.ts";
 export type { FetchHandlerOptions } from "./fetch_adapter.ts";
@@ -37,7 +57,24 @@ export { withRateLimit } from "./with_rate_limit.ts";
 export type { KeyLimiter } from "./with_rate_limit.ts";
 export { createDeadline } from "./deadline.ts";
 export type { Deadline } from "./deadline.ts";
-export type { BodyChunks, BodyParts, BodyReader, Handler, HttpRequest, HttpResponse, ResponseBody, RouteHandler, RouteParams } from "./types.ts";
-export type { ReadinessProbe, RunningService, ServiceCredential, ServiceDescription, ServiceEndpoint, ServiceLog } from "./service.ts";
+export type {
+  BodyChunks,
+  BodyParts,
+  BodyReader,
+  Handler,
+  HttpRequest,
+  HttpResponse,
+  ResponseBody,
+  RouteHandler,
+  RouteParams,
+} from "./types.ts";
+export type {
+  ReadinessProbe,
+  RunningService,
+  ServiceCredential,
+  ServiceDescription,
+  ServiceEndpoint,
+  ServiceLog,
+} from "./service.ts";
 export { mountHandlers } from "./mount.ts";
 export type { Mount } from "./mount.ts";

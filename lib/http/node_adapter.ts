@@ -146,7 +146,10 @@ const HOST_PATTERN = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
  * server.listen(8000);
  * ```
  */
-export function createNodeListener(handler: Handler, options: NodeListenerOptions = {}): NodeListener {
+export function createNodeListener(
+  handler: Handler,
+  options: NodeListenerOptions = {},
+): NodeListener {
   return function listener(req: NodeListenerRequest, res: NodeListenerResponse): void {
     void serve(handler, options, req, res);
   };
@@ -173,17 +176,31 @@ async function serve(
     if (statusOf(error) === 500) options.onError?.(error);
     response = errorResponse(error);
   }
-  if (requestId !== undefined) response = { ...response, headers: { ...response.headers, "x-request-id": requestId } };
+  if (requestId !== undefined) {
+    response = { ...response, headers: { ...response.headers, "x-request-id": requestId } };
+  }
   const sent = await send(res, response, method, request, options);
   if (options.onResponse !== undefined) {
-    options.onResponse({ request, method, status: sent.status ?? response.status, bytes: sent.bytes, durationMs: clock() - started, requestId, aborted: !sent.whole });
+    options.onResponse({
+      request,
+      method,
+      status: sent.status ?? response.status,
+      bytes: sent.bytes,
+      durationMs: clock() - started,
+      requestId,
+      aborted: !sent.whole,
+    });
   }
 }
 
 /** The id of a request: a trusted proxy's `X-Request-Id`, when it is one, else a new one. */
 function requestIdOf(req: NodeListenerRequest, options: NodeListenerOptions): string {
   const given = req.headers["x-request-id"];
-  if (typeof given === "string" && options.trustedProxies?.trusts(req.socket.remoteAddress ?? "") === true && REQUEST_ID.test(given)) return given;
+  if (
+    typeof given === "string" &&
+    options.trustedProxies?.trusts(req.socket.remoteAddress ?? "") === true &&
+    REQUEST_ID.test(given)
+  ) return given;
   return options.requestId!();
 }
 
@@ -214,9 +231,12 @@ class NodeRequest implements HttpRequest {
     this.query = query;
     this.headers = headers;
     const peer = req.socket.remoteAddress ?? "";
-    const forwarded = options.trustedProxies === undefined ? undefined : readForwarded(peer, headers, options.trustedProxies, options.forwardedHeaders);
+    const forwarded = options.trustedProxies === undefined
+      ? undefined
+      : readForwarded(peer, headers, options.trustedProxies, options.forwardedHeaders);
     this.remoteAddress = forwarded?.client ?? peer;
-    this.origin = options.publicOrigin ?? originOf(req, forwarded?.host ?? headers["host"], forwarded?.proto);
+    this.origin = options.publicOrigin ??
+      originOf(req, forwarded?.host ?? headers["host"], forwarded?.proto);
     this.body = new NodeBodyReader(req, headers["content-length"]);
     this[ANSWERED_BY] = undefined;
     this.#res = res;
@@ -232,7 +252,9 @@ class NodeRequest implements HttpRequest {
       const res = this.#res;
       const controller = new AbortController();
       // Gone before anyone looked (a client that reset its stream): aborted from the start.
-      if ((res.destroyed === true || res.stream?.destroyed === true) && !res.writableFinished) controller.abort();
+      if ((res.destroyed === true || res.stream?.destroyed === true) && !res.writableFinished) {
+        controller.abort();
+      }
       res.on("close", () => {
         if (!res.writableFinished) controller.abort();
       });
@@ -254,7 +276,9 @@ function headersOf(req: NodeListenerRequest): Record<string, string> {
         headers[key] = Array.isArray(value) ? value.join(", ") : value;
       }
       const authority = raw[":authority"];
-      if (headers["host"] === undefined && typeof authority === "string") headers["host"] = authority;
+      if (headers["host"] === undefined && typeof authority === "string") {
+        headers["host"] = authority;
+      }
       return headers;
     }
   }
@@ -273,10 +297,14 @@ class NodeBodyReader implements BodyReader {
   }
 
   bytes(maxBytes: number): Promise<Uint8Array> {
-    if (this.#consumed) return Promise.reject(new TypeError("Cannot read the request body: it was already read"));
+    if (this.#consumed) {
+      return Promise.reject(new TypeError("Cannot read the request body: it was already read"));
+    }
     this.#consumed = true;
     const req = this.#req;
-    if (this.#declaredLength !== undefined && Number(this.#declaredLength) > maxBytes) return Promise.reject(tooLarge(maxBytes));
+    if (this.#declaredLength !== undefined && Number(this.#declaredLength) > maxBytes) {
+      return Promise.reject(tooLarge(maxBytes));
+    }
     if (req.readableEnded) return Promise.resolve(new Uint8Array(0));
     if (req.destroyed) return Promise.reject(aborted());
     if (req.complete) return settle(() => this.#buffered(maxBytes));
@@ -284,7 +312,9 @@ class NodeBodyReader implements BodyReader {
     // parses it only after the request event and its microtasks: by the check
     // phase of this turn of the event loop it is buffered whole and can be
     // taken without listeners.
-    return new Promise((resolve, reject) => setImmediate(afterRead, this, maxBytes, resolve, reject));
+    return new Promise((resolve, reject) =>
+      setImmediate(afterRead, this, maxBytes, resolve, reject)
+    );
   }
 
   /** Takes the buffered body if it has all arrived, or listens for the rest. */
@@ -360,11 +390,17 @@ function settle<T>(read: () => T): Promise<T> {
 }
 
 function aborted(): HttpError {
-  return new HttpError("ERR_HTTP_ABORTED", "Cannot read the request body: the client closed the connection before sending it whole");
+  return new HttpError(
+    "ERR_HTTP_ABORTED",
+    "Cannot read the request body: the client closed the connection before sending it whole",
+  );
 }
 
 function tooLarge(maxBytes: number): HttpError {
-  return new HttpError("ERR_HTTP_BODY_TOO_LARGE", `Cannot accept the request body: it is larger than ${maxBytes} bytes`);
+  return new HttpError(
+    "ERR_HTTP_BODY_TOO_LARGE",
+    `Cannot accept the request body: it is larger than ${maxBytes} bytes`,
+  );
 }
 
 function splitTarget(target: string): [path: string, query: string] {
@@ -379,11 +415,18 @@ function splitTarget(target: string): [path: string, query: string] {
   const hash = pathAndQuery.indexOf("#");
   if (hash !== -1) pathAndQuery = pathAndQuery.slice(0, hash);
   const question = pathAndQuery.indexOf("?");
-  return question === -1 ? [pathAndQuery, ""] : [pathAndQuery.slice(0, question), pathAndQuery.slice(question + 1)];
+  return question === -1
+    ? [pathAndQuery, ""]
+    : [pathAndQuery.slice(0, question), pathAndQuery.slice(question + 1)];
 }
 
-function originOf(req: NodeListenerRequest, host: string | undefined, proto: string | undefined): string {
-  const scheme = proto ?? ("encrypted" in req.socket && req.socket.encrypted === true ? "https" : "http");
+function originOf(
+  req: NodeListenerRequest,
+  host: string | undefined,
+  proto: string | undefined,
+): string {
+  const scheme = proto ??
+    ("encrypted" in req.socket && req.socket.encrypted === true ? "https" : "http");
   if (host !== undefined && HOST_PATTERN.test(host)) return `${scheme}://${host}`;
   const address = req.socket.localAddress ?? "127.0.0.1";
   const shown = address.includes(":") ? `[${address}]` : address;
@@ -426,8 +469,13 @@ async function send(
     return { bytes: length, whole: true };
   }
   if (body === undefined || typeof body === "string" || body instanceof Uint8Array) {
-    const length = body === undefined ? 0 : typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
-    const headers = response.status === 204 || response.status === 304 || response.headers?.["content-length"] !== undefined
+    const length = body === undefined
+      ? 0
+      : typeof body === "string"
+      ? Buffer.byteLength(body)
+      : body.byteLength;
+    const headers = response.status === 204 || response.status === 304 ||
+        response.headers?.["content-length"] !== undefined
       ? response.headers
       : { ...response.headers, "content-length": String(length) };
     res.writeHead(response.status, headers);
@@ -458,7 +506,9 @@ async function stream(
     let next = await iterator.next();
     res.writeHead(response.status, response.headers);
     while (next.done !== true) {
-      bytes += typeof next.value === "string" ? Buffer.byteLength(next.value) : next.value.byteLength;
+      bytes += typeof next.value === "string"
+        ? Buffer.byteLength(next.value)
+        : next.value.byteLength;
       if (!res.write(next.value)) await drained(res, signal);
       if (signal.aborted) break;
       next = await iterator.next();
@@ -473,7 +523,11 @@ async function stream(
       const failure = errorResponse(error);
       res.writeHead(failure.status, failure.headers);
       res.end(failure.body as string);
-      return { bytes: Buffer.byteLength(failure.body as string), whole: true, status: failure.status };
+      return {
+        bytes: Buffer.byteLength(failure.body as string),
+        whole: true,
+        status: failure.status,
+      };
     }
     options.onError?.(error);
     res.destroy(error instanceof Error ? error : new Error(String(error)));
@@ -504,4 +558,3 @@ function drained(res: NodeListenerResponse, signal: AbortSignal): Promise<void> 
     signal.addEventListener("abort", finish);
   });
 }
-

@@ -14,7 +14,11 @@ export interface ApiService {
 
 /** Options of {@linkcode openApiDocument}. */
 export interface OpenApiDocumentOptions {
-  readonly info: { readonly title: string; readonly version: string; readonly description?: string };
+  readonly info: {
+    readonly title: string;
+    readonly version: string;
+    readonly description?: string;
+  };
   /** Where the API is served, e.g. `[{ url: "http://127.0.0.1:8000" }]`. */
   readonly servers?: readonly { readonly url: string; readonly description?: string }[];
   readonly services: readonly ApiService[];
@@ -58,58 +62,100 @@ export function openApiDocument(options: OpenApiDocumentOptions): OpenApiDocumen
   const schemaText = new Map<string, string>();
   const usedSchemes = new Set<string>();
   const operations = new Map<string, string>();
-  const links: { readonly from: string; readonly to: string; readonly parameters: readonly string[] }[] = [];
+  const links: {
+    readonly from: string;
+    readonly to: string;
+    readonly parameters: readonly string[];
+  }[] = [];
   const parametersOf = new Map<string, ReadonlySet<string>>();
   const tags: { name: string; description?: string }[] = [];
   for (const service of options.services) {
     if (service.routes.length === 0) continue;
     // Services may share a name (the token service and the sync API are both `sync`): one tag.
     if (!tags.some((tag) => tag.name === service.name)) {
-      tags.push({ name: service.name, ...(service.description === undefined ? {} : { description: service.description }) });
+      tags.push({
+        name: service.name,
+        ...(service.description === undefined ? {} : { description: service.description }),
+      });
     }
     for (const route of service.routes) {
       const where = `${route.method} ${route.path}`;
       const doc = route.doc;
       if (doc === undefined) throw new TypeError(`Cannot document ${where}: the route has no doc`);
-      if (!METHODS.has(route.method)) throw new TypeError(`Cannot document ${where}: OpenAPI has no such method`);
+      if (!METHODS.has(route.method)) {
+        throw new TypeError(`Cannot document ${where}: OpenAPI has no such method`);
+      }
       const seen = operations.get(doc.operationId);
-      if (seen !== undefined) throw new TypeError(`Cannot document ${where}: operation id "${doc.operationId}" is ${seen}'s too`);
+      if (seen !== undefined) {
+        throw new TypeError(
+          `Cannot document ${where}: operation id "${doc.operationId}" is ${seen}'s too`,
+        );
+      }
       operations.set(doc.operationId, where);
       const path = openApiPath(route.path);
       checkPathParameters(where, route.path, doc.parameters ?? []);
-      parametersOf.set(doc.operationId, new Set((doc.parameters ?? []).map((parameter) => parameter.name)));
+      parametersOf.set(
+        doc.operationId,
+        new Set((doc.parameters ?? []).map((parameter) => parameter.name)),
+      );
       for (const requirement of doc.security) {
         for (const name of Object.keys(requirement)) {
-          if (!Object.hasOwn(options.securitySchemes, name)) throw new TypeError(`Cannot document ${where}: no security scheme is named "${name}"`);
+          if (!Object.hasOwn(options.securitySchemes, name)) {
+            throw new TypeError(`Cannot document ${where}: no security scheme is named "${name}"`);
+          }
           usedSchemes.add(name);
         }
       }
       for (const [name, schema] of Object.entries(doc.schemas ?? {})) {
         const text = JSON.stringify(schema);
         const before = schemaText.get(name);
-        if (before !== undefined && before !== text) throw new TypeError(`Cannot document ${where}: schema "${name}" is defined twice, differently`);
+        if (before !== undefined && before !== text) {
+          throw new TypeError(
+            `Cannot document ${where}: schema "${name}" is defined twice, differently`,
+          );
+        }
         schemaText.set(name, text);
         schemas[name] = schema;
       }
       for (const response of Object.values(doc.responses)) {
-        for (const link of Object.values(response.links ?? {})) links.push({ from: where, to: link.operationId, parameters: Object.keys(link.parameters) });
+        for (const link of Object.values(response.links ?? {})) {
+          links.push({
+            from: where,
+            to: link.operationId,
+            parameters: Object.keys(link.parameters),
+          });
+        }
       }
       const item = (paths[path] ??= {});
       const method = route.method.toLowerCase();
-      if (Object.hasOwn(item, method)) throw new TypeError(`Cannot document ${where}: the path and method are another route's too`);
+      if (Object.hasOwn(item, method)) {
+        throw new TypeError(
+          `Cannot document ${where}: the path and method are another route's too`,
+        );
+      }
       item[method] = operation(doc, service.name);
     }
   }
   for (const link of links) {
     const target = parametersOf.get(link.to);
-    if (target === undefined) throw new TypeError(`Cannot document ${link.from}: its link names no operation "${link.to}"`);
+    if (target === undefined) {
+      throw new TypeError(`Cannot document ${link.from}: its link names no operation "${link.to}"`);
+    }
     for (const name of link.parameters) {
-      if (!target.has(name)) throw new TypeError(`Cannot document ${link.from}: its link fills "${name}", which ${link.to} does not have`);
+      if (!target.has(name)) {
+        throw new TypeError(
+          `Cannot document ${link.from}: its link fills "${name}", which ${link.to} does not have`,
+        );
+      }
     }
   }
   // The error body that errorResponses refers to, once for every route.
-  if (JSON.stringify(paths).includes(`"#/components/schemas/${ERROR_SCHEMA_NAME}"`)) schemas[ERROR_SCHEMA_NAME] ??= ERROR_BODY_SCHEMA;
-  const securitySchemes = Object.fromEntries(Object.entries(options.securitySchemes).filter(([name]) => usedSchemes.has(name)));
+  if (JSON.stringify(paths).includes(`"#/components/schemas/${ERROR_SCHEMA_NAME}"`)) {
+    schemas[ERROR_SCHEMA_NAME] ??= ERROR_BODY_SCHEMA;
+  }
+  const securitySchemes = Object.fromEntries(
+    Object.entries(options.securitySchemes).filter(([name]) => usedSchemes.has(name)),
+  );
   const components = {
     ...(Object.keys(schemas).length === 0 ? {} : { schemas }),
     ...(Object.keys(securitySchemes).length === 0 ? {} : { securitySchemes }),
@@ -131,16 +177,36 @@ export function openApiDocument(options: OpenApiDocumentOptions): OpenApiDocumen
  * @returns the templated path
  */
 export function openApiPath(path: string): string {
-  return path.split("/").map((segment) => (segment.startsWith(":") ? `{${segment.slice(1)}}` : segment)).join("/");
+  return path.split("/").map((
+    segment,
+  ) => (segment.startsWith(":") ? `{${segment.slice(1)}}` : segment)).join("/");
 }
 
-function checkPathParameters(where: string, path: string, parameters: readonly ParameterDoc[]): void {
-  const inPath = path.split("/").filter((segment) => segment.startsWith(":")).map((segment) => segment.slice(1));
-  const documented = parameters.filter((parameter) => parameter.in === "path").map((parameter) => parameter.name);
-  for (const name of inPath) if (!documented.includes(name)) throw new TypeError(`Cannot document ${where}: path parameter "${name}" has no doc`);
-  for (const name of documented) if (!inPath.includes(name)) throw new TypeError(`Cannot document ${where}: the path has no parameter "${name}"`);
+function checkPathParameters(
+  where: string,
+  path: string,
+  parameters: readonly ParameterDoc[],
+): void {
+  const inPath = path.split("/").filter((segment) => segment.startsWith(":")).map((segment) =>
+    segment.slice(1)
+  );
+  const documented = parameters.filter((parameter) => parameter.in === "path").map((parameter) =>
+    parameter.name
+  );
+  for (const name of inPath) {
+    if (!documented.includes(name)) {
+      throw new TypeError(`Cannot document ${where}: path parameter "${name}" has no doc`);
+    }
+  }
+  for (const name of documented) {
+    if (!inPath.includes(name)) {
+      throw new TypeError(`Cannot document ${where}: the path has no parameter "${name}"`);
+    }
+  }
   const names = parameters.map((parameter) => `${parameter.in} ${parameter.name.toLowerCase()}`);
-  if (new Set(names).size !== names.length) throw new TypeError(`Cannot document ${where}: a parameter is documented twice`);
+  if (new Set(names).size !== names.length) {
+    throw new TypeError(`Cannot document ${where}: a parameter is documented twice`);
+  }
 }
 
 function operation(doc: RouteDoc, service: string): Record<string, unknown> {
@@ -150,7 +216,10 @@ function operation(doc: RouteDoc, service: string): Record<string, unknown> {
     ...(doc.description === undefined ? {} : { description: doc.description }),
     tags: doc.tags ?? [service],
     ...(doc.parameters === undefined || doc.parameters.length === 0 ? {} : {
-      parameters: doc.parameters.map((parameter) => ({ ...parameter, required: parameter.in === "path" ? true : parameter.required ?? false })),
+      parameters: doc.parameters.map((parameter) => ({
+        ...parameter,
+        required: parameter.in === "path" ? true : parameter.required ?? false,
+      })),
     }),
     ...(doc.requestBody === undefined ? {} : { requestBody: doc.requestBody }),
     responses: doc.responses,

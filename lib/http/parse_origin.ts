@@ -11,8 +11,13 @@
  */
 export function parseOrigin(text: string): string {
   const url = URL.parse(text);
-  if (url === null || (url.protocol !== "http:" && url.protocol !== "https:") || text.replace(/\/$/, "") !== url.origin) {
-    throw new TypeError(`Cannot read origin "${text}": expected a scheme, a host and an optional port, without a path`);
+  if (
+    url === null || (url.protocol !== "http:" && url.protocol !== "https:") ||
+    text.replace(/\/$/, "") !== url.origin
+  ) {
+    throw new TypeError(
+      `Cannot read origin "${text}": expected a scheme, a host and an optional port, without a path`,
+    );
   }
   return url.origin;
 }

@@ -97,13 +97,17 @@ export class RateLimiter {
    * @throws {RangeError} when a limit is negative or not finite
    */
   constructor(options: RateLimiterOptions) {
-    for (const [name, value] of [
-      ["ratePerSecond", options.ratePerSecond],
-      ["maxConcurrent", options.maxConcurrent],
-      ["burst", options.burst ?? 1],
-    ] as const) {
+    for (
+      const [name, value] of [
+        ["ratePerSecond", options.ratePerSecond],
+        ["maxConcurrent", options.maxConcurrent],
+        ["burst", options.burst ?? 1],
+      ] as const
+    ) {
       if (!Number.isFinite(value) || value < 0) {
-        throw new RangeError(`Cannot create a rate limiter: "${name}" must be >= 0: current value is ${value}`);
+        throw new RangeError(
+          `Cannot create a rate limiter: "${name}" must be >= 0: current value is ${value}`,
+        );
       }
     }
     this.#rate = options.ratePerSecond;
@@ -127,16 +131,29 @@ export class RateLimiter {
       this.#buckets.set(key, bucket);
     }
     if (this.#rate > 0) {
-      bucket.tokens = Math.min(this.#burst, bucket.tokens + ((now - bucket.updatedAt) * this.#rate) / 1000);
+      bucket.tokens = Math.min(
+        this.#burst,
+        bucket.tokens + ((now - bucket.updatedAt) * this.#rate) / 1000,
+      );
       bucket.updatedAt = now;
     }
     if (this.#maxConcurrent > 0 && bucket.inFlight >= this.#maxConcurrent) {
-      return { ok: false, reason: "concurrency", retryAfterSeconds: 1, ...this.#quota(bucket.tokens) };
+      return {
+        ok: false,
+        reason: "concurrency",
+        retryAfterSeconds: 1,
+        ...this.#quota(bucket.tokens),
+      };
     }
     if (this.#rate > 0) {
       if (bucket.tokens < 1) {
         const seconds = Math.max(1, Math.ceil((1 - bucket.tokens) / this.#rate));
-        return { ok: false, reason: "rate", retryAfterSeconds: seconds, ...this.#quota(bucket.tokens) };
+        return {
+          ok: false,
+          reason: "rate",
+          retryAfterSeconds: seconds,
+          ...this.#quota(bucket.tokens),
+        };
       }
       bucket.tokens -= 1;
     }

@@ -27,7 +27,10 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
  * @throws {HttpError} `ERR_HTTP_UNSUPPORTED_MEDIA_TYPE`, `ERR_HTTP_BODY_TOO_LARGE`,
  * `ERR_HTTP_INVALID_JSON` or `ERR_HTTP_JSON_TOO_DEEP`
  */
-export async function readJson(request: HttpRequest, options: ReadJsonOptions = {}): Promise<unknown> {
+export async function readJson(
+  request: HttpRequest,
+  options: ReadJsonOptions = {},
+): Promise<unknown> {
   const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json" && !type.endsWith("+json")) {
     throw new HttpError(
@@ -40,14 +43,18 @@ export async function readJson(request: HttpRequest, options: ReadJsonOptions = 
   try {
     text = decoder.decode(bytes);
   } catch (cause) {
-    throw new HttpError("ERR_HTTP_INVALID_JSON", "Cannot read the body: it is not valid UTF-8", { cause });
+    throw new HttpError("ERR_HTTP_INVALID_JSON", "Cannot read the body: it is not valid UTF-8", {
+      cause,
+    });
   }
   checkJsonDepth(text, options.maxDepth ?? 32);
   try {
     return JSON.parse(text);
   } catch (cause) {
     const message = cause instanceof Error ? cause.message : String(cause);
-    throw new HttpError("ERR_HTTP_INVALID_JSON", `Cannot parse the body as JSON: ${message}`, { cause });
+    throw new HttpError("ERR_HTTP_INVALID_JSON", `Cannot parse the body as JSON: ${message}`, {
+      cause,
+    });
   }
 }
 

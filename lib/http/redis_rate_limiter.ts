@@ -117,8 +117,17 @@ export class RedisRateLimiter {
    * @throws {RangeError} when a limit is negative or not finite
    */
   constructor(redis: ScriptRunner, options: RedisRateLimiterOptions) {
-    for (const [name, value] of [["ratePerSecond", options.ratePerSecond], ["maxConcurrent", options.maxConcurrent], ["burst", options.burst ?? 1]] as const) {
-      if (!Number.isFinite(value) || value < 0) throw new RangeError(`Cannot create a rate limiter: "${name}" must be >= 0: current value is ${value}`);
+    for (
+      const [name, value] of [["ratePerSecond", options.ratePerSecond], [
+        "maxConcurrent",
+        options.maxConcurrent,
+      ], ["burst", options.burst ?? 1]] as const
+    ) {
+      if (!Number.isFinite(value) || value < 0) {
+        throw new RangeError(
+          `Cannot create a rate limiter: "${name}" must be >= 0: current value is ${value}`,
+        );
+      }
     }
     this.#redis = redis;
     this.#maxConcurrent = options.maxConcurrent;
@@ -140,11 +149,22 @@ export class RedisRateLimiter {
   async acquire(key: string): Promise<RateDecision> {
     const permit = this.#permitId();
     await this.#releasing.get(key);
-    const reply = await this.#redis.run(ACQUIRE, [this.#prefix, key, ...this.#args, permit, this.#ttl]) as (number | string)[];
+    const reply = await this.#redis.run(ACQUIRE, [
+      this.#prefix,
+      key,
+      ...this.#args,
+      permit,
+      this.#ttl,
+    ]) as (number | string)[];
     if (reply[0] !== 1) {
       return reply[1] === 1
         ? { ok: false, reason: "concurrency", retryAfterSeconds: 1, ...this.#quota(reply[2]) }
-        : { ok: false, reason: "rate", retryAfterSeconds: Number(reply[2] ?? 1), ...this.#quota(reply[3]) };
+        : {
+          ok: false,
+          reason: "rate",
+          retryAfterSeconds: Number(reply[2] ?? 1),
+          ...this.#quota(reply[3]),
+        };
     }
     let released = false;
     const held = this.#maxConcurrent > 0;
@@ -156,7 +176,10 @@ export class RedisRateLimiter {
         ? {
           renew: async () => {
             // A renewal that fails leaves the permit to expire, as a release that fails does.
-            if (!released) await this.#redis.run(RENEW, [this.#prefix, key, permit, this.#ttl]).catch(() => {});
+            if (!released) {
+              await this.#redis.run(RENEW, [this.#prefix, key, permit, this.#ttl])
+                .catch(() => {});
+            }
           },
           renewEveryMs: Math.max(1000, Math.floor(Number(this.#ttl) / 3)),
         }
@@ -165,7 +188,9 @@ export class RedisRateLimiter {
         if (released || this.#maxConcurrent === 0) return;
         released = true;
         // A release that fails leaves the permit to expire.
-        const done: Promise<unknown> = this.#redis.run(RELEASE, [this.#prefix, key, permit]).catch(() => {}).finally(() => {
+        const done: Promise<unknown> = this.#redis.run(RELEASE, [this.#prefix, key, permit]).catch(
+          () => {},
+        ).finally(() => {
           if (this.#releasing.get(key) === done) this.#releasing.delete(key);
         });
         this.#releasing.set(key, done);

@@ -6,7 +6,9 @@
 export type JsonSchema = { readonly [keyword: string]: unknown };
 
 /** A value a parameter or body may take, shown in the document (and sent by the tests). */
-export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+export type JsonValue = string | number | boolean | null | readonly JsonValue[] | {
+  readonly [key: string]: JsonValue;
+};
 
 /** A parameter of a route: a path segment, a query option or a header. */
 export interface ParameterDoc {
@@ -70,7 +72,10 @@ export interface ResponseDoc {
 export type SecurityRequirement = Readonly<Record<string, readonly string[]>>;
 
 /** A security scheme of the document, as OpenAPI 3.1 writes it. */
-export type SecuritySchemeDoc = { readonly type: "apiKey" | "http" | "oauth2" | "openIdConnect" | "mutualTLS"; readonly [field: string]: unknown };
+export type SecuritySchemeDoc = {
+  readonly type: "apiKey" | "http" | "oauth2" | "openIdConnect" | "mutualTLS";
+  readonly [field: string]: unknown;
+};
 
 /** What a route tells the OpenAPI document about itself. */
 export interface RouteDoc {

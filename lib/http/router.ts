@@ -89,8 +89,10 @@ export function createRouter(routes: readonly Route[]): Router {
     for (const candidate of compiled) {
       const params = matchSegments(candidate.segments, segments);
       if (params === undefined) continue;
-      if (candidate.method === request.method ||
-        (candidate.method === "GET" && request.method === "HEAD")) {
+      if (
+        candidate.method === request.method ||
+        (candidate.method === "GET" && request.method === "HEAD")
+      ) {
         return candidate.handler(request, params);
       }
       allowed ??= new Set<string>();
@@ -119,12 +121,19 @@ export function createRouter(routes: readonly Route[]): Router {
     let pathOnly: string | undefined;
     for (const candidate of compiled) {
       if (matchSegments(candidate.segments, segments) === undefined) continue;
-      if (candidate.method === request.method || (candidate.method === "GET" && request.method === "HEAD")) return candidate.path;
+      if (
+        candidate.method === request.method ||
+        (candidate.method === "GET" && request.method === "HEAD")
+      ) return candidate.path;
       pathOnly ??= candidate.path;
     }
     return pathOnly;
   }
-  const info: readonly RouteInfo[] = Object.freeze(compiled.map(({ method, path, doc }) => Object.freeze(doc === undefined ? { method, path } : { method, path, doc })));
+  const info: readonly RouteInfo[] = Object.freeze(
+    compiled.map(({ method, path, doc }) =>
+      Object.freeze(doc === undefined ? { method, path } : { method, path, doc })
+    ),
+  );
   return Object.assign(route, { routes: info, routeOf });
 }
 
@@ -144,7 +153,13 @@ function compileRoute(route: Route): CompiledRoute {
   if (!route.path.startsWith("/")) {
     throw new TypeError(`Cannot add route "${route.path}": a path must start with "/"`);
   }
-  return { method: route.method.toUpperCase(), path: route.path, segments: splitPath(route.path), handler: route.handler, doc: route.doc };
+  return {
+    method: route.method.toUpperCase(),
+    path: route.path,
+    segments: splitPath(route.path),
+    handler: route.handler,
+    doc: route.doc,
+  };
 }
 
 function splitPath(path: string): string[] {

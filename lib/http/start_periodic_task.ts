@@ -50,7 +50,10 @@ export interface PeriodicTaskOptions {
  * });
  * ```
  */
-export function startPeriodicTask(task: () => unknown, options: PeriodicTaskOptions): () => Promise<void> {
+export function startPeriodicTask(
+  task: () => unknown,
+  options: PeriodicTaskOptions,
+): () => Promise<void> {
   const { outcomes } = options;
   let running: Promise<void> | undefined;
   let stopped = false;

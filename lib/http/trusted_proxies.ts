@@ -43,7 +43,11 @@ export function parseTrustedProxies(text: string): TrustedProxies {
     const [address = "", prefixText, extra] = range.split("/");
     const family = isIP(address);
     const max = family === 4 ? 32 : 128;
-    const prefix = prefixText === undefined ? max : /^[0-9]{1,3}$/.test(prefixText) ? Number(prefixText) : Number.NaN;
+    const prefix = prefixText === undefined
+      ? max
+      : /^[0-9]{1,3}$/.test(prefixText)
+      ? Number(prefixText)
+      : Number.NaN;
     if (family === 0 || extra !== undefined || !(prefix >= 0 && prefix <= max)) {
       throw new RangeError(`"${range}" is not a CIDR such as 10.0.0.0/8 or ::1`);
     }
@@ -97,7 +101,9 @@ export function readForwarded(
     }
     return none;
   }
-  const chain = (headers["x-forwarded-for"] ?? "").split(",").map((part) => part.trim()).filter((part) => part !== "");
+  const chain = (headers["x-forwarded-for"] ?? "").split(",").map((part) => part.trim()).filter((
+    part,
+  ) => part !== "");
   let client = peer;
   for (let i = chain.length - 1; i >= 0; i--) {
     const hop = addressOf(chain[i]);
@@ -105,7 +111,11 @@ export function readForwarded(
     client = hop;
     if (!proxies.trusts(hop)) break;
   }
-  return { client, proto: protoOf(last(headers["x-forwarded-proto"])), host: hostOf(last(headers["x-forwarded-host"])) };
+  return {
+    client,
+    proto: protoOf(last(headers["x-forwarded-proto"])),
+    host: hostOf(last(headers["x-forwarded-host"])),
+  };
 }
 
 /** One `Forwarded` element: `for=...;proto=...;host=...`, names lower-cased, quotes removed. */
@@ -115,7 +125,10 @@ function parseElement(element: string): Map<string, string> {
     const at = pair.indexOf("=");
     if (at === -1) continue;
     const value = pair.slice(at + 1).trim();
-    pairs.set(pair.slice(0, at).trim().toLowerCase(), value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value);
+    pairs.set(
+      pair.slice(0, at).trim().toLowerCase(),
+      value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value,
+    );
   }
   return pairs;
 }

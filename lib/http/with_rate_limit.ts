@@ -35,10 +35,14 @@ export function withRateLimit(
     try {
       decision = await limiter.acquire(key);
     } catch (cause) {
-      throw new HttpError("ERR_HTTP_UNAVAILABLE", "Cannot check the rate limit: its store does not answer; retry shortly", {
-        headers: { "retry-after": "1" },
-        cause,
-      });
+      throw new HttpError(
+        "ERR_HTTP_UNAVAILABLE",
+        "Cannot check the rate limit: its store does not answer; retry shortly",
+        {
+          headers: { "retry-after": "1" },
+          cause,
+        },
+      );
     }
     const quota = decision.quota === undefined ? undefined : quotaHeaders(decision.quota);
     if (!decision.ok) {
@@ -60,16 +64,24 @@ export function withRateLimit(
       if (quota === undefined || statusOf(error) === 500) throw error;
       answer = errorResponse(error);
     }
-    const response = quota === undefined ? answer : { ...answer, headers: { ...answer.headers, ...quota } };
+    const response = quota === undefined
+      ? answer
+      : { ...answer, headers: { ...answer.headers, ...quota } };
     const body = response.body;
-    if (body === undefined || typeof body === "string" || body instanceof Uint8Array || Array.isArray(body)) {
+    if (
+      body === undefined || typeof body === "string" || body instanceof Uint8Array ||
+      Array.isArray(body)
+    ) {
       decision.release();
       return response;
     }
     // A permit that expires is renewed while the stream runs, and no longer once it ends.
     const renew = decision.renew;
     // A renewal that fails leaves the permit to expire; it must not become an unhandled rejection.
-    const timer = renew === undefined ? undefined : setInterval(() => void Promise.resolve().then(renew).catch(() => {}), decision.renewEveryMs ?? 10_000);
+    const timer = renew === undefined ? undefined : setInterval(
+      () => void Promise.resolve().then(renew).catch(() => {}),
+      decision.renewEveryMs ?? 10_000,
+    );
     timer?.unref();
     return {
       ...response,

@@ -33,7 +33,9 @@ export function formatRecord(record: LogRecord, format: LogFormat, withStack = f
   }
   const fields = cleanFields(record.fields);
   let line = `${time} ${record.level.toUpperCase().padEnd(5)} ${record.msg}`;
-  if (err !== undefined) line += `: ${err["message"]}${err["code"] === undefined ? "" : ` (${String(err["code"])})`}`;
+  if (err !== undefined) {
+    line += `: ${err["message"]}${err["code"] === undefined ? "" : ` (${String(err["code"])})`}`;
+  }
   for (const [name, value] of Object.entries(fields)) line += ` ${name}=${pretty(value)}`;
   if (err?.["stack"] !== undefined) line += `\n${String(err["stack"])}`;
   return line;
@@ -73,7 +75,10 @@ interface FieldKey {
 const RESERVED: FieldKey = { start: "", secret: false, redacted: "" };
 
 /** Each field name's key, remembered by name (a logger's names are few). */
-const keys = new Map<string, FieldKey>([["level", RESERVED], ["time", RESERVED], ["msg", RESERVED]]);
+const keys = new Map<string, FieldKey>([["level", RESERVED], ["time", RESERVED], [
+  "msg",
+  RESERVED,
+]]);
 
 function keyOf(name: string): FieldKey {
   let key = keys.get(name);
@@ -90,6 +95,7 @@ function secret(name: string): boolean {
 }
 
 /** Characters JSON.stringify may write otherwise than as they are: quotes, backslashes, controls, surrogates (it escapes lone ones). */
+// deno-lint-ignore no-control-regex -- the control characters are what JSON must escape
 const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /** A string as JSON, as JSON.stringify writes it; most need no escape, and are quoted without its work. */

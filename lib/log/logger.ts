@@ -1,5 +1,11 @@
 import { formatRecord } from "./format_record.ts";
-import { LOG_LEVELS, type LogFields, type LogFormat, type LogLevel, type LogRecord } from "./log_record.ts";
+import {
+  LOG_LEVELS,
+  type LogFields,
+  type LogFormat,
+  type LogLevel,
+  type LogRecord,
+} from "./log_record.ts";
 
 /**
  * Writes levelled lines. Its `info` and `error` take what a service's log
@@ -56,16 +62,25 @@ export interface LoggerOptions {
  */
 export function createLogger(options: LoggerOptions): Logger {
   const least = LOG_LEVELS.indexOf(options.level ?? "info");
-  if (least === -1) throw new RangeError(`Cannot create a logger: level must be one of ${LOG_LEVELS.join(", ")}`);
+  if (least === -1) {
+    throw new RangeError(`Cannot create a logger: level must be one of ${LOG_LEVELS.join(", ")}`);
+  }
   const format = options.format ?? "json";
   const { write, now } = options;
   const make = (base: LogFields): Logger => {
     // The root logger's lines (the access log's among them) take their fields as given, without a copy.
     const noBase = Object.keys(base).length === 0;
-    const emit = (level: LogLevel, msg: string, fields: LogFields | undefined, error?: unknown): void => {
+    const emit = (
+      level: LogLevel,
+      msg: string,
+      fields: LogFields | undefined,
+      error?: unknown,
+    ): void => {
       if (LOG_LEVELS.indexOf(level) < least) return;
       const all = fields === undefined ? base : noBase ? fields : { ...base, ...fields };
-      const record: LogRecord = error === undefined ? { level, time: now(), msg, fields: all } : { level, time: now(), msg, fields: all, error };
+      const record: LogRecord = error === undefined
+        ? { level, time: now(), msg, fields: all }
+        : { level, time: now(), msg, fields: all, error };
       write(formatRecord(record, format, least === 0), level);
     };
     return {

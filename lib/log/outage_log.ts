@@ -5,7 +5,9 @@ import type { Logger } from "./logger.ts";
  * with `info` and `error` (a service's log), whose `debug` and `enabled`,
  * when it has none, count as off.
  */
-export type OutageLogTarget = Pick<Logger, "info" | "error"> & Partial<Pick<Logger, "debug" | "enabled">>;
+export type OutageLogTarget =
+  & Pick<Logger, "info" | "error">
+  & Partial<Pick<Logger, "debug" | "enabled">>;
 
 /** Options of {@linkcode OutageLog}. */
 export interface OutageLogOptions {
@@ -52,7 +54,12 @@ export class OutageLog {
    * @param now the clock, in epoch milliseconds
    * @param options what it watches, which the lines' words follow
    */
-  constructor(log: OutageLogTarget, what: string, now: () => number, options: OutageLogOptions = {}) {
+  constructor(
+    log: OutageLogTarget,
+    what: string,
+    now: () => number,
+    options: OutageLogOptions = {},
+  ) {
     this.#log = log;
     this.#what = what;
     this.#now = now;
@@ -77,9 +84,15 @@ export class OutageLog {
     this.#failures++;
     if (this.#since === undefined) {
       this.#since = this.#now();
-      this.#log.error(`${this.#what}: ${this.#words.down}; retrying, and logging once more when it ${this.#words.back}`, error);
+      this.#log.error(
+        `${this.#what}: ${this.#words.down}; retrying, and logging once more when it ${this.#words.back}`,
+        error,
+      );
     } else if (this.#log.debug !== undefined && this.#log.enabled?.("debug") === true) {
-      this.#log.debug(`${this.#what}: still ${this.#words.down}`, { failures: this.#failures, error: error instanceof Error ? error.message : String(error) });
+      this.#log.debug(`${this.#what}: still ${this.#words.down}`, {
+        failures: this.#failures,
+        error: error instanceof Error ? error.message : String(error),
+      });
     }
   }
 
@@ -105,10 +118,15 @@ export class OutageLog {
   recovered(): void {
     if (this.#since === undefined) return;
     const seconds = (this.#now() - this.#since) / 1000;
-    this.#log.info(`${this.#what}: ${this.#words.again} after ${seconds.toFixed(1)} s and ${this.#failures} failure${this.#failures === 1 ? "" : "s"}`, {
-      failures: this.#failures,
-      downSeconds: Number(seconds.toFixed(3)),
-    });
+    this.#log.info(
+      `${this.#what}: ${this.#words.again} after ${
+        seconds.toFixed(1)
+      } s and ${this.#failures} failure${this.#failures === 1 ? "" : "s"}`,
+      {
+        failures: this.#failures,
+        downSeconds: Number(seconds.toFixed(3)),
+      },
+    );
     this.#since = undefined;
     this.#failures = 0;
   }

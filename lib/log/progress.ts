@@ -83,20 +83,37 @@ export class Progress {
     const unit = this.#options.unit ?? "items";
     const seconds = Math.max(now - this.#started, 1) / 1000;
     const rate = Math.round(state.done / seconds);
-    const ofBytes = state.bytes !== undefined && state.totalBytes !== undefined && state.totalBytes > 0;
+    const ofBytes = state.bytes !== undefined && state.totalBytes !== undefined &&
+      state.totalBytes > 0;
     const percent = ofBytes
       ? Math.min(100, (100 * state.bytes!) / state.totalBytes!)
-      : state.total !== undefined && state.total > 0 ? Math.min(100, (100 * state.done) / state.total) : undefined;
-    const of = ofBytes ? megabytes(state.totalBytes!) : `${state.total?.toLocaleString("en-US")} ${unit}`;
-    const text = `${label}: ${state.done.toLocaleString("en-US")} ${unit}, ${rate.toLocaleString("en-US")} ${unit}/s`
-      + (end ? ` in ${seconds.toFixed(1)} s` : percent === undefined ? "" : `, ${percent.toFixed(0)}% of ${of}`);
+      : state.total !== undefined && state.total > 0
+      ? Math.min(100, (100 * state.done) / state.total)
+      : undefined;
+    const of = ofBytes
+      ? megabytes(state.totalBytes!)
+      : `${state.total?.toLocaleString("en-US")} ${unit}`;
+    const text =
+      `${label}: ${state.done.toLocaleString("en-US")} ${unit}, ${
+        rate.toLocaleString("en-US")
+      } ${unit}/s` +
+      (end
+        ? ` in ${seconds.toFixed(1)} s`
+        : percent === undefined
+        ? ""
+        : `, ${percent.toFixed(0)}% of ${of}`);
     if (terminal !== undefined) {
       // One line redrawn in place; the end leaves it standing.
       terminal.write(`\r\x1b[2K${text}${end ? "\n" : ""}`);
       this.#drawn = !end;
       return;
     }
-    log.info(text, { [unit]: state.done, [`${unit}PerSecond`]: rate, ...(percent === undefined || end ? {} : { percent: Number(percent.toFixed(1)) }), ...(end ? { seconds: Number(seconds.toFixed(3)) } : {}) });
+    log.info(text, {
+      [unit]: state.done,
+      [`${unit}PerSecond`]: rate,
+      ...(percent === undefined || end ? {} : { percent: Number(percent.toFixed(1)) }),
+      ...(end ? { seconds: Number(seconds.toFixed(3)) } : {}),
+    });
   }
 
   /** Whether a redrawn line stands unfinished on the terminal (something else printed now would join it). */

@@ -25,8 +25,10 @@ export function checkNames(
   }
   const seen = new Set<string>();
   for (const label of labelNames) {
-    if (typeof label !== "string" || !LABEL_NAME.test(label) || label.startsWith("__") ||
-      reserved.includes(label)) {
+    if (
+      typeof label !== "string" || !LABEL_NAME.test(label) || label.startsWith("__") ||
+      reserved.includes(label)
+    ) {
       throw new MetricsError(
         "ERR_METRICS_INVALID_NAME",
         `Cannot create metric ${name}: a label name must match [a-zA-Z_][a-zA-Z0-9_]*, ` +

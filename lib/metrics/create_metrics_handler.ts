@@ -1,4 +1,10 @@
-import { type Handler, HttpError, type HttpRequest, type HttpResponse, type RouteDoc } from "../http/mod.ts";
+import {
+  type Handler,
+  HttpError,
+  type HttpRequest,
+  type HttpResponse,
+  type RouteDoc,
+} from "../http/mod.ts";
 import type { MetricsRegistry } from "./metrics_registry.ts";
 import { METRICS_CONTENT_TYPE, renderMetrics } from "./render_metrics.ts";
 
@@ -51,7 +57,8 @@ export function createMetricsHandler(
 /** The doc of the scrape route, for the OpenAPI document (the host lists `/metrics` with it). */
 export const METRICS_ROUTE_DOC: RouteDoc = {
   operationId: "getMetrics",
-  summary: "Prometheus text 0.0.4: requests by service, route, method and status, their durations, the relay's deliveries and queue, process metrics",
+  summary:
+    "Prometheus text 0.0.4: requests by service, route, method and status, their durations, the relay's deliveries and queue, process metrics",
   responses: {
     "200": {
       description: "The metrics",

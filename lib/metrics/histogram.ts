@@ -4,7 +4,17 @@ import type { HistogramSnapshot, Labels } from "./types.ts";
 
 /** Bucket bounds in seconds used when none are given (those of the Prometheus clients). */
 export const DEFAULT_BUCKETS: readonly number[] = Object.freeze([
-  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.1,
+  0.25,
+  0.5,
+  1,
+  2.5,
+  5,
+  10,
 ]);
 
 /** Options of {@linkcode Histogram}. */

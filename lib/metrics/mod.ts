@@ -8,7 +8,16 @@
 export { MetricsError } from "./errors.ts";
 export type { MetricsErrorCode } from "./errors.ts";
 export { METRICS_ERROR_STATUS } from "./error_status.ts";
-export type { CollectFunction, HistogramSeriesSnapshot, HistogramSnapshot, Labels, MetricSnapshot, Sample, SampleSnapshot, ScalarSnapshot } from "./types.ts";
+export type {
+  CollectFunction,
+  HistogramSeriesSnapshot,
+  HistogramSnapshot,
+  Labels,
+  MetricSnapshot,
+  Sample,
+  SampleSnapshot,
+  ScalarSnapshot,
+} from "./types.ts";
 export { Counter, CounterChild } from "./counter.ts";
 export type { CounterOptions } from "./counter.ts";
 export { Gauge, GaugeChild } from "./gauge.ts";

@@ -56,8 +56,9 @@ export function registerProcessMetrics(
   options: ProcessMetricsOptions = {},
 ): void {
   const source = options.source ?? nodeProcessSource();
-  const cpu = (pick: (usage: { readonly user: number; readonly system: number }) => number) =>
-  (): readonly Sample[] => [{ value: pick(source.cpuUsage()) / 1e6 }];
+  const cpu =
+    (pick: (usage: { readonly user: number; readonly system: number }) => number) =>
+    (): readonly Sample[] => [{ value: pick(source.cpuUsage()) / 1e6 }];
   registry.counter({
     name: "process_cpu_user_seconds_total",
     help: "CPU seconds spent in user mode",

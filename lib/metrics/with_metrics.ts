@@ -1,4 +1,10 @@
-import { type AnsweredBy, type Handler, type HttpRequest, type HttpResponse, noteAnsweredBy } from "../http/mod.ts";
+import {
+  type AnsweredBy,
+  type Handler,
+  type HttpRequest,
+  type HttpResponse,
+  noteAnsweredBy,
+} from "../http/mod.ts";
 import { statusOf } from "../http/_internal.ts";
 import type { CounterChild } from "./counter.ts";
 import type { HttpMetrics } from "./create_http_metrics.ts";
@@ -54,16 +60,24 @@ export function withMetrics(handler: Handler, options: WithMetricsOptions): Hand
   // The series of each route, method and status, found once: a label lookup
   // per request cost more than the rest of the recording. Bounded as the
   // labels are: routes, methods and statuses are small fixed sets.
-  const series = new Map<string, { by: AnsweredBy; byMethod: Map<string, Map<number, { count: CounterChild; duration: HistogramChild }>> }>();
+  const series = new Map<
+    string,
+    {
+      by: AnsweredBy;
+      byMethod: Map<string, Map<number, { count: CounterChild; duration: HistogramChild }>>;
+    }
+  >();
   const record = (request: HttpRequest, route: string, status: number, started: number): void => {
     const seconds = (now() - started) / 1000;
     const method = KNOWN_METHODS.has(request.method) ? request.method : "OTHER";
     let ofRoute = series.get(route);
-    if (ofRoute === undefined) series.set(route, (ofRoute = { by: { service, route }, byMethod: new Map() }));
+    if (ofRoute === undefined) {
+      series.set(route, ofRoute = { by: { service, route }, byMethod: new Map() });
+    }
     noteAnsweredBy(request, ofRoute.by);
     const byMethod = ofRoute.byMethod;
     let byStatus = byMethod.get(method);
-    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
+    if (byStatus === undefined) byMethod.set(method, byStatus = new Map());
     let found = byStatus.get(status);
     if (found === undefined) {
       found = {

@@ -22,7 +22,8 @@ export interface Token {
   readonly end: number;
 }
 
-const GUID = /[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?![0-9A-Za-z_-])/y;
+const GUID =
+  /[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?![0-9A-Za-z_-])/y;
 const DATETIME =
   /[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,12})?)?(?:Z|[+-][0-9]{2}:[0-9]{2})/y;
 const DATE = /[0-9]{4}-[0-9]{2}-[0-9]{2}/y;
@@ -59,7 +60,10 @@ export function tokenize(text: string): Token[] {
       continue;
     }
     if (c === 0x22) {
-      throw new FilterSyntaxError(i, "found \" but strings are written in single quotes, e.g. 'pH'");
+      throw new FilterSyntaxError(
+        i,
+        "found \" but strings are written in single quotes, e.g. 'pH'",
+      );
     }
     const token = readGuid(text, i) ?? readDigits(text, i) ?? readWord(text, i);
     if (token === undefined) {
@@ -101,7 +105,7 @@ function readDigits(text: string, start: number): Token | undefined {
   const digit = c >= 0x30 && c <= 0x39;
   const negative = c === 0x2d && isDigit(text.charCodeAt(start + 1));
   if (!digit && !negative) {
-    if (c === 0x2d) throw new FilterSyntaxError(start, "found \"-\" but arithmetic is not supported");
+    if (c === 0x2d) throw new FilterSyntaxError(start, 'found "-" but arithmetic is not supported');
     return undefined;
   }
   if (digit) {

@@ -9,7 +9,12 @@ export type CompareOp = "eq" | "ne" | "lt" | "le" | "gt" | "ge";
 
 /** A literal value as written in the filter. */
 export type LiteralNode =
-  | { readonly kind: "literal"; readonly type: "string"; readonly value: string; readonly span: Span }
+  | {
+    readonly kind: "literal";
+    readonly type: "string";
+    readonly value: string;
+    readonly span: Span;
+  }
   | {
     readonly kind: "literal";
     readonly type: "number";
@@ -27,7 +32,12 @@ export type LiteralNode =
     readonly span: Span;
   }
   | { readonly kind: "literal"; readonly type: "guid"; readonly value: string; readonly span: Span }
-  | { readonly kind: "literal"; readonly type: "boolean"; readonly value: boolean; readonly span: Span }
+  | {
+    readonly kind: "literal";
+    readonly type: "boolean";
+    readonly value: boolean;
+    readonly span: Span;
+  }
   | { readonly kind: "literal"; readonly type: "null"; readonly value: null; readonly span: Span };
 
 /** A property name, e.g. `CharacteristicName`. Names are case-sensitive. */
@@ -77,4 +87,11 @@ export interface NotNode {
 }
 
 /** A parsed `$filter` expression. */
-export type FilterNode = LiteralNode | MemberNode | CallNode | CompareNode | InNode | LogicalNode | NotNode;
+export type FilterNode =
+  | LiteralNode
+  | MemberNode
+  | CallNode
+  | CompareNode
+  | InNode
+  | LogicalNode
+  | NotNode;

@@ -56,7 +56,10 @@ class Binder {
     switch (node.kind) {
       case "and":
       case "or":
-        return { kind: node.kind, operands: node.operands.map((operand) => this.condition(operand)) };
+        return {
+          kind: node.kind,
+          operands: node.operands.map((operand) => this.condition(operand)),
+        };
       case "not":
         return { kind: "not", operand: this.condition(node.operand) };
       case "compare":
@@ -65,13 +68,18 @@ class Binder {
         return this.#in(this.#operand(node.operand), node.values);
       case "literal":
         if (node.type === "boolean") return { kind: "constant", value: node.value };
-        throw typeError(`Cannot use ${describeLiteral(node)} as a condition: it is not true or false`, node.span);
+        throw typeError(
+          `Cannot use ${describeLiteral(node)} as a condition: it is not true or false`,
+          node.span,
+        );
       case "member":
       case "call": {
         const value = this.#operand(node);
         if (value.kind !== "literal" && value.type === "boolean") return { kind: "test", value };
         throw typeError(
-          `Cannot use ${describe(value)} as a condition: it is a ${typeName(value)}; compare it with a value`,
+          `Cannot use ${describe(value)} as a condition: it is a ${
+            typeName(value)
+          }; compare it with a value`,
           node.span,
           targetOf(value),
         );
@@ -104,7 +112,9 @@ class Binder {
   #field(name: string, span: Span): BoundField {
     const info = this.#schema.get(name);
     if (info === undefined) {
-      const near = [...this.#schema.keys()].find((known) => known.toLowerCase() === name.toLowerCase());
+      const near = [...this.#schema.keys()].find((known) =>
+        known.toLowerCase() === name.toLowerCase()
+      );
       const hint = near === undefined ? "" : `; names are case-sensitive: did you mean "${near}"?`;
       throw new ODataError(
         "ERR_ODATA_UNKNOWN_FIELD",
@@ -128,7 +138,9 @@ class Binder {
       if (operand.kind === "literal") return argumentLiteral(operand, kind, node.name);
       if (!accepts(kind, operand.type)) {
         throw typeError(
-          `Cannot call ${node.name}() with ${describe(operand)}: argument ${i + 1} must be ${kindName(kind)}`,
+          `Cannot call ${node.name}() with ${describe(operand)}: argument ${i + 1} must be ${
+            kindName(kind)
+          }`,
           arg.span,
           targetOf(operand),
         );
@@ -148,7 +160,12 @@ class Binder {
     }
     if (left.kind === "literal") return this.#compare(FLIPPED[op], right, left);
     if (right.kind === "literal") {
-      return { kind: "compare", op, left, right: coerce(right, left.type, describe(left), targetOf(left)) };
+      return {
+        kind: "compare",
+        op,
+        left,
+        right: coerce(right, left.type, describe(left), targetOf(left)),
+      };
     }
     if (family(left.type) !== family(right.type)) {
       throw typeError(
@@ -184,7 +201,9 @@ class Binder {
     return {
       kind: "in",
       operand,
-      values: literals.map((literal) => coerce(literal, operand.type, describe(operand), target).value),
+      values: literals.map((literal) =>
+        coerce(literal, operand.type, describe(operand), target).value
+      ),
     };
   }
 }
@@ -216,7 +235,12 @@ function naturalLiteral(node: LiteralNode): BoundLiteral {
  * @param target the field to name in the error's `target`
  * @returns the bound literal
  */
-function coerce(node: LiteralNode, type: FilterFieldType | "null", other: string, target?: string): BoundLiteral {
+function coerce(
+  node: LiteralNode,
+  type: FilterFieldType | "null",
+  other: string,
+  target?: string,
+): BoundLiteral {
   const span = node.span;
   if (node.type === "null") return { kind: "literal", type: "null", value: null, span };
   const value = convert(node, type);
@@ -239,7 +263,9 @@ function convert(node: LiteralNode, type: FilterFieldType | "null"): Scalar | un
     case "number":
     case "integer":
       if (node.type === "number") return node.value;
-      if (node.type === "string" && NUMERIC_TEXT.test(node.value.trim())) return Number(node.value.trim());
+      if (node.type === "string" && NUMERIC_TEXT.test(node.value.trim())) {
+        return Number(node.value.trim());
+      }
       return undefined;
     case "date":
       if (node.type === "date") return node.value;
@@ -256,7 +282,9 @@ function convert(node: LiteralNode, type: FilterFieldType | "null"): Scalar | un
       return undefined;
     case "guid":
       if (node.type === "guid") return node.value;
-      if (node.type === "string" && UUID_TEXT.test(node.value.trim())) return node.value.trim().toLowerCase();
+      if (node.type === "string" && UUID_TEXT.test(node.value.trim())) {
+        return node.value.trim().toLowerCase();
+      }
       return undefined;
     case "boolean":
       return node.type === "boolean" ? node.value : undefined;

@@ -44,7 +44,11 @@ export type BoundLeaf = Extract<BoundFilter, { kind: "compare" | "in" | "test" }
  * Evaluates a leaf once per value of each multi-valued field in it; `fixed`
  * lists the fields already replaced by one of their values.
  */
-function evaluateLeafAny(leaf: BoundLeaf, get: FieldGetter, fixed: readonly string[] = []): boolean {
+function evaluateLeafAny(
+  leaf: BoundLeaf,
+  get: FieldGetter,
+  fixed: readonly string[] = [],
+): boolean {
   const multi = findMultiValued(leaf, fixed);
   if (multi === undefined) return evaluateLeaf(leaf, get as (name: string) => Scalar);
   const values = get(multi);
@@ -179,7 +183,9 @@ function callFunction(name: string, args: readonly Scalar[]): Scalar {
     case "substring": {
       const text = String(a);
       const start = Math.max(0, Math.trunc(Number(b)));
-      return c === undefined ? text.slice(start) : text.slice(start, start + Math.max(0, Math.trunc(Number(c))));
+      return c === undefined
+        ? text.slice(start)
+        : text.slice(start, start + Math.max(0, Math.trunc(Number(c))));
     }
     case "concat":
       return String(a) + String(b);
@@ -206,5 +212,9 @@ function datePart(part: "year" | "month" | "day", value: Scalar): number {
     return Number(value.slice(index[0], index[1]));
   }
   const date = new Date(Number(value));
-  return part === "year" ? date.getUTCFullYear() : part === "month" ? date.getUTCMonth() + 1 : date.getUTCDate();
+  return part === "year"
+    ? date.getUTCFullYear()
+    : part === "month"
+    ? date.getUTCMonth() + 1
+    : date.getUTCDate();
 }

@@ -7,7 +7,18 @@
  */
 export { parseFilter } from "./parse_filter.ts";
 export type { ParseFilterOptions } from "./parse_filter.ts";
-export type { CallNode, CompareNode, CompareOp, FilterNode, InNode, LiteralNode, LogicalNode, MemberNode, NotNode, Span } from "./ast.ts";
+export type {
+  CallNode,
+  CompareNode,
+  CompareOp,
+  FilterNode,
+  InNode,
+  LiteralNode,
+  LogicalNode,
+  MemberNode,
+  NotNode,
+  Span,
+} from "./ast.ts";
 export { FilterSyntaxError, ODataError } from "./errors.ts";
 export type { ODataErrorCode, ODataErrorOptions } from "./errors.ts";
 export type { FieldInfo, FilterFieldType, FilterSchema, Scalar } from "./schema.ts";
@@ -16,6 +27,11 @@ export type { BoundCall, BoundField, BoundFilter, BoundLiteral, BoundValue } fro
 export { evaluateFilter } from "./evaluate.ts";
 export type { FieldGetter } from "./evaluate.ts";
 export { readQueryOptions } from "./query_options.ts";
-export type { OrderKey, QueryOptions, QueryPair, ReadQueryOptionsOptions } from "./query_options.ts";
+export type {
+  OrderKey,
+  QueryOptions,
+  QueryPair,
+  ReadQueryOptionsOptions,
+} from "./query_options.ts";
 export { buildNextLink } from "./next_link.ts";
 export type { NextLinkOptions } from "./next_link.ts";

@@ -31,7 +31,9 @@ export interface NextLinkOptions {
 export function buildNextLink(options: NextLinkOptions): string {
   const parts: string[] = [];
   if (options.filter !== undefined) parts.push(`$filter=${encodeQueryValue(options.filter)}`);
-  if (options.select !== undefined) parts.push(`$select=${encodeQueryValue(options.select.join(","))}`);
+  if (options.select !== undefined) {
+    parts.push(`$select=${encodeQueryValue(options.select.join(","))}`);
+  }
   if (options.orderBy !== undefined) parts.push(`$orderby=${encodeQueryValue(options.orderBy)}`);
   parts.push(`$top=${options.top}`);
   if (options.format !== undefined) parts.push(`$format=${options.format}`);

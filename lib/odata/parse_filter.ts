@@ -29,7 +29,14 @@ const COMPARE_OPS: Readonly<Record<string, CompareOp>> = {
 };
 
 const UNSUPPORTED_OPS = new Set(["has", "add", "sub", "mul", "div", "divby", "mod"]);
-const KEYWORDS = new Set(["and", "or", "not", "in", ...Object.keys(COMPARE_OPS), ...UNSUPPORTED_OPS]);
+const KEYWORDS = new Set([
+  "and",
+  "or",
+  "not",
+  "in",
+  ...Object.keys(COMPARE_OPS),
+  ...UNSUPPORTED_OPS,
+]);
 
 /**
  * Parses an OData `$filter` expression into an AST with source positions. No
@@ -133,7 +140,10 @@ class Parser {
         const { values, end } = this.#parseList();
         left = { kind: "in", operand: left, values, span: { start: left.span.start, end } };
       } else if (UNSUPPORTED_OPS.has(token.text)) {
-        throw new FilterSyntaxError(token.start, `found operator "${token.text}", which is not supported`);
+        throw new FilterSyntaxError(
+          token.start,
+          `found operator "${token.text}", which is not supported`,
+        );
       } else if (KEYWORDS.has(token.text.toLowerCase()) && !KEYWORDS.has(token.text)) {
         throw new FilterSyntaxError(
           token.start,
@@ -161,7 +171,7 @@ class Parser {
       case "(": {
         this.#enter(token);
         const inner = this.parseOr();
-        const close = this.#expect(")", "\")\"");
+        const close = this.#expect(")", '")"');
         this.#leave();
         // The parentheses belong to the node, so that the spans of `not (...)`
         // and `(...) and ...` cover their whole text.
@@ -174,9 +184,19 @@ class Parser {
       case "date":
         return { kind: "literal", type: "date", value: checkDate(token), span: spanOf(token) };
       case "datetime":
-        return { kind: "literal", type: "datetime", value: checkDateTime(token), span: spanOf(token) };
+        return {
+          kind: "literal",
+          type: "datetime",
+          value: checkDateTime(token),
+          span: spanOf(token),
+        };
       case "guid":
-        return { kind: "literal", type: "guid", value: token.text.toLowerCase(), span: spanOf(token) };
+        return {
+          kind: "literal",
+          type: "guid",
+          value: token.text.toLowerCase(),
+          span: spanOf(token),
+        };
       case "word":
         return this.#parseWord(token);
       case ")":
@@ -225,7 +245,7 @@ class Parser {
         args.push(this.parseOr());
       }
     }
-    const close = this.#expect(")", "\",\" or \")\"");
+    const close = this.#expect(")", '"," or ")"');
     this.#leave();
     const most = signature.args.length;
     const least = most - signature.optional;
@@ -240,14 +260,14 @@ class Parser {
   }
 
   #parseList(): { values: FilterNode[]; end: number } {
-    const open = this.#expect("(", "\"(\" after \"in\"");
+    const open = this.#expect("(", '"(" after "in"');
     this.#enter(open);
     const values: FilterNode[] = [this.#parsePrimary()];
     while (this.peek().kind === ",") {
       this.#next();
       values.push(this.#parsePrimary());
     }
-    const close = this.#expect(")", "\",\" or \")\"");
+    const close = this.#expect(")", '"," or ")"');
     this.#leave();
     return { values, end: close.end };
   }

@@ -63,22 +63,36 @@ export interface QueryOptionInfo {
  * @param options the `$top` limit, as given to {@linkcode readQueryOptions}
  * @returns the options, in the order the reader's messages name them
  */
-export function describeQueryOptions(options: ReadQueryOptionsOptions = {}): readonly QueryOptionInfo[] {
+export function describeQueryOptions(
+  options: ReadQueryOptionsOptions = {},
+): readonly QueryOptionInfo[] {
   const maxTop = options.maxTop ?? DEFAULT_MAX_TOP;
   return [
-    { name: "$filter", description: "A filter expression (OData 4.01 URL conventions §5.1.1)", schema: { type: "string" } },
+    {
+      name: "$filter",
+      description: "A filter expression (OData 4.01 URL conventions §5.1.1)",
+      schema: { type: "string" },
+    },
     {
       name: "$select",
       description: "The fields to answer with, comma-separated (spaces trimmed); all by default",
       schema: { type: "string", pattern: "^[^,]+(,[^,]+)*$" },
     },
-    { name: "$top", description: `Rows at most, 1 to ${maxTop}`, schema: { type: "integer", minimum: 1, maximum: maxTop } },
+    {
+      name: "$top",
+      description: `Rows at most, 1 to ${maxTop}`,
+      schema: { type: "integer", minimum: 1, maximum: maxTop },
+    },
     {
       name: "$skiptoken",
       description: "Where the page starts: `Id:<id>`, as the previous page's next link gives it",
       schema: { type: "string", pattern: "^\\s*Id:.+$" },
     },
-    { name: "$count", description: "`true` answers the number of matching rows instead of the rows", schema: { type: "boolean" } },
+    {
+      name: "$count",
+      description: "`true` answers the number of matching rows instead of the rows",
+      schema: { type: "boolean" },
+    },
     {
       name: "$format",
       description: "`json` (the default) or `csv`",
@@ -86,19 +100,29 @@ export function describeQueryOptions(options: ReadQueryOptionsOptions = {}): rea
     },
     {
       name: "$orderby",
-      description: "Fields to order by, comma-separated, each optionally followed by `asc` or `desc`; `Id` ascending by default",
+      description:
+        "Fields to order by, comma-separated, each optionally followed by `asc` or `desc`; `Id` ascending by default",
       schema: { type: "string" },
     },
     {
       name: "$skip",
-      description: `Matching rows to pass over before the page (after \`$skiptoken\`), 0 to ${MAX_SKIP}`,
+      description:
+        `Matching rows to pass over before the page (after \`$skiptoken\`), 0 to ${MAX_SKIP}`,
       schema: { type: "integer", minimum: 0, maximum: MAX_SKIP },
     },
   ];
 }
 
 const KNOWN = new Set(describeQueryOptions().map((option) => option.name.slice(1)));
-const UNSUPPORTED = new Set(["expand", "search", "apply", "compute", "levels", "index", "schemaversion"]);
+const UNSUPPORTED = new Set([
+  "expand",
+  "search",
+  "apply",
+  "compute",
+  "levels",
+  "index",
+  "schemaversion",
+]);
 
 /**
  * Reads the system query options from decoded query pairs, following OData
@@ -132,7 +156,9 @@ export function readQueryOptions(
     const key = (dollar ? pair.name.slice(1) : pair.name).toLowerCase();
     if (pair.value === "") continue;
     if (!KNOWN.has(key)) {
-      if (UNSUPPORTED.has(key)) throw optionError(`$${key}`, `Cannot use $${key}: the service does not support it`);
+      if (UNSUPPORTED.has(key)) {
+        throw optionError(`$${key}`, `Cannot use $${key}: the service does not support it`);
+      }
       if (dollar) {
         throw optionError(
           pair.name,
@@ -141,7 +167,9 @@ export function readQueryOptions(
       }
       continue;
     }
-    if (seen.has(key)) throw optionError(`$${key}`, `Cannot use $${key} more than once in a request`);
+    if (seen.has(key)) {
+      throw optionError(`$${key}`, `Cannot use $${key} more than once in a request`);
+    }
     seen.set(key, pair.value);
   }
   // The official JavaScript client sends the literal `$filter=undefined` for an unfiltered call; the real API reads it as no filter.
@@ -195,7 +223,10 @@ function readSkip(text: string): number {
   const trimmed = text.trim();
   const value = /^[0-9]+$/.test(trimmed) ? Number(trimmed) : Number.NaN;
   if (!Number.isSafeInteger(value) || value > MAX_SKIP) {
-    throw optionError("$skip", `Cannot use $skip=${text}: it must be an integer from 0 to ${MAX_SKIP}; page further by following @odata.nextLink`);
+    throw optionError(
+      "$skip",
+      `Cannot use $skip=${text}: it must be an integer from 0 to ${MAX_SKIP}; page further by following @odata.nextLink`,
+    );
   }
   return value;
 }
@@ -231,10 +262,15 @@ function readOrderBy(text: string): readonly OrderKey[] | undefined {
   for (const part of text.split(",")) {
     const match = /^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\s+(asc|desc))?\s*$/i.exec(part);
     if (match === null) {
-      throw optionError("$orderby", `Cannot read $orderby "${text}": each key is a field name, optionally followed by asc or desc`);
+      throw optionError(
+        "$orderby",
+        `Cannot read $orderby "${text}": each key is a field name, optionally followed by asc or desc`,
+      );
     }
     const name = match[1]!;
-    if (keys.some((key) => key.name === name)) throw optionError("$orderby", `Cannot order by ${name} twice`);
+    if (keys.some((key) => key.name === name)) {
+      throw optionError("$orderby", `Cannot order by ${name} twice`);
+    }
     keys.push({ name, descending: match[2]?.toLowerCase() === "desc" });
   }
   const only = keys[0]!;

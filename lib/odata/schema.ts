@@ -1,5 +1,12 @@
 /** Types a field or bound expression can have. */
-export type FilterFieldType = "string" | "number" | "integer" | "date" | "datetime" | "guid" | "boolean";
+export type FilterFieldType =
+  | "string"
+  | "number"
+  | "integer"
+  | "date"
+  | "datetime"
+  | "guid"
+  | "boolean";
 
 /** What binding needs to know about one filterable field. */
 export interface FieldInfo {

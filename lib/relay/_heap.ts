@@ -80,7 +80,9 @@ export class Deque<T> {
 
   #grow(): void {
     const bigger = new Array<T | undefined>(this.#items.length * 2);
-    for (let i = 0; i < this.#size; i++) bigger[i] = this.#items[(this.#head + i) % this.#items.length];
+    for (let i = 0; i < this.#size; i++) {
+      bigger[i] = this.#items[(this.#head + i) % this.#items.length];
+    }
     this.#items = bigger;
     this.#head = 0;
   }

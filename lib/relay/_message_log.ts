@@ -2,9 +2,9 @@
 // MemoryQueue, and the KafkaQueue's view of its state topic): each tenant's
 // messages in log order, and the page a query asks for.
 import {
+  type Attempt,
   ATTEMPT_STATS_BUCKET_MS,
   ATTEMPT_STATS_RETENTION_MS,
-  type Attempt,
   type AttemptBucket,
   type AttemptCounts,
   deliveryStatus,
@@ -30,7 +30,7 @@ export class MessageLog {
 
   add(tenantId: string, key: MessageCursor): void {
     let tenant = this.#tenants.get(tenantId);
-    if (tenant === undefined) this.#tenants.set(tenantId, (tenant = { keys: [], gone: 0 }));
+    if (tenant === undefined) this.#tenants.set(tenantId, tenant = { keys: [], gone: 0 });
     const keys = tenant.keys;
     // Messages come in time order, so the place is almost always the end.
     let at = keys.length;
@@ -56,8 +56,12 @@ export class MessageLog {
     const keys = this.#tenants.get(tenantId)?.keys ?? [];
     // The first key not before the bound, by binary search: everything before it is in range.
     // The earlier of the cursor and `until` (a key before {until, ""} is one made before until).
-    let upper: MessageCursor | undefined = query.until === undefined ? undefined : { createdAt: query.until, messageId: "" };
-    if (query.after !== undefined && (upper === undefined || older(query.after, upper))) upper = query.after;
+    let upper: MessageCursor | undefined = query.until === undefined
+      ? undefined
+      : { createdAt: query.until, messageId: "" };
+    if (query.after !== undefined && (upper === undefined || older(query.after, upper))) {
+      upper = query.after;
+    }
     let low = 0;
     let high = keys.length;
     if (upper !== undefined) {
@@ -73,7 +77,10 @@ export class MessageLog {
       if (query.since !== undefined && key.createdAt < query.since) return;
       if (query.until !== undefined && key.createdAt >= query.until) continue;
       // A message that went and came back (its id used again) has two keys: one is shown.
-      if (previous !== undefined && previous.createdAt === key.createdAt && previous.messageId === key.messageId) continue;
+      if (
+        previous !== undefined && previous.createdAt === key.createdAt &&
+        previous.messageId === key.messageId
+      ) continue;
       previous = key;
       yield key;
     }
@@ -87,10 +94,14 @@ export class MessageLog {
  * @param query the filters
  */
 export function shownJobs(jobs: readonly JobView[], query: MessageQuery): JobView[] | undefined {
-  const shown = query.endpointId === undefined ? [...jobs] : jobs.filter((job) => job.endpointId === query.endpointId);
+  const shown = query.endpointId === undefined
+    ? [...jobs]
+    : jobs.filter((job) => job.endpointId === query.endpointId);
   if (shown.length === 0) return undefined;
   if (query.event !== undefined && shown[0]!.event !== query.event) return undefined;
-  if (query.status !== undefined && !shown.some((job) => deliveryStatus(job.state) === query.status)) return undefined;
+  if (
+    query.status !== undefined && !shown.some((job) => deliveryStatus(job.state) === query.status)
+  ) return undefined;
   return shown;
 }
 
@@ -152,7 +163,10 @@ export class AttemptStats {
       }
       if (attempts > 0) totals.push({ endpointId: key.slice(cut + 1), attempts, successes });
     }
-    return totals.sort((a, b) => (a.endpointId < b.endpointId ? -1 : a.endpointId > b.endpointId ? 1 : 0));
+    return totals.sort((
+      a,
+      b,
+    ) => (a.endpointId < b.endpointId ? -1 : a.endpointId > b.endpointId ? 1 : 0));
   }
 
   /** Drops the buckets past their retention. */
@@ -170,16 +184,28 @@ export class AttemptStats {
     for (const [key, buckets] of this.#counts) {
       const cut = key.indexOf("\n");
       for (const [bucket, [attempts, successes]] of buckets) {
-        all.push({ tenantId: key.slice(0, cut), endpointId: key.slice(cut + 1), bucket, attempts, successes });
+        all.push({
+          tenantId: key.slice(0, cut),
+          endpointId: key.slice(cut + 1),
+          bucket,
+          attempts,
+          successes,
+        });
       }
     }
     return all;
   }
 
-  #add(tenantId: string, endpointId: string, bucket: number, attempts: number, successes: number): void {
+  #add(
+    tenantId: string,
+    endpointId: string,
+    bucket: number,
+    attempts: number,
+    successes: number,
+  ): void {
     const key = `${tenantId}\n${endpointId}`;
     let buckets = this.#counts.get(key);
-    if (buckets === undefined) this.#counts.set(key, (buckets = new Map()));
+    if (buckets === undefined) this.#counts.set(key, buckets = new Map());
     const counts = buckets.get(bucket);
     if (counts === undefined) buckets.set(bucket, [attempts, successes]);
     else {

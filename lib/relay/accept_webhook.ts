@@ -65,7 +65,10 @@ export interface AcceptedWebhook {
  */
 export function checkIdempotencyKey(value: string | undefined): string | undefined {
   if (value !== undefined && !IDEMPOTENCY_KEY.test(value)) {
-    throw invalidWebhook("The Idempotency-Key header must be 1 to 255 visible ASCII characters", "idempotency-key");
+    throw invalidWebhook(
+      "The Idempotency-Key header must be 1 to 255 visible ASCII characters",
+      "idempotency-key",
+    );
   }
   return value;
 }
@@ -88,7 +91,10 @@ export function checkIdempotencyKey(value: string | undefined): string | undefin
  * await queue.enqueue(accepted.batch);
  * ```
  */
-export function acceptWebhook(submission: WebhookSubmission, context: IntakeContext): AcceptedWebhook {
+export function acceptWebhook(
+  submission: WebhookSubmission,
+  context: IntakeContext,
+): AcceptedWebhook {
   const webhook = parseWebhook(submission.body);
   const { messageId, now } = context;
   const endpoints = context.route(webhook.event);
@@ -110,12 +116,23 @@ export function acceptWebhook(submission: WebhookSubmission, context: IntakeCont
       attempts: NO_ATTEMPTS,
     };
   });
-  const response = `{"id":"${messageId}","event":"${webhook.event}","endpoints":[${endpoints.map((endpoint) => `"${endpoint.id}"`).join(",")}]}`;
+  const response = `{"id":"${messageId}","event":"${webhook.event}","endpoints":[${
+    endpoints.map((endpoint) => `"${endpoint.id}"`).join(",")
+  }]}`;
   const key = submission.idempotencyKey;
   const bodyHash = key === undefined ? "" : sha256Hex(submission.body);
   const batch: EnqueueBatch = key === undefined
     ? { tenantId: submission.tenantId, messageId, jobs }
-    : { tenantId: submission.tenantId, messageId, jobs, idempotency: { key, answer: { bodyHash, messageId, response }, expiresAt: now + context.idempotencyTtlMs } };
+    : {
+      tenantId: submission.tenantId,
+      messageId,
+      jobs,
+      idempotency: {
+        key,
+        answer: { bodyHash, messageId, response },
+        expiresAt: now + context.idempotencyTtlMs,
+      },
+    };
   return { batch, response, bodyHash };
 }
 
@@ -128,17 +145,33 @@ export function acceptWebhook(submission: WebhookSubmission, context: IntakeCont
  * @returns the response
  * @throws {RelayError} `ERR_RELAY_IDEMPOTENCY_CONFLICT` (409) when the key was used with another body
  */
-export function webhookAnswer(result: EnqueueResult, accepted: AcceptedWebhook, base: string): HttpResponse {
+export function webhookAnswer(
+  result: EnqueueResult,
+  accepted: AcceptedWebhook,
+  base: string,
+): HttpResponse {
   if (!result.accepted) {
     if (result.previous.bodyHash !== accepted.bodyHash) {
-      throw new RelayError("ERR_RELAY_IDEMPOTENCY_CONFLICT", "Cannot accept the webhook: its Idempotency-Key was used with another body", { target: "idempotency-key" });
+      throw new RelayError(
+        "ERR_RELAY_IDEMPOTENCY_CONFLICT",
+        "Cannot accept the webhook: its Idempotency-Key was used with another body",
+        { target: "idempotency-key" },
+      );
     }
-    return { status: 202, headers: { "content-type": `${JSON_TYPE}; charset=utf-8`, "idempotent-replayed": "true" }, body: result.previous.response };
+    return {
+      status: 202,
+      headers: { "content-type": `${JSON_TYPE}; charset=utf-8`, "idempotent-replayed": "true" },
+      body: result.previous.response,
+    };
   }
   // The response is ASCII: its length in characters is its length in bytes.
   return {
     status: 202,
-    headers: { "content-type": `${JSON_TYPE}; charset=utf-8`, location: `${base}/messages/${accepted.batch.messageId}`, "content-length": String(accepted.response.length) },
+    headers: {
+      "content-type": `${JSON_TYPE}; charset=utf-8`,
+      location: `${base}/messages/${accepted.batch.messageId}`,
+      "content-length": String(accepted.response.length),
+    },
     body: accepted.response,
   };
 }
@@ -147,7 +180,8 @@ export function webhookAnswer(result: EnqueueResult, accepted: AcceptedWebhook, 
  * `{"event": "<name>", "data": ` at the start of a body, JSON whitespace
  * allowed: the shape clients send, read without parsing the whole body.
  */
-const COMMON_HEAD = /^[ \t\n\r]*\{[ \t\n\r]*"event"[ \t\n\r]*:[ \t\n\r]*"([^"\\]*)"[ \t\n\r]*,[ \t\n\r]*"data"[ \t\n\r]*:(?=[ \t\n\r]*\{)/;
+const COMMON_HEAD =
+  /^[ \t\n\r]*\{[ \t\n\r]*"event"[ \t\n\r]*:[ \t\n\r]*"([^"\\]*)"[ \t\n\r]*,[ \t\n\r]*"data"[ \t\n\r]*:(?=[ \t\n\r]*\{)/;
 const JSON_SPACE = /^[ \t\n\r]*$/;
 const JSON_EDGES = /^[ \t\n\r]+|[ \t\n\r]+$/g;
 
@@ -161,14 +195,20 @@ export function parseWebhook(bytes: Uint8Array): { event: string; data: string }
   try {
     text = decoder.decode(bytes);
   } catch {
-    throw new HttpError("ERR_HTTP_INVALID_JSON", "Cannot read the webhook: the body is not valid UTF-8");
+    throw new HttpError(
+      "ERR_HTTP_INVALID_JSON",
+      "Cannot read the webhook: the body is not valid UTF-8",
+    );
   }
   checkJsonDepth(text, MAX_DEPTH);
   const head = COMMON_HEAD.exec(text);
   if (head !== null) {
     const end = text.lastIndexOf("}");
     const event = head[1]!;
-    if (JSON_SPACE.test(text.slice(end + 1)) && event.length <= MAX_EVENT_LENGTH && EVENT_NAME.test(event)) {
+    if (
+      JSON_SPACE.test(text.slice(end + 1)) && event.length <= MAX_EVENT_LENGTH &&
+      EVENT_NAME.test(event)
+    ) {
       // JSON's own white space only: trim() would also drop U+00A0 and U+FEFF, which JSON refuses.
       const data = text.slice(head[0].length, end).replace(JSON_EDGES, "");
       try {
@@ -184,22 +224,32 @@ export function parseWebhook(bytes: Uint8Array): { event: string; data: string }
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new HttpError("ERR_HTTP_INVALID_JSON", `Cannot read the webhook: the body is not JSON (${(error as Error).message})`);
+    throw new HttpError(
+      "ERR_HTTP_INVALID_JSON",
+      `Cannot read the webhook: the body is not JSON (${(error as Error).message})`,
+    );
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw invalidWebhook('The body must be a JSON object {"event": string, "data": object}');
   }
   for (const key of Object.keys(value)) {
-    if (!WEBHOOK_FIELDS.has(key)) throw invalidWebhook(`Field "${key}" is unknown; a webhook has "event" and "data"`, key);
+    if (!WEBHOOK_FIELDS.has(key)) {
+      throw invalidWebhook(`Field "${key}" is unknown; a webhook has "event" and "data"`, key);
+    }
   }
   const { event, data } = value as { event?: unknown; data?: unknown };
   if (event === undefined) throw invalidWebhook('Field "event" is required', "event");
   if (typeof event !== "string") throw invalidWebhook('Field "event" must be a string', "event");
   if (event.length > MAX_EVENT_LENGTH || !EVENT_NAME.test(event)) {
-    throw invalidWebhook(`Field "event" must be dot-separated words of letters, digits, "_", "-" or ":", at most ${MAX_EVENT_LENGTH} characters`, "event");
+    throw invalidWebhook(
+      `Field "event" must be dot-separated words of letters, digits, "_", "-" or ":", at most ${MAX_EVENT_LENGTH} characters`,
+      "event",
+    );
   }
   if (data === undefined) throw invalidWebhook('Field "data" is required', "data");
-  if (typeof data !== "object" || data === null || Array.isArray(data)) throw invalidWebhook('Field "data" must be a JSON object', "data");
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    throw invalidWebhook('Field "data" must be a JSON object', "data");
+  }
   return { event, data: memberText(text, "data") };
 }
 
@@ -253,7 +303,11 @@ function memberText(text: string, name: string): string {
 }
 
 function invalidWebhook(message: string, target?: string): RelayError {
-  return new RelayError("ERR_RELAY_INVALID_WEBHOOK", `Cannot accept the webhook: ${message}`, target === undefined ? {} : { target });
+  return new RelayError(
+    "ERR_RELAY_INVALID_WEBHOOK",
+    `Cannot accept the webhook: ${message}`,
+    target === undefined ? {} : { target },
+  );
 }
 
 /**
@@ -268,7 +322,12 @@ function invalidWebhook(message: string, target?: string): RelayError {
  * @param random random bytes for the content key and IV
  * @returns `{"type":…,"timestamp":…,"encrypted":"<JWE>"}`
  */
-function sealedPayload(head: string, payload: string, key: RsaPublicKey, random: (size: number) => Uint8Array): string {
+function sealedPayload(
+  head: string,
+  payload: string,
+  key: RsaPublicKey,
+  random: (size: number) => Uint8Array,
+): string {
   // A compact JWE is base64url and dots: it needs no JSON escaping.
   return `${head},"encrypted":"${encryptJwe(encoder.encode(payload), key, random)}"}`;
 }

@@ -250,7 +250,9 @@ export function guardedLookup(
  */
 export function checkTarget(policy: AddressPolicy, url: URL): void {
   const refused = targetRefusal(policy, url);
-  if (refused !== undefined) throw new RelayError("ERR_RELAY_BLOCKED_ADDRESS", `Cannot connect to ${url.host}: ${refused}`);
+  if (refused !== undefined) {
+    throw new RelayError("ERR_RELAY_BLOCKED_ADDRESS", `Cannot connect to ${url.host}: ${refused}`);
+  }
 }
 
 /**
@@ -275,7 +277,9 @@ function refusal(address: string, reason: string): string {
   const target = normalizeAddress(address);
   const opening = target === undefined
     ? ""
-    : `; to deliver there, add ${target.address}/${target.family === "ipv4" ? 32 : 128} to ALLOW_PRIVATE_TARGETS`;
+    : `; to deliver there, add ${target.address}/${
+      target.family === "ipv4" ? 32 : 128
+    } to ALLOW_PRIVATE_TARGETS`;
   return `address ${address} is refused (${reason})${opening}`;
 }
 

@@ -1,11 +1,30 @@
-import { type ErrorCode, errorStatuses, type JsonSchema, type ParameterDoc, type ResponseDoc, type RouteDoc } from "../http/mod.ts";
-import { errorResponses as statusesResponses, schemaRef, type SecuritySchemeDoc } from "../http/_internal.ts";
+import {
+  type ErrorCode,
+  errorStatuses,
+  type JsonSchema,
+  type ParameterDoc,
+  type ResponseDoc,
+  type RouteDoc,
+} from "../http/mod.ts";
+import {
+  errorResponses as statusesResponses,
+  schemaRef,
+  type SecuritySchemeDoc,
+} from "../http/_internal.ts";
 import { RELAY_ERROR_STATUS } from "./error_status.ts";
 import type { RelayErrorCode } from "./errors.ts";
 import { EVENT_NAME, MAX_EVENT_LENGTH } from "./event_patterns.ts";
 import { DEAD_LETTER_LIMIT, DELIVERY_STATUSES, MESSAGE_LIMIT } from "./manage_relay.ts";
 import type { AttemptOutcome, JobState } from "./queue.ts";
-import { ENDPOINT_FIELDS, type EndpointInput, MAX_RATE, MAX_URL_LENGTH, MIN_RATE, RELAY_ID, UPDATE_FIELDS } from "./tenants.ts";
+import {
+  ENDPOINT_FIELDS,
+  type EndpointInput,
+  MAX_RATE,
+  MAX_URL_LENGTH,
+  MIN_RATE,
+  RELAY_ID,
+  UPDATE_FIELDS,
+} from "./tenants.ts";
 
 /** A code the service's answers may carry: its own, or one of lib/http and below. */
 type DocumentedCode = RelayErrorCode | ErrorCode;
@@ -32,38 +51,82 @@ export const RELAY_SECURITY_SCHEMES: Readonly<Record<string, SecuritySchemeDoc>>
   tenantBearer: {
     type: "http",
     scheme: "bearer",
-    description: "A tenant's API key (`TENANTS_FILE`), as `Authorization: Bearer <key>`; missing or unknown: 401",
+    description:
+      "A tenant's API key (`TENANTS_FILE`), as `Authorization: Bearer <key>`; missing or unknown: 401",
   },
-  tenantApiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "A tenant's API key, in `x-api-key`" },
+  tenantApiKey: {
+    type: "apiKey",
+    in: "header",
+    name: "x-api-key",
+    description: "A tenant's API key, in `x-api-key`",
+  },
 };
 
 const SECURITY = [{ tenantBearer: [] }, { tenantApiKey: [] }] as const;
 
 /** How an attempt ends and where a job is: one entry each. */
-const OUTCOMES: Readonly<Record<AttemptOutcome, true>> = { success: true, failure: true, timeout: true, blocked: true, gone: true, throttled: true };
-const STATES: Readonly<Record<JobState, true>> = { ready: true, delayed: true, leased: true, delivered: true, dead: true };
+const OUTCOMES: Readonly<Record<AttemptOutcome, true>> = {
+  success: true,
+  failure: true,
+  timeout: true,
+  blocked: true,
+  gone: true,
+  throttled: true,
+};
+const STATES: Readonly<Record<JobState, true>> = {
+  ready: true,
+  delayed: true,
+  leased: true,
+  delivered: true,
+  dead: true,
+};
 
 const TIME: JsonSchema = { type: "string", format: "date-time" };
 const ID: JsonSchema = { type: "string", pattern: RELAY_ID.source };
-const SECRET: JsonSchema = { type: "string", pattern: "^whsec_[A-Za-z0-9+/]+={0,2}$", description: "`whsec_` and the base64 of 24 to 64 random bytes" };
-const EVENT: JsonSchema = { type: "string", maxLength: MAX_EVENT_LENGTH, pattern: EVENT_NAME.source };
+const SECRET: JsonSchema = {
+  type: "string",
+  pattern: "^whsec_[A-Za-z0-9+/]+={0,2}$",
+  description: "`whsec_` and the base64 of 24 to 64 random bytes",
+};
+const EVENT: JsonSchema = {
+  type: "string",
+  maxLength: MAX_EVENT_LENGTH,
+  pattern: EVENT_NAME.source,
+};
 
 /** Each field an endpoint may be given, as the tenant directory checks it. */
 const ENDPOINT_INPUT: Readonly<Record<keyof EndpointInput, JsonSchema>> = {
   id: { ...ID, description: "Made (`ep_…`) when not given" },
-  url: { type: "string", format: "uri", maxLength: MAX_URL_LENGTH, description: "http or https, without a user, password or fragment" },
+  url: {
+    type: "string",
+    format: "uri",
+    maxLength: MAX_URL_LENGTH,
+    description: "http or https, without a user, password or fragment",
+  },
   events: {
     type: "array",
     items: { type: "string", maxLength: MAX_EVENT_LENGTH },
-    description: "Event patterns: `*` for all, a name (`invoice.paid`), or a prefix ending in `.*` (`invoice.*`)",
+    description:
+      "Event patterns: `*` for all, a name (`invoice.paid`), or a prefix ending in `.*` (`invoice.*`)",
   },
   secret: { ...SECRET, description: "The signing secret; made when not given" },
-  public_key: { type: ["string", "null"], description: "An RSA public key (PEM) to encrypt deliveries for; null removes it" },
-  rate_limit_per_second: { type: ["number", "null"], minimum: MIN_RATE, maximum: MAX_RATE, description: "Deliveries per second at most; null for no limit" },
+  public_key: {
+    type: ["string", "null"],
+    description: "An RSA public key (PEM) to encrypt deliveries for; null removes it",
+  },
+  rate_limit_per_second: {
+    type: ["number", "null"],
+    minimum: MIN_RATE,
+    maximum: MAX_RATE,
+    description: "Deliveries per second at most; null for no limit",
+  },
   enabled: { type: "boolean" },
 };
 
-function endpointInput(fields: ReadonlySet<keyof EndpointInput>, required: readonly string[]): JsonSchema {
+function endpointInput(
+  fields: ReadonlySet<keyof EndpointInput>,
+  required: readonly string[],
+): JsonSchema {
   return {
     type: "object",
     required,
@@ -72,19 +135,37 @@ function endpointInput(fields: ReadonlySet<keyof EndpointInput>, required: reado
   };
 }
 
-const ENDPOINT_REQUIRED = ["id", "url", "events", "enabled", "disabled_reason", "rate_limit_per_second", "encryption_key_id", "created_at", "updated_at"];
+const ENDPOINT_REQUIRED = [
+  "id",
+  "url",
+  "events",
+  "enabled",
+  "disabled_reason",
+  "rate_limit_per_second",
+  "encryption_key_id",
+  "created_at",
+  "updated_at",
+];
 const ENDPOINT_PROPERTIES: Readonly<Record<string, JsonSchema>> = {
   id: ID,
   url: { type: "string", format: "uri" },
   events: { type: "array", items: { type: "string" } },
   enabled: { type: "boolean" },
-  disabled_reason: { type: ["string", "null"], description: "Why it is disabled, e.g. a 410 from the receiver" },
+  disabled_reason: {
+    type: ["string", "null"],
+    description: "Why it is disabled, e.g. a 410 from the receiver",
+  },
   rate_limit_per_second: { type: ["number", "null"] },
   encryption_key_id: { type: ["string", "null"], description: "The key id of its RSA public key" },
   created_at: TIME,
   updated_at: TIME,
 };
-const ENDPOINT: JsonSchema = { type: "object", required: ENDPOINT_REQUIRED, additionalProperties: false, properties: ENDPOINT_PROPERTIES };
+const ENDPOINT: JsonSchema = {
+  type: "object",
+  required: ENDPOINT_REQUIRED,
+  additionalProperties: false,
+  properties: ENDPOINT_PROPERTIES,
+};
 
 const JOB: JsonSchema = {
   type: "object",
@@ -108,7 +189,10 @@ const JOB: JsonSchema = {
         properties: {
           at: TIME,
           outcome: { enum: Object.keys(OUTCOMES) },
-          status: { type: ["integer", "null"], description: "The receiver's status; null without an answer" },
+          status: {
+            type: ["integer", "null"],
+            description: "The receiver's status; null without an answer",
+          },
           latency_ms: { type: "number", minimum: 0 },
           error: { type: ["string", "null"] },
         },
@@ -121,7 +205,12 @@ const MESSAGE: JsonSchema = {
   type: "object",
   required: ["id", "event", "created_at", "deliveries"],
   additionalProperties: false,
-  properties: { id: { type: "string" }, event: { type: "string" }, created_at: TIME, deliveries: { type: "array", items: schemaRef("WebhookDelivery") } },
+  properties: {
+    id: { type: "string" },
+    event: { type: "string" },
+    created_at: TIME,
+    deliveries: { type: "array", items: schemaRef("WebhookDelivery") },
+  },
 };
 
 const SECRETS: JsonSchema = {
@@ -136,23 +225,50 @@ const SECRETS: JsonSchema = {
         type: "object",
         required: ["secret", "expires_at"],
         additionalProperties: false,
-        properties: { secret: SECRET, expires_at: { type: ["string", "null"], format: "date-time" } },
+        properties: {
+          secret: SECRET,
+          expires_at: { type: ["string", "null"], format: "date-time" },
+        },
       },
     },
   },
 };
 
-const SCHEMAS: Readonly<Record<string, JsonSchema>> = { WebhookEndpoint: ENDPOINT, WebhookDelivery: JOB, WebhookMessage: MESSAGE, WebhookSecrets: SECRETS };
+const SCHEMAS: Readonly<Record<string, JsonSchema>> = {
+  WebhookEndpoint: ENDPOINT,
+  WebhookDelivery: JOB,
+  WebhookMessage: MESSAGE,
+  WebhookSecrets: SECRETS,
+};
 
 /** What every route may answer besides its own: no usable key, a backend that cannot be reached. */
-const ACCESS: readonly DocumentedCode[] = ["ERR_HTTP_UNAUTHORIZED", "ERR_RELAY_QUEUE_UNAVAILABLE", "ERR_STORAGE_UNAVAILABLE"];
-const JSON_BODY: readonly DocumentedCode[] = ["ERR_HTTP_INVALID_JSON", "ERR_HTTP_JSON_TOO_DEEP", "ERR_HTTP_BODY_TOO_LARGE", "ERR_HTTP_UNSUPPORTED_MEDIA_TYPE"];
+const ACCESS: readonly DocumentedCode[] = [
+  "ERR_HTTP_UNAUTHORIZED",
+  "ERR_RELAY_QUEUE_UNAVAILABLE",
+  "ERR_STORAGE_UNAVAILABLE",
+];
+const JSON_BODY: readonly DocumentedCode[] = [
+  "ERR_HTTP_INVALID_JSON",
+  "ERR_HTTP_JSON_TOO_DEEP",
+  "ERR_HTTP_BODY_TOO_LARGE",
+  "ERR_HTTP_UNSUPPORTED_MEDIA_TYPE",
+];
 
-function json(description: string, schema: JsonSchema, extra: Partial<ResponseDoc> = {}): ResponseDoc {
+function json(
+  description: string,
+  schema: JsonSchema,
+  extra: Partial<ResponseDoc> = {},
+): ResponseDoc {
   return { description, ...extra, content: { "application/json": { schema } } };
 }
 
-const ENDPOINT_ID: ParameterDoc = { name: "id", in: "path", description: "The endpoint's id", schema: ID, example: "orders" };
+const ENDPOINT_ID: ParameterDoc = {
+  name: "id",
+  in: "path",
+  description: "The endpoint's id",
+  schema: ID,
+  example: "orders",
+};
 const ENDPOINT_LINKS = {
   read: { operationId: "getEndpoint", parameters: { id: "$response.body#/id" } },
   change: { operationId: "updateEndpoint", parameters: { id: "$response.body#/id" } },
@@ -160,35 +276,52 @@ const ENDPOINT_LINKS = {
   rotate: { operationId: "rotateEndpointSecret", parameters: { id: "$response.body#/id" } },
   delete: { operationId: "deleteEndpoint", parameters: { id: "$response.body#/id" } },
 } as const;
-const NO_STORE = { "Cache-Control": { description: "`no-store`", schema: { type: "string" } } } as const;
-const REPLAYED = json("Queued again", { type: "object", required: ["replayed"], additionalProperties: false, properties: { replayed: { type: "integer", minimum: 0 } } });
-const OPTIONAL_ENDPOINT_FILTER: ParameterDoc = { name: "endpoint", in: "query", description: "Only this endpoint's", schema: ID, example: "orders" };
+const NO_STORE = {
+  "Cache-Control": { description: "`no-store`", schema: { type: "string" } },
+} as const;
+const REPLAYED = json("Queued again", {
+  type: "object",
+  required: ["replayed"],
+  additionalProperties: false,
+  properties: { replayed: { type: "integer", minimum: 0 } },
+});
+const OPTIONAL_ENDPOINT_FILTER: ParameterDoc = {
+  name: "endpoint",
+  in: "query",
+  description: "Only this endpoint's",
+  schema: ID,
+  example: "orders",
+};
 
 /** The relay's routes' docs. */
-export const RELAY_DOCS: Readonly<Record<
-  | "intake"
-  | "listEndpoints"
-  | "createEndpoint"
-  | "getEndpoint"
-  | "updateEndpoint"
-  | "deleteEndpoint"
-  | "secrets"
-  | "rotateSecret"
-  | "messages"
-  | "stats"
-  | "message"
-  | "deadLetters"
-  | "replayAll"
-  | "replayOne",
-  RouteDoc
->> = {
+export const RELAY_DOCS: Readonly<
+  Record<
+    | "intake"
+    | "listEndpoints"
+    | "createEndpoint"
+    | "getEndpoint"
+    | "updateEndpoint"
+    | "deleteEndpoint"
+    | "secrets"
+    | "rotateSecret"
+    | "messages"
+    | "stats"
+    | "message"
+    | "deadLetters"
+    | "replayAll"
+    | "replayOne",
+    RouteDoc
+  >
+> = {
   intake: {
     operationId: "sendWebhook",
-    summary: "Accepts a webhook: one job per endpoint subscribed to its event, queued durably before the answer",
+    summary:
+      "Accepts a webhook: one job per endpoint subscribed to its event, queued durably before the answer",
     parameters: [{
       name: "Idempotency-Key",
       in: "header",
-      description: "1 to 255 visible ASCII characters: the same key within 24 hours gives the first answer again (409 with another body)",
+      description:
+        "1 to 255 visible ASCII characters: the same key within 24 hours gives the first answer again (409 with another body)",
       schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" },
       example: "order-1042-created",
     }],
@@ -200,7 +333,13 @@ export const RELAY_DOCS: Readonly<Record<
             type: "object",
             required: ["event", "data"],
             additionalProperties: false,
-            properties: { event: EVENT, data: { type: "object", description: "Delivered as sent, every digit of its numbers kept" } },
+            properties: {
+              event: EVENT,
+              data: {
+                type: "object",
+                description: "Delivered as sent, every digit of its numbers kept",
+              },
+            },
           },
           example: { event: "order.created", data: { id: 1042, total: 99.5 } },
         },
@@ -211,15 +350,28 @@ export const RELAY_DOCS: Readonly<Record<
         type: "object",
         required: ["id", "event", "endpoints"],
         additionalProperties: false,
-        properties: { id: { type: "string", pattern: "^msg_" }, event: { type: "string" }, endpoints: { type: "array", items: ID } },
+        properties: {
+          id: { type: "string", pattern: "^msg_" },
+          event: { type: "string" },
+          endpoints: { type: "array", items: ID },
+        },
       }, {
         headers: {
           Location: { description: "The message's status", schema: { type: "string" } },
-          "Idempotent-Replayed": { description: "`true` when this is the first answer again", schema: { type: "string" } },
+          "Idempotent-Replayed": {
+            description: "`true` when this is the first answer again",
+            schema: { type: "string" },
+          },
         },
         links: { message: { operationId: "getMessage", parameters: { id: "$response.body#/id" } } },
       }),
-      ...errorResponses([...ACCESS, ...JSON_BODY, "ERR_RELAY_INVALID_WEBHOOK", "ERR_RELAY_IDEMPOTENCY_CONFLICT", "ERR_RELAY_QUEUE_FULL"]),
+      ...errorResponses([
+        ...ACCESS,
+        ...JSON_BODY,
+        "ERR_RELAY_INVALID_WEBHOOK",
+        "ERR_RELAY_IDEMPOTENCY_CONFLICT",
+        "ERR_RELAY_QUEUE_FULL",
+      ]),
     },
     security: SECURITY,
   },
@@ -227,7 +379,12 @@ export const RELAY_DOCS: Readonly<Record<
     operationId: "listEndpoints",
     summary: "The tenant's endpoints (their secrets are not listed)",
     responses: {
-      "200": json("The endpoints", { type: "object", required: ["data"], additionalProperties: false, properties: { data: { type: "array", items: schemaRef("WebhookEndpoint") } } }),
+      "200": json("The endpoints", {
+        type: "object",
+        required: ["data"],
+        additionalProperties: false,
+        properties: { data: { type: "array", items: schemaRef("WebhookEndpoint") } },
+      }),
       ...errorResponses(ACCESS),
     },
     security: SECURITY,
@@ -251,8 +408,16 @@ export const RELAY_DOCS: Readonly<Record<
         required: [...ENDPOINT_REQUIRED, "secret"],
         additionalProperties: false,
         properties: { ...ENDPOINT_PROPERTIES, secret: SECRET },
-      }, { headers: { Location: { description: "The endpoint", schema: { type: "string" } } }, links: ENDPOINT_LINKS }),
-      ...errorResponses([...ACCESS, ...JSON_BODY, "ERR_RELAY_INVALID_ENDPOINT", "ERR_RELAY_ENDPOINT_EXISTS"]),
+      }, {
+        headers: { Location: { description: "The endpoint", schema: { type: "string" } } },
+        links: ENDPOINT_LINKS,
+      }),
+      ...errorResponses([
+        ...ACCESS,
+        ...JSON_BODY,
+        "ERR_RELAY_INVALID_ENDPOINT",
+        "ERR_RELAY_ENDPOINT_EXISTS",
+      ]),
     },
     security: SECURITY,
     schemas: SCHEMAS,
@@ -261,7 +426,10 @@ export const RELAY_DOCS: Readonly<Record<
     operationId: "getEndpoint",
     summary: "An endpoint",
     parameters: [ENDPOINT_ID],
-    responses: { "200": json("The endpoint", schemaRef("WebhookEndpoint")), ...errorResponses([...ACCESS, "ERR_RELAY_UNKNOWN_ENDPOINT"]) },
+    responses: {
+      "200": json("The endpoint", schemaRef("WebhookEndpoint")),
+      ...errorResponses([...ACCESS, "ERR_RELAY_UNKNOWN_ENDPOINT"]),
+    },
     security: SECURITY,
     schemas: SCHEMAS,
   },
@@ -271,11 +439,21 @@ export const RELAY_DOCS: Readonly<Record<
     parameters: [ENDPOINT_ID],
     requestBody: {
       required: true,
-      content: { "application/json": { schema: endpointInput(UPDATE_FIELDS, []), example: { events: ["order.*", "invoice.paid"], rate_limit_per_second: 10 } } },
+      content: {
+        "application/json": {
+          schema: endpointInput(UPDATE_FIELDS, []),
+          example: { events: ["order.*", "invoice.paid"], rate_limit_per_second: 10 },
+        },
+      },
     },
     responses: {
       "200": json("The endpoint as changed", schemaRef("WebhookEndpoint")),
-      ...errorResponses([...ACCESS, ...JSON_BODY, "ERR_RELAY_INVALID_ENDPOINT", "ERR_RELAY_UNKNOWN_ENDPOINT"]),
+      ...errorResponses([
+        ...ACCESS,
+        ...JSON_BODY,
+        "ERR_RELAY_INVALID_ENDPOINT",
+        "ERR_RELAY_UNKNOWN_ENDPOINT",
+      ]),
     },
     security: SECURITY,
     schemas: SCHEMAS,
@@ -284,28 +462,45 @@ export const RELAY_DOCS: Readonly<Record<
     operationId: "deleteEndpoint",
     summary: "Deletes an endpoint",
     parameters: [ENDPOINT_ID],
-    responses: { "204": { description: "Deleted" }, ...errorResponses([...ACCESS, "ERR_RELAY_UNKNOWN_ENDPOINT"]) },
+    responses: {
+      "204": { description: "Deleted" },
+      ...errorResponses([...ACCESS, "ERR_RELAY_UNKNOWN_ENDPOINT"]),
+    },
     security: SECURITY,
   },
   secrets: {
     operationId: "getEndpointSecrets",
     summary: "The secrets that sign an endpoint's deliveries now",
     parameters: [ENDPOINT_ID],
-    responses: { "200": json("The secrets", schemaRef("WebhookSecrets"), { headers: NO_STORE }), ...errorResponses([...ACCESS, "ERR_RELAY_UNKNOWN_ENDPOINT"]) },
+    responses: {
+      "200": json("The secrets", schemaRef("WebhookSecrets"), { headers: NO_STORE }),
+      ...errorResponses([...ACCESS, "ERR_RELAY_UNKNOWN_ENDPOINT"]),
+    },
     security: SECURITY,
     schemas: SCHEMAS,
   },
   rotateSecret: {
     operationId: "rotateEndpointSecret",
-    summary: "A new signing secret; the old one signs alongside until SECRET_ROTATION_OVERLAP_SECONDS pass",
+    summary:
+      "A new signing secret; the old one signs alongside until SECRET_ROTATION_OVERLAP_SECONDS pass",
     parameters: [ENDPOINT_ID],
     requestBody: {
       required: false,
-      content: { "application/json": { schema: { type: "object", additionalProperties: false, properties: { secret: SECRET } }, example: {} } },
+      content: {
+        "application/json": {
+          schema: { type: "object", additionalProperties: false, properties: { secret: SECRET } },
+          example: {},
+        },
+      },
     },
     responses: {
       "200": json("The secrets", schemaRef("WebhookSecrets"), { headers: NO_STORE }),
-      ...errorResponses([...ACCESS, ...JSON_BODY, "ERR_RELAY_INVALID_ENDPOINT", "ERR_RELAY_UNKNOWN_ENDPOINT"]),
+      ...errorResponses([
+        ...ACCESS,
+        ...JSON_BODY,
+        "ERR_RELAY_INVALID_ENDPOINT",
+        "ERR_RELAY_UNKNOWN_ENDPOINT",
+      ]),
     },
     security: SECURITY,
     schemas: SCHEMAS,
@@ -314,25 +509,51 @@ export const RELAY_DOCS: Readonly<Record<
     operationId: "listMessages",
     summary: "The message log, newest first, a page at a time",
     parameters: [
-      { name: "event", in: "query", description: "Only messages of this event", schema: { type: "string" }, example: "order.created" },
+      {
+        name: "event",
+        in: "query",
+        description: "Only messages of this event",
+        schema: { type: "string" },
+        example: "order.created",
+      },
       {
         name: "status",
         in: "query",
-        description: "Only messages with a delivery in this status (`pending`: waiting for an attempt or a retry)",
+        description:
+          "Only messages with a delivery in this status (`pending`: waiting for an attempt or a retry)",
         schema: { type: "string", enum: [...DELIVERY_STATUSES] },
         example: "pending",
       },
       { ...OPTIONAL_ENDPOINT_FILTER, description: "Only this endpoint's deliveries" },
-      { name: "since", in: "query", description: "Created at or after this time", schema: TIME, example: "2026-01-01T00:00:00Z" },
-      { name: "until", in: "query", description: "Created before this time", schema: TIME, example: "2099-01-01T00:00:00Z" },
+      {
+        name: "since",
+        in: "query",
+        description: "Created at or after this time",
+        schema: TIME,
+        example: "2026-01-01T00:00:00Z",
+      },
+      {
+        name: "until",
+        in: "query",
+        description: "Created before this time",
+        schema: TIME,
+        example: "2099-01-01T00:00:00Z",
+      },
       {
         name: "limit",
         in: "query",
-        description: `Messages at most, 1 to ${MESSAGE_LIMIT.max} (${MESSAGE_LIMIT.default} by default)`,
+        description:
+          `Messages at most, 1 to ${MESSAGE_LIMIT.max} (${MESSAGE_LIMIT.default} by default)`,
         schema: { type: "integer", minimum: 1, maximum: MESSAGE_LIMIT.max },
         example: 5,
       },
-      { name: "cursor", in: "query", description: "The `next_cursor` of the page before", schema: { type: "string" }, example: "MTc2NDAwMDAwMDAwMC5tc2dfMDFK" },
+      {
+        name: "cursor",
+        in: "query",
+        description: "The `next_cursor` of the page before",
+        schema: { type: "string" },
+        example: "MTc2NDAwMDAwMDAwMC5tc2dfMDFK",
+      },
     ],
     responses: {
       "200": json("A page of messages", {
@@ -341,7 +562,10 @@ export const RELAY_DOCS: Readonly<Record<
         additionalProperties: false,
         properties: {
           data: { type: "array", items: schemaRef("WebhookMessage") },
-          next_cursor: { type: ["string", "null"], description: "The next page's cursor; null on the last" },
+          next_cursor: {
+            type: ["string", "null"],
+            description: "The next page's cursor; null on the last",
+          },
         },
       }),
       ...errorResponses([...ACCESS, "ERR_HTTP_MALFORMED_URL", "ERR_HTTP_BAD_REQUEST"]),
@@ -351,8 +575,15 @@ export const RELAY_DOCS: Readonly<Record<
   },
   stats: {
     operationId: "getDeliveryStats",
-    summary: "Delivery attempts of each endpoint of the tenant, counted in 5-minute buckets over the last 24 hours",
-    parameters: [{ name: "since", in: "query", description: "From this time, within the last 24 hours (24 hours ago by default)", schema: TIME, example: "2026-11-24T00:00:00Z" }],
+    summary:
+      "Delivery attempts of each endpoint of the tenant, counted in 5-minute buckets over the last 24 hours",
+    parameters: [{
+      name: "since",
+      in: "query",
+      description: "From this time, within the last 24 hours (24 hours ago by default)",
+      schema: TIME,
+      example: "2026-11-24T00:00:00Z",
+    }],
     responses: {
       "200": json("The counts", {
         type: "object",
@@ -371,7 +602,12 @@ export const RELAY_DOCS: Readonly<Record<
                 attempts: { type: "integer", minimum: 0 },
                 successes: { type: "integer", minimum: 0 },
                 failures: { type: "integer", minimum: 0 },
-                success_rate: { type: ["number", "null"], minimum: 0, maximum: 1, description: "null without attempts" },
+                success_rate: {
+                  type: ["number", "null"],
+                  minimum: 0,
+                  maximum: 1,
+                  description: "null without attempts",
+                },
               },
             },
           },
@@ -384,8 +620,17 @@ export const RELAY_DOCS: Readonly<Record<
   message: {
     operationId: "getMessage",
     summary: "A message with its deliveries and their attempts",
-    parameters: [{ name: "id", in: "path", description: "The message's id (`msg_…`)", schema: { type: "string" }, example: "msg_01JDQ4Z8X2M3N4P5Q6R7S8T9V0" }],
-    responses: { "200": json("The message", schemaRef("WebhookMessage")), ...errorResponses([...ACCESS, "ERR_RELAY_UNKNOWN_MESSAGE"]) },
+    parameters: [{
+      name: "id",
+      in: "path",
+      description: "The message's id (`msg_…`)",
+      schema: { type: "string" },
+      example: "msg_01JDQ4Z8X2M3N4P5Q6R7S8T9V0",
+    }],
+    responses: {
+      "200": json("The message", schemaRef("WebhookMessage")),
+      ...errorResponses([...ACCESS, "ERR_RELAY_UNKNOWN_MESSAGE"]),
+    },
     security: SECURITY,
     schemas: SCHEMAS,
   },
@@ -396,15 +641,27 @@ export const RELAY_DOCS: Readonly<Record<
       {
         name: "limit",
         in: "query",
-        description: `Jobs at most, 1 to ${DEAD_LETTER_LIMIT.max} (${DEAD_LETTER_LIMIT.default} by default)`,
+        description:
+          `Jobs at most, 1 to ${DEAD_LETTER_LIMIT.max} (${DEAD_LETTER_LIMIT.default} by default)`,
         schema: { type: "integer", minimum: 1, maximum: DEAD_LETTER_LIMIT.max },
         example: 10,
       },
       OPTIONAL_ENDPOINT_FILTER,
     ],
     responses: {
-      "200": json("The dead letters", { type: "object", required: ["data"], additionalProperties: false, properties: { data: { type: "array", items: schemaRef("WebhookDelivery") } } }, {
-        links: { replay: { operationId: "replayDeadLetter", parameters: { job: "$response.body#/data/0/id" }, description: "Replays the newest" } },
+      "200": json("The dead letters", {
+        type: "object",
+        required: ["data"],
+        additionalProperties: false,
+        properties: { data: { type: "array", items: schemaRef("WebhookDelivery") } },
+      }, {
+        links: {
+          replay: {
+            operationId: "replayDeadLetter",
+            parameters: { job: "$response.body#/data/0/id" },
+            description: "Replays the newest",
+          },
+        },
       }),
       ...errorResponses([...ACCESS, "ERR_HTTP_MALFORMED_URL", "ERR_HTTP_BAD_REQUEST"]),
     },
@@ -416,15 +673,33 @@ export const RELAY_DOCS: Readonly<Record<
     summary: "Queues the tenant's dead letters again, or one endpoint's",
     requestBody: {
       required: false,
-      content: { "application/json": { schema: { type: "object", additionalProperties: false, properties: { endpoint_id: { type: "string" } } }, example: { endpoint_id: "orders" } } },
+      content: {
+        "application/json": {
+          schema: {
+            type: "object",
+            additionalProperties: false,
+            properties: { endpoint_id: { type: "string" } },
+          },
+          example: { endpoint_id: "orders" },
+        },
+      },
     },
-    responses: { "202": REPLAYED, ...errorResponses([...ACCESS, ...JSON_BODY, "ERR_HTTP_BAD_REQUEST"]) },
+    responses: {
+      "202": REPLAYED,
+      ...errorResponses([...ACCESS, ...JSON_BODY, "ERR_HTTP_BAD_REQUEST"]),
+    },
     security: SECURITY,
   },
   replayOne: {
     operationId: "replayDeadLetter",
     summary: "Queues one dead letter again",
-    parameters: [{ name: "job", in: "path", description: "The job's id (a dead letter's `id`)", schema: { type: "string" }, example: "msg_01JDQ4Z8X2M3N4P5Q6R7S8T9V0.orders" }],
+    parameters: [{
+      name: "job",
+      in: "path",
+      description: "The job's id (a dead letter's `id`)",
+      schema: { type: "string" },
+      example: "msg_01JDQ4Z8X2M3N4P5Q6R7S8T9V0.orders",
+    }],
     responses: { "202": REPLAYED, ...errorResponses([...ACCESS, "ERR_RELAY_UNKNOWN_MESSAGE"]) },
     security: SECURITY,
   },

@@ -89,12 +89,21 @@ export class MemoryConfigStore implements ConfigStore {
    * @param sink where further changes go
    * @throws {TypeError} when the snapshot or a change is not one this store wrote
    */
-  static restore(snapshot: unknown, changes: readonly unknown[], sink?: ChangeSink<ConfigRecord>): MemoryConfigStore {
+  static restore(
+    snapshot: unknown,
+    changes: readonly unknown[],
+    sink?: ChangeSink<ConfigRecord>,
+  ): MemoryConfigStore {
     const store = new MemoryConfigStore(sink);
     if (snapshot !== undefined) {
       const state = snapshot as Partial<ConfigSnapshot> | null;
-      if (state === null || typeof state !== "object" || state.version !== 1 || !Array.isArray(state.records)) {
-        throw new TypeError("Cannot restore the relay's configuration: the snapshot is not one this version wrote");
+      if (
+        state === null || typeof state !== "object" || state.version !== 1 ||
+        !Array.isArray(state.records)
+      ) {
+        throw new TypeError(
+          "Cannot restore the relay's configuration: the snapshot is not one this version wrote",
+        );
       }
       for (const record of state.records) store.#keep(checkedRecord(record));
     }
@@ -141,9 +150,14 @@ export class MemoryConfigStore implements ConfigStore {
 
 function checkedRecord(value: unknown): ConfigRecord {
   const record = value as Partial<ConfigRecord> | null;
-  if (record === null || typeof record !== "object" || typeof record.key !== "string" || typeof record.value !== "string" ||
-    !Number.isSafeInteger(record.revision) || record.revision! < 1) {
-    throw new TypeError("Cannot restore the relay's configuration: a record is not one this version wrote");
+  if (
+    record === null || typeof record !== "object" || typeof record.key !== "string" ||
+    typeof record.value !== "string" ||
+    !Number.isSafeInteger(record.revision) || record.revision! < 1
+  ) {
+    throw new TypeError(
+      "Cannot restore the relay's configuration: a record is not one this version wrote",
+    );
   }
   return { key: record.key, revision: record.revision!, value: record.value };
 }

@@ -1,5 +1,15 @@
 import type { RsaPublicKey } from "../crypto/mod.ts";
-import { createRouter, errorStatuses, HttpError, type HttpRequest, type HttpResponse, keepRoutes, readJson, type Router, withErrorStatuses } from "../http/mod.ts";
+import {
+  createRouter,
+  errorStatuses,
+  HttpError,
+  type HttpRequest,
+  type HttpResponse,
+  keepRoutes,
+  readJson,
+  type Router,
+  withErrorStatuses,
+} from "../http/mod.ts";
 import { jsonResponse, parseQuery } from "../http/_internal.ts";
 import { contentSecurityPolicy, pageLoader, pageRoutes, type WebPage } from "../web/mod.ts";
 import type { AddressPolicy } from "./address_policy.ts";
@@ -156,8 +166,14 @@ export function createRelayService(options: RelayServiceOptions): Router {
       path: `${base}/endpoints`,
       handler: async (request) => {
         const tenant = tenantOf(request);
-        const endpoint = await registry.createEndpoint(tenant.id, checkedUrl(await readEndpointBody(request)));
-        return jsonResponse(201, { ...renderEndpoint(endpoint), secret: endpoint.secrets[0]!.secret }, {
+        const endpoint = await registry.createEndpoint(
+          tenant.id,
+          checkedUrl(await readEndpointBody(request)),
+        );
+        return jsonResponse(201, {
+          ...renderEndpoint(endpoint),
+          secret: endpoint.secrets[0]!.secret,
+        }, {
           location: `${base}/endpoints/${endpoint.id}`,
         });
       },
@@ -166,7 +182,8 @@ export function createRelayService(options: RelayServiceOptions): Router {
     {
       method: "GET",
       path: `${base}/endpoints/:id`,
-      handler: (request, params) => jsonResponse(200, renderEndpoint(existing(tenantOf(request), params["id"]!))),
+      handler: (request, params) =>
+        jsonResponse(200, renderEndpoint(existing(tenantOf(request), params["id"]!))),
       doc: RELAY_DOCS.getEndpoint,
     },
     {
@@ -175,7 +192,16 @@ export function createRelayService(options: RelayServiceOptions): Router {
       handler: async (request, params) => {
         const tenant = tenantOf(request);
         existing(tenant, params["id"]!);
-        return jsonResponse(200, renderEndpoint(await registry.updateEndpoint(tenant.id, params["id"]!, checkedUrl(await readEndpointBody(request)))));
+        return jsonResponse(
+          200,
+          renderEndpoint(
+            await registry.updateEndpoint(
+              tenant.id,
+              params["id"]!,
+              checkedUrl(await readEndpointBody(request)),
+            ),
+          ),
+        );
       },
       doc: RELAY_DOCS.updateEndpoint,
     },
@@ -195,7 +221,9 @@ export function createRelayService(options: RelayServiceOptions): Router {
       path: `${base}/endpoints/:id/secret`,
       handler: (request, params) => {
         const endpoint = existing(tenantOf(request), params["id"]!);
-        return jsonResponse(200, { secrets: renderSecrets(endpoint, options.now()) }, { "cache-control": "no-store" });
+        return jsonResponse(200, { secrets: renderSecrets(endpoint, options.now()) }, {
+          "cache-control": "no-store",
+        });
       },
       doc: RELAY_DOCS.secrets,
     },
@@ -207,7 +235,9 @@ export function createRelayService(options: RelayServiceOptions): Router {
         existing(tenant, params["id"]!);
         const secret = rotateSecretInput(await readOptionalJson(request));
         const endpoint = await registry.rotateSecret(tenant.id, params["id"]!, secret);
-        return jsonResponse(200, { secrets: renderSecrets(endpoint, options.now()) }, { "cache-control": "no-store" });
+        return jsonResponse(200, { secrets: renderSecrets(endpoint, options.now()) }, {
+          "cache-control": "no-store",
+        });
       },
       doc: RELAY_DOCS.rotateSecret,
     },
@@ -227,7 +257,14 @@ export function createRelayService(options: RelayServiceOptions): Router {
       handler: async (request) => {
         const tenant = tenantOf(request);
         const since = statsSince(parseQuery(request.query), options.now());
-        return jsonResponse(200, renderStats(registry.endpoints(tenant.id), await queue.attemptStats(tenant.id, since), since));
+        return jsonResponse(
+          200,
+          renderStats(
+            registry.endpoints(tenant.id),
+            await queue.attemptStats(tenant.id, since),
+            since,
+          ),
+        );
       },
       doc: RELAY_DOCS.stats,
     },
@@ -238,7 +275,10 @@ export function createRelayService(options: RelayServiceOptions): Router {
         const tenant = tenantOf(request);
         const jobs = await queue.message(tenant.id, params["id"]!);
         if (jobs.length === 0) {
-          throw new RelayError("ERR_RELAY_UNKNOWN_MESSAGE", `Cannot find message "${params["id"]}" of this tenant (or it is past its retention)`);
+          throw new RelayError(
+            "ERR_RELAY_UNKNOWN_MESSAGE",
+            `Cannot find message "${params["id"]}" of this tenant (or it is past its retention)`,
+          );
         }
         return jsonResponse(200, renderMessage(params["id"]!, jobs));
       },
@@ -259,7 +299,11 @@ export function createRelayService(options: RelayServiceOptions): Router {
       path: `${base}/dead-letters/replay`,
       handler: async (request) => {
         const tenant = tenantOf(request);
-        const replayed = await queue.replay(tenant.id, replayTarget(await readOptionalJson(request)), options.now());
+        const replayed = await queue.replay(
+          tenant.id,
+          replayTarget(await readOptionalJson(request)),
+          options.now(),
+        );
         return jsonResponse(202, { replayed });
       },
       doc: RELAY_DOCS.replayAll,
@@ -270,21 +314,43 @@ export function createRelayService(options: RelayServiceOptions): Router {
       handler: async (request, params) => {
         const tenant = tenantOf(request);
         const replayed = await queue.replay(tenant.id, { jobId: params["job"]! }, options.now());
-        if (replayed === 0) throw new RelayError("ERR_RELAY_UNKNOWN_MESSAGE", `Cannot find dead letter "${params["job"]}" of this tenant`);
+        if (replayed === 0) {
+          throw new RelayError(
+            "ERR_RELAY_UNKNOWN_MESSAGE",
+            `Cannot find dead letter "${params["job"]}" of this tenant`,
+          );
+        }
         return jsonResponse(202, { replayed });
       },
       doc: RELAY_DOCS.replayOne,
     },
-    ...(options.portal === false ? [] : pageRoutes(`${base}/portal`, options.portal ?? pageLoader(new URL("./portal/", import.meta.url), "portal"), {
-      // The portal builds its DOM from text only: no string ever becomes markup. Its icon is an empty data: image.
-      contentSecurityPolicy: contentSecurityPolicy({ requireTrustedTypes: true, dataImages: true }),
-      doc: { id: "portal", summary: "The relay portal, a page for a tenant (its API requests carry the key; the page needs none)", exampleAsset: "portal.css" },
-    })),
+    ...(options.portal === false ? [] : pageRoutes(
+      `${base}/portal`,
+      options.portal ?? pageLoader(new URL("./portal/", import.meta.url), "portal"),
+      {
+        // The portal builds its DOM from text only: no string ever becomes markup. Its icon is an empty data: image.
+        contentSecurityPolicy: contentSecurityPolicy({
+          requireTrustedTypes: true,
+          dataImages: true,
+        }),
+        doc: {
+          id: "portal",
+          summary:
+            "The relay portal, a page for a tenant (its API requests carry the key; the page needs none)",
+          exampleAsset: "portal.css",
+        },
+      },
+    )),
   ]);
 
   function existing(tenant: Tenant, id: string): Endpoint {
     const endpoint = registry.endpoint(tenant.id, id);
-    if (endpoint === undefined) throw new RelayError("ERR_RELAY_UNKNOWN_ENDPOINT", `Cannot find endpoint "${id}" of this tenant`);
+    if (endpoint === undefined) {
+      throw new RelayError(
+        "ERR_RELAY_UNKNOWN_ENDPOINT",
+        `Cannot find endpoint "${id}" of this tenant`,
+      );
+    }
     return endpoint;
   }
 
@@ -298,14 +364,23 @@ const STATUSES = errorStatuses(RELAY_ERROR_STATUS);
 async function readBytes(request: HttpRequest, maxBytes: number): Promise<Uint8Array> {
   const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== JSON_TYPE) {
-    throw new HttpError("ERR_HTTP_UNSUPPORTED_MEDIA_TYPE", `Cannot read the webhook: expected Content-Type application/json but found "${type || "none"}"`);
+    throw new HttpError(
+      "ERR_HTTP_UNSUPPORTED_MEDIA_TYPE",
+      `Cannot read the webhook: expected Content-Type application/json but found "${
+        type || "none"
+      }"`,
+    );
   }
   return request.body.bytes(maxBytes);
 }
 
 /** A JSON body when there is one: an empty body (no content type needed) is undefined. */
 async function readOptionalJson(request: HttpRequest): Promise<unknown> {
-  if (request.headers["content-length"] === "0" || (request.headers["content-type"] === undefined && request.headers["transfer-encoding"] === undefined)) {
+  if (
+    request.headers["content-length"] === "0" ||
+    (request.headers["content-type"] === undefined &&
+      request.headers["transfer-encoding"] === undefined)
+  ) {
     return undefined;
   }
   return readJson(request, { maxBytes: 65_536, maxDepth: 4 });

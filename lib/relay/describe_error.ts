@@ -5,7 +5,13 @@
  * @returns the description
  */
 export function describeError(error: unknown): string {
-  if (error instanceof AggregateError && error.errors.length > 0) return error.errors.map(describeError).join("; ");
-  if (error instanceof Error) return error.message !== "" ? error.message : String((error as NodeJS.ErrnoException).code ?? error.name);
+  if (error instanceof AggregateError && error.errors.length > 0) {
+    return error.errors.map(describeError).join("; ");
+  }
+  if (error instanceof Error) {
+    return error.message !== ""
+      ? error.message
+      : String((error as NodeJS.ErrnoException).code ?? error.name);
+  }
   return String(error);
 }

@@ -20,7 +20,11 @@ export interface TenantDirectory {
   updateEndpoint(tenantId: string, id: string, input: unknown): Endpoint | Promise<Endpoint>;
   deleteEndpoint(tenantId: string, id: string): boolean | Promise<boolean>;
   rotateSecret(tenantId: string, id: string, secret?: unknown): Endpoint | Promise<Endpoint>;
-  disableEndpoint(tenantId: string, id: string, reason: string): Endpoint | undefined | Promise<Endpoint | undefined>;
+  disableEndpoint(
+    tenantId: string,
+    id: string,
+    reason: string,
+  ): Endpoint | undefined | Promise<Endpoint | undefined>;
 }
 
 /** Who last set an endpoint: the tenants file (while the API has not changed it) or the API. */
@@ -83,7 +87,10 @@ export class EndpointDirectory implements TenantDirectory {
   readonly #store: ConfigStore;
   readonly #onError: (error: unknown) => void;
   /** What this process has applied, by key: the revision and the entry. */
-  readonly #known = new Map<string, { readonly revision: number; readonly entry: EndpointEntry | undefined }>();
+  readonly #known = new Map<
+    string,
+    { readonly revision: number; readonly entry: EndpointEntry | undefined }
+  >();
   #stopWatching: () => void = () => {};
 
   /**
@@ -91,7 +98,11 @@ export class EndpointDirectory implements TenantDirectory {
    * @param store where the changes are kept
    * @param options where unreadable records are reported
    */
-  constructor(registry: TenantRegistry, store: ConfigStore, options: EndpointDirectoryOptions = {}) {
+  constructor(
+    registry: TenantRegistry,
+    store: ConfigStore,
+    options: EndpointDirectoryOptions = {},
+  ) {
     this.#registry = registry;
     this.#store = store;
     this.#onError = options.onError ?? (() => {});
@@ -106,7 +117,12 @@ export class EndpointDirectory implements TenantDirectory {
   async open(): Promise<DirectoryOpening> {
     const fromFile = new Map<string, { readonly endpoint: Endpoint; readonly digest: string }>();
     for (const tenant of this.#registry.tenants()) {
-      for (const endpoint of this.#registry.endpoints(tenant.id)) fromFile.set(keyOf(endpoint.tenantId, endpoint.id), { endpoint, digest: fileDigest(endpoint) });
+      for (const endpoint of this.#registry.endpoints(tenant.id)) {
+        fromFile.set(keyOf(endpoint.tenantId, endpoint.id), {
+          endpoint,
+          digest: fileDigest(endpoint),
+        });
+      }
     }
     // Watching first, so that nothing stored between the load and the watch is missed (applying twice is harmless).
     this.#stopWatching = this.#store.watch((record) => this.#apply(record));
@@ -116,7 +132,9 @@ export class EndpointDirectory implements TenantDirectory {
     const keptFromApi: string[] = [];
     for (const [key, file] of fromFile) {
       const wrote = await this.#change(key, (known) => {
-        if (known === undefined) return { origin: "file", file: file.digest, endpoint: file.endpoint };
+        if (known === undefined) {
+          return { origin: "file", file: file.digest, endpoint: file.endpoint };
+        }
         if (known.origin !== "file" || known.file === file.digest) return undefined;
         const createdAt = known.endpoint?.createdAt ?? file.endpoint.createdAt;
         return { origin: "file", file: file.digest, endpoint: { ...file.endpoint, createdAt } };
@@ -126,8 +144,18 @@ export class EndpointDirectory implements TenantDirectory {
     }
     let removed = 0;
     for (const [key, { entry }] of this.#known) {
-      if (entry?.origin !== "file" || entry.endpoint === undefined || fromFile.has(key) || !this.#registry.hasTenant(entry.endpoint.tenantId)) continue;
-      const wrote = await this.#change(key, (known) => (known?.origin === "file" && known.endpoint !== undefined ? { origin: "file", file: null, endpoint: undefined } : undefined));
+      if (
+        entry?.origin !== "file" || entry.endpoint === undefined || fromFile.has(key) ||
+        !this.#registry.hasTenant(entry.endpoint.tenantId)
+      ) continue;
+      const wrote = await this.#change(
+        key,
+        (
+          known,
+        ) => (known?.origin === "file" && known.endpoint !== undefined
+          ? { origin: "file", file: null, endpoint: undefined }
+          : undefined),
+      );
       if (wrote !== undefined) removed++;
     }
     return { loaded: records.length, seeded, keptFromApi, removed };
@@ -167,26 +195,51 @@ export class EndpointDirectory implements TenantDirectory {
   }
 
   async updateEndpoint(tenantId: string, id: string, input: unknown): Promise<Endpoint> {
-    const entry = await this.#change(keyOf(tenantId, id), () => ({ origin: "api", file: null, endpoint: this.#registry.planUpdate(tenantId, id, input) }));
+    const entry = await this.#change(
+      keyOf(tenantId, id),
+      () => ({
+        origin: "api",
+        file: null,
+        endpoint: this.#registry.planUpdate(tenantId, id, input),
+      }),
+    );
     return entry!.endpoint!;
   }
 
   async deleteEndpoint(tenantId: string, id: string): Promise<boolean> {
-    const entry = await this.#change(keyOf(tenantId, id), () =>
-      this.#registry.endpoint(tenantId, id) === undefined ? undefined : { origin: "api", file: null, endpoint: undefined });
+    const entry = await this.#change(
+      keyOf(tenantId, id),
+      () =>
+        this.#registry.endpoint(tenantId, id) === undefined
+          ? undefined
+          : { origin: "api", file: null, endpoint: undefined },
+    );
     return entry !== undefined;
   }
 
   async rotateSecret(tenantId: string, id: string, secret?: unknown): Promise<Endpoint> {
-    const entry = await this.#change(keyOf(tenantId, id), () => ({ origin: "api", file: null, endpoint: this.#registry.planRotate(tenantId, id, secret) }));
+    const entry = await this.#change(
+      keyOf(tenantId, id),
+      () => ({
+        origin: "api",
+        file: null,
+        endpoint: this.#registry.planRotate(tenantId, id, secret),
+      }),
+    );
     return entry!.endpoint!;
   }
 
-  async disableEndpoint(tenantId: string, id: string, reason: string): Promise<Endpoint | undefined> {
+  async disableEndpoint(
+    tenantId: string,
+    id: string,
+    reason: string,
+  ): Promise<Endpoint | undefined> {
     // Not the tenant's doing: an endpoint of the file stays the file's.
     const entry = await this.#change(keyOf(tenantId, id), (known) => {
       const endpoint = this.#registry.planDisable(tenantId, id, reason);
-      return endpoint === undefined ? undefined : { origin: known?.origin ?? "api", file: known?.file ?? null, endpoint };
+      return endpoint === undefined
+        ? undefined
+        : { origin: known?.origin ?? "api", file: known?.file ?? null, endpoint };
     });
     return entry?.endpoint;
   }
@@ -198,7 +251,10 @@ export class EndpointDirectory implements TenantDirectory {
    * @param plan the entry to store, from the known one; undefined for no change
    * @returns the entry stored, or undefined when the plan made no change
    */
-  async #change(key: string, plan: (known: EndpointEntry | undefined) => EndpointEntry | undefined): Promise<EndpointEntry | undefined> {
+  async #change(
+    key: string,
+    plan: (known: EndpointEntry | undefined) => EndpointEntry | undefined,
+  ): Promise<EndpointEntry | undefined> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const known = this.#known.get(key);
       const entry = plan(known?.entry);
@@ -210,9 +266,13 @@ export class EndpointDirectory implements TenantDirectory {
       }
       if (put.current !== undefined) this.#apply(put.current);
     }
-    throw new RelayError("ERR_RELAY_QUEUE_UNAVAILABLE", "Cannot change the endpoint: other changes to it keep coming first; try again", {
-      retryAfterMs: 1000,
-    });
+    throw new RelayError(
+      "ERR_RELAY_QUEUE_UNAVAILABLE",
+      "Cannot change the endpoint: other changes to it keep coming first; try again",
+      {
+        retryAfterMs: 1000,
+      },
+    );
   }
 
   /** Applies a stored record newer than what this process has for its key. */
@@ -295,7 +355,10 @@ function encodeEntry(entry: EndpointEntry): string {
     endpoint: endpoint === undefined ? null : {
       url: endpoint.url,
       events: endpoint.events.patterns,
-      secrets: endpoint.secrets.map((secret) => ({ secret: secret.secret, expires_at: secret.expiresAt })),
+      secrets: endpoint.secrets.map((secret) => ({
+        secret: secret.secret,
+        expires_at: secret.expiresAt,
+      })),
       public_key: endpoint.publicKeyPem ?? null,
       rate_limit_per_second: endpoint.rateLimitPerSecond ?? null,
       enabled: endpoint.enabled,
@@ -312,7 +375,9 @@ function decodeEntry(key: string, value: string): EndpointEntry {
   const [tenantId, id] = splitKey(key);
   try {
     const stored = JSON.parse(value) as StoredEntry;
-    if (stored.v !== 1 || (stored.origin !== "file" && stored.origin !== "api")) throw new Error(`version ${String(stored.v)}, origin ${String(stored.origin)}`);
+    if (stored.v !== 1 || (stored.origin !== "file" && stored.origin !== "api")) {
+      throw new Error(`version ${String(stored.v)}, origin ${String(stored.origin)}`);
+    }
     const fields = stored.endpoint;
     if (fields === null) return { origin: stored.origin, file: stored.file, endpoint: undefined };
     return {
@@ -323,7 +388,11 @@ function decodeEntry(key: string, value: string): EndpointEntry {
         tenantId,
         url: fields.url,
         events: compileEventPatterns(fields.events),
-        secrets: fields.secrets.map((secret) => ({ secret: secret.secret, key: parseWebhookSecret(secret.secret), expiresAt: secret.expires_at })),
+        secrets: fields.secrets.map((secret) => ({
+          secret: secret.secret,
+          key: parseWebhookSecret(secret.secret),
+          expiresAt: secret.expires_at,
+        })),
         publicKeyPem: fields.public_key ?? undefined,
         publicKey: fields.public_key === null ? undefined : parseRsaKey(fields.public_key),
         rateLimitPerSecond: fields.rate_limit_per_second ?? undefined,
@@ -334,6 +403,8 @@ function decodeEntry(key: string, value: string): EndpointEntry {
       },
     };
   } catch (error) {
-    throw new TypeError(`Cannot read the stored endpoint ${key}: ${(error as Error).message}`, { cause: error });
+    throw new TypeError(`Cannot read the stored endpoint ${key}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }

@@ -61,7 +61,11 @@ export class RelayError extends Error {
  * @returns the error to throw or reject with
  */
 export function queueFull(what: string, capacity: number): RelayError {
-  return new RelayError("ERR_RELAY_QUEUE_FULL", `Cannot ${what}: the queue holds its limit of ${capacity} jobs`, {
-    retryAfterMs: 1000,
-  });
+  return new RelayError(
+    "ERR_RELAY_QUEUE_FULL",
+    `Cannot ${what}: the queue holds its limit of ${capacity} jobs`,
+    {
+      retryAfterMs: 1000,
+    },
+  );
 }

@@ -25,19 +25,29 @@ export interface EventMatcher {
  */
 export function compileEventPatterns(patterns: readonly unknown[], field = "events"): EventMatcher {
   if (patterns.length === 0) {
-    throw new RelayError("ERR_RELAY_INVALID_ENDPOINT", `Cannot use ${field}: list at least one event pattern, or "*" for all`, { target: field });
+    throw new RelayError(
+      "ERR_RELAY_INVALID_ENDPOINT",
+      `Cannot use ${field}: list at least one event pattern, or "*" for all`,
+      { target: field },
+    );
   }
   const exact = new Set<string>();
   const prefixes = new Set<string>();
   let all = false;
   for (const [i, pattern] of patterns.entries()) {
     if (typeof pattern !== "string" || pattern.length > MAX_EVENT_LENGTH) {
-      throw invalidPattern(`${field}[${i}]`, typeof pattern === "string" ? "it is too long" : "it is not a string");
+      throw invalidPattern(
+        `${field}[${i}]`,
+        typeof pattern === "string" ? "it is too long" : "it is not a string",
+      );
     }
     if (pattern === "*") all = true;
     else if (EVENT_NAME.test(pattern)) exact.add(pattern);
     else if (PREFIX_PATTERN.test(pattern)) prefixes.add(pattern.slice(0, -1));
-    else throw invalidPattern(`${field}[${i}]`, `${JSON.stringify(pattern)} is not "*", an event name or a prefix ending in ".*"`);
+    else {throw invalidPattern(
+        `${field}[${i}]`,
+        `${JSON.stringify(pattern)} is not "*", an event name or a prefix ending in ".*"`,
+      );}
   }
   const list = patterns as readonly string[];
   if (all) return { patterns: list, matches: () => true };
@@ -55,5 +65,9 @@ export function compileEventPatterns(patterns: readonly unknown[], field = "even
 }
 
 function invalidPattern(field: string, why: string): RelayError {
-  return new RelayError("ERR_RELAY_INVALID_ENDPOINT", `Cannot use the event pattern ${field}: ${why}`, { target: field });
+  return new RelayError(
+    "ERR_RELAY_INVALID_ENDPOINT",
+    `Cannot use the event pattern ${field}: ${why}`,
+    { target: field },
+  );
 }

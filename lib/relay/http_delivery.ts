@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { type AddressPolicy, checkTarget, guardedLookup } from "./address_policy.ts";
 import { RelayError } from "./errors.ts";
@@ -46,7 +46,9 @@ export interface HttpDeliveryOptions {
  * @param options the policy and limits
  * @returns the delivery function and a way to close its sockets
  */
-export function createHttpDelivery(options: HttpDeliveryOptions): { deliver: Deliver; close: () => void } {
+export function createHttpDelivery(
+  options: HttpDeliveryOptions,
+): { deliver: Deliver; close: () => void } {
   const lookup = guardedLookup(options.policy);
   const maxSockets = options.maxSocketsPerHost ?? 64;
   const maxResponse = options.maxResponseBytes ?? 65_536;
@@ -84,7 +86,11 @@ export function createHttpDelivery(options: HttpDeliveryOptions): { deliver: Del
         });
         const done = (): void => {
           const retryAfter = res.headers["retry-after"];
-          finish({ kind: "response", status: res.statusCode ?? 0, retryAfter: typeof retryAfter === "string" ? retryAfter : undefined });
+          finish({
+            kind: "response",
+            status: res.statusCode ?? 0,
+            retryAfter: typeof retryAfter === "string" ? retryAfter : undefined,
+          });
         };
         res.on("end", done);
         res.on("close", done);
@@ -109,8 +115,13 @@ export function createHttpDelivery(options: HttpDeliveryOptions): { deliver: Del
 }
 
 function failure(error: unknown): DeliveryResult {
-  if (error instanceof RelayError && error.code === "ERR_RELAY_BLOCKED_ADDRESS") return { kind: "blocked", message: error.message };
+  if (error instanceof RelayError && error.code === "ERR_RELAY_BLOCKED_ADDRESS") {
+    return { kind: "blocked", message: error.message };
+  }
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message : String(error);
-  return { kind: "error", message: typeof code === "string" && !message.includes(code) ? `${code}: ${message}` : message };
+  return {
+    kind: "error",
+    message: typeof code === "string" && !message.includes(code) ? `${code}: ${message}` : message,
+  };
 }

@@ -32,11 +32,17 @@ export function apiKeyOf(headers: Readonly<Record<string, string | undefined>>):
   let key = headers["x-api-key"];
   if (authorization !== undefined) {
     const match = /^Bearer +(\S+) *$/i.exec(authorization);
-    if (match === null) throw unauthorized("the Authorization header must be \"Bearer <API key>\"");
-    if (key !== undefined && key !== match[1]) throw unauthorized("the Authorization and x-api-key headers hold different keys");
+    if (match === null) throw unauthorized('the Authorization header must be "Bearer <API key>"');
+    if (key !== undefined && key !== match[1]) {
+      throw unauthorized("the Authorization and x-api-key headers hold different keys");
+    }
     key = match[1];
   }
-  if (key === undefined || key.trim() === "") throw unauthorized("send the tenant's API key as \"Authorization: Bearer <key>\" or in x-api-key");
+  if (key === undefined || key.trim() === "") {
+    throw unauthorized(
+      'send the tenant\'s API key as "Authorization: Bearer <key>" or in x-api-key',
+    );
+  }
   return key.trim();
 }
 
@@ -60,13 +66,19 @@ export function unauthorized(why: string): HttpError {
  * @throws {RelayError} `ERR_RELAY_INVALID_ENDPOINT` naming `url`
  */
 export function checkEndpointAddress(body: unknown, policy: AddressPolicy | undefined): unknown {
-  const url = typeof body === "object" && body !== null ? (body as { url?: unknown }).url : undefined;
+  const url = typeof body === "object" && body !== null
+    ? (body as { url?: unknown }).url
+    : undefined;
   if (policy === undefined || typeof url !== "string") return body;
   const parsed = URL.parse(url);
   if (parsed === null) return body;
   const refused = targetRefusal(policy, parsed);
   if (refused !== undefined) {
-    throw new RelayError("ERR_RELAY_INVALID_ENDPOINT", `Cannot use endpoint field "url": every delivery to ${parsed.host} would be refused: ${refused}`, { target: "url" });
+    throw new RelayError(
+      "ERR_RELAY_INVALID_ENDPOINT",
+      `Cannot use endpoint field "url": every delivery to ${parsed.host} would be refused: ${refused}`,
+      { target: "url" },
+    );
   }
   return body;
 }
@@ -79,8 +91,15 @@ export function checkEndpointAddress(body: unknown, policy: AddressPolicy | unde
  */
 export function rotateSecretInput(body: unknown): unknown {
   if (body === undefined) return undefined;
-  if (typeof body !== "object" || body === null || Array.isArray(body) || Object.keys(body).some((key) => key !== "secret")) {
-    throw new RelayError("ERR_RELAY_INVALID_ENDPOINT", 'Cannot rotate the secret: the body may only hold {"secret": "whsec_..."}', { target: "secret" });
+  if (
+    typeof body !== "object" || body === null || Array.isArray(body) ||
+    Object.keys(body).some((key) => key !== "secret")
+  ) {
+    throw new RelayError(
+      "ERR_RELAY_INVALID_ENDPOINT",
+      'Cannot rotate the secret: the body may only hold {"secret": "whsec_..."}',
+      { target: "secret" },
+    );
   }
   return (body as { secret?: unknown }).secret;
 }
@@ -93,9 +112,16 @@ export function rotateSecretInput(body: unknown): unknown {
 export function replayTarget(body: unknown): { readonly endpointId?: string } {
   if (body === undefined) return {};
   const endpointId = (body as { endpoint_id?: unknown } | null)?.endpoint_id;
-  if (typeof body !== "object" || body === null || Array.isArray(body) || Object.keys(body).some((key) => key !== "endpoint_id") ||
-    (endpointId !== undefined && typeof endpointId !== "string")) {
-    throw new HttpError("ERR_HTTP_BAD_REQUEST", 'Cannot replay: the body may only hold {"endpoint_id": "<id>"}', { target: "endpoint_id" });
+  if (
+    typeof body !== "object" || body === null || Array.isArray(body) ||
+    Object.keys(body).some((key) => key !== "endpoint_id") ||
+    (endpointId !== undefined && typeof endpointId !== "string")
+  ) {
+    throw new HttpError(
+      "ERR_HTTP_BAD_REQUEST",
+      'Cannot replay: the body may only hold {"endpoint_id": "<id>"}',
+      { target: "endpoint_id" },
+    );
   }
   return endpointId === undefined ? {} : { endpointId: endpointId as string };
 }
@@ -109,7 +135,11 @@ export function deadLetterQuery(query: readonly QueryParameter[]): DeadLetterQue
   const values = new Map(query.map((parameter) => [parameter.name, parameter.value] as const));
   const limit = values.has("limit") ? Number(values.get("limit")) : DEAD_LETTER_LIMIT.default;
   if (!Number.isInteger(limit) || limit < 1 || limit > DEAD_LETTER_LIMIT.max) {
-    throw new HttpError("ERR_HTTP_BAD_REQUEST", `Cannot list dead letters: limit must be an integer from 1 to ${DEAD_LETTER_LIMIT.max}`, { target: "limit" });
+    throw new HttpError(
+      "ERR_HTTP_BAD_REQUEST",
+      `Cannot list dead letters: limit must be an integer from 1 to ${DEAD_LETTER_LIMIT.max}`,
+      { target: "limit" },
+    );
   }
   const endpointId = values.get("endpoint");
   return { limit, ...(endpointId === undefined ? {} : { endpointId }) };
@@ -135,11 +165,19 @@ export function messageQuery(query: readonly QueryParameter[]): MessageQuery {
   const values = new Map(query.map((parameter) => [parameter.name, parameter.value] as const));
   const limit = values.has("limit") ? Number(values.get("limit")) : MESSAGE_LIMIT.default;
   if (!Number.isInteger(limit) || limit < 1 || limit > MESSAGE_LIMIT.max) {
-    throw new HttpError("ERR_HTTP_BAD_REQUEST", `Cannot list messages: limit must be an integer from 1 to ${MESSAGE_LIMIT.max}`, { target: "limit" });
+    throw new HttpError(
+      "ERR_HTTP_BAD_REQUEST",
+      `Cannot list messages: limit must be an integer from 1 to ${MESSAGE_LIMIT.max}`,
+      { target: "limit" },
+    );
   }
   const status = values.get("status");
   if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) {
-    throw new HttpError("ERR_HTTP_BAD_REQUEST", `Cannot list messages: status must be one of ${STATUSES.join(", ")} but is "${status}"`, { target: "status" });
+    throw new HttpError(
+      "ERR_HTTP_BAD_REQUEST",
+      `Cannot list messages: status must be one of ${STATUSES.join(", ")} but is "${status}"`,
+      { target: "status" },
+    );
   }
   const since = time(values.get("since"), "since", "list messages");
   const until = time(values.get("until"), "until", "list messages");
@@ -165,10 +203,18 @@ export function messageQuery(query: readonly QueryParameter[]): MessageQuery {
  * @throws {HttpError} `ERR_HTTP_BAD_REQUEST` naming `since`
  */
 export function statsSince(query: readonly QueryParameter[], now: number): number {
-  const since = time(query.find((parameter) => parameter.name === "since")?.value, "since", "count attempts");
+  const since = time(
+    query.find((parameter) => parameter.name === "since")?.value,
+    "since",
+    "count attempts",
+  );
   if (since === undefined) return now - ATTEMPT_STATS_RETENTION_MS;
   if (since < now - ATTEMPT_STATS_RETENTION_MS || since > now) {
-    throw new HttpError("ERR_HTTP_BAD_REQUEST", "Cannot count attempts: since must be within the last 24 hours, which the counts cover", { target: "since" });
+    throw new HttpError(
+      "ERR_HTTP_BAD_REQUEST",
+      "Cannot count attempts: since must be within the last 24 hours, which the counts cover",
+      { target: "since" },
+    );
   }
   return since;
 }
@@ -178,9 +224,13 @@ function time(text: string | undefined, name: string, action: string): number | 
   if (text === undefined || text === "") return undefined;
   const ms = ISO_TIME.test(text) ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(ms)) {
-    throw new HttpError("ERR_HTTP_BAD_REQUEST", `Cannot ${action}: ${name} must be an ISO 8601 time with a zone, e.g. 2026-11-01T12:00:00Z, but is "${text}"`, {
-      target: name,
-    });
+    throw new HttpError(
+      "ERR_HTTP_BAD_REQUEST",
+      `Cannot ${action}: ${name} must be an ISO 8601 time with a zone, e.g. 2026-11-01T12:00:00Z, but is "${text}"`,
+      {
+        target: name,
+      },
+    );
   }
   return ms;
 }
@@ -203,7 +253,11 @@ export function parseCursor(text: string): MessageCursor {
   }
   const match = /^(\d{1,16})\.(\S{1,200})$/.exec(decoded);
   if (match === null || !Number.isSafeInteger(Number(match[1]))) {
-    throw new HttpError("ERR_HTTP_BAD_REQUEST", "Cannot list messages: cursor is not one this API gave (use a page's next_cursor)", { target: "cursor" });
+    throw new HttpError(
+      "ERR_HTTP_BAD_REQUEST",
+      "Cannot list messages: cursor is not one this API gave (use a page's next_cursor)",
+      { target: "cursor" },
+    );
   }
   return { createdAt: Number(match[1]), messageId: match[2]! };
 }
@@ -223,7 +277,11 @@ export function renderMessagePage(page: MessagePage): Record<string, unknown> {
  * @param counts the counts the queue has
  * @param since where they start
  */
-export function renderStats(endpoints: readonly Endpoint[], counts: readonly AttemptCounts[], since: number): Record<string, unknown> {
+export function renderStats(
+  endpoints: readonly Endpoint[],
+  counts: readonly AttemptCounts[],
+  since: number,
+): Record<string, unknown> {
   const byEndpoint = new Map(counts.map((count) => [count.endpointId, count] as const));
   return {
     since: iso(since),
@@ -259,12 +317,20 @@ export function renderEndpoint(endpoint: Endpoint): Record<string, unknown> {
 export function renderSecrets(endpoint: Endpoint, now: number): Record<string, unknown>[] {
   return endpoint.secrets
     .filter((secret) => secret.expiresAt === null || secret.expiresAt > now)
-    .map((secret) => ({ secret: secret.secret, expires_at: secret.expiresAt === null ? null : iso(secret.expiresAt) }));
+    .map((secret) => ({
+      secret: secret.secret,
+      expires_at: secret.expiresAt === null ? null : iso(secret.expiresAt),
+    }));
 }
 
 /** A message with its deliveries, one per endpoint (at least one job). */
 export function renderMessage(id: string, jobs: readonly JobView[]): Record<string, unknown> {
-  return { id, event: jobs[0]!.event, created_at: iso(jobs[0]!.createdAt), deliveries: jobs.map(renderJob) };
+  return {
+    id,
+    event: jobs[0]!.event,
+    created_at: iso(jobs[0]!.createdAt),
+    deliveries: jobs.map(renderJob),
+  };
 }
 
 /** A job with its state and attempts. */

@@ -1,14 +1,20 @@
 import type { ChangeSink } from "../storage/mod.ts";
 import { Deque, Heap } from "./_heap.ts";
 import { AttemptStats, MessageLog, readPage } from "./_message_log.ts";
-import { foldChanges, idempotencyKey, type MemoryQueueSnapshot, type QueueChange, type SnapshotJob } from "./_memory_queue_snapshot.ts";
+import {
+  foldChanges,
+  idempotencyKey,
+  type MemoryQueueSnapshot,
+  type QueueChange,
+  type SnapshotJob,
+} from "./_memory_queue_snapshot.ts";
 import { queueFull } from "./errors.ts";
 import type {
   Attempt,
   AttemptCounts,
   ClaimOptions,
-  Death,
   DeadLetterQuery,
+  Death,
   EnqueueBatch,
   EnqueueResult,
   IdempotentAnswer,
@@ -180,33 +186,60 @@ export class MemoryQueue implements JobQueue {
    * queue = MemoryQueue.restore(replay.snapshot, replay.records, { sink: journalSink(journal, () => queue.exportState()) });
    * ```
    */
-  static restore(snapshot: unknown, changes: readonly unknown[], options: MemoryQueueOptions = {}): MemoryQueue {
+  static restore(
+    snapshot: unknown,
+    changes: readonly unknown[],
+    options: MemoryQueueOptions = {},
+  ): MemoryQueue {
     const queue = new MemoryQueue(options);
     queue.#load(foldChanges(snapshot, changes));
     return queue;
   }
 
   enqueue(batch: EnqueueBatch): Promise<EnqueueResult> {
-    const key = batch.idempotency === undefined ? undefined : idempotencyKey(batch.tenantId, batch.idempotency.key);
+    const key = batch.idempotency === undefined
+      ? undefined
+      : idempotencyKey(batch.tenantId, batch.idempotency.key);
     if (key !== undefined) {
       const previous = this.#idempotency.get(key);
-      if (previous !== undefined) return Promise.resolve({ accepted: false, previous: previous.answer });
+      if (previous !== undefined) {
+        return Promise.resolve({ accepted: false, previous: previous.answer });
+      }
     }
     if (this.#waiting + this.#leased + batch.jobs.length > this.#capacity) {
       return Promise.reject(queueFull("queue the message", this.#capacity));
     }
     if (this.#byMessage.has(batch.messageId)) {
-      return Promise.reject(new TypeError(`Cannot queue message ${batch.messageId}: it is queued already`));
+      return Promise.reject(
+        new TypeError(`Cannot queue message ${batch.messageId}: it is queued already`),
+      );
     }
-    const entries = batch.jobs.map((job): Entry => ({ job, state: "ready", token: "", leaseExpiresAt: 0, finishedAt: 0, reason: "" }));
+    const entries = batch.jobs.map((job): Entry => ({
+      job,
+      state: "ready",
+      token: "",
+      leaseExpiresAt: 0,
+      finishedAt: 0,
+      reason: "",
+    }));
     this.#byMessage.set(batch.messageId, entries.length === 1 ? entries[0]! : entries);
-    if (batch.jobs.length > 0) this.#log.add(batch.tenantId, { createdAt: batch.jobs[0]!.createdAt, messageId: batch.messageId });
+    if (batch.jobs.length > 0) {
+      this.#log.add(batch.tenantId, {
+        createdAt: batch.jobs[0]!.createdAt,
+        messageId: batch.messageId,
+      });
+    }
     for (const entry of entries) this.#makeReady(entry);
     this.#waiting += entries.length;
     if (key !== undefined && batch.idempotency !== undefined) {
-      this.#idempotency.set(key, { answer: batch.idempotency.answer, expiresAt: batch.idempotency.expiresAt });
+      this.#idempotency.set(key, {
+        answer: batch.idempotency.answer,
+        expiresAt: batch.idempotency.expiresAt,
+      });
     }
-    return this.#sink === undefined ? Promise.resolve(ACCEPTED) : this.#sink.record({ op: "enqueue", batch }).then(() => ACCEPTED);
+    return this.#sink === undefined
+      ? Promise.resolve(ACCEPTED)
+      : this.#sink.record({ op: "enqueue", batch }).then(() => ACCEPTED);
   }
 
   claim(options: ClaimOptions): Promise<Lease[]> {
@@ -288,7 +321,9 @@ export class MemoryQueue implements JobQueue {
     if (entry === undefined) return Promise.resolve(false);
     this.#finish(entry, "dead", death.attempt, death.at);
     entry.reason = death.reason;
-    if (death.attempt !== undefined) this.#stats.count(entry.job.tenantId, entry.job.endpointId, death.attempt);
+    if (death.attempt !== undefined) {
+      this.#stats.count(entry.job.tenantId, entry.job.endpointId, death.attempt);
+    }
     this.#addDead(entry);
     return this.#record({ op: "bury", job: entry.job.id, death });
   }
@@ -304,7 +339,11 @@ export class MemoryQueue implements JobQueue {
     return Promise.resolve(views);
   }
 
-  replay(tenantId: string, target: { readonly jobId: string } | { readonly endpointId?: string }, now: number): Promise<number> {
+  replay(
+    tenantId: string,
+    target: { readonly jobId: string } | { readonly endpointId?: string },
+    now: number,
+  ): Promise<number> {
     const dead = this.#dead.get(tenantId);
     if (dead === undefined) return Promise.resolve(0);
     let chosen: Entry[];
@@ -312,7 +351,9 @@ export class MemoryQueue implements JobQueue {
       const entry = dead.get(target.jobId);
       chosen = entry === undefined ? [] : [entry];
     } else {
-      chosen = [...dead.values()].filter((entry) => target.endpointId === undefined || entry.job.endpointId === target.endpointId);
+      chosen = [...dead.values()].filter((entry) =>
+        target.endpointId === undefined || entry.job.endpointId === target.endpointId
+      );
     }
     if (this.#waiting + this.#leased + chosen.length > this.#capacity) {
       return Promise.reject(queueFull(`replay ${chosen.length} jobs`, this.#capacity));
@@ -325,7 +366,11 @@ export class MemoryQueue implements JobQueue {
       this.#waiting++;
     }
     if (this.#sink === undefined || chosen.length === 0) return Promise.resolve(chosen.length);
-    return this.#sink.record({ op: "replay", jobs: chosen.map((entry) => entry.job.id), dueAt: now }).then(() => chosen.length);
+    return this.#sink.record({
+      op: "replay",
+      jobs: chosen.map((entry) => entry.job.id),
+      dueAt: now,
+    }).then(() => chosen.length);
   }
 
   message(tenantId: string, messageId: string): Promise<JobView[]> {
@@ -333,7 +378,11 @@ export class MemoryQueue implements JobQueue {
   }
 
   messages(tenantId: string, query: MessageQuery): Promise<MessagePage> {
-    return readPage(this.#log.newestFirst(tenantId, query), query, (key) => this.#views(tenantId, key.messageId));
+    return readPage(
+      this.#log.newestFirst(tenantId, query),
+      query,
+      (key) => this.#views(tenantId, key.messageId),
+    );
   }
 
   attemptStats(tenantId: string, since: number): Promise<AttemptCounts[]> {
@@ -344,11 +393,18 @@ export class MemoryQueue implements JobQueue {
     this.#promote(now);
     let dead = 0;
     for (const entries of this.#dead.values()) dead += entries.size;
-    return Promise.resolve({ ready: this.#readyCount, delayed: this.#waiting - this.#readyCount, leased: this.#leased, dead });
+    return Promise.resolve({
+      ready: this.#readyCount,
+      delayed: this.#waiting - this.#readyCount,
+      leased: this.#leased,
+      dead,
+    });
   }
 
   nextDue(): Promise<number | undefined> {
-    const candidates = [this.#delayed.peek()?.at, this.#leases.peek()?.at].filter((at) => at !== undefined);
+    const candidates = [this.#delayed.peek()?.at, this.#leases.peek()?.at].filter((at) =>
+      at !== undefined
+    );
     return Promise.resolve(candidates.length === 0 ? undefined : Math.min(...candidates));
   }
 
@@ -357,7 +413,10 @@ export class MemoryQueue implements JobQueue {
       const entry = this.#delivered.peek();
       if (entry === undefined) break;
       const stale = entry.state !== "delivered";
-      if (!stale && entry.finishedAt > now - this.#deliveredRetention && this.#delivered.size <= this.#maxDelivered) break;
+      if (
+        !stale && entry.finishedAt > now - this.#deliveredRetention &&
+        this.#delivered.size <= this.#maxDelivered
+      ) break;
       this.#delivered.shift();
       if (!stale) this.#forget(entry);
     }
@@ -398,7 +457,12 @@ export class MemoryQueue implements JobQueue {
     }
     const idempotency = [...this.#idempotency].map(([key, kept]) => {
       const cut = key.indexOf("\n");
-      return { tenantId: key.slice(0, cut), key: key.slice(cut + 1), answer: kept.answer, expiresAt: kept.expiresAt };
+      return {
+        tenantId: key.slice(0, cut),
+        key: key.slice(cut + 1),
+        answer: kept.answer,
+        expiresAt: kept.expiresAt,
+      };
     });
     return { version: 1, jobs, idempotency, stats: this.#stats.buckets() };
   }
@@ -409,9 +473,16 @@ export class MemoryQueue implements JobQueue {
     const finished: Entry[] = [];
     for (const saved of snapshot.jobs) {
       const { state, reason, finishedAt, ...job } = saved;
-      const entry: Entry = { job, state, token: "", leaseExpiresAt: 0, finishedAt: finishedAt ?? 0, reason: reason ?? "" };
+      const entry: Entry = {
+        job,
+        state,
+        token: "",
+        leaseExpiresAt: 0,
+        finishedAt: finishedAt ?? 0,
+        reason: reason ?? "",
+      };
       let entries = byMessage.get(job.messageId);
-      if (entries === undefined) byMessage.set(job.messageId, (entries = []));
+      if (entries === undefined) byMessage.set(job.messageId, entries = []);
       entries.push(entry);
       if (state === "delivered" || state === "dead") {
         finished.push(entry);
@@ -435,13 +506,18 @@ export class MemoryQueue implements JobQueue {
       else this.#addDead(entry);
     }
     for (const kept of snapshot.idempotency) {
-      this.#idempotency.set(idempotencyKey(kept.tenantId, kept.key), { answer: kept.answer, expiresAt: kept.expiresAt });
+      this.#idempotency.set(idempotencyKey(kept.tenantId, kept.key), {
+        answer: kept.answer,
+        expiresAt: kept.expiresAt,
+      });
     }
   }
 
   /** Resolves with true once the sink has the change. */
   #record(change: QueueChange): Promise<boolean> {
-    return this.#sink === undefined ? Promise.resolve(true) : this.#sink.record(change).then(() => true);
+    return this.#sink === undefined
+      ? Promise.resolve(true)
+      : this.#sink.record(change).then(() => true);
   }
 
   /** Moves due retries and jobs of expired leases to their endpoints' ready FIFOs, in due order. */
@@ -451,7 +527,9 @@ export class MemoryQueue implements JobQueue {
       if (lease === undefined || lease.at > now) break;
       this.#leases.pop();
       const entry = lease.entry;
-      if (entry.state !== "leased" || entry.token !== lease.token || entry.leaseExpiresAt !== lease.at) continue;
+      if (
+        entry.state !== "leased" || entry.token !== lease.token || entry.leaseExpiresAt !== lease.at
+      ) continue;
       // The worker holding it died or stalled: the job is due again, its lease void.
       entry.token = "";
       this.#leased--;
@@ -474,7 +552,7 @@ export class MemoryQueue implements JobQueue {
     const key = endpointKey(entry.job.tenantId, entry.job.endpointId);
     let ready = this.#ready.get(key);
     if (ready === undefined) {
-      this.#ready.set(key, (ready = new Deque()));
+      this.#ready.set(key, ready = new Deque());
       this.#turns.push(key);
     }
     ready.push(entry);
@@ -483,7 +561,7 @@ export class MemoryQueue implements JobQueue {
 
   #addDead(entry: Entry): void {
     let dead = this.#dead.get(entry.job.tenantId);
-    if (dead === undefined) this.#dead.set(entry.job.tenantId, (dead = new Map()));
+    if (dead === undefined) this.#dead.set(entry.job.tenantId, dead = new Map());
     dead.set(entry.job.id, entry);
     if (dead.size > this.#maxDeadPerTenant) {
       const oldest = dead.values().next().value as Entry;
@@ -495,7 +573,9 @@ export class MemoryQueue implements JobQueue {
   /** The entry if `lease` still holds it. */
   #held(lease: Lease): Entry | undefined {
     const entry = HeldLease.entryOf(lease);
-    if (entry === undefined || entry.state !== "leased" || entry.token !== lease.token) return undefined;
+    if (entry === undefined || entry.state !== "leased" || entry.token !== lease.token) {
+      return undefined;
+    }
     return entry;
   }
 
@@ -527,8 +607,15 @@ export class MemoryQueue implements JobQueue {
     this.#delayed.push({ at: dueAt, seq: ++this.#seq, entry, token: "" });
   }
 
-  #finish(entry: Entry, state: "delivered" | "dead", attempt: Attempt | undefined, at: number): void {
-    if (attempt !== undefined) entry.job = { ...entry.job, attempts: [...entry.job.attempts, attempt] };
+  #finish(
+    entry: Entry,
+    state: "delivered" | "dead",
+    attempt: Attempt | undefined,
+    at: number,
+  ): void {
+    if (attempt !== undefined) {
+      entry.job = { ...entry.job, attempts: [...entry.job.attempts, attempt] };
+    }
     entry.state = state;
     entry.token = "";
     entry.finishedAt = at;
@@ -540,7 +627,9 @@ export class MemoryQueue implements JobQueue {
     entry.state = "forgotten";
     const messageId = entry.job.messageId;
     const held = this.#byMessage.get(messageId);
-    if (held === entry || (Array.isArray(held) && held.every((other) => other.state === "forgotten"))) {
+    if (
+      held === entry || (Array.isArray(held) && held.every((other) => other.state === "forgotten"))
+    ) {
       this.#byMessage.delete(messageId);
       this.#log.drop(entry.job.tenantId, (key) => this.#kept(key));
     }

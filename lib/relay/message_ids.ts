@@ -16,7 +16,10 @@ const RANDOM_DIGITS = 16;
  * @param now wall clock, milliseconds since the epoch
  * @returns a function giving the next id
  */
-export function createMessageIds(random: (size: number) => Uint8Array, now: () => number): () => string {
+export function createMessageIds(
+  random: (size: number) => Uint8Array,
+  now: () => number,
+): () => string {
   const codes = new Array<number>(4 + TIME_DIGITS + RANDOM_DIGITS).fill(0);
   codes[0] = "m".charCodeAt(0);
   codes[1] = "s".charCodeAt(0);

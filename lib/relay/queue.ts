@@ -90,7 +90,11 @@ export interface EnqueueBatch {
   readonly messageId: string;
   readonly jobs: readonly Job[];
   /** With a key, the answer is kept so that the same key gives it again. */
-  readonly idempotency?: { readonly key: string; readonly answer: IdempotentAnswer; readonly expiresAt: number };
+  readonly idempotency?: {
+    readonly key: string;
+    readonly answer: IdempotentAnswer;
+    readonly expiresAt: number;
+  };
 }
 
 /** What {@linkcode QueueLifecycle.enqueue} did. */
@@ -265,7 +269,11 @@ export interface QueueLifecycle {
    * one by id, or all of them (of one endpoint when given).
    * @returns how many were queued
    */
-  replay(tenantId: string, target: { readonly jobId: string } | { readonly endpointId?: string }, now: number): Promise<number>;
+  replay(
+    tenantId: string,
+    target: { readonly jobId: string } | { readonly endpointId?: string },
+    now: number,
+  ): Promise<number>;
   /**
    * When the earliest job that is not ready yet (a retry, or a lease that may
    * expire) is due; undefined when there is none. Ready jobs are for `claim`.

@@ -10,13 +10,17 @@ import { parseRsaKey, type RsaPublicKey } from "../crypto/mod.ts";
  */
 export async function readEncryptionKey(value: string): Promise<RsaPublicKey | undefined> {
   if (value === "") return undefined;
-  const pem = value.includes("-----BEGIN") ? value.replaceAll("\\n", "\n") : await readKeyFile(value);
+  const pem = value.includes("-----BEGIN")
+    ? value.replaceAll("\\n", "\n")
+    : await readKeyFile(value);
   try {
     return parseRsaKey(pem);
   } catch (error) {
     throw new ConfigError(
       "ENCRYPTION_KEY",
-      `Cannot start: ENCRYPTION_KEY must be a PEM RSA key of 2048 bits or more (public, or private for its public half), or the path of one: ${(error as Error).message}`,
+      `Cannot start: ENCRYPTION_KEY must be a PEM RSA key of 2048 bits or more (public, or private for its public half), or the path of one: ${
+        (error as Error).message
+      }`,
     );
   }
 }
@@ -30,7 +34,12 @@ async function readKeyFile(value: string): Promise<string> {
     return await readConfigFile(value, "ENCRYPTION_KEY");
   } catch (error) {
     if (value.length <= MAX_SHOWN_PATH && !/\s/.test(value)) throw error;
-    const why = error instanceof ConfigError ? /\(([^)]*)\)$/.exec(error.message)?.[1] ?? "unreadable" : "unreadable";
-    throw new ConfigError("ENCRYPTION_KEY", `Cannot start: ENCRYPTION_KEY is neither a PEM key (-----BEGIN ...) nor the path of a file that can be read (${why}); its value is not shown`);
+    const why = error instanceof ConfigError
+      ? /\(([^)]*)\)$/.exec(error.message)?.[1] ?? "unreadable"
+      : "unreadable";
+    throw new ConfigError(
+      "ENCRYPTION_KEY",
+      `Cannot start: ENCRYPTION_KEY is neither a PEM key (-----BEGIN ...) nor the path of a file that can be read (${why}); its value is not shown`,
+    );
   }
 }

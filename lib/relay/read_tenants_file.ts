@@ -17,7 +17,11 @@ const TENANT_FIELDS = new Set(["id", "api_keys", "endpoints"]);
  * @returns the plain API keys found, by tenant (for the start-up banner)
  * @throws {RelayError} `ERR_RELAY_INVALID_TENANTS` or `ERR_RELAY_INVALID_ENDPOINT` naming the file and the field
  */
-export function readTenantsFile(registry: TenantRegistry, text: string, source: string): Map<string, string[]> {
+export function readTenantsFile(
+  registry: TenantRegistry,
+  text: string,
+  source: string,
+): Map<string, string[]> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -25,25 +29,40 @@ export function readTenantsFile(registry: TenantRegistry, text: string, source: 
     throw invalid(source, `it is not JSON (${describeJsonError(text, error)})`);
   }
   const tenants = (parsed as { tenants?: unknown } | null)?.tenants;
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed) || !Array.isArray(tenants)) {
+  if (
+    typeof parsed !== "object" || parsed === null || Array.isArray(parsed) ||
+    !Array.isArray(tenants)
+  ) {
     throw invalid(source, 'it must be an object {"tenants": [...]}');
   }
   for (const key of Object.keys(parsed)) {
-    if (key !== "tenants") throw invalid(source, `field "${key}" is unknown; the file holds only "tenants"`);
+    if (key !== "tenants") {
+      throw invalid(source, `field "${key}" is unknown; the file holds only "tenants"`);
+    }
   }
   const plain = new Map<string, string[]>();
   for (const [i, entry] of tenants.entries()) {
     const field = `tenants[${i}]`;
-    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) throw invalid(source, `${field} must be an object`);
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+      throw invalid(source, `${field} must be an object`);
+    }
     const tenant = entry as Record<string, unknown>;
     for (const key of Object.keys(tenant)) {
-      if (!TENANT_FIELDS.has(key)) throw invalid(source, `${field}.${key} is unknown; a tenant has id, api_keys and endpoints`);
+      if (!TENANT_FIELDS.has(key)) {
+        throw invalid(
+          source,
+          `${field}.${key} is unknown; a tenant has id, api_keys and endpoints`,
+        );
+      }
     }
     const id = tenant["id"];
     if (typeof id !== "string") throw invalid(source, `${field}.id must be a string`);
     const keys = tenant["api_keys"];
     if (!Array.isArray(keys) || keys.length === 0 || keys.some((key) => typeof key !== "string")) {
-      throw invalid(source, `${field}.api_keys must be a non-empty list of strings (plain keys or "sha256:<hex>")`);
+      throw invalid(
+        source,
+        `${field}.api_keys must be a non-empty list of strings (plain keys or "sha256:<hex>")`,
+      );
     }
     const hashes = (keys as string[]).map((key, k) => {
       try {
@@ -63,7 +82,10 @@ export function readTenantsFile(registry: TenantRegistry, text: string, source: 
     for (const [e, endpoint] of endpoints.entries()) {
       const where = `${field}.endpoints[${e}]`;
       if (typeof endpoint === "object" && endpoint !== null && !("secret" in endpoint)) {
-        throw invalid(source, `${where}.secret is required in the file (a "whsec_" secret), so that signatures survive a restart`);
+        throw invalid(
+          source,
+          `${where}.secret is required in the file (a "whsec_" secret), so that signatures survive a restart`,
+        );
       }
       try {
         registry.createEndpoint(id, endpoint, where);
@@ -76,5 +98,8 @@ export function readTenantsFile(registry: TenantRegistry, text: string, source: 
 }
 
 function invalid(source: string, why: string): RelayError {
-  return new RelayError("ERR_RELAY_INVALID_TENANTS", `Cannot load the tenants file ${source}: ${why}`);
+  return new RelayError(
+    "ERR_RELAY_INVALID_TENANTS",
+    `Cannot load the tenants file ${source}: ${why}`,
+  );
 }

@@ -21,9 +21,18 @@ export interface RelayMetrics {
  * @param depth the queue's latest depth by state
  * @returns the hooks to give the intake and the worker
  */
-export function registerRelayMetrics(registry: MetricsRegistry, depth: () => QueueDepth): RelayMetrics {
-  const accepted = registry.counter({ name: "tributary_relay_messages_accepted_total", help: "Webhooks accepted at intake" }).labels({});
-  const queued = registry.counter({ name: "tributary_relay_jobs_queued_total", help: "Delivery jobs queued at intake, one per matching endpoint" }).labels({});
+export function registerRelayMetrics(
+  registry: MetricsRegistry,
+  depth: () => QueueDepth,
+): RelayMetrics {
+  const accepted = registry.counter({
+    name: "tributary_relay_messages_accepted_total",
+    help: "Webhooks accepted at intake",
+  }).labels({});
+  const queued = registry.counter({
+    name: "tributary_relay_jobs_queued_total",
+    help: "Delivery jobs queued at intake, one per matching endpoint",
+  }).labels({});
   const attempts = registry.counter({
     name: "tributary_relay_delivery_attempts_total",
     help: "Delivery attempts by outcome",
@@ -34,7 +43,10 @@ export function registerRelayMetrics(registry: MetricsRegistry, depth: () => Que
     help: "Time from sending a delivery to its answer or failure",
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30],
   }).labels({});
-  const dead = registry.counter({ name: "tributary_relay_messages_dead_total", help: "Delivery jobs moved to the dead letters" }).labels({});
+  const dead = registry.counter({
+    name: "tributary_relay_messages_dead_total",
+    help: "Delivery jobs moved to the dead letters",
+  }).labels({});
   registry.gauge({
     name: "tributary_relay_queue_depth",
     help: "Delivery jobs by state",

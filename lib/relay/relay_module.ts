@@ -43,16 +43,21 @@ export const RELAY_MODULE = {
    * @param context the app's metrics, clocks, randomness, log and backends
    * @returns the relay
    */
-  async start(config: RelayModuleConfig, context: RelayContext): Promise<readonly RunningService[]> {
+  async start(
+    config: RelayModuleConfig,
+    context: RelayContext,
+  ): Promise<readonly RunningService[]> {
     // The memory queue journals in STATE_DIR (an empty STATE_DIR keeps it in memory only).
     const journaled = config.relay.storageType === "memory" && config.storage.stateDir !== "";
-    return [await startRelayService(config.relay, {
-      metrics: context.metrics,
-      now: context.now,
-      random: context.random,
-      log: context.log,
-      ...(journaled ? { state: await context.backends.stateDir() } : {}),
-      ...(context.deliver === undefined ? {} : { deliver: context.deliver }),
-    })];
+    return [
+      await startRelayService(config.relay, {
+        metrics: context.metrics,
+        now: context.now,
+        random: context.random,
+        log: context.log,
+        ...(journaled ? { state: await context.backends.stateDir() } : {}),
+        ...(context.deliver === undefined ? {} : { deliver: context.deliver }),
+      }),
+    ];
   },
 } as const;

@@ -28,9 +28,19 @@ function storageIs(env: Environment, type: StorageType): boolean {
 }
 
 /** The `unset` of a setting that `STORAGE_TYPE=<type>` requires: an error then, else `none`. */
-function requiredWith<T>(type: StorageType, variable: string, example: string, none: T): (env: Environment) => T {
+function requiredWith<T>(
+  type: StorageType,
+  variable: string,
+  example: string,
+  none: T,
+): (env: Environment) => T {
   return (env) => {
-    if (storageIs(env, type)) throw new ConfigError(variable, `Cannot start: STORAGE_TYPE=${type} needs ${variable}, e.g. ${example}`);
+    if (storageIs(env, type)) {
+      throw new ConfigError(
+        variable,
+        `Cannot start: STORAGE_TYPE=${type} needs ${variable}, e.g. ${example}`,
+      );
+    }
     return none;
   };
 }
@@ -45,7 +55,8 @@ export const RELAY_SETTINGS = {
   tenantsFile: pathSetting("TENANTS_FILE", {
     default: "data/tenants.json",
     accepts: "a file",
-    doc: '`{"tenants": [{"id", "api_keys", "endpoints": [{"id", "url", "events", "secret", "public_key"?, "rate_limit_per_second"?}]}]}`; keys plain or `sha256:<64 hex>`; the default may be missing (no tenants), a file set must be readable',
+    doc:
+      '`{"tenants": [{"id", "api_keys", "endpoints": [{"id", "url", "events", "secret", "public_key"?, "rate_limit_per_second"?}]}]}`; keys plain or `sha256:<64 hex>`; the default may be missing (no tenants), a file set must be readable',
   }),
   allowPrivateTargets: customSetting("ALLOW_PRIVATE_TARGETS", {
     default: [] as readonly string[],
@@ -68,7 +79,9 @@ export const RELAY_SETTINGS = {
     doc: "delivery attempts in all before the dead letters",
     parse: (text) => {
       const value = /^[0-9]+$/.test(text) ? Number(text) : Number.NaN;
-      if (!Number.isSafeInteger(value) || value < 1 || value > 1000) throw new RangeError(`current value is "${text}"`);
+      if (!Number.isSafeInteger(value) || value < 1 || value > 1000) {
+        throw new RangeError(`current value is "${text}"`);
+      }
       return value;
     },
   }),
@@ -88,13 +101,15 @@ export const RELAY_SETTINGS = {
     default: 100_000,
     min: 1,
     max: 100_000_000,
-    doc: "jobs waiting or in flight the queue holds (on Redis: over all processes); more are answered 503",
+    doc:
+      "jobs waiting or in flight the queue holds (on Redis: over all processes); more are answered 503",
   }),
   workerConcurrency: integerSetting("WORKER_CONCURRENCY", {
     default: 64,
     min: 0,
     max: 10_000,
-    doc: "deliveries in flight at once; `0` makes an intake-only process that queues webhooks and delivers none",
+    doc:
+      "deliveries in flight at once; `0` makes an intake-only process that queues webhooks and delivers none",
   }),
   endpointConcurrency: integerSetting("ENDPOINT_CONCURRENCY", {
     default: 8,
@@ -123,10 +138,15 @@ export const RELAY_SETTINGS = {
       parse: (text, env) => {
         if (!storageIs(env, "redis")) return text;
         const url = URL.parse(text);
-        if (url === null || (url.protocol !== "redis:" && url.protocol !== "rediss:") || url.hostname === "") {
+        if (
+          url === null || (url.protocol !== "redis:" && url.protocol !== "rediss:") ||
+          url.hostname === ""
+        ) {
           throw new ConfigError(
             "REDIS_URL",
-            `Cannot start: REDIS_URL must be redis://[user:password@]host[:port][/db] or rediss://...: current value is "${redactUrl(text)}"`,
+            `Cannot start: REDIS_URL must be redis://[user:password@]host[:port][/db] or rediss://...: current value is "${
+              redactUrl(text)
+            }"`,
           );
         }
         return text;
@@ -136,7 +156,8 @@ export const RELAY_SETTINGS = {
       default: "{tributary}",
       pattern: /^\S{1,100}$/,
       accepts: "up to 100 characters without spaces",
-      doc: "prefix of the relay's Redis keys; relays with different prefixes keep separate queues on one Redis (the `{}` hash tag keeps them in one cluster slot)",
+      doc:
+        "prefix of the relay's Redis keys; relays with different prefixes keep separate queues on one Redis (the `{}` hash tag keeps them in one cluster slot)",
     }),
   },
   kafka: {
@@ -145,14 +166,22 @@ export const RELAY_SETTINGS = {
       defaultText: "",
       accepts: "comma-separated `host:port` addresses",
       doc: "bootstrap brokers, with `STORAGE_TYPE=kafka` (required then)",
-      unset: requiredWith<readonly string[]>("kafka", "KAFKA_BROKER", "127.0.0.1:9092 (comma-separated for several)", []),
+      unset: requiredWith<readonly string[]>(
+        "kafka",
+        "KAFKA_BROKER",
+        "127.0.0.1:9092 (comma-separated for several)",
+        [],
+      ),
       parse: (text, env) => {
         const brokers = text.split(",").map((part) => part.trim()).filter((part) => part !== "");
         if (!storageIs(env, "kafka")) return brokers;
         for (const broker of brokers) {
           const match = BROKER.exec(broker);
           if (match === null || Number(match[2]) < 1 || Number(match[2]) > 65_535) {
-            throw new ConfigError("KAFKA_BROKER", `Cannot start: KAFKA_BROKER must list host:port addresses, comma-separated: "${broker}" is not one`);
+            throw new ConfigError(
+              "KAFKA_BROKER",
+              `Cannot start: KAFKA_BROKER must list host:port addresses, comma-separated: "${broker}" is not one`,
+            );
           }
         }
         return brokers;
@@ -162,13 +191,15 @@ export const RELAY_SETTINGS = {
       default: "tributary",
       pattern: KAFKA_NAME,
       accepts: KAFKA_NAME_ACCEPTS,
-      doc: "topics `<prefix>.jobs`, `.retry`, `.dead`, `.state` and `.config` (the endpoints, one partition)",
+      doc:
+        "topics `<prefix>.jobs`, `.retry`, `.dead`, `.state` and `.config` (the endpoints, one partition)",
     }),
     partitions: integerSetting("KAFKA_PARTITIONS", {
       default: 8,
       min: 1,
       max: 10_000,
-      doc: "partitions of the topics the relay creates at start-up (the most relay processes that can share the work)",
+      doc:
+        "partitions of the topics the relay creates at start-up (the most relay processes that can share the work)",
     }),
     groupId: textSetting("KAFKA_GROUP_ID", {
       default: "tributary-relay",
@@ -181,7 +212,8 @@ export const RELAY_SETTINGS = {
       default: 30_000,
       min: 6000,
       max: 1_800_000,
-      doc: "a relay process silent this long loses its partitions to the others, which deliver its unfinished jobs (within the brokers' limits)",
+      doc:
+        "a relay process silent this long loses its partitions to the others, which deliver its unfinished jobs (within the brokers' limits)",
     }),
   },
 } as const;

@@ -1,5 +1,10 @@
 import { ConfigError, readConfigPath, redactUrl } from "../config/mod.ts";
-import { type ReadinessProbe, type RunningService, type ServiceCredential, type ServiceLog } from "../http/mod.ts";
+import {
+  type ReadinessProbe,
+  type RunningService,
+  type ServiceCredential,
+  type ServiceLog,
+} from "../http/mod.ts";
 import { startPeriodicTask, type TaskOutcomes, waitAtMost } from "../http/_internal.ts";
 import { count, OutageLog } from "../log/mod.ts";
 import type { MetricsRegistry } from "../metrics/mod.ts";
@@ -93,22 +98,39 @@ const DRAIN_LIMIT_MS = 5000;
  * });
  * ```
  */
-export async function startRelayService(config: RelayConfig, options: StartRelayServiceOptions): Promise<RunningService> {
+export async function startRelayService(
+  config: RelayConfig,
+  options: StartRelayServiceOptions,
+): Promise<RunningService> {
   const base = options.basePath ?? "/webhook";
   const { log, now, random } = options;
-  const registry = new TenantRegistry({ now, random, secretOverlapMs: config.secretOverlapSeconds * 1000 });
+  const registry = new TenantRegistry({
+    now,
+    random,
+    secretOverlapMs: config.secretOverlapSeconds * 1000,
+  });
   let plain: Map<string, string[]>;
   try {
     const text = await readConfigPath(config.tenantsFile, "TENANTS_FILE");
-    if (text === undefined) log.info(`Webhook relay: no tenants: TENANTS_FILE ${config.tenantsFile.path} does not exist; add one with npx tributary tenant add`);
-    plain = text === undefined ? new Map() : readTenantsFile(registry, text, config.tenantsFile.path);
+    if (text === undefined) {
+      log.info(
+        `Webhook relay: no tenants: TENANTS_FILE ${config.tenantsFile.path} does not exist; add one with npx tributary tenant add`,
+      );
+    }
+    plain = text === undefined
+      ? new Map()
+      : readTenantsFile(registry, text, config.tenantsFile.path);
   } catch (error) {
     if (error instanceof ConfigError) throw error;
     throw new ConfigError("TENANTS_FILE", `Cannot start: ${(error as Error).message}`);
   }
   const encryptionKey = await readEncryptionKey(config.encryptionKey);
-  const { queue, restored, where, closeJournal, configStore, closeConfigJournal, backend } = await openQueue(config, options);
-  const directory = new EndpointDirectory(registry, configStore, { onError: (error) => log.error("Relay endpoints: a stored endpoint cannot be read (skipped)", error) });
+  const { queue, restored, where, closeJournal, configStore, closeConfigJournal, backend } =
+    await openQueue(config, options);
+  const directory = new EndpointDirectory(registry, configStore, {
+    onError: (error) =>
+      log.error("Relay endpoints: a stored endpoint cannot be read (skipped)", error),
+  });
   let opening: DirectoryOpening;
   try {
     opening = await directory.open();
@@ -117,7 +139,12 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
     await queue.close().catch(() => {});
     await closeJournal?.();
     await closeConfigJournal?.();
-    throw new ConfigError("STORAGE_TYPE", `Cannot start: cannot read the relay's endpoints from the ${config.storageType} backend: ${(error as Error).message}`);
+    throw new ConfigError(
+      "STORAGE_TYPE",
+      `Cannot start: cannot read the relay's endpoints from the ${config.storageType} backend: ${
+        (error as Error).message
+      }`,
+    );
   }
   let depth: QueueDepth = { ready: 0, delayed: 0, leased: 0, dead: 0 };
   const relayMetrics = registerRelayMetrics(options.metrics, () => depth);
@@ -146,7 +173,10 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
     onDead: relayMetrics.dead,
     onError: (error) => {
       // The backend away: counted in its outage (logged when it starts and ends), not a line an attempt.
-      if (backend !== undefined && error instanceof RelayError && error.code === "ERR_RELAY_QUEUE_UNAVAILABLE") backend.outage.failed(error);
+      if (
+        backend !== undefined && error instanceof RelayError &&
+        error.code === "ERR_RELAY_QUEUE_UNAVAILABLE"
+      ) backend.outage.failed(error);
       else log.error("Relay worker", error);
     },
   });
@@ -169,29 +199,76 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
   // Each once a second, never twice at once; one that fails is tried again the next second. The
   // backend away is its outage, which its connection logs; anything else, one line when the task
   // starts failing and one when it works again.
-  const backendAway = (error: unknown): boolean => backend !== undefined && error instanceof RelayError && error.code === "ERR_RELAY_QUEUE_UNAVAILABLE";
-  const periodic = (what: string, task: () => Promise<unknown>, outcomes: TaskOutcomes = new OutageLog(log, what, now, { subject: "task" })) =>
-    startPeriodicTask(task, { everyMs: 1000, outcomes, countedElsewhere: backendAway, ...(options.every === undefined ? {} : { every: options.every }) });
+  const backendAway = (error: unknown): boolean =>
+    backend !== undefined && error instanceof RelayError &&
+    error.code === "ERR_RELAY_QUEUE_UNAVAILABLE";
+  const periodic = (
+    what: string,
+    task: () => Promise<unknown>,
+    outcomes: TaskOutcomes = new OutageLog(log, what, now, { subject: "task" }),
+  ) =>
+    startPeriodicTask(task, {
+      everyMs: 1000,
+      outcomes,
+      countedElsewhere: backendAway,
+      ...(options.every === undefined ? {} : { every: options.every }),
+    });
   const stops = [
-    periodic("Relay: reading the queue's depth", async () => void (depth = await queue.depth(now()))),
+    periodic(
+      "Relay: reading the queue's depth",
+      async () => void (depth = await queue.depth(now())),
+    ),
     periodic("Relay: sweeping the queue", () => queue.sweep(now())),
   ];
   // The backend asked, so that its outage's end is logged even with no traffic: the probe counts in the backend's own outage log.
-  if (backend !== undefined) stops.push(periodic("Relay: probing the backend", () => backend.probe.check(), { failed: () => {}, recovered: () => {} }));
+  if (backend !== undefined) {
+    stops.push(
+      periodic("Relay: probing the backend", () => backend.probe.check(), {
+        failed: () => {},
+        recovered: () => {},
+      }),
+    );
+  }
   const credentials: ServiceCredential[] = [];
-  const notes = [`Relay queue: ${where}`, `Relay endpoints: ${endpointsNote(config, options.state, opening)}`];
-  if (restored > 0) notes.push(`Relay queue: ${count(restored, "job")} not yet delivered ${restored === 1 ? "was" : "were"} restored from the journal`);
+  const notes = [
+    `Relay queue: ${where}`,
+    `Relay endpoints: ${endpointsNote(config, options.state, opening)}`,
+  ];
+  if (restored > 0) {
+    notes.push(
+      `Relay queue: ${count(restored, "job")} not yet delivered ${
+        restored === 1 ? "was" : "were"
+      } restored from the journal`,
+    );
+  }
   for (const tenant of registry.tenants()) {
     const key = plain.get(tenant.id)?.[0];
-    if (key !== undefined) credentials.push({ label: `Relay tenant "${tenant.id}" API key`, value: key, setting: "TENANTS_FILE", file: config.tenantsFile.path });
-    const endpoints = registry.endpoints(tenant.id).map((endpoint) => `${endpoint.id} -> ${shownUrl(endpoint.url)}`);
-    notes.push(`Relay tenant "${tenant.id}": ${endpoints.length === 0 ? "no endpoints" : endpoints.join(", ")}`);
+    if (key !== undefined) {
+      credentials.push({
+        label: `Relay tenant "${tenant.id}" API key`,
+        value: key,
+        setting: "TENANTS_FILE",
+        file: config.tenantsFile.path,
+      });
+    }
+    const endpoints = registry.endpoints(tenant.id).map((endpoint) =>
+      `${endpoint.id} -> ${shownUrl(endpoint.url)}`
+    );
+    notes.push(
+      `Relay tenant "${tenant.id}": ${
+        endpoints.length === 0 ? "no endpoints" : endpoints.join(", ")
+      }`,
+    );
   }
   if (config.workerConcurrency === 0) {
-    notes.push("WORKER_CONCURRENCY=0: this process takes webhooks but delivers none; they wait in the queue");
+    notes.push(
+      "WORKER_CONCURRENCY=0: this process takes webhooks but delivers none; they wait in the queue",
+    );
   }
   if (config.allowPrivateTargets.length === 0) {
-    notes.push("Deliveries to private and loopback addresses are refused; set ALLOW_PRIVATE_TARGETS (e.g. 127.0.0.1/32) to reach a local receiver");
+    notes.push(
+      "Deliveries to private and loopback addresses are refused; set ALLOW_PRIVATE_TARGETS (e.g. 127.0.0.1/32) to reach a local receiver",
+    );
   }
   return {
     name: "relay",
@@ -200,7 +277,10 @@ export async function startRelayService(config: RelayConfig, options: StartRelay
     handler,
     readiness: backend === undefined ? [] : [backend.probe],
     describe: (origin) => ({
-      endpoints: [{ label: "Webhook intake", url: `${origin}${base}` }, { label: "Relay portal", url: `${origin}${base}/portal` }],
+      endpoints: [{ label: "Webhook intake", url: `${origin}${base}` }, {
+        label: "Relay portal",
+        url: `${origin}${base}/portal`,
+      }],
       credentials,
       notes,
     }),
@@ -236,11 +316,20 @@ interface OpenedQueue {
 }
 
 /** The queue `STORAGE_TYPE` chooses; the Redis and Kafka adapters (and their clients) are loaded only when chosen. */
-async function openQueue(config: RelayConfig, options: StartRelayServiceOptions): Promise<OpenedQueue> {
+async function openQueue(
+  config: RelayConfig,
+  options: StartRelayServiceOptions,
+): Promise<OpenedQueue> {
   switch (config.storageType) {
     case "redis": {
       const { openRedisRelay } = await import("./redis/mod.ts");
-      const stores = await openRedisRelay({ url: config.redis.url, keyPrefix: config.redis.keyPrefix, capacity: config.queueCapacity, log: options.log, now: options.now });
+      const stores = await openRedisRelay({
+        url: config.redis.url,
+        keyPrefix: config.redis.keyPrefix,
+        capacity: config.queueCapacity,
+        log: options.log,
+        now: options.now,
+      });
       return {
         queue: stores.queue,
         restored: 0,
@@ -251,13 +340,21 @@ async function openQueue(config: RelayConfig, options: StartRelayServiceOptions)
     }
     case "kafka": {
       const { openKafkaRelay } = await import("./kafka/mod.ts");
-      const stores = await openKafkaRelay({ ...config.kafka, capacity: config.queueCapacity, random: options.random, log: options.log, now: options.now });
+      const stores = await openKafkaRelay({
+        ...config.kafka,
+        capacity: config.queueCapacity,
+        random: options.random,
+        log: options.log,
+        now: options.now,
+      });
       const { brokers, topicPrefix, groupId } = config.kafka;
       return {
         queue: stores.queue,
         restored: 0,
         configStore: stores.config,
-        where: `Kafka at ${brokers.join(",")}, topics ${topicPrefix}.{jobs,retry,dead,state,config}, group ${groupId}`,
+        where: `Kafka at ${
+          brokers.join(",")
+        }, topics ${topicPrefix}.{jobs,retry,dead,state,config}, group ${groupId}`,
         backend: stores,
       };
     }
@@ -281,7 +378,8 @@ async function openQueue(config: RelayConfig, options: StartRelayServiceOptions)
         queued = await openJournaledStore<MemoryQueue, QueueChange>(
           options.state,
           "relay-queue",
-          (snapshot, records, sink) => MemoryQueue.restore(snapshot, records, { capacity: config.queueCapacity, sink }),
+          (snapshot, records, sink) =>
+            MemoryQueue.restore(snapshot, records, { capacity: config.queueCapacity, sink }),
           options.log,
         );
       } catch (error) {
@@ -296,20 +394,35 @@ async function openQueue(config: RelayConfig, options: StartRelayServiceOptions)
         closeJournal: () => queued.journal.close(),
         configStore: endpoints.store,
         closeConfigJournal: () => endpoints.journal.close(),
-        where: `in memory, journaled in ${options.state.dir} (each accepted message on disk before its 202)`,
+        where:
+          `in memory, journaled in ${options.state.dir} (each accepted message on disk before its 202)`,
       };
     }
   }
 }
 
 /** The start-up note on where the endpoints are and what the tenants file did. */
-function endpointsNote(config: RelayConfig, state: StateDir | undefined, opening: DirectoryOpening): string {
+function endpointsNote(
+  config: RelayConfig,
+  state: StateDir | undefined,
+  opening: DirectoryOpening,
+): string {
   const where = config.storageType === "memory"
-    ? state === undefined ? "in memory only (STATE_DIR is empty): endpoints made or changed through the API are lost at a restart" : `journaled in ${state.dir}`
-    : `in the ${config.storageType === "redis" ? "Redis" : "Kafka"} backend, shared by every relay process on it`;
+    ? state === undefined
+      ? "in memory only (STATE_DIR is empty): endpoints made or changed through the API are lost at a restart"
+      : `journaled in ${state.dir}`
+    : `in the ${
+      config.storageType === "redis" ? "Redis" : "Kafka"
+    } backend, shared by every relay process on it`;
   const parts = [`${opening.loaded} read`, `${opening.seeded} of TENANTS_FILE written`];
   if (opening.removed > 0) parts.push(`${opening.removed} no longer in TENANTS_FILE deleted`);
-  if (opening.keptFromApi.length > 0) parts.push(`${opening.keptFromApi.join(", ")} changed through the API (TENANTS_FILE no longer sets them)`);
+  if (opening.keptFromApi.length > 0) {
+    parts.push(
+      `${
+        opening.keptFromApi.join(", ")
+      } changed through the API (TENANTS_FILE no longer sets them)`,
+    );
+  }
   return `${where}; ${parts.join(", ")}`;
 }
 

@@ -75,9 +75,23 @@ export const MAX_ROUTES_PER_TENANT = 1024;
 export const RELAY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The fields an endpoint is created with (the API's body, a tenants file's entry). */
-export const ENDPOINT_FIELDS: ReadonlySet<keyof EndpointInput> = new Set(["id", "url", "events", "secret", "public_key", "rate_limit_per_second", "enabled"]);
+export const ENDPOINT_FIELDS: ReadonlySet<keyof EndpointInput> = new Set([
+  "id",
+  "url",
+  "events",
+  "secret",
+  "public_key",
+  "rate_limit_per_second",
+  "enabled",
+]);
 /** The fields a change of an endpoint may set. */
-export const UPDATE_FIELDS: ReadonlySet<keyof EndpointInput> = new Set(["url", "events", "public_key", "rate_limit_per_second", "enabled"]);
+export const UPDATE_FIELDS: ReadonlySet<keyof EndpointInput> = new Set([
+  "url",
+  "events",
+  "public_key",
+  "rate_limit_per_second",
+  "enabled",
+]);
 /** The longest endpoint URL. */
 export const MAX_URL_LENGTH = 2048;
 
@@ -122,10 +136,18 @@ export class TenantRegistry {
    * @throws {RelayError} `ERR_RELAY_INVALID_TENANTS` for a bad or taken id, or a key another tenant has
    */
   addTenant(id: string, keyHashes: readonly string[]): Tenant {
-    if (!RELAY_ID.test(id)) throw invalidTenants(`tenant id ${JSON.stringify(id)} must be 1 to 64 letters, digits, "_" or "-"`);
+    if (!RELAY_ID.test(id)) {
+      throw invalidTenants(
+        `tenant id ${JSON.stringify(id)} must be 1 to 64 letters, digits, "_" or "-"`,
+      );
+    }
     if (this.#tenants.has(id)) throw invalidTenants(`tenant id "${id}" appears twice`);
     for (const hash of keyHashes) {
-      if (this.#byKeyHash.has(hash)) throw invalidTenants(`an API key of tenant "${id}" is also a key of tenant "${this.#byKeyHash.get(hash)!.id}"`);
+      if (this.#byKeyHash.has(hash)) {
+        throw invalidTenants(
+          `an API key of tenant "${id}" is also a key of tenant "${this.#byKeyHash.get(hash)!.id}"`,
+        );
+      }
     }
     const tenant: Tenant = { id, keyHashes: [...keyHashes] };
     this.#tenants.set(id, tenant);
@@ -167,7 +189,9 @@ export class TenantRegistry {
     for (const endpoint of this.#endpoints.get(tenantId)?.values() ?? []) {
       if (endpoint.enabled && endpoint.events.matches(event)) found.push(endpoint);
     }
-    if (routes === undefined || routes.size >= MAX_ROUTES_PER_TENANT) this.#routes.set(tenantId, (routes = new Map()));
+    if (routes === undefined || routes.size >= MAX_ROUTES_PER_TENANT) {
+      this.#routes.set(tenantId, routes = new Map());
+    }
     routes.set(event, found);
     return found;
   }
@@ -192,14 +216,22 @@ export class TenantRegistry {
   planCreate(tenantId: string, input: unknown, field = ""): Endpoint {
     const endpoints = this.#tenantEndpoints(tenantId);
     const fields = record(input, field, ENDPOINT_FIELDS);
-    const id = fields.id === undefined ? `ep_${hexOf(this.#random(8))}` : readId(fields.id, at(field, "id"));
+    const id = fields.id === undefined
+      ? `ep_${hexOf(this.#random(8))}`
+      : readId(fields.id, at(field, "id"));
     if (endpoints.has(id)) {
-      throw new RelayError("ERR_RELAY_ENDPOINT_EXISTS", `Cannot create endpoint "${id}": the tenant has one with that id`, { target: at(field, "id") });
+      throw new RelayError(
+        "ERR_RELAY_ENDPOINT_EXISTS",
+        `Cannot create endpoint "${id}": the tenant has one with that id`,
+        { target: at(field, "id") },
+      );
     }
     if (endpoints.size >= this.#maxEndpoints) {
       throw invalidEndpoint(field, `the tenant has its limit of ${this.#maxEndpoints} endpoints`);
     }
-    const secret = fields.secret === undefined ? newWebhookSecret(this.#random) : readSecret(fields.secret, at(field, "secret"));
+    const secret = fields.secret === undefined
+      ? newWebhookSecret(this.#random)
+      : readSecret(fields.secret, at(field, "secret"));
     const now = this.#now();
     const publicKeyPem = readOptionalPem(fields.public_key, at(field, "public_key"));
     const endpoint: Endpoint = {
@@ -209,8 +241,13 @@ export class TenantRegistry {
       events: readEvents(fields.events, at(field, "events")),
       secrets: [{ secret, key: parseWebhookSecret(secret), expiresAt: null }],
       publicKeyPem,
-      publicKey: publicKeyPem === undefined ? undefined : readKey(publicKeyPem, at(field, "public_key")),
-      rateLimitPerSecond: readRate(fields.rate_limit_per_second, at(field, "rate_limit_per_second")),
+      publicKey: publicKeyPem === undefined
+        ? undefined
+        : readKey(publicKeyPem, at(field, "public_key")),
+      rateLimitPerSecond: readRate(
+        fields.rate_limit_per_second,
+        at(field, "rate_limit_per_second"),
+      ),
       enabled: readEnabled(fields.enabled, at(field, "enabled")) ?? true,
       disabledReason: null,
       createdAt: now,
@@ -236,14 +273,20 @@ export class TenantRegistry {
   planUpdate(tenantId: string, id: string, input: unknown): Endpoint {
     const current = this.#existing(tenantId, id);
     const fields = record(input, "", UPDATE_FIELDS);
-    const publicKeyPem = fields.public_key === undefined ? current.publicKeyPem : readOptionalPem(fields.public_key, "public_key");
+    const publicKeyPem = fields.public_key === undefined
+      ? current.publicKeyPem
+      : readOptionalPem(fields.public_key, "public_key");
     const enabled = readEnabled(fields.enabled, "enabled") ?? current.enabled;
     const updated: Endpoint = {
       ...current,
       url: fields.url === undefined ? current.url : readUrl(fields.url, "url"),
       events: fields.events === undefined ? current.events : readEvents(fields.events, "events"),
       publicKeyPem,
-      publicKey: publicKeyPem === current.publicKeyPem ? current.publicKey : publicKeyPem === undefined ? undefined : readKey(publicKeyPem, "public_key"),
+      publicKey: publicKeyPem === current.publicKeyPem
+        ? current.publicKey
+        : publicKeyPem === undefined
+        ? undefined
+        : readKey(publicKeyPem, "public_key"),
       rateLimitPerSecond: fields.rate_limit_per_second === undefined
         ? current.rateLimitPerSecond
         : readRate(fields.rate_limit_per_second, "rate_limit_per_second"),
@@ -316,9 +359,13 @@ export class TenantRegistry {
   /** The endpoint {@linkcode rotateSecret} would make, without keeping it. */
   planRotate(tenantId: string, id: string, secret?: unknown): Endpoint {
     const current = this.#existing(tenantId, id);
-    const fresh = secret === undefined ? newWebhookSecret(this.#random) : readSecret(secret, "secret");
+    const fresh = secret === undefined
+      ? newWebhookSecret(this.#random)
+      : readSecret(secret, "secret");
     const now = this.#now();
-    const kept = current.secrets.filter((old) => old.secret !== fresh && (old.expiresAt === null || old.expiresAt > now));
+    const kept = current.secrets.filter((old) =>
+      old.secret !== fresh && (old.expiresAt === null || old.expiresAt > now)
+    );
     const secrets: SigningSecret[] = [
       { secret: fresh, key: parseWebhookSecret(fresh), expiresAt: null },
       ...kept.map((old) => ({ ...old, expiresAt: old.expiresAt ?? now + this.#overlap })),
@@ -335,7 +382,10 @@ export class TenantRegistry {
   #existing(tenantId: string, id: string): Endpoint {
     const endpoint = this.#tenantEndpoints(tenantId).get(id);
     if (endpoint === undefined) {
-      throw new RelayError("ERR_RELAY_UNKNOWN_ENDPOINT", `Cannot find endpoint "${id}" of this tenant`);
+      throw new RelayError(
+        "ERR_RELAY_UNKNOWN_ENDPOINT",
+        `Cannot find endpoint "${id}" of this tenant`,
+      );
     }
     return endpoint;
   }
@@ -360,19 +410,27 @@ function record(input: unknown, field: string, allowed: ReadonlySet<string>): En
   }
   for (const key of Object.keys(input)) {
     if (!allowed.has(key)) {
-      throw new RelayError("ERR_RELAY_INVALID_ENDPOINT", `Cannot use field ${at(field, key)}: it is unknown here; known: ${[...allowed].join(", ")}`, {
-        target: at(field, key),
-      });
+      throw new RelayError(
+        "ERR_RELAY_INVALID_ENDPOINT",
+        `Cannot use field ${at(field, key)}: it is unknown here; known: ${[...allowed].join(", ")}`,
+        {
+          target: at(field, key),
+        },
+      );
     }
   }
   return input as EndpointInput;
 }
 
 function invalidEndpoint(field: string, why: string, cause?: unknown): RelayError {
-  return new RelayError("ERR_RELAY_INVALID_ENDPOINT", `Cannot use ${field === "" ? "the endpoint" : field}: ${why}`, {
-    ...(field === "" ? {} : { target: field }),
-    ...(cause === undefined ? {} : { cause }),
-  });
+  return new RelayError(
+    "ERR_RELAY_INVALID_ENDPOINT",
+    `Cannot use ${field === "" ? "the endpoint" : field}: ${why}`,
+    {
+      ...(field === "" ? {} : { target: field }),
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
 }
 
 function invalidTenants(why: string): RelayError {
@@ -380,52 +438,77 @@ function invalidTenants(why: string): RelayError {
 }
 
 function readId(value: unknown, field: string): string {
-  if (typeof value !== "string" || !RELAY_ID.test(value)) throw invalidEndpoint(field, 'it must be 1 to 64 letters, digits, "_" or "-"');
+  if (typeof value !== "string" || !RELAY_ID.test(value)) {
+    throw invalidEndpoint(field, 'it must be 1 to 64 letters, digits, "_" or "-"');
+  }
   return value;
 }
 
 function readUrl(value: unknown, field: string): string {
-  if (typeof value !== "string") throw invalidEndpoint(field, "it is required, an http or https URL");
-  if (value.length > MAX_URL_LENGTH) throw invalidEndpoint(field, `it is longer than ${MAX_URL_LENGTH} characters`);
+  if (typeof value !== "string") {
+    throw invalidEndpoint(field, "it is required, an http or https URL");
+  }
+  if (value.length > MAX_URL_LENGTH) {
+    throw invalidEndpoint(field, `it is longer than ${MAX_URL_LENGTH} characters`);
+  }
   const url = URL.parse(value);
   if (url === null || (url.protocol !== "http:" && url.protocol !== "https:")) {
     throw invalidEndpoint(field, `${JSON.stringify(value)} is not an http or https URL`);
   }
-  if (url.username !== "" || url.password !== "") throw invalidEndpoint(field, "it must not hold a user name or password");
+  if (url.username !== "" || url.password !== "") {
+    throw invalidEndpoint(field, "it must not hold a user name or password");
+  }
   if (url.hash !== "") throw invalidEndpoint(field, "it must not hold a fragment (#...)");
   return url.href;
 }
 
 function readEvents(value: unknown, field: string): EventMatcher {
-  if (!Array.isArray(value)) throw invalidEndpoint(field, 'it is required, a list of event patterns ("*" for all)');
+  if (!Array.isArray(value)) {
+    throw invalidEndpoint(field, 'it is required, a list of event patterns ("*" for all)');
+  }
   return compileEventPatterns(value, field);
 }
 
 function readSecret(value: unknown, field: string): string {
-  if (typeof value !== "string") throw invalidEndpoint(field, 'it must be a string, "whsec_" and base64');
+  if (typeof value !== "string") {
+    throw invalidEndpoint(field, 'it must be a string, "whsec_" and base64');
+  }
   try {
     parseWebhookSecret(value);
   } catch (error) {
-    throw invalidEndpoint(field, 'it must be "whsec_" followed by the base64 of 24 to 64 random bytes', error);
+    throw invalidEndpoint(
+      field,
+      'it must be "whsec_" followed by the base64 of 24 to 64 random bytes',
+      error,
+    );
   }
   return value;
 }
 
 function readOptionalPem(value: unknown, field: string): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") throw invalidEndpoint(field, "it must be an RSA public key in PEM form");
+  if (typeof value !== "string") {
+    throw invalidEndpoint(field, "it must be an RSA public key in PEM form");
+  }
   return value;
 }
 
 function readKey(pem: string, field: string): RsaPublicKey {
   // A private key would also give its public half; refusing it keeps private keys out of the registry and its stores.
   if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem)) {
-    throw invalidEndpoint(field, "it is a private key: give the endpoint's public key, and keep the private one with the receiver");
+    throw invalidEndpoint(
+      field,
+      "it is a private key: give the endpoint's public key, and keep the private one with the receiver",
+    );
   }
   try {
     return parseRsaKey(pem);
   } catch (error) {
-    throw invalidEndpoint(field, "it must be an RSA public key of at least 2048 bits in PEM form", error);
+    throw invalidEndpoint(
+      field,
+      "it must be an RSA public key of at least 2048 bits in PEM form",
+      error,
+    );
   }
 }
 
@@ -437,8 +520,15 @@ export const MAX_RATE = 1_000_000;
 
 function readRate(value: unknown, field: string): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number" || !Number.isFinite(value) || value < MIN_RATE || value > MAX_RATE) {
-    throw invalidEndpoint(field, `it must be a number from ${MIN_RATE} (one delivery every ${1 / MIN_RATE} s) to ${MAX_RATE}, or null for no limit`);
+  if (
+    typeof value !== "number" || !Number.isFinite(value) || value < MIN_RATE || value > MAX_RATE
+  ) {
+    throw invalidEndpoint(
+      field,
+      `it must be a number from ${MIN_RATE} (one delivery every ${
+        1 / MIN_RATE
+      } s) to ${MAX_RATE}, or null for no limit`,
+    );
   }
   return value;
 }

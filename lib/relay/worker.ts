@@ -1,7 +1,14 @@
 import { signWebhook } from "../crypto/mod.ts";
-import { type RetrySchedule, retryAfterDelay, retryDelay } from "./backoff.ts";
+import { retryAfterDelay, retryDelay, type RetrySchedule } from "./backoff.ts";
 import type { Deliver, DeliveryResult } from "./http_delivery.ts";
-import { type Attempt, type AttemptOutcome, endpointKey, type Job, type Lease, type QueueLifecycle } from "./queue.ts";
+import {
+  type Attempt,
+  type AttemptOutcome,
+  endpointKey,
+  type Job,
+  type Lease,
+  type QueueLifecycle,
+} from "./queue.ts";
 import type { TenantDirectory } from "./endpoint_directory.ts";
 import { type Endpoint, signingKeys } from "./tenants.ts";
 
@@ -127,7 +134,9 @@ export class RelayWorker {
     this.#leaseMs = options.leaseMs ?? 5000;
     this.#pollInterval = options.pollIntervalMs ?? 1000;
     const schedule = options.schedule;
-    this.#maxRetryAfter = schedule.kind === "fixed" ? Math.max(0, ...schedule.delaysMs) : schedule.capMs;
+    this.#maxRetryAfter = schedule.kind === "fixed"
+      ? Math.max(0, ...schedule.delaysMs)
+      : schedule.capMs;
   }
 
   /** Deliveries in flight now. */
@@ -219,7 +228,9 @@ export class RelayWorker {
       }
       const whole = Math.floor(tokens);
       limits.set(key, Math.min(limits.get(key) ?? this.#perEndpoint, whole));
-      if (whole === 0) tokenWait = Math.min(tokenWait, Math.ceil(((1 - tokens) * 1000) / bucket.rate));
+      if (whole === 0) {
+        tokenWait = Math.min(tokenWait, Math.ceil(((1 - tokens) * 1000) / bucket.rate));
+      }
     }
     return { limits, tokenWait };
   }
@@ -268,7 +279,9 @@ export class RelayWorker {
       this.#cancelBeat = undefined;
       if (this.#held.size === 0) return;
       // A renewal that fails (the backend away) is tried again at the next beat; a lease lost meanwhile only means the job may go twice.
-      this.#options.queue.renew([...this.#held], this.#options.now() + this.#leaseMs).catch((error: unknown) => this.#options.onError?.(error));
+      this.#options.queue.renew([...this.#held], this.#options.now() + this.#leaseMs).catch((
+        error: unknown,
+      ) => this.#options.onError?.(error));
       this.#armBeat();
     }, Math.max(1, Math.floor(this.#leaseMs / 5)));
   }
@@ -286,7 +299,14 @@ export class RelayWorker {
       }
       return this.#bury(lease, undefined, "the endpoint was deleted", now);
     }
-    if (!endpoint.enabled) return this.#bury(lease, undefined, `the endpoint is disabled (${endpoint.disabledReason ?? "by the tenant"})`, now);
+    if (!endpoint.enabled) {
+      return this.#bury(
+        lease,
+        undefined,
+        `the endpoint is disabled (${endpoint.disabledReason ?? "by the tenant"})`,
+        now,
+      );
+    }
     const key = endpointKey(job.tenantId, job.endpointId);
     const busy = this.#byEndpoint.get(key) ?? 0;
     if (busy >= this.#perEndpoint) {
@@ -322,23 +342,47 @@ export class RelayWorker {
     }
     if (attempt.outcome === "gone") {
       try {
-        await registry.disableEndpoint(job.tenantId, job.endpointId, "the receiver answered 410 Gone");
+        await registry.disableEndpoint(
+          job.tenantId,
+          job.endpointId,
+          "the receiver answered 410 Gone",
+        );
       } catch (error) {
         // The store is away: the job is buried all the same, and the next 410 tries again.
         this.#options.onError?.(error);
       }
-      return this.#bury(lease, attempt, "the receiver answered 410 Gone; the endpoint is disabled", finished);
+      return this.#bury(
+        lease,
+        attempt,
+        "the receiver answered 410 Gone; the endpoint is disabled",
+        finished,
+      );
     }
     const made = job.attempts.length + 1;
     const delay = retryDelay(made + 1, this.#options.schedule, this.#options.random);
-    if (delay === undefined) return this.#bury(lease, attempt, `all ${made} attempts failed`, finished);
-    const asked = result.kind === "response" && attempt.outcome === "throttled" ? retryAfterDelay(result.retryAfter, finished) : undefined;
+    if (delay === undefined) {
+      return this.#bury(lease, attempt, `all ${made} attempts failed`, finished);
+    }
+    const asked = result.kind === "response" && attempt.outcome === "throttled"
+      ? retryAfterDelay(result.retryAfter, finished)
+      : undefined;
     const pause = asked === undefined ? delay : Math.min(asked, this.#maxRetryAfter);
     await queue.retry(lease, attempt, finished + pause);
   }
 
-  async #bury(lease: Lease, attempt: Attempt | undefined, reason: string, at: number): Promise<void> {
-    if (await this.#options.queue.bury(lease, { ...(attempt === undefined ? {} : { attempt }), reason, at })) {
+  async #bury(
+    lease: Lease,
+    attempt: Attempt | undefined,
+    reason: string,
+    at: number,
+  ): Promise<void> {
+    if (
+      await this.#options.queue.bury(lease, {
+        ...(attempt === undefined ? {} : { attempt }),
+        reason,
+        at,
+      })
+    ) {
       this.#options.onDead?.(lease.job, reason);
     }
   }
@@ -351,7 +395,9 @@ export class RelayWorker {
       return 0;
     }
     let bucket = this.#buckets.get(key);
-    if (bucket === undefined) this.#buckets.set(key, (bucket = { tokens: Math.max(1, rate), at: now, rate }));
+    if (bucket === undefined) {
+      this.#buckets.set(key, bucket = { tokens: Math.max(1, rate), at: now, rate });
+    }
     bucket.rate = rate;
     const tokens = refill(bucket, now);
     if (tokens >= 1) {
@@ -364,7 +410,10 @@ export class RelayWorker {
 
 /** Brings a token bucket (burst: one second's tokens, at least 1) up to `now`; returns its tokens. */
 function refill(bucket: { tokens: number; at: number; rate: number }, now: number): number {
-  bucket.tokens = Math.min(Math.max(1, bucket.rate), bucket.tokens + ((now - bucket.at) * bucket.rate) / 1000);
+  bucket.tokens = Math.min(
+    Math.max(1, bucket.rate),
+    bucket.tokens + ((now - bucket.at) * bucket.rate) / 1000,
+  );
   bucket.at = Math.max(bucket.at, now);
   return bucket.tokens;
 }
@@ -377,13 +426,22 @@ function headersFor(job: Job, endpoint: Endpoint, now: number): Record<string, s
     "user-agent": "tributary-relay",
     "webhook-id": job.messageId,
     "webhook-timestamp": String(timestamp),
-    "webhook-signature": signWebhook(signingKeys(endpoint, now), job.messageId, timestamp, job.body),
+    "webhook-signature": signWebhook(
+      signingKeys(endpoint, now),
+      job.messageId,
+      timestamp,
+      job.body,
+    ),
   };
 }
 
 function attemptOf(result: DeliveryResult, at: number, latencyMs: number): Attempt {
   if (result.kind !== "response") {
-    const outcome: AttemptOutcome = result.kind === "timeout" ? "timeout" : result.kind === "blocked" ? "blocked" : "failure";
+    const outcome: AttemptOutcome = result.kind === "timeout"
+      ? "timeout"
+      : result.kind === "blocked"
+      ? "blocked"
+      : "failure";
     return { at, outcome, status: null, latencyMs, error: result.message };
   }
   const status = result.status;
@@ -394,6 +452,10 @@ function attemptOf(result: DeliveryResult, at: number, latencyMs: number): Attem
     : status === 429 || status === 503
     ? "throttled"
     : "failure";
-  const error = outcome === "success" ? null : status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
+  const error = outcome === "success"
+    ? null
+    : status >= 300 && status < 400
+    ? `HTTP ${status} (redirects are not followed)`
+    : `HTTP ${status}`;
   return { at, outcome, status, latencyMs, error };
 }

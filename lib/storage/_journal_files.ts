@@ -9,7 +9,10 @@ import { HEADER, type JournalFile, type LogFile } from "./_journal_scan.ts";
 export const LOG_FILE = /^(.+)\.([0-9]{8})\.log$/;
 
 /** A journal's files as they are on disk: the snapshot, if any, and every log. */
-export async function readJournalFiles(dir: string, name: string): Promise<{ snapshot: JournalFile | undefined; logs: LogFile[] }> {
+export async function readJournalFiles(
+  dir: string,
+  name: string,
+): Promise<{ snapshot: JournalFile | undefined; logs: LogFile[] }> {
   const snapshotPath = join(dir, `${name}.snapshot`);
   const snapshotBytes = await readIfExists(snapshotPath);
   const logs: LogFile[] = [];
@@ -17,12 +20,20 @@ export async function readJournalFiles(dir: string, name: string): Promise<{ sna
     const match = LOG_FILE.exec(entry);
     if (match === null || match[1] !== name) continue;
     const path = join(dir, entry);
-    logs.push({ path, generation: Number(match[2]), bytes: (await readIfExists(path)) ?? new Uint8Array(0) });
+    logs.push({
+      path,
+      generation: Number(match[2]),
+      bytes: (await readIfExists(path)) ?? new Uint8Array(0),
+    });
   }
   logs.sort((a, b) => a.generation - b.generation);
-  return { snapshot: snapshotBytes === undefined ? undefined : { path: snapshotPath, bytes: snapshotBytes }, logs };
+  return {
+    snapshot: snapshotBytes === undefined
+      ? undefined
+      : { path: snapshotPath, bytes: snapshotBytes },
+    logs,
+  };
 }
-
 
 /** A time as file names carry it: `20261128T014530Z`. */
 export function stamp(ms: number): string {
@@ -39,7 +50,6 @@ export async function truncateDurably(path: string, length: number): Promise<voi
   }
 }
 
-
 export function logPath(dir: string, name: string, generation: number): string {
   return join(dir, `${name}.${String(generation).padStart(8, "0")}.log`);
 }
@@ -53,7 +63,6 @@ export function frame(payload: Uint8Array): Uint8Array {
   out.set(payload, HEADER);
   return out;
 }
-
 
 export async function readIfExists(path: string): Promise<Uint8Array | undefined> {
   try {

@@ -94,16 +94,25 @@ export interface JournalScan {
 }
 
 /** A frame at `at`, or why there is none. */
-function frameAt(bytes: Uint8Array, view: DataView, at: number): { payload: unknown; end: number } | { error: string } {
+function frameAt(
+  bytes: Uint8Array,
+  view: DataView,
+  at: number,
+): { payload: unknown; end: number } | { error: string } {
   if (bytes.length - at < HEADER) return { error: "a record header is cut short" };
   const length = view.getUint32(at, true);
   const sum = view.getUint32(at + 4, true);
   if (length > MAX_RECORD) return { error: "a record length is out of range" };
   if (bytes.length - at - HEADER < length) return { error: "a record is cut short" };
   const start = at + HEADER;
-  if (crc32(bytes, start, start + length) !== sum) return { error: "a record's checksum does not match" };
+  if (crc32(bytes, start, start + length) !== sum) {
+    return { error: "a record's checksum does not match" };
+  }
   try {
-    return { payload: JSON.parse(decoder.decode(bytes.subarray(start, start + length))), end: start + length };
+    return {
+      payload: JSON.parse(decoder.decode(bytes.subarray(start, start + length))),
+      end: start + length,
+    };
   } catch {
     return { error: "a record is not JSON" };
   }
@@ -115,7 +124,9 @@ function frameAt(bytes: Uint8Array, view: DataView, at: number): { payload: unkn
  * @param bytes the file
  * @returns the payloads, the end of the last whole frame, and the reason reading stopped, if it did
  */
-export function readFrames(bytes: Uint8Array): { payloads: unknown[]; end: number; error: string | undefined } {
+export function readFrames(
+  bytes: Uint8Array,
+): { payloads: unknown[]; end: number; error: string | undefined } {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const payloads: unknown[] = [];
   let at = 0;
@@ -180,7 +191,11 @@ function linkOf(payload: unknown): number | undefined {
 
 /** Where the next whole record after `from` begins, if any. */
 function nextRecord(bytes: Uint8Array, view: DataView, from: number): number | undefined {
-  for (let hit = indexOf(bytes, RECORD_START, from + HEADER); hit !== -1; hit = indexOf(bytes, RECORD_START, hit + 1)) {
+  for (
+    let hit = indexOf(bytes, RECORD_START, from + HEADER);
+    hit !== -1;
+    hit = indexOf(bytes, RECORD_START, hit + 1)
+  ) {
     const start = hit - HEADER;
     const found = frameAt(bytes, view, start);
     if (!("error" in found) && seqOf(found.payload) !== undefined) return start;
@@ -190,7 +205,11 @@ function nextRecord(bytes: Uint8Array, view: DataView, from: number): number | u
 
 function indexOf(bytes: Uint8Array, pattern: Uint8Array, from: number): number {
   const first = pattern[0]!;
-  for (let at = bytes.indexOf(first, from); at !== -1 && at + pattern.length <= bytes.length; at = bytes.indexOf(first, at + 1)) {
+  for (
+    let at = bytes.indexOf(first, from);
+    at !== -1 && at + pattern.length <= bytes.length;
+    at = bytes.indexOf(first, at + 1)
+  ) {
     let i = 1;
     while (i < pattern.length && bytes[at + i] === pattern[i]) i++;
     if (i === pattern.length) return at;
@@ -210,10 +229,17 @@ function readSnapshot(file: JournalFile): ReadSnapshot | { error: string; offset
   const frames = readFrames(file.bytes);
   const payload = frames.payloads[0];
   if (frames.error !== undefined) return { error: frames.error, offset: frames.end };
-  if (payload === undefined || frames.payloads.length !== 1) return { error: "it does not hold exactly one record", offset: 0 };
+  if (payload === undefined || frames.payloads.length !== 1) {
+    return { error: "it does not hold exactly one record", offset: 0 };
+  }
   const parsed = payload as { seq?: unknown; state?: unknown; generation?: unknown };
-  if (typeof parsed.seq !== "number" || !Number.isSafeInteger(parsed.seq) || parsed.seq < 0) return { error: "it has no sequence number", offset: 0 };
-  const generation = typeof parsed.generation === "number" && Number.isSafeInteger(parsed.generation) ? parsed.generation : undefined;
+  if (typeof parsed.seq !== "number" || !Number.isSafeInteger(parsed.seq) || parsed.seq < 0) {
+    return { error: "it has no sequence number", offset: 0 };
+  }
+  const generation =
+    typeof parsed.generation === "number" && Number.isSafeInteger(parsed.generation)
+      ? parsed.generation
+      : undefined;
   return { state: parsed.state, hasState: "state" in parsed, seq: parsed.seq, generation };
 }
 
@@ -230,7 +256,11 @@ function readSnapshot(file: JournalFile): ReadSnapshot | { error: string; offset
  * @param expectedLog where the log a snapshot names would be, by generation (for the report)
  * @returns the verdict
  */
-export function scanJournal(snapshot: JournalFile | undefined, logs: readonly LogFile[], expectedLog: (generation: number) => string): JournalScan {
+export function scanJournal(
+  snapshot: JournalFile | undefined,
+  logs: readonly LogFile[],
+  expectedLog: (generation: number) => string,
+): JournalScan {
   const damage: JournalDamage[] = [];
   let state: unknown;
   let floor = 0;
@@ -239,7 +269,13 @@ export function scanJournal(snapshot: JournalFile | undefined, logs: readonly Lo
   if (snapshot !== undefined) {
     const read = readSnapshot(snapshot);
     if ("error" in read) {
-      damage.push({ file: snapshot.path, offset: read.offset, bytes: snapshot.bytes.length - read.offset, reason: read.error, recordsAfter: 0 });
+      damage.push({
+        file: snapshot.path,
+        offset: read.offset,
+        bytes: snapshot.bytes.length - read.offset,
+        reason: read.error,
+        recordsAfter: 0,
+      });
     } else {
       hasSnapshot = true;
       state = read.hasState ? read.state : undefined;
@@ -252,19 +288,39 @@ export function scanJournal(snapshot: JournalFile | undefined, logs: readonly Lo
   const live = sorted.filter((log) => generation === undefined || log.generation >= generation);
   const scanned = live.map(scanLog);
   if (generation !== undefined && (scanned.length === 0 || scanned[0]!.generation !== generation)) {
-    damage.push({ file: expectedLog(generation), offset: 0, bytes: 0, reason: "the log the snapshot names is missing", recordsAfter: 0 });
+    damage.push({
+      file: expectedLog(generation),
+      offset: 0,
+      bytes: 0,
+      reason: "the log the snapshot names is missing",
+      recordsAfter: 0,
+    });
   }
   const generations = new Set(scanned.map((log) => log.generation));
   for (const log of scanned) {
     for (const next of log.links) {
       if (!generations.has(next) && (generation === undefined || next > generation)) {
-        damage.push({ file: expectedLog(next), offset: 0, bytes: 0, reason: `the log that ${log.path} goes on in is missing`, recordsAfter: 0 });
+        damage.push({
+          file: expectedLog(next),
+          offset: 0,
+          bytes: 0,
+          reason: `the log that ${log.path} goes on in is missing`,
+          recordsAfter: 0,
+        });
       }
     }
   }
   for (let i = 1; i < scanned.length; i++) {
     if (scanned[i]!.generation !== scanned[i - 1]!.generation + 1) {
-      damage.push({ file: expectedLog(scanned[i - 1]!.generation + 1), offset: 0, bytes: 0, reason: `the log between generations ${scanned[i - 1]!.generation} and ${scanned[i]!.generation} is missing`, recordsAfter: 0 });
+      damage.push({
+        file: expectedLog(scanned[i - 1]!.generation + 1),
+        offset: 0,
+        bytes: 0,
+        reason: `the log between generations ${scanned[i - 1]!.generation} and ${
+          scanned[i]!.generation
+        } is missing`,
+        recordsAfter: 0,
+      });
     }
   }
   // The last log holding a record: only its end may be torn.
@@ -281,11 +337,23 @@ export function scanJournal(snapshot: JournalFile | undefined, logs: readonly Lo
   for (const [i, log] of scanned.entries()) {
     for (const region of log.bad) {
       const recordsAfterHere = log.records.filter((found) => found.offset > region.offset).length;
-      const tail = region.end === log.size && recordsAfterHere === 0 && i >= lastWithRecords && laterRecords(scanned, i) === 0;
+      const tail = region.end === log.size && recordsAfterHere === 0 && i >= lastWithRecords &&
+        laterRecords(scanned, i) === 0;
       if (tail && torn === undefined) {
-        torn = { file: log.path, offset: region.offset, bytes: log.size - region.offset, reason: region.reason };
+        torn = {
+          file: log.path,
+          offset: region.offset,
+          bytes: log.size - region.offset,
+          reason: region.reason,
+        };
       } else {
-        damage.push({ file: log.path, offset: region.offset, bytes: region.end - region.offset, reason: region.reason, recordsAfter: recordsAfterHere + laterRecords(scanned, i) });
+        damage.push({
+          file: log.path,
+          offset: region.offset,
+          bytes: region.end - region.offset,
+          reason: region.reason,
+          recordsAfter: recordsAfterHere + laterRecords(scanned, i),
+        });
       }
     }
     for (const found of log.records) {
@@ -294,14 +362,31 @@ export function scanJournal(snapshot: JournalFile | undefined, logs: readonly Lo
         const reason = found.seq > seq + 1
           ? `records ${seq + 1} to ${found.seq - 1} are missing before it`
           : `a record (${found.seq}) comes again or out of order after record ${seq}`;
-        damage.push({ file: log.path, offset: found.offset, bytes: 0, reason, recordsAfter: log.records.filter((other) => other.offset >= found.offset).length + laterRecords(scanned, i) });
+        damage.push({
+          file: log.path,
+          offset: found.offset,
+          bytes: 0,
+          reason,
+          recordsAfter: log.records.filter((other) => other.offset >= found.offset).length +
+            laterRecords(scanned, i),
+        });
         if (found.seq < seq + 1) continue;
       }
       records.push(found.record);
       seq = found.seq;
     }
   }
-  return { snapshot: state, hasSnapshot, floor, generation, logs: scanned, records, seq, torn, damage };
+  return {
+    snapshot: state,
+    hasSnapshot,
+    floor,
+    generation,
+    logs: scanned,
+    records,
+    seq,
+    torn,
+    damage,
+  };
 }
 
 function laterRecords(logs: readonly ScannedLog[], index: number): number {
@@ -319,7 +404,9 @@ function laterRecords(logs: readonly ScannedLog[], index: number): number {
  */
 export function keptRecords(scan: JournalScan, all: readonly LogFile[]): unknown[] {
   const bySeq = new Map<number, unknown>();
-  const logs = scan.hasSnapshot ? scan.logs : [...all].sort((a, b) => a.generation - b.generation).map(scanLog);
+  const logs = scan.hasSnapshot
+    ? scan.logs
+    : [...all].sort((a, b) => a.generation - b.generation).map(scanLog);
   for (const log of logs) {
     for (const found of log.records) {
       if (found.seq > scan.floor && !bySeq.has(found.seq)) bySeq.set(found.seq, found.record);

@@ -123,7 +123,10 @@ async function newest(dir: string): Promise<{ generation: number; file: string |
 async function readHolder(file: string): Promise<Holder | undefined> {
   try {
     const parsed = JSON.parse(await readFile(file, "utf8")) as Partial<Holder>;
-    if (typeof parsed.pid !== "number" || typeof parsed.host !== "string" || typeof parsed.identity !== "string") return undefined;
+    if (
+      typeof parsed.pid !== "number" || typeof parsed.host !== "string" ||
+      typeof parsed.identity !== "string"
+    ) return undefined;
     return { pid: parsed.pid, host: parsed.host, identity: parsed.identity };
   } catch {
     // Not there any more, or still being written: nothing said of the holder.
@@ -147,14 +150,22 @@ async function timeOf(file: string): Promise<number | undefined> {
  * quarter lease), stale once seen unchanged for a whole lease. Only times
  * this process saw change are compared, never clocks of two hosts.
  */
-async function isStale(file: string, options: Required<Pick<StateLockOptions, "alive" | "identity" | "leaseMs" | "now" | "sleep">>, pid: number): Promise<{ stale: boolean; holder: Holder | undefined }> {
+async function isStale(
+  file: string,
+  options: Required<Pick<StateLockOptions, "alive" | "identity" | "leaseMs" | "now" | "sleep">>,
+  pid: number,
+): Promise<{ stale: boolean; holder: Holder | undefined }> {
   const holder = await readHolder(file);
-  if (holder !== undefined && holder.identity === options.identity) return { stale: holder.pid === pid || !options.alive(holder.pid), holder };
+  if (holder !== undefined && holder.identity === options.identity) {
+    return { stale: holder.pid === pid || !options.alive(holder.pid), holder };
+  }
   const first = await timeOf(file);
   if (first === undefined) return { stale: true, holder };
   const started = options.now();
   while (options.now() - started < options.leaseMs) {
-    await options.sleep(Math.max(1, Math.min(options.leaseMs / 8, options.leaseMs - (options.now() - started))));
+    await options.sleep(
+      Math.max(1, Math.min(options.leaseMs / 8, options.leaseMs - (options.now() - started))),
+    );
     const seen = await timeOf(file);
     if (seen === undefined) return { stale: true, holder };
     if (seen !== first) return { stale: false, holder: (await readHolder(file)) ?? holder };
@@ -169,14 +180,18 @@ async function isStale(file: string, options: Required<Pick<StateLockOptions, "a
  * @returns the lock, renewed until released
  * @throws {LockRefused} when a live process holds it, or the file system refuses
  */
-export async function takeStateLock(dir: string, options: StateLockOptions = {}): Promise<StateLock> {
+export async function takeStateLock(
+  dir: string,
+  options: StateLockOptions = {},
+): Promise<StateLock> {
   const pid = options.pid ?? process.pid;
   const settings = {
     alive: options.alive ?? isAlive,
     identity: options.identity ?? ownIdentity(),
     leaseMs: options.leaseMs ?? 20_000,
     now: options.now ?? (() => performance.now()),
-    sleep: options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
+    sleep: options.sleep ??
+      ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
   };
   const body = JSON.stringify({ pid, host: hostname(), identity: settings.identity });
   // Bounded: each round either takes the lock, is refused, or finds a newer generation made meanwhile.
@@ -185,7 +200,9 @@ export async function takeStateLock(dir: string, options: StateLockOptions = {})
     if (current.file !== undefined) {
       const { stale, holder } = await isStale(current.file, settings, pid);
       if (!stale) {
-        const who = holder === undefined ? "another process (whose lock is being written)" : `process ${holder.pid} on ${holder.host}`;
+        const who = holder === undefined
+          ? "another process (whose lock is being written)"
+          : `process ${holder.pid} on ${holder.host}`;
         throw new LockRefused(`is in use by ${who}`, holder);
       }
     }
@@ -208,7 +225,9 @@ export async function takeStateLock(dir: string, options: StateLockOptions = {})
     // With them, what a process that crashed while making an older generation left under a temporary name.
     for (const entry of await readdir(dir)) {
       const match = LOCK_FILE.exec(entry) ?? LOCK_TEMPORARY.exec(entry);
-      if (match !== null && Number(match[1]) < generation) await rm(join(dir, entry), { force: true });
+      if (match !== null && Number(match[1]) < generation) {
+        await rm(join(dir, entry), { force: true });
+      }
     }
     return held(dir, file, generation, { ...settings, every: options.every ?? repeat });
   }
@@ -233,7 +252,9 @@ async function makeLock(dir: string, file: string, body: string, pid: number): P
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "EEXIST") return false;
-    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "EXDEV") throw error;
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "EXDEV") {
+      throw error;
+    }
   } finally {
     await rm(temporary, { force: true });
   }
@@ -261,7 +282,11 @@ function held(
   dir: string,
   file: string,
   generation: number,
-  settings: { leaseMs: number; now: () => number; every: (task: () => Promise<void>, ms: number) => () => void },
+  settings: {
+    leaseMs: number;
+    now: () => number;
+    every: (task: () => Promise<void>, ms: number) => () => void;
+  },
 ): StateLock {
   let confirmed = settings.now();
   let lost: Error | undefined;
@@ -269,22 +294,25 @@ function held(
   // Each renewal sets a time later than the one before (two within one millisecond still differ),
   // so that a watcher sees it move.
   let lastSet = Date.now();
-  const renew = (): Promise<void> =>
-    (renewing ??= (async () => {
-      try {
-        lastSet = Math.max(Date.now(), lastSet + 1);
-        const at = new Date(lastSet);
-        await utimes(file, at, at);
-        if ((await newest(dir)).generation !== generation) {
-          lost = new Error(`the lock ${file} was taken over by another process while this one did not renew it`);
-          return;
-        }
-        confirmed = settings.now();
-      } catch (error) {
-        // The file gone, or the disk away (then writes stop once the lease is unconfirmed too long).
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") lost = new Error(`the lock ${file} was removed by another process`);
+  const renew = (): Promise<void> => (renewing ??= (async () => {
+    try {
+      lastSet = Math.max(Date.now(), lastSet + 1);
+      const at = new Date(lastSet);
+      await utimes(file, at, at);
+      if ((await newest(dir)).generation !== generation) {
+        lost = new Error(
+          `the lock ${file} was taken over by another process while this one did not renew it`,
+        );
+        return;
       }
-    })().finally(() => (renewing = undefined)));
+      confirmed = settings.now();
+    } catch (error) {
+      // The file gone, or the disk away (then writes stop once the lease is unconfirmed too long).
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+        lost = new Error(`the lock ${file} was removed by another process`);
+      }
+    }
+  })().finally(() => (renewing = undefined)));
   const stop = settings.every(renew, Math.max(1, Math.floor(settings.leaseMs / 4)));
   // Past half a lease unconfirmed (the process was frozen, the disk away), a write confirms first.
   const recent = (): boolean => settings.now() - confirmed <= settings.leaseMs / 2;
@@ -295,7 +323,9 @@ function held(
       if (recent()) return undefined;
       return renew().then(() => {
         if (lost !== undefined) return lost;
-        return recent() ? undefined : new Error(`the lock ${file} cannot be confirmed (renewing it failed): another process may take it over`);
+        return recent() ? undefined : new Error(
+          `the lock ${file} cannot be confirmed (renewing it failed): another process may take it over`,
+        );
       });
     },
     async release() {

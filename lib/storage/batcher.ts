@@ -105,8 +105,13 @@ export class Batcher<T extends object> {
     this.#defer = options.defer ?? setImmediate;
     this.#timeoutMs = options.timeoutMs ?? Number.POSITIVE_INFINITY;
     this.#maxWaiting = options.maxWaiting ?? Number.POSITIVE_INFINITY;
-    if ((Number.isFinite(this.#timeoutMs) || Number.isFinite(this.#maxWaiting)) && options.expire === undefined) {
-      throw new TypeError("Cannot create a batcher: timeoutMs and maxWaiting need an expire function");
+    if (
+      (Number.isFinite(this.#timeoutMs) || Number.isFinite(this.#maxWaiting)) &&
+      options.expire === undefined
+    ) {
+      throw new TypeError(
+        "Cannot create a batcher: timeoutMs and maxWaiting need an expire function",
+      );
     }
     this.#now = options.now ?? (() => performance.now());
     this.#setTimer = options.setTimer ?? realTimer;
@@ -152,7 +157,10 @@ export class Batcher<T extends object> {
     const at = first.value.deadline;
     if (this.#timer !== undefined && this.#timer.at <= at) return;
     this.#timer?.cancel();
-    this.#timer = { at, cancel: this.#setTimer(() => this.#expireDue(), Math.max(0, at - this.#now())) };
+    this.#timer = {
+      at,
+      cancel: this.#setTimer(() => this.#expireDue(), Math.max(0, at - this.#now())),
+    };
   }
 
   /** Expires the items past their deadline, and sets the timer for the next. */
@@ -179,7 +187,9 @@ export class Batcher<T extends object> {
   }
 
   #schedule(): void {
-    if (this.#scheduled || this.#running >= this.#options.maxRunning || this.#waiting.length === 0) return;
+    if (
+      this.#scheduled || this.#running >= this.#options.maxRunning || this.#waiting.length === 0
+    ) return;
     this.#scheduled = true;
     this.#defer(() => {
       this.#scheduled = false;
@@ -215,7 +225,9 @@ export class Batcher<T extends object> {
         this.#running--;
         for (const key of keys) this.#busy.delete(key);
         // Done, unless given back meanwhile (then it waits again, with its first deadline).
-        for (const item of batch) if (this.#entries.get(item)?.waiting === false) this.#entries.delete(item);
+        for (const item of batch) {
+          if (this.#entries.get(item)?.waiting === false) this.#entries.delete(item);
+        }
         this.#schedule();
       };
       // A run that breaks its promise not to reject must not become an unhandled rejection either.

@@ -26,6 +26,7 @@ export class StorageError extends Error {
     super(message, options.cause === undefined ? {} : { cause: options.cause });
     this.name = "StorageError";
     this.code = code;
-    this.headers = options.headers ?? (code === "ERR_STORAGE_UNAVAILABLE" ? { "retry-after": "1" } : {});
+    this.headers = options.headers ??
+      (code === "ERR_STORAGE_UNAVAILABLE" ? { "retry-after": "1" } : {});
   }
 }

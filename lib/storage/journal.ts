@@ -1,7 +1,15 @@
 import { constants } from "node:fs";
 import { mkdir, open, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { frame, LOG_FILE, logPath, readJournalFiles, stamp, truncateDurably, writeDurably } from "./_journal_files.ts";
+import {
+  frame,
+  LOG_FILE,
+  logPath,
+  readJournalFiles,
+  stamp,
+  truncateDurably,
+  writeDurably,
+} from "./_journal_files.ts";
 import { type JournalDamage, MAX_RECORD, scanJournal } from "./_journal_scan.ts";
 import { StorageError } from "./errors.ts";
 
@@ -157,7 +165,13 @@ export class Journal {
   #broken: unknown;
   #closed = false;
 
-  private constructor(options: JournalOptions, file: LogFile, seq: number, logBytes: number, snapshotBytes: number) {
+  private constructor(
+    options: JournalOptions,
+    file: LogFile,
+    seq: number,
+    logBytes: number,
+    snapshotBytes: number,
+  ) {
     this.#dir = options.dir;
     this.#name = options.name;
     this.#compactAbove = options.compactAboveBytes ?? 64 * 1024 * 1024;
@@ -199,7 +213,11 @@ export class Journal {
         // The new log's entry in its folder on disk before the first record counts as durable,
         // and a snapshot naming it (no state), so that the log deleted later is noticed.
         await syncFolder(options.dir);
-        await writeDurably(join(options.dir, `${options.name}.snapshot`), frame(encoder.encode(JSON.stringify({ seq: 0, generation: 1 }))), options.dir);
+        await writeDurably(
+          join(options.dir, `${options.name}.snapshot`),
+          frame(encoder.encode(JSON.stringify({ seq: 0, generation: 1 }))),
+          options.dir,
+        );
         return opened;
       });
       return {
@@ -209,7 +227,11 @@ export class Journal {
     }
     await mkdir(options.dir, { recursive: true });
     const files = await readJournalFiles(options.dir, options.name);
-    const scan = scanJournal(files.snapshot, files.logs, (generation) => logPath(options.dir, options.name, generation));
+    const scan = scanJournal(
+      files.snapshot,
+      files.logs,
+      (generation) => logPath(options.dir, options.name, generation),
+    );
     const damage = scan.damage[0];
     if (damage !== undefined) throw damagedError(options.name, scan.damage);
     let dropped: DroppedTail | undefined;
@@ -218,7 +240,13 @@ export class Journal {
       const log = files.logs.find((file) => file.path === torn.file)!;
       const keptAt = `${torn.file}.torn-${stamp((options.now ?? Date.now)())}`;
       await writeDurably(keptAt, log.bytes.subarray(torn.offset), options.dir);
-      dropped = { file: torn.file, offset: torn.offset, bytes: torn.bytes, reason: torn.reason, keptAt };
+      dropped = {
+        file: torn.file,
+        offset: torn.offset,
+        bytes: torn.bytes,
+        reason: torn.reason,
+        keptAt,
+      };
     }
     const last = scan.logs[scan.logs.length - 1];
     const generation = last?.generation ?? scan.generation ?? 1;
@@ -237,12 +265,22 @@ export class Journal {
     let snapshotBytes = files.snapshot?.bytes.length ?? 0;
     // A journal without a snapshot gets one that names its log, so that a log deleted later is noticed.
     if (!scan.hasSnapshot) {
-      const marker = frame(encoder.encode(JSON.stringify({ seq: 0, generation: scan.logs[0]?.generation ?? generation })));
+      const marker = frame(
+        encoder.encode(
+          JSON.stringify({ seq: 0, generation: scan.logs[0]?.generation ?? generation }),
+        ),
+      );
       await writeDurably(join(options.dir, `${options.name}.snapshot`), marker, options.dir);
       snapshotBytes = marker.length;
     }
     return {
-      journal: new Journal(options, { generation, path, handle }, scan.seq, logBytes, snapshotBytes),
+      journal: new Journal(
+        options,
+        { generation, path, handle },
+        scan.seq,
+        logBytes,
+        snapshotBytes,
+      ),
       replay: { snapshot: scan.snapshot, records: scan.records, dropped },
     };
   }
@@ -254,7 +292,8 @@ export class Journal {
 
   /** Whether the logs have grown past `compactAboveBytes` (or twice the last snapshot) since the last compaction. */
   shouldCompact(): boolean {
-    return this.#compacting === undefined && this.#logBytes > Math.max(this.#compactAbove, 2 * this.#snapshotBytes);
+    return this.#compacting === undefined &&
+      this.#logBytes > Math.max(this.#compactAbove, 2 * this.#snapshotBytes);
   }
 
   /**
@@ -265,11 +304,22 @@ export class Journal {
    */
   append(record: unknown): Promise<void> {
     if (this.#broken !== undefined) return Promise.reject(this.#unavailable(this.#broken));
-    if (this.#closed) return Promise.reject(new StorageError("ERR_STORAGE_UNAVAILABLE", `Cannot write to the ${this.#name} journal: it is closed`));
+    if (this.#closed) {
+      return Promise.reject(
+        new StorageError(
+          "ERR_STORAGE_UNAVAILABLE",
+          `Cannot write to the ${this.#name} journal: it is closed`,
+        ),
+      );
+    }
     const payload = encoder.encode(JSON.stringify({ s: ++this.#seq, r: record }));
     if (payload.length > MAX_RECORD) {
       this.#seq--;
-      return Promise.reject(new RangeError(`Cannot append to the ${this.#name} journal: a record of ${payload.length} bytes is over ${MAX_RECORD}`));
+      return Promise.reject(
+        new RangeError(
+          `Cannot append to the ${this.#name} journal: a record of ${payload.length} bytes is over ${MAX_RECORD}`,
+        ),
+      );
     }
     this.#pending.push(frame(payload));
     return new Promise<void>((resolve, reject) => {
@@ -333,7 +383,9 @@ export class Journal {
     await writeDurably(snapshotPath, snapshot, this.#dir);
     for (const entry of await readdir(this.#dir)) {
       const match = LOG_FILE.exec(entry);
-      if (match !== null && match[1] === this.#name && Number(match[2]) < generation) await rm(join(this.#dir, entry), { force: true });
+      if (match !== null && match[1] === this.#name && Number(match[2]) < generation) {
+        await rm(join(this.#dir, entry), { force: true });
+      }
     }
   }
 
@@ -350,7 +402,10 @@ export class Journal {
         // The old log's last frame names the log that follows it, so that losing that log is noticed.
         if (this.#broken === undefined) {
           try {
-            await this.#writeAll(this.#file, frame(encoder.encode(JSON.stringify({ next: next.generation }))));
+            await this.#writeAll(
+              this.#file,
+              frame(encoder.encode(JSON.stringify({ next: next.generation }))),
+            );
           } catch (error) {
             this.#broken = error;
           }
@@ -390,22 +445,34 @@ export class Journal {
   async #writeAll(file: LogFile, bytes: Uint8Array): Promise<void> {
     await this.#fenced();
     let written = 0;
-    while (written < bytes.length) written += (await file.handle.write(bytes, written)).bytesWritten;
+    while (written < bytes.length) {
+      written += (await file.handle.write(bytes, written)).bytesWritten;
+    }
     if (this.#sync && !this.#writeIsSync) await file.handle.datasync();
   }
 
   #unavailable(cause: unknown): StorageError {
     const why = cause instanceof Error ? cause.message : String(cause);
-    return new StorageError("ERR_STORAGE_UNAVAILABLE", `Cannot write to the ${this.#name} journal in ${this.#dir}: ${why}; restart once the disk is fixed`, { cause });
+    return new StorageError(
+      "ERR_STORAGE_UNAVAILABLE",
+      `Cannot write to the ${this.#name} journal in ${this.#dir}: ${why}; restart once the disk is fixed`,
+      { cause },
+    );
   }
 }
 
 /** The error of a damaged journal: where, why, and what cutting there would lose. */
 function damagedError(name: string, damage: readonly JournalDamage[]): StorageError {
   const first = damage[0]!;
-  const where = first.bytes === 0 && first.offset === 0 ? first.file : `${first.file} at byte ${first.offset}`;
-  const loss = first.recordsAfter > 0 ? `; cutting there would lose the ${first.recordsAfter} whole records after it` : "";
-  const more = damage.length > 1 ? ` (and ${damage.length - 1} more damaged place${damage.length > 2 ? "s" : ""})` : "";
+  const where = first.bytes === 0 && first.offset === 0
+    ? first.file
+    : `${first.file} at byte ${first.offset}`;
+  const loss = first.recordsAfter > 0
+    ? `; cutting there would lose the ${first.recordsAfter} whole records after it`
+    : "";
+  const more = damage.length > 1
+    ? ` (and ${damage.length - 1} more damaged place${damage.length > 2 ? "s" : ""})`
+    : "";
   return new StorageError(
     "ERR_STORAGE_CORRUPT",
     `Cannot open the ${name} journal: ${where} is damaged (${first.reason})${loss}${more}; nothing was changed. ` +
@@ -428,7 +495,11 @@ function openForAppend(path: string): Promise<LogHandle> {
  * (a write, then an `fdatasync`).
  */
 function openForSyncedAppend(path: string): Promise<LogHandle> {
-  return open(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC, 0o644);
+  return open(
+    path,
+    constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC,
+    0o644,
+  );
 }
 
 function concat(parts: readonly Uint8Array[]): Uint8Array {

@@ -27,7 +27,11 @@ export interface ChangeSink<C> {
  * store = MemoryAuthStore.restore(replay.snapshot, replay.records, { sink: journalSink(journal, () => store.exportState()) });
  * ```
  */
-export function journalSink<C>(journal: Journal, snapshot: () => unknown, onError: (error: unknown) => void = () => {}): ChangeSink<C> {
+export function journalSink<C>(
+  journal: Journal,
+  snapshot: () => unknown,
+  onError: (error: unknown) => void = () => {},
+): ChangeSink<C> {
   return {
     record(change: C): Promise<void> {
       const durable = journal.append(change);
@@ -75,7 +79,11 @@ export async function openJournaledStore<S extends { exportState(): unknown }, C
   }
   let store: S | undefined;
   try {
-    const sink = journalSink<C>(journal, () => store!.exportState(), (error) => log.error(`State: cannot compact the ${name} journal (its logs are kept)`, error));
+    const sink = journalSink<C>(
+      journal,
+      () => store!.exportState(),
+      (error) => log.error(`State: cannot compact the ${name} journal (its logs are kept)`, error),
+    );
     store = restore(replay.snapshot, replay.records, sink);
   } catch (error) {
     await journal.close();

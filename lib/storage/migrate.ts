@@ -17,20 +17,30 @@ const LOCK_KEY = 8_736_461_201;
  * await migrate(pool, "auth", ["CREATE TABLE auth_users (uuid uuid PRIMARY KEY, name text NOT NULL)"]);
  * ```
  */
-export async function migrate(pool: SqlPool, domain: string, steps: readonly string[]): Promise<number> {
+export async function migrate(
+  pool: SqlPool,
+  domain: string,
+  steps: readonly string[],
+): Promise<number> {
   return pool.transaction(async (client) => {
     // Held until this transaction ends: a second process waits here, then finds the steps applied.
     await client.query("SELECT pg_advisory_xact_lock($1)", [LOCK_KEY]);
     await client.query(`CREATE TABLE IF NOT EXISTS tributary_migrations (
       domain text NOT NULL, version integer NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (domain, version))`);
-    const { rows } = await client.query<{ version: number }>("SELECT version FROM tributary_migrations WHERE domain = $1", [domain]);
+    const { rows } = await client.query<{ version: number }>(
+      "SELECT version FROM tributary_migrations WHERE domain = $1",
+      [domain],
+    );
     const applied = new Set(rows.map((row) => row.version));
     let count = 0;
     for (const [i, step] of steps.entries()) {
       const version = i + 1;
       if (applied.has(version)) continue;
       await client.query(step);
-      await client.query("INSERT INTO tributary_migrations (domain, version) VALUES ($1, $2)", [domain, version]);
+      await client.query("INSERT INTO tributary_migrations (domain, version) VALUES ($1, $2)", [
+        domain,
+        version,
+      ]);
       count++;
     }
     return count;

@@ -16,7 +16,10 @@ export interface SqlClient {
    * @param params their values
    * @throws {StorageError} `ERR_STORAGE_UNAVAILABLE` when the database cannot be reached or is shutting down
    */
-  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<SqlResult<R>>;
+  query<R = Record<string, unknown>>(
+    text: string,
+    params?: readonly unknown[],
+  ): Promise<SqlResult<R>>;
 }
 
 /** A pool of connections: statements, transactions, and a close. */
@@ -83,7 +86,15 @@ interface PgError {
 // Connection exceptions (08), the server shutting down or starting (57P01-57P03), a cancelled
 // statement (57014, statement_timeout), too many connections (53300).
 const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|57014|53300)$/;
-const UNAVAILABLE_SYSTEM = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+const UNAVAILABLE_SYSTEM = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
 
 /** Refusals of who connects: no such role or no user name (28000), a wrong password (28P01). */
 const AUTHENTICATION_CODES = new Set(["28000", "28P01"]);
@@ -111,13 +122,19 @@ function userHint(url: string, error: unknown): string {
 export function isUnavailable(error: unknown): boolean {
   if (typeof error !== "object" || error === null) return false;
   const { code, message } = error as PgError;
-  if (typeof code === "string" && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_SYSTEM.has(code))) return true;
-  return typeof message === "string" && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message);
+  if (
+    typeof code === "string" && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_SYSTEM.has(code))
+  ) return true;
+  return typeof message === "string" &&
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i
+      .test(message);
 }
 
 function unavailable(error: unknown): StorageError {
   const why = error instanceof Error ? error.message : String(error);
-  return new StorageError("ERR_STORAGE_UNAVAILABLE", `Cannot reach the database now: ${why}`, { cause: error });
+  return new StorageError("ERR_STORAGE_UNAVAILABLE", `Cannot reach the database now: ${why}`, {
+    cause: error,
+  });
 }
 
 /** What a pool tells of its database's reachability. */
@@ -148,8 +165,13 @@ async function guarded<T>(call: () => Promise<T>, reach: Reachability): Promise<
 
 /** The error of a statement given up at its deadline. */
 function late(deadlineMs: number, waiting: "connection" | "answer"): StorageError {
-  const what = waiting === "connection" ? "no connection to the database was free or could be made" : "the database did not answer";
-  return new StorageError("ERR_STORAGE_UNAVAILABLE", `Cannot reach the database now: ${what} within ${deadlineMs} ms`);
+  const what = waiting === "connection"
+    ? "no connection to the database was free or could be made"
+    : "the database did not answer";
+  return new StorageError(
+    "ERR_STORAGE_UNAVAILABLE",
+    `Cannot reach the database now: ${what} within ${deadlineMs} ms`,
+  );
 }
 
 /** A connection of the pool as the calls use it. */
@@ -159,7 +181,12 @@ type PooledClient = import("pg").PoolClient;
  * Settles with `work`, or rejects with `error()` once `ms` have passed
  * (`onLate` runs first): `work` goes on, and what it gives later is dropped.
  */
-function within<T>(work: Promise<T>, ms: number, error: () => Error, onLate: () => void): Promise<T> {
+function within<T>(
+  work: Promise<T>,
+  ms: number,
+  error: () => Error,
+  onLate: () => void,
+): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       onLate();
@@ -200,13 +227,19 @@ function within<T>(work: Promise<T>, ms: number, error: () => Error, onLate: () 
  * const { rows } = await pool.query<{ now: Date }>("SELECT now()");
  * ```
  */
-export async function connectPostgres(url: string, options: ConnectPostgresOptions = {}): Promise<SqlPool> {
+export async function connectPostgres(
+  url: string,
+  options: ConnectPostgresOptions = {},
+): Promise<SqlPool> {
   const where = redactUrl(url);
   let Pool: typeof import("pg").Pool;
   try {
     Pool = (await import("pg")).default.Pool;
   } catch {
-    throw new ConfigError("DATABASE_URL", "Cannot start: DATABASE_URL needs the PostgreSQL client; install it with npm install pg");
+    throw new ConfigError(
+      "DATABASE_URL",
+      "Cannot start: DATABASE_URL needs the PostgreSQL client; install it with npm install pg",
+    );
   }
   const statementTimeoutMs = options.statementTimeoutMs ?? 10_000;
   const deadlineMs = statementTimeoutMs + (options.answerMarginMs ?? 1000);
@@ -241,8 +274,17 @@ export async function connectPostgres(url: string, options: ConnectPostgresOptio
     await pool.query("SELECT 1");
   } catch (error) {
     await pool.end().catch(() => {});
-    const why = error instanceof AggregateError ? error.errors.map(String).join("; ") : error instanceof Error ? error.message || (error as PgError).code : String(error);
-    throw new ConfigError("DATABASE_URL", `Cannot start: cannot reach PostgreSQL at ${where} (DATABASE_URL): ${why}${userHint(url, error)}`);
+    const why = error instanceof AggregateError
+      ? error.errors.map(String).join("; ")
+      : error instanceof Error
+      ? error.message || (error as PgError).code
+      : String(error);
+    throw new ConfigError(
+      "DATABASE_URL",
+      `Cannot start: cannot reach PostgreSQL at ${where} (DATABASE_URL): ${why}${
+        userHint(url, error)
+      }`,
+    );
   }
   // A statement with parameters is prepared once per connection, under a name made from its text,
   // so that the database parses and plans it once.
@@ -277,16 +319,28 @@ export async function connectPostgres(url: string, options: ConnectPostgresOptio
       broken = true;
     };
     client.on("error", lost);
-    const statement = async <R>(text: string, params: readonly unknown[], deadline: number): Promise<SqlResult<R>> => {
+    const statement = async <R>(
+      text: string,
+      params: readonly unknown[],
+      deadline: number,
+    ): Promise<SqlResult<R>> => {
       if (broken) throw late(deadlineMs, "answer");
-      const sent = params.length === 0 ? client.query(text) : client.query({ name: nameOf(text), text, values: [...params] });
-      const result = await within(sent, deadline - performance.now(), () => late(deadlineMs, "answer"), () => {
-        broken = true;
-        // The statement's answer, if it ever comes, is for no one.
-        sent.catch(() => {});
-        // Closed now (at release it would be too): the statement waiting on it ends with it.
-        (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-      });
+      const sent = params.length === 0
+        ? client.query(text)
+        : client.query({ name: nameOf(text), text, values: [...params] });
+      const result = await within(
+        sent,
+        deadline - performance.now(),
+        () => late(deadlineMs, "answer"),
+        () => {
+          broken = true;
+          // The statement's answer, if it ever comes, is for no one.
+          sent.catch(() => {});
+          // Closed now (at release it would be too): the statement waiting on it ends with it.
+          (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection
+            ?.stream?.destroy();
+        },
+      );
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
     };
     return {
@@ -324,8 +378,11 @@ export async function connectPostgres(url: string, options: ConnectPostgresOptio
     async transaction(work) {
       const start = performance.now() + deadlineMs;
       const connection = use(await guarded(() => checkout(start), reach));
-      const run = <R>(text: string, params: readonly unknown[] = [], deadline = performance.now() + deadlineMs) =>
-        guarded(() => connection.statement<R>(text, params, deadline), reach);
+      const run = <R>(
+        text: string,
+        params: readonly unknown[] = [],
+        deadline = performance.now() + deadlineMs,
+      ) => guarded(() => connection.statement<R>(text, params, deadline), reach);
       try {
         await run("BEGIN", [], start);
         const result = await work({ query: (text, params) => run(text, params) });

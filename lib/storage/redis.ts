@@ -42,7 +42,10 @@ export interface ConnectRedisOptions {
  * @returns the connection's scripts
  * @throws {Error} when the `redis` package is missing or the first connection fails
  */
-export async function connectRedis(url: string, options: ConnectRedisOptions = {}): Promise<RedisScripts> {
+export async function connectRedis(
+  url: string,
+  options: ConnectRedisOptions = {},
+): Promise<RedisScripts> {
   let redis: typeof import("redis");
   try {
     redis = await import("redis");
@@ -57,7 +60,10 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
     commandOptions: { timeout: 0 },
     socket: {
       connectTimeout: options.connectTimeoutMs ?? 5000,
-      reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(50 * 2 ** Math.min(retries, 6), 2000) : cause),
+      reconnectStrategy: (
+        retries: number,
+        cause: Error,
+      ) => (connected ? Math.min(50 * 2 ** Math.min(retries, 6), 2000) : cause),
     },
   });
   client.on("error", (error: unknown) => {
@@ -83,7 +89,7 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
   watchdog.unref();
   async function evaluate(script: string, args: readonly string[]): Promise<unknown> {
     let sha = shas.get(script);
-    if (sha === undefined) shas.set(script, (sha = createHash("sha1").update(script).digest("hex")));
+    if (sha === undefined) shas.set(script, sha = createHash("sha1").update(script).digest("hex"));
     try {
       return await client.evalSha(sha, { arguments: [...args] });
     } catch (error) {

@@ -1,6 +1,13 @@
 import { readdir, rename } from "node:fs/promises";
 import { join } from "node:path";
-import { frame, LOG_FILE, logPath, readJournalFiles, stamp, writeDurably } from "./_journal_files.ts";
+import {
+  frame,
+  LOG_FILE,
+  logPath,
+  readJournalFiles,
+  stamp,
+  writeDurably,
+} from "./_journal_files.ts";
 import { type JournalDamage, keptRecords, scanJournal, type TornTail } from "./_journal_scan.ts";
 import { openStateDir, type StateDirOptions } from "./state_dir.ts";
 
@@ -38,7 +45,11 @@ export interface RepairOptions extends StateDirOptions {
  */
 export async function checkJournal(dir: string, name: string): Promise<JournalReport> {
   const files = await readJournalFiles(dir, name);
-  const scan = scanJournal(files.snapshot, files.logs, (generation) => logPath(dir, name, generation));
+  const scan = scanJournal(
+    files.snapshot,
+    files.logs,
+    (generation) => logPath(dir, name, generation),
+  );
   return {
     name,
     status: scan.damage.length > 0 ? "damaged" : scan.torn === undefined ? "whole" : "torn",
@@ -64,11 +75,19 @@ export async function checkJournal(dir: string, name: string): Promise<JournalRe
  * @param options the clock naming the files moved aside
  * @returns the report of the journal as it was, with the files moved aside
  */
-export async function repairJournal(dir: string, name: string, options: RepairOptions = {}): Promise<JournalReport> {
+export async function repairJournal(
+  dir: string,
+  name: string,
+  options: RepairOptions = {},
+): Promise<JournalReport> {
   const report = await checkJournal(dir, name);
   if (report.status !== "damaged") return report;
   const files = await readJournalFiles(dir, name);
-  const scan = scanJournal(files.snapshot, files.logs, (generation) => logPath(dir, name, generation));
+  const scan = scanJournal(
+    files.snapshot,
+    files.logs,
+    (generation) => logPath(dir, name, generation),
+  );
   const kept = keptRecords(scan, files.logs);
   const suffix = `.damaged-${stamp((options.now ?? Date.now)())}`;
   const movedAside: string[] = [];
@@ -77,14 +96,23 @@ export async function repairJournal(dir: string, name: string, options: RepairOp
     await rename(files.snapshot.path, files.snapshot.path + suffix);
     movedAside.push(files.snapshot.path + suffix);
   }
-  const generation = Math.max(0, scan.generation ?? 0, ...files.logs.map((log) => log.generation)) + 1;
+  const generation = Math.max(0, scan.generation ?? 0, ...files.logs.map((log) => log.generation)) +
+    1;
   const floor = scan.hasSnapshot ? scan.floor : 0;
   const encoder = new TextEncoder();
-  const frames = kept.map((record, i) => frame(encoder.encode(JSON.stringify({ s: floor + i + 1, r: record }))));
+  const frames = kept.map((record, i) =>
+    frame(encoder.encode(JSON.stringify({ s: floor + i + 1, r: record })))
+  );
   await writeDurably(logPath(dir, name, generation), concat(frames), dir);
   // From here the snapshot names the new log: the old ones are obsolete, and a start ignores them.
-  const snapshot = scan.hasSnapshot && scan.snapshot !== undefined ? { seq: floor, generation, state: scan.snapshot } : { seq: floor, generation };
-  await writeDurably(join(dir, `${name}.snapshot`), frame(encoder.encode(JSON.stringify(snapshot))), dir);
+  const snapshot = scan.hasSnapshot && scan.snapshot !== undefined
+    ? { seq: floor, generation, state: scan.snapshot }
+    : { seq: floor, generation };
+  await writeDurably(
+    join(dir, `${name}.snapshot`),
+    frame(encoder.encode(JSON.stringify(snapshot))),
+    dir,
+  );
   for (const log of files.logs) {
     await rename(log.path, log.path + suffix);
     movedAside.push(log.path + suffix);
@@ -126,11 +154,16 @@ export async function checkStateDir(dir: string): Promise<JournalReport[]> {
  * @returns a report per journal
  * @throws {ConfigError} naming STATE_DIR when a running process holds the folder
  */
-export async function repairStateDir(dir: string, options: RepairOptions = {}): Promise<JournalReport[]> {
+export async function repairStateDir(
+  dir: string,
+  options: RepairOptions = {},
+): Promise<JournalReport[]> {
   const state = await openStateDir(dir, options);
   try {
     const reports: JournalReport[] = [];
-    for (const name of await journalNames(state.dir)) reports.push(await repairJournal(state.dir, name, options));
+    for (const name of await journalNames(state.dir)) {
+      reports.push(await repairJournal(state.dir, name, options));
+    }
     return reports;
   } finally {
     await state.close();

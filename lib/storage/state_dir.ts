@@ -54,7 +54,10 @@ export interface StateDir {
    * @param name the journal's name, e.g. `auth`
    * @param options its commit policy
    */
-  journal(name: string, options?: Omit<JournalOptions, "dir" | "name" | "beforeFirstWrite" | "fence">): Promise<{ journal: Journal; replay: JournalReplay }>;
+  journal(
+    name: string,
+    options?: Omit<JournalOptions, "dir" | "name" | "beforeFirstWrite" | "fence">,
+  ): Promise<{ journal: Journal; replay: JournalReplay }>;
   /**
    * Makes and locks the folder, if that is not done yet (opened `lazily`);
    * resolves once this process holds it.
@@ -90,7 +93,10 @@ export async function openStateDir(dir: string, options: StateDirOptions = {}): 
   const absolute = resolve(dir);
   let lock: StateLock | undefined;
   // A journal writes only while this process holds the lock.
-  const fence = (): Error | undefined | Promise<Error | undefined> => (lock === undefined ? undefined : lock.fence());
+  const fence = ():
+    | Error
+    | undefined
+    | Promise<Error | undefined> => (lock === undefined ? undefined : lock.fence());
   const release = async (): Promise<void> => {
     const held = lock;
     lock = undefined;
@@ -101,7 +107,8 @@ export async function openStateDir(dir: string, options: StateDirOptions = {}): 
     lock = await takeLock(absolute, options);
     return {
       dir: absolute,
-      journal: (name, journalOptions = {}) => Journal.open({ ...journalOptions, dir: absolute, name, fence }),
+      journal: (name, journalOptions = {}) =>
+        Journal.open({ ...journalOptions, dir: absolute, name, fence }),
       hold: () => Promise.resolve(),
       close: release,
     };
@@ -109,16 +116,21 @@ export async function openStateDir(dir: string, options: StateDirOptions = {}): 
   // Not there yet: made and locked by the first hold(), a journal's first write or the app's listen.
   const opened = new Set<string>();
   let held: Promise<void> | undefined;
-  const hold = (): Promise<void> =>
-    (held ??= holdLater(absolute, opened, options).then((taken) => {
-      lock = taken;
-    }));
+  const hold = (): Promise<void> => (held ??= holdLater(absolute, opened, options).then((taken) => {
+    lock = taken;
+  }));
   return {
     dir: absolute,
     journal: async (name, journalOptions = {}) => {
       // Held already: the folder is there, and its journals are read as usual.
       if (held === undefined) opened.add(name);
-      return Journal.open({ ...journalOptions, dir: absolute, name, beforeFirstWrite: hold, fence });
+      return Journal.open({
+        ...journalOptions,
+        dir: absolute,
+        name,
+        beforeFirstWrite: hold,
+        fence,
+      });
     },
     hold,
     close: async () => {
@@ -133,13 +145,24 @@ export async function openStateDir(dir: string, options: StateDirOptions = {}): 
  * that another process made since, with journals this one opened empty, is
  * refused: its records would be appended to unread.
  */
-async function holdLater(absolute: string, opened: ReadonlySet<string>, options: StateDirOptions): Promise<StateLock> {
+async function holdLater(
+  absolute: string,
+  opened: ReadonlySet<string>,
+  options: StateDirOptions,
+): Promise<StateLock> {
   await mkdirOrRefuse(absolute);
   const lock = await takeLock(absolute, options);
-  const unread = (await readdir(absolute)).filter((entry) => [...opened].some((name) => entry.startsWith(`${name}.`)));
+  const unread = (await readdir(absolute)).filter((entry) =>
+    [...opened].some((name) => entry.startsWith(`${name}.`))
+  );
   if (unread.length > 0) {
     await lock.release();
-    throw new ConfigError("STATE_DIR", `Cannot write to STATE_DIR ${absolute}: it was made after this process started, with journals it did not read (${unread.sort().join(", ")}); restart it`);
+    throw new ConfigError(
+      "STATE_DIR",
+      `Cannot write to STATE_DIR ${absolute}: it was made after this process started, with journals it did not read (${
+        unread.sort().join(", ")
+      }); restart it`,
+    );
   }
   // The new folder's entry, and the lock's, on disk before the first journal's.
   await syncFolder(dirname(absolute));
@@ -151,7 +174,10 @@ async function mkdirOrRefuse(absolute: string): Promise<void> {
   try {
     await mkdir(absolute, { recursive: true });
   } catch (error) {
-    throw new ConfigError("STATE_DIR", `Cannot start: STATE_DIR ${absolute} cannot be created: ${(error as Error).message}`);
+    throw new ConfigError(
+      "STATE_DIR",
+      `Cannot start: STATE_DIR ${absolute} cannot be created: ${(error as Error).message}`,
+    );
   }
 }
 
@@ -168,8 +194,13 @@ async function takeLock(absolute: string, options: StateDirOptions): Promise<Sta
     });
   } catch (error) {
     if (!(error instanceof LockRefused)) throw error;
-    const advice = error.message.startsWith("is in use") ? "; give each process its own STATE_DIR, or share state through DATABASE_URL" : "";
-    throw new ConfigError("STATE_DIR", `Cannot start: STATE_DIR ${absolute} ${error.message}${advice}`);
+    const advice = error.message.startsWith("is in use")
+      ? "; give each process its own STATE_DIR, or share state through DATABASE_URL"
+      : "";
+    throw new ConfigError(
+      "STATE_DIR",
+      `Cannot start: STATE_DIR ${absolute} ${error.message}${advice}`,
+    );
   }
 }
 

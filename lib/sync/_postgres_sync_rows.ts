@@ -4,9 +4,25 @@ import { buildDiff, buildSnapshot, type Seen, type Tables } from "./_revision_da
 import type { ObjectView } from "./revision_log.ts";
 import type { TicketWork } from "./sync_store.ts";
 import type { Ticket, TicketData, TicketStatus } from "./ticket_store.ts";
-import type { Change, EntityName, ObjectErrors, Revision, SyncData, SyncDiff, SyncObject, SyncPatch } from "./types.ts";
+import type {
+  Change,
+  EntityName,
+  ObjectErrors,
+  Revision,
+  SyncData,
+  SyncDiff,
+  SyncObject,
+  SyncPatch,
+} from "./types.ts";
 import { formatTimestamp } from "./_time.ts";
-import { DIFF_CHANGES_SQL, HEAD_SQL, LOCK_CONTEXT_SQL, SNAPSHOT_OBJECTS_SQL, UNDONE_CHANGES_SQL, VIEW_OBJECTS_SQL } from "./_postgres_sync_sql.ts";
+import {
+  DIFF_CHANGES_SQL,
+  HEAD_SQL,
+  LOCK_CONTEXT_SQL,
+  SNAPSHOT_OBJECTS_SQL,
+  UNDONE_CHANGES_SQL,
+  VIEW_OBJECTS_SQL,
+} from "./_postgres_sync_sql.ts";
 
 // The rows of PostgresSyncStore's tables (postgres_sync_store.ts) and what
 // they map to: tickets, heads and objects read into values, the objects a
@@ -99,9 +115,13 @@ export function namedKeys(patches: readonly SyncPatch[]): { entities: number[]; 
   const keys: string[] = [];
   const name = (entity: number, key: string): void => void (entities.push(entity), keys.push(key));
   for (const patch of patches) {
-    for (const object of patch.objects.messages) if (typeof object["uuid"] === "string") name(1, object["uuid"]);
+    for (const object of patch.objects.messages) {
+      if (typeof object["uuid"] === "string") name(1, object["uuid"]);
+    }
     for (const key of patch.deleted_objects.messages) name(1, key);
-    for (const object of patch.objects.teams) if (typeof object["uuid"] === "string") name(2, object["uuid"]);
+    for (const object of patch.objects.teams) {
+      if (typeof object["uuid"] === "string") name(2, object["uuid"]);
+    }
     for (const key of patch.deleted_objects.teams) name(2, key);
   }
   return { entities, keys };
@@ -111,7 +131,9 @@ export function namedKeys(patches: readonly SyncPatch[]): { entities: number[]; 
  * The keys patches being placed read besides `me` and the teams, each with its
  * owner: the named rows of {@linkcode PLACE_READ_SQL} ($2 to $4).
  */
-export function placedKeys(placements: readonly { readonly owner: string; readonly patch: SyncPatch }[]): {
+export function placedKeys(
+  placements: readonly { readonly owner: string; readonly patch: SyncPatch }[],
+): {
   owners: string[];
   entities: number[];
   keys: string[];
@@ -146,10 +168,38 @@ export interface PlacedTicket {
  * the owner's new head, the revision's changes and its objects' new values.
  */
 export class PlacementRows {
-  readonly #heads = { owners: [] as string[], serials: [] as number[], uuids: [] as string[], times: [] as number[], sizes: [] as number[] };
-  readonly #changes = { owners: [] as string[], serials: [] as number[], seqs: [] as number[], entities: [] as number[], keys: [] as string[], prevs: [] as (string | null)[], nexts: [] as (string | null)[] };
-  readonly #objects = { owners: [] as string[], entities: [] as number[], keys: [] as string[], values: [] as (string | null)[], serials: [] as number[] };
-  readonly #tickets = { uuids: [] as string[], owners: [] as string[], serials: [] as (number | null)[], statuses: [] as TicketStatus[], times: [] as number[], errors: [] as string[], expected: [] as number[] };
+  readonly #heads = {
+    owners: [] as string[],
+    serials: [] as number[],
+    uuids: [] as string[],
+    times: [] as number[],
+    sizes: [] as number[],
+  };
+  readonly #changes = {
+    owners: [] as string[],
+    serials: [] as number[],
+    seqs: [] as number[],
+    entities: [] as number[],
+    keys: [] as string[],
+    prevs: [] as (string | null)[],
+    nexts: [] as (string | null)[],
+  };
+  readonly #objects = {
+    owners: [] as string[],
+    entities: [] as number[],
+    keys: [] as string[],
+    values: [] as (string | null)[],
+    serials: [] as number[],
+  };
+  readonly #tickets = {
+    uuids: [] as string[],
+    owners: [] as string[],
+    serials: [] as (number | null)[],
+    statuses: [] as TicketStatus[],
+    times: [] as number[],
+    errors: [] as string[],
+    expected: [] as number[],
+  };
 
   /** Tickets added. */
   get tickets(): number {
@@ -157,7 +207,13 @@ export class PlacementRows {
   }
 
   /** Adds the revision a patch made: the owner's new head, the revision's changes and its objects' new values. */
-  addRevision(owner: string, serial: number, uuid: string, createdAt: number, rows: ReturnType<typeof revisionRows>): void {
+  addRevision(
+    owner: string,
+    serial: number,
+    uuid: string,
+    createdAt: number,
+    rows: ReturnType<typeof revisionRows>,
+  ): void {
     const heads = this.#heads;
     const changes = this.#changes;
     const objects = this.#objects;
@@ -198,20 +254,51 @@ export class PlacementRows {
 
   /** The statement's parameters, $1 to $24. */
   params(): unknown[] {
-    const [heads, changes, objects, tickets] = [this.#heads, this.#changes, this.#objects, this.#tickets];
+    const [heads, changes, objects, tickets] = [
+      this.#heads,
+      this.#changes,
+      this.#objects,
+      this.#tickets,
+    ];
     return [
-      tickets.uuids, tickets.owners, tickets.serials, tickets.statuses, tickets.times, tickets.errors, tickets.expected,
-      heads.owners, heads.serials, heads.uuids, heads.times, heads.sizes,
-      changes.owners, changes.serials, changes.seqs, changes.entities, changes.keys, changes.prevs, changes.nexts,
-      objects.owners, objects.entities, objects.keys, objects.values, objects.serials,
+      tickets.uuids,
+      tickets.owners,
+      tickets.serials,
+      tickets.statuses,
+      tickets.times,
+      tickets.errors,
+      tickets.expected,
+      heads.owners,
+      heads.serials,
+      heads.uuids,
+      heads.times,
+      heads.sizes,
+      changes.owners,
+      changes.serials,
+      changes.seqs,
+      changes.entities,
+      changes.keys,
+      changes.prevs,
+      changes.nexts,
+      objects.owners,
+      objects.entities,
+      objects.keys,
+      objects.values,
+      objects.serials,
     ];
   }
 }
 
 /** Loads the objects the patches read (see {@linkcode VIEW_OBJECTS_SQL}) into a view. */
-export async function loadView(db: SqlClient, owner: string, patches: readonly SyncPatch[]): Promise<RowView> {
+export async function loadView(
+  db: SqlClient,
+  owner: string,
+  patches: readonly SyncPatch[],
+): Promise<RowView> {
   const { entities, keys } = namedKeys(patches);
-  const { rows } = await db.query<{ entity: number; key: string; value: SyncObject | null; last_serial: number }>(VIEW_OBJECTS_SQL, [owner, entities, keys]);
+  const { rows } = await db.query<
+    { entity: number; key: string; value: SyncObject | null; last_serial: number }
+  >(VIEW_OBJECTS_SQL, [owner, entities, keys]);
   const view = new RowView();
   for (const row of rows) view.set(ENTITIES[row.entity]!, row.key, row.value, row.last_serial);
   return view;
@@ -239,14 +326,23 @@ export async function headOf(db: SqlClient, owner: string): Promise<Revision | u
 
 /** The head a context's row holds. */
 export function revisionOf(row: HeadRow): Revision {
-  return Object.freeze({ uuid: row.head_uuid, serial: row.head_serial, createdAt: Number(row.head_created_at) });
+  return Object.freeze({
+    uuid: row.head_uuid,
+    serial: row.head_serial,
+    createdAt: Number(row.head_created_at),
+  });
 }
 
 /** Resolves a revision id of the owner, or throws why it cannot (see PostgresSyncStore's #resolve). */
 export type Resolve = (db: SqlClient, uuid: string) => Promise<Revision>;
 
 /** Every object at a revision (the head when undefined): the current objects, with what changed after the revision undone. */
-export async function snapshotOf(db: SqlClient, owner: string, at: Revision | undefined, resolve: Resolve): Promise<SyncData> {
+export async function snapshotOf(
+  db: SqlClient,
+  owner: string,
+  at: Revision | undefined,
+  resolve: Resolve,
+): Promise<SyncData> {
   const head = await headOf(db, owner);
   if (head === undefined) throw noContext();
   const revision = at === undefined ? head : await resolve(db, at.uuid);
@@ -258,7 +354,9 @@ export async function snapshotOf(db: SqlClient, owner: string, at: Revision | un
   for (const row of rows) state[row.entity as 0 | 1 | 2].set(row.key, row.value);
   if (revision.serial < head.serial) {
     // A key changed after the revision was, at the revision, what its first change after it found.
-    const { rows: undone } = await db.query<{ entity: number; key: string; prev: SyncObject | null }>(
+    const { rows: undone } = await db.query<
+      { entity: number; key: string; prev: SyncObject | null }
+    >(
       UNDONE_CHANGES_SQL,
       [owner, revision.serial],
     );
@@ -272,13 +370,25 @@ export async function snapshotOf(db: SqlClient, owner: string, at: Revision | un
 }
 
 /** What changed after `base` up to `to`, from the changes between them; undefined when they are the same revision. */
-export async function diffOf(db: SqlClient, owner: string, base: Revision, to: Revision, resolve: Resolve): Promise<SyncDiff | undefined> {
+export async function diffOf(
+  db: SqlClient,
+  owner: string,
+  base: Revision,
+  to: Revision,
+  resolve: Resolve,
+): Promise<SyncDiff | undefined> {
   const from = await resolve(db, base.uuid);
   const until = await resolve(db, to.uuid);
-  if (from.serial > until.serial) throw new RangeError(`Cannot diff revisions: the base is newer than the target: base serial ${from.serial}, target serial ${until.serial}`);
+  if (from.serial > until.serial) {
+    throw new RangeError(
+      `Cannot diff revisions: the base is newer than the target: base serial ${from.serial}, target serial ${until.serial}`,
+    );
+  }
   if (from.serial === until.serial) return undefined;
   const seen: Tables<Map<string, Seen>> = [new Map(), new Map(), new Map()];
-  const { rows } = await db.query<{ entity: number; key: string; prev: SyncObject | null; next: SyncObject | null }>(
+  const { rows } = await db.query<
+    { entity: number; key: string; prev: SyncObject | null; next: SyncObject | null }
+  >(
     DIFF_CHANGES_SQL,
     [owner, from.serial, until.serial],
   );

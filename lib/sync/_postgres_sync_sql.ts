@@ -62,42 +62,56 @@ export const SYNC_MIGRATIONS: readonly string[] = [
 export const SWEEP_BATCH = 5000;
 
 /** A context's row, unless the user has one: revision 1 is its head. */
-export const CREATE_CONTEXT_SQL = "INSERT INTO sync_contexts (owner, head_serial, head_uuid, head_created_at, size) VALUES ($1, 1, $2, $3, 1) ON CONFLICT DO NOTHING";
+export const CREATE_CONTEXT_SQL =
+  "INSERT INTO sync_contexts (owner, head_serial, head_uuid, head_created_at, size) VALUES ($1, 1, $2, $3, 1) ON CONFLICT DO NOTHING";
 
 /** A context's revision 1. */
-export const CREATE_FIRST_REVISION_SQL = "INSERT INTO sync_revisions (owner, serial, uuid, created_at) VALUES ($1, 1, $2, $3)";
+export const CREATE_FIRST_REVISION_SQL =
+  "INSERT INTO sync_revisions (owner, serial, uuid, created_at) VALUES ($1, 1, $2, $3)";
 
 /** The change of revision 1: `me` made. */
-export const CREATE_FIRST_CHANGE_SQL = "INSERT INTO sync_changes (owner, serial, seq, entity, key, prev, next) VALUES ($1, 1, 0, 0, $2, NULL, $3)";
+export const CREATE_FIRST_CHANGE_SQL =
+  "INSERT INTO sync_changes (owner, serial, seq, entity, key, prev, next) VALUES ($1, 1, 0, 0, $2, NULL, $3)";
 
 /** The object of revision 1: `me`. */
-export const CREATE_FIRST_OBJECT_SQL = "INSERT INTO sync_objects (owner, entity, key, value, last_serial) VALUES ($1, 0, $2, $3, 1)";
+export const CREATE_FIRST_OBJECT_SQL =
+  "INSERT INTO sync_objects (owner, entity, key, value, last_serial) VALUES ($1, 0, $2, $3, 1)";
 
 /** Objects a snapshot of the head lists. */
 export const CONTEXT_SIZE_SQL = "SELECT size FROM sync_contexts WHERE owner = $1";
 
 /** Objects changed after a revision (deleted ones too). */
-export const CHANGED_SINCE_SQL = "SELECT count(*) AS count FROM sync_objects WHERE owner = $1 AND last_serial > $2";
+export const CHANGED_SINCE_SQL =
+  "SELECT count(*) AS count FROM sync_objects WHERE owner = $1 AND last_serial > $2";
 
 /** A context's row, first when a context is deleted (a runner holding it finishes before the rest goes). */
 export const DELETE_CONTEXT_SQL = "DELETE FROM sync_contexts WHERE owner = $1";
 
 /** The rest of a deleted context, table by table, after its row. */
-export const DELETE_OWNED_SQL: readonly string[] = ["sync_changes", "sync_objects", "sync_revisions", "sync_tickets", "sync_idempotency"].map(
+export const DELETE_OWNED_SQL: readonly string[] = [
+  "sync_changes",
+  "sync_objects",
+  "sync_revisions",
+  "sync_tickets",
+  "sync_idempotency",
+].map(
   (table) => `DELETE FROM ${table} WHERE owner = $1`,
 );
 
 /** Takes an idempotency key for a ticket ($1 owner, $2 key, $3 fingerprint, $4 ticket, $5 now), or takes over a key older than $6. */
-export const TAKE_IDEMPOTENCY_KEY_SQL = `INSERT INTO sync_idempotency (owner, key, fingerprint, ticket, created_at) VALUES ($1, $2, $3, $4, $5)
+export const TAKE_IDEMPOTENCY_KEY_SQL =
+  `INSERT INTO sync_idempotency (owner, key, fingerprint, ticket, created_at) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (owner, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, ticket = EXCLUDED.ticket, created_at = EXCLUDED.created_at
          WHERE sync_idempotency.created_at < $6`;
 
 /** An idempotency key taken before: its fingerprint, its first ticket, and that ticket's row as it is now. */
-export const READ_IDEMPOTENCY_KEY_SQL = `SELECT k.fingerprint, k.ticket, (SELECT to_jsonb(t) FROM sync_tickets t WHERE t.uuid = (k.ticket->>'uuid')::uuid) AS now
+export const READ_IDEMPOTENCY_KEY_SQL =
+  `SELECT k.fingerprint, k.ticket, (SELECT to_jsonb(t) FROM sync_tickets t WHERE t.uuid = (k.ticket->>'uuid')::uuid) AS now
          FROM sync_idempotency k WHERE k.owner = $1 AND k.key = $2`;
 
 /** Queues work under a new ticket, unless the owner has no context or $6 tickets queued already. */
-export const ENQUEUE_SQL = `INSERT INTO sync_tickets (uuid, owner, client_serial, status, created_at, status_changed_at, errors, work)
+export const ENQUEUE_SQL =
+  `INSERT INTO sync_tickets (uuid, owner, client_serial, status, created_at, status_changed_at, errors, work)
        SELECT $1, $2, $3, 'new', $4, $4, '[]', $5
        WHERE EXISTS (SELECT 1 FROM sync_contexts WHERE owner = $2)
          AND (SELECT count(*) FROM (SELECT 1 FROM sync_tickets WHERE owner = $2 AND work IS NOT NULL LIMIT $6) AS queued) < $6`;
@@ -116,7 +130,8 @@ export const PLACE_READ_SQL = `SELECT x.owner, x.head_serial, x.head_uuid, x.hea
        FROM sync_contexts x WHERE x.owner = ANY($1::uuid[])`;
 
 /** Placing patches, the write: one statement, one commit (see PostgresSyncStore's #tryPlace). */
-export const PLACE_WRITE_SQL = `WITH k AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::bigint[], $6::jsonb[], $7::integer[])
+export const PLACE_WRITE_SQL =
+  `WITH k AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::bigint[], $6::jsonb[], $7::integer[])
                     AS k(uuid, owner, client_serial, status, at, errors, expected)),
          l AS (SELECT x.owner FROM sync_contexts x JOIN k ON k.owner = x.owner
                WHERE x.head_serial = k.expected AND NOT EXISTS (SELECT 1 FROM sync_tickets t WHERE t.owner = x.owner AND t.work IS NOT NULL)
@@ -138,7 +153,8 @@ export const PLACE_WRITE_SQL = `WITH k AS (SELECT * FROM unnest($1::uuid[], $2::
        SELECT owner FROM l`;
 
 /** Whether an owner has queued work. */
-export const QUEUED_WORK_SQL = "SELECT 1 FROM sync_tickets WHERE owner = $1 AND work IS NOT NULL LIMIT 1";
+export const QUEUED_WORK_SQL =
+  "SELECT 1 FROM sync_tickets WHERE owner = $1 AND work IS NOT NULL LIMIT 1";
 
 /** Claims up to $3 of an owner's queued tickets under its advisory lock ($2), with the head and the objects their patches read. */
 export const CLAIM_WORK_SQL = `WITH claimed AS (
@@ -200,10 +216,12 @@ export const SWEEP_TICKETS_SQL = `DELETE FROM sync_tickets WHERE ctid IN (
           SELECT ctid FROM sync_tickets WHERE created_at < $1 AND work IS NULL LIMIT ${SWEEP_BATCH})`;
 
 /** Ends a queued ticket ($1) with its status, errors, data and time. */
-export const END_TICKET_SQL = "UPDATE sync_tickets SET status = $2, errors = $3, data = $4, work = NULL, status_changed_at = $5 WHERE uuid = $1";
+export const END_TICKET_SQL =
+  "UPDATE sync_tickets SET status = $2, errors = $3, data = $4, work = NULL, status_changed_at = $5 WHERE uuid = $1";
 
 /** The ids of an owner's revisions by serial. */
-export const CONFLICT_REVISIONS_SQL = "SELECT serial, uuid FROM sync_revisions WHERE owner = $1 AND serial = ANY($2::integer[])";
+export const CONFLICT_REVISIONS_SQL =
+  "SELECT serial, uuid FROM sync_revisions WHERE owner = $1 AND serial = ANY($2::integer[])";
 
 /**
  * Appends a revision after the locked head in one statement: the revision ($1 owner, $2 serial,
@@ -227,7 +245,8 @@ export function commitRevisionSql(endsTicket: boolean): string {
 }
 
 /** A revision of an owner by id, with when its successor was made (null for the head). */
-export const RESOLVE_REVISION_SQL = `SELECT r.serial, r.created_at, n.created_at AS ended_at FROM sync_revisions r
+export const RESOLVE_REVISION_SQL =
+  `SELECT r.serial, r.created_at, n.created_at AS ended_at FROM sync_revisions r
        LEFT JOIN sync_revisions n ON n.owner = r.owner AND n.serial = r.serial + 1
        WHERE r.uuid = $1 AND r.owner = $2`;
 
@@ -237,23 +256,29 @@ export const RESOLVE_REVISION_SQL = `SELECT r.serial, r.created_at, n.created_at
  * at most one row by the key anyway, keeps the look-up a nested loop: never a hash over every message).
  * Deleted keys the patch names come too: their last change tells a retried deletion and a conflict.
  */
-export const VIEW_OBJECTS_SQL = `SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity IN (0, 2) AND value IS NOT NULL
+export const VIEW_OBJECTS_SQL =
+  `SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity IN (0, 2) AND value IS NOT NULL
      UNION ALL
      SELECT o.entity, o.key, o.value, o.last_serial FROM unnest($2::smallint[], $3::text[]) AS named(entity, key) CROSS JOIN LATERAL (
        SELECT entity, key, value, last_serial FROM sync_objects WHERE owner = $1 AND entity = named.entity AND key = named.key LIMIT 1) AS o`;
 
 /** A context's head, its row locked for the rest of the transaction. */
-export const LOCK_CONTEXT_SQL = "SELECT head_serial, head_uuid, head_created_at FROM sync_contexts WHERE owner = $1 FOR UPDATE";
+export const LOCK_CONTEXT_SQL =
+  "SELECT head_serial, head_uuid, head_created_at FROM sync_contexts WHERE owner = $1 FOR UPDATE";
 
 /** A context's head. */
-export const HEAD_SQL = "SELECT head_serial, head_uuid, head_created_at FROM sync_contexts WHERE owner = $1";
+export const HEAD_SQL =
+  "SELECT head_serial, head_uuid, head_created_at FROM sync_contexts WHERE owner = $1";
 
 /** An owner's current objects. */
-export const SNAPSHOT_OBJECTS_SQL = "SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND value IS NOT NULL";
+export const SNAPSHOT_OBJECTS_SQL =
+  "SELECT entity, key, value FROM sync_objects WHERE owner = $1 AND value IS NOT NULL";
 
 /** Each key's first change after a revision: what the key was at the revision. */
-export const UNDONE_CHANGES_SQL = `SELECT DISTINCT ON (entity, key) entity, key, prev FROM sync_changes
+export const UNDONE_CHANGES_SQL =
+  `SELECT DISTINCT ON (entity, key) entity, key, prev FROM sync_changes
        WHERE owner = $1 AND serial > $2 ORDER BY entity, key, serial, seq`;
 
 /** The changes after one revision up to another, in order. */
-export const DIFF_CHANGES_SQL = "SELECT entity, key, prev, next FROM sync_changes WHERE owner = $1 AND serial > $2 AND serial <= $3 ORDER BY serial, seq";
+export const DIFF_CHANGES_SQL =
+  "SELECT entity, key, prev, next FROM sync_changes WHERE owner = $1 AND serial > $2 AND serial <= $3 ORDER BY serial, seq";

@@ -19,7 +19,10 @@ export interface Seen {
  * @param state the objects of each entity by key
  * @returns the snapshot, frozen
  */
-export function buildSnapshot(revision: Revision, state: Tables<ReadonlyMap<string, SyncObject>>): SyncData {
+export function buildSnapshot(
+  revision: Revision,
+  state: Tables<ReadonlyMap<string, SyncObject>>,
+): SyncData {
   const [me, messages, teams] = state;
   return Object.freeze({
     revision: revision.uuid,
@@ -41,7 +44,11 @@ export function buildSnapshot(revision: Revision, state: Tables<ReadonlyMap<stri
  * @param seen per entity and key, whether it existed at the base and its value at the target
  * @returns the diff, frozen
  */
-export function buildDiff(base: string, revision: Revision, seen: Tables<ReadonlyMap<string, Seen>>): SyncDiff {
+export function buildDiff(
+  base: string,
+  revision: Revision,
+  seen: Tables<ReadonlyMap<string, Seen>>,
+): SyncDiff {
   let me: SyncObject | null = null;
   let deletedMe: string | null = null;
   for (const [key, entry] of seen[0]) {
@@ -55,7 +62,11 @@ export function buildDiff(base: string, revision: Revision, seen: Tables<Readonl
     revision: revision.uuid,
     serial: revision.serial,
     created_at: formatTimestamp(revision.createdAt),
-    deleted_objects: Object.freeze({ me: deletedMe, messages: messages.deleted, teams: teams.deleted }),
+    deleted_objects: Object.freeze({
+      me: deletedMe,
+      messages: messages.deleted,
+      teams: teams.deleted,
+    }),
     objects: Object.freeze({ me, messages: messages.objects, teams: teams.objects }),
   });
 }
@@ -70,7 +81,9 @@ function byKey<T>(a: readonly [string, T], b: readonly [string, T]): number {
   return a[0] < b[0] ? -1 : 1;
 }
 
-function splitSeen(seen: ReadonlyMap<string, Seen>): { objects: readonly SyncObject[]; deleted: readonly string[] } {
+function splitSeen(
+  seen: ReadonlyMap<string, Seen>,
+): { objects: readonly SyncObject[]; deleted: readonly string[] } {
   const objects: SyncObject[] = [];
   const deleted: string[] = [];
   for (const [key, entry] of [...seen].sort(byKey)) {

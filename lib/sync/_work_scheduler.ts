@@ -47,14 +47,18 @@ export async function runTicketWork(work: TicketWork, steps: TicketSteps): Promi
     case "patch": {
       const { errors, revision } = await steps.applyPatch(work.patch);
       // A revision made ended the ticket in the same step; otherwise it ends here.
-      if (revision === undefined) await steps.end(errors.length > 0 ? "aborted" : "done", { errors });
+      if (revision === undefined) {
+        await steps.end(errors.length > 0 ? "aborted" : "done", { errors });
+      }
       return;
     }
     case "snapshot":
     case "diff": {
       let data: TicketData | undefined;
       try {
-        data = work.kind === "snapshot" ? await steps.snapshot(work.at) : await steps.diff(work.base, work.to);
+        data = work.kind === "snapshot"
+          ? await steps.snapshot(work.at)
+          : await steps.diff(work.base, work.to);
       } catch (error) {
         if (!(error instanceof SyncError)) throw error;
         return await steps.end("failed", {});

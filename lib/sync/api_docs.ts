@@ -1,5 +1,18 @@
-import { type ErrorCode, errorStatuses, type HeaderDoc, type JsonSchema, type ParameterDoc, type ResponseDoc, type RouteDoc } from "../http/mod.ts";
-import { errorBodySchema, errorResponses, FIELD_ERRORS_SCHEMA, schemaRef } from "../http/_internal.ts";
+import {
+  type ErrorCode,
+  errorStatuses,
+  type HeaderDoc,
+  type JsonSchema,
+  type ParameterDoc,
+  type ResponseDoc,
+  type RouteDoc,
+} from "../http/mod.ts";
+import {
+  errorBodySchema,
+  errorResponses,
+  FIELD_ERRORS_SCHEMA,
+  schemaRef,
+} from "../http/_internal.ts";
 import { type BearerErrorCode, SYNC_ERROR_STATUS } from "./error_status.ts";
 import type { SyncErrorCode } from "./errors.ts";
 import { ENTITIES, ENTITY_NAMES, type EntitySchema, type FieldSchema } from "./schema.ts";
@@ -22,7 +35,13 @@ const TICKET_STATUSES: Readonly<Record<TicketStatus, string>> = {
 };
 
 /** The levels and codes of a ticket's messages: one entry each. */
-const ERROR_LEVELS: Readonly<Record<ErrorLevel, true>> = { dev_error: true, dev_warning: true, user_logic: true, user_error: true, service: true };
+const ERROR_LEVELS: Readonly<Record<ErrorLevel, true>> = {
+  dev_error: true,
+  dev_warning: true,
+  user_logic: true,
+  user_error: true,
+  service: true,
+};
 const MESSAGE_CODES: Readonly<Record<ErrorMessageCode, true>> = {
   input_data: true,
   input_format: true,
@@ -36,7 +55,11 @@ const MESSAGE_CODES: Readonly<Record<ErrorMessageCode, true>> = {
 };
 
 const UUID: JsonSchema = { type: "string", format: "uuid" };
-const TIME: JsonSchema = { type: "string", format: "date-time", description: "UTC, `yyyy-mm-ddThh:mm:ssZ`" };
+const TIME: JsonSchema = {
+  type: "string",
+  format: "date-time",
+  description: "UTC, `yyyy-mm-ddThh:mm:ssZ`",
+};
 
 /**
  * The JSON Schema of a field's values, from the rules patches are checked by.
@@ -60,7 +83,9 @@ export function fieldSchema(field: FieldSchema): JsonSchema {
       if (field.minLength !== undefined) base["minLength"] = field.minLength;
       if (field.maxLength !== undefined) base["maxLength"] = field.maxLength;
       if (field.pattern !== undefined) base["pattern"] = field.pattern.source;
-      if (field.values !== undefined) base["enum"] = [...field.values, ...(field.nullable ? [null] : [])];
+      if (field.values !== undefined) {
+        base["enum"] = [...field.values, ...(field.nullable ? [null] : [])];
+      }
       break;
     default: {
       const never: never = field.type;
@@ -88,14 +113,19 @@ function objectSchema(entity: EntitySchema): JsonSchema {
 function patchObjectSchema(entity: EntitySchema): JsonSchema {
   return {
     type: "object",
-    description: `${entity.description}, as a patch sets it: a field left out takes its default, or keeps its value when read-only`,
+    description:
+      `${entity.description}, as a patch sets it: a field left out takes its default, or keeps its value when read-only`,
     ...(entity.singleton ? {} : { required: [entity.key] }),
     additionalProperties: false,
     properties: Object.fromEntries(entity.fields.map((field) => [field.name, fieldSchema(field)])),
   };
 }
 
-const NAMES: Readonly<Record<string, string>> = { me: "SyncMe", messages: "SyncMessage", teams: "SyncTeam" };
+const NAMES: Readonly<Record<string, string>> = {
+  me: "SyncMe",
+  messages: "SyncMessage",
+  teams: "SyncTeam",
+};
 
 function named(entity: string): string {
   return NAMES[entity] ?? entity;
@@ -113,7 +143,9 @@ const OBJECTS: JsonSchema = {
   additionalProperties: false,
   properties: Object.fromEntries(ENTITY_NAMES.map((name) => [
     name,
-    ENTITIES[name].singleton ? { oneOf: [schemaRef(named(name)), { type: "null" }] } : { type: "array", items: schemaRef(named(name)) },
+    ENTITIES[name].singleton
+      ? { oneOf: [schemaRef(named(name)), { type: "null" }] }
+      : { type: "array", items: schemaRef(named(name)) },
   ])),
 };
 
@@ -121,12 +153,24 @@ const DELETED: JsonSchema = {
   type: "object",
   required: [...ENTITY_NAMES],
   additionalProperties: false,
-  properties: Object.fromEntries(ENTITY_NAMES.map((name) => [name, ENTITIES[name].singleton ? { type: ["string", "null"], format: "uuid" } : { type: "array", items: UUID }])),
+  properties: Object.fromEntries(
+    ENTITY_NAMES.map((name) => [
+      name,
+      ENTITIES[name].singleton
+        ? { type: ["string", "null"], format: "uuid" }
+        : { type: "array", items: UUID },
+    ]),
+  ),
 };
 
 /** A deleted object's key as a patch may send it: a UUID or `{"uuid"}`. */
 const DELETED_KEY: JsonSchema = {
-  oneOf: [UUID, { type: "object", required: ["uuid"], additionalProperties: false, properties: { uuid: UUID } }],
+  oneOf: [UUID, {
+    type: "object",
+    required: ["uuid"],
+    additionalProperties: false,
+    properties: { uuid: UUID },
+  }],
 };
 
 const MEMBER_SCHEMAS: Readonly<Record<(typeof PATCH_MEMBERS)[number], JsonSchema>> = {
@@ -136,7 +180,9 @@ const MEMBER_SCHEMAS: Readonly<Record<(typeof PATCH_MEMBERS)[number], JsonSchema
     additionalProperties: false,
     properties: Object.fromEntries(ENTITY_NAMES.map((name) => [
       name,
-      ENTITIES[name].singleton ? { oneOf: [schemaRef(patchNamed(name)), { type: "null" }] } : { type: ["array", "null"], items: schemaRef(patchNamed(name)) },
+      ENTITIES[name].singleton
+        ? { oneOf: [schemaRef(patchNamed(name)), { type: "null" }] }
+        : { type: ["array", "null"], items: schemaRef(patchNamed(name)) },
     ])),
   },
   deleted_objects: {
@@ -145,14 +191,21 @@ const MEMBER_SCHEMAS: Readonly<Record<(typeof PATCH_MEMBERS)[number], JsonSchema
     additionalProperties: false,
     properties: Object.fromEntries(ENTITY_NAMES.map((name) => [
       name,
-      ENTITIES[name].singleton ? { oneOf: [DELETED_KEY, { type: "null" }] } : { type: ["array", "null"], items: DELETED_KEY },
+      ENTITIES[name].singleton
+        ? { oneOf: [DELETED_KEY, { type: "null" }] }
+        : { type: ["array", "null"], items: DELETED_KEY },
     ])),
   },
-  serial: { type: ["integer", "null"], minimum: 0, description: "The client's number, echoed as the ticket's client_serial" },
+  serial: {
+    type: ["integer", "null"],
+    minimum: 0,
+    description: "The client's number, echoed as the ticket's client_serial",
+  },
   base_revision: {
     type: ["string", "null"],
     format: "uuid",
-    description: "The revision the patch was made from: an object it names that changed after it makes the whole patch a conflict",
+    description:
+      "The revision the patch was made from: an object it names that changed after it makes the whole patch a conflict",
   },
 };
 
@@ -172,7 +225,9 @@ const TICKET: JsonSchema = {
     client_serial: { type: ["integer", "null"] },
     status: {
       enum: Object.keys(TICKET_STATUSES),
-      description: Object.entries(TICKET_STATUSES).map(([status, meaning]) => `\`${status}\`: ${meaning}`).join("; "),
+      description: Object.entries(TICKET_STATUSES).map(([status, meaning]) =>
+        `\`${status}\`: ${meaning}`
+      ).join("; "),
     },
     created_at: TIME,
     status_changed_at: TIME,
@@ -185,7 +240,14 @@ const TICKET: JsonSchema = {
         properties: {
           section: { enum: ["objects", "deleted_objects"] },
           entity: { enum: [...ENTITY_NAMES] },
-          key: { oneOf: [{ type: "object", required: ["uuid"], additionalProperties: false, properties: { uuid: UUID } }, { type: "null" }] },
+          key: {
+            oneOf: [{
+              type: "object",
+              required: ["uuid"],
+              additionalProperties: false,
+              properties: { uuid: UUID },
+            }, { type: "null" }],
+          },
           attribute: { type: ["string", "null"] },
           messages: {
             type: "array",
@@ -197,7 +259,11 @@ const TICKET: JsonSchema = {
                 level: { enum: Object.keys(ERROR_LEVELS) },
                 code: { enum: Object.keys(MESSAGE_CODES) },
                 message: { type: "string" },
-                revision: { ...UUID, description: "For a conflict: the revision that changed the object after the patch's base" },
+                revision: {
+                  ...UUID,
+                  description:
+                    "For a conflict: the revision that changed the object after the patch's base",
+                },
               },
             },
           },
@@ -212,12 +278,18 @@ const DATA: JsonSchema = {
   description: "A snapshot: every object of the context at a revision",
   required: ["revision", "serial", "created_at", "objects"],
   additionalProperties: false,
-  properties: { revision: UUID, serial: { type: "integer", minimum: 1 }, created_at: TIME, objects: schemaRef("SyncObjects") },
+  properties: {
+    revision: UUID,
+    serial: { type: "integer", minimum: 1 },
+    created_at: TIME,
+    objects: schemaRef("SyncObjects"),
+  },
 };
 
 const DIFF: JsonSchema = {
   type: "object",
-  description: "What changed after base_revision up to revision: the current state of every object changed, the keys of those deleted",
+  description:
+    "What changed after base_revision up to revision: the current state of every object changed, the keys of those deleted",
   required: ["base_revision", "revision", "serial", "created_at", "deleted_objects", "objects"],
   additionalProperties: false,
   properties: {
@@ -233,7 +305,9 @@ const DIFF: JsonSchema = {
 /** The schemas the sync routes share. */
 const SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   ...Object.fromEntries(ENTITY_NAMES.map((name) => [named(name), objectSchema(ENTITIES[name])])),
-  ...Object.fromEntries(ENTITY_NAMES.map((name) => [patchNamed(name), patchObjectSchema(ENTITIES[name])])),
+  ...Object.fromEntries(
+    ENTITY_NAMES.map((name) => [patchNamed(name), patchObjectSchema(ENTITIES[name])]),
+  ),
   SyncObjects: OBJECTS,
   SyncData: DATA,
   SyncDiff: DIFF,
@@ -243,13 +317,24 @@ const SCHEMAS: Readonly<Record<string, JsonSchema>> = {
 
 /** `{ticket, data}`: every answer of the API. */
 function envelope(ticket: JsonSchema, data: JsonSchema): JsonSchema {
-  return { type: "object", required: ["ticket", "data"], additionalProperties: false, properties: { ticket, data } };
+  return {
+    type: "object",
+    required: ["ticket", "data"],
+    additionalProperties: false,
+    properties: { ticket, data },
+  };
 }
 
 const NULL: JsonSchema = { type: "null" };
 const QUEUED = envelope(schemaRef("Ticket"), NULL);
-const CACHE: Readonly<Record<string, HeaderDoc>> = { "Cache-Control": { description: "`private, no-cache`", schema: { type: "string" } } };
-const ETAG: HeaderDoc = { description: "The revision (or base and revision) the answer is of, for `If-None-Match`", schema: { type: "string" }, required: true };
+const CACHE: Readonly<Record<string, HeaderDoc>> = {
+  "Cache-Control": { description: "`private, no-cache`", schema: { type: "string" } },
+};
+const ETAG: HeaderDoc = {
+  description: "The revision (or base and revision) the answer is of, for `If-None-Match`",
+  schema: { type: "string" },
+  required: true,
+};
 
 /** A code the sync API's answers may carry: its own, a refused bearer token's, or one of lib/http and below. */
 type DocumentedCode = SyncErrorCode | BearerErrorCode | ErrorCode;
@@ -275,19 +360,26 @@ const IF_NONE_MATCH: ParameterDoc = {
   in: "header",
   description: "The ETag of an answer the client holds: 304 when it is still current",
   schema: { type: "string" },
-  example: "\"0b5b6c9e-2f44-4c1b-9d2a-3e4f5a6b7c8d\"",
+  example: '"0b5b6c9e-2f44-4c1b-9d2a-3e4f5a6b7c8d"',
 };
 
 const SECURITY = [{ oauth2: ["UserActivity"] }] as const;
 const QUEUED_RESPONSE = {
   description: "Queued (larger than `SYNC_QUEUE_ABOVE_OBJECTS`): follow the ticket",
   content: { "application/json": { schema: QUEUED } },
-  links: { ticket: { operationId: "getSyncTicket", parameters: { ticket: "$response.body#/ticket/uuid" } } },
+  links: {
+    ticket: { operationId: "getSyncTicket", parameters: { ticket: "$response.body#/ticket/uuid" } },
+  },
 } as const;
-const NOT_MODIFIED = { description: "Not modified: `If-None-Match` named the current answer", headers: { ETag: ETAG, ...CACHE } } as const;
+const NOT_MODIFIED = {
+  description: "Not modified: `If-None-Match` named the current answer",
+  headers: { ETag: ETAG, ...CACHE },
+} as const;
 
 /** The sync API's routes' docs. */
-export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch" | "deleteAccount", RouteDoc>> = {
+export const SYNC_DOCS: Readonly<
+  Record<"snapshot" | "diff" | "ticket" | "patch" | "deleteAccount", RouteDoc>
+> = {
   snapshot: {
     operationId: "getSyncSnapshot",
     summary: "Every object of the user's context, at its head revision",
@@ -297,7 +389,13 @@ export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch"
         description: "The snapshot",
         headers: { ETag: ETAG, ...CACHE },
         content: { "application/json": { schema: envelope(NULL, schemaRef("SyncData")) } },
-        links: { diff: { operationId: "getSyncDiff", parameters: { revision: "$response.body#/data/revision" }, description: "What changes after this snapshot" } },
+        links: {
+          diff: {
+            operationId: "getSyncDiff",
+            parameters: { revision: "$response.body#/data/revision" },
+            description: "What changes after this snapshot",
+          },
+        },
       },
       "202": QUEUED_RESPONSE,
       "304": NOT_MODIFIED,
@@ -310,7 +408,13 @@ export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch"
     operationId: "getSyncDiff",
     summary: "What changed since a revision",
     parameters: [
-      { name: "revision", in: "path", description: "A revision issued to this user (a snapshot's or diff's `revision`)", schema: UUID, example: "0b5b6c9e-2f44-4c1b-9d2a-3e4f5a6b7c8d" },
+      {
+        name: "revision",
+        in: "path",
+        description: "A revision issued to this user (a snapshot's or diff's `revision`)",
+        schema: UUID,
+        example: "0b5b6c9e-2f44-4c1b-9d2a-3e4f5a6b7c8d",
+      },
       IF_NONE_MATCH,
     ],
     responses: {
@@ -318,10 +422,19 @@ export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch"
         description: "The diff",
         headers: { ETag: ETAG, ...CACHE },
         content: { "application/json": { schema: envelope(NULL, schemaRef("SyncDiff")) } },
-        links: { diff: { operationId: "getSyncDiff", parameters: { revision: "$response.body#/data/revision" }, description: "What changes after this diff" } },
+        links: {
+          diff: {
+            operationId: "getSyncDiff",
+            parameters: { revision: "$response.body#/data/revision" },
+            description: "What changes after this diff",
+          },
+        },
       },
       "202": QUEUED_RESPONSE,
-      "204": { description: "Nothing changed since the revision", headers: { ETag: ETAG, ...CACHE } },
+      "204": {
+        description: "Nothing changed since the revision",
+        headers: { ETag: ETAG, ...CACHE },
+      },
       "304": NOT_MODIFIED,
       ...errors([
         ...BEARER_ERRORS,
@@ -338,14 +451,31 @@ export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch"
   ticket: {
     operationId: "getSyncTicket",
     summary: "A queued request's ticket, with its data once a snapshot or diff is done",
-    parameters: [{ name: "ticket", in: "path", description: "The ticket's uuid", schema: UUID, example: "5f0c2a7e-8f55-4c61-9b1e-3d2f7a4c9e10" }],
+    parameters: [{
+      name: "ticket",
+      in: "path",
+      description: "The ticket's uuid",
+      schema: UUID,
+      example: "5f0c2a7e-8f55-4c61-9b1e-3d2f7a4c9e10",
+    }],
     responses: {
       "200": {
         description: "The ticket",
         headers: { "Cache-Control": { description: "`no-store`", schema: { type: "string" } } },
-        content: { "application/json": { schema: envelope(schemaRef("Ticket"), { oneOf: [schemaRef("SyncData"), schemaRef("SyncDiff"), NULL] }) } },
+        content: {
+          "application/json": {
+            schema: envelope(schemaRef("Ticket"), {
+              oneOf: [schemaRef("SyncData"), schemaRef("SyncDiff"), NULL],
+            }),
+          },
+        },
       },
-      ...errors([...BEARER_ERRORS, "ERR_SYNC_INVALID_ID", "ERR_SYNC_UNKNOWN_TICKET", "ERR_SYNC_TICKET_EXPIRED"]),
+      ...errors([
+        ...BEARER_ERRORS,
+        "ERR_SYNC_INVALID_ID",
+        "ERR_SYNC_UNKNOWN_TICKET",
+        "ERR_SYNC_TICKET_EXPIRED",
+      ]),
     },
     security: SECURITY,
     schemas: SCHEMAS,
@@ -353,12 +483,14 @@ export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch"
   patch: {
     operationId: "patchSyncContext",
     summary: "Changes the context: a patch, applied as one revision",
-    description: "Applied before the answer when nothing of the user's is queued (the ticket comes back done or aborted), " +
+    description:
+      "Applied before the answer when nothing of the user's is queued (the ticket comes back done or aborted), " +
       "else queued behind that work.",
     parameters: [{
       name: "Idempotency-Key",
       in: "header",
-      description: "A key per patch (a UUID): a retry within 24 hours gets the first ticket and applies nothing",
+      description:
+        "A key per patch (a UUID): a retry within 24 hours gets the first ticket and applies nothing",
       schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" },
       example: "5f0c2a7e-8f55-4c61-9b1e-3d2f7a4c9e10",
     }],
@@ -370,7 +502,13 @@ export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch"
           example: {
             serial: 1,
             objects: {
-              messages: [{ uuid: "9d1f3c0a-2b4e-4f6a-8c7d-1e2f3a4b5c6d", subject: "Hello", body: "Welcome aboard", read: false, sent_at: "2026-11-24T08:00:00Z" }],
+              messages: [{
+                uuid: "9d1f3c0a-2b4e-4f6a-8c7d-1e2f3a4b5c6d",
+                subject: "Hello",
+                body: "Welcome aboard",
+                read: false,
+                sent_at: "2026-11-24T08:00:00Z",
+              }],
             },
           },
         },
@@ -380,7 +518,12 @@ export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch"
       "202": {
         description: "The patch's ticket",
         content: { "application/json": { schema: QUEUED } },
-        links: { ticket: { operationId: "getSyncTicket", parameters: { ticket: "$response.body#/ticket/uuid" } } },
+        links: {
+          ticket: {
+            operationId: "getSyncTicket",
+            parameters: { ticket: "$response.body#/ticket/uuid" },
+          },
+        },
       },
       "204": { description: "The patch deleted `me`, the user's own: the account is deleted" },
       ...errors([
@@ -394,8 +537,15 @@ export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch"
         "ERR_HTTP_UNSUPPORTED_MEDIA_TYPE",
       ]),
       "422": {
-        description: "A body that is not a patch (each problem with its field), or an Idempotency-Key used with another patch",
-        content: { "application/json": { schema: { oneOf: [FIELD_ERRORS_SCHEMA, errorBodySchema(["ERR_SYNC_IDEMPOTENCY_MISMATCH"])] } } },
+        description:
+          "A body that is not a patch (each problem with its field), or an Idempotency-Key used with another patch",
+        content: {
+          "application/json": {
+            schema: {
+              oneOf: [FIELD_ERRORS_SCHEMA, errorBodySchema(["ERR_SYNC_IDEMPOTENCY_MISMATCH"])],
+            },
+          },
+        },
       },
     },
     security: SECURITY,
@@ -403,7 +553,8 @@ export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch"
   },
   deleteAccount: {
     operationId: "deleteAccount",
-    summary: "Deletes the account: the context (every revision, object and ticket), the user and every token issued for the user",
+    summary:
+      "Deletes the account: the context (every revision, object and ticket), the user and every token issued for the user",
     responses: {
       "204": { description: "Deleted" },
       ...errors(BEARER_ERRORS),
@@ -411,4 +562,3 @@ export const SYNC_DOCS: Readonly<Record<"snapshot" | "diff" | "ticket" | "patch"
     security: SECURITY,
   },
 };
-

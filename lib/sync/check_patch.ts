@@ -107,7 +107,10 @@ export function findConflicts(patch: SyncPatch, view: ObjectView, base: number):
  * @param revisionOf the id of the revision of a serial
  * @returns the errors
  */
-export function conflictErrors(conflicts: readonly Conflict[], revisionOf: (serial: number) => string): ObjectErrors[] {
+export function conflictErrors(
+  conflicts: readonly Conflict[],
+  revisionOf: (serial: number) => string,
+): ObjectErrors[] {
   return conflicts.map(({ section, entity, key, serial }) => {
     const revision = revisionOf(serial);
     return {
@@ -118,7 +121,8 @@ export function conflictErrors(conflicts: readonly Conflict[], revisionOf: (seri
       messages: [{
         level: "user_error",
         code: "conflict",
-        message: `Changed by revision ${revision} after the patch's base revision: nothing of the patch was applied; fetch the changes and send it again`,
+        message:
+          `Changed by revision ${revision} after the patch's base revision: nothing of the patch was applied; fetch the changes and send it again`,
         revision,
       }],
     };
@@ -141,7 +145,11 @@ export function baseErrors(base: string, why: "expired" | "unknown"): ObjectErro
     entity: "me",
     key: null,
     attribute: "base_revision",
-    messages: [why === "expired" ? { level: "user_error", code: "conflict", message } : { level: "dev_error", code: "input_data", message }],
+    messages: [
+      why === "expired"
+        ? { level: "user_error", code: "conflict", message }
+        : { level: "dev_error", code: "input_data", message },
+    ],
   }];
 }
 

@@ -1,5 +1,16 @@
 import { sha256Hex } from "../crypto/mod.ts";
-import { createRouter, errorStatuses, type HttpRequest, type HttpResponse, keepRoutes, readJson, type RouteHandler, type RouteParams, type Router, withErrorStatuses } from "../http/mod.ts";
+import {
+  createRouter,
+  errorStatuses,
+  type HttpRequest,
+  type HttpResponse,
+  keepRoutes,
+  readJson,
+  type RouteHandler,
+  type RouteParams,
+  type Router,
+  withErrorStatuses,
+} from "../http/mod.ts";
 import { ifNoneMatch, JSON_CONTENT_TYPE } from "../http/_internal.ts";
 import { SYNC_DOCS } from "./api_docs.ts";
 import { SYNC_ERROR_STATUS } from "./error_status.ts";
@@ -145,13 +156,26 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
    * Queues a snapshot or diff: answers 202 now, the ticket ends `done` with
    * the data or `failed`. The same request while it is queued gets the same ticket.
    */
-  async function queue(request: HttpRequest, owner: string, key: string, work: TicketWork): Promise<HttpResponse> {
+  async function queue(
+    request: HttpRequest,
+    owner: string,
+    key: string,
+    work: TicketWork,
+  ): Promise<HttpResponse> {
     // HEAD learns the answer would be queued, without queuing anything.
-    if (request.method === "HEAD") return { status: 202, headers: { "content-type": JSON_CONTENT_TYPE, "cache-control": "no-store" } };
+    if (request.method === "HEAD") {
+      return {
+        status: 202,
+        headers: { "content-type": JSON_CONTENT_TYPE, "cache-control": "no-store" },
+      };
+    }
     const waiting = queued.get(key);
     if (waiting !== undefined) {
       const found = await store.ticket(owner, waiting.uuid);
-      if (found !== undefined && found !== "expired" && (found.ticket.status === "new" || found.ticket.status === "work")) return accepted(found.ticket);
+      if (
+        found !== undefined && found !== "expired" &&
+        (found.ticket.status === "new" || found.ticket.status === "work")
+      ) return accepted(found.ticket);
       queued.delete(key);
     }
     const ticket = await submitWork(owner, work);
@@ -168,8 +192,17 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         const head = await headOf(owner);
         const etag = `"${head.uuid}"`;
         if (ifNoneMatch(request, etag)) return notModified(etag);
-        if ((await store.size(owner)) > queueAbove) return queue(request, owner, `${owner} ${head.uuid}`, { kind: "snapshot", at: head.uuid });
-        return { status: 200, headers: { "content-type": JSON_CONTENT_TYPE, etag, "cache-control": CACHED }, body: renderSnapshot(await store.snapshot(owner, head)) };
+        if ((await store.size(owner)) > queueAbove) {
+          return queue(request, owner, `${owner} ${head.uuid}`, {
+            kind: "snapshot",
+            at: head.uuid,
+          });
+        }
+        return {
+          status: 200,
+          headers: { "content-type": JSON_CONTENT_TYPE, etag, "cache-control": CACHED },
+          body: renderSnapshot(await store.snapshot(owner, head)),
+        };
       },
       doc: SYNC_DOCS.snapshot,
     },
@@ -180,14 +213,24 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         const owner = await authorize(request);
         const from = await store.revision(owner, idOf(params, "revision"));
         const head = await headOf(owner);
-        if (from.serial === head.serial) return { status: 204, headers: { etag: `"${head.uuid}"`, "cache-control": CACHED } };
+        if (from.serial === head.serial) {
+          return { status: 204, headers: { etag: `"${head.uuid}"`, "cache-control": CACHED } };
+        }
         const etag = `"${from.uuid}.${head.uuid}"`;
         if (ifNoneMatch(request, etag)) return notModified(etag);
         if ((await store.changedSince(owner, from)) > queueAbove) {
-          return queue(request, owner, `${owner} ${from.uuid} ${head.uuid}`, { kind: "diff", base: from.uuid, to: head.uuid });
+          return queue(request, owner, `${owner} ${from.uuid} ${head.uuid}`, {
+            kind: "diff",
+            base: from.uuid,
+            to: head.uuid,
+          });
         }
         const data = await store.diff(owner, from, head);
-        return { status: 200, headers: { "content-type": JSON_CONTENT_TYPE, etag, "cache-control": CACHED }, body: JSON.stringify({ ticket: null, data }) };
+        return {
+          status: 200,
+          headers: { "content-type": JSON_CONTENT_TYPE, etag, "cache-control": CACHED },
+          body: JSON.stringify({ ticket: null, data }),
+        };
       },
       doc: SYNC_DOCS.diff,
     },
@@ -199,10 +242,19 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         const uuid = idOf(params, "ticket");
         const result = await store.ticket(owner, uuid);
         if (result === "expired") {
-          throw new SyncError("ERR_SYNC_TICKET_EXPIRED", `Ticket ${uuid} has expired: its result is no longer kept`);
+          throw new SyncError(
+            "ERR_SYNC_TICKET_EXPIRED",
+            `Ticket ${uuid} has expired: its result is no longer kept`,
+          );
         }
-        if (result === undefined) throw new SyncError("ERR_SYNC_UNKNOWN_TICKET", `Cannot find ticket ${uuid}`);
-        return { status: 200, headers: { "content-type": JSON_CONTENT_TYPE, "cache-control": "no-store" }, body: JSON.stringify(result) };
+        if (result === undefined) {
+          throw new SyncError("ERR_SYNC_UNKNOWN_TICKET", `Cannot find ticket ${uuid}`);
+        }
+        return {
+          status: 200,
+          headers: { "content-type": JSON_CONTENT_TYPE, "cache-control": "no-store" },
+          body: JSON.stringify(result),
+        };
       },
       doc: SYNC_DOCS.ticket,
     },
@@ -213,15 +265,23 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         const owner = await authorize(request);
         // Whether the user has a context, the store says when it queues the patch.
         const key = idempotencyKey(request);
-        const patch = parsePatch(await readJson(request, { maxBytes, maxDepth: 8 }), { maxObjects });
+        const patch = parsePatch(await readJson(request, { maxBytes, maxDepth: 8 }), {
+          maxObjects,
+        });
         // Deleting one's own `me` deletes the account, as the original API documents (another's is refused when checked).
         if (patch.deleted_objects.me === owner) return deleteAccount(owner);
         // A retry under the same key gets the first ticket: the parsed patch is what must be the same.
-        const idempotency = key === undefined ? undefined : { key, fingerprint: sha256Hex(JSON.stringify(patch)) };
+        const idempotency = key === undefined
+          ? undefined
+          : { key, fingerprint: sha256Hex(JSON.stringify(patch)) };
         // Applied before the answer when nothing of the user's waits (the ticket comes back ended), else queued behind it.
-        const place = (): Promise<Ticket> => store.place(owner, patch.serial, patch, maxPending, idempotency);
+        const place = (): Promise<Ticket> =>
+          store.place(owner, patch.serial, patch, maxPending, idempotency);
         const ticket = await place().catch(async (error: unknown) => {
-          if (!(error instanceof SyncError && error.code === "ERR_SYNC_NO_CONTEXT") || complete === undefined || !(await complete(owner))) throw error;
+          if (
+            !(error instanceof SyncError && error.code === "ERR_SYNC_NO_CONTEXT") ||
+            complete === undefined || !(await complete(owner))
+          ) throw error;
           return place();
         });
         if (ticket.status === "new") runQueue(owner);
@@ -258,7 +318,10 @@ function idempotencyKey(request: HttpRequest): string | undefined {
   // A structured-field string ("…") or a bare token: the quotes are not part of the key.
   const key = /^"(.*)"$/.exec(raw.trim())?.[1] ?? raw.trim();
   if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY || !IDEMPOTENCY_KEY.test(key)) {
-    throw new SyncError("ERR_SYNC_INVALID_IDEMPOTENCY_KEY", `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} visible ASCII characters, e.g. a UUID`);
+    throw new SyncError(
+      "ERR_SYNC_INVALID_IDEMPOTENCY_KEY",
+      `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} visible ASCII characters, e.g. a UUID`,
+    );
   }
   return key;
 }
@@ -269,7 +332,10 @@ function idOf(params: RouteParams, name: "revision" | "ticket"): string {
   const valid: boolean = isUuid(raw);
   if (!valid) {
     const shown = JSON.stringify(raw.length > 64 ? `${raw.slice(0, 64)}…` : raw);
-    throw new SyncError("ERR_SYNC_INVALID_ID", `Cannot find ${name} ${shown}: a ${name} id is a UUID`);
+    throw new SyncError(
+      "ERR_SYNC_INVALID_ID",
+      `Cannot find ${name} ${shown}: a ${name} id is a UUID`,
+    );
   }
   return raw.toLowerCase();
 }
@@ -293,7 +359,11 @@ function validationArray(handler: (request: HttpRequest) => Promise<HttpResponse
       return await handler(request);
     } catch (error) {
       if (error instanceof SyncError && error.code === "ERR_SYNC_INVALID_PATCH") {
-        return { status: 422, headers: { "content-type": JSON_CONTENT_TYPE }, body: JSON.stringify(error.errors) };
+        return {
+          status: 422,
+          headers: { "content-type": JSON_CONTENT_TYPE },
+          body: JSON.stringify(error.errors),
+        };
       }
       throw error;
     }

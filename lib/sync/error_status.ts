@@ -7,7 +7,11 @@ import type { SyncErrorCode } from "./errors.ts";
  * §3.1's, and an app joining this table with the token service's checks
  * that the two agree.
  */
-export type BearerErrorCode = "ERR_AUTH_MISSING_TOKEN" | "ERR_AUTH_INVALID_REQUEST" | "ERR_AUTH_INVALID_TOKEN" | "ERR_AUTH_INSUFFICIENT_SCOPE";
+export type BearerErrorCode =
+  | "ERR_AUTH_MISSING_TOKEN"
+  | "ERR_AUTH_INVALID_REQUEST"
+  | "ERR_AUTH_INVALID_TOKEN"
+  | "ERR_AUTH_INSUFFICIENT_SCOPE";
 
 /**
  * The HTTP statuses of the sync API's codes, and of the bearer-token

@@ -58,6 +58,8 @@ export class SyncError extends Error {
 export function idempotencyMismatch(key: string): SyncError {
   return new SyncError(
     "ERR_SYNC_IDEMPOTENCY_MISMATCH",
-    `Idempotency-Key ${JSON.stringify(key)} was used with another body: a retry sends the same patch; use a new key for a new patch`,
+    `Idempotency-Key ${
+      JSON.stringify(key)
+    } was used with another body: a retry sends the same patch; use a new key for a new patch`,
   );
 }

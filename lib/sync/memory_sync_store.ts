@@ -4,7 +4,14 @@ import { patchChanges } from "./apply_patch.ts";
 import { idempotencyMismatch, SyncError } from "./errors.ts";
 import { RevisionLog, type RevisionLogState } from "./revision_log.ts";
 import { drainOwnerQueue, runTicketWork } from "./_work_scheduler.ts";
-import { type Idempotency, IDEMPOTENCY_RETENTION_MS, type SubmitResult, type SyncStore, type SyncUser, type TicketWork } from "./sync_store.ts";
+import {
+  type Idempotency,
+  IDEMPOTENCY_RETENTION_MS,
+  type SubmitResult,
+  type SyncStore,
+  type SyncUser,
+  type TicketWork,
+} from "./sync_store.ts";
 import {
   type Ticket,
   type TicketData,
@@ -48,9 +55,26 @@ interface Draws {
 export type SyncChange =
   | ({ readonly op: "context"; readonly user: SyncUser } & Draws)
   | ({ readonly op: "erase"; readonly owner: string } & Draws)
-  | ({ readonly op: "ticket"; readonly owner: string; readonly serial: number | null; readonly work: TicketWork; readonly idempotency?: Idempotency } & Draws)
-  | ({ readonly op: "status"; readonly ticket: string; readonly status: TicketStatus; readonly errors?: readonly ObjectErrors[]; readonly data?: TicketData } & Draws)
-  | ({ readonly op: "commit"; readonly owner: string; readonly changes: readonly Change[]; readonly ticket?: string } & Draws);
+  | ({
+    readonly op: "ticket";
+    readonly owner: string;
+    readonly serial: number | null;
+    readonly work: TicketWork;
+    readonly idempotency?: Idempotency;
+  } & Draws)
+  | ({
+    readonly op: "status";
+    readonly ticket: string;
+    readonly status: TicketStatus;
+    readonly errors?: readonly ObjectErrors[];
+    readonly data?: TicketData;
+  } & Draws)
+  | ({
+    readonly op: "commit";
+    readonly owner: string;
+    readonly changes: readonly Change[];
+    readonly ticket?: string;
+  } & Draws);
 
 /** The whole sync state, as a journal snapshot holds it. */
 export interface SyncSnapshot {
@@ -138,7 +162,9 @@ export class MemorySyncStore implements SyncStore {
   static restore(
     snapshot: unknown,
     changes: readonly unknown[],
-    options: MemorySyncStoreOptions & { readonly onUnreplayable?: (change: SyncChange, error: SyncError) => void },
+    options: MemorySyncStoreOptions & {
+      readonly onUnreplayable?: (change: SyncChange, error: SyncError) => void;
+    },
   ): MemorySyncStore {
     const store = new MemorySyncStore(options);
     if (snapshot !== undefined) store.#take(snapshot as SyncSnapshot, options);
@@ -162,7 +188,9 @@ export class MemorySyncStore implements SyncStore {
       contexts: [...this.#logs].map(([key, log]) => [key, log.export()] as const),
       tickets: this.#tickets.export(),
       work: [...this.#work].map(([ticket, queued]) => [ticket, queued.owner, queued.work] as const),
-      keys: [...this.#keys].flatMap(([owner, keys]) => [...keys].map(([key, kept]) => [owner, key, kept] as const)),
+      keys: [...this.#keys].flatMap(([owner, keys]) =>
+        [...keys].map(([key, kept]) => [owner, key, kept] as const)
+      ),
     };
   }
 
@@ -213,37 +241,70 @@ export class MemorySyncStore implements SyncStore {
     return { errors: [], revision: log.head };
   }
 
-  async enqueue(owner: string, clientSerial: number | null, work: TicketWork, limit: number, idempotency?: Idempotency): Promise<Ticket> {
+  async enqueue(
+    owner: string,
+    clientSerial: number | null,
+    work: TicketWork,
+    limit: number,
+    idempotency?: Idempotency,
+  ): Promise<Ticket> {
     this.#log(owner);
     if (idempotency !== undefined) {
       const kept = this.#keys.get(owner)?.get(idempotency.key);
       if (kept !== undefined && this.#now() - kept.at <= IDEMPOTENCY_RETENTION_MS) {
-        if (kept.fingerprint !== idempotency.fingerprint) throw idempotencyMismatch(idempotency.key);
+        if (kept.fingerprint !== idempotency.fingerprint) {
+          throw idempotencyMismatch(idempotency.key);
+        }
         const now = this.#tickets.get(owner, kept.ticket.uuid);
         return now === undefined || now === "expired" ? kept.ticket : now.ticket;
       }
     }
     const waiting = this.#queues.get(owner)?.length ?? 0;
     if (waiting >= limit) {
-      throw new SyncError("ERR_SYNC_BUSY", `Cannot queue more work: ${waiting} requests of this user are queued; poll their tickets first`, {
-        retryAfterMs: 1000,
-      });
+      throw new SyncError(
+        "ERR_SYNC_BUSY",
+        `Cannot queue more work: ${waiting} requests of this user are queued; poll their tickets first`,
+        {
+          retryAfterMs: 1000,
+        },
+      );
     }
     let ticket: Ticket | undefined;
     const drawn = this.#draw(() => (ticket = this.#queue(owner, clientSerial, work, idempotency)));
-    await this.#record({ op: "ticket", owner, serial: clientSerial, work, ...(idempotency === undefined ? {} : { idempotency }), ...drawn });
+    await this.#record({
+      op: "ticket",
+      owner,
+      serial: clientSerial,
+      work,
+      ...(idempotency === undefined ? {} : { idempotency }),
+      ...drawn,
+    });
     return ticket!;
   }
 
-  async place(owner: string, clientSerial: number | null, patch: SyncPatch, limit: number, idempotency?: Idempotency): Promise<Ticket> {
+  async place(
+    owner: string,
+    clientSerial: number | null,
+    patch: SyncPatch,
+    limit: number,
+    idempotency?: Idempotency,
+  ): Promise<Ticket> {
     this.#log(owner);
     if (idempotency !== undefined || this.#queues.has(owner) || this.#running.has(owner)) {
       return this.enqueue(owner, clientSerial, { kind: "patch", patch }, limit, idempotency);
     }
     let ticket: Ticket | undefined;
-    const drawn = this.#draw(() => (ticket = this.#queue(owner, clientSerial, { kind: "patch", patch })));
+    const drawn = this.#draw(
+      () => (ticket = this.#queue(owner, clientSerial, { kind: "patch", patch })),
+    );
     // The ticket and the patch's end are recorded in the same turn: one journal commit holds both.
-    const queued = this.#record({ op: "ticket", owner, serial: clientSerial, work: { kind: "patch", patch }, ...drawn });
+    const queued = this.#record({
+      op: "ticket",
+      owner,
+      serial: clientSerial,
+      work: { kind: "patch", patch },
+      ...drawn,
+    });
     const applied = this.#run(ticket!.uuid);
     await Promise.all([queued, applied]);
     const now = this.#tickets.get(owner, ticket!.uuid);
@@ -299,10 +360,13 @@ export class MemorySyncStore implements SyncStore {
     try {
       // At work until it ends: shown, not journaled (the end is), so a ticket the process stopped at is new again after a restart, and run then.
       const current = this.#tickets.get(owner, ticket);
-      if (current !== undefined && current !== "expired" && current.ticket.status === "new") this.#setStatus(ticket, "work", {});
+      if (current !== undefined && current !== "expired" && current.ticket.status === "new") {
+        this.#setStatus(ticket, "work", {});
+      }
       return await runTicketWork(work, {
         applyPatch: (patch) => this.#applyQueued(ticket, owner, patch),
-        snapshot: (at) => attempt(() => this.#pruned(owner).snapshot(this.#pruned(owner).resolve(at))),
+        snapshot: (at) =>
+          attempt(() => this.#pruned(owner).snapshot(this.#pruned(owner).resolve(at))),
         diff: (base, to) =>
           attempt(() => {
             const log = this.#pruned(owner);
@@ -312,7 +376,9 @@ export class MemorySyncStore implements SyncStore {
       });
     } catch (error) {
       // A ticket that expired while queued, or a failure: the work ends either way.
-      if (this.#work.has(ticket)) await this.#status(ticket, "failed").catch(() => this.#unqueue(ticket));
+      if (this.#work.has(ticket)) {
+        await this.#status(ticket, "failed").catch(() => this.#unqueue(ticket));
+      }
       if (!(error instanceof SyncError)) throw error;
     }
   }
@@ -322,7 +388,9 @@ export class MemorySyncStore implements SyncStore {
     const log = this.#pruned(owner);
     if (patch.base_revision !== null) {
       const status = log.status(patch.base_revision);
-      if (status !== "known") return baseErrors(patch.base_revision, status === "pruned" ? "expired" : "unknown");
+      if (status !== "known") {
+        return baseErrors(patch.base_revision, status === "pruned" ? "expired" : "unknown");
+      }
       const conflicts = findConflicts(patch, log, log.resolve(patch.base_revision).serial);
       if (conflicts.length > 0) return conflictErrors(conflicts, (serial) => log.at(serial).uuid);
     }
@@ -342,7 +410,11 @@ export class MemorySyncStore implements SyncStore {
     return { errors: [], revision: log.head };
   }
 
-  async #status(ticket: string, status: TicketStatus, update: { errors?: readonly ObjectErrors[]; data?: TicketData } = {}): Promise<void> {
+  async #status(
+    ticket: string,
+    status: TicketStatus,
+    update: { errors?: readonly ObjectErrors[]; data?: TicketData } = {},
+  ): Promise<void> {
     const drawn = this.#draw(() => this.#setStatus(ticket, status, update));
     return this.#record({ op: "status", ticket, status, ...update, ...drawn });
   }
@@ -362,14 +434,23 @@ export class MemorySyncStore implements SyncStore {
     this.#queues.delete(owner);
   }
 
-  #queue(owner: string, clientSerial: number | null, work: TicketWork, idempotency?: Idempotency): Ticket {
+  #queue(
+    owner: string,
+    clientSerial: number | null,
+    work: TicketWork,
+    idempotency?: Idempotency,
+  ): Ticket {
     const ticket = this.#tickets.create(owner, clientSerial);
     if (idempotency !== undefined) {
       let keys = this.#keys.get(owner);
-      if (keys === undefined) this.#keys.set(owner, (keys = new Map()));
+      if (keys === undefined) this.#keys.set(owner, keys = new Map());
       // Again at the newest end: each owner's keys stay oldest first.
       keys.delete(idempotency.key);
-      keys.set(idempotency.key, { fingerprint: idempotency.fingerprint, ticket, at: this.#clock() });
+      keys.set(idempotency.key, {
+        fingerprint: idempotency.fingerprint,
+        ticket,
+        at: this.#clock(),
+      });
     }
     this.#work.set(ticket.uuid, { owner, work });
     const queue = this.#queues.get(owner);
@@ -378,7 +459,11 @@ export class MemorySyncStore implements SyncStore {
     return ticket;
   }
 
-  #setStatus(ticket: string, status: TicketStatus, update: { errors?: readonly ObjectErrors[]; data?: TicketData }): void {
+  #setStatus(
+    ticket: string,
+    status: TicketStatus,
+    update: { errors?: readonly ObjectErrors[]; data?: TicketData },
+  ): void {
     this.#tickets.update(ticket, status, update);
     if (FINAL.has(status)) this.#unqueue(ticket);
   }
@@ -407,7 +492,10 @@ export class MemorySyncStore implements SyncStore {
   }
 
   #replay(change: SyncChange): void {
-    if (typeof change !== "object" || change === null || !Array.isArray(change.uuids) || !Array.isArray(change.times)) {
+    if (
+      typeof change !== "object" || change === null || !Array.isArray(change.uuids) ||
+      !Array.isArray(change.times)
+    ) {
       throw new TypeError("Cannot restore the sync store: a change is not one it wrote");
     }
     this.#forced = { uuids: [...change.uuids], times: [...change.times] };
@@ -435,16 +523,22 @@ export class MemorySyncStore implements SyncStore {
   }
 
   #take(snapshot: SyncSnapshot, options: MemorySyncStoreOptions): void {
-    if (!Array.isArray(snapshot.contexts) || !Array.isArray(snapshot.work) || typeof snapshot.tickets !== "object") {
+    if (
+      !Array.isArray(snapshot.contexts) || !Array.isArray(snapshot.work) ||
+      typeof snapshot.tickets !== "object"
+    ) {
       throw new TypeError("Cannot restore the sync store: the snapshot is not one it wrote");
     }
     for (const [owner, state] of snapshot.contexts) {
-      this.#logs.set(owner, RevisionLog.restore(state, { now: this.#clock, uuid: this.#newUuid, me: { uuid: owner } }));
+      this.#logs.set(
+        owner,
+        RevisionLog.restore(state, { now: this.#clock, uuid: this.#newUuid, me: { uuid: owner } }),
+      );
     }
     this.#tickets = TicketStore.restore(snapshot.tickets, this.#ticketOptions(options));
     for (const [owner, key, kept] of snapshot.keys ?? []) {
       let keys = this.#keys.get(owner);
-      if (keys === undefined) this.#keys.set(owner, (keys = new Map()));
+      if (keys === undefined) this.#keys.set(owner, keys = new Map());
       keys.set(key, kept);
     }
     for (const [ticket, owner, work] of snapshot.work) {
@@ -473,13 +567,16 @@ export class MemorySyncStore implements SyncStore {
 
   readonly #clock = (): number => this.#next(this.#forced?.times, this.#capture?.times, this.#now);
 
-  readonly #newUuid = (): string => this.#next(this.#forced?.uuids, this.#capture?.uuids, this.#uuid);
+  readonly #newUuid = (): string =>
+    this.#next(this.#forced?.uuids, this.#capture?.uuids, this.#uuid);
 
   /** The next value a change draws: the recorded one in a replay, else a fresh one, recorded when a change is live. */
   #next<T>(forced: T[] | undefined, captured: T[] | undefined, fresh: () => T): T {
     if (this.#forced !== undefined) {
       const value = forced?.shift();
-      if (value === undefined) throw new TypeError("Cannot restore the sync store: a change lacks a value it drew");
+      if (value === undefined) {
+        throw new TypeError("Cannot restore the sync store: a change lacks a value it drew");
+      }
       return value;
     }
     const value = fresh();
@@ -488,12 +585,18 @@ export class MemorySyncStore implements SyncStore {
   }
 
   #ticketOptions(options: MemorySyncStoreOptions): ConstructorParameters<typeof TicketStore>[0] {
-    return { now: this.#clock, uuid: this.#newUuid, ...(options.ticketRetention === undefined ? {} : { retention: options.ticketRetention }) };
+    return {
+      now: this.#clock,
+      uuid: this.#newUuid,
+      ...(options.ticketRetention === undefined ? {} : { retention: options.ticketRetention }),
+    };
   }
 
   #log(owner: string): RevisionLog {
     const log = this.#logs.get(owner);
-    if (log === undefined) throw new SyncError("ERR_SYNC_NO_CONTEXT", "Cannot sync: this user has no sync context");
+    if (log === undefined) {
+      throw new SyncError("ERR_SYNC_NO_CONTEXT", "Cannot sync: this user has no sync context");
+    }
     return log;
   }
 

@@ -19,17 +19,46 @@ export { applyPatch } from "./apply_patch.ts";
 export { checkPatch } from "./check_patch.ts";
 export type { PatchUser } from "./check_patch.ts";
 export { SyncError } from "./errors.ts";
-export type { SyncErrorCode, SyncErrorOptions, PatchFieldError } from "./errors.ts";
+export type { PatchFieldError, SyncErrorCode, SyncErrorOptions } from "./errors.ts";
 export { SYNC_ERROR_STATUS } from "./error_status.ts";
 export { parsePatch } from "./parse_patch.ts";
 export type { ParsePatchOptions } from "./parse_patch.ts";
 export { RevisionLog } from "./revision_log.ts";
-export type { EntityIndex, ObjectView, RevisionLogOptions, RevisionLogState, RevisionStatus } from "./revision_log.ts";
+export type {
+  EntityIndex,
+  ObjectView,
+  RevisionLogOptions,
+  RevisionLogState,
+  RevisionStatus,
+} from "./revision_log.ts";
 export { ENTITIES, ENTITY_NAMES } from "./schema.ts";
 export type { EntitySchema, FieldSchema, SyncFieldType } from "./schema.ts";
 export { TicketStore } from "./ticket_store.ts";
-export type { Ticket, TicketData, TicketResult, TicketStatus, TicketStoreOptions, TicketStoreState, TicketUpdate } from "./ticket_store.ts";
-export type { Change, EntityName, ErrorLevel, ErrorMessage, ErrorMessageCode, FieldValue, ObjectErrors, Revision, SyncData, SyncDeletedObjects, SyncDiff, SyncObject, SyncObjects, SyncPatch } from "./types.ts";
+export type {
+  Ticket,
+  TicketData,
+  TicketResult,
+  TicketStatus,
+  TicketStoreOptions,
+  TicketStoreState,
+  TicketUpdate,
+} from "./ticket_store.ts";
+export type {
+  Change,
+  EntityName,
+  ErrorLevel,
+  ErrorMessage,
+  ErrorMessageCode,
+  FieldValue,
+  ObjectErrors,
+  Revision,
+  SyncData,
+  SyncDeletedObjects,
+  SyncDiff,
+  SyncObject,
+  SyncObjects,
+  SyncPatch,
+} from "./types.ts";
 export { SYNC_SETTINGS } from "./settings.ts";
 export type { SyncConfig } from "./settings.ts";
 export { startSyncService } from "./start_sync_service.ts";

@@ -1,4 +1,4 @@
-import { SyncError, type PatchFieldError } from "./errors.ts";
+import { type PatchFieldError, SyncError } from "./errors.ts";
 import { ENTITIES, type EntitySchema, fieldOf, isEntityName } from "./schema.ts";
 import type {
   FieldValue,
@@ -94,7 +94,12 @@ export function parsePatch(body: unknown, options: ParsePatchOptions = {}): Sync
 function readPatch(body: unknown, maxObjects: number, problems: Problems): SyncPatch {
   if (!isJson(body)) {
     problems.add(undefined, `Expected a JSON object, got ${describe(body)}`);
-    return { objects: EMPTY_OBJECTS, deleted_objects: NO_DELETIONS, serial: null, base_revision: null };
+    return {
+      objects: EMPTY_OBJECTS,
+      deleted_objects: NO_DELETIONS,
+      serial: null,
+      base_revision: null,
+    };
   }
   for (const key of Object.keys(body)) {
     if (!TOP_LEVEL.includes(key)) {
@@ -111,7 +116,12 @@ function readPatch(body: unknown, maxObjects: number, problems: Problems): SyncP
   if (total > maxObjects) {
     // Reading a body far beyond the limit would only produce more problems.
     problems.add(undefined, `Too many objects: ${total}, at most ${maxObjects} per patch`);
-    return { objects: EMPTY_OBJECTS, deleted_objects: NO_DELETIONS, serial: null, base_revision: null };
+    return {
+      objects: EMPTY_OBJECTS,
+      deleted_objects: NO_DELETIONS,
+      serial: null,
+      base_revision: null,
+    };
   }
   return Object.freeze({
     objects: readObjects(objects, problems),

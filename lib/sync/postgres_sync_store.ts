@@ -3,9 +3,24 @@ import { type SqlClient, type SqlPool, StorageError } from "../storage/mod.ts";
 import { patchChanges } from "./apply_patch.ts";
 import { baseErrors, checkPatch, conflictErrors, findConflicts } from "./check_patch.ts";
 import { idempotencyMismatch, SyncError } from "./errors.ts";
-import { type Idempotency, IDEMPOTENCY_RETENTION_MS, type SubmitResult, type SyncStore, type SyncUser, type TicketWork } from "./sync_store.ts";
+import {
+  type Idempotency,
+  IDEMPOTENCY_RETENTION_MS,
+  type SubmitResult,
+  type SyncStore,
+  type SyncUser,
+  type TicketWork,
+} from "./sync_store.ts";
 import type { Ticket, TicketData, TicketResult, TicketStatus } from "./ticket_store.ts";
-import type { Change, ObjectErrors, Revision, SyncData, SyncDiff, SyncObject, SyncPatch } from "./types.ts";
+import type {
+  Change,
+  ObjectErrors,
+  Revision,
+  SyncData,
+  SyncDiff,
+  SyncObject,
+  SyncPatch,
+} from "./types.ts";
 import { formatTimestamp } from "./_time.ts";
 import { drainOwnerQueue, runTicketWork } from "./_work_scheduler.ts";
 import {
@@ -41,8 +56,8 @@ import {
 import {
   diffOf,
   ENTITIES,
-  type HeadRow,
   headOf,
+  type HeadRow,
   loadView,
   lockContext,
   noContext,
@@ -53,8 +68,8 @@ import {
   revisionRows,
   RowView,
   snapshotOf,
-  type TicketRow,
   ticketOf,
+  type TicketRow,
 } from "./_postgres_sync_rows.ts";
 
 // The store class; the SQL it runs is in _postgres_sync_sql.ts, the rows it
@@ -146,12 +161,14 @@ export class PostgresSyncStore implements SyncStore {
       maxWaiting: PLACE_WAITING,
       expire: (placement, why) => {
         placement.expired = true;
-        placement.reject(new StorageError(
-          "ERR_STORAGE_UNAVAILABLE",
-          why === "timeout"
-            ? `Cannot place the patch now: the database did not take it within ${db.deadlineMs} ms`
-            : `Cannot place the patch now: ${PLACE_WAITING} patches wait for the database`,
-        ));
+        placement.reject(
+          new StorageError(
+            "ERR_STORAGE_UNAVAILABLE",
+            why === "timeout"
+              ? `Cannot place the patch now: the database did not take it within ${db.deadlineMs} ms`
+              : `Cannot place the patch now: ${PLACE_WAITING} patches wait for the database`,
+          ),
+        );
       },
     });
   }
@@ -175,7 +192,11 @@ export class PostgresSyncStore implements SyncStore {
       [user.uuid, uuid, createdAt],
     );
     if (rowCount === 0) return false;
-    const me: SyncObject = { uuid: user.uuid, username: user.username, notify_language: user.notifyLanguage };
+    const me: SyncObject = {
+      uuid: user.uuid,
+      username: user.username,
+      notify_language: user.notifyLanguage,
+    };
     await db.query(CREATE_FIRST_REVISION_SQL, [user.uuid, uuid, createdAt]);
     await db.query(CREATE_FIRST_CHANGE_SQL, [user.uuid, user.uuid, me]);
     await db.query(CREATE_FIRST_OBJECT_SQL, [user.uuid, user.uuid, me]);
@@ -198,7 +219,10 @@ export class PostgresSyncStore implements SyncStore {
 
   async changedSince(owner: string, base: Revision): Promise<number> {
     await this.#resolve(this.#db, owner, base.uuid);
-    const { rows } = await this.#db.query<{ count: string }>(CHANGED_SINCE_SQL, [owner, base.serial]);
+    const { rows } = await this.#db.query<{ count: string }>(CHANGED_SINCE_SQL, [
+      owner,
+      base.serial,
+    ]);
     return Number(rows[0]!.count);
   }
 
@@ -223,30 +247,61 @@ export class PostgresSyncStore implements SyncStore {
     });
   }
 
-  enqueue(owner: string, clientSerial: number | null, work: TicketWork, limit: number, idempotency?: Idempotency): Promise<Ticket> {
+  enqueue(
+    owner: string,
+    clientSerial: number | null,
+    work: TicketWork,
+    limit: number,
+    idempotency?: Idempotency,
+  ): Promise<Ticket> {
     if (idempotency === undefined) return this.#enqueue(this.#db, owner, clientSerial, work, limit);
     return this.#db.transaction(async (db) => {
       const now = this.#now();
       const uuid = this.#uuid();
       const stamp = formatTimestamp(now);
-      const ticket: Ticket = Object.freeze({ uuid, client_serial: clientSerial, status: "new", created_at: stamp, status_changed_at: stamp, errors: Object.freeze([]) });
+      const ticket: Ticket = Object.freeze({
+        uuid,
+        client_serial: clientSerial,
+        status: "new",
+        created_at: stamp,
+        status_changed_at: stamp,
+        errors: Object.freeze([]),
+      });
       // The key is taken (or taken over from a key past its day) by one request; a racing one waits for its commit, then finds it.
       const { rowCount } = await db.query(
         TAKE_IDEMPOTENCY_KEY_SQL,
-        [owner, idempotency.key, idempotency.fingerprint, ticket, now, now - IDEMPOTENCY_RETENTION_MS],
+        [
+          owner,
+          idempotency.key,
+          idempotency.fingerprint,
+          ticket,
+          now,
+          now - IDEMPOTENCY_RETENTION_MS,
+        ],
       );
       if (rowCount === 1) return this.#enqueue(db, owner, clientSerial, work, limit, ticket);
-      const { rows } = await db.query<{ fingerprint: string; ticket: Ticket; now: TicketRow | null }>(
+      const { rows } = await db.query<
+        { fingerprint: string; ticket: Ticket; now: TicketRow | null }
+      >(
         READ_IDEMPOTENCY_KEY_SQL,
         [owner, idempotency.key],
       );
       const kept = rows[0]!;
       if (kept.fingerprint !== idempotency.fingerprint) throw idempotencyMismatch(idempotency.key);
-      return kept.now === null || now - Number(kept.now.created_at) > this.#ticketRetention ? Object.freeze(kept.ticket) : ticketOf(kept.now);
+      return kept.now === null || now - Number(kept.now.created_at) > this.#ticketRetention
+        ? Object.freeze(kept.ticket)
+        : ticketOf(kept.now);
     });
   }
 
-  async #enqueue(db: SqlClient, owner: string, clientSerial: number | null, work: TicketWork, limit: number, made?: Ticket): Promise<Ticket> {
+  async #enqueue(
+    db: SqlClient,
+    owner: string,
+    clientSerial: number | null,
+    work: TicketWork,
+    limit: number,
+    made?: Ticket,
+  ): Promise<Ticket> {
     const uuid = made?.uuid ?? this.#uuid();
     const now = this.#now();
     const { rowCount } = await db.query(
@@ -255,17 +310,48 @@ export class PostgresSyncStore implements SyncStore {
     );
     if (rowCount === 0) {
       if ((await headOf(db, owner)) === undefined) throw noContext();
-      throw new SyncError("ERR_SYNC_BUSY", `Cannot queue more work: ${limit} requests of this user are queued; poll their tickets first`, {
-        retryAfterMs: 1000,
-      });
+      throw new SyncError(
+        "ERR_SYNC_BUSY",
+        `Cannot queue more work: ${limit} requests of this user are queued; poll their tickets first`,
+        {
+          retryAfterMs: 1000,
+        },
+      );
     }
     const stamp = formatTimestamp(now);
-    return made ?? Object.freeze({ uuid, client_serial: clientSerial, status: "new", created_at: stamp, status_changed_at: stamp, errors: Object.freeze([]) });
+    return made ??
+      Object.freeze({
+        uuid,
+        client_serial: clientSerial,
+        status: "new",
+        created_at: stamp,
+        status_changed_at: stamp,
+        errors: Object.freeze([]),
+      });
   }
 
-  place(owner: string, clientSerial: number | null, patch: SyncPatch, limit: number, idempotency?: Idempotency): Promise<Ticket> {
-    if (idempotency !== undefined) return this.enqueue(owner, clientSerial, { kind: "patch", patch }, limit, idempotency);
-    return new Promise((resolve, reject) => this.#placer.add({ owner, clientSerial, patch, limit, attempts: 0, expired: false, resolve, reject }));
+  place(
+    owner: string,
+    clientSerial: number | null,
+    patch: SyncPatch,
+    limit: number,
+    idempotency?: Idempotency,
+  ): Promise<Ticket> {
+    if (idempotency !== undefined) {
+      return this.enqueue(owner, clientSerial, { kind: "patch", patch }, limit, idempotency);
+    }
+    return new Promise((resolve, reject) =>
+      this.#placer.add({
+        owner,
+        clientSerial,
+        patch,
+        limit,
+        attempts: 0,
+        expired: false,
+        resolve,
+        reject,
+      })
+    );
   }
 
   /**
@@ -295,16 +381,23 @@ export class PostgresSyncStore implements SyncStore {
       if (outcome === "again" && ++placement.attempts < PLACE_ATTEMPTS) this.#placer.add(placement);
       else if (outcome === "again" || outcome === "queue") {
         if (placement.expired) continue;
-        this.enqueue(placement.owner, placement.clientSerial, { kind: "patch", patch: placement.patch }, placement.limit).then(placement.resolve, placement.reject);
+        this.enqueue(placement.owner, placement.clientSerial, {
+          kind: "patch",
+          patch: placement.patch,
+        }, placement.limit).then(placement.resolve, placement.reject);
       } else if (outcome instanceof SyncError) placement.reject(outcome);
       else placement.resolve(outcome);
     }
   }
 
-  async #tryPlace(placements: readonly Placement[]): Promise<(Ticket | "queue" | "again" | SyncError)[]> {
+  async #tryPlace(
+    placements: readonly Placement[],
+  ): Promise<(Ticket | "queue" | "again" | SyncError)[]> {
     const owners = placements.map((placement) => placement.owner);
     const named = placedKeys(placements);
-    const { rows } = await this.#db.query<HeadRow & { owner: string; queued: boolean; objects: ObjectRow[] | null }>(
+    const { rows } = await this.#db.query<
+      HeadRow & { owner: string; queued: boolean; objects: ObjectRow[] | null }
+    >(
       PLACE_READ_SQL,
       [owners, named.owners, named.entities, named.keys],
     );
@@ -323,7 +416,9 @@ export class PostgresSyncStore implements SyncStore {
         continue;
       }
       const view = new RowView();
-      for (const [entity, key, value, serial] of row.objects ?? []) view.set(ENTITIES[entity]!, key, value, serial);
+      for (const [entity, key, value, serial] of row.objects ?? []) {
+        view.set(ENTITIES[entity]!, key, value, serial);
+      }
       const head = revisionOf(row);
       const now = Math.max(this.#now(), head.createdAt);
       const errors = await this.#check(this.#db, owner, patch, view);
@@ -334,17 +429,44 @@ export class PostgresSyncStore implements SyncStore {
       }
       const status: TicketStatus = errors.length > 0 ? "aborted" : "done";
       const uuid = this.#uuid();
-      written.addTicket({ uuid, owner, clientSerial, status, at: now, errors, expected: head.serial });
+      written.addTicket({
+        uuid,
+        owner,
+        clientSerial,
+        status,
+        at: now,
+        errors,
+        expected: head.serial,
+      });
       const stamp = formatTimestamp(now);
-      outcomes.push(Object.freeze({ uuid, client_serial: clientSerial, status, created_at: stamp, status_changed_at: stamp, errors: Object.freeze(errors) }));
+      outcomes.push(
+        Object.freeze({
+          uuid,
+          client_serial: clientSerial,
+          status,
+          created_at: stamp,
+          status_changed_at: stamp,
+          errors: Object.freeze(errors),
+        }),
+      );
     }
     if (written.tickets === 0) return outcomes;
     // One statement, one commit: the rows of the owners whose head is the one read and who have
     // nothing queued are locked in owner order (two batches never wait on each other in a circle);
     // then their heads, revisions, changes, objects and ended tickets are written. The rest: again.
-    const { rows: placed } = await this.#db.query<{ owner: string }>(PLACE_WRITE_SQL, written.params());
+    const { rows: placed } = await this.#db.query<{ owner: string }>(
+      PLACE_WRITE_SQL,
+      written.params(),
+    );
     const done = new Set(placed.map((row) => row.owner));
-    return outcomes.map((outcome, i) => (typeof outcome === "object" && !(outcome instanceof SyncError) && !done.has(placements[i]!.owner) ? "again" : outcome));
+    return outcomes.map((
+      outcome,
+      i,
+    ) => (typeof outcome === "object" && !(outcome instanceof SyncError) &&
+        !done.has(placements[i]!.owner)
+      ? "again"
+      : outcome)
+    );
   }
 
   runWork(owner: string): Promise<number> {
@@ -360,20 +482,30 @@ export class PostgresSyncStore implements SyncStore {
           // One runner per owner over every process: a runner that does not get the lock finds no rows, and leaves the queue to the one that has it.
           // In one round trip: the tickets and the context's row, locked together (the batch's commits go
           // after this head), and the objects the batch's patches read (me, the teams, the messages they name).
-          const { rows } = await db.query<TicketRow & HeadRow & { seen_serial: number; objects: ObjectRow[] | null }>(
+          const { rows } = await db.query<
+            TicketRow & HeadRow & { seen_serial: number; objects: ObjectRow[] | null }
+          >(
             CLAIM_WORK_SQL,
             [owner, `tributary-sync-run:${owner}`, batch],
           );
           if (rows.length === 0) return 0;
           let view = new RowView();
-          for (const [entity, key, value, serial] of rows[0]!.objects ?? []) view.set(ENTITIES[entity]!, key, value, serial);
+          for (const [entity, key, value, serial] of rows[0]!.objects ?? []) {
+            view.set(ENTITIES[entity]!, key, value, serial);
+          }
           // The objects were read as of the statement's start; a commit that landed before the lock was
           // taken moved the head (the locked row is the newest): then they are read again, under the lock.
           if (rows[0]!.seen_serial !== rows[0]!.head_serial) {
-            view = await loadView(db, owner, rows.flatMap((row) => (row.work?.kind === "patch" ? [row.work.patch] : [])));
+            view = await loadView(
+              db,
+              owner,
+              rows.flatMap((row) => (row.work?.kind === "patch" ? [row.work.patch] : [])),
+            );
           }
           const locked: Locked = { head: revisionOf(rows[0]!), view };
-          for (const row of rows) await this.#run(db, row, locked);
+          for (const row of rows) {
+            await this.#run(db, row, locked);
+          }
           return rows.length;
         }),
     });
@@ -416,9 +548,17 @@ export class PostgresSyncStore implements SyncStore {
   async #run(db: SqlClient, row: TicketRow, locked: Locked): Promise<void> {
     const work = row.work!;
     const owner = row.owner;
-    const end = (status: TicketStatus, errors: readonly ObjectErrors[], data: TicketData | null = null) =>
+    const end = (
+      status: TicketStatus,
+      errors: readonly ObjectErrors[],
+      data: TicketData | null = null,
+    ) =>
       db.query(END_TICKET_SQL, [
-        row.uuid, status, JSON.stringify(errors), data, Math.max(this.#now(), Number(row.created_at)),
+        row.uuid,
+        status,
+        JSON.stringify(errors),
+        data,
+        Math.max(this.#now(), Number(row.created_at)),
       ]);
     if (this.#now() - Number(row.created_at) > this.#ticketRetention) {
       // Expired while queued: no one can read its result; the work is dropped (a patch is not applied).
@@ -428,10 +568,19 @@ export class PostgresSyncStore implements SyncStore {
     const resolve = (client: SqlClient, uuid: string) => this.#resolve(client, owner, uuid);
     await runTicketWork(work, {
       // A revision made ends the ticket in the same statement.
-      applyPatch: (patch) => this.#apply(db, owner, patch, { uuid: row.uuid, createdAt: Number(row.created_at) }, locked),
+      applyPatch: (patch) =>
+        this.#apply(
+          db,
+          owner,
+          patch,
+          { uuid: row.uuid, createdAt: Number(row.created_at) },
+          locked,
+        ),
       snapshot: async (at) => await snapshotOf(db, owner, await resolve(db, at), resolve),
-      diff: async (base, to) => await diffOf(db, owner, await resolve(db, base), await resolve(db, to), resolve),
-      end: async (status, update) => void (await end(status, update.errors ?? [], update.data ?? null)),
+      diff: async (base, to) =>
+        await diffOf(db, owner, await resolve(db, base), await resolve(db, to), resolve),
+      end: async (status, update) =>
+        void (await end(status, update.errors ?? [], update.data ?? null)),
     });
   }
 
@@ -446,7 +595,8 @@ export class PostgresSyncStore implements SyncStore {
     ticket: { uuid: string; createdAt: number } | undefined,
     locked?: Locked,
   ): Promise<SubmitResult> {
-    const held = locked ?? { head: await lockContext(db, owner), view: await loadView(db, owner, [patch]) };
+    const held = locked ??
+      { head: await lockContext(db, owner), view: await loadView(db, owner, [patch]) };
     const errors = await this.#check(db, owner, patch, held.view);
     if (errors.length > 0) return { errors, revision: undefined };
     const changes = patchChanges(patch, held.view);
@@ -456,23 +606,41 @@ export class PostgresSyncStore implements SyncStore {
   }
 
   /** The errors of a patch against the objects it reads: conflicts with its base first (none of it applies then), else the rules. */
-  async #check(db: SqlClient, owner: string, patch: SyncPatch, view: RowView): Promise<ObjectErrors[]> {
+  async #check(
+    db: SqlClient,
+    owner: string,
+    patch: SyncPatch,
+    view: RowView,
+  ): Promise<ObjectErrors[]> {
     if (patch.base_revision !== null) {
       const conflicts = await this.#conflicts(db, owner, patch, patch.base_revision, view);
       if (conflicts.length > 0) return conflicts;
     }
     const me = view.me;
-    return checkPatch(patch, view, { uuid: owner, username: typeof me?.["username"] === "string" ? me["username"] : "" });
+    return checkPatch(patch, view, {
+      uuid: owner,
+      username: typeof me?.["username"] === "string" ? me["username"] : "",
+    });
   }
 
   /** What makes a patch with a base a conflict, as ticket errors: the objects changed after the base, or a base past the retention. */
-  async #conflicts(db: SqlClient, owner: string, patch: SyncPatch, base: string, view: RowView): Promise<ObjectErrors[]> {
+  async #conflicts(
+    db: SqlClient,
+    owner: string,
+    patch: SyncPatch,
+    base: string,
+    view: RowView,
+  ): Promise<ObjectErrors[]> {
     let serial: number;
     try {
       serial = (await this.#resolve(db, owner, base)).serial;
     } catch (error) {
-      if (error instanceof SyncError && error.code === "ERR_SYNC_REVISION_EXPIRED") return baseErrors(base, "expired");
-      if (error instanceof SyncError && error.code === "ERR_SYNC_UNKNOWN_REVISION") return baseErrors(base, "unknown");
+      if (error instanceof SyncError && error.code === "ERR_SYNC_REVISION_EXPIRED") {
+        return baseErrors(base, "expired");
+      }
+      if (error instanceof SyncError && error.code === "ERR_SYNC_UNKNOWN_REVISION") {
+        return baseErrors(base, "unknown");
+      }
       throw error;
     }
     const conflicts = findConflicts(patch, view, serial);
@@ -486,14 +654,36 @@ export class PostgresSyncStore implements SyncStore {
   }
 
   /** Appends a revision holding `changes` after the locked head, in one statement, with its queued ticket's end. */
-  async #commit(db: SqlClient, owner: string, head: Revision, view: RowView, changes: readonly Change[], ticket: { uuid: string; createdAt: number } | undefined): Promise<Revision> {
+  async #commit(
+    db: SqlClient,
+    owner: string,
+    head: Revision,
+    view: RowView,
+    changes: readonly Change[],
+    ticket: { uuid: string; createdAt: number } | undefined,
+  ): Promise<Revision> {
     const serial = head.serial + 1;
     const createdAt = Math.max(this.#now(), head.createdAt);
     const uuid = this.#uuid();
-    const { seqs, entities, keys, prevs, nexts, finals, sizeDelta } = revisionRows(view, changes, serial);
+    const { seqs, entities, keys, prevs, nexts, finals, sizeDelta } = revisionRows(
+      view,
+      changes,
+      serial,
+    );
     const params: unknown[] = [
-      owner, serial, uuid, createdAt, seqs, entities, keys, prevs, nexts,
-      finals.map((i) => entities[i]), finals.map((i) => keys[i]), finals.map((i) => nexts[i]), sizeDelta,
+      owner,
+      serial,
+      uuid,
+      createdAt,
+      seqs,
+      entities,
+      keys,
+      prevs,
+      nexts,
+      finals.map((i) => entities[i]),
+      finals.map((i) => keys[i]),
+      finals.map((i) => nexts[i]),
+      sizeDelta,
     ];
     if (ticket !== undefined) params.push(ticket.uuid, Math.max(this.#now(), ticket.createdAt));
     // One round trip: the revision, its changes, the objects' new values, the context's head and the ticket's end.
@@ -503,21 +693,29 @@ export class PostgresSyncStore implements SyncStore {
 
   /** A revision of the owner's context, or why there is none, as of now. */
   async #resolve(db: SqlClient, owner: string, uuid: string): Promise<Revision> {
-    const { rows } = await db.query<{ serial: number; created_at: string; ended_at: string | null }>(
+    const { rows } = await db.query<
+      { serial: number; created_at: string; ended_at: string | null }
+    >(
       RESOLVE_REVISION_SQL,
       [uuid, owner],
     );
     const row = rows[0];
     if (row === undefined) {
       if ((await headOf(db, owner)) === undefined) throw noContext();
-      throw new SyncError("ERR_SYNC_UNKNOWN_REVISION", `Cannot find revision ${uuid}: it was never issued here`);
+      throw new SyncError(
+        "ERR_SYNC_UNKNOWN_REVISION",
+        `Cannot find revision ${uuid}: it was never issued here`,
+      );
     }
     const createdAt = Number(row.created_at);
     const now = this.#now();
     // Retained until the retention has passed since the next revision was made (the head always is);
     // revisions are in time order, so those past it are a prefix. Expired for good, never unknown.
     if (row.ended_at !== null && Number(row.ended_at) < now - this.#retention) {
-      throw new SyncError("ERR_SYNC_REVISION_EXPIRED", `Cannot use revision ${uuid}: it is past the retention window`);
+      throw new SyncError(
+        "ERR_SYNC_REVISION_EXPIRED",
+        `Cannot use revision ${uuid}: it is past the retention window`,
+      );
     }
     return Object.freeze({ uuid, serial: row.serial, createdAt });
   }

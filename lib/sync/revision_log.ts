@@ -68,7 +68,12 @@ export interface RevisionLogState {
   /** The retained revisions, oldest first: id, creation time and number of changes. */
   readonly revisions: readonly (readonly [uuid: string, createdAt: number, changes: number])[];
   /** Their changes, in order: entity, key, the object before and after. */
-  readonly records: readonly (readonly [entity: EntityIndex, key: string, prev: SyncObject | null, next: SyncObject | null])[];
+  readonly records: readonly (readonly [
+    entity: EntityIndex,
+    key: string,
+    prev: SyncObject | null,
+    next: SyncObject | null,
+  ])[];
   /** The current objects of each entity. */
   readonly objects: readonly [readonly SyncObject[], readonly SyncObject[], readonly SyncObject[]];
   /** Ids of pruned revisions still answered as expired, with their creation times, oldest first. */
@@ -92,7 +97,6 @@ interface KeyNode {
   older: KeyNode | undefined;
   newer: KeyNode | undefined;
 }
-
 
 /** Dead entries leave the front of the tables once this many and half of them are dead. */
 const COMPACT_MIN = 1024;
@@ -184,7 +188,11 @@ export class RevisionLog implements ObjectView {
       const index = serial - 1 - this.#revisionsDropped;
       const start = this.#startOf(serial);
       const end = this.#startOf(serial + 1);
-      revisions.push([item(this.#revisionUuids, index), item(this.#revisionTimes, index), end - start]);
+      revisions.push([
+        item(this.#revisionUuids, index),
+        item(this.#revisionTimes, index),
+        end - start,
+      ]);
       for (let a = start; a < end; a++) {
         const record = this.#record(a);
         records.push([record.entity, record.key, record.prev, record.next]);
@@ -194,7 +202,9 @@ export class RevisionLog implements ObjectView {
       firstSerial: this.#firstSerial,
       revisions,
       records,
-      objects: [[...this.#state[0].values()], [...this.#state[1].values()], [...this.#state[2].values()]],
+      objects: [[...this.#state[0].values()], [...this.#state[1].values()], [
+        ...this.#state[2].values(),
+      ]],
       pruned: [...this.#pruned],
     };
   }
@@ -250,7 +260,9 @@ export class RevisionLog implements ObjectView {
    */
   at(serial: number): Revision {
     if (!Number.isSafeInteger(serial) || serial < this.#firstSerial || serial > this.#head.serial) {
-      throw new RangeError(`Cannot find revision serial ${serial}: retained are ${this.#firstSerial} to ${this.#head.serial}`);
+      throw new RangeError(
+        `Cannot find revision serial ${serial}: retained are ${this.#firstSerial} to ${this.#head.serial}`,
+      );
     }
     return this.#revisionAt(serial);
   }
@@ -491,8 +503,12 @@ export class RevisionLog implements ObjectView {
 
   /** Takes an exported state; returns the head. */
   #take(from: RevisionLogState): Revision {
-    const invalid = (): TypeError => new TypeError("Cannot restore a revision log: the state is not one a log exported");
-    if (!Number.isSafeInteger(from.firstSerial) || from.firstSerial < 1 || !Array.isArray(from.revisions) || from.revisions.length === 0) {
+    const invalid = (): TypeError =>
+      new TypeError("Cannot restore a revision log: the state is not one a log exported");
+    if (
+      !Number.isSafeInteger(from.firstSerial) || from.firstSerial < 1 ||
+      !Array.isArray(from.revisions) || from.revisions.length === 0
+    ) {
       throw invalid();
     }
     this.#firstSerial = from.firstSerial;
@@ -500,7 +516,10 @@ export class RevisionLog implements ObjectView {
     let at = 0;
     for (const [i, [uuid, createdAt, count]] of from.revisions.entries()) {
       const serial = from.firstSerial + i;
-      if (typeof uuid !== "string" || typeof createdAt !== "number" || !Number.isSafeInteger(count) || count < 0) throw invalid();
+      if (
+        typeof uuid !== "string" || typeof createdAt !== "number" || !Number.isSafeInteger(count) ||
+        count < 0
+      ) throw invalid();
       this.#revisionUuids.push(uuid);
       this.#revisionTimes.push(createdAt);
       this.#revisionStarts.push(at);
@@ -510,7 +529,12 @@ export class RevisionLog implements ObjectView {
         if (record === undefined) throw invalid();
         const [entity, key, prev, next] = record;
         const checked = checkIndex(entity);
-        this.#records.push({ entity: checked, key, prev: frozenValue(prev, key), next: frozenValue(next, key) });
+        this.#records.push({
+          entity: checked,
+          key,
+          prev: frozenValue(prev, key),
+          next: frozenValue(next, key),
+        });
         this.#touch(checked, key, serial);
       }
     }
@@ -525,7 +549,11 @@ export class RevisionLog implements ObjectView {
     }
     for (const [uuid, createdAt] of from.pruned) this.#pruned.set(uuid, createdAt);
     const last = from.revisions[from.revisions.length - 1]!;
-    return Object.freeze({ uuid: last[0], serial: from.firstSerial + from.revisions.length - 1, createdAt: last[1] });
+    return Object.freeze({
+      uuid: last[0],
+      serial: from.firstSerial + from.revisions.length - 1,
+      createdAt: last[1],
+    });
   }
 
   /** Moves a key to the newest end of the list of keys by last change. */

@@ -46,7 +46,9 @@ export class SerialJobs {
     this.#onError = options.onError ?? (() => {});
     this.#concurrency = options.concurrency ?? 1;
     if (!Number.isSafeInteger(this.#concurrency) || this.#concurrency < 1) {
-      throw new RangeError(`Cannot create a job queue: concurrency must be a positive integer, got ${this.#concurrency}`);
+      throw new RangeError(
+        `Cannot create a job queue: concurrency must be a positive integer, got ${this.#concurrency}`,
+      );
     }
   }
 

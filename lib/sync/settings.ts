@@ -1,4 +1,4 @@
-import { integerSetting, type ConfigOf } from "../config/mod.ts";
+import { type ConfigOf, integerSetting } from "../config/mod.ts";
 
 /** The sync API's settings, read by `readSettings` from the environment. */
 export const SYNC_SETTINGS = {
@@ -18,7 +18,8 @@ export const SYNC_SETTINGS = {
     default: 30,
     min: 1,
     max: 36_500,
-    doc: "a revision stays a diff base this long after it stopped being the head (the next change); then it is answered 410, for good",
+    doc:
+      "a revision stays a diff base this long after it stopped being the head (the next change); then it is answered 410, for good",
   }),
   ticketRetentionSeconds: integerSetting("TICKET_RETENTION_SECONDS", {
     default: 600,

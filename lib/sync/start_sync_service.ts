@@ -67,19 +67,24 @@ const RESUME_EVERY_MS = 5000;
  * });
  * ```
  */
-export async function startSyncService(config: SyncConfig, options: StartSyncServiceOptions): Promise<RunningService> {
+export async function startSyncService(
+  config: SyncConfig,
+  options: StartSyncServiceOptions,
+): Promise<RunningService> {
   const base = options.basePath ?? "/api/v2/sync/user";
   /** Whether the store has logged this failure already, as part of an outage. */
   const outageLogged = (error: unknown): boolean =>
-    options.storeLogsOutages === true && error instanceof StorageError && error.code === "ERR_STORAGE_UNAVAILABLE";
+    options.storeLogsOutages === true && error instanceof StorageError &&
+    error.code === "ERR_STORAGE_UNAVAILABLE";
   const jobs = new SerialJobs({
     // Contexts' queues run side by side (each in order), so that commits waiting on the disk or the database go together.
     concurrency: options.store.workConcurrency,
     onError: (error) => {
       // A store that cannot be reached is retried by the resume below; a line says so, not a trace.
       if (outageLogged(error)) return;
-      if (error instanceof StorageError) options.log.error(`Sync: queued work waits: ${error.message}`);
-      else options.log.error("Sync job failed", error);
+      if (error instanceof StorageError) {
+        options.log.error(`Sync: queued work waits: ${error.message}`);
+      } else options.log.error("Sync job failed", error);
     },
   });
   const handler = createSyncService(options.store, {
@@ -88,7 +93,9 @@ export async function startSyncService(config: SyncConfig, options: StartSyncSer
     queueAboveObjects: config.queueAboveObjects,
     maxPendingPerUser: config.maxQueuedPerUser,
     base,
-    ...(options.onAccountDeleted === undefined ? {} : { onAccountDeleted: options.onAccountDeleted }),
+    ...(options.onAccountDeleted === undefined
+      ? {}
+      : { onAccountDeleted: options.onAccountDeleted }),
     ...(options.completeContext === undefined ? {} : { completeContext: options.completeContext }),
   });
   // A sweep or a look for queued work that fails is tried again the next period, never an unhandled
@@ -102,7 +109,11 @@ export async function startSyncService(config: SyncConfig, options: StartSyncSer
       countedElsewhere: outageLogged,
       ...(options.every === undefined ? {} : { every: options.every }),
     });
-  const stopSweep = periodic("Sync: sweeping past revisions and tickets", 60_000, () => options.store.sweep());
+  const stopSweep = periodic(
+    "Sync: sweeping past revisions and tickets",
+    60_000,
+    () => options.store.sweep(),
+  );
   const resume = async (): Promise<void> => {
     for (const owner of await options.store.waitingOwners()) {
       jobs.pushOnce(owner, async () => {

@@ -83,7 +83,13 @@ export interface SyncStore {
    * @throws {SyncError} `ERR_SYNC_BUSY` when the owner has `limit` of them, `ERR_SYNC_NO_CONTEXT`,
    * `ERR_SYNC_IDEMPOTENCY_MISMATCH` when the key came with another body
    */
-  enqueue(owner: string, clientSerial: number | null, work: TicketWork, limit: number, idempotency?: Idempotency): Promise<Ticket>;
+  enqueue(
+    owner: string,
+    clientSerial: number | null,
+    work: TicketWork,
+    limit: number,
+    idempotency?: Idempotency,
+  ): Promise<Ticket>;
   /**
    * Takes a patch as {@linkcode SyncStore.enqueue} does, but when the owner
    * has no queued work, checks and applies it at once, with its ticket, in
@@ -99,7 +105,13 @@ export interface SyncStore {
    * @returns the ticket: ended when the patch was applied at once
    * @throws {SyncError} as {@linkcode SyncStore.enqueue} does
    */
-  place(owner: string, clientSerial: number | null, patch: SyncPatch, limit: number, idempotency?: Idempotency): Promise<Ticket>;
+  place(
+    owner: string,
+    clientSerial: number | null,
+    patch: SyncPatch,
+    limit: number,
+    idempotency?: Idempotency,
+  ): Promise<Ticket>;
   /**
    * Runs an owner's queued work, oldest first, until none is left: a
    * patch is checked and applied and its ticket finished in one step (`done`,

@@ -63,7 +63,12 @@ export interface TicketStoreState {
   /** The clock's last reading (it never goes back). */
   readonly time: number;
   /** Tickets within their retention, oldest first. */
-  readonly live: readonly { readonly owner: string; readonly createdAt: number; readonly ticket: Ticket; readonly data: TicketData | null }[];
+  readonly live: readonly {
+    readonly owner: string;
+    readonly createdAt: number;
+    readonly ticket: Ticket;
+    readonly data: TicketData | null;
+  }[];
   /** Expired tickets' ids, owners and creation times, oldest first. */
   readonly expired: readonly (readonly [uuid: string, owner: string, createdAt: number])[];
 }
@@ -149,14 +154,23 @@ export class TicketStore {
    */
   static restore(state: TicketStoreState, options: TicketStoreOptions): TicketStore {
     const store = new TicketStore(options);
-    if (typeof state.time !== "number" || !Array.isArray(state.live) || !Array.isArray(state.expired)) {
+    if (
+      typeof state.time !== "number" || !Array.isArray(state.live) || !Array.isArray(state.expired)
+    ) {
       throw new TypeError("Cannot restore a ticket store: the state is not one a store exported");
     }
     store.#time = state.time;
     for (const entry of state.live) {
-      store.#live.set(entry.ticket.uuid, { owner: entry.owner, createdAt: entry.createdAt, ticket: Object.freeze(entry.ticket), data: entry.data });
+      store.#live.set(entry.ticket.uuid, {
+        owner: entry.owner,
+        createdAt: entry.createdAt,
+        ticket: Object.freeze(entry.ticket),
+        data: entry.data,
+      });
     }
-    for (const [uuid, owner, createdAt] of state.expired) store.#expired.set(uuid, { owner, createdAt });
+    for (const [uuid, owner, createdAt] of state.expired) {
+      store.#expired.set(uuid, { owner, createdAt });
+    }
     return store;
   }
 
@@ -167,8 +181,15 @@ export class TicketStore {
   export(): TicketStoreState {
     return {
       time: this.#time,
-      live: [...this.#live.values()].map(({ owner, createdAt, ticket, data }) => ({ owner, createdAt, ticket, data })),
-      expired: [...this.#expired].map(([uuid, { owner, createdAt }]) => [uuid, owner, createdAt] as const),
+      live: [...this.#live.values()].map(({ owner, createdAt, ticket, data }) => ({
+        owner,
+        createdAt,
+        ticket,
+        data,
+      })),
+      expired: [...this.#expired].map(([uuid, { owner, createdAt }]) =>
+        [uuid, owner, createdAt] as const
+      ),
     };
   }
 
@@ -311,7 +332,9 @@ export class TicketStore {
    */
   dropOwner(owner: string): void {
     for (const [uuid, entry] of this.#live) if (entry.owner === owner) this.#live.delete(uuid);
-    for (const [uuid, entry] of this.#expired) if (entry.owner === owner) this.#expired.delete(uuid);
+    for (const [uuid, entry] of this.#expired) {
+      if (entry.owner === owner) this.#expired.delete(uuid);
+    }
   }
 
   /** Reads the clock, never going back. */

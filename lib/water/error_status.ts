@@ -20,4 +20,6 @@ export const WATER_ERROR_STATUS = {
   ERR_WATER_DATASET: 500,
   ERR_WATER_SNAPSHOT: 500,
   ERR_WATER_CSV_SYNTAX: 500,
-} as const satisfies ErrorStatusTable<WaterErrorCode | CsvSyntaxError["code"] | ODataErrorCode | FilterSyntaxError["code"]>;
+} as const satisfies ErrorStatusTable<
+  WaterErrorCode | CsvSyntaxError["code"] | ODataErrorCode | FilterSyntaxError["code"]
+>;

@@ -123,7 +123,11 @@ export const NUMERIC_OBSERVATION_COLUMNS: ReadonlySet<string> = new Set([
   "ResultDetectionQuantitationLimitMeasure",
 ]);
 
-const DATE_COLUMNS: ReadonlySet<string> = new Set(["ActivityStartDate", "ActivityEndDate", "AnalysisStartDate"]);
+const DATE_COLUMNS: ReadonlySet<string> = new Set([
+  "ActivityStartDate",
+  "ActivityEndDate",
+  "AnalysisStartDate",
+]);
 
 /** The location columns of the data file, as stored per location. */
 export const LOCATION_COLUMNS = [
@@ -174,7 +178,11 @@ export const METADATA_COLUMNS = [
 ] as const;
 
 /** Metadata fields holding lists of strings. */
-export const LIST_METADATA_COLUMNS: ReadonlySet<string> = new Set(["TopicCategoryCode", "Keywords", "TemporalExtent"]);
+export const LIST_METADATA_COLUMNS: ReadonlySet<string> = new Set([
+  "TopicCategoryCode",
+  "Keywords",
+  "TemporalExtent",
+]);
 
 /**
  * Metadata fields the store derives from the data, never read from
@@ -184,7 +192,12 @@ export const LIST_METADATA_COLUMNS: ReadonlySet<string> = new Set(["TopicCategor
  */
 export const DERIVED_METADATA_COLUMNS: ReadonlySet<string> = new Set(["TemporalExtent"]);
 
-function field(level: FieldLevel, name: string, type: FilterFieldType, multiValued = false): SourceField {
+function field(
+  level: FieldLevel,
+  name: string,
+  type: FilterFieldType,
+  multiValued = false,
+): SourceField {
   return { key: `${level}.${name}`, level, type, ...(multiValued ? { multiValued } : {}) };
 }
 
@@ -252,7 +265,10 @@ const LOCATION_SELECT: readonly CollectionField[] = [
   named("Name", "location.MonitoringLocationName"),
   named("Latitude", "location.MonitoringLocationLatitude"),
   named("Longitude", "location.MonitoringLocationLongitude"),
-  named("HorizontalCoordinateReferenceSystem", "location.MonitoringLocationHorizontalCoordinateReferenceSystem"),
+  named(
+    "HorizontalCoordinateReferenceSystem",
+    "location.MonitoringLocationHorizontalCoordinateReferenceSystem",
+  ),
   named("HorizontalAccuracyMeasure", "location.MonitoringLocationHorizontalAccuracyMeasure"),
   named("HorizontalAccuracyUnit", "location.MonitoringLocationHorizontalAccuracyUnit"),
   named("VerticalMeasure", "location.MonitoringLocationVerticalMeasure"),
@@ -260,7 +276,10 @@ const LOCATION_SELECT: readonly CollectionField[] = [
   named("MonitoringLocationType", "location.MonitoringLocationType"),
   named("LatitudeNormalized", "location.LatitudeNormalized"),
   named("LongitudeNormalized", "location.LongitudeNormalized"),
-  named("HorizontalCoordinateReferenceSystemNormalized", "location.HorizontalCoordinateReferenceSystemNormalized"),
+  named(
+    "HorizontalCoordinateReferenceSystemNormalized",
+    "location.HorizontalCoordinateReferenceSystemNormalized",
+  ),
 ];
 
 const OBSERVATION_FIELDS: readonly CollectionField[] = OBSERVATION_COLUMNS.map((name) =>
@@ -285,7 +304,9 @@ const LOCATION_FILTER_EXTRAS: readonly CollectionField[] = [
   named("LongitudeNormalized", "location.LongitudeNormalized"),
 ];
 
-function filterMap(...groups: readonly (readonly CollectionField[])[]): ReadonlyMap<string, CollectionField> {
+function filterMap(
+  ...groups: readonly (readonly CollectionField[])[]
+): ReadonlyMap<string, CollectionField> {
   const map = new Map<string, CollectionField>();
   for (const group of groups) {
     for (const f of group) if (!map.has(f.name)) map.set(f.name, f);
@@ -314,47 +335,51 @@ const RECORDS_SELECT: readonly CollectionField[] = [
 ];
 
 /** The collections by name. */
-export const COLLECTIONS: ReadonlyMap<CollectionName, CollectionSchema> = new Map([
-  ["Metadata", {
-    name: "Metadata",
-    level: "dataset",
-    select: METADATA_SELECT,
-    filter: filterMap(
-      METADATA_SELECT.filter((f) => !f.source.multiValued),
-      METADATA_SELECT.filter((f) => f.source.multiValued === true && !DERIVED_METADATA_COLUMNS.has(f.name)),
-      LOCATION_FILTER_EXTRAS,
-      [named("Name", "location.MonitoringLocationName")],
-      OBSERVATION_FIELDS,
-      OBSERVATION_FILTER_EXTRAS,
-    ),
-  }],
-  ["Locations", {
-    name: "Locations",
-    level: "location",
-    select: LOCATION_SELECT,
-    filter: filterMap(
-      LOCATION_SELECT,
-      LOCATION_FILTER_EXTRAS,
-      [named("DatasetName", "dataset.DatasetName")],
-      OBSERVATION_FIELDS,
-      OBSERVATION_FILTER_EXTRAS,
-    ),
-  }],
-  ["Observations", {
-    name: "Observations",
-    level: "observation",
-    select: OBSERVATIONS_SELECT,
-    filter: filterMap(
-      OBSERVATIONS_SELECT,
-      OBSERVATION_FILTER_EXTRAS,
-      LOCATION_FILTER_EXTRAS,
-      [named("DatasetName", "dataset.DatasetName")],
-    ),
-  }],
-  ["Records", {
-    name: "Records",
-    level: "observation",
-    select: RECORDS_SELECT,
-    filter: filterMap(RECORDS_SELECT, OBSERVATION_FILTER_EXTRAS, LOCATION_FILTER_EXTRAS),
-  }],
-] as const);
+export const COLLECTIONS: ReadonlyMap<CollectionName, CollectionSchema> = new Map(
+  [
+    ["Metadata", {
+      name: "Metadata",
+      level: "dataset",
+      select: METADATA_SELECT,
+      filter: filterMap(
+        METADATA_SELECT.filter((f) => !f.source.multiValued),
+        METADATA_SELECT.filter((f) =>
+          f.source.multiValued === true && !DERIVED_METADATA_COLUMNS.has(f.name)
+        ),
+        LOCATION_FILTER_EXTRAS,
+        [named("Name", "location.MonitoringLocationName")],
+        OBSERVATION_FIELDS,
+        OBSERVATION_FILTER_EXTRAS,
+      ),
+    }],
+    ["Locations", {
+      name: "Locations",
+      level: "location",
+      select: LOCATION_SELECT,
+      filter: filterMap(
+        LOCATION_SELECT,
+        LOCATION_FILTER_EXTRAS,
+        [named("DatasetName", "dataset.DatasetName")],
+        OBSERVATION_FIELDS,
+        OBSERVATION_FILTER_EXTRAS,
+      ),
+    }],
+    ["Observations", {
+      name: "Observations",
+      level: "observation",
+      select: OBSERVATIONS_SELECT,
+      filter: filterMap(
+        OBSERVATIONS_SELECT,
+        OBSERVATION_FILTER_EXTRAS,
+        LOCATION_FILTER_EXTRAS,
+        [named("DatasetName", "dataset.DatasetName")],
+      ),
+    }],
+    ["Records", {
+      name: "Records",
+      level: "observation",
+      select: RECORDS_SELECT,
+      filter: filterMap(RECORDS_SELECT, OBSERVATION_FILTER_EXTRAS, LOCATION_FILTER_EXTRAS),
+    }],
+  ] as const,
+);

@@ -16,7 +16,13 @@ export { CsvSyntaxError, WaterError } from "./errors.ts";
 export type { WaterErrorCode, WaterErrorOptions } from "./errors.ts";
 export { WATER_ERROR_STATUS } from "./error_status.ts";
 export { COLLECTIONS } from "./fields.ts";
-export type { CollectionField, CollectionName, CollectionSchema, FieldLevel, SourceField } from "./fields.ts";
+export type {
+  CollectionField,
+  CollectionName,
+  CollectionSchema,
+  FieldLevel,
+  SourceField,
+} from "./fields.ts";
 export { CsvScanner } from "./load/csv_scanner.ts";
 export type { CsvScannerOptions } from "./load/csv_scanner.ts";
 export { parseCsv } from "./load/parse_csv.ts";
@@ -26,14 +32,35 @@ export type { DatasetRecord, IssuedIds, RowLevel, WaterStoreParts } from "./stor
 export { StoreBuilder } from "./store/store_builder.ts";
 export type { FinishOptions, StoreBuilderOptions } from "./store/store_builder.ts";
 export type { DatasetInput, DatasetLoadResult, LoadIssue } from "./store/dataset_reader.ts";
-export type { BuiltColumn, BuiltDataset, BuiltLocation, DatasetIds, DictionaryBase } from "./store/built_dataset.ts";
+export type {
+  BuiltColumn,
+  BuiltDataset,
+  BuiltLocation,
+  DatasetIds,
+  DictionaryBase,
+} from "./store/built_dataset.ts";
 export { decodeDatasetSnapshot, encodeDatasetSnapshot } from "./store/dataset_snapshot.ts";
 export type { DatasetSnapshot, DecodeDatasetSnapshotOptions } from "./store/dataset_snapshot.ts";
 export { readDatasetMetadata } from "./load/read_dataset_metadata.ts";
 export { loadDatasets, reloadDatasets } from "./load/load_datasets.ts";
-export type { ChangedDataset, LoadDatasetsOptions, LoadedDatasets, LoadProgress, LoadReport, ReloadReport } from "./load/load_datasets.ts";
+export type {
+  ChangedDataset,
+  LoadDatasetsOptions,
+  LoadedDatasets,
+  LoadProgress,
+  LoadReport,
+  ReloadReport,
+} from "./load/load_datasets.ts";
 export { planReload } from "./load/plan_reload.ts";
-export type { DatasetChange, DatasetReport, FoundDataset, ReloadFailure, ReloadPlan, ReloadStep, ServedDataset } from "./load/plan_reload.ts";
+export type {
+  DatasetChange,
+  DatasetReport,
+  FoundDataset,
+  ReloadFailure,
+  ReloadPlan,
+  ReloadStep,
+  ServedDataset,
+} from "./load/plan_reload.ts";
 export { prepareFilter, queryCount, queryPage } from "./query/query_collection.ts";
 export type { CollectionQuery, PageResult } from "./query/query_collection.ts";
 export { createWaterService } from "./http/create_water_service.ts";
@@ -50,4 +77,4 @@ export { createExplorerService } from "./http/create_explorer_service.ts";
 export type { ExplorerServiceOptions } from "./http/create_explorer_service.ts";
 export type { TileServer } from "./parse_tile_url.ts";
 export { WATER_MODULE } from "./water_module.ts";
-export type { WaterModuleConfig, WaterContext } from "./water_module.ts";
+export type { WaterContext, WaterModuleConfig } from "./water_module.ts";

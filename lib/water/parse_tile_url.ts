@@ -25,15 +25,23 @@ export function parseTileUrl(text: string): TileServer {
   const template = text.trim();
   const names = [...template.matchAll(PLACEHOLDER)].map((match) => match[1]);
   for (const name of names) {
-    if (name !== "z" && name !== "x" && name !== "y") throw new RangeError(`"{${name}}" is not a placeholder of the template (only {z}, {x} and {y} are)`);
+    if (name !== "z" && name !== "x" && name !== "y") {
+      throw new RangeError(
+        `"{${name}}" is not a placeholder of the template (only {z}, {x} and {y} are)`,
+      );
+    }
   }
   for (const name of ["z", "x", "y"]) {
     if (!names.includes(name)) throw new RangeError(`the template has no {${name}}`);
   }
   const url = URL.parse(template.replace(PLACEHOLDER, "0"));
-  if (url === null || (url.protocol !== "https:" && url.protocol !== "http:") || url.hostname === "") {
+  if (
+    url === null || (url.protocol !== "https:" && url.protocol !== "http:") || url.hostname === ""
+  ) {
     throw new RangeError("expected an https: or http: URL");
   }
-  if (url.username !== "" || url.password !== "") throw new RangeError("a tile URL may not hold credentials");
+  if (url.username !== "" || url.password !== "") {
+    throw new RangeError("a tile URL may not hold credentials");
+  }
   return { template, origin: url.origin };
 }

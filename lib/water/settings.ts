@@ -1,5 +1,13 @@
 import { join } from "node:path";
-import { customSetting, integerSetting, listSetting, numberSetting, pathSetting, textSetting, type ConfigOf } from "../config/mod.ts";
+import {
+  type ConfigOf,
+  customSetting,
+  integerSetting,
+  listSetting,
+  numberSetting,
+  pathSetting,
+  textSetting,
+} from "../config/mod.ts";
 import { parseApiKey } from "../http/mod.ts";
 import { parseOrigin } from "../http/_internal.ts";
 import { STORAGE_SETTINGS } from "../storage/mod.ts";
@@ -22,13 +30,15 @@ export const WATER_SETTINGS = {
   dataDir: pathSetting("DATA_DIR", {
     default: "data/datasets",
     accepts: "a folder",
-    doc: "the datasets folder, loaded at start and again on `SIGHUP` or `POST /admin/datasets/reload`; the default may be missing (no datasets, until a reload finds it), a folder set must exist",
+    doc:
+      "the datasets folder, loaded at start and again on `SIGHUP` or `POST /admin/datasets/reload`; the default may be missing (no datasets, until a reload finds it), a folder set must exist",
   }),
   datasetCacheDir: customSetting<string>("DATASET_CACHE_DIR", {
     default: join("var", "dataset-cache"),
     defaultText: "<STATE_DIR>/dataset-cache",
     accepts: "a folder; empty for none",
-    doc: "where each dataset is kept built (a snapshot, rebuilt when its `data.csv` changes), so that a restart reads it back instead of parsing the CSV; empty turns snapshots off (so does an empty `STATE_DIR` when this is unset)",
+    doc:
+      "where each dataset is kept built (a snapshot, rebuilt when its `data.csv` changes), so that a restart reads it back instead of parsing the CSV; empty turns snapshots off (so does an empty `STATE_DIR` when this is unset)",
     parse: (text) => text.trim(),
     // Unset: under STATE_DIR, none when STATE_DIR is empty; set empty: none.
     unset: (env) => {
@@ -41,7 +51,8 @@ export const WATER_SETTINGS = {
     default: "data/api_keys.json",
     emptyMeansNone: true,
     accepts: "a file; empty for none",
-    doc: '`{"api_keys": [{"name", "key"}]}`, each key plain or `sha256:<64 hex>`; the default may be missing (no keys but `API_KEYS`), a file set must be readable',
+    doc:
+      '`{"api_keys": [{"name", "key"}]}`, each key plain or `sha256:<64 hex>`; the default may be missing (no keys but `API_KEYS`), a file set must be readable',
   }),
   apiKeys: listSetting("API_KEYS", {
     accepts: "keys, plain or `sha256:<64 hex>`",
@@ -53,7 +64,8 @@ export const WATER_SETTINGS = {
     accepts: "keys, plain or `sha256:<64 hex>`",
     item: (entry, index) => parseApiKey(`ADMIN_API_KEYS[${index + 1}]`, entry),
     secret: true,
-    doc: "keys of the datasets' admin routes (`POST /admin/datasets/reload`), sent as `Authorization: Bearer <key>`; none refuses them all (`SIGHUP` reloads all the same)",
+    doc:
+      "keys of the datasets' admin routes (`POST /admin/datasets/reload`), sent as `Authorization: Bearer <key>`; none refuses them all (`SIGHUP` reloads all the same)",
   }),
   corsOrigins: listSetting("CORS_ORIGINS", {
     accepts: "origins such as `https://app.example.org`",
@@ -69,7 +81,8 @@ export const WATER_SETTINGS = {
     default: DEFAULT_RATE_BURST,
     min: 1,
     max: 1_000_000,
-    doc: "requests a key may make at once after being idle (a token bucket of this size, refilled at `RATE_LIMIT_PER_SECOND`): sized so that the official clients' partitioned downloads of the demo data, which do not pause, finish; answers carry `RateLimit-Policy`, `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`",
+    doc:
+      "requests a key may make at once after being idle (a token bucket of this size, refilled at `RATE_LIMIT_PER_SECOND`): sized so that the official clients' partitioned downloads of the demo data, which do not pause, finish; answers carry `RateLimit-Policy`, `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`",
   }),
   rateLimitConcurrency: integerSetting("RATE_LIMIT_CONCURRENCY", {
     default: 1,
@@ -81,11 +94,15 @@ export const WATER_SETTINGS = {
     default: "",
     defaultText: "",
     accepts: "`redis://[user:password@]host:port[/db]`",
-    doc: "count the per-key rate and concurrency limits in this Redis, so that every replica together allows what one allows; empty counts them in each process",
+    doc:
+      "count the per-key rate and concurrency limits in this Redis, so that every replica together allows what one allows; empty counts them in each process",
     parse: (text) => {
       if (text.trim() === "") return "";
       const url = URL.parse(text.trim());
-      if (url === null || (url.protocol !== "redis:" && url.protocol !== "rediss:") || url.hostname === "") throw new RangeError("expected redis://host:port");
+      if (
+        url === null || (url.protocol !== "redis:" && url.protocol !== "rediss:") ||
+        url.hostname === ""
+      ) throw new RangeError("expected redis://host:port");
       return text.trim();
     },
   }),
@@ -105,19 +122,22 @@ export const WATER_SETTINGS = {
     default: 64 * 1024 * 1024,
     min: 0,
     max: 2 ** 40,
-    doc: "bytes of rendered rows (of pages of up to 1,000 rows) kept for reuse; 0 turns the cache off",
+    doc:
+      "bytes of rendered rows (of pages of up to 1,000 rows) kept for reuse; 0 turns the cache off",
   }),
   mapTiles: customSetting<TileServer | undefined>("MAP_TILE_URL", {
     default: undefined,
     defaultText: "",
     accepts: "a tile URL template such as `https://tile.openstreetmap.org/{z}/{x}/{y}.png`",
-    doc: "tiles under the explorer's map (`GET /`), from this server only (the page's Content-Security-Policy allows its origin); empty draws the map without tiles, offline",
+    doc:
+      "tiles under the explorer's map (`GET /`), from this server only (the page's Content-Security-Policy allows its origin); empty draws the map without tiles, offline",
     parse: parseTileUrl,
   }),
   mapTileAttribution: textSetting("MAP_TILE_ATTRIBUTION", {
     default: "",
     accepts: "text",
-    doc: "credit the tile server asks for, shown under the explorer's map, e.g. `© OpenStreetMap contributors`",
+    doc:
+      "credit the tile server asks for, shown under the explorer's map, e.g. `© OpenStreetMap contributors`",
   }),
 } as const;
 

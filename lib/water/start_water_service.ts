@@ -76,7 +76,10 @@ export interface StartWaterServiceOptions {
  * createServer(createNodeListener(water.handler)).listen(8000);
  * ```
  */
-export async function startWaterService(config: WaterConfig, options: StartWaterServiceOptions): Promise<RunningService> {
+export async function startWaterService(
+  config: WaterConfig,
+  options: StartWaterServiceOptions,
+): Promise<RunningService> {
   const base = options.basePath ?? "/v1/odata/v4";
   const log = options.log;
   const keys: ApiKey[] = [...config.apiKeys];
@@ -85,18 +88,34 @@ export async function startWaterService(config: WaterConfig, options: StartWater
   if (keysText !== undefined) {
     const file = readApiKeysFile(keysText, config.apiKeysFile.path);
     keys.push(...file.keys);
-    for (const [name, key] of file.plain) credentials.push({ label: `API key "${name}"`, value: key, setting: "API_KEYS_FILE", file: config.apiKeysFile.path });
+    for (const [name, key] of file.plain) {
+      credentials.push({
+        label: `API key "${name}"`,
+        value: key,
+        setting: "API_KEYS_FILE",
+        file: config.apiKeysFile.path,
+      });
+    }
   }
   if (keys.length === 0) {
     // Keys configured to be none (API_KEYS_FILE set empty, or a file without keys) would serve nobody: a mistake.
     if (keysText !== undefined || config.apiKeysFile.given) {
-      throw new ConfigError("API_KEYS", "Cannot start: no API keys are configured; set API_KEYS or API_KEYS_FILE");
+      throw new ConfigError(
+        "API_KEYS",
+        "Cannot start: no API keys are configured; set API_KEYS or API_KEYS_FILE",
+      );
     }
-    log?.info(`Water data: no API keys: API_KEYS_FILE ${config.apiKeysFile.path} does not exist and API_KEYS is empty: every request that needs a key is refused (401) until one is set`);
+    log?.info(
+      `Water data: no API keys: API_KEYS_FILE ${config.apiKeysFile.path} does not exist and API_KEYS is empty: every request that needs a key is refused (401) until one is set`,
+    );
   }
   const dataDir = config.dataDir.path;
   const folderMissing = await datasetsFolderMissing(config.dataDir);
-  if (folderMissing) log?.info(`Water data: no datasets: DATA_DIR ${dataDir} does not exist; put datasets there and reload (SIGHUP)`);
+  if (folderMissing) {
+    log?.info(
+      `Water data: no datasets: DATA_DIR ${dataDir} does not exist; put datasets there and reload (SIGHUP)`,
+    );
+  }
   const live = await LiveDatasets.open(dataDir, {
     snapshotDir: config.datasetCacheDir,
     // The default folder may come later: a reload then loads it.
@@ -111,11 +130,21 @@ export async function startWaterService(config: WaterConfig, options: StartWater
   if (config.rateLimitRedisUrl !== "") {
     const where = redactUrl(config.rateLimitRedisUrl);
     // While it is away, keyed requests answer 503; the log has a line when it goes and one when it is back.
-    const outage = new OutageLog(log ?? { info: () => {}, error: () => {} }, `Rate limits: Redis at ${where}`, options.wallClock ?? Date.now);
+    const outage = new OutageLog(
+      log ?? { info: () => {}, error: () => {} },
+      `Rate limits: Redis at ${where}`,
+      options.wallClock ?? Date.now,
+    );
     try {
-      redis = await connectRedis(config.rateLimitRedisUrl, { onError: (error) => outage.failed(error), onReady: () => outage.recovered() });
+      redis = await connectRedis(config.rateLimitRedisUrl, {
+        onError: (error) => outage.failed(error),
+        onReady: () => outage.recovered(),
+      });
     } catch (error) {
-      throw new ConfigError("RATE_LIMIT_REDIS_URL", `Cannot start: cannot reach RATE_LIMIT_REDIS_URL ${where}: ${(error as Error).message}`);
+      throw new ConfigError(
+        "RATE_LIMIT_REDIS_URL",
+        `Cannot start: cannot reach RATE_LIMIT_REDIS_URL ${where}: ${(error as Error).message}`,
+      );
     }
     const connection = redis;
     readiness.push({
@@ -146,7 +175,9 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     queryTimeoutMs: config.queryTimeoutMs,
     maxResponseBytes: config.maxResponseBytes,
     renderCacheBytes: config.renderCacheBytes,
-    ...(options.compressAboveBytes === undefined ? {} : { compressAboveBytes: options.compressAboveBytes }),
+    ...(options.compressAboveBytes === undefined
+      ? {}
+      : { compressAboveBytes: options.compressAboveBytes }),
   });
   const adminPath = options.adminPath ?? "/admin/datasets";
   const admin = createDatasetsAdmin(live, {
@@ -154,13 +185,19 @@ export async function startWaterService(config: WaterConfig, options: StartWater
     basePath: adminPath,
     onReload: (outcome) => {
       if ("report" in outcome) logReload(outcome.report);
-      else log?.error(`Datasets not reloaded from ${dataDir}; those loaded before keep serving`, outcome.error);
+      else {log?.error(
+          `Datasets not reloaded from ${dataDir}; those loaded before keep serving`,
+          outcome.error,
+        );}
     },
   });
-  const handler = keepRoutes(mountHandlers([{ prefix: base, handler: water }, { prefix: adminPath, handler: admin }]), {
-    routes: [...water.routes, ...admin.routes],
-    routeOf: (request) => water.routeOf(request) ?? admin.routeOf(request),
-  });
+  const handler = keepRoutes(
+    mountHandlers([{ prefix: base, handler: water }, { prefix: adminPath, handler: admin }]),
+    {
+      routes: [...water.routes, ...admin.routes],
+      routeOf: (request) => water.routeOf(request) ?? admin.routeOf(request),
+    },
+  );
   // A folder that was not there was said at start already.
   const loaded = folderMissing ? [] : reportLines(live.loaded.report, dataDir);
   const adminNote = config.adminApiKeys.length === 0
@@ -182,7 +219,9 @@ export async function startWaterService(config: WaterConfig, options: StartWater
         notes: [
           ...loaded,
           adminNote,
-          ...(redis === undefined ? [] : ["Rate limits: counted in Redis (RATE_LIMIT_REDIS_URL), shared by every replica"]),
+          ...(redis === undefined
+            ? []
+            : ["Rate limits: counted in Redis (RATE_LIMIT_REDIS_URL), shared by every replica"]),
           ...(first === undefined ? [`Try: ${tryIt.replace("{value}", "<your key>")}`] : []),
         ],
       };
@@ -208,7 +247,12 @@ async function datasetsFolderMissing(dir: ConfigPath): Promise<boolean> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (!dir.given && (code === "ENOENT" || code === "ENOTDIR")) return true;
-    throw new ConfigError("DATA_DIR", `Cannot start: DATA_DIR names ${dir.path}, which cannot be read (${code ?? (error as Error).message})`);
+    throw new ConfigError(
+      "DATA_DIR",
+      `Cannot start: DATA_DIR names ${dir.path}, which cannot be read (${
+        code ?? (error as Error).message
+      })`,
+    );
   }
 }
 
@@ -221,17 +265,32 @@ function reloadLines(report: ReloadReport, dir: string): string[] {
     counts[dataset.change]++;
     rows += dataset.rows;
     if (dataset.change === "added" || dataset.change === "replaced") {
-      const skipped = dataset.skippedRows === 0 ? "" : `, ${count(dataset.skippedRows, "row")} skipped`;
-      lines.push(`  ${dataset.change === "added" ? "Added" : "Replaced"} ${dataset.folder} (${dataset.doi}): ${count(dataset.rows, "observation")}, ${count(dataset.locations, "location")}${skipped}`);
+      const skipped = dataset.skippedRows === 0
+        ? ""
+        : `, ${count(dataset.skippedRows, "row")} skipped`;
+      lines.push(
+        `  ${
+          dataset.change === "added" ? "Added" : "Replaced"
+        } ${dataset.folder} (${dataset.doi}): ${count(dataset.rows, "observation")}, ${
+          count(dataset.locations, "location")
+        }${skipped}`,
+      );
     }
   }
   for (const dataset of report.removed) lines.push(`  Removed ${dataset.folder} (${dataset.doi})`);
   for (const note of report.snapshotNotes) lines.push(`  ${note}`);
   for (const failure of report.failures) {
-    const where = failure.line === 0 ? failure.file : `${failure.file}:${failure.line}:${failure.column}`;
-    lines.push(`  Not loaded: ${where}: ${failure.message}${failure.kept ? " (the version loaded before keeps serving)" : ""}`);
+    const where = failure.line === 0
+      ? failure.file
+      : `${failure.file}:${failure.line}:${failure.column}`;
+    lines.push(
+      `  Not loaded: ${where}: ${failure.message}${
+        failure.kept ? " (the version loaded before keeps serving)" : ""
+      }`,
+    );
   }
-  const summary = `Datasets reloaded from ${dir}: ${counts.added} added, ${counts.replaced} replaced, ${report.removed.length} removed, ` +
+  const summary =
+    `Datasets reloaded from ${dir}: ${counts.added} added, ${counts.replaced} replaced, ${report.removed.length} removed, ` +
     `${counts.unchanged} unchanged, ${report.failures.length} not loaded (${counts.kept} kept as they were); ` +
     `${count(report.datasets.length, "dataset")}, ${count(rows, "observation")}`;
   return [...lines, summary];
@@ -242,15 +301,31 @@ function reportLines(report: ReloadReport, dir: string): string[] {
   let rows = 0;
   for (const dataset of report.datasets) {
     rows += dataset.rows;
-    const skipped = dataset.skippedRows === 0 ? "" : `, ${count(dataset.skippedRows, "row")} skipped`;
-    lines.push(`Loaded ${dataset.folder} (${dataset.doi}): ${count(dataset.rows, "observation")}, ${count(dataset.locations, "location")}${skipped}`);
+    const skipped = dataset.skippedRows === 0
+      ? ""
+      : `, ${count(dataset.skippedRows, "row")} skipped`;
+    lines.push(
+      `Loaded ${dataset.folder} (${dataset.doi}): ${count(dataset.rows, "observation")}, ${
+        count(dataset.locations, "location")
+      }${skipped}`,
+    );
     for (const issue of dataset.issues) {
-      lines.push(`  ${issue.file}:${issue.line}:${issue.column}${issue.field === undefined ? "" : ` (${issue.field})`}: ${issue.message}`);
+      lines.push(
+        `  ${issue.file}:${issue.line}:${issue.column}${
+          issue.field === undefined ? "" : ` (${issue.field})`
+        }: ${issue.message}`,
+      );
     }
   }
-  for (const failure of report.failures) lines.push(`Not loaded: ${failure.file}: ${failure.message}`);
+  for (const failure of report.failures) {
+    lines.push(`Not loaded: ${failure.file}: ${failure.message}`);
+  }
   lines.push(...report.snapshotNotes);
   const snapshots = report.datasets.filter((dataset) => dataset.snapshot === "read").length;
-  lines.push(`${count(report.datasets.length, "dataset")}, ${count(rows, "observation")} from ${dir}${snapshots === 0 ? "" : ` (${snapshots} from their snapshots)`}`);
+  lines.push(
+    `${count(report.datasets.length, "dataset")}, ${count(rows, "observation")} from ${dir}${
+      snapshots === 0 ? "" : ` (${snapshots} from their snapshots)`
+    }`,
+  );
   return lines;
 }

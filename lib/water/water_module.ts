@@ -39,18 +39,33 @@ export const WATER_MODULE = {
    * @param context the app's clocks and log
    * @returns the API, then the explorer
    */
-  async start(config: WaterModuleConfig, context: WaterContext): Promise<readonly RunningService[]> {
+  async start(
+    config: WaterModuleConfig,
+    context: WaterContext,
+  ): Promise<readonly RunningService[]> {
     const { log, monotonic } = context;
     let loading: Progress | undefined;
     let read = 0;
     let rows = 0;
     const onLoadProgress = (progress: LoadProgress): void => {
-      if (loading === undefined || progress.bytes < read) loading = new Progress({ label: "Loading datasets", now: monotonic, log, unit: "rows" });
+      if (loading === undefined || progress.bytes < read) {
+        loading = new Progress({ label: "Loading datasets", now: monotonic, log, unit: "rows" });
+      }
       read = progress.bytes;
       rows = progress.rows;
-      loading.update({ done: progress.rows, bytes: progress.bytes, totalBytes: progress.totalBytes });
+      loading.update({
+        done: progress.rows,
+        bytes: progress.bytes,
+        totalBytes: progress.totalBytes,
+      });
     };
-    const water = await startWaterService(config.water, { now: monotonic, wallClock: context.now, log, onLoadProgress, compressAboveBytes: config.server.compressAboveBytes });
+    const water = await startWaterService(config.water, {
+      now: monotonic,
+      wallClock: context.now,
+      log,
+      onLoadProgress,
+      compressAboveBytes: config.server.compressAboveBytes,
+    });
     loading?.finish({ done: rows });
     // The water-data explorer, a page at `/` that asks the water API with the user's key.
     return [water, createExplorerService(config.water)];

@@ -29,7 +29,8 @@ export interface CompileBrowserScriptsOptions {
 }
 
 /** Node's type stripping (Node 22.13 and later); undefined on Node 20. */
-const stripTypeScriptTypes = (nodeModule as { stripTypeScriptTypes?: (code: string) => string }).stripTypeScriptTypes;
+const stripTypeScriptTypes =
+  (nodeModule as { stripTypeScriptTypes?: (code: string) => string }).stripTypeScriptTypes;
 
 /**
  * Compiles the pages' scripts (`lib/**\/*.browser.ts`, typed against the DOM
@@ -50,25 +51,52 @@ const stripTypeScriptTypes = (nodeModule as { stripTypeScriptTypes?: (code: stri
  * await compileBrowserScripts("dist"); // dist/relay/portal/portal.browser.js, ...
  * ```
  */
-export async function compileBrowserScripts(outDir: string, options: CompileBrowserScriptsOptions = {}): Promise<void> {
+export async function compileBrowserScripts(
+  outDir: string,
+  options: CompileBrowserScriptsOptions = {},
+): Promise<void> {
   // The checkout of this module: lib/web/ is two levels down (read here, not at import, for runtimes without a file path).
   const root = options.root ?? fileURLToPath(new URL("../../", import.meta.url));
   const config = join(root, "tsconfig.browser.json");
   const compiler = options.compiler ?? "auto";
   const tsc = compiler === "strip" ? undefined : findTsc(root);
-  if (compiler === "strip" || (compiler === "auto" && (tsc === undefined || !existsSync(config)) && stripTypeScriptTypes !== undefined)) {
-    if (stripTypeScriptTypes === undefined) throw new Error("Cannot strip the pages' scripts: this Node has no stripTypeScriptTypes (Node 22.13 and later have it)");
+  if (
+    compiler === "strip" ||
+    (compiler === "auto" && (tsc === undefined || !existsSync(config)) &&
+      stripTypeScriptTypes !== undefined)
+  ) {
+    if (stripTypeScriptTypes === undefined) {
+      throw new Error(
+        "Cannot strip the pages' scripts: this Node has no stripTypeScriptTypes (Node 22.13 and later have it)",
+      );
+    }
     await stripScripts(join(root, "lib"), outDir, stripTypeScriptTypes);
     return;
   }
-  if (!existsSync(config)) throw new Error(`Cannot compile the pages' scripts: ${config} is missing (an installed package has them compiled)`);
-  if (tsc === undefined) throw new Error("Cannot compile the pages' scripts: the typescript package is not installed (npm ci installs it)");
+  if (!existsSync(config)) {
+    throw new Error(
+      `Cannot compile the pages' scripts: ${config} is missing (an installed package has them compiled)`,
+    );
+  }
+  if (tsc === undefined) {
+    throw new Error(
+      "Cannot compile the pages' scripts: the typescript package is not installed (npm ci installs it)",
+    );
+  }
   const signal = options.signal;
   signal?.throwIfAborted();
   // In a process group of its own, stopped whole and at once (SIGKILL): bin/tsc is a Node script
   // that may run the native compiler as its child, which would otherwise write on for a moment.
   const detached = process.platform !== "win32";
-  const child = spawn(process.execPath, [tsc, "-p", config, "--noEmit", "false", "--outDir", outDir], { stdio: ["ignore", "pipe", "pipe"], detached });
+  const child = spawn(process.execPath, [
+    tsc,
+    "-p",
+    config,
+    "--noEmit",
+    "false",
+    "--outDir",
+    outDir,
+  ], { stdio: ["ignore", "pipe", "pipe"], detached });
   const stop = (): void => {
     try {
       if (detached && child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
@@ -87,7 +115,11 @@ export async function compileBrowserScripts(outDir: string, options: CompileBrow
       child.once("close", resolve);
     });
     signal?.throwIfAborted();
-    if (code !== 0) throw new Error(`Cannot compile the pages' scripts: tsc exited with ${code}:\n${output.trim()}`);
+    if (code !== 0) {
+      throw new Error(
+        `Cannot compile the pages' scripts: tsc exited with ${code}:\n${output.trim()}`,
+      );
+    }
   } finally {
     signal?.removeEventListener("abort", stop);
   }
@@ -96,7 +128,13 @@ export async function compileBrowserScripts(outDir: string, options: CompileBrow
 /** The project's `tsc`, when TypeScript is installed in the checkout. */
 function findTsc(root: string): string | undefined {
   try {
-    return join(dirname(nodeModule.createRequire(join(root, "package.json")).resolve("typescript/package.json")), "bin", "tsc");
+    return join(
+      dirname(
+        nodeModule.createRequire(join(root, "package.json")).resolve("typescript/package.json"),
+      ),
+      "bin",
+      "tsc",
+    );
   } catch {
     return undefined;
   }
@@ -106,10 +144,17 @@ function findTsc(root: string): string | undefined {
 const RELATIVE_TS_SPECIFIER = /((?:\bfrom|\bimport)\s*\(?\s*)(["'])(\.{1,2}\/[^"'\n]*?)\.ts\2/g;
 
 /** Writes every `lib/**\/*.browser.ts` to `outDir` as `.browser.js` with its types stripped (whitespace in their place, so lines and columns stay). */
-async function stripScripts(library: string, outDir: string, strip: (code: string) => string): Promise<void> {
+async function stripScripts(
+  library: string,
+  outDir: string,
+  strip: (code: string) => string,
+): Promise<void> {
   for (const entry of await readdir(library, { recursive: true, encoding: "utf8" })) {
     if (!entry.endsWith(".browser.ts")) continue;
-    const code = strip(await readFile(join(library, entry), "utf8")).replace(RELATIVE_TS_SPECIFIER, "$1$2$3.js$2");
+    const code = strip(await readFile(join(library, entry), "utf8")).replace(
+      RELATIVE_TS_SPECIFIER,
+      "$1$2$3.js$2",
+    );
     const target = join(outDir, `${entry.slice(0, -".ts".length)}.js`);
     await mkdir(dirname(target), { recursive: true });
     await writeFile(target, code);

@@ -38,7 +38,10 @@ const FOLDER = /^tributary-pages-(\d+)-/;
  * (await scripts()).get("relay/portal/portal.browser.js");
  * ```
  */
-export function compileOnce(compile: (outDir: string, signal: AbortSignal) => Promise<void>, options: CompileOnceOptions = {}): () => Promise<CompiledScripts> {
+export function compileOnce(
+  compile: (outDir: string, signal: AbortSignal) => Promise<void>,
+  options: CompileOnceOptions = {},
+): () => Promise<CompiledScripts> {
   let compiled: Promise<CompiledScripts> | undefined;
   return () => {
     if (compiled === undefined) {
@@ -50,7 +53,10 @@ export function compileOnce(compile: (outDir: string, signal: AbortSignal) => Pr
   };
 }
 
-async function compileAndRead(compile: (outDir: string, signal: AbortSignal) => Promise<void>, tmp: string): Promise<CompiledScripts> {
+async function compileAndRead(
+  compile: (outDir: string, signal: AbortSignal) => Promise<void>,
+  tmp: string,
+): Promise<CompiledScripts> {
   removeOrphans(tmp);
   // Made and handed to the compiler at once, on the call: the compile is under way when the call returns.
   const out = mkdtempSync(join(tmp, `${FOLDER_PREFIX}${process.pid}-`));
@@ -69,7 +75,9 @@ async function compileAndRead(compile: (outDir: string, signal: AbortSignal) => 
     await compile(out, stop.signal);
     const scripts = new Map<string, string>();
     for (const entry of await readdir(out, { recursive: true, encoding: "utf8" })) {
-      if (entry.endsWith(".js")) scripts.set(entry.split(sep).join("/"), await readFile(join(out, entry), "utf8"));
+      if (entry.endsWith(".js")) {
+        scripts.set(entry.split(sep).join("/"), await readFile(join(out, entry), "utf8"));
+      }
     }
     return scripts;
   } finally {

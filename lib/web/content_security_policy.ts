@@ -43,23 +43,36 @@ export function contentSecurityPolicy(options: ContentSecurityPolicyOptions = {}
     "default-src 'none'",
     "script-src 'self'",
     "style-src 'self'",
-    `img-src ${sources("images from", options.imgSrc, options.dataImages === true ? ["data:"] : [])}`,
+    `img-src ${
+      sources("images from", options.imgSrc, options.dataImages === true ? ["data:"] : [])
+    }`,
     `connect-src ${sources("requests to", options.connectSrc)}`,
     "base-uri 'none'",
     "form-action 'self'",
     "frame-ancestors 'none'",
   ];
-  if (options.requireTrustedTypes === true) directives.push("require-trusted-types-for 'script'", "trusted-types 'none'");
+  if (options.requireTrustedTypes === true) {
+    directives.push("require-trusted-types-for 'script'", "trusted-types 'none'");
+  }
   return directives.join("; ");
 }
 
 /** `'self'`, the schemes given, and the origins given, each checked to be an origin. */
-function sources(what: string, origins: readonly string[] = [], schemes: readonly string[] = []): string {
+function sources(
+  what: string,
+  origins: readonly string[] = [],
+  schemes: readonly string[] = [],
+): string {
   const all = ["'self'", ...schemes];
   for (const source of origins) {
     const url = URL.parse(source);
-    if (url === null || (url.protocol !== "https:" && url.protocol !== "http:") || url.origin !== source.replace(/\/$/, "")) {
-      throw new TypeError(`Cannot allow ${what} to "${source}": give an origin such as https://tiles.example.org`);
+    if (
+      url === null || (url.protocol !== "https:" && url.protocol !== "http:") ||
+      url.origin !== source.replace(/\/$/, "")
+    ) {
+      throw new TypeError(
+        `Cannot allow ${what} to "${source}": give an origin such as https://tiles.example.org`,
+      );
     }
     if (!all.includes(url.origin)) all.push(url.origin);
   }

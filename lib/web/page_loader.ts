@@ -53,7 +53,11 @@ const IMPORT = /^([ \t]*(?:import|export)\b(?:[^'"`;]*?\bfrom)?\s*)(["'])([^"'\n
  * @returns a function that loads the page, for {@linkcode pageRoutes}
  * @throws {Error} (from the function) when a file is missing, a module imports what is not a page's module, or two modules would be served by one name
  */
-export function pageLoader(dir: string | URL, name: string, options: PageLoaderOptions = {}): () => Promise<WebPage> {
+export function pageLoader(
+  dir: string | URL,
+  name: string,
+  options: PageLoaderOptions = {},
+): () => Promise<WebPage> {
   const folder = typeof dir === "string" ? dir : fileURLToPath(dir);
   const scripts = options.scripts ?? PROCESS_SCRIPTS;
   const files = options.files ?? [];
@@ -67,13 +71,19 @@ export function pageLoader(dir: string | URL, name: string, options: PageLoaderO
       readFile(join(folder, `${name}.css`), "utf8"),
       ...files.map((file) => readFile(join(folder, file.name), "utf8")),
     ]);
-    const read = compiled === undefined ? (file: string) => readFile(file, "utf8") : compiledReader(await compiled);
+    const read = compiled === undefined
+      ? (file: string) => readFile(file, "utf8")
+      : compiledReader(await compiled);
     return {
       html,
       assets: [
         { name: `${name}.css`, contentType: "text/css; charset=utf-8", body: css },
         ...await pageModules(entry, `${name}.js`, read),
-        ...files.map((file, index) => ({ name: file.name, contentType: file.contentType, body: others[index]! })),
+        ...files.map((file, index) => ({
+          name: file.name,
+          contentType: file.contentType,
+          body: others[index]!,
+        })),
       ],
     };
   };
@@ -87,7 +97,9 @@ function compiledReader(scripts: CompiledScripts): (file: string) => Promise<str
     const path = relative(library, file).split(sep).join("/");
     const code = scripts.get(path);
     return code === undefined
-      ? Promise.reject(new Error(`Cannot load the page's module ${path}: the compiled scripts do not hold it`))
+      ? Promise.reject(
+        new Error(`Cannot load the page's module ${path}: the compiled scripts do not hold it`),
+      )
       : Promise.resolve(code);
   };
 }
@@ -97,7 +109,11 @@ function compiledReader(scripts: CompiledScripts): (file: string) => Promise<str
  * `.browser`, its relative imports written as those names, in the order
  * they are first imported (the entry first).
  */
-async function pageModules(entry: string, entryName: string, read: (file: string) => Promise<string>): Promise<WebAsset[]> {
+async function pageModules(
+  entry: string,
+  entryName: string,
+  read: (file: string) => Promise<string>,
+): Promise<WebAsset[]> {
   const names = new Map<string, string>([[entry, entryName]]);
   const taken = new Map<string, string>([[entryName, entry]]);
   const pending = [entry];
@@ -106,15 +122,29 @@ async function pageModules(entry: string, entryName: string, read: (file: string
     const code = await read(file);
     const body = code.replace(IMPORT, (_whole, head: string, quote: string, specifier: string) => {
       if (!specifier.startsWith("./") && !specifier.startsWith("../")) {
-        throw new Error(`Cannot serve the page's module ${basename(file)}: it imports "${specifier}", which is not a module of the library`);
+        throw new Error(
+          `Cannot serve the page's module ${
+            basename(file)
+          }: it imports "${specifier}", which is not a module of the library`,
+        );
       }
       const target = resolve(dirname(file), specifier);
       let served = names.get(target);
       if (served === undefined) {
-        if (!target.endsWith(BROWSER_JS)) throw new Error(`Cannot serve the page's module ${basename(file)}: it imports "${specifier}", which is no browser module (*.browser.ts)`);
+        if (!target.endsWith(BROWSER_JS)) {
+          throw new Error(
+            `Cannot serve the page's module ${
+              basename(file)
+            }: it imports "${specifier}", which is no browser module (*.browser.ts)`,
+          );
+        }
         served = `${basename(target).slice(0, -BROWSER_JS.length)}.js`;
         const other = taken.get(served);
-        if (other !== undefined) throw new Error(`Cannot serve the page's modules ${other} and ${target} both as ${served}: give one another name`);
+        if (other !== undefined) {
+          throw new Error(
+            `Cannot serve the page's modules ${other} and ${target} both as ${served}: give one another name`,
+          );
+        }
         names.set(target, served);
         taken.set(served, target);
         pending.push(target);

@@ -1,6 +1,13 @@
 import { sha256Hex } from "../crypto/mod.ts";
 import { errorResponses, ifNoneMatch } from "../http/_internal.ts";
-import { HttpError, type HttpRequest, type HttpResponse, type ResponseDoc, type Route, type RouteDoc } from "../http/mod.ts";
+import {
+  HttpError,
+  type HttpRequest,
+  type HttpResponse,
+  type ResponseDoc,
+  type Route,
+  type RouteDoc,
+} from "../http/mod.ts";
 import { contentSecurityPolicy } from "./content_security_policy.ts";
 
 /** A file a page loads: its stylesheet or its script. */
@@ -84,18 +91,30 @@ const SAFE_NAME = /^[A-Za-z0-9._~-]+$/;
  * const routes = pageRoutes("/webhook/portal", pageLoader(new URL("./portal/", import.meta.url), "portal"));
  * ```
  */
-export function pageRoutes(path: string, load: () => Promise<WebPage>, options: PageRoutesOptions = {}): Route[] {
-  if (!SAFE_PATH.test(path)) throw new TypeError(`Cannot serve a page at "${path}": give a path of plain segments such as /webhook/portal`);
+export function pageRoutes(
+  path: string,
+  load: () => Promise<WebPage>,
+  options: PageRoutesOptions = {},
+): Route[] {
+  if (!SAFE_PATH.test(path)) {
+    throw new TypeError(
+      `Cannot serve a page at "${path}": give a path of plain segments such as /webhook/portal`,
+    );
+  }
   const policy = options.contentSecurityPolicy ?? contentSecurityPolicy();
   let served: Promise<Served> | undefined;
 
   function page(): Promise<Served> {
     served ??= load().then((loaded) => prepare(path, loaded)).catch((error: unknown) => {
       served = undefined;
-      throw new HttpError("ERR_HTTP_UNAVAILABLE", `Cannot serve the page ${path}: ${(error as Error).message}`, {
-        headers: { "retry-after": "5" },
-        cause: error,
-      });
+      throw new HttpError(
+        "ERR_HTTP_UNAVAILABLE",
+        `Cannot serve the page ${path}: ${(error as Error).message}`,
+        {
+          headers: { "retry-after": "5" },
+          cause: error,
+        },
+      );
     });
     return served;
   }
@@ -112,18 +131,32 @@ export function pageRoutes(path: string, load: () => Promise<WebPage>, options: 
       etag: representation.etag,
     };
     if (ifNoneMatch(request, representation.etag)) return { status: 304, headers };
-    return { status: 200, headers: { ...headers, "content-type": representation.contentType }, body: representation.body };
+    return {
+      status: 200,
+      headers: { ...headers, "content-type": representation.contentType },
+      body: representation.body,
+    };
   }
 
   const docs = options.doc === undefined ? undefined : pageDocs(options.doc);
   return [
-    { method: "GET", path, handler: async (request) => answer(request, (await page()).html), ...(docs === undefined ? {} : { doc: docs.page }) },
+    {
+      method: "GET",
+      path,
+      handler: async (request) => answer(request, (await page()).html),
+      ...(docs === undefined ? {} : { doc: docs.page }),
+    },
     {
       method: "GET",
       path: `${path}/:asset`,
       handler: async (request, params) => {
         const asset = (await page()).assets.get(params["asset"]!);
-        if (asset === undefined) throw new HttpError("ERR_HTTP_NOT_FOUND", `Cannot find ${request.path}: the page has no such file`);
+        if (asset === undefined) {
+          throw new HttpError(
+            "ERR_HTTP_NOT_FOUND",
+            `Cannot find ${request.path}: the page has no such file`,
+          );
+        }
         return answer(request, asset);
       },
       ...(docs === undefined ? {} : { doc: docs.asset }),
@@ -132,11 +165,22 @@ export function pageRoutes(path: string, load: () => Promise<WebPage>, options: 
 }
 
 const PAGE_HEADERS = {
-  "Content-Security-Policy": { description: "The page's policy: its own origin only, no inline script or style", schema: { type: "string" }, required: true },
-  ETag: { description: "Its version, for `If-None-Match`", schema: { type: "string" }, required: true },
+  "Content-Security-Policy": {
+    description: "The page's policy: its own origin only, no inline script or style",
+    schema: { type: "string" },
+    required: true,
+  },
+  ETag: {
+    description: "Its version, for `If-None-Match`",
+    schema: { type: "string" },
+    required: true,
+  },
 } as const;
 
-const NOT_MODIFIED: ResponseDoc = { description: "Not modified: `If-None-Match` named its current version", headers: PAGE_HEADERS };
+const NOT_MODIFIED: ResponseDoc = {
+  description: "Not modified: `If-None-Match` named its current version",
+  headers: PAGE_HEADERS,
+};
 
 /** The docs of a page's two routes: the page, and its files. */
 function pageDocs(doc: PageDoc): { readonly page: RouteDoc; readonly asset: RouteDoc } {
@@ -145,7 +189,11 @@ function pageDocs(doc: PageDoc): { readonly page: RouteDoc; readonly asset: Rout
       operationId: `${doc.id}Page`,
       summary: doc.summary,
       responses: {
-        "200": { description: "The page", headers: PAGE_HEADERS, content: { "text/html": { schema: { type: "string" } } } },
+        "200": {
+          description: "The page",
+          headers: PAGE_HEADERS,
+          content: { "text/html": { schema: { type: "string" } } },
+        },
         "304": NOT_MODIFIED,
         ...errorResponses(["ERR_HTTP_UNAVAILABLE"]),
       },
@@ -154,12 +202,21 @@ function pageDocs(doc: PageDoc): { readonly page: RouteDoc; readonly asset: Rout
     asset: {
       operationId: `${doc.id}Asset`,
       summary: `A file of the page: ${doc.summary.replace(/^The /, "the ")}`,
-      parameters: [{ name: "asset", in: "path", description: "The file's name", schema: { type: "string", pattern: SAFE_NAME.source }, example: doc.exampleAsset }],
+      parameters: [{
+        name: "asset",
+        in: "path",
+        description: "The file's name",
+        schema: { type: "string", pattern: SAFE_NAME.source },
+        example: doc.exampleAsset,
+      }],
       responses: {
         "200": {
           description: "The file",
           headers: PAGE_HEADERS,
-          content: { "text/css": { schema: { type: "string" } }, "text/javascript": { schema: { type: "string" } } },
+          content: {
+            "text/css": { schema: { type: "string" } },
+            "text/javascript": { schema: { type: "string" } },
+          },
         },
         "304": NOT_MODIFIED,
         ...errorResponses(["ERR_HTTP_NOT_FOUND", "ERR_HTTP_UNAVAILABLE"]),
@@ -172,7 +229,9 @@ function pageDocs(doc: PageDoc): { readonly page: RouteDoc; readonly asset: Rout
 function prepare(path: string, page: WebPage): Served {
   const assets = new Map<string, Representation>();
   for (const asset of page.assets) {
-    if (!SAFE_NAME.test(asset.name)) throw new TypeError(`Cannot serve the asset "${asset.name}": give a plain file name`);
+    if (!SAFE_NAME.test(asset.name)) {
+      throw new TypeError(`Cannot serve the asset "${asset.name}": give a plain file name`);
+    }
     assets.set(asset.name, represent(asset.contentType, asset.body));
   }
   return { html: represent(HTML_TYPE, page.html.replaceAll("{{page}}", path)), assets };

@@ -4,10 +4,27 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { AuthStore, TokenRecord, UserRecord } from "../../lib/auth/mod.ts";
 
-const USER: UserRecord = { uuid: "a11ce000-0000-4000-8000-000000000001", username: "Alice", passwordHash: "scrypt$…", notifyLanguage: null, createdAt: 1 };
+const USER: UserRecord = {
+  uuid: "a11ce000-0000-4000-8000-000000000001",
+  username: "Alice",
+  passwordHash: "scrypt$…",
+  notifyLanguage: null,
+  createdAt: 1,
+};
 
 function token(hash: string, overrides: Partial<TokenRecord> = {}): TokenRecord {
-  return { hash, kind: "access", clientId: "app", userId: USER.uuid, scope: ["UserActivity"], issuedAt: 0, expiresAt: 1000, familyId: "f1", rotatedAt: null, ...overrides };
+  return {
+    hash,
+    kind: "access",
+    clientId: "app",
+    userId: USER.uuid,
+    scope: ["UserActivity"],
+    issuedAt: 0,
+    expiresAt: 1000,
+    familyId: "f1",
+    rotatedAt: null,
+    ...overrides,
+  };
 }
 
 /**
@@ -25,7 +42,14 @@ export function authStoreContract(
     it("adds a user once, names compared without case", async () => {
       const store = await make();
       assert.equal(await store.createUser(USER), true);
-      assert.equal(await store.createUser({ ...USER, uuid: "b0b00000-0000-4000-8000-000000000002", username: "ALICE" }), false);
+      assert.equal(
+        await store.createUser({
+          ...USER,
+          uuid: "b0b00000-0000-4000-8000-000000000002",
+          username: "ALICE",
+        }),
+        false,
+      );
       assert.deepEqual(await store.userByName("alice"), USER);
       assert.deepEqual(await store.userById(USER.uuid), USER);
       assert.equal(await store.userByName("bob"), undefined);
@@ -36,7 +60,14 @@ export function authStoreContract(
       const store = await make();
       const jose = { ...USER, username: "jos\u00e9" };
       assert.equal(await store.createUser(jose), true);
-      assert.equal(await store.createUser({ ...jose, uuid: "b0b00000-0000-4000-8000-000000000002", username: "JOSE\u0301" }), false);
+      assert.equal(
+        await store.createUser({
+          ...jose,
+          uuid: "b0b00000-0000-4000-8000-000000000002",
+          username: "JOSE\u0301",
+        }),
+        false,
+      );
       assert.deepEqual(await store.userByName("Jose\u0301"), jose);
     });
 
@@ -44,7 +75,9 @@ export function authStoreContract(
       const store = await make();
       await store.createUser(USER);
       await store.putToken(token("mine", { userId: USER.uuid }));
-      await store.putToken(token("refresh", { userId: USER.uuid, kind: "refresh", familyId: "f1" }));
+      await store.putToken(
+        token("refresh", { userId: USER.uuid, kind: "refresh", familyId: "f1" }),
+      );
       await store.putToken(token("client", { userId: null }));
       await store.deleteUser(USER.uuid);
       assert.equal(await store.userById(USER.uuid), undefined);
@@ -52,12 +85,19 @@ export function authStoreContract(
       assert.equal(await store.token("mine"), undefined);
       assert.equal(await store.token("refresh"), undefined);
       assert.ok((await store.token("client")) !== undefined, "other tokens stay");
-      assert.equal(await store.createUser({ ...USER, uuid: "c0c00000-0000-4000-8000-000000000003" }), true, "the name is free again");
+      assert.equal(
+        await store.createUser({ ...USER, uuid: "c0c00000-0000-4000-8000-000000000003" }),
+        true,
+        "the name is free again",
+      );
       await store.deleteUser("d0d00000-0000-4000-8000-000000000004");
       if (reopen !== undefined) {
         const again = await reopen(store);
         assert.equal(await again.token("mine"), undefined, "deleted for good");
-        assert.equal((await again.userByName("alice"))?.uuid, "c0c00000-0000-4000-8000-000000000003");
+        assert.equal(
+          (await again.userByName("alice"))?.uuid,
+          "c0c00000-0000-4000-8000-000000000003",
+        );
       }
     });
 
@@ -86,10 +126,21 @@ export function authStoreContract(
       assert.equal(await store.liveToken("unknown", 50), undefined);
       // Asked all at once (as concurrent requests do; a store may answer them together), each gets its own answer.
       const together = await Promise.all([
-        store.liveToken("ok", 50), store.liveToken("ok", 100), store.liveToken("spent", 50),
-        store.liveToken("client", 50), store.liveToken("revoked", 50), store.liveToken("unknown", 50),
+        store.liveToken("ok", 50),
+        store.liveToken("ok", 100),
+        store.liveToken("spent", 50),
+        store.liveToken("client", 50),
+        store.liveToken("revoked", 50),
+        store.liveToken("unknown", 50),
       ]);
-      assert.deepEqual(together.map((found) => found?.hash), ["ok", undefined, undefined, "client", undefined, undefined]);
+      assert.deepEqual(together.map((found) => found?.hash), [
+        "ok",
+        undefined,
+        undefined,
+        "client",
+        undefined,
+        undefined,
+      ]);
     });
 
     it("rotates a refresh token once: a second rotation reports reuse", async () => {
@@ -111,7 +162,11 @@ export function authStoreContract(
       await store.sweep(200);
       assert.equal(await store.token("a"), undefined);
       assert.ok(await store.token("b"));
-      assert.equal(await store.isFamilyRevoked("f1"), false, "no token of f1 can be presented any more");
+      assert.equal(
+        await store.isFamilyRevoked("f1"),
+        false,
+        "no token of f1 can be presented any more",
+      );
     });
 
     if (reopen !== undefined) {
@@ -126,7 +181,11 @@ export function authStoreContract(
         await store.revokeFamily("f9");
         const again = await reopen(store);
         assert.deepEqual(await again.userByName("ALICE"), USER);
-        assert.equal(await again.createUser({ ...USER, uuid: "c0c00000-0000-4000-8000-000000000003" }), false, "the name stays taken");
+        assert.equal(
+          await again.createUser({ ...USER, uuid: "c0c00000-0000-4000-8000-000000000003" }),
+          false,
+          "the name stays taken",
+        );
         assert.deepEqual(await again.token("live"), token("live", { expiresAt: 10_000 }));
         assert.equal((await again.token("spent"))?.rotatedAt, 70);
         assert.equal(await again.rotate("spent", 80), false, "a rotated token stays rotated");

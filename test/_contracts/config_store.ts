@@ -26,7 +26,10 @@ export interface ConfigBackendKind {
 }
 
 /** Resolves with the records `store` tells of, once `until` holds of them. */
-function seen(store: ConfigStore, until: (records: readonly ConfigRecord[]) => boolean): Promise<ConfigRecord[]> {
+function seen(
+  store: ConfigStore,
+  until: (records: readonly ConfigRecord[]) => boolean,
+): Promise<ConfigRecord[]> {
   const records: ConfigRecord[] = [];
   return new Promise((resolve) => {
     const stop = store.watch((record) => {
@@ -50,7 +53,11 @@ function stored(put: Awaited<ReturnType<ConfigStore["put"]>>): number {
  * @param kind what it offers beyond the common part
  * @param make makes a fresh, empty backend
  */
-export function configStoreContract(name: string, kind: ConfigBackendKind, make: () => Promise<ConfigBackend>): void {
+export function configStoreContract(
+  name: string,
+  kind: ConfigBackendKind,
+  make: () => Promise<ConfigBackend>,
+): void {
   async function using(test: (backend: ConfigBackend) => Promise<void>): Promise<void> {
     const backend = await make();
     try {
@@ -61,84 +68,129 @@ export function configStoreContract(name: string, kind: ConfigBackendKind, make:
   }
 
   describe(`ConfigStore contract: ${name}`, { timeout: 60_000 }, () => {
-    it("starts empty, stores a value under a key with a positive revision and loads it back", () => using(async (backend) => {
-      const store = await backend.open();
-      assert.deepEqual(await store.load(), []);
-      const revision = stored(await store.put("acme/orders", '{"url":"https://a.example/"}', 0));
-      assert.ok(Number.isSafeInteger(revision) && revision > 0, `revision ${revision}`);
-      assert.deepEqual(await store.load(), [{ key: "acme/orders", revision, value: '{"url":"https://a.example/"}' }]);
-    }));
+    it("starts empty, stores a value under a key with a positive revision and loads it back", () =>
+      using(async (backend) => {
+        const store = await backend.open();
+        assert.deepEqual(await store.load(), []);
+        const revision = stored(await store.put("acme/orders", '{"url":"https://a.example/"}', 0));
+        assert.ok(Number.isSafeInteger(revision) && revision > 0, `revision ${revision}`);
+        assert.deepEqual(await store.load(), [{
+          key: "acme/orders",
+          revision,
+          value: '{"url":"https://a.example/"}',
+        }]);
+      }));
 
-    it("keeps only a key's latest value; revisions grow over every key; load gives revision order", () => using(async (backend) => {
-      const store = await backend.open();
-      const a1 = stored(await store.put("acme/a", "a1", 0));
-      const b1 = stored(await store.put("acme/b", "b1", 0));
-      const a2 = stored(await store.put("acme/a", "a2", a1));
-      assert.ok(a1 < b1 && b1 < a2, `${a1} < ${b1} < ${a2}`);
-      assert.deepEqual(await store.load(), [{ key: "acme/b", revision: b1, value: "b1" }, { key: "acme/a", revision: a2, value: "a2" }]);
-    }));
+    it("keeps only a key's latest value; revisions grow over every key; load gives revision order", () =>
+      using(async (backend) => {
+        const store = await backend.open();
+        const a1 = stored(await store.put("acme/a", "a1", 0));
+        const b1 = stored(await store.put("acme/b", "b1", 0));
+        const a2 = stored(await store.put("acme/a", "a2", a1));
+        assert.ok(a1 < b1 && b1 < a2, `${a1} < ${b1} < ${a2}`);
+        assert.deepEqual(await store.load(), [{ key: "acme/b", revision: b1, value: "b1" }, {
+          key: "acme/a",
+          revision: a2,
+          value: "a2",
+        }]);
+      }));
 
-    it("keeps any text as it was given", () => using(async (backend) => {
-      const store = await backend.open();
-      const value = '{"note":"line\\nbreak","raw":"\n\t\\"quoted\\" ü 💧 \u2028"}';
-      const revision = stored(await store.put("tenant-1/ep_ü", value, 0));
-      assert.deepEqual(await store.load(), [{ key: "tenant-1/ep_ü", revision, value }]);
-    }));
+    it("keeps any text as it was given", () =>
+      using(async (backend) => {
+        const store = await backend.open();
+        const value = '{"note":"line\\nbreak","raw":"\n\t\\"quoted\\" ü 💧 \u2028"}';
+        const revision = stored(await store.put("tenant-1/ep_ü", value, 0));
+        assert.deepEqual(await store.load(), [{ key: "tenant-1/ep_ü", revision, value }]);
+      }));
 
-    it("keeps every stored value for the next process (a restart)", () => using(async (backend) => {
-      const first = await backend.open();
-      const a = stored(await first.put("acme/a", "a1", 0));
-      const a2 = stored(await first.put("acme/a", "a2", a));
-      const b = stored(await first.put("acme/b", "b1", 0));
-      const next = await backend.open();
-      assert.deepEqual(await next.load(), [{ key: "acme/a", revision: a2, value: "a2" }, { key: "acme/b", revision: b, value: "b1" }]);
-      const c = stored(await next.put("acme/c", "c1", 0));
-      assert.ok(c > b, "revisions keep growing after a restart");
-    }));
+    it("keeps every stored value for the next process (a restart)", () =>
+      using(async (backend) => {
+        const first = await backend.open();
+        const a = stored(await first.put("acme/a", "a1", 0));
+        const a2 = stored(await first.put("acme/a", "a2", a));
+        const b = stored(await first.put("acme/b", "b1", 0));
+        const next = await backend.open();
+        assert.deepEqual(await next.load(), [{ key: "acme/a", revision: a2, value: "a2" }, {
+          key: "acme/b",
+          revision: b,
+          value: "b1",
+        }]);
+        const c = stored(await next.put("acme/c", "c1", 0));
+        assert.ok(c > b, "revisions keep growing after a restart");
+      }));
 
-    it("tells a watcher of every change stored after it started, in revision order", () => using(async (backend) => {
-      const store = await backend.open();
-      const early = stored(await store.put("acme/early", "e", 0));
-      const told = seen(store, (records) => records.some((record) => record.key === "acme/z"));
-      const a = stored(await store.put("acme/a", "a1", 0));
-      stored(await store.put("acme/a", "a2", a));
-      stored(await store.put("acme/z", "z1", 0));
-      const records = await told;
-      assert.ok(records.every((record) => record.revision > early), "nothing from before the watch");
-      for (let i = 1; i < records.length; i++) assert.ok(records[i]!.revision >= records[i - 1]!.revision, "in revision order");
-      const last = new Map(records.map((record) => [record.key, record.value]));
-      assert.deepEqual([...last], [["acme/a", "a2"], ["acme/z", "z1"]]);
-    }));
+    it("tells a watcher of every change stored after it started, in revision order", () =>
+      using(async (backend) => {
+        const store = await backend.open();
+        const early = stored(await store.put("acme/early", "e", 0));
+        const told = seen(store, (records) => records.some((record) => record.key === "acme/z"));
+        const a = stored(await store.put("acme/a", "a1", 0));
+        stored(await store.put("acme/a", "a2", a));
+        stored(await store.put("acme/z", "z1", 0));
+        const records = await told;
+        assert.ok(
+          records.every((record) => record.revision > early),
+          "nothing from before the watch",
+        );
+        for (let i = 1; i < records.length; i++) {
+          assert.ok(records[i]!.revision >= records[i - 1]!.revision, "in revision order");
+        }
+        const last = new Map(records.map((record) => [record.key, record.value]));
+        assert.deepEqual([...last], [["acme/a", "a2"], ["acme/z", "z1"]]);
+      }));
 
     // A log (Kafka) stores every change, the last one winning: it has no stale revision to refuse.
-    if (kind.compares) it("answers a change made from a stale revision with the current record, and stores nothing", () => using(async (backend) => {
-      const store = await backend.open();
-      const first = stored(await store.put("acme/a", "a1", 0));
-      const second = stored(await store.put("acme/a", "a2", first));
-      assert.deepEqual(await store.put("acme/a", "stale", first), { stored: false, current: { key: "acme/a", revision: second, value: "a2" } });
-      assert.deepEqual(await store.put("acme/a", "as new", 0), { stored: false, current: { key: "acme/a", revision: second, value: "a2" } });
-      assert.deepEqual(await store.put("acme/none", "x", 7), { stored: false, current: undefined });
-      assert.deepEqual(await store.load(), [{ key: "acme/a", revision: second, value: "a2" }]);
-    }));
+    if (kind.compares) {
+      it("answers a change made from a stale revision with the current record, and stores nothing", () =>
+        using(async (backend) => {
+          const store = await backend.open();
+          const first = stored(await store.put("acme/a", "a1", 0));
+          const second = stored(await store.put("acme/a", "a2", first));
+          assert.deepEqual(await store.put("acme/a", "stale", first), {
+            stored: false,
+            current: { key: "acme/a", revision: second, value: "a2" },
+          });
+          assert.deepEqual(await store.put("acme/a", "as new", 0), {
+            stored: false,
+            current: { key: "acme/a", revision: second, value: "a2" },
+          });
+          assert.deepEqual(await store.put("acme/none", "x", 7), {
+            stored: false,
+            current: undefined,
+          });
+          assert.deepEqual(await store.load(), [{ key: "acme/a", revision: second, value: "a2" }]);
+        }));
+    }
 
     // Memory and the journal belong to one process: there is no other to share with.
-    if (kind.shared) it("shares changes between processes: one's change is loaded and told to the other", () => using(async (backend) => {
-      const a = await backend.open();
-      const b = await backend.open();
-      const told = seen(b, (records) => records.some((record) => record.value === "from a, changed"));
-      const first = stored(await a.put("acme/x", "from a", 0));
-      const second = stored(await a.put("acme/x", "from a, changed", first));
-      const records = await told;
-      assert.equal(records.at(-1)!.revision, second);
-      assert.deepEqual((await b.load()).map((record) => [record.key, record.value]), [["acme/x", "from a, changed"]]);
-      if (kind.compares) {
-        // Two processes creating the same key at once: one wins, the other is told what it lost to.
-        const [one, two] = await Promise.all([a.put("acme/race", "a", 0), b.put("acme/race", "b", 0)]);
-        assert.equal([one, two].filter((put) => put.stored).length, 1, "exactly one stored");
-        const lost = (one.stored ? two : one) as { stored: false; current: ConfigRecord };
-        assert.equal(lost.current.value, one.stored ? "a" : "b");
-      }
-    }));
+    if (kind.shared) {
+      it("shares changes between processes: one's change is loaded and told to the other", () =>
+        using(async (backend) => {
+          const a = await backend.open();
+          const b = await backend.open();
+          const told = seen(
+            b,
+            (records) => records.some((record) => record.value === "from a, changed"),
+          );
+          const first = stored(await a.put("acme/x", "from a", 0));
+          const second = stored(await a.put("acme/x", "from a, changed", first));
+          const records = await told;
+          assert.equal(records.at(-1)!.revision, second);
+          assert.deepEqual((await b.load()).map((record) => [record.key, record.value]), [[
+            "acme/x",
+            "from a, changed",
+          ]]);
+          if (kind.compares) {
+            // Two processes creating the same key at once: one wins, the other is told what it lost to.
+            const [one, two] = await Promise.all([
+              a.put("acme/race", "a", 0),
+              b.put("acme/race", "b", 0),
+            ]);
+            assert.equal([one, two].filter((put) => put.stored).length, 1, "exactly one stored");
+            const lost = (one.stored ? two : one) as { stored: false; current: ConfigRecord };
+            assert.equal(lost.current.value, one.stored ? "a" : "b");
+          }
+        }));
+    }
   });
 }
-

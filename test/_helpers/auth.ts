@@ -13,9 +13,20 @@ export const TEST_COST = 1024;
 
 /** Test clients: a confidential backend, a public app, and one whose id needs form-url-encoding. */
 export const CLIENTS = parseClients([
-  { client_id: "backend", client_secret: "backend-secret", grant_types: ["client_credentials"], scopes: ["SignUp"] },
+  {
+    client_id: "backend",
+    client_secret: "backend-secret",
+    grant_types: ["client_credentials"],
+    scopes: ["SignUp"],
+  },
   { client_id: "app", grant_types: ["password", "refresh_token"], scopes: ["UserActivity"] },
-  { client_id: "resource", client_secret: "resource-secret", grant_types: ["client_credentials"], scopes: ["SignUp"], permissions: ["introspect"] },
+  {
+    client_id: "resource",
+    client_secret: "resource-secret",
+    grant_types: ["client_credentials"],
+    scopes: ["SignUp"],
+    permissions: ["introspect"],
+  },
   {
     client_id: "odd_client-id.1",
     client_secret: "s3cr3t:with spaces+plus&amp",
@@ -50,7 +61,13 @@ export interface AuthFixture {
 }
 
 /** Builds a token service and the auth routes over a memory store. */
-export function authFixture(options: { maxPerUser?: number; accessTtlSeconds?: number; refreshReuseIntervalSeconds?: number } = {}): AuthFixture {
+export function authFixture(
+  options: {
+    maxPerUser?: number;
+    accessTtlSeconds?: number;
+    refreshReuseIntervalSeconds?: number;
+  } = {},
+): AuthFixture {
   let t = Date.UTC(2026, 0, 1);
   const now = (): number => t;
   const store = new MemoryAuthStore();
@@ -61,7 +78,9 @@ export function authFixture(options: { maxPerUser?: number; accessTtlSeconds?: n
     random: counterRandom(),
     throttle: new LoginThrottle({ now, maxPerUser: options.maxPerUser ?? 5 }),
     accessTtlSeconds: options.accessTtlSeconds ?? 3600,
-    ...(options.refreshReuseIntervalSeconds === undefined ? {} : { refreshReuseIntervalSeconds: options.refreshReuseIntervalSeconds }),
+    ...(options.refreshReuseIntervalSeconds === undefined
+      ? {}
+      : { refreshReuseIntervalSeconds: options.refreshReuseIntervalSeconds }),
     passwordCost: TEST_COST,
   });
   const users: UserRecord[] = [];
@@ -89,6 +108,10 @@ export function form(params: Readonly<Record<string, string>>): string {
 
 /** An HTTP Basic header for a client, form-url-encoding both halves (RFC 6749 Appendix B). */
 export function basic(id: string, secret: string): string {
-  const encode = (text: string): string => encodeURIComponent(text).replace(/%20/g, "+").replace(/[!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const encode = (text: string): string =>
+    encodeURIComponent(text).replace(/%20/g, "+").replace(
+      /[!'()*~]/g,
+      (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+    );
   return `Basic ${btoa(`${encode(id)}:${encode(secret)}`)}`;
 }

@@ -15,9 +15,10 @@ export const CHROMIUM_PATH = "/usr/bin/chromium";
 export const ARTIFACTS_DIR = join(ROOT, "test-artifacts");
 
 /** For `describe(name, { skip: browserSkip }, ...)`: false when Chromium is there or required. */
-export const browserSkip: false | string = existsSync(CHROMIUM_PATH) || process.env["REQUIRE_SERVICES"] === "1"
-  ? false
-  : `chromium is not installed at ${CHROMIUM_PATH} (apt-get install chromium; .ci/run installs it); set REQUIRE_SERVICES=1 to fail instead`;
+export const browserSkip: false | string =
+  existsSync(CHROMIUM_PATH) || process.env["REQUIRE_SERVICES"] === "1"
+    ? false
+    : `chromium is not installed at ${CHROMIUM_PATH} (apt-get install chromium; .ci/run installs it); set REQUIRE_SERVICES=1 to fail instead`;
 
 /** The widths the pages are checked and photographed at. */
 export const VIEWPORTS = {
@@ -32,7 +33,11 @@ export const VIEWPORTS = {
  * @throws {Error} when Chromium is missing (under REQUIRE_SERVICES=1 that fails the test)
  */
 export function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM_PATH)) throw new Error(`Cannot start the browser tests: ${CHROMIUM_PATH} is missing (apt-get install chromium)`);
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(
+      `Cannot start the browser tests: ${CHROMIUM_PATH} is missing (apt-get install chromium)`,
+    );
+  }
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
@@ -60,7 +65,11 @@ export function recordRequests(page: Page): readonly string[] {
  * @param origin the server's origin, e.g. `http://127.0.0.1:41234`
  * @param allowed other origins the page may reach, e.g. a configured tile server
  */
-export function foreignRequests(urls: readonly string[], origin: string, allowed: readonly string[] = []): string[] {
+export function foreignRequests(
+  urls: readonly string[],
+  origin: string,
+  allowed: readonly string[] = [],
+): string[] {
   return urls.filter((url) => {
     if (url.startsWith("data:")) return false;
     const inner = url.startsWith("blob:") ? url.slice("blob:".length) : url;

@@ -4,7 +4,16 @@
 // host (the build context as .dockerignore filters it, COPY as files copied,
 // RUN as shell commands) into a folder that stands for the image.
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+} from "node:fs";
 import { dirname, join, posix } from "node:path";
 import { parse } from "yaml";
 
@@ -48,16 +57,28 @@ export function parseDockerfile(text: string): Stage[] {
     const whole = (pending + line).trim();
     pending = "";
     const match = /^(\S+)\s*(.*)$/.exec(whole)!;
-    instructions.push({ keyword: match[1]!.toUpperCase(), args: match[2]!.replace(/\s+/g, " "), line: start });
+    instructions.push({
+      keyword: match[1]!.toUpperCase(),
+      args: match[2]!.replace(/\s+/g, " "),
+      line: start,
+    });
   });
   const stages: { image: string; name: string | undefined; instructions: Instruction[] }[] = [];
   for (const instruction of instructions) {
     if (instruction.keyword === "FROM") {
       const [image, as, name] = instruction.args.split(" ");
-      stages.push({ image: image!, name: as?.toUpperCase() === "AS" ? name : undefined, instructions: [] });
+      stages.push({
+        image: image!,
+        name: as?.toUpperCase() === "AS" ? name : undefined,
+        instructions: [],
+      });
     } else {
       const stage = stages.at(-1);
-      if (stage === undefined) throw new Error(`Cannot read the Dockerfile: ${instruction.keyword} on line ${instruction.line} comes before FROM`);
+      if (stage === undefined) {
+        throw new Error(
+          `Cannot read the Dockerfile: ${instruction.keyword} on line ${instruction.line} comes before FROM`,
+        );
+      }
       stage.instructions.push(instruction);
     }
   }
@@ -69,9 +90,13 @@ export function parseDockerfile(text: string): Stage[] {
  * @throws {Error} for the shell form, which runs through `sh -c`
  */
 export function execForm(instruction: Instruction): string[] {
-  const parsed: unknown = instruction.args.startsWith("[") ? JSON.parse(instruction.args) : undefined;
+  const parsed: unknown = instruction.args.startsWith("[")
+    ? JSON.parse(instruction.args)
+    : undefined;
   if (!Array.isArray(parsed) || !parsed.every((part) => typeof part === "string")) {
-    throw new Error(`${instruction.keyword} on line ${instruction.line} is not in exec form: ${instruction.args}`);
+    throw new Error(
+      `${instruction.keyword} on line ${instruction.line} is not in exec form: ${instruction.args}`,
+    );
   }
   return parsed;
 }
@@ -98,8 +123,15 @@ export function parseCopy(instruction: Instruction): Copy {
     flags.set(flag!, value ?? "");
   }
   const unknown = [...flags.keys()].filter((flag) => flag !== "from" && flag !== "chown");
-  if (unknown.length > 0 || words.length < 2) throw new Error(`Cannot replay COPY on line ${instruction.line}: ${instruction.args}`);
-  return { from: flags.get("from"), chown: flags.get("chown"), sources: words.slice(0, -1), destination: words.at(-1)! };
+  if (unknown.length > 0 || words.length < 2) {
+    throw new Error(`Cannot replay COPY on line ${instruction.line}: ${instruction.args}`);
+  }
+  return {
+    from: flags.get("from"),
+    chown: flags.get("chown"),
+    sources: words.slice(0, -1),
+    destination: words.at(-1)!,
+  };
 }
 
 /** A .dockerignore rule: its pattern as a regular expression, and whether it is an exception (`!`). */
@@ -121,7 +153,10 @@ export function parseDockerignore(text: string): IgnoreRule[] {
     const line = raw.trim();
     if (line === "" || line.startsWith("#")) continue;
     const include = line.startsWith("!");
-    const pattern = posix.normalize((include ? line.slice(1) : line).trim()).replace(/^\/+|\/+$/g, "");
+    const pattern = posix.normalize((include ? line.slice(1) : line).trim()).replace(
+      /^\/+|\/+$/g,
+      "",
+    );
     let source = "";
     for (let i = 0; i < pattern.length; i++) {
       const char = pattern[i]!;
@@ -161,7 +196,9 @@ export function contextFiles(root: string, rules: readonly IgnoreRule[]): string
     for (const entry of readdirSync(join(root, relative), { withFileTypes: true })) {
       const path = relative === "" ? entry.name : `${relative}/${entry.name}`;
       if (entry.isDirectory()) {
-        const reachable = exceptions.some((pattern) => /[*?[]/.test(pattern) || pattern.startsWith(`${path}/`) || pattern === path);
+        const reachable = exceptions.some((pattern) =>
+          /[*?[]/.test(pattern) || pattern.startsWith(`${path}/`) || pattern === path
+        );
         if (ignored(rules, path) && !reachable) continue;
         walk(path);
       } else if (!ignored(rules, path)) {
@@ -186,7 +223,11 @@ export interface ReplayedImage {
   /** Its `CMD`. */
   readonly cmd: readonly string[];
   /** The commands its `RUN` lines ran, by stage, with their output. */
-  readonly runs: readonly { readonly stage: string; readonly command: string; readonly output: string }[];
+  readonly runs: readonly {
+    readonly stage: string;
+    readonly command: string;
+    readonly output: string;
+  }[];
 }
 
 /**
@@ -202,7 +243,11 @@ export interface ReplayedImage {
  * @returns the final stage
  * @throws {Error} naming the instruction that cannot be replayed or failed
  */
-export function replayDockerfile(dockerfile: string, context: readonly string[], work: string): ReplayedImage {
+export function replayDockerfile(
+  dockerfile: string,
+  context: readonly string[],
+  work: string,
+): ReplayedImage {
   const stages = parseDockerfile(dockerfile);
   const roots = new Map<string, string>();
   const runs: { stage: string; command: string; output: string }[] = [];
@@ -226,30 +271,52 @@ export function replayDockerfile(dockerfile: string, context: readonly string[],
           break;
         case "ENV": {
           const match = /^([A-Za-z_][A-Za-z0-9_]*)=(\S*)$/.exec(instruction.args);
-          if (match === null) throw new Error(`Cannot replay ENV on line ${instruction.line}: one NAME=value without spaces, please`);
+          if (match === null) {
+            throw new Error(
+              `Cannot replay ENV on line ${instruction.line}: one NAME=value without spaces, please`,
+            );
+          }
           env[match[1]!] = match[2]!;
           break;
         }
         case "COPY": {
           const copy = parseCopy(instruction);
-          if (copy.chown !== undefined) throw new Error(`Cannot replay COPY --chown on line ${instruction.line}`);
+          if (copy.chown !== undefined) {
+            throw new Error(`Cannot replay COPY --chown on line ${instruction.line}`);
+          }
           const from = copy.from === undefined ? undefined : roots.get(copy.from);
-          if (copy.from !== undefined && from === undefined) throw new Error(`COPY on line ${instruction.line} names an unknown stage ${copy.from}`);
+          if (copy.from !== undefined && from === undefined) {
+            throw new Error(`COPY on line ${instruction.line} names an unknown stage ${copy.from}`);
+          }
           const destination = inside(copy.destination);
-          if (copy.sources.length > 1 && !copy.destination.endsWith("/")) throw new Error(`COPY on line ${instruction.line}: several sources need a destination ending in /`);
+          if (copy.sources.length > 1 && !copy.destination.endsWith("/")) {
+            throw new Error(
+              `COPY on line ${instruction.line}: several sources need a destination ending in /`,
+            );
+          }
           for (const source of copy.sources) {
             if (from !== undefined) {
               const path = join(from, source);
-              if (!existsSync(path)) throw new Error(`COPY on line ${instruction.line}: ${source} is not in stage ${copy.from}`);
+              if (!existsSync(path)) {
+                throw new Error(
+                  `COPY on line ${instruction.line}: ${source} is not in stage ${copy.from}`,
+                );
+              }
               copyInto(path, destination, copy.destination.endsWith("/"));
               continue;
             }
             const name = posix.normalize(source).replace(/\/+$/, "");
             const files = context.filter((file) => file === name || file.startsWith(`${name}/`));
-            if (files.length === 0) throw new Error(`COPY on line ${instruction.line}: ${source} is not in the build context (.dockerignore?)`);
+            if (files.length === 0) {
+              throw new Error(
+                `COPY on line ${instruction.line}: ${source} is not in the build context (.dockerignore?)`,
+              );
+            }
             for (const file of files) {
               const target = file === name
-                ? (copy.destination.endsWith("/") ? join(destination, posix.basename(file)) : destination)
+                ? (copy.destination.endsWith("/")
+                  ? join(destination, posix.basename(file))
+                  : destination)
                 : join(destination, file.slice(name.length + 1));
               mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
               copyFileSync(join(ROOT, file), target);
@@ -259,7 +326,9 @@ export function replayDockerfile(dockerfile: string, context: readonly string[],
           break;
         }
         case "RUN": {
-          if (instruction.args.startsWith("[")) throw new Error(`Cannot replay the exec form of RUN on line ${instruction.line}`);
+          if (instruction.args.startsWith("[")) {
+            throw new Error(`Cannot replay the exec form of RUN on line ${instruction.line}`);
+          }
           // NODE_V8_COVERAGE empty: the build's npm is not the code under test.
           const result = spawnSync("sh", ["-c", instruction.args], {
             cwd: inside("."),
@@ -268,13 +337,23 @@ export function replayDockerfile(dockerfile: string, context: readonly string[],
             maxBuffer: 1 << 26,
           });
           const output = `${result.stdout}${result.stderr}`;
-          if (result.status !== 0) throw new Error(`RUN on line ${instruction.line} failed (${result.status ?? result.signal}): ${instruction.args}\n${output}`);
+          if (result.status !== 0) {
+            throw new Error(
+              `RUN on line ${instruction.line} failed (${
+                result.status ?? result.signal
+              }): ${instruction.args}\n${output}`,
+            );
+          }
           runs.push({ stage: label, command: instruction.args, output });
           break;
         }
         case "USER": {
           const match = /^(\d+)(?::(\d+))?$/.exec(instruction.args);
-          if (match === null) throw new Error(`Cannot replay USER on line ${instruction.line}: a numeric uid[:gid], please (${instruction.args})`);
+          if (match === null) {
+            throw new Error(
+              `Cannot replay USER on line ${instruction.line}: a numeric uid[:gid], please (${instruction.args})`,
+            );
+          }
           const uid = Number(match[1]);
           user = uid === 0 ? undefined : { uid, gid: Number(match[2] ?? match[1]) };
           break;
@@ -338,5 +417,9 @@ export function readCompose(): Compose {
 
 /** A service's environment as strings, as the container gets it. */
 export function serviceEnv(service: ComposeService): Record<string, string> {
-  return Object.fromEntries(Object.entries(service.environment ?? {}).map(([name, value]) => [name, value === null ? "" : String(value)]));
+  return Object.fromEntries(
+    Object.entries(service.environment ?? {}).map((
+      [name, value],
+    ) => [name, value === null ? "" : String(value)]),
+  );
 }

@@ -12,7 +12,9 @@ export type Query = Readonly<Record<string, string | number>>;
 
 /** datastreamjs: URLSearchParams, then "+" replaced by "%20" (so "$" is %24 and "'" is %27). */
 export function encodeJs(qs: Query): string {
-  return `${new URLSearchParams(Object.entries(qs).map(([k, v]): [string, string] => [k, String(v)]))}`.replaceAll("+", "%20");
+  return `${new URLSearchParams(
+    Object.entries(qs).map(([k, v]): [string, string] => [k, String(v)]),
+  )}`.replaceAll("+", "%20");
 }
 
 /** datastream-py: requests' urlencode, i.e. quote_plus: spaces as "+", everything else escaped but [A-Za-z0-9_.~-]. */
@@ -29,7 +31,11 @@ export function encodePython(qs: Query): string {
 
 /** datastreamr: httr's curl_escape on names and values (spaces as %20). */
 export function encodeR(qs: Query): string {
-  const escape = (text: string): string => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const escape = (text: string): string =>
+    encodeURIComponent(text).replace(
+      /[!'()*]/g,
+      (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+    );
   return Object.entries(qs).map(([k, v]) => `${escape(k)}=${escape(String(v))}`).join("&");
 }
 
@@ -40,7 +46,8 @@ export function encodeShell(qs: Query): string {
       const c = String.fromCharCode(byte);
       return /[a-zA-Z0-9.~_-]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
     }).join("");
-  return Object.entries(qs).map(([k, v]) => `${k.replace("$", "%24")}=${urlencode(String(v))}`).join("&");
+  return Object.entries(qs).map(([k, v]) => `${k.replace("$", "%24")}=${urlencode(String(v))}`)
+    .join("&");
 }
 
 /** A content coding a client may be able to decode. */
@@ -65,9 +72,23 @@ export interface OfficialClient {
 /** The four official clients (reference/datastream.md §2.1 and the issue's table). */
 export const OFFICIAL_CLIENTS: readonly OfficialClient[] = [
   // requests without the optional brotli module: it sends br but decodes only gzip and deflate.
-  { name: "Python (datastream-py)", acceptEncoding: "br", decodes: ["gzip", "deflate"], encode: encodePython, next: "body", quotesLocationId: false },
+  {
+    name: "Python (datastream-py)",
+    acceptEncoding: "br",
+    decodes: ["gzip", "deflate"],
+    encode: encodePython,
+    next: "body",
+    quotesLocationId: false,
+  },
   // curl --http2 -sG without --compressed: nothing is decoded, jq reads the bytes as they come.
-  { name: "shell (datastreamsh)", acceptEncoding: "br", decodes: [], encode: encodeShell, next: "body", quotesLocationId: false },
+  {
+    name: "shell (datastreamsh)",
+    acceptEncoding: "br",
+    decodes: [],
+    encode: encodeShell,
+    next: "body",
+    quotesLocationId: false,
+  },
   // Node's fetch decodes br, gzip and deflate.
   {
     name: "JavaScript (datastreamjs)",
@@ -79,7 +100,14 @@ export const OFFICIAL_CLIENTS: readonly OfficialClient[] = [
     headers: { "user-agent": "datastreamjs/0.1.0 node/20.20.2" },
   },
   // httr2 on libcurl.
-  { name: "R (datastreamr)", acceptEncoding: "br, gzip, deflate", decodes: ["br", "gzip", "deflate"], encode: encodeR, next: "body", quotesLocationId: true },
+  {
+    name: "R (datastreamr)",
+    acceptEncoding: "br, gzip, deflate",
+    decodes: ["br", "gzip", "deflate"],
+    encode: encodeR,
+    next: "body",
+    quotesLocationId: true,
+  },
 ];
 
 /** An answer as a client reads it: decoded with what it can decode. */
@@ -101,7 +129,11 @@ export class UndecodableAnswer extends Error {
 
 /** The options a collection's request carries, from the client's `$select`, `$filter` and `$top`. */
 function clientQuery(top: number, select: string | undefined, filter: string | undefined): Query {
-  return { $top: top, ...(select === undefined ? {} : { $select: select }), ...(filter === undefined ? {} : { $filter: filter }) };
+  return {
+    $top: top,
+    ...(select === undefined ? {} : { $select: select }),
+    ...(filter === undefined ? {} : { $filter: filter }),
+  };
 }
 
 /** The clients' test for a filter that is already narrow enough not to partition. */
@@ -134,13 +166,28 @@ export class ClientSession {
    */
   async get(target: string, accept = "application/vnd.api+json"): Promise<ClientAnswer> {
     const url = new URL(target, this.#origin);
-    const { status, headers, body } = await new Promise<{ status: number; headers: ClientAnswer["headers"]; body: Buffer }>((resolve, reject) => {
+    const { status, headers, body } = await new Promise<
+      { status: number; headers: ClientAnswer["headers"]; body: Buffer }
+    >((resolve, reject) => {
       const outgoing = httpRequest(url, {
-        headers: { accept, "accept-encoding": this.client.acceptEncoding, "x-api-key": this.#key, ...this.client.headers },
+        headers: {
+          accept,
+          "accept-encoding": this.client.acceptEncoding,
+          "x-api-key": this.#key,
+          ...this.client.headers,
+        },
       }, (response) => {
         const chunks: Buffer[] = [];
         response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
+        response.on(
+          "end",
+          () =>
+            resolve({
+              status: response.statusCode ?? 0,
+              headers: response.headers,
+              body: Buffer.concat(chunks),
+            }),
+        );
         response.on("error", reject);
       });
       outgoing.on("error", reject);
@@ -153,7 +200,9 @@ export class ClientSession {
 
   #decode(coding: string, body: Buffer, url: string): Buffer {
     if (coding === "identity") return body;
-    if (!(this.client.decodes as readonly string[]).includes(coding)) throw new UndecodableAnswer(this.client.name, coding, url);
+    if (!(this.client.decodes as readonly string[]).includes(coding)) {
+      throw new UndecodableAnswer(this.client.name, coding, url);
+    }
     if (coding === "br") return brotliDecompressSync(body);
     if (coding === "gzip") return gunzipSync(body);
     // deflate: zlib-wrapped as the RFC says, or raw as some servers send it; clients take both.
@@ -176,8 +225,15 @@ export class ClientSession {
     let target: string | undefined = `/v1/odata/v4/${collection}?${this.client.encode(qs)}`;
     while (target !== undefined) {
       const answer = await this.get(target);
-      if (answer.status !== 200) throw new Error(`${this.client.name}: ${answer.status} for ${target}: ${answer.text.slice(0, 200)}`);
-      const page = JSON.parse(answer.text) as { value: Record<string, unknown>[]; "@odata.nextLink"?: string };
+      if (answer.status !== 200) {
+        throw new Error(
+          `${this.client.name}: ${answer.status} for ${target}: ${answer.text.slice(0, 200)}`,
+        );
+      }
+      const page = JSON.parse(answer.text) as {
+        value: Record<string, unknown>[];
+        "@odata.nextLink"?: string;
+      };
       rows.push(...page.value);
       if (this.client.next === "body") target = page["@odata.nextLink"];
       else target = /<([^>]+)>;\s*rel="next"/.exec(String(answer.headers["link"] ?? ""))?.[1];
@@ -194,12 +250,21 @@ export class ClientSession {
    * @param select the `$select`, if any
    * @param filter the `$filter`, if any
    */
-  async partitioned(collection: string, top: number, select?: string, filter?: string): Promise<Record<string, unknown>[]> {
-    if (filter !== undefined && PARTITIONED.test(filter)) return this.rows(collection, clientQuery(top, select, filter));
+  async partitioned(
+    collection: string,
+    top: number,
+    select?: string,
+    filter?: string,
+  ): Promise<Record<string, unknown>[]> {
+    if (filter !== undefined && PARTITIONED.test(filter)) {
+      return this.rows(collection, clientQuery(top, select, filter));
+    }
     const locations = await this.rows("Locations", clientQuery(top, "Id", filter));
     const rows: Record<string, unknown>[] = [];
     for (const location of locations) {
-      const id = this.client.quotesLocationId ? `'${String(location["Id"])}'` : String(location["Id"]);
+      const id = this.client.quotesLocationId
+        ? `'${String(location["Id"])}'`
+        : String(location["Id"]);
       const own = `LocationId eq ${id}${filter === undefined ? "" : ` and ${filter}`}`;
       rows.push(...await this.rows(collection, clientQuery(top, select, own)));
     }

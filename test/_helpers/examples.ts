@@ -11,8 +11,17 @@ import { once } from "node:events";
  * @param cwd where to run it
  * @param env its environment (PORT is set to 0)
  */
-export async function runExample(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const child = spawn(command, args, { cwd, env: { ...env, PORT: "0" }, stdio: ["ignore", "pipe", "pipe"] });
+export async function runExample(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  const child = spawn(command, args, {
+    cwd,
+    env: { ...env, PORT: "0" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   let err = "";
   child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -29,7 +38,11 @@ export async function runExample(command: string, args: readonly string[], cwd: 
       return;
     }
     if (child.exitCode !== null) {
-      assert.equal(child.exitCode, 0, `${args.join(" ")} exited with ${child.exitCode}:\n${out}\n${err}`);
+      assert.equal(
+        child.exitCode,
+        0,
+        `${args.join(" ")} exited with ${child.exitCode}:\n${out}\n${err}`,
+      );
       assert.notEqual(out.trim(), "", `${args.join(" ")} printed nothing`);
       return;
     }

@@ -81,12 +81,26 @@ export function startFaultLoad(options: FaultLoadOptions): FaultLoad {
     const start = performance.now();
     let reply: Reply;
     try {
-      const response = await fetch(`${url}${path}`, { ...init, signal: AbortSignal.timeout(options.hangMs) });
-      reply = { status: response.status, retryAfter: response.headers.get("retry-after"), body: await response.text() };
+      const response = await fetch(`${url}${path}`, {
+        ...init,
+        signal: AbortSignal.timeout(options.hangMs),
+      });
+      reply = {
+        status: response.status,
+        retryAfter: response.headers.get("retry-after"),
+        body: await response.text(),
+      };
     } catch (error) {
       reply = { status: 0, retryAfter: null, body: String(error) };
     }
-    samples.push({ what, url, start, end: performance.now(), ...reply, body: reply.body.slice(0, 300) });
+    samples.push({
+      what,
+      url,
+      start,
+      end: performance.now(),
+      ...reply,
+      body: reply.body.slice(0, 300),
+    });
     return reply;
   }
 
@@ -110,9 +124,14 @@ export function startFaultLoad(options: FaultLoadOptions): FaultLoad {
       if (signUpToken === undefined) {
         const reply = await ask("sign-up token", url, "/oauth2/token", {
           ...form({ grant_type: "client_credentials", scope: "SignUp" }),
-          headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}` },
+          headers: {
+            "content-type": "application/x-www-form-urlencoded",
+            authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}`,
+          },
         });
-        if (reply.status === 200) signUpToken = (JSON.parse(reply.body) as { access_token: string }).access_token;
+        if (reply.status === 200) {
+          signUpToken = (JSON.parse(reply.body) as { access_token: string }).access_token;
+        }
       } else if (account === undefined || (turn > 0 && turn % turnsPerAccount === 0)) {
         const username = `${options.prefix}-${index}-${++attempt}`;
         const reply = await ask("sign-up", url, "/api/v2/sign-up", {
@@ -122,21 +141,30 @@ export function startFaultLoad(options: FaultLoadOptions): FaultLoad {
         });
         // Not acknowledged: a fresh name next time (this one may or may not exist).
         if (reply.status === 201) {
-          accounts.push((account = { username, patches: new Map() }));
+          accounts.push(account = { username, patches: new Map() });
           access = undefined;
         }
         if (reply.status === 401) signUpToken = undefined;
       } else if (access === undefined || step === 5) {
-        const reply = await ask("login", url, "/oauth2/token", form({
-          grant_type: "password",
-          client_id: "demo-app",
-          username: account.username,
-          password: options.password,
-          scope: "UserActivity",
-        }));
-        if (reply.status === 200) access = (JSON.parse(reply.body) as { access_token: string }).access_token;
+        const reply = await ask(
+          "login",
+          url,
+          "/oauth2/token",
+          form({
+            grant_type: "password",
+            client_id: "demo-app",
+            username: account.username,
+            password: options.password,
+            scope: "UserActivity",
+          }),
+        );
+        if (reply.status === 200) {
+          access = (JSON.parse(reply.body) as { access_token: string }).access_token;
+        }
       } else if (step === 9) {
-        const reply = await ask("snapshot", url, "/api/v2/sync/user", { headers: { authorization: `Bearer ${access}` } });
+        const reply = await ask("snapshot", url, "/api/v2/sync/user", {
+          headers: { authorization: `Bearer ${access}` },
+        });
         if (reply.status === 401) access = undefined;
       } else {
         const n = ++serial;
@@ -190,22 +218,44 @@ export interface FaultWindow {
  * @param deadlineMs the longest a fault may cost a request
  * @returns one line per wrong answer
  */
-export function wrongAnswers(samples: readonly Sample[], faults: readonly FaultWindow[], deadlineMs: number): string[] {
+export function wrongAnswers(
+  samples: readonly Sample[],
+  faults: readonly FaultWindow[],
+  deadlineMs: number,
+): string[] {
   const expected = new Set([200, 201, 202, 503]);
   const origin = faults[0]?.from ?? 0;
   const wrong: string[] = [];
   for (const sample of samples) {
-    const at = `${sample.what} asked ${((sample.start - origin) / 1000).toFixed(1)} s after the first fault began, answered in ${(sample.end - sample.start).toFixed(0)} ms`;
+    const at = `${sample.what} asked ${
+      ((sample.start - origin) / 1000).toFixed(1)
+    } s after the first fault began, answered in ${(sample.end - sample.start).toFixed(0)} ms`;
     if (!expected.has(sample.status)) wrong.push(`${at}: ${sample.status} ${sample.body}`);
-    else if (sample.status === 503 && sample.retryAfter === null) wrong.push(`${at}: 503 without Retry-After`);
+    else if (sample.status === 503 && sample.retryAfter === null) {
+      wrong.push(`${at}: 503 without Retry-After`);
+    }
     for (const fault of faults) {
       const since = Math.max(sample.start, fault.from);
       if (sample.end >= fault.from && sample.end <= fault.to) {
         // One in flight when the fault began may have had its answer from the database already.
-        if (sample.status !== 503 && sample.start >= fault.from) wrong.push(`${at}: ${sample.status} while the fault was on`);
-        if (sample.end - since > deadlineMs) wrong.push(`${at}: ${(sample.end - since).toFixed(0)} ms after the fault began or the request was asked`);
-      } else if (sample.start < fault.to && sample.end > fault.to && fault.to - since > deadlineMs) {
-        wrong.push(`${at}: held by the fault (waiting ${(fault.to - since).toFixed(0)} ms of it), answered ${sample.status} only after it ended`);
+        if (sample.status !== 503 && sample.start >= fault.from) {
+          wrong.push(`${at}: ${sample.status} while the fault was on`);
+        }
+        if (sample.end - since > deadlineMs) {
+          wrong.push(
+            `${at}: ${
+              (sample.end - since).toFixed(0)
+            } ms after the fault began or the request was asked`,
+          );
+        }
+      } else if (
+        sample.start < fault.to && sample.end > fault.to && fault.to - since > deadlineMs
+      ) {
+        wrong.push(
+          `${at}: held by the fault (waiting ${
+            (fault.to - since).toFixed(0)
+          } ms of it), answered ${sample.status} only after it ended`,
+        );
       }
     }
   }
@@ -223,7 +273,12 @@ export function wrongAnswers(samples: readonly Sample[], faults: readonly FaultW
  * @param withinMs how long queued work may take to be done
  * @returns what is missing, one line an account (none when everything is there)
  */
-export async function missingWrites(url: string, accounts: readonly Account[], password: string, withinMs: number): Promise<string[]> {
+export async function missingWrites(
+  url: string,
+  accounts: readonly Account[],
+  password: string,
+  withinMs: number,
+): Promise<string[]> {
   const give = performance.now() + withinMs;
   const missing: string[] = [];
   for (const account of accounts) {
@@ -235,17 +290,30 @@ export async function missingWrites(url: string, accounts: readonly Account[], p
         const response = await fetch(`${url}/oauth2/token`, {
           method: "POST",
           headers: { "content-type": "application/x-www-form-urlencoded" },
-          body: new URLSearchParams({ grant_type: "password", client_id: "demo-app", username: account.username, password, scope: "UserActivity" }).toString(),
+          body: new URLSearchParams({
+            grant_type: "password",
+            client_id: "demo-app",
+            username: account.username,
+            password,
+            scope: "UserActivity",
+          }).toString(),
         });
         const text = await response.text();
         last = `login ${response.status} ${text.slice(0, 200)}`;
-        if (response.status === 200) access = (JSON.parse(text) as { access_token: string }).access_token;
+        if (response.status === 200) {
+          access = (JSON.parse(text) as { access_token: string }).access_token;
+        }
       } else {
-        const response = await fetch(`${url}/api/v2/sync/user`, { headers: { authorization: `Bearer ${access}` } });
+        const response = await fetch(`${url}/api/v2/sync/user`, {
+          headers: { authorization: `Bearer ${access}` },
+        });
         const text = await response.text();
         last = `snapshot ${response.status} ${text.slice(0, 200)}`;
         if (response.status === 200) {
-          const found = new Set((JSON.parse(text) as { data: { objects: { messages: { uuid: string }[] } } }).data.objects.messages.map((m) => m.uuid));
+          const found = new Set(
+            (JSON.parse(text) as { data: { objects: { messages: { uuid: string }[] } } }).data
+              .objects.messages.map((m) => m.uuid),
+          );
           lost = lost.filter((uuid) => !found.has(uuid));
           if (lost.length === 0) break;
         }
@@ -253,7 +321,11 @@ export async function missingWrites(url: string, accounts: readonly Account[], p
       if (access === undefined || lost.length > 0) await delay(250);
     }
     if (access === undefined) missing.push(`${account.username}: cannot log in (${last})`);
-    else if (lost.length > 0) missing.push(`${account.username}: ${lost.length} of ${account.patches.size} acknowledged patches missing (${last})`);
+    else if (lost.length > 0) {
+      missing.push(
+        `${account.username}: ${lost.length} of ${account.patches.size} acknowledged patches missing (${last})`,
+      );
+    }
   }
   return missing;
 }
@@ -268,12 +340,20 @@ export async function missingWrites(url: string, accounts: readonly Account[], p
 export function latencies(samples: readonly Sample[], fault: FaultWindow): string {
   const phases = { before: [] as number[], during: [] as number[], after: [] as number[] };
   for (const sample of samples) {
-    const phase = sample.start < fault.from ? "before" : sample.start < fault.to ? "during" : "after";
+    const phase = sample.start < fault.from
+      ? "before"
+      : sample.start < fault.to
+      ? "during"
+      : "after";
     phases[phase].push(sample.end - sample.start);
   }
   return Object.entries(phases).map(([phase, times]) => {
     times.sort((a, b) => a - b);
-    const at = (q: number) => (times.length === 0 ? 0 : times[Math.min(times.length - 1, Math.floor(q * times.length))]!).toFixed(0);
-    return `${phase}: ${times.length} answers, median ${at(0.5)} ms, p99 ${at(0.99)} ms, longest ${at(1)} ms`;
+    const at = (q: number) =>
+      (times.length === 0 ? 0 : times[Math.min(times.length - 1, Math.floor(q * times.length))]!)
+        .toFixed(0);
+    return `${phase}: ${times.length} answers, median ${at(0.5)} ms, p99 ${at(0.99)} ms, longest ${
+      at(1)
+    } ms`;
   }).join("; ");
 }

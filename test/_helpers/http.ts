@@ -3,7 +3,13 @@ import { createServer, request as httpRequest } from "node:http";
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createBodyReader } from "../../lib/http/read_body.ts";
-import { createNodeListener, type Handler, type HttpRequest, type HttpResponse, type NodeListenerOptions } from "../../lib/http/mod.ts";
+import {
+  createNodeListener,
+  type Handler,
+  type HttpRequest,
+  type HttpResponse,
+  type NodeListenerOptions,
+} from "../../lib/http/mod.ts";
 
 /** Fields of {@linkcode makeRequest}; every one has a harmless default. */
 export interface MakeRequestInit {
@@ -64,7 +70,13 @@ export async function bodyBytes(response: HttpResponse): Promise<Buffer> {
   if (typeof body === "string") return Buffer.from(body);
   if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const chunks: Buffer[] = [];
-  for await (const chunk of body as AsyncIterable<string | Uint8Array>) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  for await (const chunk of body as AsyncIterable<string | Uint8Array>) {
+    chunks.push(
+      typeof chunk === "string"
+        ? Buffer.from(chunk)
+        : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength),
+    );
+  }
   return Buffer.concat(chunks);
 }
 
@@ -173,13 +185,24 @@ export interface FromAnswer {
  * @param init method, headers, body, and the local address (`127.0.0.1` by default)
  * @returns the status, headers and body text
  */
-export function requestFrom(url: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string; from?: string } = {}): Promise<FromAnswer> {
+export function requestFrom(
+  url: string,
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string; from?: string } = {},
+): Promise<FromAnswer> {
   return new Promise((resolve, reject) => {
-    const sent = httpRequest(new URL(path, url), { method: init.method ?? "GET", headers: init.headers ?? {}, localAddress: init.from ?? "127.0.0.1" }, (response) => {
+    const sent = httpRequest(new URL(path, url), {
+      method: init.method ?? "GET",
+      headers: init.headers ?? {},
+      localAddress: init.from ?? "127.0.0.1",
+    }, (response) => {
       let text = "";
       response.setEncoding("utf8");
       response.on("data", (chunk: string) => (text += chunk));
-      response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, text }));
+      response.on(
+        "end",
+        () => resolve({ status: response.statusCode!, headers: response.headers, text }),
+      );
     });
     sent.on("error", reject);
     sent.end(init.body);

@@ -22,7 +22,14 @@ function build(): string | undefined {
   if (existsSync(BINARY) && statSync(BINARY).mtimeMs >= statSync(SOURCE).mtimeMs) return undefined;
   const flags = spawnSync("pkg-config", ["--cflags", "--libs", "rdkafka"], { encoding: "utf8" });
   if (flags.status !== 0) return "librdkafka-dev is not installed (pkg-config rdkafka fails)";
-  const cc = spawnSync("cc", ["-O2", "-Wall", "-o", BINARY, SOURCE, ...flags.stdout.trim().split(/\s+/)], { encoding: "utf8" });
+  const cc = spawnSync("cc", [
+    "-O2",
+    "-Wall",
+    "-o",
+    BINARY,
+    SOURCE,
+    ...flags.stdout.trim().split(/\s+/),
+  ], { encoding: "utf8" });
   if (cc.status !== 0) return `cannot build ${SOURCE}: ${cc.error?.message ?? cc.stderr}`;
   return undefined;
 }
@@ -61,9 +68,20 @@ export interface TestKafka {
  * @param groups consumer groups whose coordinators `down` moves
  * @throws {Error} when the program cannot be built or started
  */
-export async function startKafka(topics: Readonly<Record<string, number>> = {}, groups: readonly string[] = []): Promise<TestKafka> {
-  if (unbuildable !== undefined) throw new Error(`REQUIRE_SERVICES=1 but the Kafka mock cluster is not available: ${unbuildable}`);
-  const args = ["3", ...Object.entries(topics).map(([name, count]) => `${name}:${count}`), ...groups.map((group) => `@${group}`)];
+export async function startKafka(
+  topics: Readonly<Record<string, number>> = {},
+  groups: readonly string[] = [],
+): Promise<TestKafka> {
+  if (unbuildable !== undefined) {
+    throw new Error(
+      `REQUIRE_SERVICES=1 but the Kafka mock cluster is not available: ${unbuildable}`,
+    );
+  }
+  const args = [
+    "3",
+    ...Object.entries(topics).map(([name, count]) => `${name}:${count}`),
+    ...groups.map((group) => `@${group}`),
+  ];
   const child: ChildProcess = spawn(BINARY, args, { stdio: ["pipe", "pipe", "pipe"] });
   let errors = "";
   child.stderr!.on("data", (chunk: Buffer) => (errors += chunk.toString()));
@@ -72,7 +90,9 @@ export async function startKafka(topics: Readonly<Record<string, number>> = {}, 
   const exited = once(child, "exit").then(() => ({ done: true, value: undefined }));
   async function next(): Promise<string> {
     const line = await Promise.race([iterator.next(), exited]);
-    if (line.done === true || line.value === undefined) throw new Error(`the mock cluster exited: ${errors}`);
+    if (line.done === true || line.value === undefined) {
+      throw new Error(`the mock cluster exited: ${errors}`);
+    }
     return line.value as string;
   }
   const first = await next();

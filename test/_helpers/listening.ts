@@ -6,12 +6,16 @@
  * @param output the server's standard output so far
  * @returns the line's fields, or undefined before the line
  */
-export function listeningRecord(output: string): Readonly<Record<string, unknown>> & { readonly url: string } | undefined {
+export function listeningRecord(
+  output: string,
+): Readonly<Record<string, unknown>> & { readonly url: string } | undefined {
   for (const line of output.split("\n")) {
     if (!line.startsWith("{")) continue;
     try {
       const parsed = JSON.parse(line) as Record<string, unknown>;
-      if (parsed["event"] === "listening" && typeof parsed["url"] === "string") return parsed as Record<string, unknown> & { url: string };
+      if (parsed["event"] === "listening" && typeof parsed["url"] === "string") {
+        return parsed as Record<string, unknown> & { url: string };
+      }
     } catch {
       // A line that is not JSON (or not whole yet): read on.
     }

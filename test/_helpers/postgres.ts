@@ -6,7 +6,15 @@
 // run skips the PostgreSQL suites and says so; REQUIRE_SERVICES=1 (as .ci/run
 // sets) makes that a failure.
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./redis.ts";
@@ -20,7 +28,8 @@ function findBin(): string | undefined {
   if (onPath.status === 0 && onPath.stdout.trim() !== "") return join(onPath.stdout.trim(), "..");
   const root = "/usr/lib/postgresql";
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((name) => existsSync(join(root, name, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root).filter((name) => existsSync(join(root, name, "bin", "initdb")))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] === undefined ? undefined : join(root, versions[0], "bin");
 }
 
@@ -83,9 +92,23 @@ export async function startPostgres(own = false): Promise<TestPostgres> {
     return next.href;
   };
   if (given !== undefined && !own) {
-    return { url: given, database: () => create(given), crash: () => {}, restart: () => {}, crashAsync: () => Promise.resolve(), restartAsync: () => Promise.resolve(), pid: () => undefined, viaSocket: (url) => url, stop: () => Promise.resolve() };
+    return {
+      url: given,
+      database: () => create(given),
+      crash: () => {},
+      restart: () => {},
+      crashAsync: () => Promise.resolve(),
+      restartAsync: () => Promise.resolve(),
+      pid: () => undefined,
+      viaSocket: (url) => url,
+      stop: () => Promise.resolve(),
+    };
   }
-  if (bin === undefined) throw new Error("REQUIRE_SERVICES=1 but PostgreSQL's initdb is not installed (Debian package postgresql)");
+  if (bin === undefined) {
+    throw new Error(
+      "REQUIRE_SERVICES=1 but PostgreSQL's initdb is not installed (Debian package postgresql)",
+    );
+  }
   const home = mkdtempSync(join(tmpdir(), "tributary-pg-"));
   const data = join(home, "data");
   const port = await freePort();
@@ -105,16 +128,22 @@ export async function startPostgres(own = false): Promise<TestPostgres> {
     chownSync(home, Number(owner.stdout), Number(group.stdout));
   }
   run("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-instructions"]);
-  const options = `-p ${port} -k ${home} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on`;
+  const options =
+    `-p ${port} -k ${home} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on`;
   const runAsync = (command: string, args: readonly string[]): Promise<void> => {
     const full = join(bin, command);
-    const child = asRoot ? spawn("runuser", ["-u", "postgres", "--", full, ...args]) : spawn(full, args);
+    const child = asRoot
+      ? spawn("runuser", ["-u", "postgres", "--", full, ...args])
+      : spawn(full, args);
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
     return new Promise((resolve, reject) => {
       child.on("error", reject);
-      child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`${command} failed: ${output}`))));
+      child.on(
+        "close",
+        (code) => (code === 0 ? resolve() : reject(new Error(`${command} failed: ${output}`))),
+      );
     });
   };
   const startArgs = ["-D", data, "-o", options, "-l", join(home, "log"), "-w", "-t", "60", "start"];

@@ -50,13 +50,37 @@ export async function freePort(): Promise<number> {
  * @returns its URL and how to stop it
  */
 export async function startRedis(dir?: string, port?: number): Promise<TestRedis> {
-  if (given !== undefined && dir === undefined) return { url: given, child: undefined, stop: () => Promise.resolve() };
-  if (!binary) throw new Error("REQUIRE_SERVICES=1 but redis-server is not on PATH (Debian package redis-server)");
+  if (given !== undefined && dir === undefined) {
+    return {
+      url: given,
+      child: undefined,
+      stop: () => Promise.resolve(),
+    };
+  }
+  if (!binary) {
+    throw new Error(
+      "REQUIRE_SERVICES=1 but redis-server is not on PATH (Debian package redis-server)",
+    );
+  }
   const home = dir ?? mkdtempSync(join(tmpdir(), "tributary-redis-"));
   const chosen = port ?? (await freePort());
   const child = spawn("redis-server", [
-    "--port", String(chosen), "--bind", "127.0.0.1", "--dir", home, "--appendonly", "yes", "--appendfsync", "always",
-    "--save", "", "--daemonize", "no", "--loglevel", "notice",
+    "--port",
+    String(chosen),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    home,
+    "--appendonly",
+    "yes",
+    "--appendfsync",
+    "always",
+    "--save",
+    "",
+    "--daemonize",
+    "no",
+    "--loglevel",
+    "notice",
   ], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));

@@ -15,7 +15,7 @@ export class FakeClock {
 
   now = (): number => this.time;
 
-  setTimer = (task: () => void, ms: number): (() => void) => {
+  setTimer = (task: () => void, ms: number): () => void => {
     const timer = { at: this.time + ms, task, live: true };
     this.#timers.push(timer);
     return () => {
@@ -31,8 +31,12 @@ export class FakeClock {
     const target = this.time + ms;
     await settle();
     for (;;) {
-      const due = this.#timers.filter((timer) => timer.live && timer.at <= target).sort((a, b) => a.at - b.at)[0];
-      if (due === undefined) break;
+      const due = this.#timers.filter((timer) =>
+        timer.live && timer.at <= target
+      ).sort((a, b) => a.at - b.at)[0];
+      if (due === undefined) {
+        break;
+      }
       due.live = false;
       this.time = Math.max(this.time, due.at);
       due.task();
@@ -64,11 +68,17 @@ export function makeRegistry(clock: FakeClock): TenantRegistry {
 /** A delivery function answering each URL with a script; records every request. */
 export class ScriptedReceiver {
   readonly requests: DeliveryRequest[] = [];
-  readonly #scripts = new Map<string, (n: number, request: DeliveryRequest) => DeliveryResult | Promise<DeliveryResult>>();
+  readonly #scripts = new Map<
+    string,
+    (n: number, request: DeliveryRequest) => DeliveryResult | Promise<DeliveryResult>
+  >();
   readonly #counts = new Map<string, number>();
 
   /** Answers requests to `url`; `n` counts from 1. */
-  on(url: string, script: (n: number, request: DeliveryRequest) => DeliveryResult | Promise<DeliveryResult>): this {
+  on(
+    url: string,
+    script: (n: number, request: DeliveryRequest) => DeliveryResult | Promise<DeliveryResult>,
+  ): this {
     this.#scripts.set(url, script);
     return this;
   }
@@ -78,7 +88,9 @@ export class ScriptedReceiver {
     const n = (this.#counts.get(request.url) ?? 0) + 1;
     this.#counts.set(request.url, n);
     const script = this.#scripts.get(request.url);
-    return Promise.resolve(script === undefined ? { kind: "error", message: "no script" } : script(n, request));
+    return Promise.resolve(
+      script === undefined ? { kind: "error", message: "no script" } : script(n, request),
+    );
   };
 
   /** URLs of the requests so far, in order. */

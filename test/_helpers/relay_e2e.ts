@@ -14,7 +14,16 @@ import { setTimeout as delay } from "node:timers/promises";
 import { listeningUrl, type Started, startServer } from "./server.ts";
 
 export const MESSAGES = 10_000;
-export const TENANTS = ["acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "tyrell"];
+export const TENANTS = [
+  "acme",
+  "globex",
+  "initech",
+  "umbrella",
+  "hooli",
+  "stark",
+  "wayne",
+  "tyrell",
+];
 
 /** A loopback receiver that counts deliveries by webhook-id. */
 export class Receiver {
@@ -37,7 +46,9 @@ export class Receiver {
         const count = (this.seen.get(id) ?? 0) + 1;
         this.seen.set(id, count);
         this.onArrival(id);
-        if (count === 1 && this.#wanted?.has(id) === true && --this.#missing === 0) this.#allThere();
+        if (count === 1 && this.#wanted?.has(id) === true && --this.#missing === 0) {
+          this.#allThere();
+        }
         if (this.hold) this.held.push(res);
         else res.writeHead(204).end();
       });
@@ -54,7 +65,9 @@ export class Receiver {
   all(ids: ReadonlySet<string>): Promise<void> {
     this.#wanted = ids;
     this.#missing = [...ids].filter((id) => !this.seen.has(id)).length;
-    return this.#missing === 0 ? Promise.resolve() : new Promise((resolve) => (this.#allThere = resolve));
+    return this.#missing === 0
+      ? Promise.resolve()
+      : new Promise((resolve) => (this.#allThere = resolve));
   }
 
   /** Arrivals beyond the first, over all ids. */
@@ -74,13 +87,21 @@ export class Receiver {
 /** A tenants file: the tenants, one endpoint each, all to the receiver. */
 export function tenantsFile(dir: string, url: string): string {
   const file = join(dir, "tenants.json");
-  writeFileSync(file, JSON.stringify({
-    tenants: TENANTS.map((id) => ({
-      id,
-      api_keys: [`key-${id}`],
-      endpoints: [{ id: "hook", url, events: ["*"], secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }],
-    })),
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      tenants: TENANTS.map((id) => ({
+        id,
+        api_keys: [`key-${id}`],
+        endpoints: [{
+          id: "hook",
+          url,
+          events: ["*"],
+          secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        }],
+      })),
+    }),
+  );
   return file;
 }
 
@@ -91,14 +112,18 @@ export function tenantsFile(dir: string, url: string): string {
  * @param onAccepted told of each acceptance, with how many so far
  * @returns the accepted message ids
  */
-export async function post(urls: () => readonly string[], count: number, onAccepted: (accepted: number) => void = () => {}): Promise<Set<string>> {
+export async function post(
+  urls: () => readonly string[],
+  count: number,
+  onAccepted: (accepted: number) => void = () => {},
+): Promise<Set<string>> {
   const accepted = new Set<string>();
   let next = 0;
   const clients = Array.from({ length: 16 }, async () => {
     for (let n = next++; n < count; n = next++) {
       const tenant = TENANTS[n % TENANTS.length]!;
       const body = JSON.stringify({ event: "order.created", data: { n } });
-      for (let attempt = 0; ; attempt++) {
+      for (let attempt = 0;; attempt++) {
         assert.ok(attempt < 600, `message ${n} was not accepted after ${attempt} tries`);
         const targets = urls();
         const url = targets[(n + attempt) % targets.length]!;
@@ -130,7 +155,11 @@ export async function post(urls: () => readonly string[], count: number, onAccep
 export async function counter(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   let sum = 0;
-  for (const line of text.split("\n")) if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) sum += Number(line.split(" ").at(-1));
+  for (const line of text.split("\n")) {
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) {
+      sum += Number(line.split(" ").at(-1));
+    }
+  }
   return sum;
 }
 
@@ -145,7 +174,9 @@ export function report(t: TestContext, receiver: Receiver, accepted: ReadonlySet
   const duplicates = receiver.duplicates();
   // Beyond the accepted: messages queued whose 202 never reached the client (Redis died before answering), so it posted them again.
   const unconfirmed = [...receiver.seen.keys()].filter((id) => !accepted.has(id)).length;
-  t.diagnostic(`${accepted.size} accepted, ${receiver.seen.size} distinct delivered (${unconfirmed} queued without a 202), ${duplicates} duplicates`);
+  t.diagnostic(
+    `${accepted.size} accepted, ${receiver.seen.size} distinct delivered (${unconfirmed} queued without a 202), ${duplicates} duplicates`,
+  );
   for (const id of accepted) assert.ok(receiver.seen.has(id), `${id} was delivered`);
 }
 
@@ -153,7 +184,12 @@ export function report(t: TestContext, receiver: Receiver, accepted: ReadonlySet
  * Waits until every accepted message has arrived at the receiver, at most
  * `ms`; past that, fails with what is missing and the relays' error output.
  */
-export async function allDelivered(receiver: Receiver, accepted: ReadonlySet<string>, relays: readonly Started[], ms = 180_000): Promise<void> {
+export async function allDelivered(
+  receiver: Receiver,
+  accepted: ReadonlySet<string>,
+  relays: readonly Started[],
+  ms = 180_000,
+): Promise<void> {
   const abort = new AbortController();
   const outcome = await Promise.race([
     receiver.all(accepted).then(() => "delivered" as const),
@@ -163,7 +199,9 @@ export async function allDelivered(receiver: Receiver, accepted: ReadonlySet<str
   if (outcome === "delivered") return;
   const missing = [...accepted].filter((id) => !receiver.seen.has(id)).length;
   const errors = relays.map((relay) => relay.errors().slice(-3000)).join("\n---\n");
-  assert.fail(`${missing} of ${accepted.size} accepted messages not delivered within ${ms} ms; the relays said:\n${errors}`);
+  assert.fail(
+    `${missing} of ${accepted.size} accepted messages not delivered within ${ms} ms; the relays said:\n${errors}`,
+  );
 }
 
 /**
@@ -171,7 +209,11 @@ export async function allDelivered(receiver: Receiver, accepted: ReadonlySet<str
  * every one is delivered, and both processes delivered some.
  * @param env the relays' environment, its tenants sending to `receiver`
  */
-export async function twoRelaysShare(t: TestContext, receiver: Receiver, env: Record<string, string>): Promise<void> {
+export async function twoRelaysShare(
+  t: TestContext,
+  receiver: Receiver,
+  env: Record<string, string>,
+): Promise<void> {
   const first = startServer(env);
   const second = startServer(env);
   try {
@@ -180,9 +222,13 @@ export async function twoRelaysShare(t: TestContext, receiver: Receiver, env: Re
     assert.equal(accepted.size, MESSAGES);
     await allDelivered(receiver, accepted, [first, second]);
     report(t, receiver, accepted);
-    const attempts = await Promise.all(urls.map((url) => counter(url, "tributary_relay_delivery_attempts_total")));
+    const attempts = await Promise.all(
+      urls.map((url) => counter(url, "tributary_relay_delivery_attempts_total")),
+    );
     t.diagnostic(`delivery attempts by process: ${attempts.join(", ")}`);
-    for (const made of attempts) assert.ok(made > 0, `both processes delivered: ${attempts.join(", ")}`);
+    for (const made of attempts) {
+      assert.ok(made > 0, `both processes delivered: ${attempts.join(", ")}`);
+    }
     assert.ok(attempts[0]! + attempts[1]! >= MESSAGES);
   } finally {
     receiver.close();
@@ -197,7 +243,12 @@ export async function twoRelaysShare(t: TestContext, receiver: Receiver, env: Re
  * @param env the relays' environment, its tenants sending to `receiver`
  * @param comeBack how the jobs the dead process held come back, for the report
  */
-export async function killedMidDelivery(t: TestContext, receiver: Receiver, env: Record<string, string>, comeBack: string): Promise<void> {
+export async function killedMidDelivery(
+  t: TestContext,
+  receiver: Receiver,
+  env: Record<string, string>,
+  comeBack: string,
+): Promise<void> {
   const first = startServer(env);
   let second: Started | undefined;
   try {
@@ -216,7 +267,9 @@ export async function killedMidDelivery(t: TestContext, receiver: Receiver, env:
     second = startServer(env);
     await listeningUrl(second);
     await allDelivered(receiver, accepted, [first, second]);
-    t.diagnostic(`${unanswered} requests were unanswered at the kill (held ones time out and are tried again); ${comeBack}`);
+    t.diagnostic(
+      `${unanswered} requests were unanswered at the kill (held ones time out and are tried again); ${comeBack}`,
+    );
     report(t, receiver, accepted);
   } finally {
     receiver.close();
@@ -239,7 +292,10 @@ export class SigningReceiver {
   /** Paths answered 500 (their jobs are retried). */
   readonly failing = new Set<string>();
   readonly server: Server;
-  #waiting: { readonly match: (delivery: SeenDelivery) => boolean; readonly resolve: (delivery: SeenDelivery) => void }[] = [];
+  #waiting: {
+    readonly match: (delivery: SeenDelivery) => boolean;
+    readonly resolve: (delivery: SeenDelivery) => void;
+  }[] = [];
 
   constructor() {
     this.server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -259,7 +315,9 @@ export class SigningReceiver {
         }
         this.deliveries.push(delivery);
         res.writeHead(204).end();
-        this.#waiting = this.#waiting.filter((waiter) => !(waiter.match(delivery) && (waiter.resolve(delivery), true)));
+        this.#waiting = this.#waiting.filter((waiter) =>
+          !(waiter.match(delivery) && (waiter.resolve(delivery), true))
+        );
       });
     });
   }
@@ -288,7 +346,9 @@ export class SigningReceiver {
 export function signedWith(delivery: SeenDelivery, secrets: readonly string[]): string[] {
   return secrets.filter((secret) => {
     const key = Buffer.from(secret.slice("whsec_".length), "base64");
-    const mac = createHmac("sha256", key).update(`${delivery.id}.${delivery.timestamp}.${delivery.body}`).digest("base64");
+    const mac = createHmac("sha256", key).update(
+      `${delivery.id}.${delivery.timestamp}.${delivery.body}`,
+    ).digest("base64");
     return delivery.signatures.includes(`v1,${mac}`);
   });
 }
@@ -300,7 +360,7 @@ export function signedWith(delivery: SeenDelivery, secrets: readonly string[]): 
  */
 export async function until(check: () => Promise<boolean>, ms = 10_000): Promise<number> {
   const started = performance.now();
-  for (let tries = 0; ; tries++) {
+  for (let tries = 0;; tries++) {
     if (await check()) return performance.now() - started;
     assert.ok(performance.now() - started < ms && tries < 100_000, `not seen within ${ms} ms`);
   }
@@ -317,14 +377,32 @@ export async function until(check: () => Promise<boolean>, ms = 10_000): Promise
  * @param receiver where the endpoints send
  * @param receiverUrl its origin
  */
-export async function endpointsShared(t: TestContext, receiver: SigningReceiver, receiverUrl: string, env: Record<string, string>, overlapSeconds = 15): Promise<void> {
+export async function endpointsShared(
+  t: TestContext,
+  receiver: SigningReceiver,
+  receiverUrl: string,
+  env: Record<string, string>,
+  overlapSeconds = 15,
+): Promise<void> {
   const relays = { SECRET_ROTATION_OVERLAP_SECONDS: String(overlapSeconds), ...env };
   const started: Started[] = [];
   const auth = { authorization: "Bearer key-acme", "content-type": "application/json" };
-  const api = async (url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> => {
-    const response = await fetch(`${url}/webhook${path}`, { method, headers: auth, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const api = async (
+    url: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const response = await fetch(`${url}/webhook${path}`, {
+      method,
+      headers: auth,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const text = await response.text();
-    return { status: response.status, body: text === "" ? {} : JSON.parse(text) as Record<string, unknown> };
+    return {
+      status: response.status,
+      body: text === "" ? {} : JSON.parse(text) as Record<string, unknown>,
+    };
   };
   const post = async (url: string, event: string): Promise<{ id: string; endpoints: string[] }> => {
     const answer = await api(url, "POST", "", { event, data: { at: event } });
@@ -339,26 +417,62 @@ export async function endpointsShared(t: TestContext, receiver: SigningReceiver,
     assert.match(b.output(), /Relay endpoints: in the (Redis|Kafka) backend/);
 
     // Created on A: B routes to it and delivers within a second.
-    assert.equal((await api(urlA, "POST", "/endpoints", { id: "api", url: `${receiverUrl}/api`, events: ["invoice.*"] })).status, 201);
-    latencies.push(await until(async () => (await api(urlB, "GET", "/endpoints/api")).status === 200));
+    assert.equal(
+      (await api(urlA, "POST", "/endpoints", {
+        id: "api",
+        url: `${receiverUrl}/api`,
+        events: ["invoice.*"],
+      })).status,
+      201,
+    );
+    latencies.push(
+      await until(async () => (await api(urlB, "GET", "/endpoints/api")).status === 200),
+    );
     const first = await post(urlB, "invoice.paid");
-    assert.deepEqual(first.endpoints, ["hook", "api"], "B's intake routes to the endpoint made on A");
+    assert.deepEqual(
+      first.endpoints,
+      ["hook", "api"],
+      "B's intake routes to the endpoint made on A",
+    );
     await receiver.delivery(first.id, "/api");
 
     // Patched on A: B sends to the new URL.
-    assert.equal((await api(urlA, "PATCH", "/endpoints/api", { url: `${receiverUrl}/api-v2` })).status, 200);
-    latencies.push(await until(async () => (await api(urlB, "GET", "/endpoints/api")).body["url"] === `${receiverUrl}/api-v2`));
+    assert.equal(
+      (await api(urlA, "PATCH", "/endpoints/api", { url: `${receiverUrl}/api-v2` })).status,
+      200,
+    );
+    latencies.push(
+      await until(async () =>
+        (await api(urlB, "GET", "/endpoints/api")).body["url"] === `${receiverUrl}/api-v2`
+      ),
+    );
     await receiver.delivery((await post(urlB, "invoice.paid")).id, "/api-v2");
 
     // The file's endpoint's secret rotated on A: B signs with both.
-    const original = (await api(urlA, "GET", "/endpoints/hook/secret")).body["secrets"] as { secret: string }[];
-    const rotated = (await api(urlA, "POST", "/endpoints/hook/rotate-secret", {})).body["secrets"] as { secret: string }[];
+    const original = (await api(urlA, "GET", "/endpoints/hook/secret")).body["secrets"] as {
+      secret: string;
+    }[];
+    const rotated = (await api(urlA, "POST", "/endpoints/hook/rotate-secret", {}))
+      .body["secrets"] as { secret: string }[];
     assert.equal(rotated.length, 2);
     const fresh = rotated[0]!.secret;
-    latencies.push(await until(async () => ((await api(urlB, "GET", "/endpoints/hook/secret")).body["secrets"] as unknown[]).length === 2));
+    latencies.push(
+      await until(async () =>
+        ((await api(urlB, "GET", "/endpoints/hook/secret")).body["secrets"] as unknown[]).length ===
+          2
+      ),
+    );
     const signed = await receiver.delivery((await post(urlB, "order.created")).id, "/hook");
-    assert.deepEqual(signedWith(signed, [fresh, original[0]!.secret]), [fresh, original[0]!.secret], "both secrets sign during the overlap");
-    t.diagnostic(`a change on one process seen on the other after ${latencies.map((ms) => ms.toFixed(0)).join(", ")} ms`);
+    assert.deepEqual(
+      signedWith(signed, [fresh, original[0]!.secret]),
+      [fresh, original[0]!.secret],
+      "both secrets sign during the overlap",
+    );
+    t.diagnostic(
+      `a change on one process seen on the other after ${
+        latencies.map((ms) => ms.toFixed(0)).join(", ")
+      } ms`,
+    );
     for (const ms of latencies) assert.ok(ms < 1000, `seen within a second: ${ms.toFixed(0)} ms`);
 
     // A job for the API's endpoint waits (its receiver fails) across a restart of both processes.
@@ -369,22 +483,44 @@ export async function endpointsShared(t: TestContext, receiver: SigningReceiver,
     const [c, d] = [startServer(relays), startServer(relays)];
     started.push(c, d);
     const [urlC, urlD] = [await listeningUrl(c), await listeningUrl(d)];
-    assert.match(c.output(), /Relay endpoints: in the (Redis|Kafka) backend[^\n]*acme\/hook changed through the API/);
-    const after = (await api(urlD, "GET", "/endpoints/hook/secret")).body["secrets"] as { secret: string; expires_at: string | null }[];
-    assert.equal(after[0]?.secret, fresh, "the rotation survived: the file did not bring the old secret back");
+    assert.match(
+      c.output(),
+      /Relay endpoints: in the (Redis|Kafka) backend[^\n]*acme\/hook changed through the API/,
+    );
+    const after = (await api(urlD, "GET", "/endpoints/hook/secret")).body["secrets"] as {
+      secret: string;
+      expires_at: string | null;
+    }[];
+    assert.equal(
+      after[0]?.secret,
+      fresh,
+      "the rotation survived: the file did not bring the old secret back",
+    );
     // The old secret is there with the expiry the rotation gave it, unless a slow restart outlasted the overlap.
     const old = rotated[1] as { secret: string; expires_at: string };
     if (after.length === 2) assert.deepEqual(after[1], old);
-    else assert.ok(after.length === 1 && Date.parse(old.expires_at) <= Date.now() + 1000, `the old secret is gone only once expired: ${JSON.stringify(after)}`);
+    else {assert.ok(
+        after.length === 1 && Date.parse(old.expires_at) <= Date.now() + 1000,
+        `the old secret is gone only once expired: ${JSON.stringify(after)}`,
+      );}
     assert.equal((await api(urlD, "GET", "/endpoints/api")).body["url"], `${receiverUrl}/api-v2`);
     const both = await receiver.delivery((await post(urlC, "order.created")).id, "/hook");
     assert.ok(signedWith(both, [fresh]).length === 1, "the new secret signs after the restart");
     await receiver.delivery(waiting.id, "/api-v2"); // queued before the restart, delivered after it to the API's endpoint
 
     // Past the overlap, only the new secret signs.
-    await until(async () => ((await api(urlD, "GET", "/endpoints/hook/secret")).body["secrets"] as unknown[]).length === 1, overlapSeconds * 1000 + 2000);
+    await until(
+      async () =>
+        ((await api(urlD, "GET", "/endpoints/hook/secret")).body["secrets"] as unknown[]).length ===
+          1,
+      overlapSeconds * 1000 + 2000,
+    );
     const late = await receiver.delivery((await post(urlD, "order.created")).id, "/hook");
-    assert.deepEqual(signedWith(late, [fresh, original[0]!.secret]), [fresh], "only the new secret signs after the overlap");
+    assert.deepEqual(
+      signedWith(late, [fresh, original[0]!.secret]),
+      [fresh],
+      "only the new secret signs after the overlap",
+    );
   } finally {
     receiver.close();
     await Promise.all(started.map((relay) => stop(relay)));
@@ -398,7 +534,12 @@ export async function endpointsShared(t: TestContext, receiver: SigningReceiver,
  * second within `boundMs` of the kill, measured from the receiver's log.
  * @param env the relays' environment, its tenants sending to `receiver`
  */
-export async function heldJobsRecovered(t: TestContext, receiver: Receiver, env: Record<string, string>, boundMs: number): Promise<void> {
+export async function heldJobsRecovered(
+  t: TestContext,
+  receiver: Receiver,
+  env: Record<string, string>,
+  boundMs: number,
+): Promise<void> {
   const first = startServer(env);
   let second: Started | undefined;
   try {
@@ -422,10 +563,22 @@ export async function heldJobsRecovered(t: TestContext, receiver: Receiver, env:
     killedAt = performance.now();
     await once(first.child, "exit");
     for (const res of receiver.held.splice(0)) res.destroy();
-    await Promise.race([done, once(second.child, "exit").then(() => assert.fail(`the second relay exited: ${second!.errors()}`))]);
+    await Promise.race([
+      done,
+      once(second.child, "exit").then(() =>
+        assert.fail(`the second relay exited: ${second!.errors()}`)
+      ),
+    ]);
     const worst = Math.max(...back.values());
-    t.diagnostic(`the ${accepted.size} jobs the killed relay held were delivered by the other ${Math.min(...back.values()).toFixed(0)} to ${worst.toFixed(0)} ms after the kill`);
-    assert.ok(worst <= boundMs, `the last came ${worst.toFixed(0)} ms after the kill, more than ${boundMs} ms`);
+    t.diagnostic(
+      `the ${accepted.size} jobs the killed relay held were delivered by the other ${
+        Math.min(...back.values()).toFixed(0)
+      } to ${worst.toFixed(0)} ms after the kill`,
+    );
+    assert.ok(
+      worst <= boundMs,
+      `the last came ${worst.toFixed(0)} ms after the kill, more than ${boundMs} ms`,
+    );
   } finally {
     receiver.close();
     if (second !== undefined) await stop(second);

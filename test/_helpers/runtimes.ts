@@ -25,7 +25,9 @@ const projectDeno = join(import.meta.dirname, "..", "..", "node_modules", ".bin"
 export const deno = find("DENO_BIN", existsSync(projectDeno) ? projectDeno : "deno", /^deno 2\./);
 
 function skipUnless(found: string | undefined, what: string): false | string {
-  return found !== undefined || required ? false : `${what} is not installed (.ci/run installs it); set REQUIRE_SERVICES=1 to fail instead`;
+  return found !== undefined || required
+    ? false
+    : `${what} is not installed (.ci/run installs it); set REQUIRE_SERVICES=1 to fail instead`;
 }
 
 /** For `it(name, { skip: node24Skip }, ...)`. */

@@ -34,7 +34,11 @@ export function logText(written: string): string {
     if (line.startsWith("{")) {
       try {
         const record = JSON.parse(line) as { msg?: unknown; err?: { message?: unknown } };
-        if (typeof record.msg === "string") shown = record.err === undefined ? record.msg : `${record.msg}: ${String(record.err.message)}`;
+        if (typeof record.msg === "string") {
+          shown = record.err === undefined
+            ? record.msg
+            : `${record.msg}: ${String(record.err.message)}`;
+        }
       } catch {
         // Not a log line: as written.
       }
@@ -46,7 +50,9 @@ export function logText(written: string): string {
 
 const children: ChildProcess[] = [];
 after(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  }
 });
 
 /**
@@ -56,12 +62,27 @@ after(() => {
  * @param options `via`: a command to run it under (its arguments then the node command line)
  * @returns the child and its output
  */
-export function startServer(env: Record<string, string>, options: { readonly via?: readonly string[] } = {}): Started {
+export function startServer(
+  env: Record<string, string>,
+  options: { readonly via?: readonly string[] } = {},
+): Started {
   // `via`: a command the server runs under, given the node command line as its arguments (e.g. unshare).
-  const [command, ...args] = [...(options.via ?? []), process.execPath, "--import", "tsx", "server.ts"];
+  const [command, ...args] = [
+    ...(options.via ?? []),
+    process.execPath,
+    "--import",
+    "tsx",
+    "server.ts",
+  ];
   const child = spawn(command!, args, {
     cwd: ROOT,
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", STATE_DIR: "", ...env },
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      HOME: process.env["HOME"] ?? "",
+      PORT: "0",
+      STATE_DIR: "",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -69,7 +90,12 @@ export function startServer(env: Record<string, string>, options: { readonly via
   let err = "";
   child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
-  return { child, output: () => logText(out), errors: () => logText(err), raw: () => ({ out, err }) };
+  return {
+    child,
+    output: () => logText(out),
+    errors: () => logText(err),
+    raw: () => ({ out, err }),
+  };
 }
 
 /**
@@ -81,9 +107,14 @@ export async function listeningUrl(started: Started): Promise<string> {
   for (;;) {
     const url = listeningLine(started.raw().out);
     if (url !== undefined) return url;
-    if (started.child.exitCode !== null || started.child.signalCode !== null) throw new Error(`server exited: ${started.errors()}`);
+    if (started.child.exitCode !== null || started.child.signalCode !== null) {
+      throw new Error(`server exited: ${started.errors()}`);
+    }
     const stop = new AbortController();
-    await Promise.race([once(started.child.stdout!, "data", { signal: stop.signal }), once(started.child, "exit", { signal: stop.signal })]).catch(() => {});
+    await Promise.race([
+      once(started.child.stdout!, "data", { signal: stop.signal }),
+      once(started.child, "exit", { signal: stop.signal }),
+    ]).catch(() => {});
     stop.abort();
   }
 }

@@ -28,8 +28,11 @@ export async function openJournaled<S, C>(
   compactAboveBytes = 64 * 1024 * 1024,
 ): Promise<Journaled<S>> {
   const { journal, replay } = await Journal.open({ dir, name: "store", compactAboveBytes });
-  let store: S | undefined;
-  store = restore(replay.snapshot, replay.records, journalSink<C>(journal, () => snapshot(store!)));
+  const store: S = restore(
+    replay.snapshot,
+    replay.records,
+    journalSink<C>(journal, () => snapshot(store)),
+  );
   const opened: Journaled<S> = {
     store,
     dir,
@@ -48,7 +51,10 @@ export async function openJournaled<S, C>(
  * @returns `open` (a store on a new journal, rebuilt by `restore`) and `reopen` (the same store after a restart)
  */
 export function journaledStores<S extends { exportState(): unknown }, C>(): {
-  open(restore: (snapshot: unknown, records: readonly unknown[], sink: ChangeSink<C>) => S, compactAboveBytes?: number): Promise<S>;
+  open(
+    restore: (snapshot: unknown, records: readonly unknown[], sink: ChangeSink<C>) => S,
+    compactAboveBytes?: number,
+  ): Promise<S>;
   reopen(store: object): Promise<S>;
 } {
   const opened = new WeakMap<object, Journaled<S>>();
@@ -57,7 +63,15 @@ export function journaledStores<S extends { exportState(): unknown }, C>(): {
     return handle.store;
   };
   return {
-    open: async (restore, compactAboveBytes) => keep(await openJournaled<S, C>(restore, (store) => store.exportState(), undefined, compactAboveBytes)),
+    open: async (restore, compactAboveBytes) =>
+      keep(
+        await openJournaled<S, C>(
+          restore,
+          (store) => store.exportState(),
+          undefined,
+          compactAboveBytes,
+        ),
+      ),
     reopen: async (store) => keep(await opened.get(store)!.reopen()),
   };
 }

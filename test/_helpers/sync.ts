@@ -1,7 +1,13 @@
 // A sync service on a hand-driven clock, counting UUIDs and a job queue the
 // test runs by hand, so a test sees a ticket `new` before its job runs.
-import { HttpError, type Handler } from "../../lib/http/mod.ts";
-import { createSyncService, MemorySyncStore, SerialJobs, type SyncServiceOptions, type SyncStore } from "../../lib/sync/mod.ts";
+import { type Handler, HttpError } from "../../lib/http/mod.ts";
+import {
+  createSyncService,
+  MemorySyncStore,
+  SerialJobs,
+  type SyncServiceOptions,
+  type SyncStore,
+} from "../../lib/sync/mod.ts";
 import { call, type CallResult } from "./water.ts";
 
 export const T0 = Date.UTC(2026, 0, 5, 10, 0, 0);
@@ -21,7 +27,11 @@ export interface SyncFixture {
   /** Jobs waiting for {@linkcode SyncFixture.runJobs}. */
   waiting(): number;
   /** A request as `user` (the `x-test-user` header stands in for a bearer token). */
-  request(user: string, target: string, init?: { method?: string; body?: string; headers?: Record<string, string> }): Promise<CallResult>;
+  request(
+    user: string,
+    target: string,
+    init?: { method?: string; body?: string; headers?: Record<string, string> },
+  ): Promise<CallResult>;
 }
 
 /** A message object of the schema. */
@@ -39,7 +49,9 @@ export function key(n: number): string {
 }
 
 export async function syncFixture(
-  options: Partial<Omit<SyncServiceOptions, "authorize" | "jobs">> & { store?: (store: MemorySyncStore) => SyncStore } = {},
+  options: Partial<Omit<SyncServiceOptions, "authorize" | "jobs">> & {
+    store?: (store: MemorySyncStore) => SyncStore;
+  } = {},
 ): Promise<SyncFixture> {
   const clock = { time: T0 };
   let n = 0;
@@ -51,14 +63,19 @@ export async function syncFixture(
   await store.createContext({ uuid: BOB, username: "bob", notifyLanguage: "fr" });
   const runs: (() => void)[] = [];
   const jobErrors: unknown[] = [];
-  const jobs = new SerialJobs({ defer: (run) => runs.push(run), onError: (error) => jobErrors.push(error) });
+  const jobs = new SerialJobs({
+    defer: (run) => runs.push(run),
+    onError: (error) => jobErrors.push(error),
+  });
   const { store: wrap, ...rest } = options;
   const handler = createSyncService(wrap === undefined ? store : wrap(store), {
     ...rest,
     jobs,
     authorize: (request) => {
       const user = request.headers["x-test-user"];
-      if (user === undefined) return Promise.reject(new HttpError("ERR_HTTP_UNAUTHORIZED", "no test user"));
+      if (user === undefined) {
+        return Promise.reject(new HttpError("ERR_HTTP_UNAUTHORIZED", "no test user"));
+      }
       return Promise.resolve(user);
     },
   });
@@ -75,7 +92,9 @@ export async function syncFixture(
     waiting: () => runs.length,
     request(user, target, init = {}) {
       const headers: Record<string, string> = { "x-test-user": user, ...init.headers };
-      if (init.body !== undefined && headers["content-type"] === undefined) headers["content-type"] = "application/json";
+      if (init.body !== undefined && headers["content-type"] === undefined) {
+        headers["content-type"] = "application/json";
+      }
       return call(handler, target, {
         method: init.method ?? "GET",
         headers,

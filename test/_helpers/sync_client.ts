@@ -12,20 +12,39 @@ export interface TokenAnswer {
 /** A sync answer: status, the parsed body (when JSON) and headers. */
 export interface SyncAnswer {
   readonly status: number;
-  readonly body: { ticket?: { uuid: string; status: string } | null; data?: { revision: string; serial: number; objects: { messages: { uuid: string; subject: string }[] } } | null };
+  readonly body: {
+    ticket?: { uuid: string; status: string } | null;
+    data?: {
+      revision: string;
+      serial: number;
+      objects: { messages: { uuid: string; subject: string }[] };
+    } | null;
+  };
   readonly retryAfter: string | null;
 }
 
-async function token(url: string, form: Record<string, string>, basic?: string): Promise<TokenAnswer> {
+async function token(
+  url: string,
+  form: Record<string, string>,
+  basic?: string,
+): Promise<TokenAnswer> {
   const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" };
   if (basic !== undefined) headers["authorization"] = `Basic ${btoa(basic)}`;
-  const response = await fetch(`${url}/oauth2/token`, { method: "POST", headers, body: new URLSearchParams(form).toString() });
+  const response = await fetch(`${url}/oauth2/token`, {
+    method: "POST",
+    headers,
+    body: new URLSearchParams(form).toString(),
+  });
   return { status: response.status, body: (await response.json()) as TokenAnswer["body"] };
 }
 
 /** A SignUp token for the demo back end. */
 export async function signUpToken(url: string): Promise<string> {
-  const answer = await token(url, { grant_type: "client_credentials", scope: "SignUp" }, "demo-backend:demo-backend-secret");
+  const answer = await token(
+    url,
+    { grant_type: "client_credentials", scope: "SignUp" },
+    "demo-backend:demo-backend-secret",
+  );
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
   return answer.body.access_token!;
 }
@@ -34,7 +53,10 @@ export async function signUpToken(url: string): Promise<string> {
 export async function signUp(url: string, username: string, password: string): Promise<number> {
   const response = await fetch(`${url}/api/v2/sign-up`, {
     method: "POST",
-    headers: { authorization: `Bearer ${await signUpToken(url)}`, "content-type": "application/json" },
+    headers: {
+      authorization: `Bearer ${await signUpToken(url)}`,
+      "content-type": "application/json",
+    },
     body: JSON.stringify({ username, password }),
   });
   await response.body?.cancel();
@@ -43,24 +65,46 @@ export async function signUp(url: string, username: string, password: string): P
 
 /** A password login of the demo app. */
 export function login(url: string, username: string, password: string): Promise<TokenAnswer> {
-  return token(url, { grant_type: "password", client_id: "demo-app", username, password, scope: "UserActivity" });
+  return token(url, {
+    grant_type: "password",
+    client_id: "demo-app",
+    username,
+    password,
+    scope: "UserActivity",
+  });
 }
 
 /** A refresh of the demo app. */
 export function refresh(url: string, refreshToken: string): Promise<TokenAnswer> {
-  return token(url, { grant_type: "refresh_token", client_id: "demo-app", refresh_token: refreshToken });
+  return token(url, {
+    grant_type: "refresh_token",
+    client_id: "demo-app",
+    refresh_token: refreshToken,
+  });
 }
 
 /** A GET of the sync API (`""`, `/since/<revision>`, `/ticket/<uuid>`). */
 export async function syncGet(url: string, access: string, path = ""): Promise<SyncAnswer> {
-  const response = await fetch(`${url}/api/v2/sync/user${path}`, { headers: { authorization: `Bearer ${access}` } });
+  const response = await fetch(`${url}/api/v2/sync/user${path}`, {
+    headers: { authorization: `Bearer ${access}` },
+  });
   const text = await response.text();
-  return { status: response.status, body: text === "" ? {} : (JSON.parse(text) as SyncAnswer["body"]), retryAfter: response.headers.get("retry-after") };
+  return {
+    status: response.status,
+    body: text === "" ? {} : (JSON.parse(text) as SyncAnswer["body"]),
+    retryAfter: response.headers.get("retry-after"),
+  };
 }
 
 /** A message of the sync schema. */
 export function message(n: number, subject = `Message ${n}`): Record<string, unknown> {
-  return { uuid: `10000000-0000-4000-8000-${String(n).padStart(12, "0")}`, subject, body: "", read: false, sent_at: "2026-11-24T08:00:00Z" };
+  return {
+    uuid: `10000000-0000-4000-8000-${String(n).padStart(12, "0")}`,
+    subject,
+    body: "",
+    read: false,
+    sent_at: "2026-11-24T08:00:00Z",
+  };
 }
 
 /** Posts a patch; gives the answer (202 with a ticket when accepted). */
@@ -71,11 +115,20 @@ export async function patch(url: string, access: string, body: unknown): Promise
     body: JSON.stringify(body),
   });
   const text = await response.text();
-  return { status: response.status, body: text === "" ? {} : (JSON.parse(text) as SyncAnswer["body"]), retryAfter: response.headers.get("retry-after") };
+  return {
+    status: response.status,
+    body: text === "" ? {} : (JSON.parse(text) as SyncAnswer["body"]),
+    retryAfter: response.headers.get("retry-after"),
+  };
 }
 
 /** Polls a ticket until it has ended (at most `tries` polls, each a round trip); gives its status. */
-export async function ticketEnd(url: string, access: string, uuid: string, tries = 5000): Promise<string> {
+export async function ticketEnd(
+  url: string,
+  access: string,
+  uuid: string,
+  tries = 5000,
+): Promise<string> {
   for (let i = 0; i < tries; i++) {
     const answer = await syncGet(url, access, `/ticket/${uuid}`);
     const status = answer.body.ticket?.status;

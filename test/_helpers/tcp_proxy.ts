@@ -47,7 +47,11 @@ export async function startTcpProxy(target: number): Promise<TcpProxy> {
   let mode: "pass" | "stall" | "drop" = "pass";
   const pairs = new Set<Pair>();
 
-  function send(socket: Socket | undefined, held: (Buffer | typeof END)[], item: Buffer | typeof END): void {
+  function send(
+    socket: Socket | undefined,
+    held: (Buffer | typeof END)[],
+    item: Buffer | typeof END,
+  ): void {
     if (mode !== "pass" || socket === undefined || held.length > 0) {
       held.push(item);
       return;

@@ -1,6 +1,17 @@
 import { join } from "node:path";
 import { createFetchHandler, type Handler, indexApiKeys, parseApiKey } from "../../lib/http/mod.ts";
-import { createWaterService, type DatasetLoadResult, formatCsvRow, loadDatasets, type LoadReport, readDatasetMetadata, StoreBuilder, type StoreSource, type WaterServiceOptions, type WaterStore } from "../../lib/water/mod.ts";
+import {
+  createWaterService,
+  type DatasetLoadResult,
+  formatCsvRow,
+  loadDatasets,
+  type LoadReport,
+  readDatasetMetadata,
+  StoreBuilder,
+  type StoreSource,
+  type WaterServiceOptions,
+  type WaterStore,
+} from "../../lib/water/mod.ts";
 import { DATASTREAM_CSV_COLUMNS } from "../../lib/water/fields.ts";
 
 /** The demo data committed in `data/datasets`. */
@@ -17,7 +28,11 @@ export function demoStore(): Promise<{ store: WaterStore; report: LoadReport }> 
 }
 
 /** The header of fixture data files: the standard columns plus the two time-zone columns. */
-export const FIXTURE_HEADER: readonly string[] = [...DATASTREAM_CSV_COLUMNS, "ActivityStartTimeZone", "ActivityEndTimeZone"];
+export const FIXTURE_HEADER: readonly string[] = [
+  ...DATASTREAM_CSV_COLUMNS,
+  "ActivityStartTimeZone",
+  "ActivityEndTimeZone",
+];
 
 /** Writes a fixture data row: required fields get defaults, the rest are empty unless given. */
 export function fixtureRow(values: Readonly<Record<string, string | number>>): string {
@@ -69,7 +84,10 @@ export function buildStore(
 }
 
 /** A water service over a store (or live datasets) that accepts {@linkcode TEST_KEY}, with limits off unless given. */
-export function waterHandler(store: WaterStore | StoreSource, options: Partial<WaterServiceOptions> = {}): Handler {
+export function waterHandler(
+  store: WaterStore | StoreSource,
+  options: Partial<WaterServiceOptions> = {},
+): Handler {
   return createWaterService(store, {
     keys: indexApiKeys([parseApiKey("test", TEST_KEY)]),
     now: () => 0,
@@ -106,7 +124,11 @@ export interface CallOptions {
  * for `target` (path and raw query) on `origin`, sending {@linkcode TEST_KEY}
  * unless headers say otherwise, and reads the whole body, streamed or not.
  */
-export async function call(handler: Handler, target: string, options: CallOptions = {}): Promise<CallResult> {
+export async function call(
+  handler: Handler,
+  target: string,
+  options: CallOptions = {},
+): Promise<CallResult> {
   const response = await createFetchHandler(handler)(
     new Request(`${options.origin ?? "http://localhost:8000"}${target}`, {
       method: options.method ?? "GET",

@@ -10,7 +10,13 @@ function user(uuid: string, username: string): UserRecord {
 
 function stores(): { auth: MemoryAuthStore; sync: MemorySyncStore } {
   let n = 0;
-  return { auth: new MemoryAuthStore(), sync: new MemorySyncStore({ now: () => 0, uuid: () => `00000000-0000-4000-8000-${(++n).toString(16).padStart(12, "0")}` }) };
+  return {
+    auth: new MemoryAuthStore(),
+    sync: new MemorySyncStore({
+      now: () => 0,
+      uuid: () => `00000000-0000-4000-8000-${(++n).toString(16).padStart(12, "0")}`,
+    }),
+  };
 }
 
 const ADA = "a0000000-0000-4000-8000-000000000001";
@@ -48,7 +54,11 @@ describe("registerInOrder()", () => {
     });
     await assert.rejects(registerInOrder(failing, sync)(user(ADA, "ada")), /the disk is gone/);
     assert.equal(await auth.userById(ADA), undefined, "no user");
-    assert.equal(await registerInOrder(auth, sync)(user(ADA2, "ada")), true, "the name is free to sign up again");
+    assert.equal(
+      await registerInOrder(auth, sync)(user(ADA2, "ada")),
+      true,
+      "the name is free to sign up again",
+    );
   });
 });
 
@@ -58,7 +68,11 @@ describe("completeContextFrom()", () => {
     await auth.createUser(user(ADA, "ada"));
     const complete = completeContextFrom(auth, sync);
     assert.equal(await complete(ADA), true);
-    assert.deepEqual((await sync.snapshot(ADA)).objects["me"], { uuid: ADA, username: "ada", notify_language: null });
+    assert.deepEqual((await sync.snapshot(ADA)).objects["me"], {
+      uuid: ADA,
+      username: "ada",
+      notify_language: null,
+    });
     assert.equal(await complete(ADA2), false);
     assert.equal(await sync.head(ADA2), undefined);
   });

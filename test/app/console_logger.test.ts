@@ -10,7 +10,10 @@ describe("createConsoleLogger", () => {
   it("writes the lines of one turn together at its end, info to out and warnings and errors to err, JSON off a terminal", async () => {
     const out: string[] = [];
     const err: string[] = [];
-    const log = createConsoleLogger({ level: "info", format: "auto" }, { out: { write: (text) => out.push(text) }, err: { write: (text) => err.push(text) } });
+    const log = createConsoleLogger({ level: "info", format: "auto" }, {
+      out: { write: (text) => out.push(text) },
+      err: { write: (text) => err.push(text) },
+    });
     log.info("one");
     log.info("two", { n: 2 });
     log.warn("careful");
@@ -19,8 +22,14 @@ describe("createConsoleLogger", () => {
     assert.deepEqual([out, err], [[], []], "nothing before the turn ends");
     await new Promise<void>((resolve) => setImmediate(resolve));
     assert.equal(out.length, 1, "one write for the turn's lines");
-    assert.deepEqual(out[0]!.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line).msg), ["one", "two"]);
-    assert.deepEqual(err[0]!.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line).level), ["warn", "error"]);
+    assert.deepEqual(
+      out[0]!.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line).msg),
+      ["one", "two"],
+    );
+    assert.deepEqual(
+      err[0]!.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line).level),
+      ["warn", "error"],
+    );
   });
 
   it("writes the lines that come within writeIntervalMs of a write together at its end, and a line after a quiet spell at the end of its turn", async () => {
@@ -30,9 +39,15 @@ describe("createConsoleLogger", () => {
       timers.push({ task, ms });
       return () => {};
     };
-    const log = createConsoleLogger({ level: "info", format: "json" }, { out: { write: (text) => out.push(text) }, err: { write: () => {} } }, { writeIntervalMs: 10, setTimer });
+    const log = createConsoleLogger({ level: "info", format: "json" }, {
+      out: { write: (text) => out.push(text) },
+      err: { write: () => {} },
+    }, { writeIntervalMs: 10, setTimer });
     const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
-    const messages = () => out.map((text) => text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line).msg));
+    const messages = () =>
+      out.map((text) =>
+        text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line).msg)
+      );
     log.info("first");
     await turn();
     assert.deepEqual(messages(), [["first"]]);
@@ -54,36 +69,64 @@ describe("createConsoleLogger", () => {
 
   it("writes at the end of every turn with writeIntervalMs 0", async () => {
     const out: string[] = [];
-    const log = createConsoleLogger({ level: "info", format: "json" }, { out: { write: (text) => out.push(text) }, err: { write: () => {} } }, { writeIntervalMs: 0, setTimer: () => assert.fail("no timer") });
+    const log = createConsoleLogger({ level: "info", format: "json" }, {
+      out: { write: (text) => out.push(text) },
+      err: { write: () => {} },
+    }, { writeIntervalMs: 0, setTimer: () => assert.fail("no timer") });
     for (const msg of ["one", "two", "three"]) {
       log.info(msg);
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     assert.equal(out.length, 3);
-    assert.throws(() => createConsoleLogger({ level: "info", format: "json" }, undefined, { writeIntervalMs: -1 }), RangeError);
+    assert.throws(
+      () =>
+        createConsoleLogger({ level: "info", format: "json" }, undefined, { writeIntervalMs: -1 }),
+      RangeError,
+    );
   });
 
   it("writes readable lines when both streams are terminals", async () => {
     const out: string[] = [];
-    const log = createConsoleLogger({ level: "info", format: "auto" }, { out: { write: (text) => out.push(text), isTTY: true }, err: { write: () => {}, isTTY: true } });
+    const log = createConsoleLogger({ level: "info", format: "auto" }, {
+      out: { write: (text) => out.push(text), isTTY: true },
+      err: { write: () => {}, isTTY: true },
+    });
     log.info("hello", { who: "you" });
     await new Promise<void>((resolve) => setImmediate(resolve));
-    assert.match(out[0]!, /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO  hello who=you\n$/);
+    assert.match(out[0]!, /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO {2}hello who=you\n$/);
   });
 
   it("writes what waits when the process exits in the same turn", () => {
-    const script = `import { createConsoleLogger } from "./lib/app/mod.ts"; const log = createConsoleLogger({ level: "info", format: "json" }); log.info("last words"); process.exit(0);`;
-    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NODE_V8_COVERAGE: "" } });
+    const script =
+      `import { createConsoleLogger } from "./lib/app/mod.ts"; const log = createConsoleLogger({ level: "info", format: "json" }); log.info("last words"); process.exit(0);`;
+    const run = spawnSync(process.execPath, [
+      "--import",
+      "tsx",
+      "--input-type=module",
+      "-e",
+      script,
+    ], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NODE_V8_COVERAGE: "" } });
     assert.equal(run.status, 0, run.stderr);
     assert.equal(JSON.parse(run.stdout).msg, "last words");
   });
 
   it("writes what waits for the end of the interval when the process exits or ends first", () => {
     for (const end of ["process.exit(0);", ""]) {
-      const script = `import { createConsoleLogger } from "./lib/app/mod.ts"; const log = createConsoleLogger({ level: "info", format: "json" }); log.info("written"); setImmediate(() => { log.info("waiting"); ${end} });`;
-      const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NODE_V8_COVERAGE: "" } });
+      const script =
+        `import { createConsoleLogger } from "./lib/app/mod.ts"; const log = createConsoleLogger({ level: "info", format: "json" }); log.info("written"); setImmediate(() => { log.info("waiting"); ${end} });`;
+      const run = spawnSync(process.execPath, [
+        "--import",
+        "tsx",
+        "--input-type=module",
+        "-e",
+        script,
+      ], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NODE_V8_COVERAGE: "" } });
       assert.equal(run.status, 0, run.stderr);
-      assert.deepEqual(run.stdout.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line).msg), ["written", "waiting"], end || "the end of the event loop");
+      assert.deepEqual(
+        run.stdout.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line).msg),
+        ["written", "waiting"],
+        end || "the end of the event loop",
+      );
     }
   });
 });

@@ -1,13 +1,33 @@
 // createApp in process: the composed services, their metrics, the start and
 // the bounded, ordered close. No child process, no banner.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { type App, type AppOverrides, type Config, createApp, type Environment, readConfig } from "../../lib/app/mod.ts";
+import {
+  type App,
+  type AppOverrides,
+  type Config,
+  createApp,
+  type Environment,
+  readConfig,
+} from "../../lib/app/mod.ts";
 import type { ConfigPath } from "../../lib/config/mod.ts";
-import { createRouter, errorResponse, type HttpResponse, type ServiceLog } from "../../lib/http/mod.ts";
+import {
+  createRouter,
+  errorResponse,
+  type HttpResponse,
+  type ServiceLog,
+} from "../../lib/http/mod.ts";
 import { jsonResponse } from "../../lib/http/json_response.ts";
 import { createLogger } from "../../lib/log/mod.ts";
 import type { DeliveryRequest, DeliveryResult } from "../../lib/relay/mod.ts";
@@ -19,15 +39,31 @@ const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 /** A log that keeps its lines, for assertions and a quiet test run. */
 function memoryLog(): ServiceLog & { lines: string[] } {
   const lines: string[] = [];
-  return { lines, info: (message) => lines.push(message), error: (message) => lines.push(`error: ${message}`) };
+  return {
+    lines,
+    info: (message) => lines.push(message),
+    error: (message) => lines.push(`error: ${message}`),
+  };
 }
 
 function tenantsFile(): string {
   const dir = mkdtempSync(join(tmpdir(), "tributary-app-"));
   const file = join(dir, "tenants.json");
-  writeFileSync(file, JSON.stringify({
-    tenants: [{ id: "acme", api_keys: ["acme-key"], endpoints: [{ id: "orders", url: "http://127.0.0.1:9/hook", events: ["order.*"], secret: SECRET }] }],
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      tenants: [{
+        id: "acme",
+        api_keys: ["acme-key"],
+        endpoints: [{
+          id: "orders",
+          url: "http://127.0.0.1:9/hook",
+          events: ["order.*"],
+          secret: SECRET,
+        }],
+      }],
+    }),
+  );
   return file;
 }
 
@@ -39,7 +75,9 @@ class HeldDeliveries {
   deliver = (request: DeliveryRequest): Promise<DeliveryResult> => {
     this.requests.push(request);
     this.#arrived?.();
-    return new Promise((resolve) => this.#release.push(() => resolve({ kind: "response", status: 204, retryAfter: undefined })));
+    return new Promise((resolve) =>
+      this.#release.push(() => resolve({ kind: "response", status: 204, retryAfter: undefined }))
+    );
   };
   /** Resolves once a delivery has been asked for. */
   arrived(): Promise<void> {
@@ -52,7 +90,13 @@ class HeldDeliveries {
 }
 
 function build(env: Record<string, string>, overrides: AppOverrides = {}): App {
-  const config = readConfig({ STATE_DIR: "", PASSWORD_HASH_COST: "1024", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0", ...env });
+  const config = readConfig({
+    STATE_DIR: "",
+    PASSWORD_HASH_COST: "1024",
+    RATE_LIMIT_PER_SECOND: "0",
+    RATE_LIMIT_CONCURRENCY: "0",
+    ...env,
+  });
   return createApp(config, { log: memoryLog(), ...overrides });
 }
 
@@ -67,19 +111,27 @@ describe("createApp()", () => {
     await app.start();
     const { url } = await app.listen({ port: 0 });
     try {
-      const water = await fetch(`${url}/v1/odata/v4/Locations?$top=2&$select=Id`, { headers: { "x-api-key": "tributary-demo-key" } });
+      const water = await fetch(`${url}/v1/odata/v4/Locations?$top=2&$select=Id`, {
+        headers: { "x-api-key": "tributary-demo-key" },
+      });
       assert.equal(water.status, 200);
       assert.equal(((await json(water))["value"] as unknown[]).length, 2);
 
       const token = await fetch(`${url}/oauth2/token`, {
         method: "POST",
-        headers: { authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}`, "content-type": "application/x-www-form-urlencoded" },
+        headers: {
+          authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}`,
+          "content-type": "application/x-www-form-urlencoded",
+        },
         body: "grant_type=client_credentials",
       });
       assert.equal(token.status, 200);
       const signUp = await fetch(`${url}/api/v2/sign-up`, {
         method: "POST",
-        headers: { authorization: `Bearer ${String((await json(token))["access_token"])}`, "content-type": "application/json" },
+        headers: {
+          authorization: `Bearer ${String((await json(token))["access_token"])}`,
+          "content-type": "application/json",
+        },
         body: JSON.stringify({ username: "ada", password: "correct horse battery" }),
       });
       assert.equal(signUp.status, 201);
@@ -89,9 +141,15 @@ describe("createApp()", () => {
         body: "client_id=demo-app&grant_type=password&username=ada&password=correct+horse+battery",
       });
       assert.equal(login.status, 200);
-      const snapshot = await fetch(`${url}/api/v2/sync/user`, { headers: { authorization: `Bearer ${String((await json(login))["access_token"])}` } });
+      const snapshot = await fetch(`${url}/api/v2/sync/user`, {
+        headers: { authorization: `Bearer ${String((await json(login))["access_token"])}` },
+      });
       assert.equal(snapshot.status, 200);
-      assert.equal(((await json(snapshot))["data"] as { objects: { me: { username: string } } }).objects.me.username, "ada");
+      assert.equal(
+        ((await json(snapshot))["data"] as { objects: { me: { username: string } } }).objects.me
+          .username,
+        "ada",
+      );
 
       const intake = await fetch(`${url}/webhook`, {
         method: "POST",
@@ -103,14 +161,27 @@ describe("createApp()", () => {
       assert.equal(held.requests[0]!.url, "http://127.0.0.1:9/hook");
       held.releaseAll();
 
-      assert.deepEqual(await json(await fetch(`${url}/health`)), { status: "ok", services: ["water", "sync", "relay"] });
+      assert.deepEqual(await json(await fetch(`${url}/health`)), {
+        status: "ok",
+        services: ["water", "sync", "relay"],
+      });
       assert.equal((await fetch(`${url}/nowhere`)).status, 404);
       const explorer = await fetch(`${url}/`);
       assert.equal(explorer.status, 200, "the water-data explorer");
       assert.match(explorer.headers.get("content-type") ?? "", /^text\/html/);
       const described = app.describe(url);
-      assert.deepEqual(described.endpoints.map((endpoint) => endpoint.label), ["Water data", "Water-data explorer", "Token endpoint", "Sign-up", "Sync API", "Webhook intake", "Relay portal"]);
-      assert.ok(described.credentials.some((credential) => credential.value === "tributary-demo-key"));
+      assert.deepEqual(described.endpoints.map((endpoint) => endpoint.label), [
+        "Water data",
+        "Water-data explorer",
+        "Token endpoint",
+        "Sign-up",
+        "Sync API",
+        "Webhook intake",
+        "Relay portal",
+      ]);
+      assert.ok(
+        described.credentials.some((credential) => credential.value === "tributary-demo-key"),
+      );
       assert.ok(described.credentials.some((credential) => credential.value === "acme-key"));
     } finally {
       await app.close();
@@ -122,15 +193,40 @@ describe("createApp()", () => {
     await app.start();
     try {
       // A service's errors (the token service's refusal in the sync API, too) come back answered, with the statuses of every service's table.
-      const refused = await app.handler(makeRequest({ method: "GET", path: "/api/v2/sync/user/since/not-a-uuid" }));
-      assert.deepEqual([refused.status, JSON.parse(String(refused.body)).error.code, refused.headers?.["www-authenticate"]], [401, "ERR_AUTH_MISSING_TOKEN", 'Bearer realm="tributary"']);
-      const unknown = await app.handler(makeRequest({ method: "GET", path: "/webhook/messages/msg_1", headers: { authorization: "Bearer acme-key" } }));
-      assert.deepEqual([unknown.status, JSON.parse(String(unknown.body)).error.code], [404, "ERR_RELAY_UNKNOWN_MESSAGE"]);
+      const refused = await app.handler(
+        makeRequest({ method: "GET", path: "/api/v2/sync/user/since/not-a-uuid" }),
+      );
+      assert.deepEqual([
+        refused.status,
+        JSON.parse(String(refused.body)).error.code,
+        refused.headers?.["www-authenticate"],
+      ], [401, "ERR_AUTH_MISSING_TOKEN", 'Bearer realm="tributary"']);
+      const unknown = await app.handler(
+        makeRequest({
+          method: "GET",
+          path: "/webhook/messages/msg_1",
+          headers: { authorization: "Bearer acme-key" },
+        }),
+      );
+      assert.deepEqual([unknown.status, JSON.parse(String(unknown.body)).error.code], [
+        404,
+        "ERR_RELAY_UNKNOWN_MESSAGE",
+      ]);
       // Without the water service there is no explorer at /.
-      await assert.rejects(async () => app.handler(makeRequest({ method: "GET", path: "/" })), { code: "ERR_HTTP_NOT_FOUND" });
-      const text = String((await app.handler(makeRequest({ method: "GET", path: "/metrics" }))).body);
-      assert.match(text, /tributary_http_requests_total\{service="sync",route="\/api\/v2\/sync\/user\/since\/:revision",method="GET",status="401"\} 1/);
-      assert.match(text, /tributary_http_requests_total\{service="relay",route="\/webhook\/messages\/:id",method="GET",status="404"\} 1/);
+      await assert.rejects(async () => app.handler(makeRequest({ method: "GET", path: "/" })), {
+        code: "ERR_HTTP_NOT_FOUND",
+      });
+      const text = String(
+        (await app.handler(makeRequest({ method: "GET", path: "/metrics" }))).body,
+      );
+      assert.match(
+        text,
+        /tributary_http_requests_total\{service="sync",route="\/api\/v2\/sync\/user\/since\/:revision",method="GET",status="401"\} 1/,
+      );
+      assert.match(
+        text,
+        /tributary_http_requests_total\{service="relay",route="\/webhook\/messages\/:id",method="GET",status="404"\} 1/,
+      );
     } finally {
       await app.close();
     }
@@ -138,17 +234,21 @@ describe("createApp()", () => {
 
   it("names each request in its access line by the service and route pattern that answered: a service's, the host's, or none", async () => {
     const lines: string[] = [];
-    const app = build({ SERVICES: "sync,relay", TENANTS_FILE: tenantsFile() }, { log: createLogger({ write: (line) => lines.push(line), now: () => 0 }) });
+    const app = build({ SERVICES: "sync,relay", TENANTS_FILE: tenantsFile() }, {
+      log: createLogger({ write: (line) => lines.push(line), now: () => 0 }),
+    });
     await app.start();
     try {
       const { url } = await app.listen({ port: 0, host: "127.0.0.1" });
       const statuses: number[] = [];
-      for (const [path, headers] of [
-        ["/api/v2/sync/user/since/not-a-uuid", {}],
-        ["/webhook/messages/msg_1", { authorization: "Bearer acme-key" }],
-        ["/health/live", {}],
-        ["/nowhere", {}],
-      ] as const) {
+      for (
+        const [path, headers] of [
+          ["/api/v2/sync/user/since/not-a-uuid", {}],
+          ["/webhook/messages/msg_1", { authorization: "Bearer acme-key" }],
+          ["/health/live", {}],
+          ["/nowhere", {}],
+        ] as const
+      ) {
         const response = await fetch(`${url}${path}`, { headers });
         await response.arrayBuffer();
         statuses.push(response.status);
@@ -157,32 +257,49 @@ describe("createApp()", () => {
     } finally {
       await app.close();
     }
-    const access = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((record) => record["event"] === "request");
-    assert.deepEqual(access.map((record) => [record["service"], record["route"], record["status"], "aborted" in record]), [
-      ["sync", "/api/v2/sync/user/since/:revision", 401, false],
-      ["relay", "/webhook/messages/:id", 404, false],
-      ["host", "/health/live", 200, false],
-      [undefined, "other", 404, false],
-    ]);
+    const access = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((
+      record,
+    ) => record["event"] === "request");
+    assert.deepEqual(
+      access.map((
+        record,
+      ) => [record["service"], record["route"], record["status"], "aborted" in record]),
+      [
+        ["sync", "/api/v2/sync/user/since/:revision", 401, false],
+        ["relay", "/webhook/messages/:id", 404, false],
+        ["host", "/health/live", 200, false],
+        [undefined, "other", 404, false],
+      ],
+    );
   });
 
   it("puts a route added to a service in /metrics with its pattern, with no other file edited", async () => {
     const app = build({ SERVICES: "relay", TENANTS_FILE: tenantsFile() }, {
-      services: [() => Promise.resolve({
-        name: "extra",
-        prefixes: ["/extra"],
-        handler: createRouter([{ method: "GET", path: "/extra/items/:id", handler: (_request, params) => jsonResponse(200, { id: params["id"] }) }]),
-        describe: () => ({ endpoints: [], credentials: [], notes: [] }),
-        drain: () => Promise.resolve(),
-        close: () => Promise.resolve(),
-      })],
+      services: [() =>
+        Promise.resolve({
+          name: "extra",
+          prefixes: ["/extra"],
+          handler: createRouter([{
+            method: "GET",
+            path: "/extra/items/:id",
+            handler: (_request, params) => jsonResponse(200, { id: params["id"] }),
+          }]),
+          describe: () => ({ endpoints: [], credentials: [], notes: [] }),
+          drain: () => Promise.resolve(),
+          close: () => Promise.resolve(),
+        })],
     });
     await app.start();
     try {
       const response = await app.handler(makeRequest({ method: "GET", path: "/extra/items/42" }));
       assert.equal(response.status, 200);
-      const text = String((await app.handler(makeRequest({ method: "GET", path: "/metrics" }))).body);
-      assert.match(text, /tributary_http_requests_total\{service="extra",route="\/extra\/items\/:id",method="GET",status="200"\} 1/);
+      const text = String(
+        (await app.handler(makeRequest({ method: "GET", path: "/metrics" }))).body,
+      );
+      assert.match(
+        text,
+        /tributary_http_requests_total\{service="extra",route="\/extra\/items\/:id",method="GET",status="200"\} 1/,
+      );
     } finally {
       await app.close();
     }
@@ -190,8 +307,15 @@ describe("createApp()", () => {
 
   it("answers 503 with Retry-After before it has started and once it closes", async () => {
     const app = build({ SERVICES: "relay", TENANTS_FILE: tenantsFile() });
-    const request = makeRequest({ method: "GET", path: "/webhook/endpoints", headers: { authorization: "Bearer acme-key" } });
-    await assert.rejects(async () => app.handler(request), { code: "ERR_HTTP_UNAVAILABLE", headers: { "retry-after": "1" } });
+    const request = makeRequest({
+      method: "GET",
+      path: "/webhook/endpoints",
+      headers: { authorization: "Bearer acme-key" },
+    });
+    await assert.rejects(async () => app.handler(request), {
+      code: "ERR_HTTP_UNAVAILABLE",
+      headers: { "retry-after": "1" },
+    });
     assert.equal((await app.handler(makeRequest({ method: "GET", path: "/health" }))).status, 200);
     await app.start();
     assert.equal((await app.handler(request)).status, 200);
@@ -201,7 +325,9 @@ describe("createApp()", () => {
 
   it("drains a delivery in flight before it closes, and stops listening", async () => {
     const held = new HeldDeliveries();
-    const app = build({ SERVICES: "relay", TENANTS_FILE: tenantsFile() }, { deliver: held.deliver });
+    const app = build({ SERVICES: "relay", TENANTS_FILE: tenantsFile() }, {
+      deliver: held.deliver,
+    });
     await app.start();
     const { url } = await app.listen({ port: 0 });
     const intake = await fetch(`${url}/webhook`, {
@@ -225,14 +351,15 @@ describe("createApp()", () => {
   it("gives up a close that overruns closeTimeoutMs, naming it", async () => {
     const app = build({ SERVICES: "relay", TENANTS_FILE: tenantsFile() }, {
       closeTimeoutMs: 20,
-      services: [() => Promise.resolve({
-        name: "stuck",
-        prefixes: ["/stuck"],
-        handler: createRouter([]),
-        describe: () => ({ endpoints: [], credentials: [], notes: [] }),
-        drain: () => new Promise<void>(() => {}),
-        close: () => Promise.resolve(),
-      })],
+      services: [() =>
+        Promise.resolve({
+          name: "stuck",
+          prefixes: ["/stuck"],
+          handler: createRouter([]),
+          describe: () => ({ endpoints: [], credentials: [], notes: [] }),
+          drain: () => new Promise<void>(() => {}),
+          close: () => Promise.resolve(),
+        })],
     });
     await app.start();
     await assert.rejects(app.close(), /Cannot stop cleanly within 20 ms/);
@@ -241,16 +368,28 @@ describe("createApp()", () => {
   it("stops what it started when a later service cannot start, and names the variable", async () => {
     const port = await freePort();
     const log = memoryLog();
-    const app = build({ SERVICES: "sync,relay", STORAGE_TYPE: "redis", REDIS_URL: `redis://127.0.0.1:${port}` }, { log });
+    const app = build({
+      SERVICES: "sync,relay",
+      STORAGE_TYPE: "redis",
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+    }, { log });
     await assert.rejects(app.start(), { name: "ConfigError", variable: "REDIS_URL" });
-    await assert.rejects(async () => app.handler(makeRequest({ method: "GET", path: "/api/v2/sync/user" })), { code: "ERR_HTTP_UNAVAILABLE" });
+    await assert.rejects(
+      async () => app.handler(makeRequest({ method: "GET", path: "/api/v2/sync/user" })),
+      { code: "ERR_HTTP_UNAVAILABLE" },
+    );
     await assert.rejects(app.start(), { variable: "REDIS_URL" }, "a failed start stays failed");
     await app.close();
   });
 
   it("journals the memory queue in STATE_DIR: a message accepted before a restart is queued after it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tributary-app-queue-"));
-    const env = { SERVICES: "relay", TENANTS_FILE: tenantsFile(), STATE_DIR: dir, WORKER_CONCURRENCY: "0" };
+    const env = {
+      SERVICES: "relay",
+      TENANTS_FILE: tenantsFile(),
+      STATE_DIR: dir,
+      WORKER_CONCURRENCY: "0",
+    };
     const first = build(env);
     await first.start();
     const accepted = await first.handler(makeRequest({
@@ -260,13 +399,28 @@ describe("createApp()", () => {
       body: JSON.stringify({ event: "order.created", data: {} }),
     }));
     assert.equal(accepted.status, 202);
-    assert.ok(first.describe("http://x").notes.includes(`Relay queue: in memory, journaled in ${dir} (each accepted message on disk before its 202)`));
+    assert.ok(
+      first.describe("http://x").notes.includes(
+        `Relay queue: in memory, journaled in ${dir} (each accepted message on disk before its 202)`,
+      ),
+    );
     await first.close();
     const second = build(env);
     await second.start();
     try {
-      assert.ok(second.describe("http://x").notes.includes("Relay queue: 1 job not yet delivered was restored from the journal"), second.describe("http://x").notes.join("\n"));
-      const status = await second.handler(makeRequest({ method: "GET", path: `/webhook/messages/${JSON.parse(accepted.body as string).id}`, headers: { authorization: "Bearer acme-key" } }));
+      assert.ok(
+        second.describe("http://x").notes.includes(
+          "Relay queue: 1 job not yet delivered was restored from the journal",
+        ),
+        second.describe("http://x").notes.join("\n"),
+      );
+      const status = await second.handler(
+        makeRequest({
+          method: "GET",
+          path: `/webhook/messages/${JSON.parse(accepted.body as string).id}`,
+          headers: { authorization: "Bearer acme-key" },
+        }),
+      );
       assert.equal(status.status, 200);
     } finally {
       await second.close();
@@ -276,19 +430,54 @@ describe("createApp()", () => {
   it("journals the relay's endpoints in STATE_DIR: what the API made, changed and rotated survives a restart with the same TENANTS_FILE, and a job queued for it is delivered after", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tributary-app-config-"));
     const tenants = tenantsFile();
-    const env = { SERVICES: "relay", TENANTS_FILE: tenants, STATE_DIR: dir, ALLOW_PRIVATE_TARGETS: "127.0.0.1/32" };
+    const env = {
+      SERVICES: "relay",
+      TENANTS_FILE: tenants,
+      STATE_DIR: dir,
+      ALLOW_PRIVATE_TARGETS: "127.0.0.1/32",
+    };
     const auth = { authorization: "Bearer acme-key", "content-type": "application/json" };
     const call = (app: App, method: string, path: string, body?: unknown) =>
-      app.handler(makeRequest({ method, path, headers: auth, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }));
+      app.handler(
+        makeRequest({
+          method,
+          path,
+          headers: auth,
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        }),
+      );
     const first = build({ ...env, WORKER_CONCURRENCY: "0" });
     await first.start();
-    assert.ok(first.describe("http://x").notes.includes(`Relay endpoints: journaled in ${dir}; 0 read, 1 of TENANTS_FILE written`), first.describe("http://x").notes.join("\n"));
-    const created = JSON.parse((await call(first, "POST", "/webhook/endpoints", { id: "api", url: "http://127.0.0.1:9/api", events: ["invoice.*"] })).body as string);
-    assert.equal((await call(first, "PATCH", "/webhook/endpoints/api", { url: "http://127.0.0.1:9/api-v2" })).status, 200);
-    assert.equal((await call(first, "POST", "/webhook/endpoints/orders/rotate-secret", {})).status, 200);
-    const secrets = JSON.parse((await call(first, "GET", "/webhook/endpoints/orders/secret")).body as string).secrets;
+    assert.ok(
+      first.describe("http://x").notes.includes(
+        `Relay endpoints: journaled in ${dir}; 0 read, 1 of TENANTS_FILE written`,
+      ),
+      first.describe("http://x").notes.join("\n"),
+    );
+    const created = JSON.parse(
+      (await call(first, "POST", "/webhook/endpoints", {
+        id: "api",
+        url: "http://127.0.0.1:9/api",
+        events: ["invoice.*"],
+      })).body as string,
+    );
+    assert.equal(
+      (await call(first, "PATCH", "/webhook/endpoints/api", { url: "http://127.0.0.1:9/api-v2" }))
+        .status,
+      200,
+    );
+    assert.equal(
+      (await call(first, "POST", "/webhook/endpoints/orders/rotate-secret", {})).status,
+      200,
+    );
+    const secrets =
+      JSON.parse((await call(first, "GET", "/webhook/endpoints/orders/secret")).body as string)
+        .secrets;
     assert.equal(secrets.length, 2);
-    const accepted = await call(first, "POST", "/webhook", { event: "invoice.paid", data: { n: 1 } });
+    const accepted = await call(first, "POST", "/webhook", {
+      event: "invoice.paid",
+      data: { n: 1 },
+    });
     assert.deepEqual(JSON.parse(accepted.body as string).endpoints, ["api"]);
     await first.close();
 
@@ -296,13 +485,27 @@ describe("createApp()", () => {
     const second = build(env, { deliver: held.deliver });
     await second.start();
     try {
-      assert.ok(second.describe("http://x").notes.includes(`Relay endpoints: journaled in ${dir}; 2 read, 0 of TENANTS_FILE written, acme/orders changed through the API (TENANTS_FILE no longer sets them)`), second.describe("http://x").notes.join("\n"));
+      assert.ok(
+        second.describe("http://x").notes.includes(
+          `Relay endpoints: journaled in ${dir}; 2 read, 0 of TENANTS_FILE written, acme/orders changed through the API (TENANTS_FILE no longer sets them)`,
+        ),
+        second.describe("http://x").notes.join("\n"),
+      );
       const api = JSON.parse((await call(second, "GET", "/webhook/endpoints/api")).body as string);
       assert.equal(api.url, "http://127.0.0.1:9/api-v2");
       assert.equal(api.created_at, created.created_at);
-      assert.deepEqual(JSON.parse((await call(second, "GET", "/webhook/endpoints/orders/secret")).body as string).secrets, secrets, "the rotated secret and the old one, with its expiry");
+      assert.deepEqual(
+        JSON.parse((await call(second, "GET", "/webhook/endpoints/orders/secret")).body as string)
+          .secrets,
+        secrets,
+        "the rotated secret and the old one, with its expiry",
+      );
       await held.arrived();
-      assert.equal(held.requests[0]!.url, "http://127.0.0.1:9/api-v2", "the job queued before the restart went to the API's endpoint as changed");
+      assert.equal(
+        held.requests[0]!.url,
+        "http://127.0.0.1:9/api-v2",
+        "the job queued before the restart went to the API's endpoint as changed",
+      );
       held.releaseAll();
     } finally {
       await second.close();
@@ -310,10 +513,19 @@ describe("createApp()", () => {
   });
 
   it("keeps the memory queue in memory only when STATE_DIR is empty, and says so", async () => {
-    const app = build({ SERVICES: "relay", TENANTS_FILE: tenantsFile(), STATE_DIR: "", WORKER_CONCURRENCY: "0" });
+    const app = build({
+      SERVICES: "relay",
+      TENANTS_FILE: tenantsFile(),
+      STATE_DIR: "",
+      WORKER_CONCURRENCY: "0",
+    });
     await app.start();
     try {
-      assert.ok(app.describe("http://x").notes.includes("Relay queue: in memory only (STATE_DIR is empty): queued messages are lost at a restart"));
+      assert.ok(
+        app.describe("http://x").notes.includes(
+          "Relay queue: in memory only (STATE_DIR is empty): queued messages are lost at a restart",
+        ),
+      );
     } finally {
       await app.close();
     }
@@ -321,17 +533,30 @@ describe("createApp()", () => {
 
   it("holds STATE_DIR once for the token and sync service and the relay, their journals side by side, and lets it go at close", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tributary-app-state-"));
-    const env = { SERVICES: "sync,relay", TENANTS_FILE: tenantsFile(), STATE_DIR: dir, WORKER_CONCURRENCY: "0" };
+    const env = {
+      SERVICES: "sync,relay",
+      TENANTS_FILE: tenantsFile(),
+      STATE_DIR: dir,
+      WORKER_CONCURRENCY: "0",
+    };
     const first = build(env);
     await first.start();
-    assert.deepEqual(readdirSync(dir).sort(), [
-      "LOCK.00000001",
-      // Each journal: its log, and a snapshot naming it (a new journal's holds no state).
-      ...["auth", "relay-config", "relay-queue", "sync"].flatMap((name) => [`${name}.00000001.log`, `${name}.snapshot`]),
-    ].sort());
+    assert.deepEqual(
+      readdirSync(dir).sort(),
+      [
+        "LOCK.00000001",
+        // Each journal: its log, and a snapshot naming it (a new journal's holds no state).
+        ...["auth", "relay-config", "relay-queue", "sync"].flatMap((
+          name,
+        ) => [`${name}.00000001.log`, `${name}.snapshot`]),
+      ].sort(),
+    );
     assert.equal(JSON.parse(readFileSync(join(dir, "LOCK.00000001"), "utf8")).pid, process.pid);
     await first.close();
-    assert.ok(!existsSync(join(dir, "LOCK.00000001")), "the lock is released once every journal closed");
+    assert.ok(
+      !existsSync(join(dir, "LOCK.00000001")),
+      "the lock is released once every journal closed",
+    );
     const second = build(env);
     await second.start();
     await second.close();
@@ -344,15 +569,32 @@ describe("createApp() behind a proxy (TRUST_PROXY)", () => {
     await app.start();
     const { url } = await app.listen({ port: 0 });
     const { port } = new URL(url);
-    const headers = { "x-forwarded-proto": "https", "x-forwarded-host": "water.example.org", "x-api-key": "tributary-demo-key" };
-    const get = async (path: string, from: string) => JSON.parse((await requestFrom(url, path, { headers, from })).text) as Record<string, unknown>;
+    const headers = {
+      "x-forwarded-proto": "https",
+      "x-forwarded-host": "water.example.org",
+      "x-api-key": "tributary-demo-key",
+    };
+    const get = async (path: string, from: string) =>
+      JSON.parse((await requestFrom(url, path, { headers, from })).text) as Record<string, unknown>;
     try {
       const page = await get("/v1/odata/v4/Locations?$top=1", "127.0.0.2");
-      assert.match(String(page["@odata.nextLink"]), /^https:\/\/water\.example\.org\/v1\/odata\/v4\/Locations\?/);
-      assert.equal((await get("/.well-known/oauth-authorization-server", "127.0.0.2"))["issuer"], "https://water.example.org");
+      assert.match(
+        String(page["@odata.nextLink"]),
+        /^https:\/\/water\.example\.org\/v1\/odata\/v4\/Locations\?/,
+      );
+      assert.equal(
+        (await get("/.well-known/oauth-authorization-server", "127.0.0.2"))["issuer"],
+        "https://water.example.org",
+      );
       const direct = await get("/v1/odata/v4/Locations?$top=1", "127.0.0.3");
-      assert.match(String(direct["@odata.nextLink"]), new RegExp(`^http://127\\.0\\.0\\.1:${port}/`));
-      assert.equal((await get("/.well-known/oauth-authorization-server", "127.0.0.3"))["issuer"], `http://127.0.0.1:${port}`);
+      assert.match(
+        String(direct["@odata.nextLink"]),
+        new RegExp(`^http://127\\.0\\.0\\.1:${port}/`),
+      );
+      assert.equal(
+        (await get("/.well-known/oauth-authorization-server", "127.0.0.3"))["issuer"],
+        `http://127.0.0.1:${port}`,
+      );
     } finally {
       await app.close();
     }
@@ -365,13 +607,27 @@ describe("createApp() compressing answers", () => {
     await app.start();
     const { url } = await app.listen({ port: 0 });
     try {
-      for (const target of ["/v1/odata/v4/Observations?$top=2000", "/v1/odata/v4/Observations?$format=csv", "/v1/odata/v4/Metadata"]) {
-        const get = (encoding: string) => fetch(`${url}${target}`, { headers: { "x-api-key": "tributary-demo-key", "accept-encoding": encoding } });
+      for (
+        const target of [
+          "/v1/odata/v4/Observations?$top=2000",
+          "/v1/odata/v4/Observations?$format=csv",
+          "/v1/odata/v4/Metadata",
+        ]
+      ) {
+        const get = (encoding: string) =>
+          fetch(`${url}${target}`, {
+            headers: { "x-api-key": "tributary-demo-key", "accept-encoding": encoding },
+          });
         const plain = await get("identity");
         assert.equal(plain.headers.get("content-encoding"), null);
         assert.match(plain.headers.get("vary") ?? "", /Accept-Encoding/);
         const expected = await plain.text();
-        for (const [asked, coding] of [["gzip, deflate, br", "br"], ["br", null], ["gzip;q=1, br;q=0.5", "gzip"], ["deflate", null]] as const) {
+        for (
+          const [asked, coding] of [["gzip, deflate, br", "br"], ["br", null], [
+            "gzip;q=1, br;q=0.5",
+            "gzip",
+          ], ["deflate", null]] as const
+        ) {
           const answer = await get(asked);
           assert.equal(answer.headers.get("content-encoding"), coding, `${target} with ${asked}`);
           // fetch decodes br and gzip itself.
@@ -391,9 +647,19 @@ describe("createApp() compressing answers", () => {
  */
 function newProject(env: Environment = {}): { dir: string; config: Config } {
   const dir = mkdtempSync(join(tmpdir(), "tributary-new-project-"));
-  const config = readConfig({ PASSWORD_HASH_COST: "1024", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0", ...env });
-  const within = (path: ConfigPath): ConfigPath => (path.given ? path : { path: join(dir, path.path), given: false });
-  const inFolder = (variable: string, path: string): string => (env[variable] === undefined ? join(dir, path) : path);
+  const config = readConfig({
+    PASSWORD_HASH_COST: "1024",
+    RATE_LIMIT_PER_SECOND: "0",
+    RATE_LIMIT_CONCURRENCY: "0",
+    ...env,
+  });
+  const within = (
+    path: ConfigPath,
+  ): ConfigPath => (path.given ? path : { path: join(dir, path.path), given: false });
+  const inFolder = (
+    variable: string,
+    path: string,
+  ): string => (env[variable] === undefined ? join(dir, path) : path);
   return {
     dir,
     config: {
@@ -434,11 +700,21 @@ describe("createApp() in a new project, without the files the defaults name", ()
         `Webhook relay: no tenants: TENANTS_FILE ${dir}/data/tenants.json does not exist; add one with npx tributary tenant add`,
       ]);
       assert.equal((await answer(app, { path: "/v1/odata/v4/Locations" })).status, 401, "no key");
-      assert.equal((await answer(app, { path: "/v1/odata/v4/Locations", headers: { "x-api-key": "tributary-demo-key" } })).status, 403, "no such key");
+      assert.equal(
+        (await answer(app, {
+          path: "/v1/odata/v4/Locations",
+          headers: { "x-api-key": "tributary-demo-key" },
+        })).status,
+        403,
+        "no such key",
+      );
       const token = await answer(app, {
         method: "POST",
         path: "/oauth2/token",
-        headers: { authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}`, "content-type": "application/x-www-form-urlencoded" },
+        headers: {
+          authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}`,
+          "content-type": "application/x-www-form-urlencoded",
+        },
         body: "grant_type=client_credentials",
       });
       assert.equal(token.status, 401);
@@ -475,19 +751,33 @@ describe("createApp() in a new project, without the files the defaults name", ()
 
   it("journals its first write in a STATE_DIR it makes then, read back after a restart", async () => {
     const clients = join(mkdtempSync(join(tmpdir(), "tributary-clients-")), "clients.json");
-    writeFileSync(clients, JSON.stringify([{ client_id: "backend", client_secret: "s3cret", grant_types: ["client_credentials"], scopes: ["SignUp"] }]));
+    writeFileSync(
+      clients,
+      JSON.stringify([{
+        client_id: "backend",
+        client_secret: "s3cret",
+        grant_types: ["client_credentials"],
+        scopes: ["SignUp"],
+      }]),
+    );
     const { dir, config } = newProject({ SERVICES: "sync", CLIENTS_FILE: clients });
     const signUp = async (app: App): Promise<number> => {
       const token = await answer(app, {
         method: "POST",
         path: "/oauth2/token",
-        headers: { authorization: `Basic ${btoa("backend:s3cret")}`, "content-type": "application/x-www-form-urlencoded" },
+        headers: {
+          authorization: `Basic ${btoa("backend:s3cret")}`,
+          "content-type": "application/x-www-form-urlencoded",
+        },
         body: "grant_type=client_credentials",
       });
       const created = await answer(app, {
         method: "POST",
         path: "/api/v2/sign-up",
-        headers: { authorization: `Bearer ${JSON.parse(token.body as string).access_token}`, "content-type": "application/json" },
+        headers: {
+          authorization: `Bearer ${JSON.parse(token.body as string).access_token}`,
+          "content-type": "application/json",
+        },
         body: JSON.stringify({ username: "ada", password: "correct horse battery" }),
       });
       return created.status;
@@ -497,7 +787,10 @@ describe("createApp() in a new project, without the files the defaults name", ()
     assert.equal(existsSync(join(dir, "var")), false);
     try {
       assert.equal(await signUp(first), 201);
-      assert.ok(readdirSync(join(dir, "var")).includes("LOCK.00000001"), "made and locked by the first write");
+      assert.ok(
+        readdirSync(join(dir, "var")).includes("LOCK.00000001"),
+        "made and locked by the first write",
+      );
     } finally {
       await first.close();
     }
@@ -518,12 +811,18 @@ describe("createApp() in a new project, without the files the defaults name", ()
   ] as const;
   for (const c of named) {
     it(`refuses to start when ${c.variable} names what is not there, naming it, and leaves no STATE_DIR`, async () => {
-      const { dir, config } = newProject({ SERVICES: c.services, API_KEYS: "k", [c.variable]: join(tmpdir(), "tributary-nowhere", "missing") });
+      const { dir, config } = newProject({
+        SERVICES: c.services,
+        API_KEYS: "k",
+        [c.variable]: join(tmpdir(), "tributary-nowhere", "missing"),
+      });
       const app = createApp(config, { log: memoryLog() });
       await assert.rejects(app.start(), {
         name: "ConfigError",
         variable: c.variable,
-        message: new RegExp(`^Cannot start: ${c.variable} names .*missing, which cannot be read \\(ENOENT\\)$`),
+        message: new RegExp(
+          `^Cannot start: ${c.variable} names .*missing, which cannot be read \\(ENOENT\\)$`,
+        ),
       });
       await app.close();
       assert.deepEqual(readdirSync(dir), []);
@@ -544,15 +843,29 @@ describe("createApp() in a new project, without the files the defaults name", ()
     await app.start();
     try {
       const ask = async (): Promise<Record<string, unknown>> =>
-        JSON.parse((await answer(app, { path: "/v1/odata/v4/Locations", query: "$count=true&$top=1", headers: { "x-api-key": "k" } })).body as string);
+        JSON.parse(
+          (await answer(app, {
+            path: "/v1/odata/v4/Locations",
+            query: "$count=true&$top=1",
+            headers: { "x-api-key": "k" },
+          })).body as string,
+        );
       assert.equal((await ask())["@odata.count"], 0);
       await app.reload();
       assert.equal((await ask())["@odata.count"], 0, "still none, and no failure");
       mkdirSync(join(dir, "data", "datasets"), { recursive: true });
-      symlinkSync(join(import.meta.dirname, "..", "..", "data", "datasets", "qu-appelle-valley-lakes"), join(dir, "data", "datasets", "qu-appelle-valley-lakes"));
+      symlinkSync(
+        join(import.meta.dirname, "..", "..", "data", "datasets", "qu-appelle-valley-lakes"),
+        join(dir, "data", "datasets", "qu-appelle-valley-lakes"),
+      );
       await app.reload();
       assert.ok(Number((await ask())["@odata.count"]) > 0);
-      assert.ok(log.lines.some((line) => line.startsWith(`Datasets reloaded from ${dir}/data/datasets: 1 added`)), log.lines.join("\n"));
+      assert.ok(
+        log.lines.some((line) =>
+          line.startsWith(`Datasets reloaded from ${dir}/data/datasets: 1 added`)
+        ),
+        log.lines.join("\n"),
+      );
     } finally {
       await app.close();
     }

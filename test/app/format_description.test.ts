@@ -52,7 +52,10 @@ describe("formatDescription()", () => {
   });
 
   it("shows nothing by default: a host that does not say it prints to a terminal is taken not to", () => {
-    assert.equal(formatDescription(described([demoKey])).join("\n").includes("tributary-demo-key"), false);
+    assert.equal(
+      formatDescription(described([demoKey])).join("\n").includes("tributary-demo-key"),
+      false,
+    );
   });
 
   it("shows the demo key and a first request with it on a terminal", () => {
@@ -63,30 +66,75 @@ describe("formatDescription()", () => {
   });
 
   it("never shows a credential that is not the demo data's, even on a terminal", () => {
-    const lines = formatDescription(described([ownSecret, { ...demoKey, value: "changed-key-0c9d" }]), { terminal: true });
-    assert.deepEqual(lines.slice(2, 4), ['OAuth client "backend" secret: see /etc/tributary/clients.json', 'API key "demo": see data/api_keys.json']);
+    const lines = formatDescription(
+      described([ownSecret, { ...demoKey, value: "changed-key-0c9d" }]),
+      { terminal: true },
+    );
+    assert.deepEqual(lines.slice(2, 4), [
+      'OAuth client "backend" secret: see /etc/tributary/clients.json',
+      'API key "demo": see data/api_keys.json',
+    ]);
     assert.equal(lines.join("\n").includes("own-client-secret-4f1e"), false);
     assert.equal(lines.join("\n").includes("changed-key-0c9d"), false);
   });
 
   it("asks isPublic which values it may show on a terminal", () => {
-    const lines = formatDescription(described([demoKey, ownSecret]), { terminal: true, isPublic: (credential) => credential.setting === "CLIENTS_FILE" });
+    const lines = formatDescription(described([demoKey, ownSecret]), {
+      terminal: true,
+      isPublic: (credential) => credential.setting === "CLIENTS_FILE",
+    });
     assert.equal(lines.join("\n").includes("tributary-demo-key"), false);
-    assert.ok(lines.includes('OAuth client "backend" secret: own-client-secret-4f1e (the demo data\'s, from /etc/tributary/clients.json)'));
+    assert.ok(
+      lines.includes(
+        'OAuth client "backend" secret: own-client-secret-4f1e (the demo data\'s, from /etc/tributary/clients.json)',
+      ),
+    );
   });
 });
 
 describe("isDemoCredential()", () => {
   const cases = [
     { name: "the demo key in the default file", credential: demoKey, expected: true },
-    { name: "the demo key in the default file, named with ./", credential: { ...demoKey, file: "./data/api_keys.json" }, expected: true },
-    { name: "a demo tenant key in the default tenants file", credential: { ...demoKey, setting: "TENANTS_FILE", file: "data/tenants.json", value: "demo-globex-key" }, expected: true },
-    { name: "the demo key copied into another file", credential: { ...demoKey, file: "var/api_keys.json" }, expected: false },
-    { name: "another key in the default file", credential: { ...demoKey, value: "changed-key-0c9d" }, expected: false },
-    { name: "a demo value of another file", credential: { ...demoKey, value: "demo-backend-secret" }, expected: false },
-    { name: "a setting without demo data", credential: { ...demoKey, setting: "OTHER_FILE" }, expected: false },
+    {
+      name: "the demo key in the default file, named with ./",
+      credential: { ...demoKey, file: "./data/api_keys.json" },
+      expected: true,
+    },
+    {
+      name: "a demo tenant key in the default tenants file",
+      credential: {
+        ...demoKey,
+        setting: "TENANTS_FILE",
+        file: "data/tenants.json",
+        value: "demo-globex-key",
+      },
+      expected: true,
+    },
+    {
+      name: "the demo key copied into another file",
+      credential: { ...demoKey, file: "var/api_keys.json" },
+      expected: false,
+    },
+    {
+      name: "another key in the default file",
+      credential: { ...demoKey, value: "changed-key-0c9d" },
+      expected: false,
+    },
+    {
+      name: "a demo value of another file",
+      credential: { ...demoKey, value: "demo-backend-secret" },
+      expected: false,
+    },
+    {
+      name: "a setting without demo data",
+      credential: { ...demoKey, setting: "OTHER_FILE" },
+      expected: false,
+    },
   ] as const;
-  for (const c of cases) it(`says ${c.expected} for ${c.name}`, () => assert.equal(isDemoCredential(c.credential), c.expected));
+  for (const c of cases) {
+    it(`says ${c.expected} for ${c.name}`, () =>
+      assert.equal(isDemoCredential(c.credential), c.expected));
+  }
 });
 
 describe("DEMO_CREDENTIALS", () => {
@@ -100,7 +148,16 @@ describe("DEMO_CREDENTIALS", () => {
       case "CLIENTS_FILE":
         return [...readClientsFile(text, entry.file).plain.values()];
       default:
-        return [...readTenantsFile(new TenantRegistry({ now: () => 0, random: (size) => new Uint8Array(size) }), text, entry.file).values()].flat();
+        return [
+          ...readTenantsFile(
+            new TenantRegistry({
+              now: () => 0,
+              random: (size) => new Uint8Array(size),
+            }),
+            text,
+            entry.file,
+          ).values(),
+        ].flat();
     }
   };
 

@@ -15,9 +15,27 @@ import { type App, createApp, readConfig } from "../../lib/app/mod.ts";
 type Json = { readonly [key: string]: unknown };
 type Operation = {
   readonly operationId: string;
-  readonly parameters?: readonly { name: string; in: string; required: boolean; example: unknown }[];
-  readonly requestBody?: { required: boolean; content: Readonly<Record<string, { example?: unknown }>> };
-  readonly responses: Readonly<Record<string, { content?: Readonly<Record<string, unknown>>; links?: Readonly<Record<string, { operationId: string; parameters: Readonly<Record<string, string>> }>> }>>;
+  readonly parameters?: readonly {
+    name: string;
+    in: string;
+    required: boolean;
+    example: unknown;
+  }[];
+  readonly requestBody?: {
+    required: boolean;
+    content: Readonly<Record<string, { example?: unknown }>>;
+  };
+  readonly responses: Readonly<
+    Record<
+      string,
+      {
+        content?: Readonly<Record<string, unknown>>;
+        links?: Readonly<
+          Record<string, { operationId: string; parameters: Readonly<Record<string, string>> }>
+        >;
+      }
+    >
+  >;
   readonly security: readonly Readonly<Record<string, readonly string[]>>[];
 };
 
@@ -50,17 +68,28 @@ function build(env: Readonly<Record<string, string>>): App {
   let deliveries = 0;
   return createApp(readConfig({ ...ENV, MAX_ATTEMPTS: "1", ...env }), {
     now: () => NOW,
-    deliver: () => Promise.resolve({ kind: "response", status: ++deliveries === 1 ? 500 : 200, retryAfter: undefined }),
+    deliver: () =>
+      Promise.resolve({
+        kind: "response",
+        status: ++deliveries === 1 ? 500 : 200,
+        retryAfter: undefined,
+      }),
   });
 }
 
 /** Sends a webhook to the demo tenant and waits, a turn of the event loop at a time, until its failed delivery is a dead letter. */
 async function deadLetter(url: string): Promise<void> {
   const headers = { authorization: `Bearer ${TENANT_KEY}`, "content-type": "application/json" };
-  const sent = await fetch(`${url}/webhook`, { method: "POST", headers, body: JSON.stringify({ event: "order.failed", data: {} }) });
+  const sent = await fetch(`${url}/webhook`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ event: "order.failed", data: {} }),
+  });
   assert.equal(sent.status, 202);
   for (let turn = 0; turn < 10_000; turn++) {
-    const listed = (await (await fetch(`${url}/webhook/dead-letters`, { headers })).json()) as { data: unknown[] };
+    const listed = (await (await fetch(`${url}/webhook/dead-letters`, { headers })).json()) as {
+      data: unknown[];
+    };
     if (listed.data.length > 0) return;
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -76,8 +105,14 @@ async function documentOf(url: string): Promise<Json> {
 
 function operationsOf(document: Json): { method: string; path: string; operation: Operation }[] {
   const found: { method: string; path: string; operation: Operation }[] = [];
-  for (const [path, item] of Object.entries(document["paths"] as Record<string, Record<string, Operation>>)) {
-    for (const [method, operation] of Object.entries(item)) found.push({ method: method.toUpperCase(), path, operation });
+  for (
+    const [path, item] of Object.entries(
+      document["paths"] as Record<string, Record<string, Operation>>,
+    )
+  ) {
+    for (const [method, operation] of Object.entries(item)) {
+      found.push({ method: method.toUpperCase(), path, operation });
+    }
   }
   return found;
 }
@@ -116,7 +151,9 @@ describe("GET /openapi.json", () => {
   });
 
   it("is refused by the validator once broken, so the check bites", async () => {
-    const broken = structuredClone(document) as { paths: Record<string, Record<string, { parameters: { in: string }[] }>> };
+    const broken = structuredClone(document) as {
+      paths: Record<string, Record<string, { parameters: { in: string }[] }>>;
+    };
     broken.paths["/v1/odata/v4/Locations"]!["get"]!.parameters[0]!.in = "body";
     const result = await validate(broken as never);
     assert.equal(result.valid, false);
@@ -128,25 +165,49 @@ describe("GET /openapi.json", () => {
 
   it("lists the host's, water's, sync's and the relay's routes, the health checks and itself among them", () => {
     const listed = new Set(operationsOf(document).map(({ method, path }) => `${method} ${path}`));
-    for (const route of ["GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.json", "GET /v1/odata/v4/Locations", "POST /oauth2/token", "POST /api/v2/sync/user", "GET /webhook/messages", "GET /webhook/stats", "GET /webhook/portal", "GET /"]) {
+    for (
+      const route of [
+        "GET /health/live",
+        "GET /health/ready",
+        "GET /metrics",
+        "GET /openapi.json",
+        "GET /v1/odata/v4/Locations",
+        "POST /oauth2/token",
+        "POST /api/v2/sync/user",
+        "GET /webhook/messages",
+        "GET /webhook/stats",
+        "GET /webhook/portal",
+        "GET /",
+      ]
+    ) {
       assert.ok(listed.has(route), route);
     }
   });
 
   it("has every path it documents named in the README's Endpoints section", () => {
     const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    const section = readme.slice(readme.indexOf("\n## Endpoints\n"), readme.indexOf("\n## Configuration\n"));
+    const section = readme.slice(
+      readme.indexOf("\n## Endpoints\n"),
+      readme.indexOf("\n## Configuration\n"),
+    );
     // Paths in code spans, e.g. `GET /webhook/endpoints/<id>` or `/v1/odata/v4/<Collection>/$count?…`.
-    const named = [...section.matchAll(/`(?:[A-Z, ]+ )?(\/(?:<[^>`]*>|[^`?\s])*)/g)].map((match) => match[1]!.split("/"));
+    const named = [...section.matchAll(/`(?:[A-Z, ]+ )?(\/(?:<[^>`]*>|[^`?\s])*)/g)].map((match) =>
+      match[1]!.split("/")
+    );
     // A placeholder (`<id>`, `<Collection>(<Id>)`) stands for any text: for a template of the document, or a name.
     const segmentFits = (segment: string, shown: string): boolean => {
       if (!shown.includes("<")) return segment === shown;
       if (/^\{[^}]+\}$/.test(segment)) return true;
-      const pattern = shown.split(/<[^>]*>/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".+");
+      const pattern = shown.split(/<[^>]*>/).map((part) =>
+        part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+      ).join(".+");
       return new RegExp(`^${pattern}$`).test(segment);
     };
-    const fits = (path: string[], shown: string[]): boolean => path.length === shown.length && path.every((segment, i) => segmentFits(segment, shown[i]!));
-    const missing = Object.keys(document["paths"] as Json).filter((path) => !named.some((shown) => fits(path.split("/"), shown)));
+    const fits = (path: string[], shown: string[]): boolean =>
+      path.length === shown.length && path.every((segment, i) => segmentFits(segment, shown[i]!));
+    const missing = Object.keys(document["paths"] as Json).filter((path) =>
+      !named.some((shown) => fits(path.split("/"), shown))
+    );
     assert.deepEqual(missing, []);
   });
 
@@ -154,19 +215,43 @@ describe("GET /openapi.json", () => {
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats(ajv);
     ajv.addSchema(document, "openapi.json");
-    const schemes = (document["components"] as { securitySchemes: Record<string, { type: string; scheme?: string; in?: string; name?: string; flows?: Record<string, { tokenUrl: string }> }> }).securitySchemes;
+    const schemes = (document["components"] as {
+      securitySchemes: Record<
+        string,
+        {
+          type: string;
+          scheme?: string;
+          in?: string;
+          name?: string;
+          flows?: Record<string, { tokenUrl: string }>;
+        }
+      >;
+    }).securitySchemes;
     const all = operationsOf(document);
     const byId = new Map(all.map((entry) => [entry.operation.operationId, entry]));
     const linked = new Map<string, Map<string, unknown>>();
-    const targets = new Set(all.flatMap(({ operation }) => Object.values(operation.responses).flatMap((response) => Object.values(response.links ?? {}).map((link) => link.operationId))));
+    const targets = new Set(
+      all.flatMap(({ operation }) =>
+        Object.values(operation.responses).flatMap((response) =>
+          Object.values(response.links ?? {}).map((link) => link.operationId)
+        )
+      ),
+    );
     // Sources before the operations their links fill (which follow them at once); deletions last, the account's very last.
     const rank = (entry: (typeof all)[number]): number =>
-      entry.operation.operationId === "deleteAccount" ? 3 : entry.method === "DELETE" ? 2 : targets.has(entry.operation.operationId) ? 1 : 0;
+      entry.operation.operationId === "deleteAccount"
+        ? 3
+        : entry.method === "DELETE"
+        ? 2
+        : targets.has(entry.operation.operationId)
+        ? 1
+        : 0;
     const ordered = [...all].sort((a, b) => rank(a) - rank(b));
 
     // Credentials for each security scheme, got as the document says (tokens at the oauth2 flows' tokenUrl).
     const tokens = new Map<string, string>();
-    const signUpExample = byId.get("signUp")!.operation.requestBody!.content["application/json"]!.example as { username: string; password: string };
+    const signUpExample = byId.get("signUp")!.operation.requestBody!.content["application/json"]!
+      .example as { username: string; password: string };
     async function token(scope: string): Promise<string> {
       const known = tokens.get(scope);
       if (known !== undefined) return known;
@@ -175,20 +260,32 @@ describe("GET /openapi.json", () => {
       if (scope === "SignUp") {
         response = await fetch(new URL(flows["clientCredentials"]!.tokenUrl, url), {
           method: "POST",
-          headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${btoa(`${BACKEND.id}:${BACKEND.secret}`)}` },
+          headers: {
+            "content-type": "application/x-www-form-urlencoded",
+            authorization: `Basic ${btoa(`${BACKEND.id}:${BACKEND.secret}`)}`,
+          },
           body: new URLSearchParams({ grant_type: "client_credentials", scope }),
         });
       } else {
         const signUp = await fetch(`${url}/api/v2/sign-up`, {
           method: "POST",
-          headers: { "content-type": "application/json", authorization: `Bearer ${await token("SignUp")}` },
+          headers: {
+            "content-type": "application/json",
+            authorization: `Bearer ${await token("SignUp")}`,
+          },
           body: JSON.stringify(signUpExample),
         });
         assert.ok(signUp.status === 201 || signUp.status === 409, `sign-up: ${signUp.status}`);
         response = await fetch(new URL(flows["password"]!.tokenUrl, url), {
           method: "POST",
           headers: { "content-type": "application/x-www-form-urlencoded" },
-          body: new URLSearchParams({ grant_type: "password", client_id: PUBLIC_APP, username: signUpExample.username, password: signUpExample.password, scope }),
+          body: new URLSearchParams({
+            grant_type: "password",
+            client_id: PUBLIC_APP,
+            username: signUpExample.username,
+            password: signUpExample.password,
+            scope,
+          }),
         });
       }
       assert.equal(response.status, 200, `a ${scope} token`);
@@ -202,10 +299,16 @@ describe("GET /openapi.json", () => {
       const headers: Record<string, string> = {};
       for (const [name, scopes] of Object.entries(requirement)) {
         const scheme = schemes[name]!;
-        if (scheme.type === "oauth2") headers["authorization"] = `Bearer ${await token(scopes[0]!)}`;
-        else if (scheme.type === "http" && scheme.scheme === "basic") headers["authorization"] = `Basic ${btoa(`${BACKEND.id}:${BACKEND.secret}`)}`;
-        else {
-          const key = name.startsWith("admin") ? ENV.ADMIN_API_KEYS : name.startsWith("tenant") ? TENANT_KEY : ENV.API_KEYS;
+        if (scheme.type === "oauth2") {
+          headers["authorization"] = `Bearer ${await token(scopes[0]!)}`;
+        } else if (scheme.type === "http" && scheme.scheme === "basic") {
+          headers["authorization"] = `Basic ${btoa(`${BACKEND.id}:${BACKEND.secret}`)}`;
+        } else {
+          const key = name.startsWith("admin")
+            ? ENV.ADMIN_API_KEYS
+            : name.startsWith("tenant")
+            ? TENANT_KEY
+            : ENV.API_KEYS;
           if (scheme.type === "http") headers["authorization"] = `Bearer ${key}`;
           else headers[scheme.name!.toLowerCase()] = key;
         }
@@ -214,7 +317,11 @@ describe("GET /openapi.json", () => {
     }
 
     /** Sends one request and holds its answer to the document; returns its status and the operations its links filled. */
-    async function check(entry: (typeof all)[number], optional: string | undefined, withCredentials: boolean): Promise<{ status: number; filled: string[] }> {
+    async function check(
+      entry: (typeof all)[number],
+      optional: string | undefined,
+      withCredentials: boolean,
+    ): Promise<{ status: number; filled: string[] }> {
       const { method, path, operation } = entry;
       const values = linked.get(operation.operationId);
       let target = path;
@@ -223,14 +330,17 @@ describe("GET /openapi.json", () => {
       for (const parameter of operation.parameters ?? []) {
         if (!parameter.required && parameter.name !== optional) continue;
         const value = String(values?.get(parameter.name) ?? parameter.example);
-        if (parameter.in === "path") target = target.replace(`{${parameter.name}}`, encodeURIComponent(value));
-        else if (parameter.in === "query") query.set(parameter.name, value);
+        if (parameter.in === "path") {
+          target = target.replace(`{${parameter.name}}`, encodeURIComponent(value));
+        } else if (parameter.in === "query") query.set(parameter.name, value);
         else headers[parameter.name.toLowerCase()] = value;
       }
       let body: string | undefined;
       const content = operation.requestBody?.content;
       if (content !== undefined) {
-        const type = Object.hasOwn(content, "application/json") ? "application/json" : Object.keys(content)[0]!;
+        const type = Object.hasOwn(content, "application/json")
+          ? "application/json"
+          : Object.keys(content)[0]!;
         const example = content[type]!.example;
         if (example !== undefined) {
           headers["content-type"] = type;
@@ -239,22 +349,45 @@ describe("GET /openapi.json", () => {
             : JSON.stringify(example);
         }
       }
-      const shown = `${method} ${target}${query.size > 0 ? `?${query}` : ""}${withCredentials ? "" : " without credentials"}`;
-      const response = await fetch(`${url}${target}${query.size > 0 ? `?${query}` : ""}`, { method, headers, ...(body === undefined ? {} : { body }) }).catch((error: Error) => { throw new Error(`${shown}: ${String(error.cause)}`); });
+      const shown = `${method} ${target}${query.size > 0 ? `?${query}` : ""}${
+        withCredentials ? "" : " without credentials"
+      }`;
+      const response = await fetch(`${url}${target}${query.size > 0 ? `?${query}` : ""}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body }),
+      }).catch((error: Error) => {
+        throw new Error(`${shown}: ${String(error.cause)}`);
+      });
       const documented = operation.responses[String(response.status)];
       const text = await response.text();
-      assert.ok(documented !== undefined, `${shown}: ${response.status} is not documented (${text.slice(0, 300)})`);
+      assert.ok(
+        documented !== undefined,
+        `${shown}: ${response.status} is not documented (${text.slice(0, 300)})`,
+      );
       const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim();
       if (documented.content === undefined) {
         assert.equal(text, "", `${shown}: ${response.status} documents no body`);
         return { status: response.status, filled: [] };
       }
       if (text === "") return { status: response.status, filled: [] };
-      assert.ok(Object.hasOwn(documented.content, type), `${shown}: ${type} is not a documented type of ${response.status}`);
-      const pointerTo = `openapi.json#/paths/${path.replaceAll("~", "~0").replaceAll("/", "~1")}/${method.toLowerCase()}/responses/${response.status}/content/${type.replaceAll("/", "~1")}/schema`;
+      assert.ok(
+        Object.hasOwn(documented.content, type),
+        `${shown}: ${type} is not a documented type of ${response.status}`,
+      );
+      const pointerTo = `openapi.json#/paths/${
+        path.replaceAll("~", "~0").replaceAll("/", "~1")
+      }/${method.toLowerCase()}/responses/${response.status}/content/${
+        type.replaceAll("/", "~1")
+      }/schema`;
       const validator = ajv.getSchema(pointerTo) ?? ajv.compile({ $ref: pointerTo });
       const parsed: unknown = type.endsWith("json") ? JSON.parse(text) : text;
-      assert.ok(validator(parsed), `${shown}: the ${response.status} body does not fit its schema: ${ajv.errorsText(validator.errors)}\n${text.slice(0, 500)}`);
+      assert.ok(
+        validator(parsed),
+        `${shown}: the ${response.status} body does not fit its schema: ${
+          ajv.errorsText(validator.errors)
+        }\n${text.slice(0, 500)}`,
+      );
       const filled: string[] = [];
       for (const link of Object.values(documented.links ?? {})) {
         for (const [name, expression] of Object.entries(link.parameters)) {
@@ -275,10 +408,15 @@ describe("GET /openapi.json", () => {
     /** Drives one operation (its base request, then one with each optional parameter), then, once each, those its answers' links fill. */
     async function drive(entry: (typeof all)[number]): Promise<void> {
       const { operation } = entry;
-      const optional = (operation.parameters ?? []).filter((parameter) => !parameter.required).map((parameter) => parameter.name);
+      const optional = (operation.parameters ?? []).filter((parameter) => !parameter.required).map((
+        parameter,
+      ) => parameter.name);
       const follow: string[] = [];
       // Without credentials first (an operation that needs some must answer a documented refusal).
-      if (operation.security.length > 0 && !operation.security.some((requirement) => Object.keys(requirement).length === 0)) {
+      if (
+        operation.security.length > 0 &&
+        !operation.security.some((requirement) => Object.keys(requirement).length === 0)
+      ) {
         const { status } = await check(entry, undefined, false);
         requests++;
         assert.ok(status >= 400, `${entry.method} ${entry.path} without credentials: ${status}`);
@@ -297,7 +435,9 @@ describe("GET /openapi.json", () => {
     }
     // Each operation in turn; a link's target also right after the first answer that fills it.
     for (const entry of ordered) await drive(entry);
-    const failures = all.filter(({ operation }) => !succeeded.has(operation.operationId) && !NO_SUCCESS_EXPECTED.has(operation.operationId))
+    const failures = all.filter(({ operation }) =>
+      !succeeded.has(operation.operationId) && !NO_SUCCESS_EXPECTED.has(operation.operationId)
+    )
       .map(({ method, path }) => `${method} ${path}`);
     assert.deepEqual(failures, [], "operations whose documented examples never succeeded");
     assert.ok(requests > all.length, `${requests} requests`);
@@ -305,11 +445,13 @@ describe("GET /openapi.json", () => {
 });
 
 describe("GET /openapi.json with some services", () => {
-  for (const [services, present, absent] of [
-    ["water", "/v1/odata/v4/Records", "/webhook"],
-    ["relay", "/webhook", "/oauth2/token"],
-    ["sync", "/api/v2/sync/user", "/v1/odata/v4/Records"],
-  ] as const) {
+  for (
+    const [services, present, absent] of [
+      ["water", "/v1/odata/v4/Records", "/webhook"],
+      ["relay", "/webhook", "/oauth2/token"],
+      ["sync", "/api/v2/sync/user", "/v1/odata/v4/Records"],
+    ] as const
+  ) {
     it(`documents only what SERVICES=${services} mounts`, async () => {
       const app = build({ SERVICES: services });
       try {

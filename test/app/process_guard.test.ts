@@ -10,7 +10,11 @@ const ROOT = join(import.meta.dirname, "..", "..");
 function harness(notReadyMs = 60_000) {
   let time = 1000;
   const lines: { message: string; error: unknown }[] = [];
-  const guard = new ProcessGuard({ log: { error: (message, error) => void lines.push({ message, error }) }, now: () => time, notReadyMs });
+  const guard = new ProcessGuard({
+    log: { error: (message, error) => void lines.push({ message, error }) },
+    now: () => time,
+    notReadyMs,
+  });
   return { guard, lines, advance: (ms: number) => void (time += ms) };
 }
 
@@ -27,7 +31,10 @@ describe("ProcessGuard", () => {
     assert.equal(lines[0]!.error, error);
     advance(5000);
     await assert.rejects(guard.probe.check(), (failure: Error) => {
-      assert.match(failure.message, /^an unhandled rejection, the last 5 s ago \(Error: Cannot reach the database now: connect ECONNREFUSED\)/);
+      assert.match(
+        failure.message,
+        /^an unhandled rejection, the last 5 s ago \(Error: Cannot reach the database now: connect ECONNREFUSED\)/,
+      );
       return true;
     });
     assert.equal(guard.probe.part, "process");
@@ -40,7 +47,10 @@ describe("ProcessGuard", () => {
     await assert.rejects(guard.probe.check());
     guard.rejected(new Error("boom"));
     advance(9999);
-    await assert.rejects(guard.probe.check(), /^Error: 2 unhandled rejections|2 unhandled rejections/);
+    await assert.rejects(
+      guard.probe.check(),
+      /^Error: 2 unhandled rejections|2 unhandled rejections/,
+    );
     advance(1);
     await guard.probe.check();
   });
@@ -52,7 +62,10 @@ describe("ProcessGuard", () => {
       advance(100);
     }
     guard.rejected("another reason");
-    assert.deepEqual(lines.map((line) => String((line.error as Error).message ?? line.error)), ["same", "another reason"]);
+    assert.deepEqual(lines.map((line) => String((line.error as Error).message ?? line.error)), [
+      "same",
+      "another reason",
+    ]);
     await assert.rejects(guard.probe.check(), /51 unhandled rejections/);
     advance(10_000);
     guard.rejected(new Error("same"));
@@ -81,12 +94,18 @@ describe("ProcessGuard", () => {
       console.log(JSON.stringify({ errors, probe }));
     `;
     const run = (mode: string) =>
-      spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script, mode], { cwd: ROOT, encoding: "utf8" });
+      spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script, mode], {
+        cwd: ROOT,
+        encoding: "utf8",
+      });
     const guarded = run("guarded");
     assert.equal(guarded.status, 0, guarded.stderr);
     const report = JSON.parse(guarded.stdout) as { errors: string[]; probe: string };
     assert.equal(report.errors.length, 1);
-    assert.match(report.probe, /an unhandled rejection, the last 0 s ago \(Error: nobody handles this\)/);
+    assert.match(
+      report.probe,
+      /an unhandled rejection, the last 0 s ago \(Error: nobody handles this\)/,
+    );
     const bare = run("bare");
     assert.equal(bare.status, 1, "the same script without the guard ends at the rejection");
     assert.match(bare.stderr, /nobody handles this/);

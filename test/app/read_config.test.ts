@@ -10,9 +10,25 @@ const HASH = sha256Hex("hashed-secret");
 describe("readConfig()", () => {
   it("uses safe defaults for an empty environment", () => {
     assert.deepEqual(readConfig({}), {
-      server: { port: 8000, host: "127.0.0.1", services: ["water", "sync", "relay"], publicUrl: undefined, tlsCertFile: "", tlsKeyFile: "", compressAboveBytes: 1024, trustProxy: undefined, trustProxyHeaders: "x-forwarded" },
+      server: {
+        port: 8000,
+        host: "127.0.0.1",
+        services: ["water", "sync", "relay"],
+        publicUrl: undefined,
+        tlsCertFile: "",
+        tlsKeyFile: "",
+        compressAboveBytes: 1024,
+        trustProxy: undefined,
+        trustProxyHeaders: "x-forwarded",
+      },
       log: { level: "info", format: "auto", accessLog: "on" },
-      storage: { stateDir: "var", stateLockLeaseMs: 20_000, databaseUrl: "", databasePoolSize: 10, databaseStatementTimeoutMs: 10_000 },
+      storage: {
+        stateDir: "var",
+        stateLockLeaseMs: 20_000,
+        databaseUrl: "",
+        databasePoolSize: 10,
+        databaseStatementTimeoutMs: 10_000,
+      },
       water: {
         dataDir: { path: "data/datasets", given: false },
         datasetCacheDir: "var/dataset-cache",
@@ -40,7 +56,12 @@ describe("readConfig()", () => {
         loginMaxFailuresPerName: 10,
         loginMaxFailuresPerAddress: 20,
       },
-      sync: { queueAboveObjects: 1000, maxQueuedPerUser: 16, revisionRetentionDays: 30, ticketRetentionSeconds: 600 },
+      sync: {
+        queueAboveObjects: 1000,
+        maxQueuedPerUser: 16,
+        revisionRetentionDays: 30,
+        ticketRetentionSeconds: 600,
+      },
       relay: {
         storageType: "memory",
         tenantsFile: { path: "data/tenants.json", given: false },
@@ -55,7 +76,13 @@ describe("readConfig()", () => {
         secretOverlapSeconds: 86_400,
         encryptionKey: "",
         redis: { url: "", keyPrefix: "{tributary}" },
-        kafka: { brokers: [], topicPrefix: "tributary", partitions: 8, groupId: "tributary-relay", sessionTimeoutMs: 30_000 },
+        kafka: {
+          brokers: [],
+          topicPrefix: "tributary",
+          partitions: 8,
+          groupId: "tributary-relay",
+          sessionTimeoutMs: 30_000,
+        },
       },
     });
   });
@@ -78,41 +105,90 @@ describe("readConfig()", () => {
     assert.deepEqual(config.relay.allowPrivateTargets, ["127.0.0.1/32", "::1/128"]);
     assert.deepEqual([config.relay.retryDelaysMs, config.relay.maxAttempts], [[250, 1000], 5]);
     assert.deepEqual(
-      [config.relay.deliveryTimeoutMs, config.relay.maxPayloadBytes, config.relay.queueCapacity, config.relay.workerConcurrency, config.relay.endpointConcurrency, config.relay.secretOverlapSeconds, config.relay.encryptionKey],
+      [
+        config.relay.deliveryTimeoutMs,
+        config.relay.maxPayloadBytes,
+        config.relay.queueCapacity,
+        config.relay.workerConcurrency,
+        config.relay.endpointConcurrency,
+        config.relay.secretOverlapSeconds,
+        config.relay.encryptionKey,
+      ],
       [2000, 1024, 10, 4, 2, 60, "keys/public.pem"],
     );
   });
 
   it("refuses QUEUE_SNAPSHOT_FILE, no longer read, naming it and what replaced it; empty is as unset", () => {
-    assertConfigError(() => readConfig({ QUEUE_SNAPSHOT_FILE: "var/relay-queue.json" }), "QUEUE_SNAPSHOT_FILE", "no longer read: the memory queue keeps every accepted message in a journal in STATE_DIR");
+    assertConfigError(
+      () => readConfig({ QUEUE_SNAPSHOT_FILE: "var/relay-queue.json" }),
+      "QUEUE_SNAPSHOT_FILE",
+      "no longer read: the memory queue keeps every accepted message in a journal in STATE_DIR",
+    );
     assert.doesNotThrow(() => readConfig({ QUEUE_SNAPSHOT_FILE: "" }));
   });
 
   it("reads STORAGE_TYPE=redis with REDIS_URL and REDIS_KEY_PREFIX", () => {
-    const config = readConfig({ STORAGE_TYPE: "redis", REDIS_URL: " redis://127.0.0.1:6390/2 ", REDIS_KEY_PREFIX: "{relay-a}" });
-    assert.deepEqual([config.relay.storageType, config.relay.redis.url, config.relay.redis.keyPrefix], ["redis", "redis://127.0.0.1:6390/2", "{relay-a}"]);
+    const config = readConfig({
+      STORAGE_TYPE: "redis",
+      REDIS_URL: " redis://127.0.0.1:6390/2 ",
+      REDIS_KEY_PREFIX: "{relay-a}",
+    });
+    assert.deepEqual([
+      config.relay.storageType,
+      config.relay.redis.url,
+      config.relay.redis.keyPrefix,
+    ], ["redis", "redis://127.0.0.1:6390/2", "{relay-a}"]);
     assert.equal(readConfig({}).relay.redis.keyPrefix, "{tributary}");
   });
 
   it("reads STORAGE_TYPE=kafka with KAFKA_BROKER and the topic settings", () => {
-    const config = readConfig({ STORAGE_TYPE: "kafka", KAFKA_BROKER: " 127.0.0.1:9092, kafka-2.internal:9093 ,[::1]:9094", KAFKA_TOPIC_PREFIX: "relay.prod", KAFKA_PARTITIONS: "16", KAFKA_GROUP_ID: "relay-a", KAFKA_SESSION_TIMEOUT_MS: "10000" });
+    const config = readConfig({
+      STORAGE_TYPE: "kafka",
+      KAFKA_BROKER: " 127.0.0.1:9092, kafka-2.internal:9093 ,[::1]:9094",
+      KAFKA_TOPIC_PREFIX: "relay.prod",
+      KAFKA_PARTITIONS: "16",
+      KAFKA_GROUP_ID: "relay-a",
+      KAFKA_SESSION_TIMEOUT_MS: "10000",
+    });
     assert.deepEqual(
-      [config.relay.storageType, config.relay.kafka.brokers, config.relay.kafka.topicPrefix, config.relay.kafka.partitions, config.relay.kafka.groupId, config.relay.kafka.sessionTimeoutMs],
-      ["kafka", ["127.0.0.1:9092", "kafka-2.internal:9093", "[::1]:9094"], "relay.prod", 16, "relay-a", 10_000],
+      [
+        config.relay.storageType,
+        config.relay.kafka.brokers,
+        config.relay.kafka.topicPrefix,
+        config.relay.kafka.partitions,
+        config.relay.kafka.groupId,
+        config.relay.kafka.sessionTimeoutMs,
+      ],
+      [
+        "kafka",
+        ["127.0.0.1:9092", "kafka-2.internal:9093", "[::1]:9094"],
+        "relay.prod",
+        16,
+        "relay-a",
+        10_000,
+      ],
     );
     const defaults = readConfig({});
     assert.deepEqual(
-      [defaults.relay.kafka.topicPrefix, defaults.relay.kafka.partitions, defaults.relay.kafka.groupId, defaults.relay.kafka.sessionTimeoutMs],
+      [
+        defaults.relay.kafka.topicPrefix,
+        defaults.relay.kafka.partitions,
+        defaults.relay.kafka.groupId,
+        defaults.relay.kafka.sessionTimeoutMs,
+      ],
       ["tributary", 8, "tributary-relay", 30_000],
     );
   });
 
   it("hides the password of a broken REDIS_URL", () => {
-    assert.throws(() => readConfig({ STORAGE_TYPE: "redis", REDIS_URL: "http://app:s3cret@127.0.0.1" }), (error: Error) => {
-      assert.ok(!error.message.includes("s3cret"), error.message);
-      assert.ok(error.message.includes("http://app:***@127.0.0.1"), error.message);
-      return true;
-    });
+    assert.throws(
+      () => readConfig({ STORAGE_TYPE: "redis", REDIS_URL: "http://app:s3cret@127.0.0.1" }),
+      (error: Error) => {
+        assert.ok(!error.message.includes("s3cret"), error.message);
+        assert.ok(error.message.includes("http://app:***@127.0.0.1"), error.message);
+        return true;
+      },
+    );
     assert.equal(redactUrl("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
     assert.equal(redactUrl("not a url"), "not a url");
   });
@@ -125,7 +201,10 @@ describe("readConfig()", () => {
     { env: { STORAGE_TYPE: "mongo" }, variable: "STORAGE_TYPE" },
     { env: { STORAGE_TYPE: "kafka" }, variable: "KAFKA_BROKER" },
     { env: { STORAGE_TYPE: "kafka", KAFKA_BROKER: "127.0.0.1" }, variable: "KAFKA_BROKER" },
-    { env: { STORAGE_TYPE: "kafka", KAFKA_BROKER: "127.0.0.1:9092,kafka:99999" }, variable: "KAFKA_BROKER" },
+    {
+      env: { STORAGE_TYPE: "kafka", KAFKA_BROKER: "127.0.0.1:9092,kafka:99999" },
+      variable: "KAFKA_BROKER",
+    },
     { env: { KAFKA_TOPIC_PREFIX: "my topics" }, variable: "KAFKA_TOPIC_PREFIX" },
     { env: { KAFKA_GROUP_ID: "g/1" }, variable: "KAFKA_GROUP_ID" },
     { env: { KAFKA_PARTITIONS: "0" }, variable: "KAFKA_PARTITIONS" },
@@ -152,13 +231,35 @@ describe("readConfig()", () => {
 
   it("reads PASSWORD_HASH_COST only as a power of two", () => {
     assert.equal(readConfig({ PASSWORD_HASH_COST: "1024" }).auth.passwordHashCost, 1024);
-    assert.throws(() => readConfig({ PASSWORD_HASH_COST: "1000" }), { name: "ConfigError", variable: "PASSWORD_HASH_COST" });
-    assert.throws(() => readConfig({ PASSWORD_HASH_COST: "1" }), { name: "ConfigError", variable: "PASSWORD_HASH_COST" });
+    assert.throws(() => readConfig({ PASSWORD_HASH_COST: "1000" }), {
+      name: "ConfigError",
+      variable: "PASSWORD_HASH_COST",
+    });
+    assert.throws(() => readConfig({ PASSWORD_HASH_COST: "1" }), {
+      name: "ConfigError",
+      variable: "PASSWORD_HASH_COST",
+    });
   });
 
   it("names the variable of a broken token or sync setting", () => {
-    for (const variable of ["ACCESS_TOKEN_TTL_SECONDS", "REFRESH_TOKEN_TTL_SECONDS", "REFRESH_REUSE_INTERVAL_SECONDS", "LOGIN_MAX_FAILURES", "LOGIN_MAX_FAILURES_PER_ADDRESS", "SYNC_QUEUE_ABOVE_OBJECTS", "SYNC_MAX_QUEUED_PER_USER", "REVISION_RETENTION_DAYS", "TICKET_RETENTION_SECONDS"]) {
-      assert.throws(() => readConfig({ [variable]: "-3" }), { name: "ConfigError", variable }, variable);
+    for (
+      const variable of [
+        "ACCESS_TOKEN_TTL_SECONDS",
+        "REFRESH_TOKEN_TTL_SECONDS",
+        "REFRESH_REUSE_INTERVAL_SECONDS",
+        "LOGIN_MAX_FAILURES",
+        "LOGIN_MAX_FAILURES_PER_ADDRESS",
+        "SYNC_QUEUE_ABOVE_OBJECTS",
+        "SYNC_MAX_QUEUED_PER_USER",
+        "REVISION_RETENTION_DAYS",
+        "TICKET_RETENTION_SECONDS",
+      ]
+    ) {
+      assert.throws(
+        () => readConfig({ [variable]: "-3" }),
+        { name: "ConfigError", variable },
+        variable,
+      );
     }
   });
 
@@ -166,19 +267,29 @@ describe("readConfig()", () => {
     const trusted = readConfig({ TRUST_PROXY: "10.0.0.0/8, ::1, 192.0.2.7" }).server.trustProxy!;
     assert.deepEqual(trusted.ranges, ["10.0.0.0/8", "::1", "192.0.2.7"]);
     assert.equal(trusted.trusts("10.1.2.3"), true);
-    assert.equal(trusted.trusts("::ffff:10.1.2.3"), true, "IPv4-mapped, as dual-stack sockets give it");
+    assert.equal(
+      trusted.trusts("::ffff:10.1.2.3"),
+      true,
+      "IPv4-mapped, as dual-stack sockets give it",
+    );
     assert.equal(trusted.trusts("::1"), true);
     assert.equal(trusted.trusts("192.0.2.8"), false);
     assert.equal(trusted.trusts("11.0.0.1"), false);
     for (const bad of ["10.0.0.0/33", "proxy.example", "10.0.0.0/8/1", "::1/129"]) {
-      assert.throws(() => readConfig({ TRUST_PROXY: bad }), { name: "ConfigError", variable: "TRUST_PROXY" }, bad);
+      assert.throws(() => readConfig({ TRUST_PROXY: bad }), {
+        name: "ConfigError",
+        variable: "TRUST_PROXY",
+      }, bad);
     }
   });
 
   it("reads RENDER_CACHE_BYTES, 0 turning the cache off", () => {
     assert.equal(readConfig({ RENDER_CACHE_BYTES: "0" }).water.renderCacheBytes, 0);
     assert.equal(readConfig({ RENDER_CACHE_BYTES: "1048576" }).water.renderCacheBytes, 1_048_576);
-    assert.throws(() => readConfig({ RENDER_CACHE_BYTES: "lots" }), { name: "ConfigError", variable: "RENDER_CACHE_BYTES" });
+    assert.throws(() => readConfig({ RENDER_CACHE_BYTES: "lots" }), {
+      name: "ConfigError",
+      variable: "RENDER_CACHE_BYTES",
+    });
   });
 
   it("treats empty values as unset", () => {
@@ -226,14 +337,29 @@ describe("readConfig()", () => {
   });
 
   it("lets an empty API_KEYS_FILE mean no file", () => {
-    assert.deepEqual(readConfig({ API_KEYS_FILE: "" }).water.apiKeysFile, { path: "", given: true });
+    assert.deepEqual(readConfig({ API_KEYS_FILE: "" }).water.apiKeysFile, {
+      path: "",
+      given: true,
+    });
   });
 
   it("tells the files and folders the environment names from the defaults, which may be missing", () => {
-    const config = readConfig({ CLIENTS_FILE: " my/clients.json ", DATA_DIR: "", TENANTS_FILE: "data/tenants.json" });
+    const config = readConfig({
+      CLIENTS_FILE: " my/clients.json ",
+      DATA_DIR: "",
+      TENANTS_FILE: "data/tenants.json",
+    });
     assert.deepEqual(config.auth.clientsFile, { path: "my/clients.json", given: true });
-    assert.deepEqual(config.water.dataDir, { path: "data/datasets", given: false }, "set empty: the default");
-    assert.deepEqual(config.relay.tenantsFile, { path: "data/tenants.json", given: true }, "the default's own path, named: it must exist");
+    assert.deepEqual(
+      config.water.dataDir,
+      { path: "data/datasets", given: false },
+      "set empty: the default",
+    );
+    assert.deepEqual(
+      config.relay.tenantsFile,
+      { path: "data/tenants.json", given: true },
+      "the default's own path, named: it must exist",
+    );
   });
 
   it("lets WEBHOOK_PORT win over PORT", () => {
@@ -250,7 +376,12 @@ describe("readConfig()", () => {
 
   const bounds = [
     { name: "accepts port 0", env: { PORT: "0" }, read: (c: Config) => c.server.port, expected: 0 },
-    { name: "accepts port 65535", env: { PORT: "65535" }, read: (c: Config) => c.server.port, expected: 65_535 },
+    {
+      name: "accepts port 65535",
+      env: { PORT: "65535" },
+      read: (c: Config) => c.server.port,
+      expected: 65_535,
+    },
     {
       name: "accepts rate 0 (no rate limit)",
       env: { RATE_LIMIT_PER_SECOND: "0" },
@@ -284,7 +415,10 @@ describe("readConfig()", () => {
     const config = readConfig({
       CORS_ORIGINS: " https://app.example.org/ ,http://localhost:5173,,",
     });
-    assert.deepEqual(config.water.corsOrigins, ["https://app.example.org", "http://localhost:5173"]);
+    assert.deepEqual(config.water.corsOrigins, [
+      "https://app.example.org",
+      "http://localhost:5173",
+    ]);
   });
 
   it("drops a trailing slash from PUBLIC_URL", () => {
@@ -298,7 +432,11 @@ describe("readConfig()", () => {
     { name: "refuses LOG_FORMAT=xml", env: { LOG_FORMAT: "xml" }, variable: "LOG_FORMAT" },
     { name: "refuses ACCESS_LOG=yes", env: { ACCESS_LOG: "yes" }, variable: "ACCESS_LOG" },
     { name: "refuses PORT=70000", env: { PORT: "70000" }, variable: "PORT" },
-    { name: "refuses a MAP_TILE_URL without {y}", env: { MAP_TILE_URL: "https://tiles.example.org/{z}/{x}.png" }, variable: "MAP_TILE_URL" },
+    {
+      name: "refuses a MAP_TILE_URL without {y}",
+      env: { MAP_TILE_URL: "https://tiles.example.org/{z}/{x}.png" },
+      variable: "MAP_TILE_URL",
+    },
     { name: "refuses PORT=-1", env: { PORT: "-1" }, variable: "PORT" },
     { name: "refuses PORT=80.5", env: { PORT: "80.5" }, variable: "PORT" },
     { name: "refuses PORT=1e3", env: { PORT: "1e3" }, variable: "PORT" },
@@ -379,9 +517,21 @@ describe("readConfig()", () => {
       variable: "PUBLIC_URL",
     },
     { name: "refuses API_KEYS=sha256:xyz", env: { API_KEYS: "sha256:xyz" }, variable: "API_KEYS" },
-    { name: "refuses a DATABASE_URL of another scheme", env: { DATABASE_URL: "mysql://u:p@db/x" }, variable: "DATABASE_URL" },
-    { name: "refuses a DATABASE_URL without a host", env: { DATABASE_URL: "postgres:///x" }, variable: "DATABASE_URL" },
-    { name: "refuses DATABASE_POOL_SIZE=0", env: { DATABASE_POOL_SIZE: "0" }, variable: "DATABASE_POOL_SIZE" },
+    {
+      name: "refuses a DATABASE_URL of another scheme",
+      env: { DATABASE_URL: "mysql://u:p@db/x" },
+      variable: "DATABASE_URL",
+    },
+    {
+      name: "refuses a DATABASE_URL without a host",
+      env: { DATABASE_URL: "postgres:///x" },
+      variable: "DATABASE_URL",
+    },
+    {
+      name: "refuses DATABASE_POOL_SIZE=0",
+      env: { DATABASE_POOL_SIZE: "0" },
+      variable: "DATABASE_POOL_SIZE",
+    },
     {
       name: "refuses a bad API_KEYS entry after a good one",
       env: { API_KEYS: "ok,sha256:" },
@@ -396,12 +546,16 @@ describe("readConfig()", () => {
 });
 
 describe("AVAILABLE_SERVICES", () => {
-  it("lists the water, sync and relay services", () => assert.deepEqual([...AVAILABLE_SERVICES], ["water", "sync", "relay"]));
+  it("lists the water, sync and relay services", () =>
+    assert.deepEqual([...AVAILABLE_SERVICES], ["water", "sync", "relay"]));
 });
 
 describe("readConfig() of the storage settings", () => {
   it("reads DATABASE_URL, postgres:// or postgresql://, and hides its password when refusing it", () => {
-    assert.equal(readConfig({ DATABASE_URL: " postgresql://app:pw@db:5432/tributary " }).storage.databaseUrl, "postgresql://app:pw@db:5432/tributary");
+    assert.equal(
+      readConfig({ DATABASE_URL: " postgresql://app:pw@db:5432/tributary " }).storage.databaseUrl,
+      "postgresql://app:pw@db:5432/tributary",
+    );
     assert.throws(() => readConfig({ DATABASE_URL: "mysql://app:s3cret@db/x" }), (error: Error) => {
       assert.ok(error.message.includes("mysql://app:***@db/x"), error.message);
       assert.ok(!error.message.includes("s3cret"), error.message);

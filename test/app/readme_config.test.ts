@@ -14,7 +14,9 @@ describe("the README's configuration table", () => {
 
   it("lists every variable the app reads", () => {
     for (const setting of appSettings()) {
-      for (const variable of setting.variables) assert.ok(README.includes(`\`${variable}\``), variable);
+      for (const variable of setting.variables) {
+        assert.ok(README.includes(`\`${variable}\``), variable);
+      }
     }
   });
 

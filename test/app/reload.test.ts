@@ -16,7 +16,11 @@ const B: DatasetSpec = { doi: "10.25976/appb-0002", name: "Bravo", version: 1, r
 
 function memoryLog(): ServiceLog & { lines: string[] } {
   const lines: string[] = [];
-  return { lines, info: (message) => lines.push(message), error: (message) => lines.push(`error: ${message}`) };
+  return {
+    lines,
+    info: (message) => lines.push(message),
+    error: (message) => lines.push(`error: ${message}`),
+  };
 }
 
 /** A water-only app on a datasets folder of its own. */
@@ -24,12 +28,21 @@ function waterApp(name: string) {
   const dir = join(root, name);
   writeDataset(dir, "a", A);
   const log = memoryLog();
-  const config = readConfig({ SERVICES: "water", DATA_DIR: dir, API_KEYS_FILE: "", API_KEYS: "k", RATE_LIMIT_PER_SECOND: "0", STATE_DIR: "" });
+  const config = readConfig({
+    SERVICES: "water",
+    DATA_DIR: dir,
+    API_KEYS_FILE: "",
+    API_KEYS: "k",
+    RATE_LIMIT_PER_SECOND: "0",
+    STATE_DIR: "",
+  });
   return { dir, log, app: createApp(config, { log }) };
 }
 
 async function observationCount(handler: ReturnType<typeof createApp>["handler"]): Promise<number> {
-  const response = await handler(makeRequest({ path: "/v1/odata/v4/Observations/$count", headers: { "x-api-key": "k" } }));
+  const response = await handler(
+    makeRequest({ path: "/v1/odata/v4/Observations/$count", headers: { "x-api-key": "k" } }),
+  );
   return Number(response.body);
 }
 
@@ -47,7 +60,12 @@ describe("App.reload()", () => {
       writeDataset(dir, "b", B);
       await app.reload();
       assert.equal(await observationCount(app.handler), 20);
-      assert.ok(log.lines.some((line) => /^Datasets reloaded from .*: 1 added, 0 replaced, 0 removed, 1 unchanged/.test(line)), log.lines.join("\n"));
+      assert.ok(
+        log.lines.some((line) =>
+          /^Datasets reloaded from .*: 1 added, 0 replaced, 0 removed, 1 unchanged/.test(line)
+        ),
+        log.lines.join("\n"),
+      );
     } finally {
       await app.close();
     }

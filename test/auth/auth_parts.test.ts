@@ -18,18 +18,28 @@ describe("hashPassword() and verifyPassword()", () => {
   });
 
   it("salts: the same password hashes differently", async () => {
-    assert.notEqual(await hashPassword("pw", { cost: TEST_COST, salt: SALTS(16) }), await hashPassword("pw", { cost: TEST_COST, salt: SALTS(16) }));
+    assert.notEqual(
+      await hashPassword("pw", { cost: TEST_COST, salt: SALTS(16) }),
+      await hashPassword("pw", { cost: TEST_COST, salt: SALTS(16) }),
+    );
   });
 
   it("is deterministic for a given salt, and treats Unicode forms alike", async () => {
     const salt = new Uint8Array(16).fill(7);
-    assert.equal(await hashPassword("caf\u00e9", { cost: TEST_COST, salt }), await hashPassword("cafe\u0301", { cost: TEST_COST, salt }));
+    assert.equal(
+      await hashPassword("caf\u00e9", { cost: TEST_COST, salt }),
+      await hashPassword("cafe\u0301", { cost: TEST_COST, salt }),
+    );
   });
 
   it("refuses a malformed hash and a bad cost", async () => {
     assert.equal(await verifyPassword("pw", "md5$abc"), false);
     await assert.rejects(hashPassword("pw", { cost: 1000, salt: SALTS(16) }), RangeError);
-    assert.equal(await verifyPassword("pw", "scrypt$3$8$1$AAAA$AAAA"), false, "a cost that is not a power of two");
+    assert.equal(
+      await verifyPassword("pw", "scrypt$3$8$1$AAAA$AAAA"),
+      false,
+      "a cost that is not a power of two",
+    );
   });
 });
 
@@ -44,15 +54,29 @@ describe("LoginThrottle", () => {
       for (let i = 0; i < 5; i++) throttle.start({ kind: "user", name: `u${i}` }, `a${i}`);
     }
     assert.equal(kept.start({ kind: "user", name: "first" }, "x"), 1, "remembered: the pair waits");
-    assert.equal(bounded.start({ kind: "user", name: "first" }, "x"), 0, "forgotten beyond the bound");
+    assert.equal(
+      bounded.start({ kind: "user", name: "first" }, "x"),
+      0,
+      "forgotten beyond the bound",
+    );
   });
 });
 
 describe("parseClients()", () => {
   it("hashes a plain secret and keeps a sha256 one; a client without a secret is public", () => {
     const [a, b, c] = parseClients([
-      { client_id: "a", client_secret: "s", grant_types: ["client_credentials"], scopes: ["SignUp"] },
-      { client_id: "b", client_secret: `sha256:${"A".repeat(64)}`, grant_types: ["client_credentials"], scopes: [] },
+      {
+        client_id: "a",
+        client_secret: "s",
+        grant_types: ["client_credentials"],
+        scopes: ["SignUp"],
+      },
+      {
+        client_id: "b",
+        client_secret: `sha256:${"A".repeat(64)}`,
+        grant_types: ["client_credentials"],
+        scopes: [],
+      },
       { client_id: "c", grant_types: ["password"], scopes: ["UserActivity"] },
     ]);
     assert.equal(a!.secretHash, "043a718774c572bd8a25adbeb1bfcd5c0256ae11cecf9f9c3f925d0e52beaf89");
@@ -63,11 +87,35 @@ describe("parseClients()", () => {
   const bad = [
     { name: "a non-array", value: {} },
     { name: "a missing client_id", value: [{ grant_types: ["password"], scopes: [] }] },
-    { name: "a repeated client_id", value: [{ client_id: "a", grant_types: ["password"], scopes: [] }, { client_id: "a", grant_types: ["password"], scopes: [] }] },
-    { name: "an unknown grant", value: [{ client_id: "a", grant_types: ["implicit"], scopes: [] }] },
-    { name: "an unknown scope", value: [{ client_id: "a", grant_types: ["password"], scopes: ["Admin"] }] },
-    { name: "client_credentials without a secret", value: [{ client_id: "a", grant_types: ["client_credentials"], scopes: [] }] },
-    { name: "a malformed sha256 secret", value: [{ client_id: "a", client_secret: "sha256:abc", grant_types: ["password"], scopes: [] }] },
+    {
+      name: "a repeated client_id",
+      value: [{ client_id: "a", grant_types: ["password"], scopes: [] }, {
+        client_id: "a",
+        grant_types: ["password"],
+        scopes: [],
+      }],
+    },
+    {
+      name: "an unknown grant",
+      value: [{ client_id: "a", grant_types: ["implicit"], scopes: [] }],
+    },
+    {
+      name: "an unknown scope",
+      value: [{ client_id: "a", grant_types: ["password"], scopes: ["Admin"] }],
+    },
+    {
+      name: "client_credentials without a secret",
+      value: [{ client_id: "a", grant_types: ["client_credentials"], scopes: [] }],
+    },
+    {
+      name: "a malformed sha256 secret",
+      value: [{
+        client_id: "a",
+        client_secret: "sha256:abc",
+        grant_types: ["password"],
+        scopes: [],
+      }],
+    },
   ] as const;
   for (const c of bad) {
     it(`refuses ${c.name}`, () => assert.throws(() => parseClients(c.value), TypeError));
@@ -90,25 +138,53 @@ describe("throttleKeys()", () => {
       const keys = throttleKeys({ kind: "user", name: "ann" }, address, limits);
       return [keys.pair.key, keys.address?.key, keys.known];
     };
-    assert.deepEqual(keyOf("2001:db8:1:2:aaaa::1"), keyOf("2001:0db8:0001:0002:ffff:ffff:ffff:ffff"));
-    assert.deepEqual(keyOf("2001:db8:1:2::7"), ["ua:2001:db8:1:2::/64 ann", "a:2001:db8:1:2::/64", "uk:2001:db8:1:2::/64 ann"]);
+    assert.deepEqual(
+      keyOf("2001:db8:1:2:aaaa::1"),
+      keyOf("2001:0db8:0001:0002:ffff:ffff:ffff:ffff"),
+    );
+    assert.deepEqual(keyOf("2001:db8:1:2::7"), [
+      "ua:2001:db8:1:2::/64 ann",
+      "a:2001:db8:1:2::/64",
+      "uk:2001:db8:1:2::/64 ann",
+    ]);
     assert.notDeepEqual(keyOf("2001:db8:1:3::7"), keyOf("2001:db8:1:2::7"));
     assert.deepEqual(keyOf("::ffff:203.0.113.9"), keyOf("203.0.113.9"));
-    assert.deepEqual(keyOf("::1"), ["ua:0:0:0:0::/64 ann", "a:0:0:0:0::/64", "uk:0:0:0:0::/64 ann"]);
+    assert.deepEqual(keyOf("::1"), [
+      "ua:0:0:0:0::/64 ann",
+      "a:0:0:0:0::/64",
+      "uk:0:0:0:0::/64 ann",
+    ]);
   });
 
   it("gives a client id keys of its own kind, and leaves out the limits set to 0", () => {
-    const keys = throttleKeys({ kind: "client", name: "ann" }, "192.0.2.1", throttleLimits({ now: () => 0, maxPerName: 0, maxPerAddress: 0 }));
-    assert.deepEqual(keys, { pair: { key: "ca:192.0.2.1 ann", limit: 5 }, name: undefined, address: undefined, known: "ck:192.0.2.1 ann" });
+    const keys = throttleKeys(
+      { kind: "client", name: "ann" },
+      "192.0.2.1",
+      throttleLimits({ now: () => 0, maxPerName: 0, maxPerAddress: 0 }),
+    );
+    assert.deepEqual(keys, {
+      pair: { key: "ca:192.0.2.1 ann", limit: 5 },
+      name: undefined,
+      address: undefined,
+      known: "ck:192.0.2.1 ann",
+    });
   });
 });
 
 describe("throttleLimits()", () => {
   it("fills in the defaults: 5 per pair, 10 per name, 20 per address, 15 minutes", () => {
-    assert.deepEqual(throttleLimits({ now: () => 0 }), { maxPerUser: 5, maxPerName: 10, maxPerAddress: 20, windowMs: 900_000 });
+    assert.deepEqual(throttleLimits({ now: () => 0 }), {
+      maxPerUser: 5,
+      maxPerName: 10,
+      maxPerAddress: 20,
+      windowMs: 900_000,
+    });
   });
 
-  for (const bad of [{ maxPerUser: 0 }, { maxPerName: -1 }, { maxPerAddress: 1.5 }, { windowMs: 0 }]) {
-    it(`refuses ${JSON.stringify(bad)}`, () => assert.throws(() => throttleLimits({ now: () => 0, ...bad }), RangeError));
+  for (
+    const bad of [{ maxPerUser: 0 }, { maxPerName: -1 }, { maxPerAddress: 1.5 }, { windowMs: 0 }]
+  ) {
+    it(`refuses ${JSON.stringify(bad)}`, () =>
+      assert.throws(() => throttleLimits({ now: () => 0, ...bad }), RangeError));
   }
 });

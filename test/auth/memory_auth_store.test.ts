@@ -9,11 +9,18 @@ authStoreContract("MemoryAuthStore", () => new MemoryAuthStore());
 const { open, reopen } = journaledStores<MemoryAuthStore, AuthChange>();
 
 function journaled(compactAboveBytes?: number): Promise<MemoryAuthStore> {
-  return open((snapshot, records, sink) => MemoryAuthStore.restore(snapshot, records, { sink }), compactAboveBytes);
+  return open(
+    (snapshot, records, sink) => MemoryAuthStore.restore(snapshot, records, { sink }),
+    compactAboveBytes,
+  );
 }
 
 authStoreContract("MemoryAuthStore on a journal", () => journaled(), reopen);
-authStoreContract("MemoryAuthStore on a journal that compacts after every few changes", () => journaled(300), reopen);
+authStoreContract(
+  "MemoryAuthStore on a journal that compacts after every few changes",
+  () => journaled(300),
+  reopen,
+);
 
 describe("MemoryAuthStore.restore()", () => {
   it("refuses a snapshot or a change it did not write", () => {
@@ -23,7 +30,9 @@ describe("MemoryAuthStore.restore()", () => {
 
   it("does not record what changes nothing", async () => {
     const recorded: AuthChange[] = [];
-    const store = new MemoryAuthStore({ sink: { record: (change) => (recorded.push(change), Promise.resolve()) } });
+    const store = new MemoryAuthStore({
+      sink: { record: (change) => (recorded.push(change), Promise.resolve()) },
+    });
     await store.deleteToken("none");
     await store.revokeFamily("f");
     await store.revokeFamily("f");

@@ -45,23 +45,37 @@ describe("the auth stores on PostgreSQL", { skip: postgresSkip }, () => {
     },
   );
 
-  loginLimiterContract("PostgresLoginThrottle", async (options) => new PostgresLoginThrottle(await open(await server.database()), options));
+  loginLimiterContract(
+    "PostgresLoginThrottle",
+    async (options) => new PostgresLoginThrottle(await open(await server.database()), options),
+  );
 
   it("shares a name's failures and its known addresses between processes; the sweep forgets addresses after 30 days", async () => {
     const url = await server.database();
     const [one, two] = [await open(url), await open(url)];
     let t = 0;
     const options = { now: () => t, maxPerUser: 5, maxPerName: 2, maxPerAddress: 0 };
-    const [first, second] = [new PostgresLoginThrottle(one, options), new PostgresLoginThrottle(two, options)];
+    const [first, second] = [
+      new PostgresLoginThrottle(one, options),
+      new PostgresLoginThrottle(two, options),
+    ];
     const ann = { kind: "user", name: "ann" } as const;
     assert.equal(await first.start(ann, "home"), 0);
     await first.succeed(ann, "home");
     assert.equal(await first.start(ann, "bot1"), 0);
     assert.equal(await second.start(ann, "bot2"), 0);
     assert.equal(await second.start(ann, "bot3"), 1, "the failures seen by both processes add up");
-    assert.equal(await second.start(ann, "home"), 0, "the address known through the other process is not slowed");
+    assert.equal(
+      await second.start(ann, "home"),
+      0,
+      "the address known through the other process is not slowed",
+    );
     t = KNOWN_ADDRESS_MS + 1;
-    const known = async () => Number((await one.query<{ n: string }>("SELECT count(*) AS n FROM auth_known_addresses")).rows[0]!.n);
+    const known = async () =>
+      Number(
+        (await one.query<{ n: string }>("SELECT count(*) AS n FROM auth_known_addresses")).rows[0]!
+          .n,
+      );
     assert.equal(await known(), 1);
     await new PostgresAuthStore(one).sweep(t);
     assert.equal(await known(), 0);

@@ -8,8 +8,18 @@ const HASH = sha256Hex("hashed-secret");
 
 describe("readClientsFile()", () => {
   const file = JSON.stringify([
-    { client_id: "backend", client_secret: "backend-secret", grant_types: ["client_credentials"], scopes: ["SignUp"] },
-    { client_id: "ops", client_secret: `sha256:${HASH}`, grant_types: ["client_credentials"], scopes: ["SignUp"] },
+    {
+      client_id: "backend",
+      client_secret: "backend-secret",
+      grant_types: ["client_credentials"],
+      scopes: ["SignUp"],
+    },
+    {
+      client_id: "ops",
+      client_secret: `sha256:${HASH}`,
+      grant_types: ["client_credentials"],
+      scopes: ["SignUp"],
+    },
     { client_id: "app", grant_types: ["password", "refresh_token"], scopes: ["UserActivity"] },
   ]);
 
@@ -23,11 +33,18 @@ describe("readClientsFile()", () => {
   });
 
   it("reports plain secrets by client, and not sha256 ones", () => {
-    assert.deepEqual([...readClientsFile(file, "clients.json").plain], [["backend", "backend-secret"]]);
+    assert.deepEqual([...readClientsFile(file, "clients.json").plain], [[
+      "backend",
+      "backend-secret",
+    ]]);
   });
 
   it("names CLIENTS_FILE and the file for invalid JSON", () => {
-    assertConfigError(() => readClientsFile("[{", "my-clients.json"), "CLIENTS_FILE", "my-clients.json");
+    assertConfigError(
+      () => readClientsFile("[{", "my-clients.json"),
+      "CLIENTS_FILE",
+      "my-clients.json",
+    );
   });
 
   it("names the entry at fault", () => {

@@ -16,25 +16,68 @@ describe("readTokenRequest()", () => {
   });
 
   it("reads a flat JSON object, ignoring null and empty values", async () => {
-    const request = await read('{ "grant_type": "password", "scope": null, "x": "", "u": "caf\\u00e9" }', { "content-type": "application/json" });
+    const request = await read(
+      '{ "grant_type": "password", "scope": null, "x": "", "u": "caf\\u00e9" }',
+      { "content-type": "application/json" },
+    );
     assert.deepEqual([...request.params], [["grant_type", "password"], ["u", "café"]]);
   });
 
   const refused = [
     { name: "a repeated form parameter", body: "a=1&a=2", headers: FORM },
-    { name: "a repeated JSON key", body: '{"a":"1","a":"2"}', headers: { "content-type": "application/json" } },
-    { name: "a number in JSON", body: '{"expires": 5}', headers: { "content-type": "application/json" } },
-    { name: "a nested JSON object", body: '{"a": {"b": "c"}}', headers: { "content-type": "application/json" } },
+    {
+      name: "a repeated JSON key",
+      body: '{"a":"1","a":"2"}',
+      headers: { "content-type": "application/json" },
+    },
+    {
+      name: "a number in JSON",
+      body: '{"expires": 5}',
+      headers: { "content-type": "application/json" },
+    },
+    {
+      name: "a nested JSON object",
+      body: '{"a": {"b": "c"}}',
+      headers: { "content-type": "application/json" },
+    },
     { name: "a JSON array", body: '["a"]', headers: { "content-type": "application/json" } },
-    { name: "trailing text after JSON", body: '{"a":"1"} x', headers: { "content-type": "application/json" } },
+    {
+      name: "trailing text after JSON",
+      body: '{"a":"1"} x',
+      headers: { "content-type": "application/json" },
+    },
     { name: "a broken percent escape", body: "a=%zz", headers: FORM },
     { name: "an unsupported content type", body: "a=1", headers: { "content-type": "text/plain" } },
-    { name: "Basic credentials that are not base64", body: "a=1", headers: { ...FORM, authorization: "Basic !!!" } },
-    { name: "Basic credentials without a colon", body: "a=1", headers: { ...FORM, authorization: `Basic ${btoa("noColon")}` } },
-    { name: "Basic credentials that are not UTF-8", body: "a=1", headers: { ...FORM, authorization: `Basic ${btoa("id:\xff\xfe")}` } },
-    { name: "Basic credentials with a broken percent escape", body: "a=1", headers: { ...FORM, authorization: `Basic ${btoa("id:%zz")}` } },
-    { name: "a JSON key that is not a string", body: "{a: \"1\"}", headers: { "content-type": "application/json" } },
-    { name: "JSON without a colon", body: '{"a" "1"}', headers: { "content-type": "application/json" } },
+    {
+      name: "Basic credentials that are not base64",
+      body: "a=1",
+      headers: { ...FORM, authorization: "Basic !!!" },
+    },
+    {
+      name: "Basic credentials without a colon",
+      body: "a=1",
+      headers: { ...FORM, authorization: `Basic ${btoa("noColon")}` },
+    },
+    {
+      name: "Basic credentials that are not UTF-8",
+      body: "a=1",
+      headers: { ...FORM, authorization: `Basic ${btoa("id:\xff\xfe")}` },
+    },
+    {
+      name: "Basic credentials with a broken percent escape",
+      body: "a=1",
+      headers: { ...FORM, authorization: `Basic ${btoa("id:%zz")}` },
+    },
+    {
+      name: "a JSON key that is not a string",
+      body: '{a: "1"}',
+      headers: { "content-type": "application/json" },
+    },
+    {
+      name: "JSON without a colon",
+      body: '{"a" "1"}',
+      headers: { "content-type": "application/json" },
+    },
   ] as const;
   for (const c of refused) {
     it(`refuses ${c.name} with invalid_request`, async () => {
@@ -43,12 +86,19 @@ describe("readTokenRequest()", () => {
   }
 
   it("refuses a body that is not UTF-8", async () => {
-    const request = makeRequest({ method: "POST", headers: FORM, body: Uint8Array.of(0x61, 0x3d, 0xff, 0xfe) });
+    const request = makeRequest({
+      method: "POST",
+      headers: FORM,
+      body: Uint8Array.of(0x61, 0x3d, 0xff, 0xfe),
+    });
     await assert.rejects(readTokenRequest(request), { code: "ERR_AUTH_INVALID_REQUEST" });
   });
 
   it("form-url-decodes both halves of Basic credentials", async () => {
-    const request = await read("a=1", { ...FORM, authorization: `Basic ${btoa("MY%5FCLIENT%5FID:se+cret%3A")}` });
+    const request = await read("a=1", {
+      ...FORM,
+      authorization: `Basic ${btoa("MY%5FCLIENT%5FID:se+cret%3A")}`,
+    });
     assert.deepEqual(request.basic, { id: "MY_CLIENT_ID", secret: "se cret:" });
   });
 

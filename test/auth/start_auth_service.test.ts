@@ -11,7 +11,12 @@ class FlakyStore extends MemoryAuthStore {
   sweeps = 0;
   override async sweep(now: number): Promise<void> {
     this.sweeps++;
-    if (this.down) throw new StorageError("ERR_STORAGE_UNAVAILABLE", "Cannot reach the database now: connect ECONNREFUSED 127.0.0.1:5432");
+    if (this.down) {
+      throw new StorageError(
+        "ERR_STORAGE_UNAVAILABLE",
+        "Cannot reach the database now: connect ECONNREFUSED 127.0.0.1:5432",
+      );
+    }
     await super.sweep(now);
   }
 }
@@ -35,7 +40,10 @@ describe("startAuthService()", () => {
           tick = task;
           return () => {};
         },
-        log: { info: (message) => void lines.push(`info ${message}`), error: (message) => void lines.push(`error ${message}`) },
+        log: {
+          info: (message) => void lines.push(`info ${message}`),
+          error: (message) => void lines.push(`error ${message}`),
+        },
       });
       const turn = async () => {
         time += 60_000;

@@ -3,7 +3,16 @@
 // codes, the files they write as the server reads them, and the requests the
 // endpoint commands send. test/cli/cli_e2e.test.ts runs them against real servers.
 import assert from "node:assert/strict";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -71,7 +80,10 @@ describe("tributary key hash", () => {
     const printed = run.out.trim();
     assert.equal(printed, `sha256:${sha256Hex("my-secret-key")}`);
     // An API keys file holding the printed form accepts what the plain key hashes to.
-    const { keys } = readApiKeysFile(JSON.stringify({ api_keys: [{ name: "n", key: printed }] }), "keys.json");
+    const { keys } = readApiKeysFile(
+      JSON.stringify({ api_keys: [{ name: "n", key: printed }] }),
+      "keys.json",
+    );
     assert.equal(keys[0]!.hash, parseApiKey("n", "my-secret-key").hash);
   });
 
@@ -86,10 +98,25 @@ describe("tributary key hash", () => {
   });
 
   const refused = [
-    { name: "no key and a terminal for input", argv: ["key", "hash"], stdin: undefined, message: /give the key on standard input/ },
-    { name: "two keys on standard input", argv: ["key", "hash"], stdin: "a\nb\n", message: /holds 2 lines/ },
+    {
+      name: "no key and a terminal for input",
+      argv: ["key", "hash"],
+      stdin: undefined,
+      message: /give the key on standard input/,
+    },
+    {
+      name: "two keys on standard input",
+      argv: ["key", "hash"],
+      stdin: "a\nb\n",
+      message: /holds 2 lines/,
+    },
     { name: "an empty key", argv: ["key", "hash"], stdin: "\n", message: /the key is empty/ },
-    { name: "a key already hashed", argv: ["key", "hash", `sha256:${"a".repeat(64)}`], stdin: undefined, message: /already in its sha256: form/ },
+    {
+      name: "a key already hashed",
+      argv: ["key", "hash", `sha256:${"a".repeat(64)}`],
+      stdin: undefined,
+      message: /already in its sha256: form/,
+    },
   ];
   for (const c of refused) {
     it(`exits 2 on ${c.name}`, async () => {
@@ -105,7 +132,16 @@ describe("tributary key hash", () => {
 describe("tributary client add", () => {
   it("makes CLIENTS_FILE with the client and prints its secret once; the file holds its hash", async () => {
     const file = join(folder(), "clients.json");
-    const run = await cli(["client", "add", "backend", "--grant", "client_credentials", "--scope", "SignUp", "--json"], { env: { CLIENTS_FILE: file } });
+    const run = await cli([
+      "client",
+      "add",
+      "backend",
+      "--grant",
+      "client_credentials",
+      "--scope",
+      "SignUp",
+      "--json",
+    ], { env: { CLIENTS_FILE: file } });
     assert.equal(run.code, 0);
     const answer = json(run);
     const secret = answer["client_secret"] as string;
@@ -124,11 +160,26 @@ describe("tributary client add", () => {
     const file = join(folder(), "clients.json");
     copyFileSync(join(ROOT, "data", "clients.json"), file);
     chmodSync(file, 0o640);
-    const run = await cli(["client", "add", "resource-server", "--grant", "client_credentials", "--permission", "introspect"], { env: { CLIENTS_FILE: file } });
+    const run = await cli([
+      "client",
+      "add",
+      "resource-server",
+      "--grant",
+      "client_credentials",
+      "--permission",
+      "introspect",
+    ], { env: { CLIENTS_FILE: file } });
     assert.equal(run.code, 0, run.err);
-    assert.match(run.out, /^Added client "resource-server" to .*; restart the server to use it\nclient_secret: [0-9a-f]{64}\n/);
+    assert.match(
+      run.out,
+      /^Added client "resource-server" to .*; restart the server to use it\nclient_secret: [0-9a-f]{64}\n/,
+    );
     const { clients, plain } = readClientsFile(readFileSync(file, "utf8"), file);
-    assert.deepEqual(clients.map((client) => client.id), ["demo-backend", "demo-app", "resource-server"]);
+    assert.deepEqual(clients.map((client) => client.id), [
+      "demo-backend",
+      "demo-app",
+      "resource-server",
+    ]);
     assert.equal(plain.get("demo-backend"), "demo-backend-secret");
     assert.deepEqual([...clients[2]!.permissions], ["introspect"]);
     assert.equal(statSync(file).mode & 0o777, 0o640);
@@ -136,7 +187,17 @@ describe("tributary client add", () => {
 
   it("adds a public client without a secret, the grants given comma-separated", async () => {
     const file = join(folder(), "clients.json");
-    const run = await cli(["client", "add", "phone", "--public", "--grant", "password,refresh_token", "--scope", "UserActivity", "--json"], { env: { CLIENTS_FILE: file } });
+    const run = await cli([
+      "client",
+      "add",
+      "phone",
+      "--public",
+      "--grant",
+      "password,refresh_token",
+      "--scope",
+      "UserActivity",
+      "--json",
+    ], { env: { CLIENTS_FILE: file } });
     assert.equal(json(run)["client_secret"], null);
     const [client] = readClientsFile(readFileSync(file, "utf8"), file).clients;
     assert.equal(client!.secretHash, undefined);
@@ -145,9 +206,20 @@ describe("tributary client add", () => {
 
   it("prints the entry without writing with --print", async () => {
     const file = join(folder(), "clients.json");
-    const run = await cli(["client", "add", "x", "--grant", "client_credentials", "--print", "--json"], { env: { CLIENTS_FILE: file } });
+    const run = await cli([
+      "client",
+      "add",
+      "x",
+      "--grant",
+      "client_credentials",
+      "--print",
+      "--json",
+    ], { env: { CLIENTS_FILE: file } });
     const answer = json(run);
-    assert.deepEqual((answer["entry"] as Record<string, unknown>)["client_secret"], `sha256:${sha256Hex(answer["client_secret"] as string)}`);
+    assert.deepEqual(
+      (answer["entry"] as Record<string, unknown>)["client_secret"],
+      `sha256:${sha256Hex(answer["client_secret"] as string)}`,
+    );
     assert.throws(() => statSync(file), { code: "ENOENT" });
   });
 
@@ -155,26 +227,53 @@ describe("tributary client add", () => {
     const file = join(folder(), "clients.json");
     copyFileSync(join(ROOT, "data", "clients.json"), file);
     const before = readFileSync(file, "utf8");
-    const run = await cli(["client", "add", "demo-app", "--grant", "password", "--public", "--json"], { env: { CLIENTS_FILE: file } });
+    const run = await cli([
+      "client",
+      "add",
+      "demo-app",
+      "--grant",
+      "password",
+      "--public",
+      "--json",
+    ], { env: { CLIENTS_FILE: file } });
     assert.equal(run.code, 1);
     assert.equal(run.out, "");
-    assert.deepEqual(JSON.parse(run.err), { error: { code: "ERR_CLI_EXISTS", message: `Cannot add client "demo-app": ${file} has a client of that id` } });
+    assert.deepEqual(JSON.parse(run.err), {
+      error: {
+        code: "ERR_CLI_EXISTS",
+        message: `Cannot add client "demo-app": ${file} has a client of that id`,
+      },
+    });
     assert.equal(readFileSync(file, "utf8"), before);
   });
 
   it("exits 1 naming CLIENTS_FILE when the file is one the server would refuse", async () => {
     const file = join(folder(), "clients.json");
-    writeFileSync(file, "[{\"client_id\": 1}]");
-    const run = await cli(["client", "add", "x", "--grant", "client_credentials"], { env: { CLIENTS_FILE: file } });
+    writeFileSync(file, '[{"client_id": 1}]');
+    const run = await cli(["client", "add", "x", "--grant", "client_credentials"], {
+      env: { CLIENTS_FILE: file },
+    });
     assert.equal(run.code, 1);
     assert.match(run.err, /^tributary: .*clients\.json: Cannot read client 1: "client_id" must be/);
     assert.doesNotMatch(run.err, /Cannot start/);
   });
 
   const refused = [
-    { name: "an unknown grant type", args: ["--grant", "implicit"], message: /"grant_types" must list some of client_credentials, password, refresh_token/ },
-    { name: "an unknown scope", args: ["--grant", "client_credentials", "--scope", "Admin"], message: /"scopes" must list some of SignUp, UserActivity/ },
-    { name: "client_credentials for a public client", args: ["--grant", "client_credentials", "--public"], message: /client_credentials needs a client_secret/ },
+    {
+      name: "an unknown grant type",
+      args: ["--grant", "implicit"],
+      message: /"grant_types" must list some of client_credentials, password, refresh_token/,
+    },
+    {
+      name: "an unknown scope",
+      args: ["--grant", "client_credentials", "--scope", "Admin"],
+      message: /"scopes" must list some of SignUp, UserActivity/,
+    },
+    {
+      name: "client_credentials for a public client",
+      args: ["--grant", "client_credentials", "--public"],
+      message: /client_credentials needs a client_secret/,
+    },
   ];
   for (const c of refused) {
     it(`exits 2 on ${c.name}, writing nothing`, async () => {
@@ -226,7 +325,10 @@ describe("tributary tenant add", () => {
     const bad = await cli(["tenant", "add", "a/b"], { env: { TENANTS_FILE: file } });
     assert.equal(bad.code, 2);
     assert.match(bad.err, /the id "a\/b" must be 1 to 64 letters/);
-    assert.equal(readFileSync(file, "utf8"), readFileSync(join(ROOT, "data", "tenants.json"), "utf8"));
+    assert.equal(
+      readFileSync(file, "utf8"),
+      readFileSync(join(ROOT, "data", "tenants.json"), "utf8"),
+    );
   });
 
   it("prints the entry without writing with --print", async () => {
@@ -242,16 +344,29 @@ describe("tributary data check", () => {
   const HEADER = formatCsvRow(FIXTURE_HEADER);
   function dataset(dir: string, name: string, doi: string, csv: string): string {
     mkdirSync(join(dir, name));
-    writeFileSync(join(dir, name, "metadata.json"), JSON.stringify({ DOI: doi, DatasetName: name }));
+    writeFileSync(
+      join(dir, name, "metadata.json"),
+      JSON.stringify({ DOI: doi, DatasetName: name }),
+    );
     writeFileSync(join(dir, name, "data.csv"), csv);
     return join(dir, name);
   }
   const datasets = folder();
-  const good = dataset(datasets, "good", "10.25976/good-aa01", HEADER + fixtureRow({}) + fixtureRow({ MonitoringLocationID: "L2" }));
-  const bad = dataset(datasets, "bad", "10.25976/badd-aa02",
-    HEADER + fixtureRow({}) + fixtureRow({ ResultValue: "high" }) + fixtureRow({ ActivityStartDate: "2020-13-45" }) + fixtureRow({}));
+  const good = dataset(
+    datasets,
+    "good",
+    "10.25976/good-aa01",
+    HEADER + fixtureRow({}) + fixtureRow({ MonitoringLocationID: "L2" }),
+  );
+  const bad = dataset(
+    datasets,
+    "bad",
+    "10.25976/badd-aa02",
+    HEADER + fixtureRow({}) + fixtureRow({ ResultValue: "high" }) +
+      fixtureRow({ ActivityStartDate: "2020-13-45" }) + fixtureRow({}),
+  );
   mkdirSync(join(datasets, "broken"));
-  writeFileSync(join(datasets, "broken", "metadata.json"), "{\"DOI\": ");
+  writeFileSync(join(datasets, "broken", "metadata.json"), '{"DOI": ');
   const clean = folder();
   dataset(clean, "good", "10.25976/good-aa01", HEADER + fixtureRow({}));
 
@@ -259,22 +374,55 @@ describe("tributary data check", () => {
     const run = await cli(["data", "check", datasets]);
     assert.equal(run.code, 1);
     const lines = run.out.trim().split("\n");
-    assert.ok(lines.includes(`ok  good (10.25976/good-aa01): 2 observations, 2 locations`), run.out);
-    assert.ok(lines.includes(`BAD  bad (10.25976/badd-aa02): 2 observations, 1 location, 2 rows skipped`), run.out);
-    assert.ok(lines.includes(`  ${join(bad, "data.csv")}:3:24: found "high", which is not a number (ResultValue)`), run.out);
-    assert.ok(lines.some((line) => line.startsWith(`  ${join(bad, "data.csv")}:4:`) && line.includes("2020-13-45") && line.endsWith("(ActivityStartDate)")), run.out);
-    assert.ok(lines.some((line) => line.startsWith(`NOT LOADED  ${join(datasets, "broken", "metadata.json")}: `)), run.out);
-    assert.equal(lines.at(-1), `2 datasets, 4 observations from ${datasets}: 2 rows would be skipped, 1 dataset would not load`);
+    assert.ok(
+      lines.includes(`ok  good (10.25976/good-aa01): 2 observations, 2 locations`),
+      run.out,
+    );
+    assert.ok(
+      lines.includes(`BAD  bad (10.25976/badd-aa02): 2 observations, 1 location, 2 rows skipped`),
+      run.out,
+    );
+    assert.ok(
+      lines.includes(
+        `  ${join(bad, "data.csv")}:3:24: found "high", which is not a number (ResultValue)`,
+      ),
+      run.out,
+    );
+    assert.ok(
+      lines.some((line) =>
+        line.startsWith(`  ${join(bad, "data.csv")}:4:`) && line.includes("2020-13-45") &&
+        line.endsWith("(ActivityStartDate)")
+      ),
+      run.out,
+    );
+    assert.ok(
+      lines.some((line) =>
+        line.startsWith(`NOT LOADED  ${join(datasets, "broken", "metadata.json")}: `)
+      ),
+      run.out,
+    );
+    assert.equal(
+      lines.at(-1),
+      `2 datasets, 4 observations from ${datasets}: 2 rows would be skipped, 1 dataset would not load`,
+    );
   });
 
   it("gives the same report as JSON", async () => {
     const run = await cli(["data", "check", datasets, "--json"]);
     assert.equal(run.code, 1);
-    const report = json(run) as { ok: boolean; skippedRows: number; datasets: { folder: string; issues: { line: number; column: number; field?: string }[] }[]; failures: unknown[] };
+    const report = json(run) as {
+      ok: boolean;
+      skippedRows: number;
+      datasets: { folder: string; issues: { line: number; column: number; field?: string }[] }[];
+      failures: unknown[];
+    };
     assert.equal(report.ok, false);
     assert.equal(report.skippedRows, 2);
     const issues = report.datasets.find((entry) => entry.folder === "bad")!.issues;
-    assert.deepEqual(issues.map((issue) => [issue.line, issue.field]), [[3, "ResultValue"], [4, "ActivityStartDate"]]);
+    assert.deepEqual(issues.map((issue) => [issue.line, issue.field]), [[3, "ResultValue"], [
+      4,
+      "ActivityStartDate",
+    ]]);
     assert.equal(issues[0]!.column, 24);
     assert.equal(report.failures.length, 1);
   });
@@ -288,7 +436,7 @@ describe("tributary data check", () => {
   it("checks one dataset's folder", async () => {
     const one = await cli(["data", "check", good]);
     assert.equal(one.code, 0, one.out);
-    assert.match(one.out, /^ok  good \(10\.25976\/good-aa01\): 2 observations/);
+    assert.match(one.out, /^ok {2}good \(10\.25976\/good-aa01\): 2 observations/);
     const other = await cli(["data", "check", bad, "--max-issues", "1"]);
     assert.equal(other.code, 1);
     assert.match(other.out, /:3:24: found "high"/);
@@ -298,7 +446,10 @@ describe("tributary data check", () => {
   it("reports a dataset's folder whose data cannot be read", async () => {
     const dir = join(folder(), "lonely");
     mkdirSync(dir);
-    writeFileSync(join(dir, "metadata.json"), JSON.stringify({ DOI: "10.25976/lone-aa01", DatasetName: "Lonely" }));
+    writeFileSync(
+      join(dir, "metadata.json"),
+      JSON.stringify({ DOI: "10.25976/lone-aa01", DatasetName: "Lonely" }),
+    );
     const run = await cli(["data", "check", dir, "--json"]);
     assert.equal(run.code, 1);
     const report = json(run) as { failures: { file: string; message: string }[] };
@@ -325,33 +476,69 @@ describe("tributary endpoint (the requests it sends)", () => {
       sent,
       fetch: (url, init) => {
         sent.push({ url, init });
-        return Promise.resolve(new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } }));
+        return Promise.resolve(
+          new Response(JSON.stringify(body), {
+            status,
+            headers: { "content-type": "application/json" },
+          }),
+        );
       },
     };
   }
-  const endpoint = { id: "orders", url: "https://hooks.example/in", events: ["order.*"], enabled: true, disabled_reason: null };
+  const endpoint = {
+    id: "orders",
+    url: "https://hooks.example/in",
+    events: ["order.*"],
+    enabled: true,
+    disabled_reason: null,
+  };
 
   it("lists through GET /webhook/endpoints on HOST and PORT, with the key of TRIBUTARY_API_KEY", async () => {
-    const fake = server(200, { data: [endpoint, { ...endpoint, id: "old", enabled: false, disabled_reason: "the receiver answered 410" }] });
-    const run = await cli(["endpoint", "list"], { env: { PORT: "8123", TRIBUTARY_API_KEY: "k1" }, fetch: fake.fetch });
+    const fake = server(200, {
+      data: [endpoint, {
+        ...endpoint,
+        id: "old",
+        enabled: false,
+        disabled_reason: "the receiver answered 410",
+      }],
+    });
+    const run = await cli(["endpoint", "list"], {
+      env: { PORT: "8123", TRIBUTARY_API_KEY: "k1" },
+      fetch: fake.fetch,
+    });
     assert.equal(run.code, 0, run.err);
     assert.equal(fake.sent[0]!.url, "http://127.0.0.1:8123/webhook/endpoints");
     assert.equal(fake.sent[0]!.init.method, "GET");
-    assert.equal((fake.sent[0]!.init.headers as Record<string, string>)["authorization"], "Bearer k1");
-    assert.equal(run.out, "orders  enabled  https://hooks.example/in  order.*\nold  disabled (the receiver answered 410)  https://hooks.example/in  order.*\n");
+    assert.equal(
+      (fake.sent[0]!.init.headers as Record<string, string>)["authorization"],
+      "Bearer k1",
+    );
+    assert.equal(
+      run.out,
+      "orders  enabled  https://hooks.example/in  order.*\nold  disabled (the receiver answered 410)  https://hooks.example/in  order.*\n",
+    );
   });
 
   const addresses = [
     { env: { HOST: "0.0.0.0", PORT: "9000" }, url: "http://127.0.0.1:9000/webhook/endpoints" },
     { env: { HOST: "::", PORT: "9000" }, url: "http://[::1]:9000/webhook/endpoints" },
     { env: { HOST: "::1" }, url: "http://[::1]:8000/webhook/endpoints" },
-    { env: { WEBHOOK_PORT: "9001", PORT: "9000", TLS_CERT_FILE: "cert.pem" }, url: "https://127.0.0.1:9001/webhook/endpoints" },
-    { env: { PORT: "9000", TRIBUTARY_URL: "https://relay.example.org/" }, url: "https://relay.example.org/webhook/endpoints" },
+    {
+      env: { WEBHOOK_PORT: "9001", PORT: "9000", TLS_CERT_FILE: "cert.pem" },
+      url: "https://127.0.0.1:9001/webhook/endpoints",
+    },
+    {
+      env: { PORT: "9000", TRIBUTARY_URL: "https://relay.example.org/" },
+      url: "https://relay.example.org/webhook/endpoints",
+    },
   ];
   for (const c of addresses) {
     it(`calls ${c.url} with ${JSON.stringify(c.env)}`, async () => {
       const fake = server(200, { data: [] });
-      const run = await cli(["endpoint", "list", "--api-key", "k"], { env: c.env, fetch: fake.fetch });
+      const run = await cli(["endpoint", "list", "--api-key", "k"], {
+        env: c.env,
+        fetch: fake.fetch,
+      });
       assert.equal(run.code, 0, run.err);
       assert.equal(fake.sent[0]!.url, c.url);
       assert.equal(run.out, "The tenant has no endpoints\n");
@@ -363,13 +550,34 @@ describe("tributary endpoint (the requests it sends)", () => {
     writeFileSync(join(dir, "key.pem"), "-----BEGIN PUBLIC KEY-----\n...\n");
     const fake = server(201, { ...endpoint, secret: "whsec_abc" });
     const run = await cli([
-      "endpoint", "add", "--server", "http://127.0.0.1:1", "--api-key", "k", "--url", "https://hooks.example/in",
-      "--event", "order.*", "--event", "user.created,user.deleted", "--id", "orders", "--secret", "whsec_x",
-      "--public-key-file", join(dir, "key.pem"), "--rate-limit", "2.5", "--disabled",
+      "endpoint",
+      "add",
+      "--server",
+      "http://127.0.0.1:1",
+      "--api-key",
+      "k",
+      "--url",
+      "https://hooks.example/in",
+      "--event",
+      "order.*",
+      "--event",
+      "user.created,user.deleted",
+      "--id",
+      "orders",
+      "--secret",
+      "whsec_x",
+      "--public-key-file",
+      join(dir, "key.pem"),
+      "--rate-limit",
+      "2.5",
+      "--disabled",
     ], { fetch: fake.fetch });
     assert.equal(run.code, 0, run.err);
     assert.equal(fake.sent[0]!.url, "http://127.0.0.1:1/webhook/endpoints");
-    assert.equal((fake.sent[0]!.init.headers as Record<string, string>)["content-type"], "application/json");
+    assert.equal(
+      (fake.sent[0]!.init.headers as Record<string, string>)["content-type"],
+      "application/json",
+    );
     assert.deepEqual(JSON.parse(fake.sent[0]!.init.body as string), {
       url: "https://hooks.example/in",
       events: ["order.*", "user.created", "user.deleted"],
@@ -379,40 +587,132 @@ describe("tributary endpoint (the requests it sends)", () => {
       rate_limit_per_second: 2.5,
       enabled: false,
     });
-    assert.equal(run.out, "Created endpoint orders for https://hooks.example/in (events: order.*)\nsecret: whsec_abc\n");
+    assert.equal(
+      run.out,
+      "Created endpoint orders for https://hooks.example/in (events: order.*)\nsecret: whsec_abc\n",
+    );
   });
 
   it("rotates through POST .../rotate-secret, with no body unless a secret is given", async () => {
-    const fake = server(200, { secrets: [{ secret: "whsec_new", expires_at: null }, { secret: "whsec_old", expires_at: "2030-01-01T00:00:00.000Z" }] });
-    const run = await cli(["endpoint", "rotate-secret", "a b", "--server", "http://127.0.0.1:1", "--api-key", "k"], { fetch: fake.fetch });
+    const fake = server(200, {
+      secrets: [{ secret: "whsec_new", expires_at: null }, {
+        secret: "whsec_old",
+        expires_at: "2030-01-01T00:00:00.000Z",
+      }],
+    });
+    const run = await cli([
+      "endpoint",
+      "rotate-secret",
+      "a b",
+      "--server",
+      "http://127.0.0.1:1",
+      "--api-key",
+      "k",
+    ], { fetch: fake.fetch });
     assert.equal(run.code, 0, run.err);
     assert.equal(fake.sent[0]!.url, "http://127.0.0.1:1/webhook/endpoints/a%20b/rotate-secret");
     assert.equal(fake.sent[0]!.init.body, undefined);
-    assert.equal(run.out, "New secret of endpoint a b: whsec_new\nOld secret whsec_old signs until 2030-01-01T00:00:00.000Z\n");
+    assert.equal(
+      run.out,
+      "New secret of endpoint a b: whsec_new\nOld secret whsec_old signs until 2030-01-01T00:00:00.000Z\n",
+    );
   });
 
   it("exits 1 with the server's message when it answers an error", async () => {
-    const fake = server(400, { error: { code: "BadRequest", message: "Cannot use the endpoint field url: it is required" } });
-    const run = await cli(["endpoint", "add", "--server", "http://127.0.0.1:1", "--api-key", "k", "--url", "x", "--event", "*", "--json"], { fetch: fake.fetch });
+    const fake = server(400, {
+      error: { code: "BadRequest", message: "Cannot use the endpoint field url: it is required" },
+    });
+    const run = await cli([
+      "endpoint",
+      "add",
+      "--server",
+      "http://127.0.0.1:1",
+      "--api-key",
+      "k",
+      "--url",
+      "x",
+      "--event",
+      "*",
+      "--json",
+    ], { fetch: fake.fetch });
     assert.equal(run.code, 1);
     assert.deepEqual(JSON.parse(run.err), {
-      error: { code: "ERR_CLI_SERVER", message: "The server at http://127.0.0.1:1 answered 400: Cannot use the endpoint field url: it is required" },
+      error: {
+        code: "ERR_CLI_SERVER",
+        message:
+          "The server at http://127.0.0.1:1 answered 400: Cannot use the endpoint field url: it is required",
+      },
     });
   });
 
   it("exits 1 saying how to point it at the server when none answers", async () => {
-    const fetch: CliIo["fetch"] = () => Promise.reject(new TypeError("fetch failed", { cause: Object.assign(new Error("connect"), { code: "ECONNREFUSED" }) }));
+    const fetch: CliIo["fetch"] = () =>
+      Promise.reject(
+        new TypeError("fetch failed", {
+          cause: Object.assign(new Error("connect"), { code: "ECONNREFUSED" }),
+        }),
+      );
     const run = await cli(["endpoint", "list", "--api-key", "k"], { env: { PORT: "1" }, fetch });
     assert.equal(run.code, 1);
-    assert.equal(run.err, "tributary: Cannot reach the server at http://127.0.0.1:1 (ECONNREFUSED): start it, or give its URL with --server or TRIBUTARY_URL\n");
+    assert.equal(
+      run.err,
+      "tributary: Cannot reach the server at http://127.0.0.1:1 (ECONNREFUSED): start it, or give its URL with --server or TRIBUTARY_URL\n",
+    );
   });
 
   const refused = [
-    { name: "no API key", argv: ["endpoint", "list"], env: {}, message: /give the tenant's API key in TRIBUTARY_API_KEY or with --api-key/ },
-    { name: "PORT 0 and no server URL", argv: ["endpoint", "list", "--api-key", "k"], env: { PORT: "0" }, message: /PORT is 0/ },
-    { name: "a --server that is not http", argv: ["endpoint", "list", "--api-key", "k", "--server", "ftp://x"], env: {}, message: /--server must be an http or https URL/ },
-    { name: "a --rate-limit that is not a number", argv: ["endpoint", "add", "--api-key", "k", "--url", "https://x.example", "--event", "*", "--rate-limit", "fast"], env: {}, message: /--rate-limit must be a number/ },
-    { name: "a --public-key-file that does not exist", argv: ["endpoint", "add", "--api-key", "k", "--url", "https://x.example", "--event", "*", "--public-key-file", "/nonexistent.pem"], env: {}, message: /names \/nonexistent\.pem, which does not exist/ },
+    {
+      name: "no API key",
+      argv: ["endpoint", "list"],
+      env: {},
+      message: /give the tenant's API key in TRIBUTARY_API_KEY or with --api-key/,
+    },
+    {
+      name: "PORT 0 and no server URL",
+      argv: ["endpoint", "list", "--api-key", "k"],
+      env: { PORT: "0" },
+      message: /PORT is 0/,
+    },
+    {
+      name: "a --server that is not http",
+      argv: ["endpoint", "list", "--api-key", "k", "--server", "ftp://x"],
+      env: {},
+      message: /--server must be an http or https URL/,
+    },
+    {
+      name: "a --rate-limit that is not a number",
+      argv: [
+        "endpoint",
+        "add",
+        "--api-key",
+        "k",
+        "--url",
+        "https://x.example",
+        "--event",
+        "*",
+        "--rate-limit",
+        "fast",
+      ],
+      env: {},
+      message: /--rate-limit must be a number/,
+    },
+    {
+      name: "a --public-key-file that does not exist",
+      argv: [
+        "endpoint",
+        "add",
+        "--api-key",
+        "k",
+        "--url",
+        "https://x.example",
+        "--event",
+        "*",
+        "--public-key-file",
+        "/nonexistent.pem",
+      ],
+      env: {},
+      message: /names \/nonexistent\.pem, which does not exist/,
+    },
   ];
   for (const c of refused) {
     it(`exits 2 on ${c.name}, sending nothing`, async () => {
@@ -425,7 +725,9 @@ describe("tributary endpoint (the requests it sends)", () => {
   }
 
   it("exits 1 naming the variable when TRIBUTARY_URL cannot be used", async () => {
-    const run = await cli(["endpoint", "list", "--api-key", "k"], { env: { TRIBUTARY_URL: "relay.example.org" } });
+    const run = await cli(["endpoint", "list", "--api-key", "k"], {
+      env: { TRIBUTARY_URL: "relay.example.org" },
+    });
     assert.equal(run.code, 1);
     assert.match(run.err, /^tributary: TRIBUTARY_URL must be an http or https URL/);
   });
@@ -459,13 +761,18 @@ describe("runCli()", () => {
     const run = await cli([]);
     assert.equal(run.code, 2);
     assert.equal(run.out, "");
-    assert.match(run.err, /^tributary: Cannot run: name a command\n\ntributary: the admin command line/);
+    assert.match(
+      run.err,
+      /^tributary: Cannot run: name a command\n\ntributary: the admin command line/,
+    );
   });
 
   it("answers a usage error as JSON with --json", async () => {
     const run = await cli(["endpoint", "add", "--json"]);
     assert.equal(run.code, 2);
-    assert.deepEqual(JSON.parse(run.err), { error: { code: "ERR_CLI_USAGE", message: "Cannot run endpoint add: give --url URL" } });
+    assert.deepEqual(JSON.parse(run.err), {
+      error: { code: "ERR_CLI_USAGE", message: "Cannot run endpoint add: give --url URL" },
+    });
   });
 });
 
@@ -493,11 +800,20 @@ describe("tributary state check / state repair", () => {
     const run = await cli(["state", "check"], { env: { STATE_DIR: dir } });
     assert.equal(run.code, 1);
     assert.match(run.out, /^ok +auth: 1 whole record$/m);
-    assert.match(run.out, /^DAMAGED +sync: 19 whole records a repair keeps\n {2}.*sync\.00000001\.log at byte \d+ \(\d+ bytes\): a record's checksum does not match; 15 whole records after it$/m);
-    assert.match(run.out, /2 journals, 1 damaged: stop the server and run `npx tributary state repair`/);
+    assert.match(
+      run.out,
+      /^DAMAGED +sync: 19 whole records a repair keeps\n {2}.*sync\.00000001\.log at byte \d+ \(\d+ bytes\): a record's checksum does not match; 15 whole records after it$/m,
+    );
+    assert.match(
+      run.out,
+      /2 journals, 1 damaged: stop the server and run `npx tributary state repair`/,
+    );
     assert.deepEqual(readFileSync(join(dir, "sync.00000001.log")), before);
     const report = json(await cli(["state", "check", dir, "--json"]));
-    assert.deepEqual((report["journals"] as { name: string; status: string }[]).map((j) => [j.name, j.status]), [["auth", "whole"], ["sync", "damaged"]]);
+    assert.deepEqual(
+      (report["journals"] as { name: string; status: string }[]).map((j) => [j.name, j.status]),
+      [["auth", "whole"], ["sync", "damaged"]],
+    );
   });
 
   it("repairs keeping every whole record, and the journal opens again", async () => {
@@ -509,12 +825,35 @@ describe("tributary state check / state repair", () => {
     assert.match(run.out, /1 of 2 journals repaired/);
     const { journal, replay } = await Journal.open({ dir, name: "sync" });
     await journal.close();
-    assert.deepEqual(replay.records.map((record) => (record as { n: number }).n), [0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+    assert.deepEqual(replay.records.map((record) => (record as { n: number }).n), [
+      0,
+      1,
+      2,
+      3,
+      5,
+      6,
+      7,
+      8,
+      9,
+      10,
+      11,
+      12,
+      13,
+      14,
+      15,
+      16,
+      17,
+      18,
+      19,
+    ]);
     assert.equal((await cli(["state", "check"], { env: { STATE_DIR: dir } })).code, 0);
   });
 
   it("refuses without a folder, and with a folder that is not there", async () => {
-    assert.match((await cli(["state", "check"], { env: { STATE_DIR: "" } })).err, /STATE_DIR is empty/);
+    assert.match(
+      (await cli(["state", "check"], { env: { STATE_DIR: "" } })).err,
+      /STATE_DIR is empty/,
+    );
     const missing = await cli(["state", "repair", join(tmpdir(), "tributary-no-such-state")]);
     assert.equal(missing.code, 2);
     assert.match(missing.err, /there is no folder/);

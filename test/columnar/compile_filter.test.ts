@@ -3,8 +3,8 @@ import { describe, it } from "node:test";
 import {
   type Column,
   type ColumnTable,
-  compileFilter,
   type CompiledFilter,
+  compileFilter,
   countMatches,
   MatchCursor,
   type PostingIndex,
@@ -126,7 +126,23 @@ const NAMES: readonly Scalar[] = [
 ];
 
 const NUMBERS: readonly number[] = [
-  0, -0, 1, 2, 2.5, -2.5, 3.5, -3.5, 7, 7.1, 10, 100, -1, 1e-9, 1e21, 0.1 + 0.2, 49.5,
+  0,
+  -0,
+  1,
+  2,
+  2.5,
+  -2.5,
+  3.5,
+  -3.5,
+  7,
+  7.1,
+  10,
+  100,
+  -1,
+  1e-9,
+  1e21,
+  0.1 + 0.2,
+  49.5,
 ];
 
 function numberValue(prng: Prng): number {
@@ -633,8 +649,21 @@ describe("compileFilter()", () => {
     const table = tableOf(length, [["Id", { kind: "rownumber", offset }]]);
     const schema: FilterSchema = new Map([["Id", { type: "integer" }]]);
     const literals = [
-      "-1000", "-0.5", "99", "99.5", "100", "100.5", "'120'", "120", "120.5", "149", "149.5", "150",
-      "151", "1e9", "null",
+      "-1000",
+      "-0.5",
+      "99",
+      "99.5",
+      "100",
+      "100.5",
+      "'120'",
+      "120",
+      "120.5",
+      "149",
+      "149.5",
+      "150",
+      "151",
+      "1e9",
+      "null",
     ];
     for (const op of ["eq", "ne", "lt", "le", "gt", "ge"] as const) {
       for (const literal of literals) {

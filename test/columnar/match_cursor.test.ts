@@ -3,8 +3,8 @@ import { describe, it } from "node:test";
 import {
   type Column,
   type ColumnTable,
-  compileFilter,
   type CompiledFilter,
+  compileFilter,
   countMatches,
   MatchCursor,
   type PostingIndex,

@@ -9,12 +9,7 @@ import {
   rowsBelow,
   rowWithNumber,
 } from "../../lib/columnar/mod.ts";
-import {
-  bindFilter,
-  evaluateFilter,
-  type FilterSchema,
-  parseFilter,
-} from "../../lib/odata/mod.ts";
+import { bindFilter, evaluateFilter, type FilterSchema, parseFilter } from "../../lib/odata/mod.ts";
 import { createPrng, type Prng } from "../_helpers/prng.ts";
 
 /** A segmented column over `length` rows with random segment sizes (some empty) and gaps, and each row's number written out. */
@@ -33,7 +28,14 @@ function segmented(prng: Prng, length: number): { column: RowNumberColumn; numbe
     next += size + (prng.int(3) === 0 ? 0 : prng.int(20));
     if (size === 0 && row >= length) break;
   }
-  return { column: { kind: "rownumber", offset: 1, segments: { starts: Uint32Array.from(starts), offsets: Float64Array.from(offsets) } }, numbers };
+  return {
+    column: {
+      kind: "rownumber",
+      offset: 1,
+      segments: { starts: Uint32Array.from(starts), offsets: Float64Array.from(offsets) },
+    },
+    numbers,
+  };
 }
 
 function allRows(compiled: ReturnType<typeof compileFilter>): number[] {
@@ -65,8 +67,16 @@ describe("row numbers with segments", () => {
       }
       const last = numbers[length - 1]!;
       for (let value = -2; value <= last + 3; value += 0.5) {
-        assert.equal(rowsBelow(column, length, value), numbers.filter((n) => n < value).length, `below ${value}`);
-        assert.equal(rowWithNumber(column, length, value), numbers.indexOf(value), `row of ${value}`);
+        assert.equal(
+          rowsBelow(column, length, value),
+          numbers.filter((n) => n < value).length,
+          `below ${value}`,
+        );
+        assert.equal(
+          rowWithNumber(column, length, value),
+          numbers.indexOf(value),
+          `row of ${value}`,
+        );
       }
     });
 
@@ -80,7 +90,11 @@ describe("row numbers with segments", () => {
       for (let k = 0; k < 60; k++) {
         const value = prng.int(last + 4) - 2 + (prng.int(4) === 0 ? 0.5 : 0);
         const op = prng.pick(["eq", "ne", "lt", "le", "gt", "ge"] as const);
-        const text = prng.int(5) === 0 ? `Id in (${value}, ${prng.int(last + 2)}, null)` : prng.int(7) === 0 ? `round(Id) ${op} ${value}` : `Id ${op} ${value}`;
+        const text = prng.int(5) === 0
+          ? `Id in (${value}, ${prng.int(last + 2)}, null)`
+          : prng.int(7) === 0
+          ? `round(Id) ${op} ${value}`
+          : `Id ${op} ${value}`;
         const bound = bindFilter(parseFilter(text), schema);
         const expected = numbers.flatMap((n, row) => (evaluateFilter(bound, () => n) ? [row] : []));
         assert.deepEqual(allRows(compileFilter(bound, table)), expected, text);

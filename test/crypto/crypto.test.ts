@@ -2,7 +2,14 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { bytesEqual } from "../../lib/crypto/timing_safe_equal.ts";
-import { CryptoError, nameUuid, pooledRandom, sha256Hex, timingSafeEqual, uuidV4 } from "../../lib/crypto/mod.ts";
+import {
+  CryptoError,
+  nameUuid,
+  pooledRandom,
+  sha256Hex,
+  timingSafeEqual,
+  uuidV4,
+} from "../../lib/crypto/mod.ts";
 import { decodeBase64Url, encodeBase64Url } from "../../lib/crypto/base64url.ts";
 import { isUuid, URL_NAMESPACE } from "../../lib/crypto/name_uuid.ts";
 
@@ -57,13 +64,31 @@ describe("timingSafeEqual()", () => {
     { name: "is true for equal non-ASCII strings", a: "clé-ü-🔑", b: "clé-ü-🔑", expected: true },
     { name: "is false for non-ASCII strings that differ", a: "clé", b: "cle", expected: false },
     { name: "is false when only the UTF-8 lengths agree", a: "é", b: "ab", expected: false },
-    { name: "is false for a difference in the first unit only", a: "Xsecret", b: "ysecret", expected: false },
-    { name: "is false for strings differing in a high bit only", a: "a\u0161", b: "a\u0061", expected: false },
-    { name: "is false for different lone surrogates (which UTF-8 would make alike)", a: "x\ud800", b: "x\udbff", expected: false },
+    {
+      name: "is false for a difference in the first unit only",
+      a: "Xsecret",
+      b: "ysecret",
+      expected: false,
+    },
+    {
+      name: "is false for strings differing in a high bit only",
+      a: "a\u0161",
+      b: "a\u0061",
+      expected: false,
+    },
+    {
+      name: "is false for different lone surrogates (which UTF-8 would make alike)",
+      a: "x\ud800",
+      b: "x\udbff",
+      expected: false,
+    },
   ] as const;
   for (const c of cases) it(c.name, () => assert.equal(timingSafeEqual(c.a, c.b), c.expected));
   it("compares through node:crypto's timingSafeEqual, not a JavaScript loop", () => {
-    const source = readFileSync(new URL("../../lib/crypto/timing_safe_equal.ts", import.meta.url), "utf8");
+    const source = readFileSync(
+      new URL("../../lib/crypto/timing_safe_equal.ts", import.meta.url),
+      "utf8",
+    );
     assert.match(source, /import \{[^}]*timingSafeEqual as equalBuffers[^}]*\} from "node:crypto"/);
     assert.doesNotMatch(source, /\bfor \(/, "no comparison loop of its own");
   });
@@ -171,7 +196,10 @@ describe("CryptoError", () => {
 
 describe("uuidV4()", () => {
   it("sets the version and variant bits of the random bytes", () => {
-    assert.equal(uuidV4((size) => new Uint8Array(size).fill(0xff)), "ffffffff-ffff-4fff-bfff-ffffffffffff");
+    assert.equal(
+      uuidV4((size) => new Uint8Array(size).fill(0xff)),
+      "ffffffff-ffff-4fff-bfff-ffffffffffff",
+    );
     assert.equal(uuidV4((size) => new Uint8Array(size)), "00000000-0000-4000-8000-000000000000");
   });
 

@@ -9,9 +9,20 @@ import {
 } from "node:crypto";
 import type { KeyObject } from "node:crypto";
 import { describe, it } from "node:test";
-import { calculateJwkThumbprint, compactDecrypt, CompactEncrypt, decodeProtectedHeader } from "jose";
+import {
+  calculateJwkThumbprint,
+  compactDecrypt,
+  CompactEncrypt,
+  decodeProtectedHeader,
+} from "jose";
 import { createPrng } from "../_helpers/prng.ts";
-import { CryptoError, decryptJwe, encryptJwe, parseRsaKey, pooledRandom } from "../../lib/crypto/mod.ts";
+import {
+  CryptoError,
+  decryptJwe,
+  encryptJwe,
+  parseRsaKey,
+  pooledRandom,
+} from "../../lib/crypto/mod.ts";
 import { decodeBase64Url, encodeBase64Url } from "../../lib/crypto/base64url.ts";
 
 /** Exports a key as PEM text. */

@@ -2,7 +2,12 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Webhook } from "standardwebhooks";
 import { newWebhookSecret } from "../../lib/crypto/webhook_signature.ts";
-import { parseWebhookSecret, pooledRandom, signWebhook, verifyWebhook } from "../../lib/crypto/mod.ts";
+import {
+  parseWebhookSecret,
+  pooledRandom,
+  signWebhook,
+  verifyWebhook,
+} from "../../lib/crypto/mod.ts";
 import type { WebhookHeaders } from "../../lib/crypto/mod.ts";
 
 // The vector every Standard Webhooks reference library hard-codes.

@@ -42,7 +42,10 @@ after(() => rmSync(temporary, { recursive: true, force: true }));
 /** An API keys file of the demo key (the page's) and the test's own. */
 function keysFile(): string {
   const file = join(temporary, "api_keys.json");
-  writeFileSync(file, JSON.stringify({ api_keys: [{ name: "demo", key: KEY }, { name: "checks", key: CHECK_KEY }] }));
+  writeFileSync(
+    file,
+    JSON.stringify({ api_keys: [{ name: "demo", key: KEY }, { name: "checks", key: CHECK_KEY }] }),
+  );
   return file;
 }
 
@@ -54,7 +57,8 @@ async function api(path: string): Promise<Response> {
 }
 
 async function count(collection: string, filter: string): Promise<number> {
-  const body = (await (await api(`${collection}?$count=true&$filter=${encodeURIComponent(filter)}`)).json()) as { "@odata.count": number };
+  const body = (await (await api(`${collection}?$count=true&$filter=${encodeURIComponent(filter)}`))
+    .json()) as { "@odata.count": number };
   return body["@odata.count"];
 }
 
@@ -74,7 +78,9 @@ async function openExplorer(
   context: BrowserContext,
   origin: string,
   hash = "",
-): Promise<{ page: Page; requests: readonly string[]; errors: readonly string[]; traffic: ApiTraffic }> {
+): Promise<
+  { page: Page; requests: readonly string[]; errors: readonly string[]; traffic: ApiTraffic }
+> {
   const page = await context.newPage();
   const requests = recordRequests(page);
   const errors: string[] = [];
@@ -82,7 +88,8 @@ async function openExplorer(
   page.on("console", (message) => {
     if (message.type() === "error") errors.push(message.text());
   });
-  const isApi = (request: Request): boolean => new URL(request.url()).pathname.startsWith(`${API}/`);
+  const isApi = (request: Request): boolean =>
+    new URL(request.url()).pathname.startsWith(`${API}/`);
   const statuses: number[] = [];
   let inFlight = 0;
   let most = 0;
@@ -111,7 +118,10 @@ interface MapReport {
   /** The map's parts in the order drawn (the last on top): `desc`, then classes. */
   readonly order: readonly string[];
   /** Each basemap layer's path: its class, and its bounding box. */
-  readonly layers: readonly { readonly name: string; readonly box: readonly [number, number, number, number] }[];
+  readonly layers: readonly {
+    readonly name: string;
+    readonly box: readonly [number, number, number, number];
+  }[];
   readonly circles: readonly (readonly [number, number])[];
   /** Whether, at each location's centre, the element on top is a location. */
   readonly onTop: boolean;
@@ -145,10 +155,19 @@ function assertMap(report: MapReport, layers: readonly string[]): void {
   assert.deepEqual(report.layers.map((layer) => layer.name), layers);
   for (const { name, box: [x, y, width, height] } of report.layers) {
     assert.ok(width > 0 && height > 0, `${name} is drawn`);
-    assert.ok(x >= -4.5 && y >= -4.5 && x + width <= report.width + 4.5 && y + height <= report.height + 4.5, `${name} ${[x, y, width, height]} within ${report.width}x${report.height}`);
+    assert.ok(
+      x >= -4.5 && y >= -4.5 && x + width <= report.width + 4.5 &&
+        y + height <= report.height + 4.5,
+      `${name} ${[x, y, width, height]} within ${report.width}x${report.height}`,
+    );
   }
   assert.ok(report.circles.length > 0);
-  for (const [cx, cy] of report.circles) assert.ok(cx >= 0 && cx <= report.width && cy >= 0 && cy <= report.height, `a location at ${cx},${cy}`);
+  for (const [cx, cy] of report.circles) {
+    assert.ok(
+      cx >= 0 && cx <= report.width && cy >= 0 && cy <= report.height,
+      `a location at ${cx},${cy}`,
+    );
+  }
   assert.equal(report.onTop, true, "every location is on top of the map");
 }
 
@@ -182,7 +201,12 @@ interface DrawingGlobals {
 interface PathDocument {
   createElementNS(namespace: string, name: string): {
     setAttribute(name: string, value: string): void;
-    getBBox(): { readonly x: number; readonly y: number; readonly width: number; readonly height: number };
+    getBBox(): {
+      readonly x: number;
+      readonly y: number;
+      readonly width: number;
+      readonly height: number;
+    };
     remove(): void;
   };
   querySelector(selector: string): { append(node: unknown): void } | null;
@@ -200,13 +224,19 @@ const GIVE_KEY = `sessionStorage.setItem("tributary.explorer.key", ${JSON.string
 
 /** Waits until the page shows a selection whole (map, count, first page) for a filter. */
 async function shownFilter(page: Page, filter: string): Promise<void> {
-  await page.waitForFunction((wanted) => (globalThis as unknown as PageGlobals).document.body.dataset["shown"] === wanted, filter, { timeout: 20_000 });
+  await page.waitForFunction(
+    (wanted) => (globalThis as unknown as PageGlobals).document.body.dataset["shown"] === wanted,
+    filter,
+    { timeout: 20_000 },
+  );
 }
 
 /** Waits until an element's text starts with a text. */
 async function textStarts(page: Page, selector: string, start: string): Promise<void> {
   await page.waitForFunction(
-    ([where, text]) => (globalThis as unknown as PageGlobals).document.querySelector(where!)?.textContent?.startsWith(text!) === true,
+    ([where, text]) =>
+      (globalThis as unknown as PageGlobals).document.querySelector(where!)?.textContent
+        ?.startsWith(text!) === true,
     [selector, start],
   );
 }
@@ -214,7 +244,9 @@ async function textStarts(page: Page, selector: string, start: string): Promise<
 /** Waits until the first cell of the table is an observation's id. */
 async function firstRowIs(page: Page, id: number): Promise<void> {
   await page.waitForFunction(
-    (wanted) => (globalThis as unknown as PageGlobals).document.querySelector("#observations tbody td")?.textContent === wanted,
+    (wanted) =>
+      (globalThis as unknown as PageGlobals).document.querySelector("#observations tbody td")
+        ?.textContent === wanted,
     String(id),
   );
 }
@@ -250,9 +282,14 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
     assert.doesNotMatch(html, /<script(?![^>]*\ssrc=)[^>]*>/i);
     assert.doesNotMatch(html, /<style|\sstyle=|\son[a-z]+=/i);
     // Every file the page loads is on its own origin.
-    const files = [...html.matchAll(/\s(?:src|href)="([^"]+)"/g)].map((match) => match[1]!).filter((href) => !href.startsWith("#"));
+    const files = [...html.matchAll(/\s(?:src|href)="([^"]+)"/g)].map((match) => match[1]!).filter((
+      href,
+    ) => !href.startsWith("#"));
     for (const file of files) assert.ok(file.startsWith("/") || file.startsWith("data:"), file);
-    assert.deepEqual(files.filter((href) => href.startsWith("/")).sort(), ["/explorer/explorer.css", "/explorer/explorer.js"]);
+    assert.deepEqual(files.filter((href) => href.startsWith("/")).sort(), [
+      "/explorer/explorer.css",
+      "/explorer/explorer.js",
+    ]);
     // The page's module and every module it imports, each beside it under /explorer/.
     let bytes = Buffer.byteLength(html);
     const loaded: string[] = [];
@@ -260,18 +297,36 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
     for (let file = pending.shift(); file !== undefined; file = pending.shift()) {
       const asset = await fetch(`${url}${file}`);
       assert.equal(asset.status, 200, file);
-      assert.ok(asset.headers.get("content-security-policy") !== null, `${file} has the policy too`);
+      assert.ok(
+        asset.headers.get("content-security-policy") !== null,
+        `${file} has the policy too`,
+      );
       const body = await asset.text();
       bytes += Buffer.byteLength(body);
       loaded.push(file);
       if (!file.endsWith(".js")) continue;
-      for (const [, specifier] of body.matchAll(/^(?:import|export)\b[^'"`;]*?\bfrom\s*"([^"]+)"/gm)) {
+      for (
+        const [, specifier] of body.matchAll(/^(?:import|export)\b[^'"`;]*?\bfrom\s*"([^"]+)"/gm)
+      ) {
         const imported = new URL(specifier!, `${url}${file}`).pathname;
         if (!loaded.includes(imported) && !pending.includes(imported)) pending.push(imported);
       }
     }
-    assert.deepEqual(loaded.sort(), ["/explorer/api_client.js", "/explorer/drawing.js", "/explorer/explorer.css", "/explorer/explorer.js", "/explorer/map.js", "/explorer/plot.js", "/explorer/query.js", "/explorer/table.js"]);
-    console.log(`# the explorer's HTML, CSS and JavaScript (${loaded.length - 1} modules): ${bytes} bytes before any data`);
+    assert.deepEqual(loaded.sort(), [
+      "/explorer/api_client.js",
+      "/explorer/drawing.js",
+      "/explorer/explorer.css",
+      "/explorer/explorer.js",
+      "/explorer/map.js",
+      "/explorer/plot.js",
+      "/explorer/query.js",
+      "/explorer/table.js",
+    ]);
+    console.log(
+      `# the explorer's HTML, CSS and JavaScript (${
+        loaded.length - 1
+      } modules): ${bytes} bytes before any data`,
+    );
     assert.ok(bytes < 100 * 1024, `${bytes} bytes`);
   });
 
@@ -279,30 +334,58 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
     const html = await (await fetch(`${url}/`)).text();
     assert.match(html, /<meta name="explorer:basemap" content="\/explorer\/basemap\.json">/);
     const port = Number(new URL(url).port);
-    const gzipped = await rawRequest(port, { path: "/explorer/basemap.json", headers: { "accept-encoding": "gzip" } });
+    const gzipped = await rawRequest(port, {
+      path: "/explorer/basemap.json",
+      headers: { "accept-encoding": "gzip" },
+    });
     assert.equal(gzipped.status, 200);
     assert.equal(gzipped.headers["content-type"], "application/json");
     assert.equal(gzipped.headers["content-encoding"], "gzip");
     assert.ok(gzipped.headers["content-security-policy"] !== undefined);
     console.log(`# the explorer's basemap: ${gzipped.body.length} bytes gzipped`);
     assert.ok(gzipped.body.length < 100 * 1024, `${gzipped.body.length} bytes gzipped`);
-    const basemap = (await (await fetch(`${url}/explorer/basemap.json`)).json()) as { source: string; unitsPerDegree: number; layers: { name: string; kind: string; shapes: number[][] }[] };
+    const basemap = (await (await fetch(`${url}/explorer/basemap.json`)).json()) as {
+      source: string;
+      unitsPerDegree: number;
+      layers: { name: string; kind: string; shapes: number[][] }[];
+    };
     assert.match(basemap.source, /^Natural Earth .*public domain/);
-    assert.deepEqual(basemap.layers.map((layer) => [layer.name, layer.kind]), [["land", "area"], ["lakes", "area"], ["rivers", "line"], ["provinces", "line"], ["countries", "line"]]);
+    assert.deepEqual(basemap.layers.map((layer) => [layer.name, layer.kind]), [
+      ["land", "area"],
+      ["lakes", "area"],
+      ["rivers", "line"],
+      ["provinces", "line"],
+      ["countries", "line"],
+    ]);
     for (const layer of basemap.layers) assert.ok(layer.shapes.length > 10, layer.name);
   });
 
   it("filters to a region and a characteristic, shows the API's count, draws its locations, plots a series, pages and downloads the CSV, never tripping the rate limit", async () => {
-    const context = await browser.newContext({ viewport: VIEWPORTS.desktop, acceptDownloads: true });
+    const context = await browser.newContext({
+      viewport: VIEWPORTS.desktop,
+      acceptDownloads: true,
+    });
     try {
       const { page, requests, errors, traffic } = await openExplorer(context, url);
       await shownFilter(page, "");
       // Every location, over Canada: every layer of the basemap drawn under them.
       await page.waitForSelector("#map .basemap path.land");
-      assertMap(await page.evaluate<MapReport>(MAP_REPORT), ["land", "lakes", "rivers", "provinces", "countries"]);
-      const first = await page.evaluate<number | undefined>(`performance.getEntriesByName("explorer:first-render")[0]?.startTime`);
+      assertMap(await page.evaluate<MapReport>(MAP_REPORT), [
+        "land",
+        "lakes",
+        "rivers",
+        "provinces",
+        "countries",
+      ]);
+      const first = await page.evaluate<number | undefined>(
+        `performance.getEntriesByName("explorer:first-render")[0]?.startTime`,
+      );
       assert.equal(typeof first, "number");
-      console.log(`# the explorer's first render with the demo data (datasets, map of every location, count, first page): ${Math.round(first!)} ms after navigation`);
+      console.log(
+        `# the explorer's first render with the demo data (datasets, map of every location, count, first page): ${
+          Math.round(first!)
+        } ms after navigation`,
+      );
       assert.equal(digits(await page.textContent("#count")), await count("Observations", "true"));
 
       // The filters, from the keyboard: a region, then a characteristic and Enter.
@@ -313,7 +396,10 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       await shownFilter(page, FILTER);
       const observations = await count("Observations", FILTER);
       const places = await count("Locations", FILTER);
-      assert.ok(observations > 0 && places > 1, `${observations} observations at ${places} locations`);
+      assert.ok(
+        observations > 0 && places > 1,
+        `${observations} observations at ${places} locations`,
+      );
       assert.equal(digits(await page.textContent("#count")), observations);
       assert.equal(digits(await page.textContent("#location-count")), places);
       assert.equal(await page.locator("#map circle.location").count(), places);
@@ -321,14 +407,26 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       // The table's first page is the API URL the page shows; Next follows the API's next link.
       const shownUrl = await page.textContent("#api-url");
       assert.ok(shownUrl?.startsWith(`${url}${API}/Observations?`), shownUrl ?? "");
-      const firstPage = (await (await fetch(shownUrl!, { headers: { "x-api-key": CHECK_KEY } })).json()) as { value: { Id: number; ResultUnit: string | null }[]; "@odata.nextLink": string };
-      const tableIds = async (): Promise<number[]> => (await page.locator("#observations tbody tr td:first-child").allTextContents()).map(Number);
+      const firstPage =
+        (await (await fetch(shownUrl!, { headers: { "x-api-key": CHECK_KEY } })).json()) as {
+          value: { Id: number; ResultUnit: string | null }[];
+          "@odata.nextLink": string;
+        };
+      const tableIds = async (): Promise<number[]> =>
+        (await page.locator("#observations tbody tr td:first-child").allTextContents()).map(Number);
       assert.deepEqual(await tableIds(), firstPage.value.map((row) => row.Id));
-      assert.equal(await page.textContent("#api-curl"), `curl -H 'x-api-key: ${KEY}' '${shownUrl}'`);
+      assert.equal(
+        await page.textContent("#api-curl"),
+        `curl -H 'x-api-key: ${KEY}' '${shownUrl}'`,
+      );
       // WQX's unit of pH is "None": the table shows no unit.
       assert.deepEqual([...new Set(firstPage.value.map((row) => row.ResultUnit))], ["None"]);
-      assert.deepEqual([...new Set(await page.locator("#observations tbody tr td:nth-child(7)").allTextContents())], [""]);
-      const secondPage = (await (await fetch(firstPage["@odata.nextLink"], { headers: { "x-api-key": CHECK_KEY } })).json()) as { value: { Id: number }[] };
+      assert.deepEqual([
+        ...new Set(await page.locator("#observations tbody tr td:nth-child(7)").allTextContents()),
+      ], [""]);
+      const secondPage =
+        (await (await fetch(firstPage["@odata.nextLink"], { headers: { "x-api-key": CHECK_KEY } }))
+          .json()) as { value: { Id: number }[] };
       await page.click("#next");
       await firstRowIs(page, secondPage.value[0]!.Id);
       assert.deepEqual(await tableIds(), secondPage.value.map((row) => row.Id));
@@ -340,7 +438,11 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       const id = Number(await dot.getAttribute("data-id"));
       await dot.click();
       await page.waitForSelector("#series[data-points]");
-      const readings = (await (await api(`Observations?$select=ResultValue&$top=10000&$filter=${encodeURIComponent(`${FILTER} and LocationId eq ${id}`)}`)).json()) as { value: { ResultValue: number | null }[] };
+      const readings = (await (await api(
+        `Observations?$select=ResultValue&$top=10000&$filter=${
+          encodeURIComponent(`${FILTER} and LocationId eq ${id}`)
+        }`,
+      )).json()) as { value: { ResultValue: number | null }[] };
       const withValue = readings.value.filter((row) => typeof row.ResultValue === "number").length;
       assert.ok(withValue > 1, `${withValue} readings at location ${id}`);
       assert.equal(Number(await page.getAttribute("#series", "data-points")), withValue);
@@ -350,19 +452,38 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       assert.equal(await page.locator("#series text.unit").count(), 0, "no unit over a plot of pH");
       assert.doesNotMatch(await page.textContent("#series-note") ?? "", /None/);
       // The region's locations fill the map, over its land and water.
-      assertMap(await page.evaluate<MapReport>(MAP_REPORT), ["land", "lakes", "rivers", "provinces", "countries"]);
+      assertMap(await page.evaluate<MapReport>(MAP_REPORT), [
+        "land",
+        "lakes",
+        "rivers",
+        "provinces",
+        "countries",
+      ]);
 
       // The CSV download is the API's CSV for the same filter.
-      const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download")]);
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        page.click("#download"),
+      ]);
       const downloaded = await readFile(await download.path());
-      const csv = Buffer.from(await (await api(`Records?$format=csv&$filter=${encodeURIComponent(FILTER)}`)).arrayBuffer());
+      const csv = Buffer.from(
+        await (await api(`Records?$format=csv&$filter=${encodeURIComponent(FILTER)}`))
+          .arrayBuffer(),
+      );
       assert.ok(csv.length > 1000);
-      assert.ok(downloaded.equals(csv), `the download (${downloaded.length} bytes) differs from the API's CSV (${csv.length} bytes)`);
+      assert.ok(
+        downloaded.equals(csv),
+        `the download (${downloaded.length} bytes) differs from the API's CSV (${csv.length} bytes)`,
+      );
 
       // Every dataset's citation, licence and DOI link, from /Metadata.
-      const datasets = (await (await api("Metadata?$select=DOI,Citation,Licence")).json()) as { value: { DOI: string; Citation: string; Licence: string }[] };
+      const datasets = (await (await api("Metadata?$select=DOI,Citation,Licence")).json()) as {
+        value: { DOI: string; Citation: string; Licence: string }[];
+      };
       const citations = await page.textContent("#citations");
-      const links = await Promise.all((await page.locator("#citations a").all()).map((a) => a.getAttribute("href")));
+      const links = await Promise.all(
+        (await page.locator("#citations a").all()).map((a) => a.getAttribute("href")),
+      );
       for (const dataset of datasets.value) {
         assert.ok(citations?.includes(dataset.Citation), dataset.DOI);
         assert.ok(links.includes(`https://doi.org/${dataset.DOI}`), dataset.DOI);
@@ -370,23 +491,33 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       }
 
       // Every control is labelled.
-      const unlabelled = await page.evaluate<string[]>(`[...document.querySelectorAll("input, select")].filter((c) => c.labels.length === 0).map((c) => c.id)`);
+      const unlabelled = await page.evaluate<string[]>(
+        `[...document.querySelectorAll("input, select")].filter((c) => c.labels.length === 0).map((c) => c.id)`,
+      );
       assert.deepEqual(unlabelled, []);
 
       await saveScreenshot(page, "explorer-desktop");
       // Narrowed to a phone's width, the map and the plot are drawn again at it, their labels as large.
       await page.setViewportSize(VIEWPORTS.phone);
       await page.waitForFunction(() => {
-        const map = (globalThis as unknown as PageGlobals).document.querySelector("#map") as unknown as DrawingGlobals;
-        return map.getAttribute("viewBox")?.split(" ")[2] === String(Math.round(map.getBoundingClientRect().width));
+        const map = (globalThis as unknown as PageGlobals).document.querySelector(
+          "#map",
+        ) as unknown as DrawingGlobals;
+        return map.getAttribute("viewBox")?.split(" ")[2] ===
+          String(Math.round(map.getBoundingClientRect().width));
       });
       const sizes = await page.evaluate<Record<string, number[]>>(LABEL_SIZES);
       assert.ok(Math.min(...sizes["#map"]!, ...sizes["#series"]!) >= 11, JSON.stringify(sizes));
 
       assert.deepEqual(foreignRequests(requests, url), []);
-      assert.ok(requests.some((request) => request.includes("/Locations?")) && requests.some((request) => request.includes("/Records?")));
+      assert.ok(
+        requests.some((request) => request.includes("/Locations?")) &&
+          requests.some((request) => request.includes("/Records?")),
+      );
       // Its modules, the pages' shared API client among them, loaded under the page's own path.
-      for (const module of ["explorer", "query", "map", "plot", "table", "api_client"]) assert.ok(requests.includes(`${url}/explorer/${module}.js`), module);
+      for (const module of ["explorer", "query", "map", "plot", "table", "api_client"]) {
+        assert.ok(requests.includes(`${url}/explorer/${module}.js`), module);
+      }
       // Under the default limit: no 429, never two requests of the key in flight, and so nothing in the console.
       assert.ok(traffic.statuses.length >= 10, `${traffic.statuses.length} answers`);
       assert.deepEqual([...new Set(traffic.statuses)], [200]);
@@ -398,23 +529,48 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
   });
 
   it("on a 390-px phone: labels of 11 px and more, every column of the table in reach, the map's layers under its locations", async () => {
-    const context = await browser.newContext({ viewport: VIEWPORTS.phone, isMobile: true, hasTouch: true });
+    const context = await browser.newContext({
+      viewport: VIEWPORTS.phone,
+      isMobile: true,
+      hasTouch: true,
+    });
     try {
-      const { page, errors, traffic } = await openExplorer(context, url, `#region=${REGION}&characteristic=${CHARACTERISTIC}`);
+      const { page, errors, traffic } = await openExplorer(
+        context,
+        url,
+        `#region=${REGION}&characteristic=${CHARACTERISTIC}`,
+      );
       await shownFilter(page, FILTER);
       await page.waitForSelector("#map .basemap path.land");
       await page.locator("#map circle.location").last().tap();
       await page.waitForSelector("#series[data-points]");
       // The Atlantic region's locations, on a phone: the Maritimes, no country border in view.
-      assertMap(await page.evaluate<MapReport>(MAP_REPORT), ["land", "lakes", "rivers", "provinces"]);
+      assertMap(await page.evaluate<MapReport>(MAP_REPORT), [
+        "land",
+        "lakes",
+        "rivers",
+        "provinces",
+      ]);
       const sizes = await page.evaluate<Record<string, number[]>>(LABEL_SIZES);
-      assert.ok(sizes["#map"]!.length > 0 && sizes["#series"]!.length > 0, "both drawings have labels");
+      assert.ok(
+        sizes["#map"]!.length > 0 && sizes["#series"]!.length > 0,
+        "both drawings have labels",
+      );
       assert.ok(Math.min(...sizes["#map"]!, ...sizes["#series"]!) >= 11, JSON.stringify(sizes));
       // The table scrolls sideways in its own box, never the page; every column shows whole at one end or the other.
       assert.deepEqual(await page.evaluate<Record<string, boolean>>(TABLE_REACH), {
-        Id: true, Date: true, Time: true, Location: true, Characteristic: true, Value: true, Unit: true,
+        Id: true,
+        Date: true,
+        Time: true,
+        Location: true,
+        Characteristic: true,
+        Value: true,
+        Unit: true,
       });
-      assert.ok(await page.evaluate<boolean>(`document.documentElement.scrollWidth <= window.innerWidth`), "no horizontal scroll of the page");
+      assert.ok(
+        await page.evaluate<boolean>(`document.documentElement.scrollWidth <= window.innerWidth`),
+        "no horizontal scroll of the page",
+      );
       await saveScreenshot(page, "explorer-phone");
       assert.deepEqual([...new Set(traffic.statuses)], [200]);
       assert.equal(traffic.mostInFlight(), 1);
@@ -431,36 +587,95 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       await page.goto(`${url}/`);
       const results = await page.evaluate(async (origin) => {
         // The page's modules, as the page loaded them (the same instances): their pure functions are exported.
-        const paths = ["/explorer/query.js", "/explorer/map.js", "/explorer/plot.js", "/explorer/api_client.js"];
-        const m = Object.assign({}, ...(await Promise.all(paths.map((path) => import(path))))) as Record<string, (...args: unknown[]) => unknown>;
+        const paths = [
+          "/explorer/query.js",
+          "/explorer/map.js",
+          "/explorer/plot.js",
+          "/explorer/api_client.js",
+        ];
+        const m = Object.assign(
+          {},
+          ...(await Promise.all(paths.map((path) => import(path)))),
+        ) as Record<string, (...args: unknown[]) => unknown>;
         const none = { dataset: "", region: "", characteristic: "", from: "", to: "" };
-        const view = m["fitView"]!([{ longitude: -66, latitude: 44 }, { longitude: -60, latitude: 47 }], 800, 500) as { width: number; height: number };
-        const tiles = m["coveringTiles"]!(view) as { z: number; left: number; top: number; size: number }[];
-        const round = m["unproject"]!(m["mercator"]!(-63.5, 44.6)) as { longitude: number; latitude: number };
+        const view = m["fitView"]!(
+          [{ longitude: -66, latitude: 44 }, { longitude: -60, latitude: 47 }],
+          800,
+          500,
+        ) as { width: number; height: number };
+        const tiles = m["coveringTiles"]!(view) as {
+          z: number;
+          left: number;
+          top: number;
+          size: number;
+        }[];
+        const round = m["unproject"]!(m["mercator"]!(-63.5, 44.6)) as {
+          longitude: number;
+          latitude: number;
+        };
         return {
           quoted: m["odataString"]!("O'Brien"),
-          all: m["buildFilter"]!({ dataset: "10.25976/ab-1", region: "hub.atlantic", characteristic: "Temperature, water", from: "2019-01-01", to: "2019-12-31" }),
+          all: m["buildFilter"]!({
+            dataset: "10.25976/ab-1",
+            region: "hub.atlantic",
+            characteristic: "Temperature, water",
+            from: "2019-01-01",
+            to: "2019-12-31",
+          }),
           one: m["buildFilter"]!({ ...none, characteristic: "pH" }, 7),
           nothing: m["buildFilter"]!({ ...none, from: "2019-1-1" }),
-          query: m["queryString"]!([["$filter", "Name eq 'a b'"], ["$select", "Id,Name"], ["$top", ""]]),
+          query: m["queryString"]!([["$filter", "Name eq 'a b'"], ["$select", "Id,Name"], [
+            "$top",
+            "",
+          ]]),
           shell: m["shellQuote"]!("it's"),
           same: m["followLink"]!(`${origin}/v1/odata/v4/Locations?$skiptoken=Id:9`, origin),
-          other: m["followLink"]!("https://elsewhere.example/v1/odata/v4/Locations", origin) ?? null,
-          retries: [m["retryDelayMs"]!(429, "3", 1), m["retryDelayMs"]!(503, null, 1), m["retryDelayMs"]!(500, "1", 1) ?? null, m["retryDelayMs"]!(429, "1", 6) ?? null],
+          other: m["followLink"]!("https://elsewhere.example/v1/odata/v4/Locations", origin) ??
+            null,
+          retries: [
+            m["retryDelayMs"]!(429, "3", 1),
+            m["retryDelayMs"]!(503, null, 1),
+            m["retryDelayMs"]!(500, "1", 1) ?? null,
+            m["retryDelayMs"]!(429, "1", 6) ?? null,
+          ],
           centre: m["mercator"]!(0, 0),
           round: [Number(round.longitude.toFixed(9)), Number(round.latitude.toFixed(9))],
           ticks: m["niceTicks"]!(6.9, 8.6, 5),
-          years: (m["timeTicks"]!(Date.UTC(2012, 0, 15), Date.UTC(2024, 5, 1), 6) as { label: string }[]).map((tick) => tick.label),
-          months: (m["timeTicks"]!(Date.UTC(2020, 0, 10), Date.UTC(2020, 9, 1), 6) as { label: string }[]).map((tick) => tick.label),
+          years:
+            (m["timeTicks"]!(Date.UTC(2012, 0, 15), Date.UTC(2024, 5, 1), 6) as { label: string }[])
+              .map((tick) => tick.label),
+          months:
+            (m["timeTicks"]!(Date.UTC(2020, 0, 10), Date.UTC(2020, 9, 1), 6) as { label: string }[])
+              .map((tick) => tick.label),
           tile: m["tileUrl"]!("https://t.example/{z}/{x}/{y}.png", { z: 3, x: 2, y: 1 }),
-          covered: tiles.length > 0 && Math.min(...tiles.map((t) => t.left)) <= 0 && Math.min(...tiles.map((t) => t.top)) <= 0 &&
-            Math.max(...tiles.map((t) => t.left + t.size)) >= view.width && Math.max(...tiles.map((t) => t.top + t.size)) >= view.height,
+          covered: tiles.length > 0 && Math.min(...tiles.map((t) => t.left)) <= 0 &&
+            Math.min(...tiles.map((t) => t.top)) <= 0 &&
+            Math.max(...tiles.map((t) => t.left + t.size)) >= view.width &&
+            Math.max(...tiles.map((t) => t.top + t.size)) >= view.height,
           tileSizes: [...new Set(tiles.map((t) => t.size >= 256 && t.size < 512))],
           // Pacing: the contract's headers, a policy of several, the rate from Limit/Remaining/Reset without one, nothing.
           rates: [
-            m["readRateLimit"]!(new Headers({ "ratelimit-policy": "250;w=125", "ratelimit-remaining": "0", "ratelimit-limit": "250", "ratelimit-reset": "125" }), 1000),
-            m["readRateLimit"]!(new Headers({ "ratelimit-policy": "10;w=1, 100;w=3600", "ratelimit-remaining": "7" }), 5),
-            m["readRateLimit"]!(new Headers({ "ratelimit-limit": "10", "ratelimit-remaining": "0", "ratelimit-reset": "5" }), 5),
+            m["readRateLimit"]!(
+              new Headers({
+                "ratelimit-policy": "250;w=125",
+                "ratelimit-remaining": "0",
+                "ratelimit-limit": "250",
+                "ratelimit-reset": "125",
+              }),
+              1000,
+            ),
+            m["readRateLimit"]!(
+              new Headers({ "ratelimit-policy": "10;w=1, 100;w=3600", "ratelimit-remaining": "7" }),
+              5,
+            ),
+            m["readRateLimit"]!(
+              new Headers({
+                "ratelimit-limit": "10",
+                "ratelimit-remaining": "0",
+                "ratelimit-reset": "5",
+              }),
+              5,
+            ),
             m["readRateLimit"]!(new Headers({ "ratelimit-policy": "250;w=125" }), 5) ?? null,
             m["readRateLimit"]!(new Headers({}), 5) ?? null,
           ],
@@ -473,14 +688,27 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
           ],
           units: ["None", "none", " mg/L ", "", null].map((unit) => m["displayUnit"]!(unit)),
           // A square half out of the drawing's left side, cut at it; a line crossing it twice, in two runs.
-          ring: m["clipRing"]!([-10, 10, 10, 10, 10, 20, -10, 20], { left: 0, top: 0, right: 100, bottom: 100 }),
-          runs: (m["clipLine"]!([-10, 5, 10, 5, 10, 150, 20, 50, 30, 50], { left: 0, top: 0, right: 100, bottom: 100 }) as number[][])
+          ring: m["clipRing"]!([-10, 10, 10, 10, 10, 20, -10, 20], {
+            left: 0,
+            top: 0,
+            right: 100,
+            bottom: 100,
+          }),
+          runs: (m["clipLine"]!([-10, 5, 10, 5, 10, 150, 20, 50, 30, 50], {
+            left: 0,
+            top: 0,
+            right: 100,
+            bottom: 100,
+          }) as number[][])
             .map((run) => run.map((value) => Number(value.toFixed(6)))),
           basemap: (() => {
-            const layers = m["readBasemap"]!({ unitsPerDegree: 100, layers: [
-              { name: "land", kind: "area", shapes: [[-6600, 4400, 600, 0, 0, 300, -600, 0]] },
-              { name: "far", kind: "line", shapes: [[10000, -4000, 100, 100]] },
-            ] }) as { name: string; shapes: { minX: number; maxX: number }[] }[];
+            const layers = m["readBasemap"]!({
+              unitsPerDegree: 100,
+              layers: [
+                { name: "land", kind: "area", shapes: [[-6600, 4400, 600, 0, 0, 300, -600, 0]] },
+                { name: "far", kind: "line", shapes: [[10000, -4000, 100, 100]] },
+              ],
+            }) as { name: string; shapes: { minX: number; maxX: number }[] }[];
             const paths = layers.map((layer) => m["layerPath"]!(layer, view) as string);
             // The land's path, drawn: its box is the square's corners on the drawing.
             const page = (globalThis as unknown as { document: PathDocument }).document;
@@ -489,16 +717,28 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
             page.querySelector("#map")!.append(path);
             const box = path.getBBox();
             path.remove();
-            const [topLeft, bottomRight] = [[-66, 47], [-60, 44]].map(([longitude, latitude]) => m["toPixels"]!(view, m["mercator"]!(longitude, latitude)) as { x: number; y: number });
-            const off = [box.x - topLeft!.x, box.y - topLeft!.y, box.x + box.width - bottomRight!.x, box.y + box.height - bottomRight!.y];
+            const [topLeft, bottomRight] = [[-66, 47], [-60, 44]].map(([longitude, latitude]) =>
+              m["toPixels"]!(view, m["mercator"]!(longitude, latitude)) as { x: number; y: number }
+            );
+            const off = [
+              box.x - topLeft!.x,
+              box.y - topLeft!.y,
+              box.x + box.width - bottomRight!.x,
+              box.y + box.height - bottomRight!.y,
+            ];
             return {
               names: layers.map((layer) => layer.name),
-              bounds: layers[0]!.shapes.map((shape) => [Number(shape.minX.toFixed(6)), Number(shape.maxX.toFixed(6))]),
+              bounds: layers[0]!.shapes.map((
+                shape,
+              ) => [Number(shape.minX.toFixed(6)), Number(shape.maxX.toFixed(6))]),
               land: /^M[^Z]+Z$/.test(paths[0]!) && Math.max(...off.map(Math.abs)) <= 0.1,
               far: paths[1],
             };
           })(),
-          refused: [{ layers: [] }, { unitsPerDegree: 100, layers: [{ name: "land", kind: "blob", shapes: [] }] }, { unitsPerDegree: 100, layers: [{ name: "land", kind: "area", shapes: [[1, 2, 3]] }] }]
+          refused: [{ layers: [] }, {
+            unitsPerDegree: 100,
+            layers: [{ name: "land", kind: "blob", shapes: [] }],
+          }, { unitsPerDegree: 100, layers: [{ name: "land", kind: "area", shapes: [[1, 2, 3]] }] }]
             .map((file) => {
               try {
                 m["readBasemap"]!(file);
@@ -511,7 +751,8 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       }, url);
       assert.deepEqual(results, {
         quoted: "'O''Brien'",
-        all: "DOI eq '10.25976/ab-1' and RegionId eq 'hub.atlantic' and CharacteristicName eq 'Temperature, water' and ActivityStartDate ge 2019-01-01 and ActivityStartDate le 2019-12-31",
+        all:
+          "DOI eq '10.25976/ab-1' and RegionId eq 'hub.atlantic' and CharacteristicName eq 'Temperature, water' and ActivityStartDate ge 2019-01-01 and ActivityStartDate le 2019-12-31",
         one: "LocationId eq 7 and CharacteristicName eq 'pH'",
         nothing: "",
         query: "?$filter=Name%20eq%20%27a%20b%27&$select=Id,Name",
@@ -538,7 +779,12 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
         units: ["", "", "mg/L", "", ""],
         ring: [0, 10, 10, 10, 10, 20, 0, 20],
         runs: [[0, 5, 10, 5, 10, 100], [15, 100, 20, 50, 30, 50]],
-        basemap: { names: ["land", "far"], bounds: [[Number(((180 - 66) / 360).toFixed(6)), Number(((180 - 60) / 360).toFixed(6))]], land: true, far: "" },
+        basemap: {
+          names: ["land", "far"],
+          bounds: [[Number(((180 - 66) / 360).toFixed(6)), Number(((180 - 60) / 360).toFixed(6))]],
+          land: true,
+          far: "",
+        },
         refused: ["TypeError", "TypeError", "TypeError"],
       });
     } finally {
@@ -552,13 +798,22 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       const page = await context.newPage();
       // The first count the page asks for is refused as a rate-limited API refuses it; the rest go through.
       let refused = 0;
-      await page.route((target) => target.pathname === `${API}/Observations` && target.searchParams.get("$count") === "true", async (route) => {
-        if (refused++ === 0) {
-          await route.fulfill({ status: 429, headers: { "retry-after": "1", "content-type": "application/json" }, body: '{"error":{"code":"ERR_HTTP_RATE_LIMITED","message":"Cannot accept the request now"}}' });
-        } else {
-          await route.continue();
-        }
-      });
+      await page.route(
+        (target) =>
+          target.pathname === `${API}/Observations` && target.searchParams.get("$count") === "true",
+        async (route) => {
+          if (refused++ === 0) {
+            await route.fulfill({
+              status: 429,
+              headers: { "retry-after": "1", "content-type": "application/json" },
+              body:
+                '{"error":{"code":"ERR_HTTP_RATE_LIMITED","message":"Cannot accept the request now"}}',
+            });
+          } else {
+            await route.continue();
+          }
+        },
+      );
       await page.addInitScript(GIVE_KEY);
       await page.goto(`${url}/`);
       await textStarts(page, "#status", "Waiting 1 s");
@@ -579,7 +834,11 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       await page.click("#key-form button[type=submit]");
       await textStarts(page, "#status", "The API refused the key (403)");
       assert.equal(await page.evaluate<string>(`document.activeElement.id`), "api-key");
-      assert.equal(await page.evaluate<string | null>(`sessionStorage.getItem("tributary.explorer.key")`), null, "the refused key is forgotten");
+      assert.equal(
+        await page.evaluate<string | null>(`sessionStorage.getItem("tributary.explorer.key")`),
+        null,
+        "the refused key is forgotten",
+      );
     } finally {
       await context.close();
     }
@@ -587,7 +846,10 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
 });
 
 /** A PNG of one transparent pixel: what the test's tile server answers for every tile. */
-const PIXEL = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=", "base64");
+const PIXEL = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=",
+  "base64",
+);
 
 describe("the explorer with MAP_TILE_URL, in headless Chromium", { skip: browserSkip }, () => {
   let server = "";
@@ -601,11 +863,17 @@ describe("the explorer with MAP_TILE_URL, in headless Chromium", { skip: browser
     // A tile server on another origin (another port of the loopback), and one small dataset, for a quick start.
     tiles = createServer((request, response) => {
       tilePaths.push(request.url ?? "");
-      response.writeHead(200, { "content-type": "image/png", "content-length": PIXEL.length }).end(PIXEL);
+      response.writeHead(200, { "content-type": "image/png", "content-length": PIXEL.length }).end(
+        PIXEL,
+      );
     });
     await new Promise<void>((resolve) => tiles.listen(0, "127.0.0.1", resolve));
     tileOrigin = `http://127.0.0.1:${(tiles.address() as AddressInfo).port}`;
-    cpSync(join(import.meta.dirname, "..", "..", "data", "datasets", "qu-appelle-valley-lakes"), join(data, "qu-appelle-valley-lakes"), { recursive: true });
+    cpSync(
+      join(import.meta.dirname, "..", "..", "data", "datasets", "qu-appelle-valley-lakes"),
+      join(data, "qu-appelle-valley-lakes"),
+      { recursive: true },
+    );
     const started = startServer({
       SERVICES: "water",
       DATA_DIR: data,
@@ -626,7 +894,9 @@ describe("the explorer with MAP_TILE_URL, in headless Chromium", { skip: browser
     const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
     try {
       const { page, requests, errors, traffic } = await openExplorer(context, server);
-      const csp = parseCsp((await page.request.get(`${server}/`)).headers()["content-security-policy"] ?? "");
+      const csp = parseCsp(
+        (await page.request.get(`${server}/`)).headers()["content-security-policy"] ?? "",
+      );
       assert.deepEqual(csp.get("img-src"), ["'self'", "data:", tileOrigin]);
       assert.deepEqual(csp.get("connect-src"), ["'self'", tileOrigin]);
       await shownFilter(page, "");
@@ -635,10 +905,20 @@ describe("the explorer with MAP_TILE_URL, in headless Chromium", { skip: browser
       await page.waitForLoadState("networkidle");
       assert.equal(new Set(tilePaths).size, images, "each tile asked for once");
       for (const path of tilePaths) assert.match(path, /^\/tiles\/\d+\/\d+\/\d+\.png$/);
-      const locations = await fetch(`${server}${API}/Locations/$count`, { headers: { "x-api-key": CHECK_KEY } });
-      assert.equal(await page.locator("#map circle.location").count(), Number(await locations.text()));
+      const locations = await fetch(`${server}${API}/Locations/$count`, {
+        headers: { "x-api-key": CHECK_KEY },
+      });
+      assert.equal(
+        await page.locator("#map circle.location").count(),
+        Number(await locations.text()),
+      );
       // The tiles cover the basemap (drawn for when they cannot load) and lie under the graticule and the locations.
-      assert.deepEqual(await page.evaluate<string[]>(`[...document.querySelector("#map").children].map((child) => child.getAttribute("class") ?? child.tagName)`), ["desc", "sea", "basemap", "tiles", "graticule", "locations"]);
+      assert.deepEqual(
+        await page.evaluate<string[]>(
+          `[...document.querySelector("#map").children].map((child) => child.getAttribute("class") ?? child.tagName)`,
+        ),
+        ["desc", "sea", "basemap", "tiles", "graticule", "locations"],
+      );
       assert.equal(await page.textContent("#attribution"), "Tiles from the test's own server");
       assert.equal(await page.isVisible("#attribution"), true);
       assert.deepEqual(foreignRequests(requests, server, [tileOrigin]), []);
@@ -652,15 +932,26 @@ describe("the explorer with MAP_TILE_URL, in headless Chromium", { skip: browser
   });
 });
 
-describe("the explorer under a burst of 2 (RATE_LIMIT_BURST=2), in headless Chromium", { skip: browserSkip }, () => {
+describe("the explorer under a burst of 2 (RATE_LIMIT_BURST=2), in headless Chromium", {
+  skip: browserSkip,
+}, () => {
   let server = "";
   let browser: Browser;
   const data = mkdtempSync(join(tmpdir(), "tributary-explorer-"));
 
   before(async () => {
     // One small dataset; the bucket of two requests refilling at the default two a second, so that the page must pace itself.
-    cpSync(join(import.meta.dirname, "..", "..", "data", "datasets", "qu-appelle-valley-lakes"), join(data, "qu-appelle-valley-lakes"), { recursive: true });
-    const started = startServer({ SERVICES: "water", DATA_DIR: data, API_KEYS_FILE: keysFile(), RATE_LIMIT_BURST: "2" });
+    cpSync(
+      join(import.meta.dirname, "..", "..", "data", "datasets", "qu-appelle-valley-lakes"),
+      join(data, "qu-appelle-valley-lakes"),
+      { recursive: true },
+    );
+    const started = startServer({
+      SERVICES: "water",
+      DATA_DIR: data,
+      API_KEYS_FILE: keysFile(),
+      RATE_LIMIT_BURST: "2",
+    });
     [server, browser] = await Promise.all([listeningUrl(started), launchBrowser()]);
   });
 
@@ -682,13 +973,23 @@ describe("the explorer under a burst of 2 (RATE_LIMIT_BURST=2), in headless Chro
       await page.waitForSelector("#series[data-points]");
       const first = await page.textContent("#observations tbody td");
       await page.click("#next");
-      await page.waitForFunction((before) => (globalThis as unknown as PageGlobals).document.querySelector("#observations tbody td")?.textContent !== before, first);
+      await page.waitForFunction(
+        (before) =>
+          (globalThis as unknown as PageGlobals).document.querySelector("#observations tbody td")
+            ?.textContent !== before,
+        first,
+      );
       // What the page read of the key's limit, kept in the tab for a load again: the server's policy, a bucket of 2 refilled in a second.
-      const kept = JSON.parse(await page.evaluate<string>(`sessionStorage.getItem("tributary.explorer.rate")`)) as Record<string, number>;
+      const kept = JSON.parse(
+        await page.evaluate<string>(`sessionStorage.getItem("tributary.explorer.rate")`),
+      ) as Record<string, number>;
       assert.deepEqual([kept["limit"], kept["windowSeconds"]], [2, 1]);
       await page.reload();
       await shownFilter(page, filter);
-      assert.ok(traffic.statuses.length >= 12, `${traffic.statuses.length} answers, more than the burst`);
+      assert.ok(
+        traffic.statuses.length >= 12,
+        `${traffic.statuses.length} answers, more than the burst`,
+      );
       assert.deepEqual([...new Set(traffic.statuses)], [200]);
       assert.equal(traffic.mostInFlight(), 1);
       assert.deepEqual(errors, []);

@@ -20,7 +20,9 @@ const KEY = join(dir, "key.pem");
 const KEY_HEADER = "x-api-key: tributary-demo-key";
 const tools = spawnSync("sh", ["-c", "command -v openssl && command -v curl"]).status === 0;
 // A developer's run without them skips and says so; REQUIRE_SERVICES=1 (as .ci/run sets, which installs them) makes that a failure.
-const skip: false | string = tools || process.env["REQUIRE_SERVICES"] === "1" ? false : "openssl and curl are needed";
+const skip: false | string = tools || process.env["REQUIRE_SERVICES"] === "1"
+  ? false
+  : "openssl and curl are needed";
 
 let app: App;
 let url: string;
@@ -29,8 +31,23 @@ before(() => {
   if (skip !== false) return;
   assert.ok(tools, "REQUIRE_SERVICES=1 but openssl or curl is not installed");
   execFileSync("openssl", [
-    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
-    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", KEY, "-out", CERT,
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=127.0.0.1",
+    "-addext",
+    "subjectAltName=IP:127.0.0.1",
+    "-keyout",
+    KEY,
+    "-out",
+    CERT,
   ], { stdio: "ignore" });
 });
 
@@ -40,16 +57,33 @@ const run = promisify(execFile);
 
 /** curl as the shell client runs it (in its own process: the server answers on this one's event loop), plus the HTTP version it used. */
 async function curl(args: readonly string[]): Promise<{ body: string; version: string }> {
-  const { stdout: out } = await run("curl", [...args, "--cacert", CERT, "-H", KEY_HEADER, "-w", "\n%{http_version}"], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  const { stdout: out } = await run("curl", [
+    ...args,
+    "--cacert",
+    CERT,
+    "-H",
+    KEY_HEADER,
+    "-w",
+    "\n%{http_version}",
+  ], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
   const at = out.lastIndexOf("\n");
   return { body: out.slice(0, at), version: out.slice(at + 1) };
 }
 
 /** Every row of a query, page by page through `@odata.nextLink`, with the given protocol flags. */
-async function allRows(protocol: readonly string[], path: string, params: readonly string[]): Promise<{ rows: unknown[]; versions: Set<string> }> {
+async function allRows(
+  protocol: readonly string[],
+  path: string,
+  params: readonly string[],
+): Promise<{ rows: unknown[]; versions: Set<string> }> {
   const rows: unknown[] = [];
   const versions = new Set<string>();
-  let answer = await curl([...protocol, "-sG", `${url}${path}`, ...params.flatMap((param) => ["--data-urlencode", param])]);
+  let answer = await curl([
+    ...protocol,
+    "-sG",
+    `${url}${path}`,
+    ...params.flatMap((param) => ["--data-urlencode", param]),
+  ]);
   for (let pages = 0; pages < 1000; pages++) {
     versions.add(answer.version);
     const page = JSON.parse(answer.body) as { value: unknown[]; "@odata.nextLink"?: string };
@@ -64,7 +98,17 @@ async function allRows(protocol: readonly string[], path: string, params: readon
 
 describe("HTTPS and HTTP/2 (TLS_CERT_FILE, TLS_KEY_FILE)", { skip }, () => {
   before(async () => {
-    app = createApp(readConfig({ SERVICES: "water", STATE_DIR: "", TLS_CERT_FILE: CERT, TLS_KEY_FILE: KEY, RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0" }), { log: { info: () => {}, error: () => {} } });
+    app = createApp(
+      readConfig({
+        SERVICES: "water",
+        STATE_DIR: "",
+        TLS_CERT_FILE: CERT,
+        TLS_KEY_FILE: KEY,
+        RATE_LIMIT_PER_SECOND: "0",
+        RATE_LIMIT_CONCURRENCY: "0",
+      }),
+      { log: { info: () => {}, error: () => {} } },
+    );
     await app.start();
     url = (await app.listen({ port: 0, host: "127.0.0.1" })).url;
   });
@@ -72,18 +116,39 @@ describe("HTTPS and HTTP/2 (TLS_CERT_FILE, TLS_KEY_FILE)", { skip }, () => {
   it("listens on https://", () => assert.match(url, /^https:\/\/127\.0\.0\.1:\d+$/));
 
   it("pages the shell client's request over HTTP/2 to exactly the rows of the direct query over HTTP/1.1", async () => {
-    const params = ["$filter=CharacteristicName eq 'pH'", "$top=700", "$select=Id,LocationId,ActivityStartDate,ResultValue"];
+    const params = [
+      "$filter=CharacteristicName eq 'pH'",
+      "$top=700",
+      "$select=Id,LocationId,ActivityStartDate,ResultValue",
+    ];
     const h2 = await allRows(["--http2", "--tlsv1.2"], "/v1/odata/v4/Observations", params);
     assert.deepEqual([...h2.versions], ["2"]);
     assert.ok(h2.rows.length > 700, `${h2.rows.length} rows: more than one page`);
-    const direct = await allRows(["--http1.1"], "/v1/odata/v4/Observations", ["$filter=CharacteristicName eq 'pH'", "$top=10000", "$select=Id,LocationId,ActivityStartDate,ResultValue"]);
+    const direct = await allRows(["--http1.1"], "/v1/odata/v4/Observations", [
+      "$filter=CharacteristicName eq 'pH'",
+      "$top=10000",
+      "$select=Id,LocationId,ActivityStartDate,ResultValue",
+    ]);
     assert.deepEqual([...direct.versions], ["1.1"]);
     assert.deepEqual(h2.rows, direct.rows);
   });
 
   it("streams a whole CSV over HTTP/2 compressed, equal to HTTP/1.1's", async () => {
-    const h2 = await curl(["--http2", "--compressed", "-sG", `${url}/v1/odata/v4/Observations`, "--data-urlencode", "$format=csv"]);
-    const h1 = await curl(["--http1.1", "-sG", `${url}/v1/odata/v4/Observations`, "--data-urlencode", "$format=csv"]);
+    const h2 = await curl([
+      "--http2",
+      "--compressed",
+      "-sG",
+      `${url}/v1/odata/v4/Observations`,
+      "--data-urlencode",
+      "$format=csv",
+    ]);
+    const h1 = await curl([
+      "--http1.1",
+      "-sG",
+      `${url}/v1/odata/v4/Observations`,
+      "--data-urlencode",
+      "$format=csv",
+    ]);
     assert.equal(h2.version, "2");
     assert.ok(h2.body.split("\n").length > 1000);
     assert.equal(h2.body, h1.body);
@@ -92,13 +157,31 @@ describe("HTTPS and HTTP/2 (TLS_CERT_FILE, TLS_KEY_FILE)", { skip }, () => {
   it("sends a big page (5,000 rows, compressed as it renders) gzip and br over HTTP/2 and HTTP/1.1, each equal once decoded (gzip by the gzip program) to the page sent plain", async () => {
     const target = `${url}/v1/odata/v4/Observations?$top=5000&$skiptoken=Id:1000`;
     const raw = async (protocol: string, coding: string) => {
-      const { stdout } = await run("curl", [protocol, "-s", "--cacert", CERT, "-H", KEY_HEADER, "-H", `Accept-Encoding: ${coding === "br" ? "gzip, deflate, br" : coding}`, "-D", "-", target], { encoding: "buffer", maxBuffer: 64 * 1024 * 1024 });
+      const { stdout } = await run("curl", [
+        protocol,
+        "-s",
+        "--cacert",
+        CERT,
+        "-H",
+        KEY_HEADER,
+        "-H",
+        `Accept-Encoding: ${coding === "br" ? "gzip, deflate, br" : coding}`,
+        "-D",
+        "-",
+        target,
+      ], { encoding: "buffer", maxBuffer: 64 * 1024 * 1024 });
       const end = stdout.indexOf("\r\n\r\n");
-      return { head: stdout.subarray(0, end).toString().toLowerCase(), body: stdout.subarray(end + 4) };
+      return {
+        head: stdout.subarray(0, end).toString().toLowerCase(),
+        body: stdout.subarray(end + 4),
+      };
     };
     const plain = await raw("--http1.1", "identity");
     assert.ok(plain.body.length > 1_000_000, `${plain.body.length} bytes`);
-    assert.deepEqual((JSON.parse(plain.body.toString()) as { value: unknown[] }).value.length, 5000);
+    assert.deepEqual(
+      (JSON.parse(plain.body.toString()) as { value: unknown[] }).value.length,
+      5000,
+    );
     for (const protocol of ["--http2", "--http1.1"]) {
       const gzip = await raw(protocol, "gzip");
       assert.match(gzip.head, /content-encoding: gzip/);
@@ -124,7 +207,15 @@ describe("readTlsFiles()", { skip }, () => {
     const junk = join(dir, "junk.pem");
     writeFileSync(junk, "not a certificate");
     const otherKey = join(dir, "other.pem");
-    execFileSync("openssl", ["genpkey", "-algorithm", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", otherKey], { stdio: "ignore" });
+    execFileSync("openssl", [
+      "genpkey",
+      "-algorithm",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-out",
+      otherKey,
+    ], { stdio: "ignore" });
     const cases = [
       { cert: CERT, key: "", variable: "TLS_KEY_FILE" },
       { cert: "", key: KEY, variable: "TLS_CERT_FILE" },
@@ -133,6 +224,11 @@ describe("readTlsFiles()", { skip }, () => {
       { cert: CERT, key: junk, variable: "TLS_KEY_FILE" },
       { cert: CERT, key: otherKey, variable: "TLS_KEY_FILE" },
     ];
-    for (const c of cases) assert.throws(() => readTlsFiles(c.cert, c.key), { name: "ConfigError", variable: c.variable }, JSON.stringify(c));
+    for (const c of cases) {
+      assert.throws(() => readTlsFiles(c.cert, c.key), {
+        name: "ConfigError",
+        variable: c.variable,
+      }, JSON.stringify(c));
+    }
   });
 });

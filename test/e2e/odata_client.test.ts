@@ -11,7 +11,15 @@ let app: App;
 let url: string;
 
 before(async () => {
-  app = createApp(readConfig({ SERVICES: "water", STATE_DIR: "", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0" }), { log: { info: () => {}, error: () => {} } });
+  app = createApp(
+    readConfig({
+      SERVICES: "water",
+      STATE_DIR: "",
+      RATE_LIMIT_PER_SECOND: "0",
+      RATE_LIMIT_CONCURRENCY: "0",
+    }),
+    { log: { info: () => {}, error: () => {} } },
+  );
   await app.start();
   url = (await app.listen({ port: 0, host: "127.0.0.1" })).url;
 });
@@ -28,9 +36,15 @@ async function direct(path: string): Promise<Row[]> {
 }
 
 describe("@odata/client", () => {
-  const client = () => OData.New4({ serviceEndpoint: `${url}/v1/odata/v4/`, commonHeaders: { "x-api-key": KEY } });
+  const client = () =>
+    OData.New4({ serviceEndpoint: `${url}/v1/odata/v4/`, commonHeaders: { "x-api-key": KEY } });
 
-  for (const [collection, field] of [["Locations", "Name"], ["Observations", "ResultValue"], ["Records", "CharacteristicName"], ["Metadata", "DatasetName"]] as const) {
+  for (
+    const [collection, field] of [["Locations", "Name"], ["Observations", "ResultValue"], [
+      "Records",
+      "CharacteristicName",
+    ], ["Metadata", "DatasetName"]] as const
+  ) {
     it(`reads ${collection} by key, ordered by ${field}, skipped and paged`, async () => {
       const set = client().getEntitySet<Row>(collection);
       const firsts = await set.query(set.newParam().top(3));
@@ -40,12 +54,24 @@ describe("@odata/client", () => {
       const { "@odata.context": _context, ...fields } = entity as Row;
       assert.deepEqual(fields, firsts[2], `${collection}(${key})`);
       const ordered = await set.query(set.newParam().orderby(field, "desc").top(20));
-      assert.deepEqual(ordered, await direct(`${collection}?$orderby=${encodeURIComponent(`${field} desc`)}&$top=20`));
-      assert.notDeepEqual(ordered.map((row) => row["Id"]), (await direct(`${collection}?$top=20`)).map((row) => row["Id"]), `${collection}: the order was asked for, not the default`);
+      assert.deepEqual(
+        ordered,
+        await direct(`${collection}?$orderby=${encodeURIComponent(`${field} desc`)}&$top=20`),
+      );
+      assert.notDeepEqual(
+        ordered.map((row) => row["Id"]),
+        (await direct(`${collection}?$top=20`)).map((row) => row["Id"]),
+        `${collection}: the order was asked for, not the default`,
+      );
       // Paging with $skip and $top, as the client does: each row once, in order.
       const pages: Row[] = [];
-      for (let skip = 0; skip < 60; skip += 20) pages.push(...await set.query(set.newParam().orderby(field, "asc").skip(skip).top(20)));
-      assert.deepEqual(pages, await direct(`${collection}?$orderby=${encodeURIComponent(field)}&$top=60`));
+      for (let skip = 0; skip < 60; skip += 20) {
+        pages.push(...await set.query(set.newParam().orderby(field, "asc").skip(skip).top(20)));
+      }
+      assert.deepEqual(
+        pages,
+        await direct(`${collection}?$orderby=${encodeURIComponent(field)}&$top=60`),
+      );
     });
   }
 });

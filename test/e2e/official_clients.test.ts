@@ -4,8 +4,13 @@
 // that it never pauses between requests (test/_helpers/datastream_clients.ts).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type ClientSession as Session, ClientSession, OFFICIAL_CLIENTS, UndecodableAnswer } from "../_helpers/datastream_clients.ts";
-import { listeningUrl, startServer, type Started } from "../_helpers/server.ts";
+import {
+  ClientSession,
+  type ClientSession as Session,
+  OFFICIAL_CLIENTS,
+  UndecodableAnswer,
+} from "../_helpers/datastream_clients.ts";
+import { listeningUrl, type Started, startServer } from "../_helpers/server.ts";
 
 /** A key per client (each its own bucket, as each user has), besides the demo file's. */
 const KEYS = OFFICIAL_CLIENTS.map((_, i) => `official-client-${i}`);
@@ -27,7 +32,9 @@ after(() => {
 /** What a query counts, asked once with a key of its own. */
 async function count(collection: string, filter: string): Promise<number> {
   const counting = new ClientSession(OFFICIAL_CLIENTS[3]!, url, COUNT_KEY);
-  const answer = await counting.get(`/v1/odata/v4/${collection}?$count=true&$filter=${encodeURIComponent(filter)}`);
+  const answer = await counting.get(
+    `/v1/odata/v4/${collection}?$count=true&$filter=${encodeURIComponent(filter)}`,
+  );
   assert.equal(answer.status, 200, answer.text);
   return (JSON.parse(answer.text) as { "@odata.count": number })["@odata.count"];
 }
@@ -35,16 +42,47 @@ async function count(collection: string, filter: string): Promise<number> {
 /** Each documented kind of call, as one client makes it; every answer read as that client reads it. */
 async function documentedCalls(session: Session): Promise<Record<string, unknown>> {
   const metadata = await session.rows("Metadata", { $top: 100 });
-  const locations = await session.rows("Locations", { $top: 10000, $select: "Id,Name,Latitude,Longitude", $filter: REGION });
+  const locations = await session.rows("Locations", {
+    $top: 10000,
+    $select: "Id,Name,Latitude,Longitude",
+    $filter: REGION,
+  });
   // Pages of one location's rows (the shell client's --top), then partitioned downloads.
-  const paged = await session.rows("Observations", { $top: 500, $filter: `LocationId eq ${String(locations[0]!["Id"])}` });
-  const observations = await session.partitioned("Observations", 10000, "Id,LocationId,CharacteristicName,ResultValue,ResultUnit", `CharacteristicName eq 'pH' and ${REGION}`);
-  const records = await session.partitioned("Records", 10000, undefined, `CharacteristicName eq 'Turbidity' and ${REGION}`);
-  const counted = await session.get(`/v1/odata/v4/Observations?${session.client.encode({ $count: "true", $filter: REGION })}`);
-  const plainCount = await session.get(`/v1/odata/v4/Observations/$count?${session.client.encode({ $filter: REGION })}`, "text/plain");
-  const csv = await session.get(`/v1/odata/v4/Records?${session.client.encode({ $format: "csv", $top: 10000, $filter: REGION })}`);
-  const csvByAccept = await session.get(`/v1/odata/v4/Observations?${session.client.encode({ $top: 10000, $filter: REGION })}`, "text/csv");
-  for (const answer of [counted, plainCount, csv, csvByAccept]) assert.equal(answer.status, 200, answer.text.slice(0, 300));
+  const paged = await session.rows("Observations", {
+    $top: 500,
+    $filter: `LocationId eq ${String(locations[0]!["Id"])}`,
+  });
+  const observations = await session.partitioned(
+    "Observations",
+    10000,
+    "Id,LocationId,CharacteristicName,ResultValue,ResultUnit",
+    `CharacteristicName eq 'pH' and ${REGION}`,
+  );
+  const records = await session.partitioned(
+    "Records",
+    10000,
+    undefined,
+    `CharacteristicName eq 'Turbidity' and ${REGION}`,
+  );
+  const counted = await session.get(
+    `/v1/odata/v4/Observations?${session.client.encode({ $count: "true", $filter: REGION })}`,
+  );
+  const plainCount = await session.get(
+    `/v1/odata/v4/Observations/$count?${session.client.encode({ $filter: REGION })}`,
+    "text/plain",
+  );
+  const csv = await session.get(
+    `/v1/odata/v4/Records?${
+      session.client.encode({ $format: "csv", $top: 10000, $filter: REGION })
+    }`,
+  );
+  const csvByAccept = await session.get(
+    `/v1/odata/v4/Observations?${session.client.encode({ $top: 10000, $filter: REGION })}`,
+    "text/csv",
+  );
+  for (const answer of [counted, plainCount, csv, csvByAccept]) {
+    assert.equal(answer.status, 200, answer.text.slice(0, 300));
+  }
   assert.match(csv.text.split("\n")[0]!, /^Id,DOI,DatasetName,MonitoringLocationID,/);
   return {
     metadata: metadata.map((row) => row["Id"]),
@@ -63,21 +101,30 @@ describe("the official DataStream clients against the default server", () => {
   /** The answers to compare each client's with: the same calls made by a client that takes no compression. */
   let reference: Record<string, unknown>;
   before(async () => {
-    reference = await documentedCalls(new ClientSession({ ...OFFICIAL_CLIENTS[1]!, acceptEncoding: "identity" }, url, COUNT_KEY));
+    reference = await documentedCalls(
+      new ClientSession({ ...OFFICIAL_CLIENTS[1]!, acceptEncoding: "identity" }, url, COUNT_KEY),
+    );
   });
 
   for (const [i, client] of OFFICIAL_CLIENTS.entries()) {
     it(`${client.name} (Accept-Encoding: ${client.acceptEncoding}) reads every documented call, decoding only what it can`, async () => {
       const session = new ClientSession(client, url, KEYS[i]!);
       const result = await documentedCalls(session);
-      assert.ok((result["observations"] as unknown[]).length > 100, "a partitioned download with rows");
-      assert.ok(session.statuses.every((status) => status === 200), `statuses: ${session.statuses.join(" ")}`);
+      assert.ok(
+        (result["observations"] as unknown[]).length > 100,
+        "a partitioned download with rows",
+      );
+      assert.ok(
+        session.statuses.every((status) => status === 200),
+        `statuses: ${session.statuses.join(" ")}`,
+      );
       assert.deepEqual(result, reference);
     });
   }
 
   it("compresses for the client that asks for br with gzip (R), not for those that name br alone", async () => {
-    const target = (session: Session) => `/v1/odata/v4/Observations?${session.client.encode({ $top: 1000, $filter: REGION })}`;
+    const target = (session: Session) =>
+      `/v1/odata/v4/Observations?${session.client.encode({ $top: 1000, $filter: REGION })}`;
     const codings: Record<string, string> = {};
     // One at a time: a key has one request in flight at most.
     for (const client of OFFICIAL_CLIENTS) {
@@ -92,11 +139,18 @@ describe("the official DataStream clients against the default server", () => {
       "JavaScript (datastreamjs)": "identity",
       "R (datastreamr)": "br",
     });
-    assert.equal((reference["count"] as { "@odata.count": number })["@odata.count"], await count("Observations", REGION));
+    assert.equal(
+      (reference["count"] as { "@odata.count": number })["@odata.count"],
+      await count("Observations", REGION),
+    );
   });
 
   it("fails the way a client fails when an answer comes in a coding it cannot decode (the check itself)", async () => {
-    const shell = new ClientSession({ ...OFFICIAL_CLIENTS[1]!, acceptEncoding: "gzip" }, url, COUNT_KEY);
+    const shell = new ClientSession(
+      { ...OFFICIAL_CLIENTS[1]!, acceptEncoding: "gzip" },
+      url,
+      COUNT_KEY,
+    );
     await assert.rejects(shell.get("/v1/odata/v4/Observations?$top=1000"), UndecodableAnswer);
   });
 });
@@ -108,9 +162,21 @@ describe("the shell client's download, with no pause and no retry, at the defaul
     assert.equal(locations.length, 200);
     assert.equal(shell.statuses.length, 20, "20 pages of 10");
     const filter = "CharacteristicName eq 'Temperature, water'";
-    const rows = await shell.partitioned("Observations", 10000, "Id,LocationId,ResultValue", filter);
-    assert.equal(shell.statuses.length, 20 + 1 + 200, "one /Locations request, then one per location");
-    assert.ok(shell.statuses.every((status) => status === 200), `every answer 200: ${shell.statuses.filter((status) => status !== 200).length} were not`);
+    const rows = await shell.partitioned(
+      "Observations",
+      10000,
+      "Id,LocationId,ResultValue",
+      filter,
+    );
+    assert.equal(
+      shell.statuses.length,
+      20 + 1 + 200,
+      "one /Locations request, then one per location",
+    );
+    assert.ok(
+      shell.statuses.every((status) => status === 200),
+      `every answer 200: ${shell.statuses.filter((status) => status !== 200).length} were not`,
+    );
     assert.equal(rows.length, await count("Observations", filter));
     assert.equal(new Set(rows.map((row) => row["Id"])).size, rows.length);
 
@@ -121,10 +187,17 @@ describe("the shell client's download, with no pause and no retry, at the defaul
     assert.equal(last.headers["ratelimit-policy"], "250;w=125");
     const started = performance.now();
     const statuses: number[] = [];
-    for (let i = 0; i < remaining + 60; i++) statuses.push((await shell.get("/v1/odata/v4/Locations?$top=1")).status);
+    for (let i = 0; i < remaining + 60; i++) {
+      statuses.push((await shell.get("/v1/odata/v4/Locations?$top=1")).status);
+    }
     const seconds = (performance.now() - started) / 1000;
     const answered = statuses.filter((status) => status === 200).length;
     assert.ok(statuses.includes(429), "refused past the burst");
-    assert.ok(answered <= remaining + Math.ceil(2 * seconds) + 1, `${answered} answered in ${seconds.toFixed(1)} s with ${remaining} left: at most 2 a second past the burst`);
+    assert.ok(
+      answered <= remaining + Math.ceil(2 * seconds) + 1,
+      `${answered} answered in ${
+        seconds.toFixed(1)
+      } s with ${remaining} left: at most 2 a second past the burst`,
+    );
   });
 });

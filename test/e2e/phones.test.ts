@@ -19,7 +19,10 @@ const PASSWORD = "correct horse battery";
 interface TicketBody {
   readonly uuid: string;
   readonly status: string;
-  readonly errors: readonly { readonly key: { readonly uuid: string }; readonly messages: readonly { readonly code: string; readonly revision?: string }[] }[];
+  readonly errors: readonly {
+    readonly key: { readonly uuid: string };
+    readonly messages: readonly { readonly code: string; readonly revision?: string }[];
+  }[];
 }
 
 /** What the answers of these tests hold (each has some of it). */
@@ -30,7 +33,13 @@ interface Body {
   readonly username: string;
   readonly active?: boolean;
   readonly ticket: TicketBody;
-  readonly data: { readonly revision: string; readonly serial: number; readonly objects: { readonly messages: readonly { readonly uuid: string; readonly subject: string }[] } };
+  readonly data: {
+    readonly revision: string;
+    readonly serial: number;
+    readonly objects: {
+      readonly messages: readonly { readonly uuid: string; readonly subject: string }[];
+    };
+  };
 }
 
 interface Answer {
@@ -40,16 +49,33 @@ interface Answer {
 }
 
 /** A request from a chosen loopback address (so that the server sees several clients), its body read as JSON. */
-async function call(url: string, path: string, init: Parameters<typeof requestFrom>[2] = {}): Promise<Answer> {
+async function call(
+  url: string,
+  path: string,
+  init: Parameters<typeof requestFrom>[2] = {},
+): Promise<Answer> {
   const { status, headers, text } = await requestFrom(url, path, init);
-  return { status, type: String(headers["content-type"] ?? ""), body: (text === "" ? {} : JSON.parse(text)) as Body };
+  return {
+    status,
+    type: String(headers["content-type"] ?? ""),
+    body: (text === "" ? {} : JSON.parse(text)) as Body,
+  };
 }
 
-const form = (params: Record<string, string>) => ({ "content-type": "application/x-www-form-urlencoded", body: new URLSearchParams(params).toString() });
+const form = (params: Record<string, string>) => ({
+  "content-type": "application/x-www-form-urlencoded",
+  body: new URLSearchParams(params).toString(),
+});
 const basic = (id: string, secret: string) => `Basic ${btoa(`${id}:${secret}`)}`;
 
 function message(n: number, subject = `Message ${n}`) {
-  return { uuid: `10000000-0000-4000-8000-${String(n).padStart(12, "0")}`, subject, body: "", read: false, sent_at: "2026-11-24T08:00:00Z" };
+  return {
+    uuid: `10000000-0000-4000-8000-${String(n).padStart(12, "0")}`,
+    subject,
+    body: "",
+    read: false,
+    sent_at: "2026-11-24T08:00:00Z",
+  };
 }
 
 /** The service with its clock, on the given storage. */
@@ -59,8 +85,18 @@ class Phones {
   url = "";
 
   async start(env: Record<string, string>): Promise<void> {
-    const config = readConfig({ SERVICES: "sync", PASSWORD_HASH_COST: "1024", REVISION_RETENTION_DAYS: "1", RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_CONCURRENCY: "0", ...env });
-    this.#app = createApp(config, { now: () => this.clock.time, log: { info: () => {}, error: () => {} } });
+    const config = readConfig({
+      SERVICES: "sync",
+      PASSWORD_HASH_COST: "1024",
+      REVISION_RETENTION_DAYS: "1",
+      RATE_LIMIT_PER_SECOND: "0",
+      RATE_LIMIT_CONCURRENCY: "0",
+      ...env,
+    });
+    this.#app = createApp(config, {
+      now: () => this.clock.time,
+      log: { info: () => {}, error: () => {} },
+    });
     await this.#app.start();
     this.url = (await this.#app.listen({ port: 0, host: "127.0.0.1" })).url;
   }
@@ -69,39 +105,71 @@ class Phones {
     return this.#app?.close() ?? Promise.resolve();
   }
 
-  async token(params: Record<string, string>, headers: Record<string, string> = {}, from?: string): Promise<Answer> {
+  async token(
+    params: Record<string, string>,
+    headers: Record<string, string> = {},
+    from?: string,
+  ): Promise<Answer> {
     const { body, ...type } = form(params);
-    return call(this.url, "/oauth2/token", { method: "POST", headers: { ...type, ...headers }, body, ...(from === undefined ? {} : { from }) });
+    return call(this.url, "/oauth2/token", {
+      method: "POST",
+      headers: { ...type, ...headers },
+      body,
+      ...(from === undefined ? {} : { from }),
+    });
   }
 
   async signUp(username: string, password = PASSWORD): Promise<Answer> {
-    const signUp = await this.token({ grant_type: "client_credentials", scope: "SignUp" }, { authorization: basic("demo-backend", "demo-backend-secret") });
+    const signUp = await this.token({ grant_type: "client_credentials", scope: "SignUp" }, {
+      authorization: basic("demo-backend", "demo-backend-secret"),
+    });
     return call(this.url, "/api/v2/sign-up", {
       method: "POST",
-      headers: { authorization: `Bearer ${signUp.body.access_token}`, "content-type": "application/json" },
+      headers: {
+        authorization: `Bearer ${signUp.body.access_token}`,
+        "content-type": "application/json",
+      },
       body: JSON.stringify({ username, password }),
     });
   }
 
   login(username: string, password = PASSWORD, from?: string): Promise<Answer> {
-    return this.token({ grant_type: "password", client_id: "demo-app", username, password, scope: "UserActivity" }, {}, from);
+    return this.token(
+      { grant_type: "password", client_id: "demo-app", username, password, scope: "UserActivity" },
+      {},
+      from,
+    );
   }
 
-  sync(access: string, path = "", init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
+  sync(
+    access: string,
+    path = "",
+    init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<Answer> {
     return call(this.url, `/api/v2/sync/user${path}`, {
       method: init.method ?? (init.body === undefined ? "GET" : "POST"),
-      headers: { authorization: `Bearer ${access}`, "content-type": "application/json", ...init.headers },
+      headers: {
+        authorization: `Bearer ${access}`,
+        "content-type": "application/json",
+        ...init.headers,
+      },
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
     });
   }
 
   /** Posts a patch and follows its ticket to the end (bounded). */
-  async patch(access: string, body: unknown, headers: Record<string, string> = {}): Promise<{ accepted: Answer; ticket: TicketBody }> {
+  async patch(
+    access: string,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ accepted: Answer; ticket: TicketBody }> {
     const accepted = await this.sync(access, "", { body, headers });
     assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
     for (let poll = 0; poll < 10_000; poll++) {
       const { body: answer } = await this.sync(access, `/ticket/${accepted.body.ticket.uuid}`);
-      if (answer.ticket.status !== "new" && answer.ticket.status !== "work") return { accepted, ticket: answer.ticket };
+      if (answer.ticket.status !== "new" && answer.ticket.status !== "work") {
+        return { accepted, ticket: answer.ticket };
+      }
     }
     assert.fail("the ticket did not end");
   }
@@ -144,51 +212,89 @@ for (const backend of BACKENDS) {
       const laptop = (await phones.login("twodevices")).body.access_token;
       await phones.patch(phone, { objects: { messages: [message(1), message(2)] } });
       const base = (await phones.sync(phone)).body.data.revision;
-      const first = await phones.patch(phone, { objects: { messages: [message(1, "phone")] }, base_revision: base });
+      const first = await phones.patch(phone, {
+        objects: { messages: [message(1, "phone")] },
+        base_revision: base,
+      });
       assert.equal(first.ticket.status, "done");
       const head = (await phones.sync(phone)).body.data.revision;
-      const second = await phones.patch(laptop, { objects: { messages: [message(1, "laptop"), message(2, "laptop")] }, base_revision: base });
+      const second = await phones.patch(laptop, {
+        objects: { messages: [message(1, "laptop"), message(2, "laptop")] },
+        base_revision: base,
+      });
       assert.equal(second.ticket.status, "aborted");
-      assert.deepEqual(second.ticket.errors.map((e) => [e.key.uuid, e.messages[0]?.code, e.messages[0]?.revision]), [[message(1).uuid, "conflict", head]]);
+      assert.deepEqual(
+        second.ticket.errors.map((e) => [e.key.uuid, e.messages[0]?.code, e.messages[0]?.revision]),
+        [[message(1).uuid, "conflict", head]],
+      );
       const subjects = (await phones.sync(laptop)).body.data.objects.messages.map((m) => m.subject);
       assert.deepEqual(subjects, ["phone", "Message 2"], "nothing of the laptop's patch applied");
       // A patch retried after a lost 202: the same ticket, applied once.
       const key = { "idempotency-key": "2b7e4c1a-0d3f-4e5a-9b8c-7d6e5f4a3b2c" };
       const once = await phones.patch(laptop, { objects: { messages: [message(3)] } }, key);
-      const again = await phones.sync(laptop, "", { body: { objects: { messages: [message(3)] } }, headers: key });
+      const again = await phones.sync(laptop, "", {
+        body: { objects: { messages: [message(3)] } },
+        headers: key,
+      });
       assert.equal(again.body.ticket.uuid, once.accepted.body.ticket.uuid);
       assert.equal(again.body.ticket.status, "done");
       const serial = (await phones.sync(laptop)).body.data.serial;
-      const other = await phones.sync(laptop, "", { body: { objects: { messages: [message(4)] } }, headers: key });
+      const other = await phones.sync(laptop, "", {
+        body: { objects: { messages: [message(4)] } },
+        headers: key,
+      });
       assert.equal(other.status, 422);
       // A delete retried: done, nothing more.
-      assert.equal((await phones.patch(laptop, { deleted_objects: { messages: [message(3).uuid] } })).ticket.status, "done");
-      assert.equal((await phones.patch(laptop, { deleted_objects: { messages: [message(3).uuid] } })).ticket.status, "done");
+      assert.equal(
+        (await phones.patch(laptop, { deleted_objects: { messages: [message(3).uuid] } })).ticket
+          .status,
+        "done",
+      );
+      assert.equal(
+        (await phones.patch(laptop, { deleted_objects: { messages: [message(3).uuid] } })).ticket
+          .status,
+        "done",
+      );
       assert.equal((await phones.sync(laptop)).body.data.serial, serial + 1);
     });
 
     it("answers a refresh retried within the reuse interval with a pair of the same login; later reuse revokes it", async () => {
       assert.equal((await phones.signUp("retrier")).status, 201);
       const login = (await phones.login("retrier")).body;
-      const refresh = (token: string) => phones.token({ grant_type: "refresh_token", client_id: "demo-app", refresh_token: token });
+      const refresh = (token: string) =>
+        phones.token({ grant_type: "refresh_token", client_id: "demo-app", refresh_token: token });
       const lost = await refresh(login.refresh_token);
       phones.clock.time += 10_000;
       const retried = await refresh(login.refresh_token);
       assert.equal(retried.status, 200);
-      for (const pair of [lost.body, retried.body]) assert.equal((await phones.sync(pair.access_token)).status, 200);
+      for (const pair of [lost.body, retried.body]) {
+        assert.equal((await phones.sync(pair.access_token)).status, 200);
+      }
       phones.clock.time += 31_000;
       assert.equal((await refresh(login.refresh_token)).body.error, "invalid_grant");
-      for (const pair of [lost.body, retried.body]) assert.equal((await phones.sync(pair.access_token)).status, 401, "the login is revoked");
+      for (const pair of [lost.body, retried.body]) {
+        assert.equal((await phones.sync(pair.access_token)).status, 401, "the login is revoked");
+      }
     });
 
     it("slows guesses from one address without locking the owner out elsewhere", async () => {
       assert.equal((await phones.signUp("target")).status, 201);
-      for (let i = 0; i < 5; i++) assert.equal((await phones.login("target", `wrong guess ${i}`, "127.0.0.2")).status, 400);
+      for (let i = 0; i < 5; i++) {
+        assert.equal((await phones.login("target", `wrong guess ${i}`, "127.0.0.2")).status, 400);
+      }
       const waited = await phones.login("target", PASSWORD, "127.0.0.2");
       assert.equal(waited.status, 429, "the guessing address waits, right password or not");
-      assert.equal((await phones.login("target", PASSWORD, "127.0.0.3")).status, 200, "the owner's phone logs in");
+      assert.equal(
+        (await phones.login("target", PASSWORD, "127.0.0.3")).status,
+        200,
+        "the owner's phone logs in",
+      );
       phones.clock.time += 2000;
-      assert.equal((await phones.login("target", PASSWORD, "127.0.0.2")).status, 200, "the wait is short and over");
+      assert.equal(
+        (await phones.login("target", PASSWORD, "127.0.0.2")).status,
+        200,
+        "the wait is short and over",
+      );
     });
 
     it("keeps a revision a base for the retention after it stopped being the head, then 410 for good", async () => {
@@ -198,7 +304,11 @@ for (const backend of BACKENDS) {
       phones.clock.time += 5 * DAY;
       const access2 = (await phones.login("keeper")).body.access_token;
       await phones.patch(access2, { objects: { messages: [message(1)] } });
-      assert.equal((await phones.sync(access2, `/since/${old}`)).status, 200, "the head for five days, still a base");
+      assert.equal(
+        (await phones.sync(access2, `/since/${old}`)).status,
+        200,
+        "the head for five days, still a base",
+      );
       phones.clock.time += DAY + 1000;
       const access3 = (await phones.login("keeper")).body.access_token;
       assert.equal((await phones.sync(access3, `/since/${old}`)).status, 410);
@@ -214,11 +324,22 @@ for (const backend of BACKENDS) {
       const deleted = await phones.sync(login.access_token, "", { method: "DELETE" });
       assert.equal(deleted.status, 204);
       assert.equal((await phones.sync(login.access_token)).status, 401);
-      assert.equal((await phones.token({ grant_type: "refresh_token", client_id: "demo-app", refresh_token: login.refresh_token })).body.error, "invalid_grant");
+      assert.equal(
+        (await phones.token({
+          grant_type: "refresh_token",
+          client_id: "demo-app",
+          refresh_token: login.refresh_token,
+        })).body.error,
+        "invalid_grant",
+      );
       assert.equal((await phones.login("leaver")).body.error, "invalid_grant");
       assert.equal((await phones.signUp("leaver")).status, 201);
       const fresh = (await phones.login("leaver")).body.access_token;
-      assert.deepEqual((await phones.sync(fresh)).body.data.objects.messages, [], "nothing of the old account");
+      assert.deepEqual(
+        (await phones.sync(fresh)).body.data.objects.messages,
+        [],
+        "nothing of the old account",
+      );
     });
 
     it("shows and revokes a token only for the client it was issued to", async () => {
@@ -226,13 +347,25 @@ for (const backend of BACKENDS) {
       const login = (await phones.login("private")).body;
       const backend = { authorization: basic("demo-backend", "demo-backend-secret") };
       const { body: _b, ...type } = form({});
-      const introspect = await call(phones.url, "/oauth2/introspect", { method: "POST", headers: { ...type, ...backend }, body: new URLSearchParams({ token: login.access_token }).toString() });
+      const introspect = await call(phones.url, "/oauth2/introspect", {
+        method: "POST",
+        headers: { ...type, ...backend },
+        body: new URLSearchParams({ token: login.access_token }).toString(),
+      });
       assert.deepEqual(introspect.body, { active: false }, "no user name for another client");
-      const refused = await call(phones.url, "/oauth2/revoke", { method: "POST", headers: { ...type, ...backend }, body: new URLSearchParams({ token: login.refresh_token }).toString() });
+      const refused = await call(phones.url, "/oauth2/revoke", {
+        method: "POST",
+        headers: { ...type, ...backend },
+        body: new URLSearchParams({ token: login.refresh_token }).toString(),
+      });
       assert.equal(refused.status, 400);
       assert.equal(refused.body.error, "unauthorized_client");
       assert.equal((await phones.sync(login.access_token)).status, 200, "still valid");
-      const revoked = await call(phones.url, "/oauth2/revoke", { method: "POST", headers: type, body: new URLSearchParams({ client_id: "demo-app", token: login.refresh_token }).toString() });
+      const revoked = await call(phones.url, "/oauth2/revoke", {
+        method: "POST",
+        headers: type,
+        body: new URLSearchParams({ client_id: "demo-app", token: login.refresh_token }).toString(),
+      });
       assert.equal(revoked.status, 200);
       assert.match(revoked.type, /^application\/json/);
       assert.deepEqual(revoked.body, {});

@@ -13,7 +13,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { browserSkip, foreignRequests, launchBrowser, parseCsp, recordRequests, saveScreenshot, VIEWPORTS } from "../_helpers/browser.ts";
+import {
+  browserSkip,
+  foreignRequests,
+  launchBrowser,
+  parseCsp,
+  recordRequests,
+  saveScreenshot,
+  VIEWPORTS,
+} from "../_helpers/browser.ts";
 import { until } from "../_helpers/relay_e2e.ts";
 import { listeningUrl, startServer } from "../_helpers/server.ts";
 
@@ -59,7 +67,11 @@ class FlakyReceiver {
 
 interface ApiMessage {
   readonly id: string;
-  readonly deliveries: readonly { readonly id: string; readonly state: string; readonly attempts: readonly { readonly outcome: string; readonly status: number | null }[] }[];
+  readonly deliveries: readonly {
+    readonly id: string;
+    readonly state: string;
+    readonly attempts: readonly { readonly outcome: string; readonly status: number | null }[];
+  }[];
 }
 
 const receiver = new FlakyReceiver();
@@ -68,22 +80,36 @@ let url = "";
 let browser: Browser;
 
 async function api<T>(tenant: keyof typeof KEYS, path: string, init: RequestInit = {}): Promise<T> {
-  const response = await fetch(`${url}/webhook${path}`, { ...init, headers: { authorization: `Bearer ${KEYS[tenant]}`, "content-type": "application/json" } });
+  const response = await fetch(`${url}/webhook${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${KEYS[tenant]}`, "content-type": "application/json" },
+  });
   assert.ok(response.ok, `${path}: ${response.status}`);
   return (await response.json()) as T;
 }
 
 /** Posts a webhook and waits until its delivery has failed and died (MAX_ATTEMPTS=1). */
 async function deadMessage(tenant: keyof typeof KEYS, event: string): Promise<string> {
-  const { id } = await api<{ id: string }>(tenant, "", { method: "POST", body: JSON.stringify({ event, data: { n: 1 } }) });
+  const { id } = await api<{ id: string }>(tenant, "", {
+    method: "POST",
+    body: JSON.stringify({ event, data: { n: 1 } }),
+  });
   await receiver.arrived(id, 1);
   // Answered 500: the relay buries it as soon as it has the answer.
-  await until(async () => (await api<ApiMessage>(tenant, `/messages/${id}`)).deliveries.every((delivery) => delivery.state === "dead"), 20_000);
+  await until(
+    async () =>
+      (await api<ApiMessage>(tenant, `/messages/${id}`)).deliveries.every((delivery) =>
+        delivery.state === "dead"
+      ),
+    20_000,
+  );
   return id;
 }
 
 /** A new page whose requests (with their Authorization header) and errors (script errors, console errors such as a policy violation) are recorded. */
-async function openPortal(context: BrowserContext): Promise<{ page: Page; requests: readonly string[]; unkeyed: string[]; errors: string[] }> {
+async function openPortal(
+  context: BrowserContext,
+): Promise<{ page: Page; requests: readonly string[]; unkeyed: string[]; errors: string[] }> {
   const page = await context.newPage();
   const requests = recordRequests(page);
   const unkeyed: string[] = [];
@@ -107,27 +133,54 @@ async function giveKey(page: Page, key: string): Promise<void> {
   await page.keyboard.type(key);
   await page.keyboard.press("Enter");
   await page.waitForSelector("#main:not([hidden])");
-  assert.equal(await page.isVisible("#key"), false, "the key's field is put away once the key is given");
+  assert.equal(
+    await page.isVisible("#key"),
+    false,
+    "the key's field is put away once the key is given",
+  );
 }
 
 describe("the relay portal at /webhook/portal, in headless Chromium", { skip: browserSkip }, () => {
   before(async () => {
     const receiverUrl = await receiver.listen();
     const tenants = join(dir, "tenants.json");
-    writeFileSync(tenants, JSON.stringify({
-      tenants: [
-        {
-          id: "acme",
-          api_keys: [KEYS.acme],
-          endpoints: [
-            { id: "hook", url: `${receiverUrl}/hook`, events: ["*"], secret: SECRET },
-            { id: "archive", url: `${receiverUrl}/archive`, events: ["archive.*"], secret: SECRET, enabled: false },
-          ],
-        },
-        { id: "globex", api_keys: [KEYS.globex], endpoints: [{ id: "orders", url: `${receiverUrl}/orders`, events: ["*"], secret: SECRET }] },
-      ],
-    }));
-    const started = startServer({ SERVICES: "relay", TENANTS_FILE: tenants, ALLOW_PRIVATE_TARGETS: "127.0.0.1/32", MAX_ATTEMPTS: "1" });
+    writeFileSync(
+      tenants,
+      JSON.stringify({
+        tenants: [
+          {
+            id: "acme",
+            api_keys: [KEYS.acme],
+            endpoints: [
+              { id: "hook", url: `${receiverUrl}/hook`, events: ["*"], secret: SECRET },
+              {
+                id: "archive",
+                url: `${receiverUrl}/archive`,
+                events: ["archive.*"],
+                secret: SECRET,
+                enabled: false,
+              },
+            ],
+          },
+          {
+            id: "globex",
+            api_keys: [KEYS.globex],
+            endpoints: [{
+              id: "orders",
+              url: `${receiverUrl}/orders`,
+              events: ["*"],
+              secret: SECRET,
+            }],
+          },
+        ],
+      }),
+    );
+    const started = startServer({
+      SERVICES: "relay",
+      TENANTS_FILE: tenants,
+      ALLOW_PRIVATE_TARGETS: "127.0.0.1/32",
+      MAX_ATTEMPTS: "1",
+    });
     [url, browser] = await Promise.all([listeningUrl(started), launchBrowser()]);
   });
 
@@ -153,9 +206,18 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
     assert.equal(page.headers.get("x-content-type-options"), "nosniff");
     const html = await page.text();
     assert.doesNotMatch(html, /<script(?![^>]*\ssrc=)[^>]*>/i, "every script has a src");
-    assert.doesNotMatch(html, /<style|\sstyle=|\son[a-z]+=/i, "no style element or attribute, no handler attribute");
-    const files = [...html.matchAll(/\s(?:src|href)="([^"]+)"/g)].map((match) => match[1]!).filter((href) => !href.startsWith("#"));
-    assert.deepEqual(files.filter((href) => !href.startsWith("data:")).sort(), ["/webhook/portal/portal.css", "/webhook/portal/portal.js"]);
+    assert.doesNotMatch(
+      html,
+      /<style|\sstyle=|\son[a-z]+=/i,
+      "no style element or attribute, no handler attribute",
+    );
+    const files = [...html.matchAll(/\s(?:src|href)="([^"]+)"/g)].map((match) => match[1]!).filter((
+      href,
+    ) => !href.startsWith("#"));
+    assert.deepEqual(files.filter((href) => !href.startsWith("data:")).sort(), [
+      "/webhook/portal/portal.css",
+      "/webhook/portal/portal.js",
+    ]);
     // The page's module and the module it imports, the pages' shared API client, beside it.
     let bytes = Buffer.byteLength(html);
     const loaded: string[] = [];
@@ -163,18 +225,31 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
     for (let file = pending.shift(); file !== undefined; file = pending.shift()) {
       const asset = await fetch(`${url}${file}`);
       assert.equal(asset.status, 200, file);
-      assert.ok(asset.headers.get("content-security-policy") !== null, `${file} has the policy too`);
+      assert.ok(
+        asset.headers.get("content-security-policy") !== null,
+        `${file} has the policy too`,
+      );
       const body = await asset.text();
       bytes += Buffer.byteLength(body);
       loaded.push(file);
       if (!file.endsWith(".js")) continue;
-      for (const [, specifier] of body.matchAll(/^(?:import|export)\b[^'"`;]*?\bfrom\s*"([^"]+)"/gm)) {
+      for (
+        const [, specifier] of body.matchAll(/^(?:import|export)\b[^'"`;]*?\bfrom\s*"([^"]+)"/gm)
+      ) {
         const imported = new URL(specifier!, `${url}${file}`).pathname;
         if (!loaded.includes(imported) && !pending.includes(imported)) pending.push(imported);
       }
     }
-    assert.deepEqual(loaded.sort(), ["/webhook/portal/api_client.js", "/webhook/portal/portal.css", "/webhook/portal/portal.js"]);
-    console.log(`# the portal's HTML, CSS and JavaScript (${loaded.length - 1} modules): ${bytes} bytes before any data`);
+    assert.deepEqual(loaded.sort(), [
+      "/webhook/portal/api_client.js",
+      "/webhook/portal/portal.css",
+      "/webhook/portal/portal.js",
+    ]);
+    console.log(
+      `# the portal's HTML, CSS and JavaScript (${
+        loaded.length - 1
+      } modules): ${bytes} bytes before any data`,
+    );
     assert.ok(bytes < 100 * 1024, `${bytes} bytes`);
   });
 
@@ -190,7 +265,10 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
       await assert.doesNotReject(hook.waitFor());
       assert.match(await hook.innerText(), /enabled/);
       assert.match(await hook.locator(".rate").innerText(), /^0% of 1$/);
-      assert.match(await page.locator('#endpoints tr[data-endpoint="archive"]').innerText(), /disabled/);
+      assert.match(
+        await page.locator('#endpoints tr[data-endpoint="archive"]').innerText(),
+        /disabled/,
+      );
 
       // The failed message in the log, narrowed to dead ones, its attempt open.
       await page.selectOption("#filters select[name=status]", "dead");
@@ -202,21 +280,40 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
       await item.locator("summary").click();
       const firstTry = item.locator(".attempts tbody tr");
       assert.equal(await firstTry.count(), 1);
-      assert.deepEqual(await firstTry.locator("td").allInnerTexts().then((cells) => [cells[2], cells[3], cells[5]]), ["failure", "500", "HTTP 500"]);
+      assert.deepEqual(
+        await firstTry.locator("td").allInnerTexts().then((
+          cells,
+        ) => [cells[2], cells[3], cells[5]]),
+        ["failure", "500", "HTTP 500"],
+      );
       await saveScreenshot(page, "portal-desktop");
 
       // Replayed: the page watches the message until its new attempt is in.
       await item.locator(".delivery button", { hasText: "Replay" }).click();
-      await page.waitForSelector(`#messages li[data-message="${id}"][data-status="delivered"]`, { timeout: 20_000 });
-      const outcomes = await page.locator(`#messages li[data-message="${id}"] .attempts tbody tr`).evaluateAll(
-        (rows) => rows.map((row) => (row as unknown as { dataset: { outcome: string } }).dataset.outcome),
-      );
+      await page.waitForSelector(`#messages li[data-message="${id}"][data-status="delivered"]`, {
+        timeout: 20_000,
+      });
+      const outcomes = await page.locator(`#messages li[data-message="${id}"] .attempts tbody tr`)
+        .evaluateAll(
+          (rows) =>
+            rows.map((row) => (row as unknown as { dataset: { outcome: string } }).dataset.outcome),
+        );
       assert.deepEqual(outcomes, ["failure", "success"]);
-      assert.equal(receiver.seen.get(id), 2, "the receiver got the message twice, under one webhook-id");
+      assert.equal(
+        receiver.seen.get(id),
+        2,
+        "the receiver got the message twice, under one webhook-id",
+      );
       const message = await api<ApiMessage>("acme", `/messages/${id}`);
-      assert.deepEqual(message.deliveries[0]!.attempts.map((attempt) => [attempt.outcome, attempt.status]), [["failure", 500], ["success", 204]]);
+      assert.deepEqual(
+        message.deliveries[0]!.attempts.map((attempt) => [attempt.outcome, attempt.status]),
+        [["failure", 500], ["success", 204]],
+      );
       await page.waitForFunction(
-        (selector) => (globalThis as unknown as { document: { querySelector(s: string): { textContent: string | null } | null } }).document.querySelector(selector)?.textContent === "50% of 2",
+        (selector) =>
+          (globalThis as unknown as {
+            document: { querySelector(s: string): { textContent: string | null } | null };
+          }).document.querySelector(selector)?.textContent === "50% of 2",
         '#endpoints tr[data-endpoint="hook"] .rate',
       );
 
@@ -225,7 +322,10 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
       await hook.locator("button", { hasText: "Rotate hook's secret" }).click();
       await page.waitForSelector("#secret:not([hidden])");
       const shown = await page.textContent("#secret-value");
-      const secrets = await api<{ secrets: { secret: string; expires_at: string | null }[] }>("acme", "/endpoints/hook/secret");
+      const secrets = await api<{ secrets: { secret: string; expires_at: string | null }[] }>(
+        "acme",
+        "/endpoints/hook/secret",
+      );
       assert.equal(secrets.secrets[0]!.secret, shown);
       assert.equal(secrets.secrets.length, 2, "the old secret signs alongside for the overlap");
       assert.notEqual(shown, SECRET);
@@ -234,11 +334,20 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
       await page.click("#forget");
       await page.waitForSelector("#main", { state: "hidden" });
       assert.equal(await page.isVisible("#key"), true);
-      assert.equal(await page.evaluate<string | null>('sessionStorage.getItem("tributary.relay.key")'), null);
+      assert.equal(
+        await page.evaluate<string | null>('sessionStorage.getItem("tributary.relay.key")'),
+        null,
+      );
 
       assert.deepEqual(foreignRequests(requests, url), [], "no request to another origin");
-      assert.ok(requests.some((request) => request.includes("/webhook/messages")), "the log came from the API");
-      assert.ok(requests.includes(`${url}/webhook/portal/api_client.js`), "the pages' shared API client, under the portal's path");
+      assert.ok(
+        requests.some((request) => request.includes("/webhook/messages")),
+        "the log came from the API",
+      );
+      assert.ok(
+        requests.includes(`${url}/webhook/portal/api_client.js`),
+        "the pages' shared API client, under the portal's path",
+      );
       assert.deepEqual(unkeyed, [], "every API request carries the key");
       assert.deepEqual(errors, [], "no script error, no policy violation");
     } finally {
@@ -247,24 +356,42 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
   });
 
   it("reads on a phone without sideways scrolling, and replays every dead letter from the keyboard", async () => {
-    const ids = [await deadMessage("globex", "order.paid"), await deadMessage("globex", "order.refunded")];
-    const context = await browser.newContext({ viewport: VIEWPORTS.phone, isMobile: true, hasTouch: true });
+    const ids = [
+      await deadMessage("globex", "order.paid"),
+      await deadMessage("globex", "order.refunded"),
+    ];
+    const context = await browser.newContext({
+      viewport: VIEWPORTS.phone,
+      isMobile: true,
+      hasTouch: true,
+    });
     try {
       const { page, requests, errors } = await openPortal(context);
       await giveKey(page, KEYS.globex);
-      for (const id of ids) await page.locator(`#messages li[data-message="${id}"][data-status="dead"]`).waitFor();
+      for (const id of ids) {
+        await page.locator(`#messages li[data-message="${id}"][data-status="dead"]`).waitFor();
+      }
       const width = await page.evaluate<number>("document.documentElement.scrollWidth");
       assert.ok(width <= VIEWPORTS.phone.width, `the page is ${width} px wide`);
-      const fontSize = await page.evaluate<string>('getComputedStyle(document.querySelector("#messages summary")).fontSize');
+      const fontSize = await page.evaluate<string>(
+        'getComputedStyle(document.querySelector("#messages summary")).fontSize',
+      );
       assert.ok(Number.parseFloat(fontSize) >= 14, `text at ${fontSize}`);
       await saveScreenshot(page, "portal-phone");
 
       await page.focus("#refresh");
       await page.keyboard.press("Tab");
-      assert.equal(await page.evaluate<string>("document.activeElement.id"), "replay-all", "Tab reaches the replay button");
+      assert.equal(
+        await page.evaluate<string>("document.activeElement.id"),
+        "replay-all",
+        "Tab reaches the replay button",
+      );
       await page.keyboard.press("Enter");
       await page.waitForFunction(
-        () => (globalThis as unknown as { document: { querySelector(s: string): { textContent: string | null } | null } }).document.querySelector("#status")?.textContent === "Replayed 2 dead letters",
+        () =>
+          (globalThis as unknown as {
+            document: { querySelector(s: string): { textContent: string | null } | null };
+          }).document.querySelector("#status")?.textContent === "Replayed 2 dead letters",
       );
       await Promise.all(ids.map((id) => receiver.arrived(id, 2)));
       assert.deepEqual(foreignRequests(requests, url), []);

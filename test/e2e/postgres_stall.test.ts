@@ -13,7 +13,13 @@
 import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
 import { after, before, describe, it } from "node:test";
-import { type FaultWindow, latencies, missingWrites, startFaultLoad, wrongAnswers } from "../_helpers/fault_load.ts";
+import {
+  type FaultWindow,
+  latencies,
+  missingWrites,
+  startFaultLoad,
+  wrongAnswers,
+} from "../_helpers/fault_load.ts";
 import { postgresSkip, startPostgres, type TestPostgres } from "../_helpers/postgres.ts";
 import { listeningUrl, startServer } from "../_helpers/server.ts";
 import { startTcpProxy } from "../_helpers/tcp_proxy.ts";
@@ -34,7 +40,10 @@ async function until(condition: () => boolean, withinMs: number): Promise<boolea
   return true;
 }
 
-describe("the database's connection stalled or dropped under load", { skip: postgresSkip, concurrency: true }, () => {
+describe("the database's connection stalled or dropped under load", {
+  skip: postgresSkip,
+  concurrency: true,
+}, () => {
   let postgres: TestPostgres;
   before(async () => {
     postgres = await startPostgres();
@@ -60,13 +69,32 @@ describe("the database's connection stalled or dropped under load", { skip: post
     });
     try {
       const url = await listeningUrl(started);
-      const load = startFaultLoad({ urls: [url], clients: 4, prefix: name, password: PASSWORD, pauseMs: 100, hangMs: 120_000 });
+      const load = startFaultLoad({
+        urls: [url],
+        clients: 4,
+        prefix: name,
+        password: PASSWORD,
+        pauseMs: 100,
+        hangMs: 120_000,
+      });
       const faults: FaultWindow[] = [];
       const recovered = async (after: number): Promise<void> => {
-        const back = await until(() => load.samples.some((sample) => sample.start > after && sample.what === "patch" && sample.status === 202), 20_000);
+        const back = await until(
+          () =>
+            load.samples.some((sample) =>
+              sample.start > after && sample.what === "patch" && sample.status === 202
+            ),
+          20_000,
+        );
         assert.ok(back, `${name}: patches are taken again within 20 s of the fault's end`);
       };
-      assert.ok(await until(() => load.samples.filter((sample) => sample.status === 202).length >= 20, 30_000), `${name}: load under way`);
+      assert.ok(
+        await until(
+          () => load.samples.filter((sample) => sample.status === 202).length >= 20,
+          30_000,
+        ),
+        `${name}: load under way`,
+      );
 
       proxy.stall();
       const stalled = performance.now();
@@ -88,15 +116,30 @@ describe("the database's connection stalled or dropped under load", { skip: post
 
       assert.equal(started.child.exitCode, null, `${name}: the server is alive`);
       const wrong = wrongAnswers(load.samples, faults, ANSWER_WITHIN_MS);
-      assert.deepEqual(wrong.slice(0, 20), [], `${name}: ${wrong.length} wrong answers of ${load.samples.length} (${latencies(load.samples, faults[0]!)})`);
+      assert.deepEqual(
+        wrong.slice(0, 20),
+        [],
+        `${name}: ${wrong.length} wrong answers of ${load.samples.length} (${
+          latencies(load.samples, faults[0]!)
+        })`,
+      );
       for (const fault of faults) {
         // Each client met it.
-        const refused = load.samples.filter((sample) => sample.start < fault.to && sample.end > fault.from && sample.status === 503);
-        assert.ok(refused.length >= 4, `${name}: the fault was met (${refused.length} answers of 503 while it lasted)`);
+        const refused = load.samples.filter((sample) =>
+          sample.start < fault.to && sample.end > fault.from && sample.status === 503
+        );
+        assert.ok(
+          refused.length >= 4,
+          `${name}: the fault was met (${refused.length} answers of 503 while it lasted)`,
+        );
       }
       const acknowledged = load.accounts.reduce((sum, account) => sum + account.patches.size, 0);
       assert.ok(acknowledged >= 20, `${name}: ${acknowledged} patches acknowledged`);
-      assert.deepEqual(await missingWrites(url, load.accounts, PASSWORD, 30_000), [], `${name}: every acknowledged write is there`);
+      assert.deepEqual(
+        await missingWrites(url, load.accounts, PASSWORD, 30_000),
+        [],
+        `${name}: every acknowledged write is there`,
+      );
 
       // The stalled connections were closed and replaced: no more than the pool's size remain on the server.
       const { default: pg } = await import("pg");
@@ -105,11 +148,16 @@ describe("the database's connection stalled or dropped under load", { skip: post
       try {
         let open = Number.POSITIVE_INFINITY;
         for (let tries = 0; tries < 50 && open > POOL_SIZE; tries++) {
-          const { rows } = await direct.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
+          const { rows } = await direct.query<{ n: string }>(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+          );
           open = Number(rows[0]!.n);
           if (open > POOL_SIZE) await delay(200);
         }
-        assert.ok(open <= POOL_SIZE, `${name}: ${open} connections of the server process remain on the database`);
+        assert.ok(
+          open <= POOL_SIZE,
+          `${name}: ${open} connections of the server process remain on the database`,
+        );
       } finally {
         await direct.end();
       }

@@ -20,14 +20,21 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 function walkThrough(): string {
   const start = README.indexOf("\n### Token and sync\n", README.indexOf("\n## Quick start\n"));
   const match = /```sh\n([^]*?)```/.exec(README.slice(start));
-  assert.ok(start !== -1 && match !== null, "the README's Quick start has a token and sync walk-through");
+  assert.ok(
+    start !== -1 && match !== null,
+    "the README's Quick start has a token and sync walk-through",
+  );
   return match[1]!;
 }
 
-const missing = ["bash", "sh", "curl", "jq"].filter((tool) => spawnSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" }).status !== 0);
+const missing = ["bash", "sh", "curl", "jq"].filter((tool) =>
+  spawnSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" }).status !== 0
+);
 const skip = missing.length === 0 || process.env["REQUIRE_SERVICES"] === "1"
   ? false
-  : `${missing.join(", ")} not installed (.ci/run installs them); set REQUIRE_SERVICES=1 to fail instead`;
+  : `${
+    missing.join(", ")
+  } not installed (.ci/run installs them); set REQUIRE_SERVICES=1 to fail instead`;
 
 /** What the walk-through leaves in its variables, printed by a line the test adds at its end. */
 interface Variables {
@@ -39,7 +46,8 @@ interface Variables {
   readonly status: string;
 }
 
-const TRAILER = `jq -cn --arg signup "$SIGNUP_TOKEN" --arg access "$ACCESS_TOKEN" --arg refresh "$REFRESH_TOKEN" \\
+const TRAILER =
+  `jq -cn --arg signup "$SIGNUP_TOKEN" --arg access "$ACCESS_TOKEN" --arg refresh "$REFRESH_TOKEN" \\
   --arg revision "$REVISION" --arg ticket "$TICKET" --arg status "$STATUS" '$ARGS.named'\n`;
 
 describe("the README's token and sync walk-through", { skip }, () => {
@@ -52,14 +60,21 @@ describe("the README's token and sync walk-through", { skip }, () => {
   });
   after(() => started?.child.kill("SIGTERM"));
 
-  async function paste(shell: string, user: string): Promise<{ lines: string[]; variables: Variables }> {
+  async function paste(
+    shell: string,
+    user: string,
+  ): Promise<{ lines: string[]; variables: Variables }> {
     const block = walkThrough();
     assert.ok(block.startsWith(DEFAULT_URL), "the walk-through starts by naming the server's URL");
     // The user name is the one thing a second run on the same server changes: ada is taken by then.
-    const script = `URL=${url}\n${block.slice(DEFAULT_URL.length).replaceAll('"username": "ada"', `"username": "${user}"`)}${TRAILER}`;
+    const script = `URL=${url}\n${
+      block.slice(DEFAULT_URL.length).replaceAll('"username": "ada"', `"username": "${user}"`)
+    }${TRAILER}`;
     // -e and pipefail: a jq that cannot read an answer stops the paste here, where a person would see it.
     const flags = shell === "bash" ? ["-e", "-u", "-o", "pipefail"] : ["-e", "-u"];
-    const { stdout, stderr } = await promisify(execFile)(shell, [...flags, "-c", script], { timeout: 60_000 });
+    const { stdout, stderr } = await promisify(execFile)(shell, [...flags, "-c", script], {
+      timeout: 60_000,
+    });
     assert.equal(stderr, "");
     const lines = stdout.trim().split("\n");
     return { lines, variables: JSON.parse(lines.at(-1)!) as Variables };
@@ -69,7 +84,11 @@ describe("the README's token and sync walk-through", { skip }, () => {
     it(`runs in one paste into ${shell}: sign-up, login, snapshot, patch, ticket, diff and refresh`, async () => {
       const { lines, variables } = await paste(shell, user);
       const text = lines.join("\n");
-      assert.match(lines[0]!, new RegExp(`^\\{"uuid":"[0-9a-f-]{36}","username":"${user}"\\}$`), "the sign-up's answer");
+      assert.match(
+        lines[0]!,
+        new RegExp(`^\\{"uuid":"[0-9a-f-]{36}","username":"${user}"\\}$`),
+        "the sign-up's answer",
+      );
       assert.match(variables.signup, TOKEN);
       assert.match(variables.access, TOKEN);
       assert.match(variables.refresh, TOKEN);
@@ -78,15 +97,36 @@ describe("the README's token and sync walk-through", { skip }, () => {
       assert.equal(variables.status, "done");
       assert.ok(lines.includes("done"), "the ticket's status is printed");
       assert.match(text, /"subject": "Gauge 7 offline"/, "the diff holds the message");
-      const pair = JSON.parse(lines.at(-2)!) as { access_token: string; refresh_token: string; scope: string };
-      assert.deepEqual([pair.access_token, pair.refresh_token, pair.scope], [variables.access, variables.refresh, "UserActivity"], "the refreshed pair is the one kept");
+      const pair = JSON.parse(lines.at(-2)!) as {
+        access_token: string;
+        refresh_token: string;
+        scope: string;
+      };
+      assert.deepEqual([pair.access_token, pair.refresh_token, pair.scope], [
+        variables.access,
+        variables.refresh,
+        "UserActivity",
+      ], "the refreshed pair is the one kept");
       // The refreshed token is the user's: it reads the patched context.
-      const context = await fetch(`${url}/api/v2/sync/user`, { headers: { authorization: `Bearer ${variables.access}` } });
+      const context = await fetch(`${url}/api/v2/sync/user`, {
+        headers: { authorization: `Bearer ${variables.access}` },
+      });
       assert.equal(context.status, 200);
-      const { data } = (await context.json()) as { data: { revision: string; objects: { me: { username: string }; messages: { subject: string }[] } } };
+      const { data } = (await context.json()) as {
+        data: {
+          revision: string;
+          objects: { me: { username: string }; messages: { subject: string }[] };
+        };
+      };
       assert.equal(data.objects.me.username, user);
-      assert.deepEqual(data.objects.messages.map((message) => message.subject), ["Gauge 7 offline"]);
-      assert.notEqual(data.revision, variables.revision, "the patch made a revision after the snapshot's");
+      assert.deepEqual(data.objects.messages.map((message) => message.subject), [
+        "Gauge 7 offline",
+      ]);
+      assert.notEqual(
+        data.revision,
+        variables.revision,
+        "the patch made a revision after the snapshot's",
+      );
     });
   }
 });
@@ -117,10 +157,16 @@ describe("the README's water-data examples", { skip }, () => {
       // Each curl also prints its status on a line of its own; nothing else of the block changes.
       const wrapper = `curl() { command curl -sS -w '\\nHTTP_STATUS=%{http_code}\\n' "$@"; }\n`;
       const script = wrapper + block.replaceAll("http://127.0.0.1:8000/", `${url}/`);
-      const { stdout, stderr } = await promisify(execFile)(shell, ["-e", "-u", "-c", script], { timeout: 60_000 });
+      const { stdout, stderr } = await promisify(execFile)(shell, ["-e", "-u", "-c", script], {
+        timeout: 60_000,
+      });
       assert.equal(stderr, "");
       const statuses = [...stdout.matchAll(/^HTTP_STATUS=(\d+)$/gm)].map((match) => match[1]);
-      assert.deepEqual(statuses, Array.from({ length: requests }, () => "200"), stdout.slice(0, 2000));
+      assert.deepEqual(
+        statuses,
+        Array.from({ length: requests }, () => "200"),
+        stdout.slice(0, 2000),
+      );
       assert.match(stdout, /"@odata.count":\d+/, "the count example counts");
     });
   }

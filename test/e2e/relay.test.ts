@@ -60,7 +60,9 @@ class Receiver {
       req.on("end", () => {
         this.received.push({ headers: req.headers, body });
         this.script(this.received.length, res);
-        for (const waiter of this.#waiters.filter((w) => this.received.length >= w.count)) waiter.resolve();
+        for (const waiter of this.#waiters.filter((w) => this.received.length >= w.count)) {
+          waiter.resolve();
+        }
         this.#waiters = this.#waiters.filter((w) => this.received.length < w.count);
       });
     });
@@ -94,7 +96,9 @@ describe("relay end to end on loopback", () => {
     ok: new Receiver(answer(200)),
     flaky: new Receiver((n, res) => answer(n <= 2 ? 500 : 204)(n, res)),
     gone: new Receiver(answer(410)),
-    throttled: new Receiver((n, res) => answer(n === 1 ? 429 : 200, n === 1 ? { "retry-after": "0" } : {})(n, res)),
+    throttled: new Receiver((n, res) =>
+      answer(n === 1 ? 429 : 200, n === 1 ? { "retry-after": "0" } : {})(n, res)
+    ),
     redirect: new Receiver(answer(301, { location: "http://127.0.0.1:1/elsewhere" })),
     hangup: new Receiver((_n, res) => res.socket?.destroy()),
     slow: new Receiver(() => undefined),
@@ -121,9 +125,16 @@ describe("relay end to end on loopback", () => {
         ...(name === "sealed" ? { public_key: PUBLIC_PEM } : {}),
       });
     }
-    registry.createEndpoint("globex", { id: "ok", url: receivers.ok.url, events: ["*"], secret: SECRET });
+    registry.createEndpoint("globex", {
+      id: "ok",
+      url: receivers.ok.url,
+      events: ["*"],
+      secret: SECRET,
+    });
     queue = new MemoryQueue();
-    const delivery = createHttpDelivery({ policy: createAddressPolicy({ allow: ["127.0.0.1/32"] }) });
+    const delivery = createHttpDelivery({
+      policy: createAddressPolicy({ allow: ["127.0.0.1/32"] }),
+    });
     close = delivery.close;
     worker = new RelayWorker({
       queue,
@@ -196,7 +207,10 @@ describe("relay end to end on loopback", () => {
     const job = await settled(id);
     assert.equal(job.state, "delivered");
     assert.deepEqual(job.attempts.map((a) => a.status), [500, 500, 204]);
-    assert.deepEqual(new Set(receivers.flaky.received.map((r) => r.headers["webhook-id"])), new Set([id]));
+    assert.deepEqual(
+      new Set(receivers.flaky.received.map((r) => r.headers["webhook-id"])),
+      new Set([id]),
+    );
   });
 
   it("disables an endpoint that answers 410 and buries the message", async () => {
@@ -209,10 +223,18 @@ describe("relay end to end on loopback", () => {
   it("honours a 429's Retry-After, then delivers", async () => {
     const id = await send("throttled.ping", {});
     const job = await settled(id);
-    assert.deepEqual(job.attempts.map((a) => [a.outcome, a.status]), [["throttled", 429], ["success", 200]]);
+    assert.deepEqual(job.attempts.map((a) => [a.outcome, a.status]), [["throttled", 429], [
+      "success",
+      200,
+    ]]);
   });
 
-  for (const [name, outcome] of [["redirect", "failure"], ["hangup", "failure"], ["slow", "timeout"]] as const) {
+  for (
+    const [name, outcome] of [["redirect", "failure"], ["hangup", "failure"], [
+      "slow",
+      "timeout",
+    ]] as const
+  ) {
     it(`retries then buries a receiver that ${name === "redirect" ? "redirects" : name === "hangup" ? "closes the connection" : "never answers"}`, async () => {
       const id = await send(`${name}.ping`, {});
       const job = await settled(id);
@@ -229,24 +251,49 @@ describe("relay end to end on loopback", () => {
     const received = receivers.sealed.received.find((r) => r.headers["webhook-id"] === id)!;
     assert.equal(received.headers["content-type"], "application/json");
     assert.ok(!received.body.includes("4111"));
-    verifyWebhook(parseWebhookSecret(SECRET), {
-      id: received.headers["webhook-id"] as string,
-      timestamp: received.headers["webhook-timestamp"] as string,
-      signature: received.headers["webhook-signature"] as string,
-    }, received.body, { now: Math.floor(Date.now() / 1000) });
-    const envelope = JSON.parse(received.body) as { type: string; timestamp: string; encrypted: string };
+    verifyWebhook(
+      parseWebhookSecret(SECRET),
+      {
+        id: received.headers["webhook-id"] as string,
+        timestamp: received.headers["webhook-timestamp"] as string,
+        signature: received.headers["webhook-signature"] as string,
+      },
+      received.body,
+      { now: Math.floor(Date.now() / 1000) },
+    );
+    const envelope = JSON.parse(received.body) as {
+      type: string;
+      timestamp: string;
+      encrypted: string;
+    };
     assert.equal(envelope.type, "sealed.secret");
-    const { plaintext, protectedHeader } = await compactDecrypt(envelope.encrypted, KEYS.privateKey);
-    assert.deepEqual(protectedHeader, { alg: "RSA-OAEP-256", enc: "A256GCM", kid: protectedHeader.kid });
-    const plain = JSON.parse(new TextDecoder().decode(plaintext)) as { type: string; timestamp: string; data: unknown };
-    assert.deepEqual(plain, { type: "sealed.secret", timestamp: envelope.timestamp, data: { card: "4111" } });
+    const { plaintext, protectedHeader } = await compactDecrypt(
+      envelope.encrypted,
+      KEYS.privateKey,
+    );
+    assert.deepEqual(protectedHeader, {
+      alg: "RSA-OAEP-256",
+      enc: "A256GCM",
+      kid: protectedHeader.kid,
+    });
+    const plain = JSON.parse(new TextDecoder().decode(plaintext)) as {
+      type: string;
+      timestamp: string;
+      data: unknown;
+    };
+    assert.deepEqual(plain, {
+      type: "sealed.secret",
+      timestamp: envelope.timestamp,
+      data: { card: "4111" },
+    });
   });
 
   it("standardwebhooks and svix verify every plain and encrypted delivery; jose decrypts the JWE inside", async () => {
     const sent = new Map<string, { receiver: Receiver; data: unknown }>();
     for (let i = 0; i < 6; i++) {
-      const [name, receiver] = ([["ok", receivers.ok], ["sealed", receivers.sealed]] as const)[i % 2]!;
-      const data = { i, text: "grüße \u2028 \"quoted\"", nested: { list: [1, 2.5, null, true] } };
+      const [name, receiver] =
+        ([["ok", receivers.ok], ["sealed", receivers.sealed]] as const)[i % 2]!;
+      const data = { i, text: 'grüße \u2028 "quoted"', nested: { list: [1, 2.5, null, true] } };
       sent.set(await send(`${name}.verify`, data), { receiver, data });
     }
     let checked = 0;
@@ -260,14 +307,23 @@ describe("relay end to end on loopback", () => {
           "webhook-timestamp": delivery.headers["webhook-timestamp"] as string,
           "webhook-signature": delivery.headers["webhook-signature"] as string,
         };
-        const standard = new Webhook(SECRET).verify(delivery.body, headers) as Record<string, unknown>;
-        const svix = new SvixWebhook(SECRET).verify(delivery.body, headers) as Record<string, unknown>;
+        const standard = new Webhook(SECRET).verify(delivery.body, headers) as Record<
+          string,
+          unknown
+        >;
+        const svix = new SvixWebhook(SECRET).verify(delivery.body, headers) as Record<
+          string,
+          unknown
+        >;
         assert.deepEqual(svix, standard);
         assert.equal(standard["type"], receiver === receivers.ok ? "ok.verify" : "sealed.verify");
         let body = standard;
         if (receiver === receivers.sealed) {
           assert.equal(standard["data"], undefined, "no data outside the JWE");
-          const { plaintext } = await compactDecrypt(standard["encrypted"] as string, KEYS.privateKey);
+          const { plaintext } = await compactDecrypt(
+            standard["encrypted"] as string,
+            KEYS.privateKey,
+          );
           body = JSON.parse(new TextDecoder().decode(plaintext)) as Record<string, unknown>;
           assert.equal(body["timestamp"], standard["timestamp"]);
         }
@@ -284,27 +340,50 @@ describe("relay end to end on loopback", () => {
     assert.ok(code !== undefined, "the README shows a receiver");
     // Beside node_modules, so that the example's imports resolve as in a receiver's project.
     const dir = mkdtempSync(join(import.meta.dirname, "../../node_modules/.readme-receiver-"));
-    const saved = { key: process.env["RECEIVER_PRIVATE_KEY_PEM"], secret: process.env["WEBHOOK_SECRET"] };
+    const saved = {
+      key: process.env["RECEIVER_PRIVATE_KEY_PEM"],
+      secret: process.env["WEBHOOK_SECRET"],
+    };
     try {
       writeFileSync(join(dir, "receiver.mjs"), code);
-      process.env["RECEIVER_PRIVATE_KEY_PEM"] = KEYS.privateKey.export({ type: "pkcs8", format: "pem" }) as string;
+      process.env["RECEIVER_PRIVATE_KEY_PEM"] = KEYS.privateKey.export({
+        type: "pkcs8",
+        format: "pem",
+      }) as string;
       process.env["WEBHOOK_SECRET"] = SECRET;
       const { receive } = (await import(pathToFileURL(join(dir, "receiver.mjs")).href)) as {
-        receive: (body: string, headers: Record<string, string>) => Promise<{ type: string; data: unknown }>;
+        receive: (
+          body: string,
+          headers: Record<string, string>,
+        ) => Promise<{ type: string; data: unknown }>;
       };
-      for (const [name, receiver] of [["sealed", receivers.sealed], ["ok", receivers.ok]] as const) {
+      for (
+        const [name, receiver] of [["sealed", receivers.sealed], ["ok", receivers.ok]] as const
+      ) {
         const id = await send(`${name}.readme`, { reading: 7.25 });
         await settled(id);
         const delivery = receiver.received.find((r) => r.headers["webhook-id"] === id)!;
-        const headers = Object.fromEntries(["webhook-id", "webhook-timestamp", "webhook-signature"].map((h) => [h, delivery.headers[h] as string]));
+        const headers = Object.fromEntries(
+          ["webhook-id", "webhook-timestamp", "webhook-signature"].map((
+            h,
+          ) => [h, delivery.headers[h] as string]),
+        );
         const body = await receive(delivery.body, headers);
         assert.equal(body.type, `${name}.readme`);
         assert.deepEqual(body.data, { reading: 7.25 });
-        await assert.rejects(receive(delivery.body.replace("readme", "readmf"), headers), "an altered body is refused");
+        await assert.rejects(
+          receive(delivery.body.replace("readme", "readmf"), headers),
+          "an altered body is refused",
+        );
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
-      for (const [name, value] of [["RECEIVER_PRIVATE_KEY_PEM", saved.key], ["WEBHOOK_SECRET", saved.secret]] as const) {
+      for (
+        const [name, value] of [["RECEIVER_PRIVATE_KEY_PEM", saved.key], [
+          "WEBHOOK_SECRET",
+          saved.secret,
+        ]] as const
+      ) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
@@ -325,7 +404,10 @@ describe("relay end to end on loopback", () => {
     const ids: { id: string; tenant: string }[] = [];
     for (let i = 0; i < 100; i++) {
       const tenant = i % 2 === 0 ? "acme" : "globex";
-      ids.push({ id: await send(i % 2 === 0 ? "ok.burst" : "anything.burst", { i }, `${tenant}-key`), tenant });
+      ids.push({
+        id: await send(i % 2 === 0 ? "ok.burst" : "anything.burst", { i }, `${tenant}-key`),
+        tenant,
+      });
     }
     await receivers.ok.got(before + 100);
     for (const { id, tenant } of ids) {

@@ -10,7 +10,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { freePort, redisServerSkip, redisSkip, startRedis, type TestRedis } from "../_helpers/redis.ts";
+import {
+  freePort,
+  redisServerSkip,
+  redisSkip,
+  startRedis,
+  type TestRedis,
+} from "../_helpers/redis.ts";
 import {
   allDelivered,
   endpointsShared,
@@ -56,7 +62,10 @@ describe("the relay on one Redis, several processes", { skip: redisSkip, timeout
   function setup(receiverUrl: string): Record<string, string> {
     const dir = mkdtempSync(join(tmpdir(), "tributary-relay-redis-"));
     dirs.push(dir);
-    return { ...relayEnv(redis.url, tenantsFile(dir, receiverUrl)), REDIS_KEY_PREFIX: `{e2e-${process.pid}-${++n}}` };
+    return {
+      ...relayEnv(redis.url, tenantsFile(dir, receiverUrl)),
+      REDIS_KEY_PREFIX: `{e2e-${process.pid}-${++n}}`,
+    };
   }
 
   it("shares 10,000 messages between two relay processes: each delivered, none lost", async (t) => {
@@ -72,7 +81,12 @@ describe("the relay on one Redis, several processes", { skip: redisSkip, timeout
 
   it("loses nothing when a relay is killed with SIGKILL mid-delivery and started again", async (t) => {
     const receiver = new Receiver();
-    await killedMidDelivery(t, receiver, setup(await receiver.listen()), "the jobs the dead relay held came back when their leases expired");
+    await killedMidDelivery(
+      t,
+      receiver,
+      setup(await receiver.listen()),
+      "the jobs the dead relay held came back when their leases expired",
+    );
   });
 
   it("delivers every job a relay killed mid-delivery held from the relay beside it within 10 s of the kill (leases renewed by heartbeats, 5 s long)", async (t) => {
@@ -81,7 +95,10 @@ describe("the relay on one Redis, several processes", { skip: redisSkip, timeout
   });
 });
 
-describe("the relay while Redis is killed and restarted from its append-only file", { skip: redisServerSkip, timeout: 240_000 }, () => {
+describe("the relay while Redis is killed and restarted from its append-only file", {
+  skip: redisServerSkip,
+  timeout: 240_000,
+}, () => {
   it("loses none of 10,000 accepted messages", async (t) => {
     const dir = mkdtempSync(join(tmpdir(), "tributary-redis-aof-"));
     const port = await freePort();
@@ -104,7 +121,11 @@ describe("the relay while Redis is killed and restarted from its append-only fil
       assert.equal(accepted.size, MESSAGES);
       await allDelivered(receiver, accepted, [relay]);
       report(t, receiver, accepted);
-      assert.match(relay.errors(), /Relay queue: Redis at redis:\/\/127\.0\.0\.1:\d+: /, "the relay said it lost Redis");
+      assert.match(
+        relay.errors(),
+        /Relay queue: Redis at redis:\/\/127\.0\.0\.1:\d+: /,
+        "the relay said it lost Redis",
+      );
     } finally {
       receiver.close();
       await stop(relay);

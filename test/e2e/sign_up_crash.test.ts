@@ -22,7 +22,11 @@ const PASSWORD = "correct horse battery";
 const AT_ONCE = 100;
 
 /** Starts the server, fires AT_ONCE sign-ups, and kills it with SIGKILL once `answered` have come back 201. */
-async function signUpsKilled(env: Record<string, string>, names: readonly string[], answered: number): Promise<void> {
+async function signUpsKilled(
+  env: Record<string, string>,
+  names: readonly string[],
+  answered: number,
+): Promise<void> {
   const server = startServer(env);
   const url = await listeningUrl(server);
   let created = 0;
@@ -42,7 +46,10 @@ async function signUpsKilled(env: Record<string, string>, names: readonly string
 }
 
 /** Every name after a restart: a user who logs in can sync (no 404 ERR_SYNC_NO_CONTEXT); one who is not there can sign up. */
-async function everyAccountWhole(env: Record<string, string>, names: readonly string[]): Promise<{ users: number }> {
+async function everyAccountWhole(
+  env: Record<string, string>,
+  names: readonly string[],
+): Promise<{ users: number }> {
   const server = startServer(env);
   const url = await listeningUrl(server);
   let users = 0;
@@ -53,10 +60,17 @@ async function everyAccountWhole(env: Record<string, string>, names: readonly st
         users++;
         const snapshot = await syncGet(url, body.access_token!);
         assert.equal(snapshot.status, 200, `${name} logs in and syncs`);
-        assert.equal((snapshot.body.data!.objects as { me?: { username: string } }).me?.username, name);
+        assert.equal(
+          (snapshot.body.data!.objects as { me?: { username: string } }).me?.username,
+          name,
+        );
       } else {
         assert.equal(status, 400, `${name}: ${JSON.stringify(body)}`);
-        assert.equal(await signUp(url, name, PASSWORD), 201, `${name} was not made: the name is free`);
+        assert.equal(
+          await signUp(url, name, PASSWORD),
+          201,
+          `${name} was not made: the name is free`,
+        );
       }
     }
   } finally {
@@ -70,7 +84,12 @@ describe("sign-ups killed mid-flight on STATE_DIR's journals", () => {
   it("leave no user without a sync context, over 5 kills", async () => {
     const dir = join(mkdtempSync(join(tmpdir(), "tributary-signups-")), "state");
     // Every client is 127.0.0.1 here: the per-address limit of failed logins (those of names not made) is off.
-    const env = { SERVICES: "sync", STATE_DIR: dir, PASSWORD_HASH_COST: "1024", LOGIN_MAX_FAILURES_PER_ADDRESS: "0" };
+    const env = {
+      SERVICES: "sync",
+      STATE_DIR: dir,
+      PASSWORD_HASH_COST: "1024",
+      LOGIN_MAX_FAILURES_PER_ADDRESS: "0",
+    };
     for (let round = 0; round < 5; round++) {
       const names = Array.from({ length: AT_ONCE }, (_, i) => `r${round}u${i}`);
       await signUpsKilled(env, names, 5 + round * 7);
@@ -78,7 +97,10 @@ describe("sign-ups killed mid-flight on STATE_DIR's journals", () => {
       const auth = await Journal.open({ dir, name: "auth" });
       const sync = await Journal.open({ dir, name: "sync" });
       const users = MemoryAuthStore.restore(auth.replay.snapshot, auth.replay.records);
-      const contexts = MemorySyncStore.restore(sync.replay.snapshot, sync.replay.records, { now: Date.now, uuid: () => crypto.randomUUID() });
+      const contexts = MemorySyncStore.restore(sync.replay.snapshot, sync.replay.records, {
+        now: Date.now,
+        uuid: () => crypto.randomUUID(),
+      });
       await auth.journal.close();
       await sync.journal.close();
       let made = 0;
@@ -86,7 +108,11 @@ describe("sign-ups killed mid-flight on STATE_DIR's journals", () => {
         const user = await users.userByName(name);
         if (user === undefined) continue;
         made++;
-        assert.notEqual(await contexts.head(user.uuid), undefined, `round ${round}: ${name} has a user and no context`);
+        assert.notEqual(
+          await contexts.head(user.uuid),
+          undefined,
+          `round ${round}: ${name} has a user and no context`,
+        );
       }
       assert.ok(made >= 5 + round * 7, `round ${round}: ${made} users made`);
       await everyAccountWhole(env, names);
@@ -103,7 +129,12 @@ describe("sign-ups killed mid-flight on PostgreSQL", { skip: postgresSkip }, () 
 
   it("leave no user without a sync context, over 2 kills", async () => {
     const database = await server.database();
-    const env = { SERVICES: "sync", DATABASE_URL: database, PASSWORD_HASH_COST: "1024", LOGIN_MAX_FAILURES_PER_ADDRESS: "0" };
+    const env = {
+      SERVICES: "sync",
+      DATABASE_URL: database,
+      PASSWORD_HASH_COST: "1024",
+      LOGIN_MAX_FAILURES_PER_ADDRESS: "0",
+    };
     for (let round = 0; round < 2; round++) {
       const names = Array.from({ length: AT_ONCE }, (_, i) => `p${round}u${i}`);
       await signUpsKilled(env, names, 10 + round * 20);

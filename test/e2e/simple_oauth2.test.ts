@@ -12,7 +12,9 @@ let app: App;
 let url: string;
 
 before(async () => {
-  app = createApp(readConfig({ SERVICES: "sync", STATE_DIR: "", PASSWORD_HASH_COST: "1024" }), { log: { info: () => {}, error: () => {} } });
+  app = createApp(readConfig({ SERVICES: "sync", STATE_DIR: "", PASSWORD_HASH_COST: "1024" }), {
+    log: { info: () => {}, error: () => {} },
+  });
   await app.start();
   url = (await app.listen({ port: 0, host: "127.0.0.1" })).url;
   assert.equal(await signUp(url, "simple", PASSWORD), 201);
@@ -24,7 +26,10 @@ const auth = () => ({ tokenHost: url, tokenPath: "/oauth2/token", revokePath: "/
 
 describe("simple-oauth2", () => {
   it("gets a client credentials token", async () => {
-    const client = new ClientCredentials({ client: { id: "demo-backend", secret: "demo-backend-secret" }, auth: auth() });
+    const client = new ClientCredentials({
+      client: { id: "demo-backend", secret: "demo-backend-secret" },
+      auth: auth(),
+    });
     const token = await client.getToken({ scope: "SignUp" });
     assert.equal(token.token["token_type"], "Bearer");
     assert.equal(token.token["scope"], "SignUp");
@@ -38,17 +43,26 @@ describe("simple-oauth2", () => {
       auth: auth(),
       options: { authorizationMethod: "body", bodyFormat: "form" },
     });
-    const token = await client.getToken({ username: "simple", password: PASSWORD, scope: "UserActivity" });
-    const sync = await fetch(`${url}/api/v2/sync/user`, { headers: { authorization: `Bearer ${String(token.token["access_token"])}` } });
+    const token = await client.getToken({
+      username: "simple",
+      password: PASSWORD,
+      scope: "UserActivity",
+    });
+    const sync = await fetch(`${url}/api/v2/sync/user`, {
+      headers: { authorization: `Bearer ${String(token.token["access_token"])}` },
+    });
     assert.equal(sync.status, 200);
     await sync.body?.cancel();
     const refreshed = await token.refresh();
     assert.notEqual(refreshed.token["refresh_token"], token.token["refresh_token"]);
     await refreshed.revoke("refresh_token");
-    await assert.rejects(refreshed.refresh(), (error: { output?: { statusCode?: number }; data?: { payload?: { error?: string } } }) => {
-      assert.equal(error.output?.statusCode, 400);
-      assert.equal(error.data?.payload?.error, "invalid_grant");
-      return true;
-    });
+    await assert.rejects(
+      refreshed.refresh(),
+      (error: { output?: { statusCode?: number }; data?: { payload?: { error?: string } } }) => {
+        assert.equal(error.output?.statusCode, 400);
+        assert.equal(error.data?.payload?.error, "invalid_grant");
+        return true;
+      },
+    );
   });
 });

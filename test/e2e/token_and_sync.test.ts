@@ -7,10 +7,23 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import * as oauth from "oauth4webapi";
-import { createAuthService, LoginThrottle, MemoryAuthStore, requireUser, TokenService } from "../../lib/auth/mod.ts";
+import {
+  createAuthService,
+  LoginThrottle,
+  MemoryAuthStore,
+  requireUser,
+  TokenService,
+} from "../../lib/auth/mod.ts";
 import { pooledRandom, uuidV4 } from "../../lib/crypto/mod.ts";
 import { createNodeListener, mountHandlers } from "../../lib/http/mod.ts";
-import { createSyncService, MemorySyncStore, SerialJobs, type SyncData, type SyncDiff, type Ticket } from "../../lib/sync/mod.ts";
+import {
+  createSyncService,
+  MemorySyncStore,
+  SerialJobs,
+  type SyncData,
+  type SyncDiff,
+  type Ticket,
+} from "../../lib/sync/mod.ts";
 import { CLIENTS, TEST_COST } from "../_helpers/auth.ts";
 
 const NETWORK = { timeout: 30_000 } as const;
@@ -35,7 +48,11 @@ before(async () => {
   const contexts = new MemorySyncStore({ now: Date.now, uuid: () => uuidV4(random) });
   const auth = createAuthService(tokens, {
     onUserCreated: async (user) => {
-      await contexts.createContext({ uuid: user.uuid, username: user.username, notifyLanguage: user.notifyLanguage });
+      await contexts.createContext({
+        uuid: user.uuid,
+        username: user.username,
+        notifyLanguage: user.notifyLanguage,
+      });
     },
   });
   jobs = new SerialJobs();
@@ -70,11 +87,21 @@ async function authorizationServer(): Promise<oauth.AuthorizationServer> {
 
 async function signUpToken(as: oauth.AuthorizationServer): Promise<string> {
   const client: oauth.Client = { client_id: "backend" };
-  const response = await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretBasic("backend-secret"), { scope: "SignUp" }, insecure);
+  const response = await oauth.clientCredentialsGrantRequest(
+    as,
+    client,
+    oauth.ClientSecretBasic("backend-secret"),
+    { scope: "SignUp" },
+    insecure,
+  );
   return (await oauth.processClientCredentialsResponse(as, client, response)).access_token;
 }
 
-async function signUp(as: oauth.AuthorizationServer, username: string, password: string): Promise<Response> {
+async function signUp(
+  as: oauth.AuthorizationServer,
+  username: string,
+  password: string,
+): Promise<Response> {
   return oauth.protectedResourceRequest(
     await signUpToken(as),
     "POST",
@@ -85,31 +112,54 @@ async function signUp(as: oauth.AuthorizationServer, username: string, password:
   );
 }
 
-async function login(as: oauth.AuthorizationServer, username: string, password: string): Promise<oauth.TokenEndpointResponse> {
+async function login(
+  as: oauth.AuthorizationServer,
+  username: string,
+  password: string,
+): Promise<oauth.TokenEndpointResponse> {
   const app: oauth.Client = { client_id: "app" };
-  const response = await oauth.genericTokenEndpointRequest(as, app, oauth.None(), "password", { username, password, scope: "UserActivity" }, insecure);
+  const response = await oauth.genericTokenEndpointRequest(as, app, oauth.None(), "password", {
+    username,
+    password,
+    scope: "UserActivity",
+  }, insecure);
   return oauth.processGenericTokenEndpointResponse(as, app, response);
 }
 
-function sync(token: string, path: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<Response> {
+function sync(
+  token: string,
+  path: string,
+  init: { method?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<Response> {
   return oauth.protectedResourceRequest(
     token,
     init.method ?? "GET",
     new URL(`${BASE}${path}`, origin),
-    new Headers(init.headers ?? (init.body === undefined ? {} : { "content-type": "application/json" })),
+    new Headers(
+      init.headers ?? (init.body === undefined ? {} : { "content-type": "application/json" }),
+    ),
     init.body ?? null,
     insecure,
   );
 }
 
 /** The client turns an RFC 6750 challenge into a WWWAuthenticateChallengeError with its parameters. */
-async function assertChallenge(request: Promise<Response>, status: number, parameters: Record<string, string>): Promise<void> {
+async function assertChallenge(
+  request: Promise<Response>,
+  status: number,
+  parameters: Record<string, string>,
+): Promise<void> {
   await assert.rejects(request, (error: unknown) => {
     assert.ok(error instanceof oauth.WWWAuthenticateChallengeError, String(error));
     assert.equal(error.status, status);
     assert.equal(error.cause[0]?.scheme, "bearer");
     assert.equal(error.cause[0]?.parameters["realm"], "tributary");
-    for (const [name, value] of Object.entries(parameters)) assert.equal((error.cause[0]?.parameters as Readonly<Record<string, string>> | undefined)?.[name], value);
+    for (const [name, value] of Object.entries(parameters)) {
+      assert.equal(
+        (error.cause[0]?.parameters as Readonly<Record<string, string>> | undefined)?.[name],
+        value,
+      );
+    }
     return true;
   });
 }
@@ -124,10 +174,17 @@ describe("oauth4webapi against the token and sync service", NETWORK, () => {
 
   it("gets a SignUp token by client credentials with ClientSecretBasic and with ClientSecretPost", async () => {
     const as = await authorizationServer();
-    for (const [id, secret] of [["backend", "backend-secret"], ["odd_client-id.1", "s3cr3t:with spaces+plus&amp"]] as const) {
+    for (
+      const [id, secret] of [["backend", "backend-secret"], [
+        "odd_client-id.1",
+        "s3cr3t:with spaces+plus&amp",
+      ]] as const
+    ) {
       for (const method of [oauth.ClientSecretBasic, oauth.ClientSecretPost]) {
         const client: oauth.Client = { client_id: id };
-        const response = await oauth.clientCredentialsGrantRequest(as, client, method(secret), { scope: "SignUp" }, insecure);
+        const response = await oauth.clientCredentialsGrantRequest(as, client, method(secret), {
+          scope: "SignUp",
+        }, insecure);
         assert.equal(response.headers.get("cache-control"), "no-store");
         assert.equal(response.headers.get("pragma"), "no-cache");
         const tokens = await oauth.processClientCredentialsResponse(as, client, response);
@@ -142,13 +199,22 @@ describe("oauth4webapi against the token and sync service", NETWORK, () => {
   it("surfaces a wrong client secret as the Basic challenge of a 401 invalid_client", async () => {
     const as = await authorizationServer();
     const client: oauth.Client = { client_id: "backend" };
-    const response = await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretBasic("wrong"), {}, insecure);
-    await assert.rejects(oauth.processClientCredentialsResponse(as, client, response), (error: unknown) => {
-      assert.ok(error instanceof oauth.WWWAuthenticateChallengeError);
-      assert.equal(error.status, 401);
-      assert.equal(error.cause[0]?.scheme, "basic");
-      return true;
-    });
+    const response = await oauth.clientCredentialsGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretBasic("wrong"),
+      {},
+      insecure,
+    );
+    await assert.rejects(
+      oauth.processClientCredentialsResponse(as, client, response),
+      (error: unknown) => {
+        assert.ok(error instanceof oauth.WWWAuthenticateChallengeError);
+        assert.equal(error.status, 401);
+        assert.equal(error.cause[0]?.scheme, "basic");
+        return true;
+      },
+    );
   });
 
   it("signs up, logs in, syncs, refreshes, introspects and revokes", async () => {
@@ -167,20 +233,37 @@ describe("oauth4webapi against the token and sync service", NETWORK, () => {
     const snapshot = await sync(first.access_token, "");
     assert.equal(snapshot.status, 200);
     const data = (await snapshot.json() as { data: SyncData }).data;
-    assert.deepEqual(data.objects.me, { uuid: user.uuid, username: "river.rat", notify_language: null });
-    const message = { uuid: "10000000-0000-4000-8000-000000000001", subject: "Gauge 7 offline", body: "", sent_at: "2026-01-02T03:04:05Z" };
-    const submitted = await sync(first.access_token, "", { method: "POST", body: JSON.stringify({ objects: { messages: [message] }, serial: 5 }) });
+    assert.deepEqual(data.objects.me, {
+      uuid: user.uuid,
+      username: "river.rat",
+      notify_language: null,
+    });
+    const message = {
+      uuid: "10000000-0000-4000-8000-000000000001",
+      subject: "Gauge 7 offline",
+      body: "",
+      sent_at: "2026-01-02T03:04:05Z",
+    };
+    const submitted = await sync(first.access_token, "", {
+      method: "POST",
+      body: JSON.stringify({ objects: { messages: [message] }, serial: 5 }),
+    });
     assert.equal(submitted.status, 202);
     const { ticket } = await submitted.json() as { ticket: Ticket };
     assert.equal(ticket.client_serial, 5);
     await jobs.idle();
-    const done = await (await sync(first.access_token, `/ticket/${ticket.uuid}`)).json() as { ticket: Ticket; data: null };
+    const done = await (await sync(first.access_token, `/ticket/${ticket.uuid}`)).json() as {
+      ticket: Ticket;
+      data: null;
+    };
     assert.equal(done.ticket.status, "done");
     const diff = await sync(first.access_token, `/since/${data.revision}`);
     assert.equal(diff.status, 200);
     const changes = (await diff.json() as { data: SyncDiff }).data;
     assert.deepEqual(changes.objects.messages.map((m) => m["subject"]), ["Gauge 7 offline"]);
-    const cached = await sync(first.access_token, `/since/${data.revision}`, { headers: { "if-none-match": diff.headers.get("etag")! } });
+    const cached = await sync(first.access_token, `/since/${data.revision}`, {
+      headers: { "if-none-match": diff.headers.get("etag")! },
+    });
     assert.equal(cached.status, 304);
     const current = await sync(first.access_token, `/since/${changes.revision}`);
     assert.equal(current.status, 204);
@@ -199,20 +282,37 @@ describe("oauth4webapi against the token and sync service", NETWORK, () => {
 
     // Introspection by a confidential client with the introspect permission (a resource server).
     const resource: oauth.Client = { client_id: "resource" };
-    const introspect = async (token: string) => oauth.processIntrospectionResponse(
-      as,
-      resource,
-      await oauth.introspectionRequest(as, resource, oauth.ClientSecretPost("resource-secret"), token, insecure),
-    );
+    const introspect = async (token: string) =>
+      oauth.processIntrospectionResponse(
+        as,
+        resource,
+        await oauth.introspectionRequest(
+          as,
+          resource,
+          oauth.ClientSecretPost("resource-secret"),
+          token,
+          insecure,
+        ),
+      );
     const active = await introspect(refreshed.access_token);
     assert.equal(active.active, true);
     assert.equal(active.client_id, "app");
     assert.equal(active.sub, user.uuid);
     assert.equal(active.username, "river.rat");
-    assert.equal((await introspect(first.refresh_token!)).active, false, "a rotated refresh token is inactive");
+    assert.equal(
+      (await introspect(first.refresh_token!)).active,
+      false,
+      "a rotated refresh token is inactive",
+    );
 
     // Revocation of the refresh token ends the whole login.
-    const revoked = await oauth.revocationRequest(as, app, oauth.None(), refreshed.refresh_token!, insecure);
+    const revoked = await oauth.revocationRequest(
+      as,
+      app,
+      oauth.None(),
+      refreshed.refresh_token!,
+      insecure,
+    );
     await oauth.processRevocationResponse(revoked);
     assert.equal((await introspect(refreshed.access_token)).active, false);
     await assertChallenge(sync(refreshed.access_token, ""), 401, { error: "invalid_token" });
@@ -224,19 +324,30 @@ describe("oauth4webapi against the token and sync service", NETWORK, () => {
     const first = await login(as, "reuser", "a long password");
     const app: oauth.Client = { client_id: "app" };
     const refresh = async (token: string) =>
-      oauth.processRefreshTokenResponse(as, app, await oauth.refreshTokenGrantRequest(as, app, oauth.None(), token, insecure));
+      oauth.processRefreshTokenResponse(
+        as,
+        app,
+        await oauth.refreshTokenGrantRequest(as, app, oauth.None(), token, insecure),
+      );
     const second = await refresh(first.refresh_token!);
     await assert.rejects(refresh(first.refresh_token!), (error: unknown) => {
       assert.ok(error instanceof oauth.ResponseBodyError);
       assert.equal(error.error, "invalid_grant");
       return true;
     });
-    await assert.rejects(refresh(second.refresh_token!), (error: unknown) => error instanceof oauth.ResponseBodyError && error.error === "invalid_grant");
+    await assert.rejects(
+      refresh(second.refresh_token!),
+      (error: unknown) =>
+        error instanceof oauth.ResponseBodyError && error.error === "invalid_grant",
+    );
     await assertChallenge(sync(second.access_token, ""), 401, { error: "invalid_token" });
   });
 
   it("answers a SignUp token on the sync API with 403 insufficient_scope naming UserActivity", async () => {
     const as = await authorizationServer();
-    await assertChallenge(sync(await signUpToken(as), ""), 403, { error: "insufficient_scope", scope: "UserActivity" });
+    await assertChallenge(sync(await signUpToken(as), ""), 403, {
+      error: "insufficient_scope",
+      scope: "UserActivity",
+    });
   });
 });

@@ -25,7 +25,11 @@ describe("noteAnsweredBy() and answeredBy()", () => {
     const by = { service: "sync", route: "/api/v2/sync/user" };
     noteAnsweredBy(request, by);
     assert.equal(answeredBy(request), by);
-    assert.equal(Object.getOwnPropertySymbols(request).length, 0, "the frozen record itself is unchanged");
+    assert.equal(
+      Object.getOwnPropertySymbols(request).length,
+      0,
+      "the frozen record itself is unchanged",
+    );
   });
 
   it("add no enumerable property, so a record's keys and JSON stay as they were", () => {

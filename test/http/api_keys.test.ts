@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { sha256Hex } from "../../lib/crypto/mod.ts";
-import { type AuthenticateOptions, authenticateApiKey, indexApiKeys, parseApiKey } from "../../lib/http/mod.ts";
+import {
+  authenticateApiKey,
+  type AuthenticateOptions,
+  indexApiKeys,
+  parseApiKey,
+} from "../../lib/http/mod.ts";
 import { statusOf } from "../../lib/http/error_response.ts";
 import { makeRequest } from "../_helpers/http.ts";
 

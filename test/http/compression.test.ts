@@ -9,9 +9,12 @@ import { bodyBytes, makeRequest } from "../_helpers/http.ts";
 /** A request from a client that decodes `coding`: br is asked for as browsers ask (br named alone is answered uncompressed). */
 function request(coding?: string, method = "GET"): HttpRequest {
   const header = coding === "br" ? "gzip, deflate, br" : coding;
-  return makeRequest({ method, path: "/", headers: header === undefined ? {} : { "accept-encoding": header } });
+  return makeRequest({
+    method,
+    path: "/",
+    headers: header === undefined ? {} : { "accept-encoding": header },
+  });
 }
-
 
 function decode(bytes: Buffer, coding: string | undefined): string {
   if (coding === "br") return brotliDecompressSync(bytes).toString();
@@ -19,7 +22,12 @@ function decode(bytes: Buffer, coding: string | undefined): string {
   return bytes.toString();
 }
 
-const JSON_BODY = JSON.stringify({ value: Array.from({ length: 500 }, (_, i) => ({ Id: i, CharacteristicName: "pH", ResultValue: i / 7 })) });
+const JSON_BODY = JSON.stringify({
+  value: Array.from(
+    { length: 500 },
+    (_, i) => ({ Id: i, CharacteristicName: "pH", ResultValue: i / 7 }),
+  ),
+});
 
 describe("negotiateEncoding()", () => {
   const cases = [
@@ -54,12 +62,23 @@ describe("negotiateEncoding()", () => {
     { header: "br, *;q=0, identity", expected: undefined },
     { header: "*;q=0", expected: undefined },
   ] as const;
-  for (const c of cases) it(`${JSON.stringify(c.header)} → ${c.expected ?? "identity"}`, () => assert.equal(negotiateEncoding(c.header), c.expected));
+  for (const c of cases) {
+    it(`${JSON.stringify(c.header)} → ${c.expected ?? "identity"}`, () =>
+      assert.equal(negotiateEncoding(c.header), c.expected));
+  }
 });
 
 describe("withCompression()", () => {
   const json = (body: NonNullable<HttpResponse["body"]>, headers: Record<string, string> = {}) =>
-    withCompression(() => ({ status: 200, headers: { "content-type": "application/json; charset=utf-8", "content-length": "1", ...headers }, body }));
+    withCompression(() => ({
+      status: 200,
+      headers: {
+        "content-type": "application/json; charset=utf-8",
+        "content-length": "1",
+        ...headers,
+      },
+      body,
+    }));
 
   for (const coding of ["br", "gzip"] as const) {
     it(`sends a whole JSON body ${coding}, equal once decoded, with Vary and without the old length`, async () => {
@@ -91,7 +110,11 @@ describe("withCompression()", () => {
         closed = true;
       }
     }
-    const handler = withCompression(() => ({ status: 200, headers: { "content-type": "text/csv; charset=utf-8" }, body: rows() }));
+    const handler = withCompression(() => ({
+      status: 200,
+      headers: { "content-type": "text/csv; charset=utf-8" },
+      body: rows(),
+    }));
     const whole = await handler(request("br"));
     let expected = "Id,Value\n";
     for (let i = 0; i < 20_000; i++) expected += `${i},${(i * 0.37).toFixed(3)}\n`;
@@ -109,12 +132,24 @@ describe("withCompression()", () => {
     assert.equal(identity.body, JSON_BODY);
     assert.equal(identity.headers?.["vary"], "Accept-Encoding");
     assert.equal((await json("{}")(request("br"))).headers?.["content-encoding"], undefined);
-    const text = await withCompression(() => ({ status: 200, headers: { "content-type": "text/plain" }, body: "x".repeat(5000) }))(request("br"));
+    const text = await withCompression(() => ({
+      status: 200,
+      headers: { "content-type": "text/plain" },
+      body: "x".repeat(5000),
+    }))(request("br"));
     assert.equal(text.headers?.["content-encoding"], undefined);
-    assert.equal((await json(JSON_BODY)(request("br", "HEAD"))).headers?.["content-encoding"], undefined);
-    const notModified = await withCompression(() => ({ status: 304, headers: { etag: '"a"' } }))(request("br"));
+    assert.equal(
+      (await json(JSON_BODY)(request("br", "HEAD"))).headers?.["content-encoding"],
+      undefined,
+    );
+    const notModified = await withCompression(() => ({ status: 304, headers: { etag: '"a"' } }))(
+      request("br"),
+    );
     assert.deepEqual(notModified.headers, { etag: '"a"' });
-    const small = await withCompression(() => ({ status: 200, headers: { "content-type": "application/json" }, body: JSON_BODY }), { minBytes: 1_000_000 })(request("br"));
+    const small = await withCompression(
+      () => ({ status: 200, headers: { "content-type": "application/json" }, body: JSON_BODY }),
+      { minBytes: 1_000_000 },
+    )(request("br"));
     assert.equal(small.headers?.["content-encoding"], undefined);
   });
 });
@@ -137,7 +172,12 @@ describe("compressParts()", () => {
         assert.equal(decode(body, coding), text.toString(), `parts of ${size} bytes`);
         assert.equal(made.length, Math.ceil(text.length / size));
         // Parts of a few kilobytes are compressed each on its own, so only bigger ones compress well.
-        if (size >= 100_000) assert.ok(body.length < text.length / 10, `${body.length} bytes compressed from ${text.length}`);
+        if (size >= 100_000) {
+          assert.ok(
+            body.length < text.length / 10,
+            `${body.length} bytes compressed from ${text.length}`,
+          );
+        }
       }
     });
 
@@ -147,7 +187,10 @@ describe("compressParts()", () => {
         yield text.subarray(0, 50_000);
         throw new RangeError("too large");
       }
-      await assert.rejects(compressParts(failing(), coding), { name: "RangeError", message: "too large" });
+      await assert.rejects(compressParts(failing(), coding), {
+        name: "RangeError",
+        message: "too large",
+      });
     });
   }
 

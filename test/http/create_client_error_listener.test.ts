@@ -34,12 +34,27 @@ async function exchange(socket: Socket, bytes: string | readonly string[]): Prom
   // The server may close before the client wrote everything: that is the point of some cases.
   socket.on("error", () => {});
   for (const part of typeof bytes === "string" ? [bytes] : bytes) socket.write(part);
-  const [, closed] = await Promise.race([once(socket, "end").then(() => [null, true] as const), once(socket, "close").then(() => [null, true] as const)]);
+  const [, closed] = await Promise.race([
+    once(socket, "end").then(() => [null, true] as const),
+    once(socket, "close").then(() => [null, true] as const),
+  ]);
   const split = got.indexOf("\r\n\r\n");
   assert.notEqual(split, -1, JSON.stringify(got.slice(0, 200)));
   const [statusLine, ...lines] = got.slice(0, split).split("\r\n");
-  const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]));
-  return { status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine!)?.[1]), headers, body: got.slice(split + 4), closed };
+  const headers = new Map(
+    lines.map((
+      line,
+    ) => [
+      line.slice(0, line.indexOf(":")).toLowerCase(),
+      line.slice(line.indexOf(":") + 1).trim(),
+    ]),
+  );
+  return {
+    status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine!)?.[1]),
+    headers,
+    body: got.slice(split + 4),
+    closed,
+  };
 }
 
 /** Asserts an answer is the JSON error of `status` and `code`, whole, on a closed connection. */
@@ -49,7 +64,10 @@ function assertJsonError(answer: WireAnswer, status: number, code: string): { me
   assert.equal(Number(answer.headers.get("content-length")), Buffer.byteLength(answer.body));
   assert.equal(answer.headers.get("connection"), "close");
   assert.ok(answer.closed, "the server closes the connection");
-  const body = JSON.parse(answer.body) as { error: { code: string; message: string }; errors: { code: string; message: string }[] };
+  const body = JSON.parse(answer.body) as {
+    error: { code: string; message: string };
+    errors: { code: string; message: string }[];
+  };
   assert.equal(body.error.code, code);
   assert.deepEqual(body.errors, [body.error]);
   assert.match(body.error.message, /^Cannot /);
@@ -57,7 +75,9 @@ function assertJsonError(answer: WireAnswer, status: number, code: string): { me
 }
 
 /** A 120 KB URL, as a long `$filter` makes one (under the 128 KB a single argument to curl may have). */
-const LONG_URL = `/v1/odata/v4/Observations?$filter=${"Id%20eq%201%20or%20".repeat(6300)}Id%20eq%202`;
+const LONG_URL = `/v1/odata/v4/Observations?$filter=${
+  "Id%20eq%201%20or%20".repeat(6300)
+}Id%20eq%202`;
 const cases = [
   {
     name: "a 120 KB request line",
@@ -89,65 +109,99 @@ const cases = [
   },
   {
     name: "a malformed header, after one holding a secret",
-    bytes: ["GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wire-secret-5d2c\r\nNo colon here\r\n\r\n"],
+    bytes: [
+      "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wire-secret-5d2c\r\nNo colon here\r\n\r\n",
+    ],
     status: 400,
     code: "ERR_HTTP_BAD_REQUEST",
     says: /^Cannot parse the request: invalid header token/,
   },
   {
     name: "two Content-Length headers that differ",
-    bytes: ["POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nab"],
+    bytes: [
+      "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nab",
+    ],
     status: 400,
     code: "ERR_HTTP_BAD_REQUEST",
     says: /^Cannot parse the request: /,
   },
   {
     name: "chunk extensions above Node's limit",
-    bytes: [`POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5;${"e".repeat(20_000)}\r\nhello\r\n0\r\n\r\n`],
+    bytes: [
+      `POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5;${
+        "e".repeat(20_000)
+      }\r\nhello\r\n0\r\n\r\n`,
+    ],
     status: 413,
     code: "ERR_HTTP_BODY_TOO_LARGE",
     says: /chunk extensions are too large/,
   },
 ] as const;
 
-describe("createClientErrorListener() on createNodeServer's HTTP/1.1 server", { timeout: 30_000 }, () => {
-  let server: NodeServer;
-  let port: number;
-  before(async () => {
-    server = createNodeServer(createNodeListener(ok), undefined);
-    port = await server.listen(0, "127.0.0.1");
-  });
-  after(() => {
-    server.closeAll();
-    return server.close();
-  });
-
-  for (const c of cases) {
-    it(`answers ${c.name} with ${c.status} and the JSON error body, then closes`, async () => {
-      const error = assertJsonError(await exchange(connect(port, "127.0.0.1"), c.bytes), c.status, c.code);
-      assert.match(error.message, c.says);
-      assert.equal(error.message.includes("wire-secret-5d2c"), false, "the refused bytes are not echoed");
+describe(
+  "createClientErrorListener() on createNodeServer's HTTP/1.1 server",
+  { timeout: 30_000 },
+  () => {
+    let server: NodeServer;
+    let port: number;
+    before(async () => {
+      server = createNodeServer(createNodeListener(ok), undefined);
+      port = await server.listen(0, "127.0.0.1");
     });
-  }
+    after(() => {
+      server.closeAll();
+      return server.close();
+    });
 
-  it("still answers a good request on the same server", async () => {
-    const answer = await exchange(connect(port, "127.0.0.1"), "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-    assert.equal(answer.status, 200);
-    assert.equal(answer.body, "ok");
-  });
-});
+    for (const c of cases) {
+      it(`answers ${c.name} with ${c.status} and the JSON error body, then closes`, async () => {
+        const error = assertJsonError(
+          await exchange(connect(port, "127.0.0.1"), c.bytes),
+          c.status,
+          c.code,
+        );
+        assert.match(error.message, c.says);
+        assert.equal(
+          error.message.includes("wire-secret-5d2c"),
+          false,
+          "the refused bytes are not echoed",
+        );
+      });
+    }
+
+    it("still answers a good request on the same server", async () => {
+      const answer = await exchange(
+        connect(port, "127.0.0.1"),
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+      );
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body, "ok");
+    });
+  },
+);
 
 describe("createClientErrorListener() with Node's timeouts", { timeout: 30_000 }, () => {
   it("answers a request whose headers do not arrive in time with 408 and the JSON error body, and tells onAnswer", async () => {
     const statuses: number[] = [];
     // Short limits, so that the server's own timer (not the test) decides quickly.
-    const server = createServer({ headersTimeout: 200, requestTimeout: 200, connectionsCheckingInterval: 20 }, createNodeListener(ok));
-    server.on("clientError", createClientErrorListener({ onAnswer: (status) => statuses.push(status) }));
+    const server = createServer({
+      headersTimeout: 200,
+      requestTimeout: 200,
+      connectionsCheckingInterval: 20,
+    }, createNodeListener(ok));
+    server.on(
+      "clientError",
+      createClientErrorListener({ onAnswer: (status) => statuses.push(status) }),
+    );
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     try {
       const socket = connect((server.address() as AddressInfo).port, "127.0.0.1");
-      const error = assertJsonError(await exchange(socket, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"), 408, "ERR_HTTP_REQUEST_TIMEOUT");
+      const error = assertJsonError(
+        await exchange(socket, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"),
+        408,
+        "ERR_HTTP_REQUEST_TIMEOUT",
+      );
       assert.match(error.message, /did not arrive whole in time/);
       assert.deepEqual(statuses, [408]);
     } finally {
@@ -167,61 +221,105 @@ describe("createClientErrorListener() with Node's timeouts", { timeout: 30_000 }
 
 const tools = spawnSync("sh", ["-c", "command -v openssl && command -v curl"]).status === 0;
 // As test/e2e/https.test.ts: a developer's run without them skips and says so; REQUIRE_SERVICES=1 makes that a failure.
-const toolsSkip: false | string = tools || process.env["REQUIRE_SERVICES"] === "1" ? false : "openssl and curl are needed";
+const toolsSkip: false | string = tools || process.env["REQUIRE_SERVICES"] === "1"
+  ? false
+  : "openssl and curl are needed";
 
-describe("createClientErrorListener() for curl and over TLS", { skip: toolsSkip, timeout: 60_000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), "tributary-client-error-"));
-  const cert = join(dir, "cert.pem");
-  const key = join(dir, "key.pem");
-  let plain: NodeServer;
-  let secure: NodeServer;
-  let plainPort: number;
-  let securePort: number;
-  before(async () => {
-    assert.ok(tools, "REQUIRE_SERVICES=1 but openssl or curl is not installed");
-    execFileSync("openssl", [
-      "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
-      "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert,
-    ], { stdio: "ignore" });
-    plain = createNodeServer(createNodeListener(ok), undefined);
-    plainPort = await plain.listen(0, "127.0.0.1");
-    secure = createNodeServer(createNodeListener(ok), readTlsFiles(cert, key));
-    securePort = await secure.listen(0, "127.0.0.1");
-  });
-  after(async () => {
-    for (const server of [plain, secure]) {
-      server.closeAll();
-      await server.close();
-    }
-  });
-
-  /** curl in its own process (the server answers on this one's event loop): the status, content type and body. */
-  async function curl(args: readonly string[]): Promise<{ status: number; type: string; body: string }> {
-    const { stdout } = await promisify(execFile)("curl", ["-s", "-w", "\n%{http_code} %{content_type}", ...args], { encoding: "utf8", maxBuffer: 1 << 20 });
-    const at = stdout.lastIndexOf("\n");
-    const [status, ...type] = stdout.slice(at + 1).split(" ");
-    return { status: Number(status), type: type.join(" "), body: stdout.slice(0, at) };
-  }
-
-  it("answers curl's 120 KB URL with 431 and the JSON error body", async () => {
-    const answer = await curl([`http://127.0.0.1:${plainPort}${LONG_URL}`]);
-    assert.equal(answer.status, 431);
-    assert.equal(answer.type, "application/json; charset=utf-8");
-    assert.equal((JSON.parse(answer.body) as { error: { code: string } }).error.code, "ERR_HTTP_HEADERS_TOO_LARGE");
-  });
-
-  it("answers curl's 120 KB URL over HTTPS with HTTP/1.1 likewise", async () => {
-    const answer = await curl(["--http1.1", "--cacert", cert, `https://127.0.0.1:${securePort}${LONG_URL}`]);
-    assert.equal(answer.status, 431);
-    assert.equal(answer.type, "application/json; charset=utf-8");
-    assert.equal((JSON.parse(answer.body) as { error: { code: string } }).error.code, "ERR_HTTP_HEADERS_TOO_LARGE");
-  });
-
-  for (const c of cases.filter((c) => c.status === 400)) {
-    it(`answers ${c.name} over TLS with 400 and the JSON error body, then closes`, async () => {
-      const socket = tlsConnect({ host: "127.0.0.1", port: securePort, ca: [readTlsFiles(cert, key)!.cert], ALPNProtocols: ["http/1.1"] });
-      await once(socket, "secureConnect");
-      assertJsonError(await exchange(socket, c.bytes), c.status, c.code);
+describe(
+  "createClientErrorListener() for curl and over TLS",
+  { skip: toolsSkip, timeout: 60_000 },
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "tributary-client-error-"));
+    const cert = join(dir, "cert.pem");
+    const key = join(dir, "key.pem");
+    let plain: NodeServer;
+    let secure: NodeServer;
+    let plainPort: number;
+    let securePort: number;
+    before(async () => {
+      assert.ok(tools, "REQUIRE_SERVICES=1 but openssl or curl is not installed");
+      execFileSync("openssl", [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+      ], { stdio: "ignore" });
+      plain = createNodeServer(createNodeListener(ok), undefined);
+      plainPort = await plain.listen(0, "127.0.0.1");
+      secure = createNodeServer(createNodeListener(ok), readTlsFiles(cert, key));
+      securePort = await secure.listen(0, "127.0.0.1");
     });
-  }
-});
+    after(async () => {
+      for (const server of [plain, secure]) {
+        server.closeAll();
+        await server.close();
+      }
+    });
+
+    /** curl in its own process (the server answers on this one's event loop): the status, content type and body. */
+    async function curl(
+      args: readonly string[],
+    ): Promise<{ status: number; type: string; body: string }> {
+      const { stdout } = await promisify(execFile)("curl", [
+        "-s",
+        "-w",
+        "\n%{http_code} %{content_type}",
+        ...args,
+      ], { encoding: "utf8", maxBuffer: 1 << 20 });
+      const at = stdout.lastIndexOf("\n");
+      const [status, ...type] = stdout.slice(at + 1).split(" ");
+      return { status: Number(status), type: type.join(" "), body: stdout.slice(0, at) };
+    }
+
+    it("answers curl's 120 KB URL with 431 and the JSON error body", async () => {
+      const answer = await curl([`http://127.0.0.1:${plainPort}${LONG_URL}`]);
+      assert.equal(answer.status, 431);
+      assert.equal(answer.type, "application/json; charset=utf-8");
+      assert.equal(
+        (JSON.parse(answer.body) as { error: { code: string } }).error.code,
+        "ERR_HTTP_HEADERS_TOO_LARGE",
+      );
+    });
+
+    it("answers curl's 120 KB URL over HTTPS with HTTP/1.1 likewise", async () => {
+      const answer = await curl([
+        "--http1.1",
+        "--cacert",
+        cert,
+        `https://127.0.0.1:${securePort}${LONG_URL}`,
+      ]);
+      assert.equal(answer.status, 431);
+      assert.equal(answer.type, "application/json; charset=utf-8");
+      assert.equal(
+        (JSON.parse(answer.body) as { error: { code: string } }).error.code,
+        "ERR_HTTP_HEADERS_TOO_LARGE",
+      );
+    });
+
+    for (const c of cases.filter((c) => c.status === 400)) {
+      it(`answers ${c.name} over TLS with 400 and the JSON error body, then closes`, async () => {
+        const socket = tlsConnect({
+          host: "127.0.0.1",
+          port: securePort,
+          ca: [readTlsFiles(cert, key)!.cert],
+          ALPNProtocols: ["http/1.1"],
+        });
+        await once(socket, "secureConnect");
+        assertJsonError(await exchange(socket, c.bytes), c.status, c.code);
+      });
+    }
+  },
+);

@@ -7,7 +7,15 @@ import { FilterSyntaxError, ODataError } from "../../lib/odata/mod.ts";
 import { RelayError } from "../../lib/relay/mod.ts";
 import { SyncError } from "../../lib/sync/mod.ts";
 import { WaterError } from "../../lib/water/mod.ts";
-import { ERROR_STATUS, type ErrorCode, type ErrorStatusTable, errorResponse, errorStatuses, HttpError, withErrorStatuses } from "../../lib/http/mod.ts";
+import {
+  ERROR_STATUS,
+  type ErrorCode,
+  errorResponse,
+  errorStatuses,
+  type ErrorStatusTable,
+  HttpError,
+  withErrorStatuses,
+} from "../../lib/http/mod.ts";
 import { errorBody, errorDetail, statusOf } from "../../lib/http/error_response.ts";
 import { JSON_CONTENT_TYPE, jsonResponse } from "../../lib/http/json_response.ts";
 import { AUTH_ERROR_STATUS, type AuthErrorCode } from "../../lib/auth/mod.ts";
@@ -24,7 +32,10 @@ type Extra = Exclude<keyof typeof ERROR_STATUS, ErrorCode>;
 const noneMissing: [Missing] extends [never] ? true : Missing = true;
 const noneExtra: [Extra] extends [never] ? true : Extra = true;
 // @ts-expect-error a table without ERR_AUTH_THROTTLED is not the token service's ErrorStatusTable
-const incomplete: ErrorStatusTable<AuthErrorCode> = withoutCode(AUTH_ERROR_STATUS, "ERR_AUTH_THROTTLED");
+const incomplete: ErrorStatusTable<AuthErrorCode> = withoutCode(
+  AUTH_ERROR_STATUS,
+  "ERR_AUTH_THROTTLED",
+);
 
 function withoutCode<T extends object, K extends keyof T>(table: T, code: K): Omit<T, K> {
   const copy: Partial<T> = { ...table };
@@ -33,7 +44,13 @@ function withoutCode<T extends object, K extends keyof T>(table: T, code: K): Om
 }
 
 /** Every module's statuses joined, as an app joins them. */
-const ALL = errorStatuses(WATER_ERROR_STATUS, AUTH_ERROR_STATUS, SYNC_ERROR_STATUS, RELAY_ERROR_STATUS, METRICS_ERROR_STATUS);
+const ALL = errorStatuses(
+  WATER_ERROR_STATUS,
+  AUTH_ERROR_STATUS,
+  SYNC_ERROR_STATUS,
+  RELAY_ERROR_STATUS,
+  METRICS_ERROR_STATUS,
+);
 
 /** An error of another domain: a code, and a position like a syntax error's. */
 class PositionedError extends SyntaxError {
@@ -61,8 +78,13 @@ describe("ERROR_STATUS and the modules' tables", () => {
   });
 
   it("map every code to a 4xx or 5xx status, and agree where they share one (joined without a conflict)", () => {
-    for (const [code, status] of ALL) assert.ok(status >= 400 && status <= 599, `${code}: ${status}`);
-    assert.throws(() => errorStatuses(SYNC_ERROR_STATUS, { ERR_AUTH_INVALID_TOKEN: 403 }), { name: "TypeError", message: /ERR_AUTH_INVALID_TOKEN is 401 in one table and 403 in another/ });
+    for (const [code, status] of ALL) {
+      assert.ok(status >= 400 && status <= 599, `${code}: ${status}`);
+    }
+    assert.throws(() => errorStatuses(SYNC_ERROR_STATUS, { ERR_AUTH_INVALID_TOKEN: 403 }), {
+      name: "TypeError",
+      message: /ERR_AUTH_INVALID_TOKEN is 401 in one table and 403 in another/,
+    });
   });
 
   const samples = [
@@ -92,25 +114,44 @@ describe("ERROR_STATUS and the modules' tables", () => {
 describe("withErrorStatuses()", () => {
   it("answers the errors its statuses know, thrown or rejected, and throws on the others", async () => {
     const handler = withErrorStatuses((request) => {
-      if (request.path === "/sync") throw new WaterError("ERR_WATER_NOT_FOUND", "no such collection");
-      if (request.path === "/async") return Promise.reject(new SyncError("ERR_SYNC_BUSY", "busy", { retryAfterMs: 1500 }));
+      if (request.path === "/sync") {
+        throw new WaterError("ERR_WATER_NOT_FOUND", "no such collection");
+      }
+      if (request.path === "/async") {
+        return Promise.reject(new SyncError("ERR_SYNC_BUSY", "busy", { retryAfterMs: 1500 }));
+      }
       if (request.path === "/bug") throw new Error("a bug");
       return jsonResponse(200, {});
     }, ALL);
-    const request = (path: string) => ({ method: "GET", path, query: "", headers: {}, origin: "http://x", remoteAddress: "127.0.0.1", body: { text: () => Promise.resolve(""), bytes: () => Promise.resolve(new Uint8Array()) } }) as unknown as Parameters<typeof handler>[0];
+    const request = (path: string) =>
+      ({
+        method: "GET",
+        path,
+        query: "",
+        headers: {},
+        origin: "http://x",
+        remoteAddress: "127.0.0.1",
+        body: { text: () => Promise.resolve(""), bytes: () => Promise.resolve(new Uint8Array()) },
+      }) as unknown as Parameters<typeof handler>[0];
     const missing = await handler(request("/sync"));
     assert.equal(missing.status, 404);
     assert.equal(codeIn(missing.body), "ERR_WATER_NOT_FOUND");
     const busy = await handler(request("/async"));
     assert.deepEqual([busy.status, busy.headers?.["retry-after"]], [429, "2"]);
-    assert.throws(() => handler(request("/bug")), { message: "a bug" }, "an internal error goes on, to be logged");
+    assert.throws(
+      () => handler(request("/bug")),
+      { message: "a bug" },
+      "an internal error goes on, to be logged",
+    );
     assert.equal((await handler(request("/ok"))).status, 200);
   });
 });
 
 describe("statusOf()", () => {
   it("maps every code of the tables to its status", () => {
-    for (const [code, status] of Object.entries(ERROR_STATUS)) assert.equal(statusOf(withCode(code)), status, code);
+    for (const [code, status] of Object.entries(ERROR_STATUS)) {
+      assert.equal(statusOf(withCode(code)), status, code);
+    }
     for (const [code, status] of ALL) assert.equal(statusOf(withCode(code), ALL), status, code);
   });
 
@@ -122,7 +163,10 @@ describe("statusOf()", () => {
     { name: "gives 500 for a plain Error", error: new Error("boom") },
     { name: "gives 500 for an unknown code", error: withCode("ERR_SOMETHING_ELSE") },
     { name: "gives 500 for a system error code", error: withCode("ENOENT") },
-    { name: "gives 500 for a code that names a property of every object", error: withCode("constructor") },
+    {
+      name: "gives 500 for a code that names a property of every object",
+      error: withCode("constructor"),
+    },
     {
       name: "gives 500 for a non-string code",
       error: Object.assign(new Error("x"), { code: 404 }),
@@ -155,7 +199,10 @@ describe("errorDetail()", () => {
     { name: "hides a plain Error", error: new Error("secret path /etc/passwd") },
     { name: "hides a thrown string", error: "secret string" },
     { name: "hides an error with an unknown code", error: withCode("ERR_SECRET") },
-    { name: "hides an error whose code is answered 500", error: new ConfigError("PORT", "secret value") },
+    {
+      name: "hides an error whose code is answered 500",
+      error: new ConfigError("PORT", "secret value"),
+    },
     {
       name: "hides a non-Error object even with a known code",
       error: { code: "ERR_HTTP_NOT_FOUND", message: "secret" },
@@ -219,11 +266,31 @@ describe("errorResponse()", () => {
   });
 
   it("says Retry-After in whole seconds (at least 1) from an error's retryAfterMs, and WWW-Authenticate from its challenge", () => {
-    assert.equal(errorResponse(new SyncError("ERR_SYNC_BUSY", "x", { retryAfterMs: 1000 }), ALL).headers?.["retry-after"], "1");
-    assert.equal(errorResponse(new SyncError("ERR_SYNC_BUSY", "x", { retryAfterMs: 2001 }), ALL).headers?.["retry-after"], "3");
-    assert.equal(errorResponse(new RelayError("ERR_RELAY_QUEUE_FULL", "x", { retryAfterMs: 10 }), ALL).headers?.["retry-after"], "1");
-    const refused = errorResponse(new AuthError("ERR_AUTH_INVALID_TOKEN", "x", { challenge: 'Bearer realm="r", error="invalid_token"' }), ALL);
-    assert.deepEqual(refused.headers, { "www-authenticate": 'Bearer realm="r", error="invalid_token"', "content-type": JSON_CONTENT_TYPE });
+    assert.equal(
+      errorResponse(new SyncError("ERR_SYNC_BUSY", "x", { retryAfterMs: 1000 }), ALL).headers
+        ?.["retry-after"],
+      "1",
+    );
+    assert.equal(
+      errorResponse(new SyncError("ERR_SYNC_BUSY", "x", { retryAfterMs: 2001 }), ALL).headers
+        ?.["retry-after"],
+      "3",
+    );
+    assert.equal(
+      errorResponse(new RelayError("ERR_RELAY_QUEUE_FULL", "x", { retryAfterMs: 10 }), ALL).headers
+        ?.["retry-after"],
+      "1",
+    );
+    const refused = errorResponse(
+      new AuthError("ERR_AUTH_INVALID_TOKEN", "x", {
+        challenge: 'Bearer realm="r", error="invalid_token"',
+      }),
+      ALL,
+    );
+    assert.deepEqual(refused.headers, {
+      "www-authenticate": 'Bearer realm="r", error="invalid_token"',
+      "content-type": JSON_CONTENT_TYPE,
+    });
   });
 
   it("carries a retry-after header over", () => {

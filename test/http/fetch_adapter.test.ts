@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type BodyChunks, createFetchHandler, type Handler, HttpError, type HttpRequest, type HttpResponse, readJson } from "../../lib/http/mod.ts";
+import {
+  type BodyChunks,
+  createFetchHandler,
+  type Handler,
+  HttpError,
+  type HttpRequest,
+  type HttpResponse,
+  readJson,
+} from "../../lib/http/mod.ts";
 import { JSON_CONTENT_TYPE } from "../../lib/http/json_response.ts";
 
 /** Calls the fetch handler and returns what the inner handler saw. */
@@ -89,11 +97,13 @@ describe("createFetchHandler()", () => {
       status: 200,
       body: JSON.stringify(await readJson(r)),
     }));
-    const response = await fetchHandler(new Request("http://example.org/", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: '{"a":1}',
-    }));
+    const response = await fetchHandler(
+      new Request("http://example.org/", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"a":1}',
+      }),
+    );
     assert.deepEqual(await response.json(), { a: 1 });
   });
 
@@ -192,6 +202,7 @@ describe("createFetchHandler()", () => {
   });
 
   it("answers a stream failing with an HttpError before any chunk with its status", async () => {
+    // deno-lint-ignore require-yield -- a stream that fails before its first chunk
     const body = (async function* (): AsyncGenerator<string> {
       throw new HttpError("ERR_HTTP_UNAVAILABLE", "later", { headers: { "retry-after": "5" } });
     })();
@@ -205,6 +216,7 @@ describe("createFetchHandler()", () => {
   it("answers a stream failing before its first chunk with 500 and calls onError", async () => {
     const errors: unknown[] = [];
     const failure = new Error("secret-stream");
+    // deno-lint-ignore require-yield -- a stream that fails before its first chunk
     const body = (async function* (): AsyncGenerator<string> {
       throw failure;
     })();
@@ -291,7 +303,10 @@ describe("createFetchHandler()", () => {
 
 describe("createFetchHandler() with a body in parts", () => {
   it("joins the parts in order", async () => {
-    const handler = createFetchHandler(() => ({ status: 200, body: [new TextEncoder().encode("ab"), new TextEncoder().encode("c")] }));
+    const handler = createFetchHandler(() => ({
+      status: 200,
+      body: [new TextEncoder().encode("ab"), new TextEncoder().encode("c")],
+    }));
     const response = await handler(new Request("http://127.0.0.1/"));
     assert.equal(await response.text(), "abc");
   });

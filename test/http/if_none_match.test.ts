@@ -27,7 +27,10 @@ describe("ifNoneMatch()", () => {
     { name: "does not match an unquoted tag", header: "r1", expected: false },
     { name: "does not match an empty header", header: "", expected: false },
   ] as const;
-  for (const c of cases) it(c.name, () => assert.equal(ifNoneMatch(request(c.header), '"r1"'), c.expected));
+  for (const c of cases) {
+    it(c.name, () => assert.equal(ifNoneMatch(request(c.header), '"r1"'), c.expected));
+  }
 
-  it("matches a weak current tag", () => assert.equal(ifNoneMatch(request('"r1"'), 'W/"r1"'), true));
+  it("matches a weak current tag", () =>
+    assert.equal(ifNoneMatch(request('"r1"'), 'W/"r1"'), true));
 });

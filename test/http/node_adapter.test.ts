@@ -3,7 +3,16 @@ import { once } from "node:events";
 import { type IncomingMessage, request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { describe, it } from "node:test";
-import { type BodyChunks, createNodeListener, type Handler, HttpError, type HttpRequest, type NodeListenerOptions, readJson, type ResponseEntry } from "../../lib/http/mod.ts";
+import {
+  type BodyChunks,
+  createNodeListener,
+  type Handler,
+  HttpError,
+  type HttpRequest,
+  type NodeListenerOptions,
+  readJson,
+  type ResponseEntry,
+} from "../../lib/http/mod.ts";
 import { JSON_CONTENT_TYPE } from "../../lib/http/json_response.ts";
 import { parseTrustedProxies } from "../../lib/http/trusted_proxies.ts";
 import { rawRequest, requestFrom, startServer, type TestServer } from "../_helpers/http.ts";
@@ -189,7 +198,10 @@ describe("createNodeListener()", NETWORK, () => {
       const bytes = await request.body.bytes(1000);
       return { status: 200, body: new TextDecoder().decode(bytes) };
     });
-    const req = httpRequest(`${server.url}/`, { method: "POST", headers: { "transfer-encoding": "chunked" } });
+    const req = httpRequest(`${server.url}/`, {
+      method: "POST",
+      headers: { "transfer-encoding": "chunked" },
+    });
     req.flushHeaders();
     await called.promise;
     req.write("first,");
@@ -202,7 +214,13 @@ describe("createNodeListener()", NETWORK, () => {
   });
 
   it("reads a body larger than the stream's buffer whole", async (t) => {
-    const server = await serve(t, async (request) => ({ status: 200, body: String((await request.body.bytes(4_000_000)).length) }));
+    const server = await serve(
+      t,
+      async (request) => ({
+        status: 200,
+        body: String((await request.body.bytes(4_000_000)).length),
+      }),
+    );
     const response = await fetch(`${server.url}/`, { method: "POST", body: "y".repeat(3_000_000) });
     assert.equal(await response.text(), "3000000");
   });
@@ -228,7 +246,9 @@ describe("createNodeListener()", NETWORK, () => {
     const socket = connect(server.port, "127.0.0.1");
     const body = "x".repeat(20);
     // One write: headers and the whole chunked body arrive together.
-    socket.end(`POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n14\r\n${body}\r\n0\r\n\r\n`);
+    socket.end(
+      `POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n14\r\n${body}\r\n0\r\n\r\n`,
+    );
     let answer = "";
     for await (const chunk of socket) answer += String(chunk);
     assert.match(answer, /^HTTP\/1\.1 413 /);
@@ -408,6 +428,7 @@ describe("createNodeListener()", NETWORK, () => {
   it("answers a stream failing with an HttpError before any chunk with its status", async (t) => {
     const server = await serve(t, () => ({
       status: 200,
+      // deno-lint-ignore require-yield -- a stream that fails before its first chunk
       body: (async function* (): AsyncGenerator<string> {
         throw new HttpError("ERR_HTTP_UNAVAILABLE", "try later", {
           headers: { "retry-after": "5" },
@@ -425,6 +446,7 @@ describe("createNodeListener()", NETWORK, () => {
     const failure = new Error("secret-stream");
     const server = await serve(t, () => ({
       status: 200,
+      // deno-lint-ignore require-yield -- a stream that fails before its first chunk
       body: (async function* (): AsyncGenerator<string> {
         throw failure;
       })(),
@@ -528,7 +550,12 @@ describe("createNodeListener() with a body in parts", () => {
     const server = createServer(createNodeListener(() => ({
       status: 200,
       headers: { "content-type": "text/plain" },
-      body: [new TextEncoder().encode("ab"), new TextEncoder().encode("cde"), new Uint8Array(0), new TextEncoder().encode("f")],
+      body: [
+        new TextEncoder().encode("ab"),
+        new TextEncoder().encode("cde"),
+        new Uint8Array(0),
+        new TextEncoder().encode("f"),
+      ],
     })));
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
@@ -548,40 +575,77 @@ describe("createNodeListener() with a body in parts", () => {
 });
 
 describe("node adapter: request ids and the access log's hook", () => {
-  it("gives each response an X-Request-Id, a trusted proxy's own when it sends a plain one, and tells onResponse of it", NETWORK, async (t) => {
-    const entries: ResponseEntry[] = [];
-    let n = 0;
-    const server = await serve(t, () => ({ status: 200, body: "hello" }), {
-      requestId: () => `id-${++n}`,
-      trustedProxies: parseTrustedProxies("127.0.0.2"),
-      onResponse: (entry) => entries.push(entry),
-    });
-    const fresh = await requestFrom(server.url, "/a?key=secret");
-    assert.equal(fresh.headers["x-request-id"], "id-1");
-    const proxied = await requestFrom(server.url, "/b", { from: "127.0.0.2", headers: { "x-request-id": "edge-7f3a" } });
-    assert.equal(proxied.headers["x-request-id"], "edge-7f3a", "a trusted proxy's id is kept");
-    const spoofed = await requestFrom(server.url, "/c", { headers: { "x-request-id": "made-up" } });
-    assert.equal(spoofed.headers["x-request-id"], "id-2", "anyone else's is replaced");
-    const odd = await requestFrom(server.url, "/d", { from: "127.0.0.2", headers: { "x-request-id": "has space" } });
-    assert.equal(odd.headers["x-request-id"], "id-3", "a malformed one is replaced");
-    assert.deepEqual(entries.map((entry) => [entry.method, entry.status, entry.bytes, entry.requestId, entry.aborted]), [
-      ["GET", 200, 5, "id-1", false], ["GET", 200, 5, "edge-7f3a", false], ["GET", 200, 5, "id-2", false], ["GET", 200, 5, "id-3", false],
-    ]);
-    assert.equal(entries[0]!.request?.path, "/a");
-    assert.ok(entries.every((entry) => entry.durationMs >= 0));
-  });
+  it(
+    "gives each response an X-Request-Id, a trusted proxy's own when it sends a plain one, and tells onResponse of it",
+    NETWORK,
+    async (t) => {
+      const entries: ResponseEntry[] = [];
+      let n = 0;
+      const server = await serve(t, () => ({ status: 200, body: "hello" }), {
+        requestId: () => `id-${++n}`,
+        trustedProxies: parseTrustedProxies("127.0.0.2"),
+        onResponse: (entry) => entries.push(entry),
+      });
+      const fresh = await requestFrom(server.url, "/a?key=secret");
+      assert.equal(fresh.headers["x-request-id"], "id-1");
+      const proxied = await requestFrom(server.url, "/b", {
+        from: "127.0.0.2",
+        headers: { "x-request-id": "edge-7f3a" },
+      });
+      assert.equal(proxied.headers["x-request-id"], "edge-7f3a", "a trusted proxy's id is kept");
+      const spoofed = await requestFrom(server.url, "/c", {
+        headers: { "x-request-id": "made-up" },
+      });
+      assert.equal(spoofed.headers["x-request-id"], "id-2", "anyone else's is replaced");
+      const odd = await requestFrom(server.url, "/d", {
+        from: "127.0.0.2",
+        headers: { "x-request-id": "has space" },
+      });
+      assert.equal(odd.headers["x-request-id"], "id-3", "a malformed one is replaced");
+      assert.deepEqual(
+        entries.map((
+          entry,
+        ) => [entry.method, entry.status, entry.bytes, entry.requestId, entry.aborted]),
+        [
+          ["GET", 200, 5, "id-1", false],
+          ["GET", 200, 5, "edge-7f3a", false],
+          ["GET", 200, 5, "id-2", false],
+          ["GET", 200, 5, "id-3", false],
+        ],
+      );
+      assert.equal(entries[0]!.request?.path, "/a");
+      assert.ok(entries.every((entry) => entry.durationMs >= 0));
+    },
+  );
 
-  it("counts a streamed body's bytes once it is sent whole, and an error's status and body", NETWORK, async (t) => {
-    const entries: ResponseEntry[] = [];
-    let clock = 0;
-    const server = await serve(t, (request) => {
-      if (request.path === "/fail") throw new HttpError("ERR_HTTP_NOT_FOUND", "Cannot find /fail");
-      return { status: 200, body: (async function* () { yield "ab"; yield new Uint8Array([1, 2, 3]); yield "é"; })() };
-    }, { onResponse: (entry) => entries.push(entry), now: () => (clock += 5) });
-    assert.equal((await requestFrom(server.url, "/stream")).status, 200);
-    const failed = await requestFrom(server.url, "/fail");
-    assert.equal(failed.status, 404);
-    assert.equal(failed.headers["x-request-id"], undefined, "no ids unless asked for");
-    assert.deepEqual(entries.map((entry) => [entry.status, entry.bytes, entry.durationMs]), [[200, 7, 5], [404, Buffer.byteLength(failed.text), 5]]);
-  });
+  it(
+    "counts a streamed body's bytes once it is sent whole, and an error's status and body",
+    NETWORK,
+    async (t) => {
+      const entries: ResponseEntry[] = [];
+      let clock = 0;
+      const server = await serve(t, (request) => {
+        if (request.path === "/fail") {
+          throw new HttpError("ERR_HTTP_NOT_FOUND", "Cannot find /fail");
+        }
+        return {
+          status: 200,
+          body: (async function* () {
+            yield "ab";
+            yield new Uint8Array([1, 2, 3]);
+            yield "é";
+          })(),
+        };
+      }, { onResponse: (entry) => entries.push(entry), now: () => (clock += 5) });
+      assert.equal((await requestFrom(server.url, "/stream")).status, 200);
+      const failed = await requestFrom(server.url, "/fail");
+      assert.equal(failed.status, 404);
+      assert.equal(failed.headers["x-request-id"], undefined, "no ids unless asked for");
+      assert.deepEqual(entries.map((entry) => [entry.status, entry.bytes, entry.durationMs]), [[
+        200,
+        7,
+        5,
+      ], [404, Buffer.byteLength(failed.text), 5]]);
+    },
+  );
 });

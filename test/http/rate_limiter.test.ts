@@ -94,9 +94,19 @@ describe("RateLimiter", () => {
     clock.t = 750; // 1.5 tokens back: one request, leaving 0.5, and 2.25 s until full
     const held = limiter.acquire("a");
     assert.deepEqual(held.quota, { limit: 5, remaining: 0, resetSeconds: 3, windowSeconds: 3 });
-    assert.deepEqual(limiter.acquire("a").quota, { limit: 5, remaining: 0, resetSeconds: 3, windowSeconds: 3 }, "refused for concurrency, still told");
+    assert.deepEqual(limiter.acquire("a").quota, {
+      limit: 5,
+      remaining: 0,
+      resetSeconds: 3,
+      windowSeconds: 3,
+    }, "refused for concurrency, still told");
     clock.t = 10_000;
-    assert.deepEqual(quick(limiter, "b").quota, { limit: 5, remaining: 4, resetSeconds: 1, windowSeconds: 3 });
+    assert.deepEqual(quick(limiter, "b").quota, {
+      limit: 5,
+      remaining: 4,
+      resetSeconds: 1,
+      windowSeconds: 3,
+    });
   });
 
   it("tells no quota when no rate is set", () => {

@@ -78,7 +78,7 @@ describe("readJson()", () => {
   });
 
   it("refuses a streamed body that grows past maxBytes with ERR_HTTP_BODY_TOO_LARGE", async () => {
-    const request = post(['"01234', '56789', '"']);
+    const request = post(['"01234', "56789", '"']);
     await assert.rejects(readJson(request, { maxBytes: 10 }), {
       name: "HttpError",
       code: "ERR_HTTP_BODY_TOO_LARGE",

@@ -29,10 +29,21 @@ describe("RedisRateLimiter", { skip: redisSkip }, () => {
 
   it("allows a key's burst, then refuses it over the rate with the seconds to wait, on every connection alike", async () => {
     const [a, b] = [await connect(), await connect()];
-    const options = { ratePerSecond: 1, burst: 2, maxConcurrent: 0, permitId, prefix: `t${Date.now()}:` };
+    const options = {
+      ratePerSecond: 1,
+      burst: 2,
+      maxConcurrent: 0,
+      permitId,
+      prefix: `t${Date.now()}:`,
+    };
     const one = new RedisRateLimiter(a, options);
     const two = new RedisRateLimiter(b, options);
-    const decisions = [await one.acquire("k"), await two.acquire("k"), await one.acquire("k"), await two.acquire("k")];
+    const decisions = [
+      await one.acquire("k"),
+      await two.acquire("k"),
+      await one.acquire("k"),
+      await two.acquire("k"),
+    ];
     assert.deepEqual(decisions.map((d) => d.ok), [true, true, false, false]);
     const refused = decisions[2]!;
     assert.ok(!refused.ok && refused.reason === "rate" && refused.retryAfterSeconds >= 1);
@@ -41,13 +52,27 @@ describe("RedisRateLimiter", { skip: redisSkip }, () => {
 
   it("tells the quota the bucket in Redis holds, on every connection alike", async () => {
     const [a, b] = [await connect(), await connect()];
-    const options = { ratePerSecond: 0.001, burst: 3, maxConcurrent: 1, permitId, prefix: `q${Date.now()}:` };
+    const options = {
+      ratePerSecond: 0.001,
+      burst: 3,
+      maxConcurrent: 1,
+      permitId,
+      prefix: `q${Date.now()}:`,
+    };
     const one = new RedisRateLimiter(a, options);
     const two = new RedisRateLimiter(b, options);
     const first = await one.acquire("k");
     assert.ok(first.ok);
-    assert.deepEqual({ ...first.quota, resetSeconds: 0 }, { limit: 3, remaining: 2, resetSeconds: 0, windowSeconds: 3000 });
-    assert.ok(first.quota!.resetSeconds > 990 && first.quota!.resetSeconds <= 1000, `${first.quota!.resetSeconds} s until full`);
+    assert.deepEqual({ ...first.quota, resetSeconds: 0 }, {
+      limit: 3,
+      remaining: 2,
+      resetSeconds: 0,
+      windowSeconds: 3000,
+    });
+    assert.ok(
+      first.quota!.resetSeconds > 990 && first.quota!.resetSeconds <= 1000,
+      `${first.quota!.resetSeconds} s until full`,
+    );
     const busy = await two.acquire("k");
     assert.ok(!busy.ok && busy.reason === "concurrency");
     assert.equal(busy.quota?.remaining, 2, "a refusal for concurrency spends nothing, and says so");
@@ -60,7 +85,12 @@ describe("RedisRateLimiter", { skip: redisSkip }, () => {
     const over = await one.acquire("k");
     assert.ok(!over.ok && over.reason === "rate");
     assert.equal(over.quota?.remaining, 0);
-    const unlimited = new RedisRateLimiter(a, { ratePerSecond: 0, maxConcurrent: 1, permitId, prefix: `u${Date.now()}:` });
+    const unlimited = new RedisRateLimiter(a, {
+      ratePerSecond: 0,
+      maxConcurrent: 1,
+      permitId,
+      prefix: `u${Date.now()}:`,
+    });
     assert.equal((await unlimited.acquire("k")).quota, undefined);
   });
 
@@ -81,8 +111,15 @@ describe("RedisRateLimiter", { skip: redisSkip }, () => {
   it("renews a held permit (a long stream keeps it), and not one released", async () => {
     const connection = await connect();
     const prefix = `r${Date.now()}:`;
-    const limiter = new RedisRateLimiter(connection, { ratePerSecond: 0, maxConcurrent: 1, permitId: () => "p1", prefix, permitTtlMs: 60_000 });
-    const expiry = async () => connection.run(`return redis.call('ZSCORE', ARGV[1], 'p1')`, [`${prefix}rate:flight:k`]);
+    const limiter = new RedisRateLimiter(connection, {
+      ratePerSecond: 0,
+      maxConcurrent: 1,
+      permitId: () => "p1",
+      prefix,
+      permitTtlMs: 60_000,
+    });
+    const expiry = async () =>
+      connection.run(`return redis.call('ZSCORE', ARGV[1], 'p1')`, [`${prefix}rate:flight:k`]);
     const decision = await limiter.acquire("k");
     assert.ok(decision.ok && decision.renew !== undefined && decision.renewEveryMs === 20_000);
     const before = Number(await expiry());
@@ -95,14 +132,27 @@ describe("RedisRateLimiter", { skip: redisSkip }, () => {
       again.release();
       await again.renew?.();
     }
-    assert.equal(await connection.run(`return redis.call('ZSCORE', ARGV[1], 'p1')`, [`${prefix}rate:flight:other`]), null, "a released permit is not renewed back");
+    assert.equal(
+      await connection.run(`return redis.call('ZSCORE', ARGV[1], 'p1')`, [
+        `${prefix}rate:flight:other`,
+      ]),
+      null,
+      "a released permit is not renewed back",
+    );
   });
 
   it("makes withRateLimit renew a streamed answer's permit every renewEveryMs until the stream ends", async (t) => {
     t.mock.timers.enable({ apis: ["setInterval"] });
     let renewals = 0;
     let released = 0;
-    const limiter = { acquire: () => ({ ok: true as const, release: () => void released++, renew: () => void renewals++, renewEveryMs: 1000 }) };
+    const limiter = {
+      acquire: () => ({
+        ok: true as const,
+        release: () => void released++,
+        renew: () => void renewals++,
+        renewEveryMs: 1000,
+      }),
+    };
     async function* rows(): AsyncGenerator<string> {
       yield "a";
       yield "b";
@@ -121,7 +171,9 @@ describe("RedisRateLimiter", { skip: redisSkip }, () => {
   });
 
   it("makes withRateLimit answer 503 with Retry-After when Redis does not answer", async () => {
-    const down = new RedisRateLimiter({ run: () => Promise.reject(new Error("connection refused")) }, { ratePerSecond: 2, maxConcurrent: 1, permitId });
+    const down = new RedisRateLimiter({
+      run: () => Promise.reject(new Error("connection refused")),
+    }, { ratePerSecond: 2, maxConcurrent: 1, permitId });
     const handler = withRateLimit(() => ({ status: 200 }), down, () => "k");
     await assert.rejects(Promise.resolve(handler(makeRequest())), (error: unknown) => {
       assert.ok(error instanceof HttpError);
@@ -144,17 +196,34 @@ describe("two water replicas on one Redis (RATE_LIMIT_REDIS_URL)", { skip: redis
     const apps: App[] = [];
     try {
       for (let i = 0; i < 2; i++) {
-        const app = createApp(readConfig({ SERVICES: "water", STATE_DIR: "", RATE_LIMIT_PER_SECOND: "2", RATE_LIMIT_BURST: "2", RATE_LIMIT_CONCURRENCY: "0", ...env }), { log: { info: () => {}, error: () => {} } });
+        const app = createApp(
+          readConfig({
+            SERVICES: "water",
+            STATE_DIR: "",
+            RATE_LIMIT_PER_SECOND: "2",
+            RATE_LIMIT_BURST: "2",
+            RATE_LIMIT_CONCURRENCY: "0",
+            ...env,
+          }),
+          { log: { info: () => {}, error: () => {} } },
+        );
         await app.start();
         apps.push(app);
       }
-      const urls = await Promise.all(apps.map(async (app) => (await app.listen({ port: 0, host: "127.0.0.1" })).url));
+      const urls = await Promise.all(
+        apps.map(async (app) => (await app.listen({ port: 0, host: "127.0.0.1" })).url),
+      );
       const statuses = await Promise.all(Array.from({ length: 8 }, async (_, i) => {
-        const response = await fetch(`${urls[i % 2]!}/v1/odata/v4/Locations?$top=1`, { headers: { "x-api-key": "tributary-demo-key" } });
+        const response = await fetch(`${urls[i % 2]!}/v1/odata/v4/Locations?$top=1`, {
+          headers: { "x-api-key": "tributary-demo-key" },
+        });
         await response.body?.cancel();
         return response.status;
       }));
-      return { ok: statuses.filter((status) => status === 200).length, limited: statuses.filter((status) => status === 429).length };
+      return {
+        ok: statuses.filter((status) => status === 200).length,
+        limited: statuses.filter((status) => status === 429).length,
+      };
     } finally {
       for (const app of apps) await app.close();
     }
@@ -164,12 +233,18 @@ describe("two water replicas on one Redis (RATE_LIMIT_REDIS_URL)", { skip: redis
     const apart = await burst({});
     assert.equal(apart.ok, 4, "without Redis each replica allows its own 2");
     const shared = await burst({ RATE_LIMIT_REDIS_URL: redis.url });
-    assert.ok(shared.ok >= 2 && shared.ok <= 3, `${shared.ok} answered: the two replicas together allow what one allows (2, and what refills meanwhile)`);
+    assert.ok(
+      shared.ok >= 2 && shared.ok <= 3,
+      `${shared.ok} answered: the two replicas together allow what one allows (2, and what refills meanwhile)`,
+    );
     assert.equal(shared.ok + shared.limited, 8);
   });
 
   it("refuses to start with an unreachable RATE_LIMIT_REDIS_URL, naming it", async () => {
-    const app = createApp(readConfig({ SERVICES: "water", STATE_DIR: "", RATE_LIMIT_REDIS_URL: "redis://127.0.0.1:1" }), { log: { info: () => {}, error: () => {} } });
+    const app = createApp(
+      readConfig({ SERVICES: "water", STATE_DIR: "", RATE_LIMIT_REDIS_URL: "redis://127.0.0.1:1" }),
+      { log: { info: () => {}, error: () => {} } },
+    );
     await assert.rejects(app.start(), { name: "ConfigError", variable: "RATE_LIMIT_REDIS_URL" });
   });
 });

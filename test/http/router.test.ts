@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createRouter, HttpError, keepRoutes, type RouteHandler, type RouteParams } from "../../lib/http/mod.ts";
+import {
+  createRouter,
+  HttpError,
+  keepRoutes,
+  type RouteHandler,
+  type RouteParams,
+} from "../../lib/http/mod.ts";
 import { statusOf } from "../../lib/http/error_response.ts";
 import { callHandler, makeRequest } from "../_helpers/http.ts";
 
@@ -259,7 +265,10 @@ describe("Router: routes as data", () => {
   }
 
   it("names the pattern whose path matches a request it did not dispatch (refused in front of it, or another method)", async () => {
-    assert.equal(router.routeOf(makeRequest({ method: "GET", path: "/items/9/parts/x" })), "/items/:id/parts/:part");
+    assert.equal(
+      router.routeOf(makeRequest({ method: "GET", path: "/items/9/parts/x" })),
+      "/items/:id/parts/:part",
+    );
     const wrongMethod = makeRequest({ method: "PATCH", path: "/only-put" });
     await assert.rejects(callHandler(router, wrongMethod));
     assert.equal(router.routeOf(wrongMethod), "/only-put");
@@ -273,13 +282,18 @@ describe("Router: routes as data", () => {
 
   it("keeps its routes when wrapped with keepRoutes", async () => {
     const refusing = keepRoutes((request) => {
-      if (request.headers["x-block"] === "1") throw new HttpError("ERR_HTTP_RATE_LIMITED", "Cannot answer now: too fast");
+      if (request.headers["x-block"] === "1") {
+        throw new HttpError("ERR_HTTP_RATE_LIMITED", "Cannot answer now: too fast");
+      }
       return router(request);
     }, router);
     assert.equal(refusing.routes, router.routes);
     const request = makeRequest({ method: "GET", path: "/items/3", headers: { "x-block": "1" } });
     await assert.rejects(callHandler(refusing, request), { code: "ERR_HTTP_RATE_LIMITED" });
     assert.equal(refusing.routeOf(request), "/items/:id");
-    assert.equal((await callHandler(refusing, makeRequest({ method: "GET", path: "/items/3" }))).status, 200);
+    assert.equal(
+      (await callHandler(refusing, makeRequest({ method: "GET", path: "/items/3" }))).status,
+      200,
+    );
   });
 });

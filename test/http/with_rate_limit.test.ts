@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type BodyChunks, type Handler, HttpError, type HttpResponse, RateLimiter, withRateLimit } from "../../lib/http/mod.ts";
+import {
+  type BodyChunks,
+  type Handler,
+  HttpError,
+  type HttpResponse,
+  RateLimiter,
+  withRateLimit,
+} from "../../lib/http/mod.ts";
 import { statusOf } from "../../lib/http/error_response.ts";
 import { bodyText, callHandler, makeRequest } from "../_helpers/http.ts";
 
@@ -43,13 +50,17 @@ describe("withRateLimit()", () => {
     const request = makeRequest({ headers: { "x-user": "u1" } });
     let seen: unknown;
     let inside = true;
-    const handler = withRateLimit(() => {
-      inside = canAcquire(limiter, "u1");
-      return { status: 204 };
-    }, limiter, (r) => {
-      seen = r;
-      return r.headers["x-user"] ?? "";
-    });
+    const handler = withRateLimit(
+      () => {
+        inside = canAcquire(limiter, "u1");
+        return { status: 204 };
+      },
+      limiter,
+      (r) => {
+        seen = r;
+        return r.headers["x-user"] ?? "";
+      },
+    );
     await handler(request);
     assert.equal(seen, request);
     assert.equal(inside, false);
@@ -63,37 +74,82 @@ describe("withRateLimit()", () => {
     await assert.rejects(callHandler(handler, makeRequest()), {
       name: "HttpError",
       code: "ERR_HTTP_RATE_LIMITED",
-      headers: { "retry-after": "1", "ratelimit-policy": "2;w=1", "ratelimit-limit": "2", "ratelimit-remaining": "0", "ratelimit-reset": "1" },
+      headers: {
+        "retry-after": "1",
+        "ratelimit-policy": "2;w=1",
+        "ratelimit-limit": "2",
+        "ratelimit-remaining": "0",
+        "ratelimit-reset": "1",
+      },
     });
   });
 
   it("tells the quota in RateLimit-* headers on every answer: a success, a client error, a refusal", async () => {
     const clock = { t: 0 };
-    const limiter = new RateLimiter({ ratePerSecond: 2, burst: 3, maxConcurrent: 0, now: () => clock.t });
-    const handler = withRateLimit((request) => {
-      if (request.path === "/bad") throw new HttpError("ERR_HTTP_BAD_REQUEST", "Cannot read the query: bad", { target: "$top" });
-      return { status: 200, headers: { "content-type": "text/plain" }, body: "ok" };
-    }, limiter, byKey);
+    const limiter = new RateLimiter({
+      ratePerSecond: 2,
+      burst: 3,
+      maxConcurrent: 0,
+      now: () => clock.t,
+    });
+    const handler = withRateLimit(
+      (request) => {
+        if (request.path === "/bad") {
+          throw new HttpError("ERR_HTTP_BAD_REQUEST", "Cannot read the query: bad", {
+            target: "$top",
+          });
+        }
+        return { status: 200, headers: { "content-type": "text/plain" }, body: "ok" };
+      },
+      limiter,
+      byKey,
+    );
     const ok = await callHandler(handler, makeRequest());
-    assert.deepEqual(ok.headers, { "content-type": "text/plain", "ratelimit-policy": "3;w=2", "ratelimit-limit": "3", "ratelimit-remaining": "2", "ratelimit-reset": "1" });
+    assert.deepEqual(ok.headers, {
+      "content-type": "text/plain",
+      "ratelimit-policy": "3;w=2",
+      "ratelimit-limit": "3",
+      "ratelimit-remaining": "2",
+      "ratelimit-reset": "1",
+    });
     const bad = await callHandler(handler, makeRequest({ path: "/bad" }));
     assert.equal(bad.status, 400);
     assert.equal(bad.headers?.["ratelimit-remaining"], "1");
     assert.match(String(bad.body), /ERR_HTTP_BAD_REQUEST/);
     await callHandler(handler, makeRequest());
-    await assert.rejects(callHandler(handler, makeRequest()), { code: "ERR_HTTP_RATE_LIMITED", headers: { "retry-after": "1", "ratelimit-policy": "3;w=2", "ratelimit-limit": "3", "ratelimit-remaining": "0", "ratelimit-reset": "2" } });
+    await assert.rejects(callHandler(handler, makeRequest()), {
+      code: "ERR_HTTP_RATE_LIMITED",
+      headers: {
+        "retry-after": "1",
+        "ratelimit-policy": "3;w=2",
+        "ratelimit-limit": "3",
+        "ratelimit-remaining": "0",
+        "ratelimit-reset": "2",
+      },
+    });
     clock.t = 1500;
-    assert.equal((await callHandler(handler, makeRequest())).headers?.["ratelimit-remaining"], "2", "3 tokens back after 1.5 s, one spent");
+    assert.equal(
+      (await callHandler(handler, makeRequest())).headers?.["ratelimit-remaining"],
+      "2",
+      "3 tokens back after 1.5 s, one spent",
+    );
   });
 
   it("lets an internal error through as thrown, to be logged, and sends no quota without a rate", async () => {
     const limiter = new RateLimiter({ ratePerSecond: 2, maxConcurrent: 1, now: () => 0 });
-    const broken = withRateLimit(() => {
-      throw new Error("disk on fire");
-    }, limiter, byKey);
+    const broken = withRateLimit(
+      () => {
+        throw new Error("disk on fire");
+      },
+      limiter,
+      byKey,
+    );
     await assert.rejects(callHandler(broken, makeRequest()), { message: "disk on fire" });
     const response: HttpResponse = { status: 200, body: "ok" };
-    assert.equal(await withRateLimit(() => response, singleFlight(), byKey)(makeRequest()), response);
+    assert.equal(
+      await withRateLimit(() => response, singleFlight(), byKey)(makeRequest()),
+      response,
+    );
   });
 
   it("refuses a concurrent request with ERR_HTTP_RATE_LIMITED", async () => {
@@ -118,12 +174,16 @@ describe("withRateLimit()", () => {
   it("raises identify errors before the limiter is consulted", async () => {
     const limiter = new RateLimiter({ ratePerSecond: 1, burst: 1, maxConcurrent: 0, now: () => 0 });
     let called = false;
-    const handler = withRateLimit(() => {
-      called = true;
-      return { status: 204 };
-    }, limiter, () => {
-      throw new HttpError("ERR_HTTP_UNAUTHORIZED", "no key");
-    });
+    const handler = withRateLimit(
+      () => {
+        called = true;
+        return { status: 204 };
+      },
+      limiter,
+      () => {
+        throw new HttpError("ERR_HTTP_UNAUTHORIZED", "no key");
+      },
+    );
     await assert.rejects(callHandler(handler, makeRequest()), { code: "ERR_HTTP_UNAUTHORIZED" });
     assert.equal(called, false);
     assert.equal(canAcquire(limiter, "k"), true); // the one token is still there
@@ -151,9 +211,13 @@ describe("withRateLimit()", () => {
 
   it("releases the permit after the handler throws, and rethrows", async () => {
     const limiter = singleFlight();
-    const handler = withRateLimit(() => {
-      throw new HttpError("ERR_HTTP_NOT_FOUND", "gone");
-    }, limiter, byKey);
+    const handler = withRateLimit(
+      () => {
+        throw new HttpError("ERR_HTTP_NOT_FOUND", "gone");
+      },
+      limiter,
+      byKey,
+    );
     await assert.rejects(callHandler(handler, makeRequest()), { code: "ERR_HTTP_NOT_FOUND" });
     assert.equal(canAcquire(limiter, "k"), true);
   });
@@ -226,7 +290,11 @@ describe("withRateLimit()", () => {
 describe("withRateLimit() with a body in parts", () => {
   it("releases the permit at once, as for any complete body", async () => {
     const limiter = new RateLimiter({ ratePerSecond: 0, maxConcurrent: 1, now: () => 0 });
-    const handler = withRateLimit(() => ({ status: 200, body: [new Uint8Array(1)] }), limiter, () => "k");
+    const handler = withRateLimit(
+      () => ({ status: 200, body: [new Uint8Array(1)] }),
+      limiter,
+      () => "k",
+    );
     const response = await callHandler(handler, makeRequest());
     assert.ok(Array.isArray(response.body));
     assert.equal(limiter.acquire("k").ok, true);

@@ -10,5 +10,7 @@ describe("count()", () => {
     { n: 1, noun: "entry", plural: "entries", expected: "1 entry" },
     { n: 3, noun: "entry", plural: "entries", expected: "3 entries" },
   ] as const;
-  for (const c of cases) it(`gives "${c.expected}"`, () => assert.equal(count(c.n, c.noun, c.plural), c.expected));
+  for (const c of cases) {
+    it(`gives "${c.expected}"`, () => assert.equal(count(c.n, c.noun, c.plural), c.expected));
+  }
 });

@@ -43,7 +43,10 @@ describe("OutageLog", () => {
   it("writes to a service's plain log (info and error only): two lines, the count in the second", () => {
     const lines: string[] = [];
     let time = 0;
-    const plain = { info: (message: string) => lines.push(`info ${message}`), error: (message: string) => lines.push(`error ${message}`) };
+    const plain = {
+      info: (message: string) => lines.push(`info ${message}`),
+      error: (message: string) => lines.push(`error ${message}`),
+    };
     const pg = new OutageLog(plain, "Database: PostgreSQL at postgres://db/app", () => time);
     for (let attempt = 0; attempt < 20; attempt++) {
       pg.failed(new Error("connect ECONNREFUSED"));
@@ -73,8 +76,13 @@ describe("OutageLog of a task", () => {
   it("says failing and working again, two lines however many runs failed", () => {
     const lines: string[] = [];
     let time = 0;
-    const plain = { info: (message: string) => lines.push(`info ${message}`), error: (message: string) => lines.push(`error ${message}`) };
-    const sweep = new OutageLog(plain, "Auth: sweeping expired tokens", () => time, { subject: "task" });
+    const plain = {
+      info: (message: string) => lines.push(`info ${message}`),
+      error: (message: string) => lines.push(`error ${message}`),
+    };
+    const sweep = new OutageLog(plain, "Auth: sweeping expired tokens", () => time, {
+      subject: "task",
+    });
     for (let run = 0; run < 3; run++) {
       sweep.failed(new Error("Cannot reach the database now"));
       time += 60_000;

@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { HttpResponse } from "../../lib/http/mod.ts";
-import { createMetricsHandler, type MetricsHandlerOptions, MetricsRegistry } from "../../lib/metrics/mod.ts";
+import {
+  createMetricsHandler,
+  type MetricsHandlerOptions,
+  MetricsRegistry,
+} from "../../lib/metrics/mod.ts";
 import { METRICS_CONTENT_TYPE } from "../../lib/metrics/render_metrics.ts";
 import { bodyText, callHandler, makeRequest, rawRequest, startServer } from "../_helpers/http.ts";
 

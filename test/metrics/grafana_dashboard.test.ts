@@ -55,7 +55,7 @@ describe("data/grafana_dashboard.json", () => {
     "rate(tributary_http_requests_total",
     "tributary_http_request_duration_seconds_bucket",
     "rate(tributary_relay_messages_accepted_total[1m])",
-    "tributary_relay_delivery_attempts_total{outcome=\"success\"}",
+    'tributary_relay_delivery_attempts_total{outcome="success"}',
     "tributary_relay_delivery_duration_seconds_bucket",
     "tributary_relay_messages_dead_total",
     "tributary_relay_queue_depth",

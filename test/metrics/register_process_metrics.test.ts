@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { MetricsRegistry, type ProcessSource, registerProcessMetrics, renderMetrics } from "../../lib/metrics/mod.ts";
+import {
+  MetricsRegistry,
+  type ProcessSource,
+  registerProcessMetrics,
+  renderMetrics,
+} from "../../lib/metrics/mod.ts";
 import { nodeProcessSource } from "../../lib/metrics/register_process_metrics.ts";
 
 /** A source with fixed numbers that counts how often it is read. */

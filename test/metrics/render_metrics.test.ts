@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createHttpMetrics, MetricsRegistry, registerProcessMetrics, renderMetrics } from "../../lib/metrics/mod.ts";
+import {
+  createHttpMetrics,
+  MetricsRegistry,
+  registerProcessMetrics,
+  renderMetrics,
+} from "../../lib/metrics/mod.ts";
 import { METRICS_CONTENT_TYPE } from "../../lib/metrics/render_metrics.ts";
 import { promtoolCheck, promtoolFound, promtoolSkip } from "../_helpers/promtool.ts";
 
@@ -17,11 +22,14 @@ describe("renderMetrics()", () => {
   it("renders a counter without labels, at 0 before its first increment", () => {
     const registry = new MetricsRegistry();
     registry.counter({ name: "jobs_total", help: "Jobs done" });
-    assert.equal(renderMetrics(registry), lines(
-      "# HELP jobs_total Jobs done",
-      "# TYPE jobs_total counter",
-      "jobs_total 0",
-    ));
+    assert.equal(
+      renderMetrics(registry),
+      lines(
+        "# HELP jobs_total Jobs done",
+        "# TYPE jobs_total counter",
+        "jobs_total 0",
+      ),
+    );
   });
 
   it("renders a counter with labels in declared label order", () => {
@@ -33,12 +41,15 @@ describe("renderMetrics()", () => {
     });
     counter.inc({ status: "200", route: "/a" }, 3);
     counter.inc({ route: "/b", status: "500" });
-    assert.equal(renderMetrics(registry), lines(
-      "# HELP http_requests_total Requests",
-      "# TYPE http_requests_total counter",
-      'http_requests_total{route="/a",status="200"} 3',
-      'http_requests_total{route="/b",status="500"} 1',
-    ));
+    assert.equal(
+      renderMetrics(registry),
+      lines(
+        "# HELP http_requests_total Requests",
+        "# TYPE http_requests_total counter",
+        'http_requests_total{route="/a",status="200"} 3',
+        'http_requests_total{route="/b",status="500"} 1',
+      ),
+    );
   });
 
   it("renders a labelled metric without series as its HELP and TYPE lines only", () => {
@@ -55,15 +66,18 @@ describe("renderMetrics()", () => {
     gauge.set({ room: "c" }, -Infinity);
     gauge.set({ room: "d" }, Number.NaN);
     gauge.set({ room: "e" }, 1e21);
-    assert.equal(renderMetrics(registry), lines(
-      "# HELP temperature Degrees",
-      "# TYPE temperature gauge",
-      'temperature{room="a"} -1.5',
-      'temperature{room="b"} +Inf',
-      'temperature{room="c"} -Inf',
-      'temperature{room="d"} NaN',
-      'temperature{room="e"} 1e+21',
-    ));
+    assert.equal(
+      renderMetrics(registry),
+      lines(
+        "# HELP temperature Degrees",
+        "# TYPE temperature gauge",
+        'temperature{room="a"} -1.5',
+        'temperature{room="b"} +Inf',
+        'temperature{room="c"} -Inf',
+        'temperature{room="d"} NaN',
+        'temperature{room="e"} 1e+21',
+      ),
+    );
   });
 
   it("renders a gauge from its collect callback", () => {
@@ -77,12 +91,15 @@ describe("renderMetrics()", () => {
         { labels: { state: "dead" }, value: 0 },
       ],
     });
-    assert.equal(renderMetrics(registry), lines(
-      "# HELP queue_depth Jobs by state",
-      "# TYPE queue_depth gauge",
-      'queue_depth{state="ready"} 4',
-      'queue_depth{state="dead"} 0',
-    ));
+    assert.equal(
+      renderMetrics(registry),
+      lines(
+        "# HELP queue_depth Jobs by state",
+        "# TYPE queue_depth gauge",
+        'queue_depth{state="ready"} 4',
+        'queue_depth{state="dead"} 0',
+      ),
+    );
   });
 
   it("renders a histogram without labels with cumulative buckets, +Inf, _sum and _count", () => {
@@ -93,16 +110,19 @@ describe("renderMetrics()", () => {
       buckets: [0.1, 0.5, 1],
     });
     for (const value of [0.05, 0.1, 0.3, 0.7, 2]) histogram.observe({}, value);
-    assert.equal(renderMetrics(registry), lines(
-      "# HELP latency_seconds Latency",
-      "# TYPE latency_seconds histogram",
-      'latency_seconds_bucket{le="0.1"} 2',
-      'latency_seconds_bucket{le="0.5"} 3',
-      'latency_seconds_bucket{le="1"} 4',
-      'latency_seconds_bucket{le="+Inf"} 5',
-      "latency_seconds_sum 3.15",
-      "latency_seconds_count 5",
-    ));
+    assert.equal(
+      renderMetrics(registry),
+      lines(
+        "# HELP latency_seconds Latency",
+        "# TYPE latency_seconds histogram",
+        'latency_seconds_bucket{le="0.1"} 2',
+        'latency_seconds_bucket{le="0.5"} 3',
+        'latency_seconds_bucket{le="1"} 4',
+        'latency_seconds_bucket{le="+Inf"} 5',
+        "latency_seconds_sum 3.15",
+        "latency_seconds_count 5",
+      ),
+    );
   });
 
   it("renders a histogram with labels, le last", () => {
@@ -116,33 +136,39 @@ describe("renderMetrics()", () => {
     histogram.observe({ service: "sync", route: "/x" }, 0.004);
     histogram.observe({ service: "sync", route: "/x" }, 3);
     histogram.observe({ service: "water", route: "/y" }, 1);
-    assert.equal(renderMetrics(registry), lines(
-      "# HELP d_seconds D",
-      "# TYPE d_seconds histogram",
-      'd_seconds_bucket{service="sync",route="/x",le="0.005"} 1',
-      'd_seconds_bucket{service="sync",route="/x",le="2.5"} 1',
-      'd_seconds_bucket{service="sync",route="/x",le="+Inf"} 2',
-      'd_seconds_sum{service="sync",route="/x"} 3.004',
-      'd_seconds_count{service="sync",route="/x"} 2',
-      'd_seconds_bucket{service="water",route="/y",le="0.005"} 0',
-      'd_seconds_bucket{service="water",route="/y",le="2.5"} 1',
-      'd_seconds_bucket{service="water",route="/y",le="+Inf"} 1',
-      'd_seconds_sum{service="water",route="/y"} 1',
-      'd_seconds_count{service="water",route="/y"} 1',
-    ));
+    assert.equal(
+      renderMetrics(registry),
+      lines(
+        "# HELP d_seconds D",
+        "# TYPE d_seconds histogram",
+        'd_seconds_bucket{service="sync",route="/x",le="0.005"} 1',
+        'd_seconds_bucket{service="sync",route="/x",le="2.5"} 1',
+        'd_seconds_bucket{service="sync",route="/x",le="+Inf"} 2',
+        'd_seconds_sum{service="sync",route="/x"} 3.004',
+        'd_seconds_count{service="sync",route="/x"} 2',
+        'd_seconds_bucket{service="water",route="/y",le="0.005"} 0',
+        'd_seconds_bucket{service="water",route="/y",le="2.5"} 1',
+        'd_seconds_bucket{service="water",route="/y",le="+Inf"} 1',
+        'd_seconds_sum{service="water",route="/y"} 1',
+        'd_seconds_count{service="water",route="/y"} 1',
+      ),
+    );
   });
 
   it("renders an empty histogram without labels as zero buckets", () => {
     const registry = new MetricsRegistry();
     registry.histogram({ name: "h", help: "H", buckets: [1] });
-    assert.equal(renderMetrics(registry), lines(
-      "# HELP h H",
-      "# TYPE h histogram",
-      'h_bucket{le="1"} 0',
-      'h_bucket{le="+Inf"} 0',
-      "h_sum 0",
-      "h_count 0",
-    ));
+    assert.equal(
+      renderMetrics(registry),
+      lines(
+        "# HELP h H",
+        "# TYPE h histogram",
+        'h_bucket{le="1"} 0',
+        'h_bucket{le="+Inf"} 0',
+        "h_sum 0",
+        "h_count 0",
+      ),
+    );
   });
 
   const helpCases = [
@@ -235,12 +261,16 @@ function realisticRegistry(): MetricsRegistry {
 }
 
 describe("renderMetrics() with promtool", () => {
-  it("renders a realistic registry that promtool check metrics accepts", { skip: promtoolSkip }, async () => {
-    assert.ok(promtoolFound, "REQUIRE_SERVICES=1 but promtool is not on PATH");
-    const text = renderMetrics(realisticRegistry());
-    const { code, output } = await promtoolCheck(text);
-    assert.equal(code, 0, output);
-  });
+  it(
+    "renders a realistic registry that promtool check metrics accepts",
+    { skip: promtoolSkip },
+    async () => {
+      assert.ok(promtoolFound, "REQUIRE_SERVICES=1 but promtool is not on PATH");
+      const text = renderMetrics(realisticRegistry());
+      const { code, output } = await promtoolCheck(text);
+      assert.equal(code, 0, output);
+    },
+  );
 
   it("is checked by a promtool that does refuse bad text", { skip: promtoolSkip }, async () => {
     assert.ok(promtoolFound, "REQUIRE_SERVICES=1 but promtool is not on PATH");

@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { answeredBy, createRouter, type Handler, HttpError, type HttpRequest, keepRoutes } from "../../lib/http/mod.ts";
+import {
+  answeredBy,
+  createRouter,
+  type Handler,
+  HttpError,
+  type HttpRequest,
+  keepRoutes,
+} from "../../lib/http/mod.ts";
 import {
   createHttpMetrics,
   type HttpMetrics,
@@ -104,7 +111,9 @@ describe("withMetrics()", () => {
   it("notes the service and route on each request it answers or that throws, one shared note a route", async () => {
     const { metrics, clock } = setup();
     const handler = withMetrics((request) => {
-      if (request.method === "DELETE") throw new HttpError("ERR_HTTP_FORBIDDEN", "Cannot delete: forbidden");
+      if (request.method === "DELETE") {
+        throw new HttpError("ERR_HTTP_FORBIDDEN", "Cannot delete: forbidden");
+      }
       return { status: 200 };
     }, { metrics, service: "relay", route: byPath, now: () => clock.t });
     const first = makeRequest({ path: "/known" });
@@ -206,18 +215,32 @@ describe("withMetrics() over a router", () => {
   it("labels each request with the pattern of the route that answered, refused or not, and others as other", async () => {
     const { metrics, clock } = setup();
     const router = createRouter([
-      { method: "GET", path: "/items/:id", handler: (_request, params) => ({ status: params["id"] === "0" ? 404 : 200 }) },
+      {
+        method: "GET",
+        path: "/items/:id",
+        handler: (_request, params) => ({ status: params["id"] === "0" ? 404 : 200 }),
+      },
       { method: "POST", path: "/items", handler: () => ({ status: 201 }) },
     ]);
     const limited = keepRoutes((request) => {
-      if (request.headers["x-slow"] === "1") throw new HttpError("ERR_HTTP_RATE_LIMITED", "Cannot answer now: too fast");
+      if (request.headers["x-slow"] === "1") {
+        throw new HttpError("ERR_HTTP_RATE_LIMITED", "Cannot answer now: too fast");
+      }
       return router(request);
     }, router);
-    const measured = withMetrics(limited, { metrics, service: "items", route: limited.routeOf, now: () => clock.t });
+    const measured = withMetrics(limited, {
+      metrics,
+      service: "items",
+      route: limited.routeOf,
+      now: () => clock.t,
+    });
     await callHandler(measured, makeRequest({ method: "GET", path: "/items/1" }));
     await callHandler(measured, makeRequest({ method: "GET", path: "/items/2" }));
     await callHandler(measured, makeRequest({ method: "GET", path: "/items/0" }));
-    await callHandler(measured, makeRequest({ method: "GET", path: "/items/3", headers: { "x-slow": "1" } })).catch(() => {});
+    await callHandler(
+      measured,
+      makeRequest({ method: "GET", path: "/items/3", headers: { "x-slow": "1" } }),
+    ).catch(() => {});
     await callHandler(measured, makeRequest({ method: "POST", path: "/items" }));
     await callHandler(measured, makeRequest({ method: "GET", path: "/elsewhere" })).catch(() => {});
     assert.deepEqual(counts(metrics), {

@@ -152,7 +152,8 @@ describe("bindFilter()", () => {
         expected: literal("guid", "0a1b2c3d-0000-4000-8000-00000000000f"),
       },
       {
-        name: "converts a date-time for a date field to its calendar date in UTC, as DataStream answers it",
+        name:
+          "converts a date-time for a date field to its calendar date in UTC, as DataStream answers it",
         input: "ActivityStartDate ge 2015-01-01T00:00:00Z",
         expected: literal("date", "2015-01-01"),
       },

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { bindFilter, evaluateFilter, type FilterSchema, parseFilter, type Scalar } from "../../lib/odata/mod.ts";
+import {
+  bindFilter,
+  evaluateFilter,
+  type FilterSchema,
+  parseFilter,
+  type Scalar,
+} from "../../lib/odata/mod.ts";
 import { compareScalars, evaluateValue } from "../../lib/odata/evaluate.ts";
 
 const SCHEMA: FilterSchema = new Map([

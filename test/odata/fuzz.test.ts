@@ -10,10 +10,10 @@ import {
   bindFilter,
   type BoundFilter,
   evaluateFilter,
-  FilterSyntaxError,
   type FilterFieldType,
   type FilterNode,
   type FilterSchema,
+  FilterSyntaxError,
   ODataError,
   parseFilter,
   type Scalar,
@@ -205,7 +205,10 @@ const TOKENS = [
   ..."Id id ID Foo contains( length( year( Contains( substring( round(".split(" "),
   ..."2020-02-30 2020-13-01 2021-02-29 12ab 1e999 - --1 1. .5 2020-03-23T10:00".split(" "),
   "0A1B2C3D-0000-4000-8000-00000000000F",
-  "2020-03-23T25:00:00Z", "2020-03-23T10:00", "substring(", "round(",
+  "2020-03-23T25:00:00Z",
+  "2020-03-23T10:00",
+  "substring(",
+  "round(",
 ];
 
 /** Damages a filter in one of several ways. */
@@ -241,7 +244,7 @@ function mutate(p: Prng, text: string, other: string): string {
       return `${"(".repeat(n)}${text}${")".repeat(close)}`;
     }
     case 8: {
-      const quote = p.pick(["'", "''", "\"", "'''", `${p.pick(FUNCTIONS)}(`]);
+      const quote = p.pick(["'", "''", '"', "'''", `${p.pick(FUNCTIONS)}(`]);
       return text.slice(0, at) + quote + text.slice(at);
     }
     case 9: {

@@ -78,7 +78,7 @@ describe("buildNextLink()", () => {
     { char: "=", as: "%3D" },
     { char: "?", as: "%3F" },
     { char: " ", as: "%20" },
-    { char: "\"", as: "%22" },
+    { char: '"', as: "%22" },
     { char: "é", as: "%C3%A9" },
     { char: "🌊", as: "%F0%9F%8C%8A" },
   ] as const;

@@ -475,7 +475,7 @@ describe("parseFilter()", () => {
         input: "Name eq 'it''s",
         position: 8,
       },
-      { name: "refuses a double-quoted string", input: "Name eq \"x\"", position: 8 },
+      { name: "refuses a double-quoted string", input: 'Name eq "x"', position: 8 },
       { name: "refuses an unknown character", input: "Name eq 'x' ; ", position: 12 },
       { name: "refuses a non-ASCII letter outside strings", input: "Rivière eq 'x'", position: 4 },
       { name: "refuses a slash (no navigation paths)", input: "Location/Name eq 'x'", position: 8 },
@@ -566,7 +566,7 @@ describe("parseFilter()", () => {
     it("says where and what in its message", () => {
       assert.throws(() => parseFilter("(A eq 1 and B"), {
         message: "Cannot parse filter at position 13: " +
-          "expected \")\" but found the end of the filter",
+          'expected ")" but found the end of the filter',
       });
     });
 
@@ -585,7 +585,7 @@ describe("parseFilter()", () => {
     });
 
     it("tells that strings take single quotes", () => {
-      assert.throws(() => parseFilter("Name eq \"pH\""), { message: /single quotes/ });
+      assert.throws(() => parseFilter('Name eq "pH"'), { message: /single quotes/ });
     });
   });
 

@@ -35,7 +35,11 @@ describe("readQueryOptions()", () => {
 
     it("reads $filter=undefined as no filter, as the official JavaScript client sends it for an unfiltered call", () => {
       assert.deepEqual(read("$filter=undefined&$top=3"), { top: 3, count: false });
-      assert.deepEqual(read("$filter=undefined eq 1"), { filter: "undefined eq 1", count: false }, "only the bare word");
+      assert.deepEqual(
+        read("$filter=undefined eq 1"),
+        { filter: "undefined eq 1", count: false },
+        "only the bare word",
+      );
     });
 
     it("reads options without '$'", () => {
@@ -87,8 +91,16 @@ describe("readQueryOptions()", () => {
 
   describe("empty values", () => {
     const cases = [
-      "$skip=", "$orderby=", "$skiptoken=", "$count=", "$top=", "$filter=", "$select=", "$format=",
-      "$foo=", "$expand=",
+      "$skip=",
+      "$orderby=",
+      "$skiptoken=",
+      "$count=",
+      "$top=",
+      "$filter=",
+      "$select=",
+      "$format=",
+      "$foo=",
+      "$expand=",
     ];
     for (const query of cases) {
       it(
@@ -125,10 +137,12 @@ describe("readQueryOptions()", () => {
       assert.equal(read("$skip=25&$top=5").skip, 25);
       assert.equal(read("skip=1000000").skip, 1_000_000);
     });
-    for (const bad of ["-1", "1.5", "x", "1000001"]) it(`refuses $skip=${bad}, saying how to page deeper`, () => {
-      refuses(`$skip=${bad}`, "$skip");
-      assert.throws(() => read(`$skip=${bad}`), { message: /@odata\.nextLink/ });
-    });
+    for (const bad of ["-1", "1.5", "x", "1000001"]) {
+      it(`refuses $skip=${bad}, saying how to page deeper`, () => {
+        refuses(`$skip=${bad}`, "$skip");
+        assert.throws(() => read(`$skip=${bad}`), { message: /@odata\.nextLink/ });
+      });
+    }
   });
 
   describe("$top", () => {
@@ -264,7 +278,13 @@ describe("readQueryOptions()", () => {
     const keys = [
       { input: "Id desc", expected: [{ name: "Id", descending: true }] },
       { input: "DOI", expected: [{ name: "DOI", descending: false }] },
-      { input: "ResultValue DESC, ActivityStartDate", expected: [{ name: "ResultValue", descending: true }, { name: "ActivityStartDate", descending: false }] },
+      {
+        input: "ResultValue DESC, ActivityStartDate",
+        expected: [{ name: "ResultValue", descending: true }, {
+          name: "ActivityStartDate",
+          descending: false,
+        }],
+      },
       { input: "Id ASC", expected: undefined },
     ];
     for (const { input, expected } of keys) {

@@ -10,7 +10,12 @@ const ROOT = join(import.meta.dirname, "..", "..");
 
 describe("api/tributary.api.md", () => {
   it("is the surface the built declarations export (npm run api regenerates it)", () => {
-    const check = spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "scripts", "api_report.ts"), "--check"], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NODE_V8_COVERAGE: "" } });
+    const check = spawnSync(process.execPath, [
+      "--import",
+      "tsx",
+      join(ROOT, "scripts", "api_report.ts"),
+      "--check",
+    ], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NODE_V8_COVERAGE: "" } });
     assert.equal(check.status, 0, check.stderr);
     assert.match(check.stdout, /is up to date/);
   });

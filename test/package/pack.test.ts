@@ -5,7 +5,16 @@
 import assert from "node:assert/strict";
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, normalize } from "node:path";
 import { before, describe, it } from "node:test";
@@ -19,7 +28,23 @@ const PAGE_MODULES = readdirSync(join(ROOT, "lib"), { recursive: true, encoding:
   .filter((entry) => entry.endsWith(".browser.ts"))
   .map((entry) => entry.split("\\").join("/").slice(0, -".browser.ts".length))
   .sort();
-const ENTRY_POINTS = ["", "/odata", "/water", "/auth", "/sync", "/relay", "/relay/redis", "/relay/kafka", "/http", "/crypto", "/metrics", "/config", "/storage", "/log", "/app"];
+const ENTRY_POINTS = [
+  "",
+  "/odata",
+  "/water",
+  "/auth",
+  "/sync",
+  "/relay",
+  "/relay/redis",
+  "/relay/kafka",
+  "/http",
+  "/crypto",
+  "/metrics",
+  "/config",
+  "/storage",
+  "/log",
+  "/app",
+];
 
 /** The strict flags of the style guide that bear on a consumer's check, with TypeScript's default libs (which bring the DOM's `console`, `URL`, `Request`). */
 const STRICT = {
@@ -50,7 +75,12 @@ let nodeTypes = "";
 /** The environment of the package's processes: without coverage, which measures lib/ as the tests run it, not dist/. */
 const ENV: NodeJS.ProcessEnv = { ...process.env, NODE_V8_COVERAGE: "" };
 
-function run(command: string, args: readonly string[], cwd = project, env: NodeJS.ProcessEnv = ENV): SpawnSyncReturns<string> {
+function run(
+  command: string,
+  args: readonly string[],
+  cwd = project,
+  env: NodeJS.ProcessEnv = ENV,
+): SpawnSyncReturns<string> {
   return spawnSync(command, args, { cwd, env, encoding: "utf8", maxBuffer: 1 << 26 });
 }
 
@@ -93,31 +123,65 @@ before(() => {
   tarball = join(work, info!.filename);
   project = join(work, "consumer");
   mkdirSync(project);
-  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
-  ok(run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball]), "npm install");
+  writeFileSync(
+    join(project, "package.json"),
+    JSON.stringify({ name: "consumer", private: true, type: "module" }),
+  );
+  ok(
+    run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball]),
+    "npm install",
+  );
   nodeTypes = join(work, "node-types");
   mkdirSync(nodeTypes);
-  writeFileSync(join(nodeTypes, "package.json"), JSON.stringify({ name: "node-types", private: true }));
-  ok(run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "@types/node@20"], nodeTypes), "npm install @types/node");
+  writeFileSync(
+    join(nodeTypes, "package.json"),
+    JSON.stringify({ name: "node-types", private: true }),
+  );
+  ok(
+    run(
+      "npm",
+      ["install", "--prefer-offline", "--no-audit", "--no-fund", "@types/node@20"],
+      nodeTypes,
+    ),
+    "npm install @types/node",
+  );
 });
 
 describe("the packed package", () => {
   it("holds the built library, its documents and its licence, not the sources, tests, benchmarks or demo data", () => {
     const files = ok(run("tar", ["tzf", tarball], ROOT), "tar").trim().split("\n");
-    for (const file of files) assert.match(file, /^package\/(dist\/.+\.(js|d\.ts|html|css)|dist\/water\/explorer\/basemap\.json|bin\/tributary\.mjs|package\.json|README\.md|LICENSE)$/, file);
-    assert.ok(files.includes("package/dist/water/explorer/basemap.json"), "the explorer's map data");
+    for (const file of files) {
+      assert.match(
+        file,
+        /^package\/(dist\/.+\.(js|d\.ts|html|css)|dist\/water\/explorer\/basemap\.json|bin\/tributary\.mjs|package\.json|README\.md|LICENSE)$/,
+        file,
+      );
+    }
+    assert.ok(
+      files.includes("package/dist/water/explorer/basemap.json"),
+      "the explorer's map data",
+    );
     for (const page of ["relay/portal/portal", "water/explorer/explorer"]) {
-      for (const extension of [".html", ".css"]) assert.ok(files.includes(`package/dist/${page}${extension}`), `${page}${extension}`);
+      for (const extension of [".html", ".css"]) {
+        assert.ok(files.includes(`package/dist/${page}${extension}`), `${page}${extension}`);
+      }
     }
     // Every module of the pages built, the shared client among them; no TypeScript.
-    assert.ok(PAGE_MODULES.includes("web/browser/api_client") && PAGE_MODULES.includes("water/explorer/map"), PAGE_MODULES.join(", "));
+    assert.ok(
+      PAGE_MODULES.includes("web/browser/api_client") &&
+        PAGE_MODULES.includes("water/explorer/map"),
+      PAGE_MODULES.join(", "),
+    );
     for (const module of PAGE_MODULES) {
       assert.ok(files.includes(`package/dist/${module}.browser.js`), `${module}.browser.js`);
       assert.ok(!files.includes(`package/dist/${module}.browser.ts`), `${module}.browser.ts`);
     }
     for (const entry of ENTRY_POINTS) {
       const base = entry === "" ? "mod" : `${entry.slice(1)}/mod`;
-      assert.ok(files.includes(`package/dist/${base}.js`) && files.includes(`package/dist/${base}.d.ts`), base);
+      assert.ok(
+        files.includes(`package/dist/${base}.js`) && files.includes(`package/dist/${base}.d.ts`),
+        base,
+      );
     }
   });
 
@@ -128,47 +192,88 @@ describe("the packed package", () => {
     const root = join(unpacked, "package");
     const files = new Set(filesUnder(root));
     const named: { from: string; name: string; file: string }[] = [];
-    const refer = (from: string, name: string, file: string): void => void named.push({ from, name, file: normalize(file).split("\\").join("/") });
+    const refer = (from: string, name: string, file: string): void =>
+      void named.push({ from, name, file: normalize(file).split("\\").join("/") });
     for (const file of files) {
       const here = dirname(file);
       const text = readFileSync(join(root, file), "utf8");
       if (/\.(m?js|d\.ts)$/.test(file)) {
-        for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)"(\.{1,2}\/[^"]+)"/gm)) {
+        for (
+          const match of text.matchAll(
+            /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)"(\.{1,2}\/[^"]+)"/gm,
+          )
+        ) {
           // A declaration's `./x.ts` or `./x.js` is the declaration `./x.d.ts`, as TypeScript resolves it.
-          refer(file, match[1]!, join(here, file.endsWith(".d.ts") ? match[1]!.replace(/\.(ts|js)$/, ".d.ts") : match[1]!));
+          refer(
+            file,
+            match[1]!,
+            join(
+              here,
+              file.endsWith(".d.ts") ? match[1]!.replace(/\.(ts|js)$/, ".d.ts") : match[1]!,
+            ),
+          );
         }
-        for (const match of text.matchAll(/^\/\/\/\s*<reference\s+path="([^"]+)"/gm)) refer(file, match[1]!, join(here, match[1]!));
+        for (const match of text.matchAll(/^\/\/\/\s*<reference\s+path="([^"]+)"/gm)) {
+          refer(file, match[1]!, join(here, match[1]!));
+        }
         // A reference to another package's types (Node's) names what the package does not hold either.
-        for (const match of text.matchAll(/^\/\/\/\s*<reference\s+types="([^"]+)"/gm)) refer(file, `types ${match[1]!}`, `node_modules/@types/${match[1]!}`);
-        for (const match of text.matchAll(/^\/\/# sourceMappingURL=(\S+)/gm)) refer(file, match[1]!, join(here, match[1]!));
+        for (const match of text.matchAll(/^\/\/\/\s*<reference\s+types="([^"]+)"/gm)) {
+          refer(file, `types ${match[1]!}`, `node_modules/@types/${match[1]!}`);
+        }
+        for (const match of text.matchAll(/^\/\/# sourceMappingURL=(\S+)/gm)) {
+          refer(file, match[1]!, join(here, match[1]!));
+        }
       }
       if (file.endsWith(".map")) {
         const map = JSON.parse(text) as { sources?: string[]; sourceRoot?: string };
-        for (const source of map.sources ?? []) refer(file, source, join(here, map.sourceRoot ?? "", source));
+        for (const source of map.sources ?? []) {
+          refer(file, source, join(here, map.sourceRoot ?? "", source));
+        }
       }
     }
-    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { types: string; bin: Record<string, string>; exports: Record<string, string | Record<string, string>> };
-    const targets = [manifest.types, ...Object.values(manifest.bin), ...Object.values(manifest.exports).flatMap((target) => (typeof target === "string" ? [target] : Object.values(target)))];
+    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      types: string;
+      bin: Record<string, string>;
+      exports: Record<string, string | Record<string, string>>;
+    };
+    const targets = [
+      manifest.types,
+      ...Object.values(manifest.bin),
+      ...Object.values(manifest.exports).flatMap((
+        target,
+      ) => (typeof target === "string" ? [target] : Object.values(target))),
+    ];
     for (const target of targets) refer("package.json", target, target);
     assert.ok(named.length > 1000, `${named.length} names checked`);
-    assert.deepEqual(named.filter((entry) => !files.has(entry.file)).map((entry) => `${entry.from} names ${entry.name}`), []);
+    assert.deepEqual(
+      named.filter((entry) => !files.has(entry.file)).map((entry) =>
+        `${entry.from} names ${entry.name}`
+      ),
+      [],
+    );
   });
 
   it("is MIT-licensed by the tributary authors, as package.json says", () => {
     const licence = ok(run("tar", ["xzOf", tarball, "package/LICENSE"], ROOT), "tar");
     assert.match(licence, /^MIT License\n\nCopyright \(c\) 2026 The tributary authors\n/);
     assert.match(licence, /THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND/);
-    const manifest = JSON.parse(ok(run("tar", ["xzOf", tarball, "package/package.json"], ROOT), "tar")) as { license: string };
+    const manifest = JSON.parse(
+      ok(run("tar", ["xzOf", tarball, "package/package.json"], ROOT), "tar"),
+    ) as { license: string };
     assert.equal(manifest.license, "MIT");
   });
 
   it("installs without tsx, @types/node and the optional redis and kafkajs", () => {
-    for (const name of ["tsx", "redis", "kafkajs", "typescript", "@types/node", "@types"]) assert.equal(existsSync(join(project, "node_modules", name)), false, name);
+    for (const name of ["tsx", "redis", "kafkajs", "typescript", "@types/node", "@types"]) {
+      assert.equal(existsSync(join(project, "node_modules", name)), false, name);
+    }
     assert.ok(existsSync(join(project, "node_modules", "tributary", "dist", "mod.js")));
   });
 
   it("works from plain Node 20: the root and per-domain imports, a filter, a MemoryQueue and a TokenService", () => {
-    writeFileSync(join(project, "plain.mjs"), `
+    writeFileSync(
+      join(project, "plain.mjs"),
+      `
 import { createApp as createFromRoot } from "tributary";
 import { createApp } from "tributary/app";
 import { parseFilter, bindFilter, evaluateFilter } from "tributary/odata";
@@ -191,22 +296,42 @@ console.log(JSON.stringify({
   scope: token.scope,
   verified: (await tokens.verifyAccess(token.access_token))?.clientId,
 }));
-`);
-    const output = JSON.parse(ok(run(process.execPath, ["plain.mjs"]), "node plain.mjs")) as Record<string, unknown>;
-    assert.deepEqual(output, { same: true, matches: true, depth: { ready: 0, delayed: 0, leased: 0, dead: 0 }, scope: "SignUp", verified: "c" });
+`,
+    );
+    const output = JSON.parse(ok(run(process.execPath, ["plain.mjs"]), "node plain.mjs")) as Record<
+      string,
+      unknown
+    >;
+    assert.deepEqual(output, {
+      same: true,
+      matches: true,
+      depth: { ready: 0, delayed: 0, leased: 0, dead: 0 },
+      scope: "SignUp",
+      verified: "c",
+    });
   });
 
   it("starts createApp(readConfig(process.env)) with the defaults in a new project: no datasets, API keys, clients or tenants, one log line each, and no var/ after start and close", () => {
     const folder = newFolder("defaults");
-    writeFileSync(join(folder, "start.mjs"), `
+    writeFileSync(
+      join(folder, "start.mjs"),
+      `
 import { createApp, readConfig } from "tributary";
 const app = createApp(readConfig(process.env));
 await app.start();
 await app.close();
-`);
-    const env = { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", NODE_V8_COVERAGE: "", LOG_FORMAT: "json" };
+`,
+    );
+    const env = {
+      PATH: process.env["PATH"] ?? "",
+      HOME: process.env["HOME"] ?? "",
+      NODE_V8_COVERAGE: "",
+      LOG_FORMAT: "json",
+    };
     const out = ok(run(process.execPath, ["start.mjs"], folder, env), "node start.mjs");
-    const messages = out.trim().split("\n").map((line) => (JSON.parse(line) as { msg: string }).msg);
+    const messages = out.trim().split("\n").map((line) =>
+      (JSON.parse(line) as { msg: string }).msg
+    );
     assert.deepEqual(messages.filter((message) => / no [a-zA-Z ]+: /.test(message)), [
       "Water data: no API keys: API_KEYS_FILE data/api_keys.json does not exist and API_KEYS is empty: every request that needs a key is refused (401) until one is set",
       "Water data: no datasets: DATA_DIR data/datasets does not exist; put datasets there and reload (SIGHUP)",
@@ -218,7 +343,9 @@ await app.close();
 
   it("stops a start whose CLIENTS_FILE names a file that is not there, naming it, and leaves no var/", () => {
     const folder = newFolder("named-missing");
-    writeFileSync(join(folder, "start.mjs"), `
+    writeFileSync(
+      join(folder, "start.mjs"),
+      `
 import { createApp, readConfig } from "tributary";
 const app = createApp(readConfig(process.env));
 try {
@@ -227,18 +354,31 @@ try {
   console.log(JSON.stringify({ name: error.name, variable: error.variable, message: error.message }));
 }
 await app.close();
-`);
-    const env = { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", NODE_V8_COVERAGE: "", LOG_LEVEL: "error", CLIENTS_FILE: "config/clients.json" };
-    assert.deepEqual(JSON.parse(ok(run(process.execPath, ["start.mjs"], folder, env), "node start.mjs")), {
-      name: "ConfigError",
-      variable: "CLIENTS_FILE",
-      message: "Cannot start: CLIENTS_FILE names config/clients.json, which cannot be read (ENOENT)",
-    });
+`,
+    );
+    const env = {
+      PATH: process.env["PATH"] ?? "",
+      HOME: process.env["HOME"] ?? "",
+      NODE_V8_COVERAGE: "",
+      LOG_LEVEL: "error",
+      CLIENTS_FILE: "config/clients.json",
+    };
+    assert.deepEqual(
+      JSON.parse(ok(run(process.execPath, ["start.mjs"], folder, env), "node start.mjs")),
+      {
+        name: "ConfigError",
+        variable: "CLIENTS_FILE",
+        message:
+          "Cannot start: CLIENTS_FILE names config/clients.json, which cannot be read (ENOENT)",
+      },
+    );
     assert.deepEqual(readdirSync(folder), ["start.mjs"]);
   });
 
   it("serves the web pages from the files the build made, with no compiler installed", () => {
-    writeFileSync(join(project, "pages.mjs"), `
+    writeFileSync(
+      join(project, "pages.mjs"),
+      `
 import { createRelayService, MemoryQueue, TenantRegistry } from "tributary/relay";
 import { createExplorerService } from "tributary/water";
 const random = (size) => new Uint8Array(size);
@@ -257,7 +397,8 @@ const answers = await Promise.all([
 ]);
 const client = bodies["/webhook/portal/api_client.js"];
 console.log(JSON.stringify({ answers, sameClient: client.includes("export function createApiClient(") && client === bodies["/explorer/api_client.js"] }));
-`);
+`,
+    );
     const html = "text/html; charset=utf-8";
     const js = "text/javascript; charset=utf-8";
     assert.deepEqual(JSON.parse(ok(run(process.execPath, ["pages.mjs"]), "node pages.mjs")), {
@@ -280,9 +421,19 @@ console.log(JSON.stringify({ answers, sameClient: client.includes("export functi
     const help = ok(run("npx", ["--offline", "tributary", "--help"]), "npx tributary --help");
     assert.match(help, /^Usage: tributary <command> \[options\]$/m);
     const bin = join(project, "node_modules", ".bin", "tributary");
-    const hashed = ok(run(bin, ["key", "hash", "--json", "tributary-demo-key"]), "tributary key hash");
-    assert.deepEqual(JSON.parse(hashed), { hash: `sha256:${createHash("sha256").update("tributary-demo-key").digest("hex")}` });
-    const checked = JSON.parse(ok(run(bin, ["data", "check", join(ROOT, "data", "datasets"), "--json"]), "tributary data check")) as { ok: boolean; datasets: unknown[] };
+    const hashed = ok(
+      run(bin, ["key", "hash", "--json", "tributary-demo-key"]),
+      "tributary key hash",
+    );
+    assert.deepEqual(JSON.parse(hashed), {
+      hash: `sha256:${createHash("sha256").update("tributary-demo-key").digest("hex")}`,
+    });
+    const checked = JSON.parse(
+      ok(
+        run(bin, ["data", "check", join(ROOT, "data", "datasets"), "--json"]),
+        "tributary data check",
+      ),
+    ) as { ok: boolean; datasets: unknown[] };
     assert.equal(checked.ok, true);
     assert.ok(checked.datasets.length > 0);
     const usage = run(bin, ["endpoint", "add"]);
@@ -290,30 +441,63 @@ console.log(JSON.stringify({ answers, sameClient: client.includes("export functi
     assert.match(usage.stderr, /Cannot run endpoint add: give --url URL/);
   });
 
-  const internal = ["tributary/dist/columnar/_kernels.js", "tributary/dist/columnar/mod.js", "tributary/columnar", "tributary/dist/odata/mod.js", "tributary/lib/odata/mod.ts", "tributary/odata/parse_filter"];
+  const internal = [
+    "tributary/dist/columnar/_kernels.js",
+    "tributary/dist/columnar/mod.js",
+    "tributary/columnar",
+    "tributary/dist/odata/mod.js",
+    "tributary/lib/odata/mod.ts",
+    "tributary/odata/parse_filter",
+  ];
   for (const path of internal) {
     it(`refuses the internal path ${path}`, () => {
-      const result = run(process.execPath, ["--input-type=module", "-e", `await import(${JSON.stringify(path)})`]);
+      const result = run(process.execPath, [
+        "--input-type=module",
+        "-e",
+        `await import(${JSON.stringify(path)})`,
+      ]);
       assert.notEqual(result.status, 0);
       assert.match(result.stderr, /ERR_PACKAGE_PATH_NOT_EXPORTED/);
     });
   }
 
   it("loads only the odata domain for tributary/odata", () => {
-    writeFileSync(join(project, "hooks.mjs"), `
+    writeFileSync(
+      join(project, "hooks.mjs"),
+      `
 import { appendFileSync } from "node:fs";
 export async function resolve(specifier, context, next) {
   const result = await next(specifier, context);
   if (result.url.includes("/node_modules/tributary/")) appendFileSync(process.env.LOADED_LOG, result.url + "\\n");
   return result;
 }
-`);
-    writeFileSync(join(project, "register.mjs"), 'import { register } from "node:module";\nregister("./hooks.mjs", import.meta.url);\n');
+`,
+    );
+    writeFileSync(
+      join(project, "register.mjs"),
+      'import { register } from "node:module";\nregister("./hooks.mjs", import.meta.url);\n',
+    );
     const log = join(project, "loaded.txt");
-    ok(run(process.execPath, ["--import", "./register.mjs", "--input-type=module", "-e", 'await import("tributary/odata")'], project, { ...ENV, LOADED_LOG: log }), "import");
+    ok(
+      run(
+        process.execPath,
+        [
+          "--import",
+          "./register.mjs",
+          "--input-type=module",
+          "-e",
+          'await import("tributary/odata")',
+        ],
+        project,
+        { ...ENV, LOADED_LOG: log },
+      ),
+      "import",
+    );
     const loaded = readFileSync(log, "utf8").trim().split("\n");
     assert.ok(loaded.length > 5, `${loaded.length} modules`);
-    for (const url of loaded) assert.match(url, /\/node_modules\/tributary\/dist\/odata\/[^/]+\.js$/, url);
+    for (const url of loaded) {
+      assert.match(url, /\/node_modules\/tributary\/dist\/odata\/[^/]+\.js$/, url);
+    }
   });
 
   it("type-checks a consumer and the README's examples that need no Node API, with the settings of tsc --init and no @types/node", () => {
@@ -321,7 +505,10 @@ export async function resolve(specifier, context, next) {
     const files = writeConsumer(folder);
     ok(run(TSC, ["--init"], folder), "tsc --init");
     // tsc --init lists no types; the file list is the consumer's own.
-    writeFileSync(join(folder, "tsconfig.consumer.json"), JSON.stringify({ extends: "./tsconfig.json", compilerOptions: { noEmit: true }, files }));
+    writeFileSync(
+      join(folder, "tsconfig.consumer.json"),
+      JSON.stringify({ extends: "./tsconfig.json", compilerOptions: { noEmit: true }, files }),
+    );
     ok(run(TSC, ["-p", "tsconfig.consumer.json"], folder), "tsc with the tsc --init settings");
   });
 
@@ -329,7 +516,10 @@ export async function resolve(specifier, context, next) {
     it(`type-checks them with the style guide's strict flags, skipLibCheck ${skipLibCheck ? "on" : "off"} and no @types/node`, () => {
       const folder = newFolder(`strict-${skipLibCheck}`);
       const files = writeConsumer(folder);
-      writeFileSync(join(folder, "tsconfig.json"), JSON.stringify({ compilerOptions: { ...STRICT, types: [], skipLibCheck }, files }));
+      writeFileSync(
+        join(folder, "tsconfig.json"),
+        JSON.stringify({ compilerOptions: { ...STRICT, types: [], skipLibCheck }, files }),
+      );
       ok(run(TSC, ["-p", "."], folder), "strict tsc without @types/node");
     });
   }
@@ -337,7 +527,9 @@ export async function resolve(specifier, context, next) {
   it("type-checks a Node program with Node's types too: createNodeListener on node:http and node:http2, guardedLookup for http.request, decryptJwe with a KeyObject", () => {
     const folder = newFolder("with-node-types");
     const files = writeConsumer(folder);
-    writeFileSync(join(folder, "node_program.ts"), `
+    writeFileSync(
+      join(folder, "node_program.ts"),
+      `
 import { generateKeyPairSync } from "node:crypto";
 import { createServer, request } from "node:http";
 import { createSecureServer } from "node:http2";
@@ -353,23 +545,56 @@ export function serve(handler: Handler): void {
 const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
 const jwe = encryptJwe(new TextEncoder().encode("hi"), parseRsaKey(publicKey.export({ type: "spki", format: "pem" }).toString()), pooledRandom());
 export const plain: Uint8Array = decryptJwe(jwe, privateKey);
-`);
-    writeFileSync(join(folder, "tsconfig.json"), JSON.stringify({
-      compilerOptions: { ...STRICT, lib: ["es2023"], types: ["node"], typeRoots: [join(nodeTypes, "node_modules", "@types")], skipLibCheck: false },
-      files: [...files, "node_program.ts"],
-    }));
+`,
+    );
+    writeFileSync(
+      join(folder, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          ...STRICT,
+          lib: ["es2023"],
+          types: ["node"],
+          typeRoots: [join(nodeTypes, "node_modules", "@types")],
+          skipLibCheck: false,
+        },
+        files: [...files, "node_program.ts"],
+      }),
+    );
     ok(run(TSC, ["-p", "."], folder), "strict tsc with @types/node");
   });
 
-  it("passes deno check on the installed entry points and on the sources", { skip: denoSkip }, () => {
-    assert.ok(deno !== undefined, "REQUIRE_SERVICES=1 but Deno is not installed (DENO_BIN)");
-    const folder = newFolder("deno");
-    const files = writeConsumer(folder);
-    ok(run(deno, ["check", "--quiet", "--no-config", "--node-modules-dir=manual", ...files], folder), "deno check");
-    // Every entry point's source, and every _internal.ts the domains share.
-    const sources = [...ENTRY_POINTS.map((entry) => `lib${entry}/mod.ts`), ...readdirSync(join(ROOT, "lib")).map((domain) => `lib/${domain}/_internal.ts`).filter((file) => existsSync(join(ROOT, file)))];
-    ok(run(deno, ["check", "--quiet", "--no-config", "--node-modules-dir=manual", ...sources], ROOT), "deno check lib");
-  });
+  it(
+    "passes deno check on the installed entry points and on the sources",
+    { skip: denoSkip },
+    () => {
+      assert.ok(deno !== undefined, "REQUIRE_SERVICES=1 but Deno is not installed (DENO_BIN)");
+      const folder = newFolder("deno");
+      const files = writeConsumer(folder);
+      ok(
+        run(
+          deno,
+          ["check", "--quiet", "--no-config", "--node-modules-dir=manual", ...files],
+          folder,
+        ),
+        "deno check",
+      );
+      // Every entry point's source, and every _internal.ts the domains share.
+      const sources = [
+        ...ENTRY_POINTS.map((entry) => `lib${entry}/mod.ts`),
+        ...readdirSync(join(ROOT, "lib")).map((domain) => `lib/${domain}/_internal.ts`).filter((
+          file,
+        ) => existsSync(join(ROOT, file))),
+      ];
+      ok(
+        run(
+          deno,
+          ["check", "--quiet", "--no-config", "--node-modules-dir=manual", ...sources],
+          ROOT,
+        ),
+        "deno check lib",
+      );
+    },
+  );
 
   it("runs every example of the README's library section as written, each in a new folder and beside the demo data", async () => {
     const examples = libraryExamples();
@@ -377,10 +602,21 @@ export const plain: Uint8Array = decryptJwe(jwe, privateKey);
     const dir = newFolder("examples");
     examples.forEach((code, i) => writeFileSync(join(dir, `example_${i + 1}.ts`), code));
     // They are Node programs (some use node:http and process), checked with Node's types as such a program is.
-    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({
-      compilerOptions: { ...STRICT, noEmit: false, lib: ["es2023"], types: ["node"], typeRoots: [join(nodeTypes, "node_modules", "@types")], skipLibCheck: false, outDir: "out" },
-      include: ["*.ts"],
-    }));
+    writeFileSync(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          ...STRICT,
+          noEmit: false,
+          lib: ["es2023"],
+          types: ["node"],
+          typeRoots: [join(nodeTypes, "node_modules", "@types")],
+          skipLibCheck: false,
+          outDir: "out",
+        },
+        include: ["*.ts"],
+      }),
+    );
     ok(run(TSC, ["-p", dir]), "tsc on the README's examples");
     const compiled = readdirSync(join(dir, "out")).filter((name) => name.endsWith(".js")).sort();
     assert.equal(compiled.length, examples.length);
@@ -402,8 +638,11 @@ export const plain: Uint8Array = decryptJwe(jwe, privateKey);
  * @returns the files to check
  */
 function writeConsumer(folder: string): string[] {
-  const imports = ENTRY_POINTS.map((entry, i) => `import * as entry${i} from "tributary${entry}";`).join("\n");
-  writeFileSync(join(folder, "consumer.ts"), `${imports}
+  const imports = ENTRY_POINTS.map((entry, i) => `import * as entry${i} from "tributary${entry}";`)
+    .join("\n");
+  writeFileSync(
+    join(folder, "consumer.ts"),
+    `${imports}
 import { createApp, readConfig, WATER_MODULE, type App, type Config, type RunningService } from "tributary";
 import { formatDescription } from "tributary/app";
 import { parseFilter, type FilterNode } from "tributary/odata";
@@ -432,8 +671,11 @@ export async function waterListener(): Promise<{ node: NodeListener; fetch: (req
   return { node: createNodeListener(handler), fetch: createFetchHandler(handler) };
 }
 
-export const used = [${ENTRY_POINTS.map((_, i) => `entry${i}`).join(", ")}, node, app, services, openKafkaQueue, openRedisQueue];
-`);
+export const used = [${
+      ENTRY_POINTS.map((_, i) => `entry${i}`).join(", ")
+    }, node, app, services, openKafkaQueue, openRedisQueue];
+`,
+  );
   const pure = libraryExamples().filter((code) => !usesNode(code));
   assert.ok(pure.length >= 3, `${pure.length} examples without Node's API`);
   // Each a module of its own, as written.

@@ -21,7 +21,21 @@ import * as sync from "../../lib/sync/mod.ts";
 import * as water from "../../lib/water/mod.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
-const DOMAINS = { accounts, app, auth, config, crypto, http, log, metrics, odata, relay, storage, sync, water } as const;
+const DOMAINS = {
+  accounts,
+  app,
+  auth,
+  config,
+  crypto,
+  http,
+  log,
+  metrics,
+  odata,
+  relay,
+  storage,
+  sync,
+  water,
+} as const;
 
 describe("the root entry point", () => {
   it("exports an app's entry points and nothing else", () => {
@@ -41,8 +55,14 @@ describe("the root entry point", () => {
 
   it("exports each name as the domain that owns it does", () => {
     const owners = new Map<unknown, string>();
-    for (const [name, domain] of Object.entries(DOMAINS)) for (const value of Object.values(domain)) owners.set(value, owners.get(value) ?? name);
-    for (const [key, value] of Object.entries(root)) assert.ok(owners.has(value), `${key} is no domain's`);
+    for (const [name, domain] of Object.entries(DOMAINS)) {
+      for (const value of Object.values(domain)) {
+        owners.set(value, owners.get(value) ?? name);
+      }
+    }
+    for (const [key, value] of Object.entries(root)) {
+      assert.ok(owners.has(value), `${key} is no domain's`);
+    }
     assert.equal(root.createApp, app.createApp);
     assert.equal(root.createNodeListener, http.createNodeListener);
     assert.equal(root.WATER_MODULE, water.WATER_MODULE);
@@ -61,7 +81,11 @@ describe("the domains' entry points", () => {
       } catch {
         continue;
       }
-      const names = [...text.matchAll(/export (?:type )?\{([^}]*)\}/g)].flatMap((match) => match[1]!.split(",").map((part) => part.trim().split(" as ").pop()!).filter((name) => name !== ""));
+      const names = [...text.matchAll(/export (?:type )?\{([^}]*)\}/g)].flatMap((match) =>
+        match[1]!.split(",").map((part) => part.trim().split(" as ").pop()!).filter((name) =>
+          name !== ""
+        )
+      );
       found.push({ domain, names });
     }
     return found;
@@ -73,12 +97,20 @@ describe("the domains' entry points", () => {
     for (const { domain, names } of shared) {
       const exported = (DOMAINS as Record<string, Record<string, unknown>>)[domain];
       if (exported === undefined) continue;
-      for (const name of names) assert.equal(name in exported, false, `${domain} exports ${name}, which its _internal.ts shares`);
+      for (const name of names) {
+        assert.equal(
+          name in exported,
+          false,
+          `${domain} exports ${name}, which its _internal.ts shares`,
+        );
+      }
     }
   });
 
   it("are the only modules package.json exports: no _ module, no file of a domain", () => {
-    const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { exports: Record<string, unknown> };
+    const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+      exports: Record<string, unknown>;
+    };
     for (const [entry, target] of Object.entries(manifest.exports)) {
       if (entry === "./package.json") continue;
       assert.match(JSON.stringify(target), /\/mod\.(js|d\.ts)"/, entry);
@@ -88,7 +120,12 @@ describe("the domains' entry points", () => {
 
   // The connections to shared backends (connectPostgres, connectRedis) are storage's and exported with it;
   // each imports its client only when called. The columnar engine (lib/columnar) is the package's own.
-  const kept = { odata: ["compileFilter", "MatchCursor", "countMatches", "rowNumberReader", "isCalendarDate"], water: ["RenderCache", "FIELD_ESCAPED", "SNAPSHOT_HEAD_BYTES"], http: ["compressParts", "startPeriodicTask", "waitAtMost", "startInterval", "createRouteNamer"], relay: ["KafkaQueue", "connectKafka", "RedisQueue"] } as const;
+  const kept = {
+    odata: ["compileFilter", "MatchCursor", "countMatches", "rowNumberReader", "isCalendarDate"],
+    water: ["RenderCache", "FIELD_ESCAPED", "SNAPSHOT_HEAD_BYTES"],
+    http: ["compressParts", "startPeriodicTask", "waitAtMost", "startInterval", "createRouteNamer"],
+    relay: ["KafkaQueue", "connectKafka", "RedisQueue"],
+  } as const;
   for (const [domain, names] of Object.entries(kept)) {
     for (const name of names) {
       it(`keeps ${name} out of ${domain} and the root`, () => {

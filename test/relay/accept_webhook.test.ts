@@ -8,14 +8,29 @@ import { acceptWebhook, type IntakeContext, webhookAnswer } from "../../lib/rela
 import { checkIdempotencyKey } from "../../lib/relay/accept_webhook.ts";
 import { countingRandom, FakeClock, makeRegistry, SECRET } from "../_helpers/relay.ts";
 
-const KEYS = generateKeyPairSync("rsa", { modulusLength: 2048, publicKeyEncoding: { type: "spki", format: "pem" }, privateKeyEncoding: { type: "pkcs8", format: "pem" } });
+const KEYS = generateKeyPairSync("rsa", {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: "spki", format: "pem" },
+  privateKeyEncoding: { type: "pkcs8", format: "pem" },
+});
 const encoder = new TextEncoder();
 
 function context(overrides: Partial<IntakeContext> = {}): IntakeContext {
   const clock = new FakeClock();
   const registry = makeRegistry(clock);
-  registry.createEndpoint("acme", { id: "plain", url: "https://a.example/", events: ["order.*"], secret: SECRET });
-  registry.createEndpoint("acme", { id: "sealed", url: "https://b.example/", events: ["*"], secret: SECRET, public_key: KEYS.publicKey });
+  registry.createEndpoint("acme", {
+    id: "plain",
+    url: "https://a.example/",
+    events: ["order.*"],
+    secret: SECRET,
+  });
+  registry.createEndpoint("acme", {
+    id: "sealed",
+    url: "https://b.example/",
+    events: ["*"],
+    secret: SECRET,
+    public_key: KEYS.publicKey,
+  });
   return {
     now: clock.time,
     timestamp: new Date(clock.time).toISOString(),
@@ -31,45 +46,98 @@ function context(overrides: Partial<IntakeContext> = {}): IntakeContext {
 describe("acceptWebhook()", () => {
   it("makes one job per routed endpoint, plain or sealed, and the 202 body; nothing is queued by it", () => {
     const ctx = context();
-    const accepted = acceptWebhook({ tenantId: "acme", body: encoder.encode('{"event":"order.paid","data":{"n":12345678901234567890}}'), idempotencyKey: undefined }, ctx);
-    assert.equal(accepted.response, '{"id":"msg_1","event":"order.paid","endpoints":["plain","sealed"]}');
+    const accepted = acceptWebhook({
+      tenantId: "acme",
+      body: encoder.encode('{"event":"order.paid","data":{"n":12345678901234567890}}'),
+      idempotencyKey: undefined,
+    }, ctx);
+    assert.equal(
+      accepted.response,
+      '{"id":"msg_1","event":"order.paid","endpoints":["plain","sealed"]}',
+    );
     assert.equal(accepted.bodyHash, "");
     assert.equal(accepted.batch.idempotency, undefined);
     const [plain, sealed] = accepted.batch.jobs;
-    assert.equal(plain!.body, `{"type":"order.paid","timestamp":"${ctx.timestamp}","data":{"n":12345678901234567890}}`, "the data's digits kept");
-    assert.deepEqual([plain!.id, plain!.createdAt, plain!.dueAt, plain!.attempts], ["msg_1.plain", ctx.now, ctx.now, []]);
+    assert.equal(
+      plain!.body,
+      `{"type":"order.paid","timestamp":"${ctx.timestamp}","data":{"n":12345678901234567890}}`,
+      "the data's digits kept",
+    );
+    assert.deepEqual([plain!.id, plain!.createdAt, plain!.dueAt, plain!.attempts], [
+      "msg_1.plain",
+      ctx.now,
+      ctx.now,
+      [],
+    ]);
     const envelope = JSON.parse(sealed!.body) as { encrypted: string };
     assert.ok(!sealed!.body.includes("12345678901234567890"));
-    assert.equal(new TextDecoder().decode(decryptJwe(envelope.encrypted, KEYS.privateKey)), plain!.body);
+    assert.equal(
+      new TextDecoder().decode(decryptJwe(envelope.encrypted, KEYS.privateKey)),
+      plain!.body,
+    );
   });
 
   it("encrypts for every endpoint without its own key when an encryption key is given", () => {
     const accepted = acceptWebhook(
-      { tenantId: "acme", body: encoder.encode('{"event":"order.paid","data":{"secret":"s"}}'), idempotencyKey: undefined },
+      {
+        tenantId: "acme",
+        body: encoder.encode('{"event":"order.paid","data":{"secret":"s"}}'),
+        idempotencyKey: undefined,
+      },
       context({ encryptionKey: parseRsaKey(KEYS.publicKey) }),
     );
-    for (const job of accepted.batch.jobs) assert.ok(!job.body.includes('"s"'), `${job.endpointId} is sealed`);
+    for (const job of accepted.batch.jobs) {
+      assert.ok(!job.body.includes('"s"'), `${job.endpointId} is sealed`);
+    }
   });
 
   it("keeps the answer with an idempotency key, and the body's hash", () => {
-    const accepted = acceptWebhook({ tenantId: "acme", body: encoder.encode('{"event":"x.y","data":{}}'), idempotencyKey: "k-1" }, context());
-    assert.deepEqual(accepted.batch.idempotency, { key: "k-1", answer: { bodyHash: accepted.bodyHash, messageId: "msg_1", response: accepted.response }, expiresAt: context().now + 60_000 });
+    const accepted = acceptWebhook({
+      tenantId: "acme",
+      body: encoder.encode('{"event":"x.y","data":{}}'),
+      idempotencyKey: "k-1",
+    }, context());
+    assert.deepEqual(accepted.batch.idempotency, {
+      key: "k-1",
+      answer: { bodyHash: accepted.bodyHash, messageId: "msg_1", response: accepted.response },
+      expiresAt: context().now + 60_000,
+    });
     assert.match(accepted.bodyHash, /^[0-9a-f]{64}$/);
   });
 
   it("refuses a bad body naming the field, before anything is made", () => {
-    const submit = (body: string) => () => acceptWebhook({ tenantId: "acme", body: encoder.encode(body), idempotencyKey: undefined }, context());
+    const submit = (body: string) => () =>
+      acceptWebhook(
+        { tenantId: "acme", body: encoder.encode(body), idempotencyKey: undefined },
+        context(),
+      );
     assert.throws(submit("nope"), { code: "ERR_HTTP_INVALID_JSON" });
-    assert.throws(submit('{"event":"a b","data":{}}'), { code: "ERR_RELAY_INVALID_WEBHOOK", target: "event" });
-    assert.throws(submit('{"event":"a","data":[]}'), { code: "ERR_RELAY_INVALID_WEBHOOK", target: "data" });
-    assert.throws(submit('{"event":"a","data":{},"extra":1}'), { code: "ERR_RELAY_INVALID_WEBHOOK", target: "extra" });
-    assert.throws(() => checkIdempotencyKey("has space"), { code: "ERR_RELAY_INVALID_WEBHOOK", target: "idempotency-key" });
+    assert.throws(submit('{"event":"a b","data":{}}'), {
+      code: "ERR_RELAY_INVALID_WEBHOOK",
+      target: "event",
+    });
+    assert.throws(submit('{"event":"a","data":[]}'), {
+      code: "ERR_RELAY_INVALID_WEBHOOK",
+      target: "data",
+    });
+    assert.throws(submit('{"event":"a","data":{},"extra":1}'), {
+      code: "ERR_RELAY_INVALID_WEBHOOK",
+      target: "extra",
+    });
+    assert.throws(() => checkIdempotencyKey("has space"), {
+      code: "ERR_RELAY_INVALID_WEBHOOK",
+      target: "idempotency-key",
+    });
     assert.equal(checkIdempotencyKey(undefined), undefined);
   });
 });
 
 describe("webhookAnswer()", () => {
-  const accepted = acceptWebhook({ tenantId: "acme", body: encoder.encode('{"event":"x.y","data":{}}'), idempotencyKey: "k" }, context());
+  const accepted = acceptWebhook({
+    tenantId: "acme",
+    body: encoder.encode('{"event":"x.y","data":{}}'),
+    idempotencyKey: "k",
+  }, context());
 
   it("answers 202 with the message and its status link once queued", () => {
     const answer = webhookAnswer({ accepted: true }, accepted, "/webhook");
@@ -80,9 +148,25 @@ describe("webhookAnswer()", () => {
   });
 
   it("gives the first answer again for a used key with the same body, and 409 for another body", () => {
-    const previous = { bodyHash: accepted.bodyHash, messageId: "msg_0", response: '{"id":"msg_0"}' };
+    const previous = {
+      bodyHash: accepted.bodyHash,
+      messageId: "msg_0",
+      response: '{"id":"msg_0"}',
+    };
     const again = webhookAnswer({ accepted: false, previous }, accepted, "/webhook");
-    assert.deepEqual([again.status, again.body, again.headers?.["idempotent-replayed"]], [202, '{"id":"msg_0"}', "true"]);
-    assert.throws(() => webhookAnswer({ accepted: false, previous: { ...previous, bodyHash: "other" } }, accepted, "/webhook"), { code: "ERR_RELAY_IDEMPOTENCY_CONFLICT" });
+    assert.deepEqual([again.status, again.body, again.headers?.["idempotent-replayed"]], [
+      202,
+      '{"id":"msg_0"}',
+      "true",
+    ]);
+    assert.throws(
+      () =>
+        webhookAnswer(
+          { accepted: false, previous: { ...previous, bodyHash: "other" } },
+          accepted,
+          "/webhook",
+        ),
+      { code: "ERR_RELAY_IDEMPOTENCY_CONFLICT" },
+    );
   });
 });

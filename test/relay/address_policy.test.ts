@@ -41,7 +41,10 @@ const BLOCKED = [
   { range: "64:ff9b:1::/48", samples: ["64:ff9b:1::a00:1"] },
   { range: "2002::/16", samples: ["2002:a00:1::1", "2002:c0a8:101::1"] },
   { range: "2001::/32", samples: ["2001:0:4136:e378::1"] },
-  { range: "::ffff:0:0:0/96", samples: ["::ffff:0:7f00:1", "::ffff:0:a00:1", "0:0:0:0:ffff:0:808:808"] },
+  {
+    range: "::ffff:0:0:0/96",
+    samples: ["::ffff:0:7f00:1", "::ffff:0:a00:1", "0:0:0:0:ffff:0:808:808"],
+  },
   { range: "100::/64", samples: ["100::1", "100::ffff:ffff:ffff:ffff"] },
   { range: "2001:10::/28", samples: ["2001:10::1", "2001:1f:ffff::1"] },
   { range: "2001:20::/28", samples: ["2001:20::1", "2001:2f::1"] },
@@ -306,7 +309,10 @@ describe("guardedLookup()", () => {
         assert.equal(outcome.error?.code, "ERR_RELAY_BLOCKED_ADDRESS");
         assert.ok(outcome.error?.message.includes(c.blocked), outcome.error?.message);
         assert.ok(outcome.error?.message.includes("receiver.test"), outcome.error?.message);
-        assert.match(outcome.error?.message ?? "", /; to deliver there, add \S+\/(32|128) to ALLOW_PRIVATE_TARGETS$/);
+        assert.match(
+          outcome.error?.message ?? "",
+          /; to deliver there, add \S+\/(32|128) to ALLOW_PRIVATE_TARGETS$/,
+        );
         assert.deepEqual(outcome.address, all ? [] : "");
       });
     }
@@ -440,13 +446,28 @@ describe("checkTarget()", () => {
   }
 
   const openings = [
-    { url: "http://127.0.0.1:9000/hook", message: "Cannot connect to 127.0.0.1:9000: address 127.0.0.1 is refused (loopback 127.0.0.0/8); to deliver there, add 127.0.0.1/32 to ALLOW_PRIVATE_TARGETS" },
-    { url: "http://[::1]:3000/", message: "Cannot connect to [::1]:3000: address ::1 is refused (loopback ::1/128); to deliver there, add ::1/128 to ALLOW_PRIVATE_TARGETS" },
-    { url: "https://[::ffff:127.0.0.1]/", message: "Cannot connect to [::ffff:7f00:1]: address ::ffff:7f00:1 is refused (loopback 127.0.0.0/8 via IPv4 127.0.0.1); to deliver there, add 127.0.0.1/32 to ALLOW_PRIVATE_TARGETS" },
+    {
+      url: "http://127.0.0.1:9000/hook",
+      message:
+        "Cannot connect to 127.0.0.1:9000: address 127.0.0.1 is refused (loopback 127.0.0.0/8); to deliver there, add 127.0.0.1/32 to ALLOW_PRIVATE_TARGETS",
+    },
+    {
+      url: "http://[::1]:3000/",
+      message:
+        "Cannot connect to [::1]:3000: address ::1 is refused (loopback ::1/128); to deliver there, add ::1/128 to ALLOW_PRIVATE_TARGETS",
+    },
+    {
+      url: "https://[::ffff:127.0.0.1]/",
+      message:
+        "Cannot connect to [::ffff:7f00:1]: address ::ffff:7f00:1 is refused (loopback 127.0.0.0/8 via IPv4 127.0.0.1); to deliver there, add 127.0.0.1/32 to ALLOW_PRIVATE_TARGETS",
+    },
   ] as const;
   for (const c of openings) {
     it(`says how ALLOW_PRIVATE_TARGETS would open ${c.url}`, () => {
-      assert.throws(() => checkTarget(policy, new URL(c.url)), { code: "ERR_RELAY_BLOCKED_ADDRESS", message: c.message });
+      assert.throws(() => checkTarget(policy, new URL(c.url)), {
+        code: "ERR_RELAY_BLOCKED_ADDRESS",
+        message: c.message,
+      });
     });
   }
 

@@ -34,19 +34,37 @@ function onJournal(compactAboveBytes?: number) {
   };
 }
 
-configStoreContract("MemoryConfigStore on a journal", { shared: false, compares: true }, onJournal());
-configStoreContract("MemoryConfigStore on a journal that compacts after every few changes", { shared: false, compares: true }, onJournal(300));
+configStoreContract(
+  "MemoryConfigStore on a journal",
+  { shared: false, compares: true },
+  onJournal(),
+);
+configStoreContract("MemoryConfigStore on a journal that compacts after every few changes", {
+  shared: false,
+  compares: true,
+}, onJournal(300));
 
 describe("MemoryConfigStore.restore()", () => {
   it("refuses a snapshot or a record it did not write, naming the relay's configuration", () => {
-    assert.throws(() => MemoryConfigStore.restore({ version: 2, records: [] }, []), /relay's configuration: the snapshot/);
-    assert.throws(() => MemoryConfigStore.restore(undefined, [{ key: "a", revision: 0, value: "x" }]), /a record is not one/);
-    assert.throws(() => MemoryConfigStore.restore(undefined, [{ key: "a", revision: 1 }]), /a record is not one/);
+    assert.throws(
+      () => MemoryConfigStore.restore({ version: 2, records: [] }, []),
+      /relay's configuration: the snapshot/,
+    );
+    assert.throws(
+      () => MemoryConfigStore.restore(undefined, [{ key: "a", revision: 0, value: "x" }]),
+      /a record is not one/,
+    );
+    assert.throws(
+      () => MemoryConfigStore.restore(undefined, [{ key: "a", revision: 1 }]),
+      /a record is not one/,
+    );
   });
 
   it("answers put only once the change is durable, and fails with the sink", async () => {
     let release: () => void = () => {};
-    const store = new MemoryConfigStore({ record: () => new Promise<void>((resolve) => (release = resolve)) });
+    const store = new MemoryConfigStore({
+      record: () => new Promise<void>((resolve) => (release = resolve)),
+    });
     let answered = false;
     const put = store.put("acme/a", "x", 0).then((result) => {
       answered = true;

@@ -4,7 +4,11 @@
 // that had answered already); these tests script such answers.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type ProduceAck, produceAcknowledged, type ProduceRequest } from "../../lib/relay/kafka/kafka_client.ts";
+import {
+  type ProduceAck,
+  produceAcknowledged,
+  type ProduceRequest,
+} from "../../lib/relay/kafka/kafka_client.ts";
 import type { KafkaRecordOut } from "../../lib/relay/kafka/kafka_log.ts";
 
 function record(topic: string, partition: number, key: string): KafkaRecordOut {
@@ -21,7 +25,12 @@ function scriptedLog(drop: (round: number, topic: string, partition: number) => 
     const acks: ProduceAck[] = [];
     for (const { topic, messages } of request) {
       const byPartition = new Map<number, string[]>();
-      for (const message of messages) byPartition.set(message.partition, [...(byPartition.get(message.partition) ?? []), message.value ?? ""]);
+      for (const message of messages) {
+        byPartition.set(message.partition, [
+          ...(byPartition.get(message.partition) ?? []),
+          message.value ?? "",
+        ]);
+      }
       for (const [partition, appended] of byPartition) {
         if (drop(round, topic, partition)) continue;
         const key = `${topic}\n${partition}`;
@@ -40,7 +49,12 @@ describe("produceAcknowledged()", () => {
   it("gives each record its offset: the partition's base offset plus its place in the partition", async () => {
     const log = scriptedLog(() => false);
     await produceAcknowledged(log.send, [record("jobs", 0, "x"), record("jobs", 0, "y")]);
-    const offsets = await produceAcknowledged(log.send, [record("jobs", 0, "a"), record("state", 1, "b"), record("jobs", 0, "c"), record("jobs", 2, "d")]);
+    const offsets = await produceAcknowledged(log.send, [
+      record("jobs", 0, "a"),
+      record("state", 1, "b"),
+      record("jobs", 0, "c"),
+      record("jobs", 2, "d"),
+    ]);
     assert.deepEqual(offsets, [2, 0, 3, 0]);
     assert.deepEqual(log.logs.get("jobs\n0"), ["x", "y", "a", "c"]);
     assert.equal(log.requests.length, 2, "one send per call when every partition answers");
@@ -48,10 +62,20 @@ describe("produceAcknowledged()", () => {
 
   it("sends again, alone, the records of a partition the answer left out, and gives them the offsets they got then", async () => {
     // The first send's answer has jobs[1] missing: its records were never appended.
-    const log = scriptedLog((round, topic, partition) => round === 0 && topic === "jobs" && partition === 1);
-    const offsets = await produceAcknowledged(log.send, [record("jobs", 1, "a"), record("state", 1, "b"), record("jobs", 1, "c"), record("jobs", 0, "d")]);
+    const log = scriptedLog((round, topic, partition) =>
+      round === 0 && topic === "jobs" && partition === 1
+    );
+    const offsets = await produceAcknowledged(log.send, [
+      record("jobs", 1, "a"),
+      record("state", 1, "b"),
+      record("jobs", 1, "c"),
+      record("jobs", 0, "d"),
+    ]);
     assert.equal(log.requests.length, 2);
-    assert.deepEqual(log.requests[1], [{ topic: "jobs", messages: [{ key: "a", value: "a", partition: 1 }, { key: "c", value: "c", partition: 1 }] }]);
+    assert.deepEqual(log.requests[1], [{
+      topic: "jobs",
+      messages: [{ key: "a", value: "a", partition: 1 }, { key: "c", value: "c", partition: 1 }],
+    }]);
     assert.deepEqual(log.logs.get("jobs\n1"), ["a", "c"]);
     assert.deepEqual(offsets, [0, 0, 1, 0]);
   });

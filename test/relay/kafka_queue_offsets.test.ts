@@ -3,14 +3,25 @@
 // reading a partition.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { KafkaBatch, KafkaLog, KafkaRecordOut, KafkaSubscribeOptions } from "../../lib/relay/kafka/kafka_log.ts";
+import type {
+  KafkaBatch,
+  KafkaLog,
+  KafkaRecordOut,
+  KafkaSubscribeOptions,
+} from "../../lib/relay/kafka/kafka_log.ts";
 import { KafkaQueue, kafkaTopics } from "../../lib/relay/kafka/kafka_queue.ts";
 import { makeJob } from "../_contracts/job_queue.ts";
 
 const TOPICS = kafkaTopics("unit");
 const NOW = Date.UTC(2026, 10, 1);
 const OK = { at: NOW, outcome: "success", status: 200, latencyMs: 1, error: null } as const;
-const FAILED = { at: NOW, outcome: "failure", status: 500, latencyMs: 1, error: "HTTP 500" } as const;
+const FAILED = {
+  at: NOW,
+  outcome: "failure",
+  status: 500,
+  latencyMs: 1,
+  error: "HTTP 500",
+} as const;
 
 /** A log of one partition per topic that records what the queue does with it. */
 class ScriptedLog implements KafkaLog {
@@ -61,14 +72,20 @@ class ScriptedLog implements KafkaLog {
     const batch: KafkaBatch = {
       topic,
       partition: 0,
-      records: messages.map((message, i) => ({ offset: from + i, key: "acme", value: JSON.stringify({ rev: 0, job: makeJob(message) }) })),
+      records: messages.map((message, i) => ({
+        offset: from + i,
+        key: "acme",
+        value: JSON.stringify({ rev: 0, job: makeJob(message) }),
+      })),
     };
     this.work!.onBatch(batch);
   }
 
   /** The offsets committed so far for a topic, in order. */
   committed(topic: string): number[] {
-    return this.commits.flat().filter((entry) => entry.topic === topic).map((entry) => entry.offset);
+    return this.commits.flat().filter((entry) => entry.topic === topic).map((entry) =>
+      entry.offset
+    );
   }
 }
 
@@ -76,7 +93,7 @@ class ScriptedLog implements KafkaLog {
 class ManualTimer {
   #tasks: (() => void)[] = [];
 
-  set = (task: () => void): (() => void) => {
+  set = (task: () => void): () => void => {
     this.#tasks.push(task);
     return () => {
       this.#tasks = this.#tasks.filter((other) => other !== task);
@@ -104,7 +121,11 @@ describe("KafkaQueue offsets", () => {
   it("commits a record's offset only once its job is delivered, and past a job still in hand never", async () => {
     const log = new ScriptedLog();
     const timer = new ManualTimer();
-    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a", setTimer: timer.set });
+    const queue = await KafkaQueue.open(log, {
+      topics: TOPICS,
+      instanceId: "a",
+      setTimer: timer.set,
+    });
     log.deliver(TOPICS.jobs, 0, ["m0", "m1", "m2"]);
     const leases = await queue.claim({ now: NOW, limit: 3, leaseMs: 30_000 });
     assert.deepEqual(leases.map((lease) => lease.job.messageId), ["m0", "m1", "m2"]);
@@ -112,12 +133,24 @@ describe("KafkaQueue offsets", () => {
     assert.deepEqual(log.committed(TOPICS.jobs), [], "nothing handled, nothing committed");
     assert.equal(await queue.ack(leases[1]!, OK), true);
     await timer.fire();
-    assert.deepEqual(log.committed(TOPICS.jobs), [], "m0 is still in hand: offset 0 holds the commit back");
+    assert.deepEqual(
+      log.committed(TOPICS.jobs),
+      [],
+      "m0 is still in hand: offset 0 holds the commit back",
+    );
     assert.equal(await queue.ack(leases[0]!, OK), true);
     await timer.fire();
-    assert.deepEqual(log.committed(TOPICS.jobs), [2], "m0 and m1 handled: the next record to read is 2");
+    assert.deepEqual(
+      log.committed(TOPICS.jobs),
+      [2],
+      "m0 and m1 handled: the next record to read is 2",
+    );
     await queue.close();
-    assert.deepEqual(log.committed(TOPICS.jobs), [2], "m2 was never handled: close does not commit past it");
+    assert.deepEqual(
+      log.committed(TOPICS.jobs),
+      [2],
+      "m2 was never handled: close does not commit past it",
+    );
   });
 
   it("commits a retried job's offset once it is appended to the retry topic, and a buried one's once it is on the dead-letter topic", async () => {
@@ -129,8 +162,14 @@ describe("KafkaQueue offsets", () => {
     const retried = log.produced.find((record) => record.topic === TOPICS.retry);
     assert.ok(retried, "appended to the retry topic");
     assert.equal((JSON.parse(retried.value!) as { job: { dueAt: number } }).job.dueAt, NOW + 5000);
-    assert.equal(await queue.bury(second!, { reason: "attempts ran out", at: NOW, attempt: FAILED }), true);
-    assert.ok(log.produced.some((record) => record.topic === TOPICS.dead && record.key === "acme"), "appended to the dead-letter topic, keyed by tenant");
+    assert.equal(
+      await queue.bury(second!, { reason: "attempts ran out", at: NOW, attempt: FAILED }),
+      true,
+    );
+    assert.ok(
+      log.produced.some((record) => record.topic === TOPICS.dead && record.key === "acme"),
+      "appended to the dead-letter topic, keyed by tenant",
+    );
     await queue.close();
     assert.deepEqual(log.committed(TOPICS.jobs), [2]);
   });
@@ -140,26 +179,50 @@ describe("KafkaQueue offsets", () => {
     const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a" });
     const late = { rev: 1, job: { ...makeJob("late"), dueAt: NOW + 3_600_000 } };
     const soon = { rev: 1, job: { ...makeJob("soon"), dueAt: NOW + 1000 } };
-    log.work!.onBatch({ topic: TOPICS.retry, partition: 0, records: [{ offset: 0, key: "acme", value: JSON.stringify(late) }, { offset: 1, key: "acme", value: JSON.stringify(soon) }] });
+    log.work!.onBatch({
+      topic: TOPICS.retry,
+      partition: 0,
+      records: [{ offset: 0, key: "acme", value: JSON.stringify(late) }, {
+        offset: 1,
+        key: "acme",
+        value: JSON.stringify(soon),
+      }],
+    });
     assert.deepEqual(await queue.claim({ now: NOW, limit: 5, leaseMs: 30_000 }), []);
     assert.equal(await queue.nextDue(), NOW + 1000);
     const [lease] = await queue.claim({ now: NOW + 1000, limit: 5, leaseMs: 30_000 });
     assert.equal(lease?.job.messageId, "soon", "the retry behind a later one went out when due");
     assert.equal(await queue.ack(lease!, OK), true);
     await queue.close();
-    assert.deepEqual(log.committed(TOPICS.retry), [], "offset 0 (not due for an hour) holds the commit back: a restart reads both again");
+    assert.deepEqual(
+      log.committed(TOPICS.retry),
+      [],
+      "offset 0 (not due for an hour) holds the commit back: a restart reads both again",
+    );
   });
 
   it("pauses a partition read far ahead and resumes it once half of that is handled", async () => {
     const log = new ScriptedLog();
-    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a", maxBufferedPerPartition: 4 });
+    const queue = await KafkaQueue.open(log, {
+      topics: TOPICS,
+      instanceId: "a",
+      maxBufferedPerPartition: 4,
+    });
     log.deliver(TOPICS.jobs, 0, ["m0", "m1", "m2"]);
     assert.deepEqual(log.paused, []);
     log.deliver(TOPICS.jobs, 3, ["m3"]);
-    assert.deepEqual(log.paused, [`${TOPICS.jobs}/0`], "four read and not handled: the partition waits");
+    assert.deepEqual(
+      log.paused,
+      [`${TOPICS.jobs}/0`],
+      "four read and not handled: the partition waits",
+    );
     const leases = await queue.claim({ now: NOW, limit: 4, leaseMs: 30_000 });
     assert.equal(await queue.ack(leases[0]!, OK), true);
-    assert.deepEqual(log.resumed.filter((entry) => entry.startsWith(TOPICS.jobs)), [], "three still in hand");
+    assert.deepEqual(
+      log.resumed.filter((entry) => entry.startsWith(TOPICS.jobs)),
+      [],
+      "three still in hand",
+    );
     assert.equal(await queue.ack(leases[1]!, OK), true);
     assert.equal(await queue.ack(leases[2]!, OK), true);
     assert.ok(log.resumed.includes(`${TOPICS.jobs}/0`), "one left in hand: reading goes on");
@@ -176,14 +239,22 @@ describe("KafkaQueue offsets", () => {
     log.work!.onAssign(new Map([[TOPICS.jobs, [0]], [TOPICS.retry, [0]]]));
     log.deliver(TOPICS.jobs, 0, ["m0", "m1"]);
     const again = await queue.claim({ now: NOW, limit: 5, leaseMs: 30_000 });
-    assert.deepEqual(again.map((next) => next.job.messageId), ["m1"], "m0 is not sent twice, m1 once");
+    assert.deepEqual(
+      again.map((next) => next.job.messageId),
+      ["m1"],
+      "m0 is not sent twice, m1 once",
+    );
     await queue.close();
   });
 
   it("commits nothing of a partition it held before until it has read it again, and never behind the group's commit", async () => {
     const log = new ScriptedLog();
     const timer = new ManualTimer();
-    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a", setTimer: timer.set });
+    const queue = await KafkaQueue.open(log, {
+      topics: TOPICS,
+      instanceId: "a",
+      setTimer: timer.set,
+    });
     log.deliver(TOPICS.jobs, 0, ["m0", "m1", "m2", "m3"]);
     const leases = await queue.claim({ now: NOW, limit: 4, leaseMs: 30_000 });
     assert.equal(await queue.ack(leases[0]!, OK), true);
@@ -198,13 +269,21 @@ describe("KafkaQueue offsets", () => {
     log.work!.onAssign(new Map([[TOPICS.jobs, [0]], [TOPICS.retry, [0]]]));
     assert.equal(await queue.ack(leases[3]!, OK), true);
     await timer.fire();
-    assert.deepEqual(log.committed(TOPICS.jobs), [1], "nothing committed while lost, nor from the old position");
+    assert.deepEqual(
+      log.committed(TOPICS.jobs),
+      [1],
+      "nothing committed while lost, nor from the old position",
+    );
     log.deliver(TOPICS.jobs, 50, ["m50"]);
     const [next] = await queue.claim({ now: NOW, limit: 1, leaseMs: 30_000 });
     assert.equal(next?.job.messageId, "m50");
     assert.equal(await queue.ack(next!, OK), true);
     await timer.fire();
-    assert.deepEqual(log.committed(TOPICS.jobs), [1, 51], "reading went on from the group's commit");
+    assert.deepEqual(
+      log.committed(TOPICS.jobs),
+      [1, 51],
+      "reading went on from the group's commit",
+    );
     await queue.close();
   });
 
@@ -230,17 +309,32 @@ describe("KafkaQueue offsets", () => {
     // A rebalance gives the partition to another process, which reads m0; and the append after it, too.
     log.work!.onAssign(new Map([[TOPICS.jobs, []], [TOPICS.retry, []]]));
     await queue.enqueue({ tenantId: "acme", messageId: "m1", jobs: [makeJob("m1")] });
-    assert.deepEqual(await settlesAtOnce(queue.claim({ now: NOW, limit: 5, leaseMs: 30_000 })), { value: [] });
+    assert.deepEqual(await settlesAtOnce(queue.claim({ now: NOW, limit: 5, leaseMs: 30_000 })), {
+      value: [],
+    });
     assert.deepEqual(await settlesAtOnce(queue.nextDue()), { value: undefined });
     await queue.close();
   });
 
   it("does not wait for its own appends on a partition it paused", async () => {
     const log = new ScriptedLog();
-    const queue = await KafkaQueue.open(log, { topics: TOPICS, instanceId: "a", maxBufferedPerPartition: 2, ...WAITS_LONG });
-    await queue.enqueue({ tenantId: "acme", messageId: "m0", jobs: [makeJob("m0"), makeJob("m0", "ep2"), makeJob("m0", "ep3")] });
+    const queue = await KafkaQueue.open(log, {
+      topics: TOPICS,
+      instanceId: "a",
+      maxBufferedPerPartition: 2,
+      ...WAITS_LONG,
+    });
+    await queue.enqueue({
+      tenantId: "acme",
+      messageId: "m0",
+      jobs: [makeJob("m0"), makeJob("m0", "ep2"), makeJob("m0", "ep3")],
+    });
     log.deliver(TOPICS.jobs, 0, ["m0", "m1"]);
-    assert.deepEqual(log.paused, [`${TOPICS.jobs}/0`], "two in hand: the partition waits, offset 2 unread");
+    assert.deepEqual(
+      log.paused,
+      [`${TOPICS.jobs}/0`],
+      "two in hand: the partition waits, offset 2 unread",
+    );
     const claimed = await settlesAtOnce(queue.claim({ now: NOW, limit: 5, leaseMs: 30_000 }));
     assert.deepEqual(claimed?.value.map((lease) => lease.job.messageId), ["m0", "m1"]);
     await queue.close();

@@ -16,7 +16,11 @@ function fixed(...bytes: number[]): (size: number) => Uint8Array {
   return (size) => {
     draws++;
     assert.equal(size, 10);
-    return new Uint8Array(bytes.length === 0 ? Array.from({ length: size }, (_, i) => (draws * 37 + i * 11) & 0xff) : bytes);
+    return new Uint8Array(
+      bytes.length === 0
+        ? Array.from({ length: size }, (_, i) => (draws * 37 + i * 11) & 0xff)
+        : bytes,
+    );
   };
 }
 
@@ -29,9 +33,24 @@ describe("createMessageIds()", () => {
   });
 
   it("turns the 80 random bits into the last 16 digits, most significant first", () => {
-    assert.equal(createMessageIds(fixed(0, 0, 0, 0, 0, 0, 0, 0, 0, 0), () => 0)(), "msg_00000000000000000000000000");
-    assert.equal(createMessageIds(fixed(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe), () => 0)(), "msg_0000000000ZZZZZZZZZZZZZZZY");
-    assert.equal(createMessageIds(fixed(0x08, 0x42, 0x10, 0x84, 0x21, 0x08, 0x42, 0x10, 0x84, 0x21), () => 0)(), "msg_00000000001111111111111111");
+    assert.equal(
+      createMessageIds(fixed(0, 0, 0, 0, 0, 0, 0, 0, 0, 0), () => 0)(),
+      "msg_00000000000000000000000000",
+    );
+    assert.equal(
+      createMessageIds(
+        fixed(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe),
+        () => 0,
+      )(),
+      "msg_0000000000ZZZZZZZZZZZZZZZY",
+    );
+    assert.equal(
+      createMessageIds(
+        fixed(0x08, 0x42, 0x10, 0x84, 0x21, 0x08, 0x42, 0x10, 0x84, 0x21),
+        () => 0,
+      )(),
+      "msg_00000000001111111111111111",
+    );
   });
 
   it("counts up within one millisecond, carrying, and draws afresh in the next", () => {
@@ -44,7 +63,11 @@ describe("createMessageIds()", () => {
     const next = createMessageIds(random, () => time);
     assert.equal(next(), "msg_00000000Z8ZZZZZZZZZZZZZZZY");
     assert.equal(next(), "msg_00000000Z8ZZZZZZZZZZZZZZZZ");
-    assert.equal(next(), "msg_00000000Z90000000000000000", "the random part ran out: the next millisecond is borrowed");
+    assert.equal(
+      next(),
+      "msg_00000000Z90000000000000000",
+      "the random part ran out: the next millisecond is borrowed",
+    );
     assert.equal(draws, 1);
     time = 1_002;
     assert.equal(next(), "msg_00000000ZAZZZZZZZZZZZZZZZY");

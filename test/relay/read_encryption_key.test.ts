@@ -27,19 +27,30 @@ describe("readEncryptionKey()", () => {
   });
 
   it("names ENCRYPTION_KEY for text that is no RSA key", async () => {
-    await assert.rejects(readEncryptionKey("-----BEGIN PUBLIC KEY-----\\nnope\\n-----END PUBLIC KEY-----"), { name: "ConfigError", variable: "ENCRYPTION_KEY" });
+    await assert.rejects(
+      readEncryptionKey("-----BEGIN PUBLIC KEY-----\\nnope\\n-----END PUBLIC KEY-----"),
+      { name: "ConfigError", variable: "ENCRYPTION_KEY" },
+    );
   });
 
   it("names ENCRYPTION_KEY and the path for a path that cannot be read", async () => {
-    await assert.rejects(readEncryptionKey("/nonexistent/key.pem"), { name: "ConfigError", variable: "ENCRYPTION_KEY", message: /\/nonexistent\/key\.pem.*ENOENT/ });
+    await assert.rejects(readEncryptionKey("/nonexistent/key.pem"), {
+      name: "ConfigError",
+      variable: "ENCRYPTION_KEY",
+      message: /\/nonexistent\/key\.pem.*ENOENT/,
+    });
   });
 
   it("does not repeat a private key pasted without its PEM lines", async () => {
-    const body = PRIVATE_PEM.split("\n").filter((line) => line !== "" && !line.startsWith("-----")).join("");
+    const body = PRIVATE_PEM.split("\n").filter((line) => line !== "" && !line.startsWith("-----"))
+      .join("");
     await assert.rejects(readEncryptionKey(body), (error: unknown) => {
       assert.equal((error as { variable?: string }).variable, "ENCRYPTION_KEY");
       const message = (error as Error).message;
-      assert.match(message, /neither a PEM key .* nor the path of a file that can be read \((ENOENT|ENAMETOOLONG)\); its value is not shown/);
+      assert.match(
+        message,
+        /neither a PEM key .* nor the path of a file that can be read \((ENOENT|ENAMETOOLONG)\); its value is not shown/,
+      );
       assert.equal(message.includes(body.slice(40, 80)), false, message);
       return true;
     });

@@ -29,7 +29,10 @@ function listen(store: ConfigStore): Told {
   });
   return {
     records,
-    seen: (until) => records.some(until) ? Promise.resolve() : new Promise((resolve) => waiting.add({ until, resolve })),
+    seen: (until) =>
+      records.some(until)
+        ? Promise.resolve()
+        : new Promise((resolve) => waiting.add({ until, resolve })),
     stop,
   };
 }
@@ -86,42 +89,61 @@ describe("RedisConfigStore", { skip: redisSkip }, () => {
     });
   });
 
-  it("loads more records than one page holds, each key once, in revision order", { timeout: 30_000 }, async () => {
+  it("loads more records than one page holds, each key once, in revision order", {
+    timeout: 30_000,
+  }, async () => {
     const store = new RedisConfigStore(await connect(), { prefix: prefix() });
-    const revisions = await Promise.all(Array.from({ length: 1200 }, (_, i) => store.put(`acme/ep-${i}`, `v${i}`, 0).then(stored)));
+    const revisions = await Promise.all(
+      Array.from({ length: 1200 }, (_, i) => store.put(`acme/ep-${i}`, `v${i}`, 0).then(stored)),
+    );
     // Changed again: each moves to the end, and is loaded once.
     stored(await store.put("acme/ep-0", "v0 again", revisions[0]!));
     stored(await store.put("acme/ep-700", "v700 again", revisions[700]!));
     const records = await store.load();
     assert.equal(records.length, 1200);
     assert.equal(new Set(records.map((record) => record.key)).size, 1200);
-    for (let i = 1; i < records.length; i++) assert.ok(records[i]!.revision > records[i - 1]!.revision, "in revision order");
-    assert.deepEqual(records.slice(-2).map((record) => [record.key, record.value]), [["acme/ep-0", "v0 again"], ["acme/ep-700", "v700 again"]]);
+    for (let i = 1; i < records.length; i++) {
+      assert.ok(records[i]!.revision > records[i - 1]!.revision, "in revision order");
+    }
+    assert.deepEqual(records.slice(-2).map((record) => [record.key, record.value]), [[
+      "acme/ep-0",
+      "v0 again",
+    ], ["acme/ep-700", "v700 again"]]);
     assert.equal(records.find((record) => record.key === "acme/ep-999")?.value, "v999");
   });
 
-  it("tells a watcher of more changes than one poll's page, each once, in revision order", { timeout: 30_000 }, async () => {
+  it("tells a watcher of more changes than one poll's page, each once, in revision order", {
+    timeout: 30_000,
+  }, async () => {
     const shared = prefix();
     const writer = new RedisConfigStore(await connect(), { prefix: shared });
     const watcher = new RedisConfigStore(await connect(), { prefix: shared, pollMs: 20 });
     const told = listen(watcher);
     const all = told.seen((record) => record.value === "last");
-    await Promise.all(Array.from({ length: 1200 }, (_, i) => writer.put(`acme/ep-${i}`, `v${i}`, 0)));
+    await Promise.all(
+      Array.from({ length: 1200 }, (_, i) => writer.put(`acme/ep-${i}`, `v${i}`, 0)),
+    );
     await writer.put("acme/final", "last", 0);
     await all;
     told.stop();
     await watcher.close();
     assert.equal(told.records.length, 1201);
-    for (let i = 1; i < told.records.length; i++) assert.ok(told.records[i]!.revision > told.records[i - 1]!.revision, "in revision order");
+    for (let i = 1; i < told.records.length; i++) {
+      assert.ok(told.records[i]!.revision > told.records[i - 1]!.revision, "in revision order");
+    }
   });
 
-  it("tells a listener that joins a running watch only of changes stored after it joined", { timeout: 30_000 }, async () => {
+  it("tells a listener that joins a running watch only of changes stored after it joined", {
+    timeout: 30_000,
+  }, async () => {
     const store = new RedisConfigStore(await connect(), { prefix: prefix(), pollMs: 100 });
     const first = listen(store);
     const before = stored(await store.put("acme/before", "b", 0));
     const second = listen(store);
     const afterwards = stored(await store.put("acme/after", "a", 0));
-    await Promise.all([first, second].map((told) => told.seen((record) => record.key === "acme/after")));
+    await Promise.all(
+      [first, second].map((told) => told.seen((record) => record.key === "acme/after")),
+    );
     first.stop();
     second.stop();
     await store.close();
@@ -129,85 +151,105 @@ describe("RedisConfigStore", { skip: redisSkip }, () => {
     assert.deepEqual(second.records.map((record) => record.revision), [afterwards]);
   });
 
-  it("reports a listener that throws through onError, and tells the others", { timeout: 30_000 }, async () => {
-    const errors: unknown[] = [];
-    let reported: () => void = () => {};
-    const report = new Promise<void>((resolve) => (reported = resolve));
-    const store = new RedisConfigStore(await connect(), {
-      prefix: prefix(),
-      pollMs: 20,
-      onError: (error) => {
-        errors.push(error);
-        reported();
-      },
-    });
-    const stopThrowing = store.watch(() => {
-      throw new Error("listener failed");
-    });
-    const told = listen(store);
-    stored(await store.put("acme/a", "a1", 0));
-    await told.seen((record) => record.key === "acme/a");
-    await report;
-    stored(await store.put("acme/b", "b1", 0));
-    await told.seen((record) => record.key === "acme/b");
-    stopThrowing();
-    told.stop();
-    await store.close();
-    assert.ok(errors.length >= 1 && errors.every((error) => (error as Error).message === "listener failed"), String(errors));
-  });
-
-  it("rejects put and load with ERR_RELAY_QUEUE_UNAVAILABLE and a Retry-After while Redis is away", { skip: redisServerSkip, timeout: 30_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), "tributary-redis-config-down-"));
-    const server = await startRedis(dir);
-    try {
-      const store = new RedisConfigStore(await connect(server.url), { prefix: prefix() });
-      stored(await store.put("acme/a", "a1", 0));
-      await server.stop();
-      await assert.rejects(store.put("acme/b", "b1", 0), isUnavailable);
-      await assert.rejects(store.load(), isUnavailable);
-      await store.close();
-    } finally {
-      await server.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it("keeps telling a watcher after Redis was stopped and started again on its data, reporting the outage once", { skip: redisServerSkip, timeout: 30_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), "tributary-redis-config-restart-"));
-    let server = await startRedis(dir);
-    const port = Number(new URL(server.url).port);
-    const shared = prefix();
-    try {
+  it(
+    "reports a listener that throws through onError, and tells the others",
+    { timeout: 30_000 },
+    async () => {
       const errors: unknown[] = [];
-      let failed: () => void = () => {};
-      const failure = new Promise<void>((resolve) => (failed = resolve));
-      const store = new RedisConfigStore(await connect(server.url), {
-        prefix: shared,
+      let reported: () => void = () => {};
+      const report = new Promise<void>((resolve) => (reported = resolve));
+      const store = new RedisConfigStore(await connect(), {
+        prefix: prefix(),
         pollMs: 20,
         onError: (error) => {
           errors.push(error);
-          failed();
+          reported();
         },
       });
+      const stopThrowing = store.watch(() => {
+        throw new Error("listener failed");
+      });
       const told = listen(store);
-      const a = stored(await store.put("acme/a", "a1", 0));
+      stored(await store.put("acme/a", "a1", 0));
       await told.seen((record) => record.key === "acme/a");
-      await server.stop();
-      await failure;
-      server = await startRedis(dir, port);
-      // Another process, started once Redis is back: the watcher's connection reconnects on its own.
-      const other = new RedisConfigStore(await connect(server.url), { prefix: shared });
-      const b = stored(await other.put("acme/b", "b1", 0));
-      assert.ok(b > a, "the counter was kept");
+      await report;
+      stored(await store.put("acme/b", "b1", 0));
       await told.seen((record) => record.key === "acme/b");
+      stopThrowing();
       told.stop();
       await store.close();
-      assert.deepEqual(told.records, [{ key: "acme/a", revision: a, value: "a1" }, { key: "acme/b", revision: b, value: "b1" }]);
-      assert.equal(errors.length, 1, "one report for the outage");
-      isUnavailable(errors[0]);
-    } finally {
-      await server.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+      assert.ok(
+        errors.length >= 1 &&
+          errors.every((error) => (error as Error).message === "listener failed"),
+        String(errors),
+      );
+    },
+  );
+
+  it(
+    "rejects put and load with ERR_RELAY_QUEUE_UNAVAILABLE and a Retry-After while Redis is away",
+    { skip: redisServerSkip, timeout: 30_000 },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "tributary-redis-config-down-"));
+      const server = await startRedis(dir);
+      try {
+        const store = new RedisConfigStore(await connect(server.url), { prefix: prefix() });
+        stored(await store.put("acme/a", "a1", 0));
+        await server.stop();
+        await assert.rejects(store.put("acme/b", "b1", 0), isUnavailable);
+        await assert.rejects(store.load(), isUnavailable);
+        await store.close();
+      } finally {
+        await server.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it(
+    "keeps telling a watcher after Redis was stopped and started again on its data, reporting the outage once",
+    { skip: redisServerSkip, timeout: 30_000 },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "tributary-redis-config-restart-"));
+      let server = await startRedis(dir);
+      const port = Number(new URL(server.url).port);
+      const shared = prefix();
+      try {
+        const errors: unknown[] = [];
+        let failed: () => void = () => {};
+        const failure = new Promise<void>((resolve) => (failed = resolve));
+        const store = new RedisConfigStore(await connect(server.url), {
+          prefix: shared,
+          pollMs: 20,
+          onError: (error) => {
+            errors.push(error);
+            failed();
+          },
+        });
+        const told = listen(store);
+        const a = stored(await store.put("acme/a", "a1", 0));
+        await told.seen((record) => record.key === "acme/a");
+        await server.stop();
+        await failure;
+        server = await startRedis(dir, port);
+        // Another process, started once Redis is back: the watcher's connection reconnects on its own.
+        const other = new RedisConfigStore(await connect(server.url), { prefix: shared });
+        const b = stored(await other.put("acme/b", "b1", 0));
+        assert.ok(b > a, "the counter was kept");
+        await told.seen((record) => record.key === "acme/b");
+        told.stop();
+        await store.close();
+        assert.deepEqual(told.records, [{ key: "acme/a", revision: a, value: "a1" }, {
+          key: "acme/b",
+          revision: b,
+          value: "b1",
+        }]);
+        assert.equal(errors.length, 1, "one report for the outage");
+        isUnavailable(errors[0]);
+      } finally {
+        await server.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -26,13 +26,20 @@ describe("RedisQueue message log", { skip: redisSkip }, () => {
   it("looks at no more than maxLogScan messages a page, going on from where it stopped", async () => {
     const queue = new RedisQueue(connection, { prefix: `{log-${process.pid}}`, maxLogScan: 3 });
     for (let m = 1; m <= 10; m++) {
-      const job = { ...makeJob(`m${m}`, "ep1", "acme", T0 + m), event: m === 2 || m === 9 ? "order.paid" : "user.created" };
+      const job = {
+        ...makeJob(`m${m}`, "ep1", "acme", T0 + m),
+        event: m === 2 || m === 9 ? "order.paid" : "user.created",
+      };
       await queue.enqueue({ tenantId: "acme", messageId: `m${m}`, jobs: [job] });
     }
     const pages: string[][] = [];
     let after: MessageCursor | undefined;
     do {
-      const page = await queue.messages("acme", { limit: 5, event: "order.paid", ...(after === undefined ? {} : { after }) });
+      const page = await queue.messages("acme", {
+        limit: 5,
+        event: "order.paid",
+        ...(after === undefined ? {} : { after }),
+      });
       pages.push(page.messages.map((jobs) => jobs[0]!.messageId));
       after = page.next;
     } while (after !== undefined);

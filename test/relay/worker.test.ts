@@ -16,11 +16,18 @@ import { kafkaSkip, startKafka, type TestKafka } from "../_helpers/kafka.ts";
 import { redisSkip, startRedis, type TestRedis } from "../_helpers/redis.ts";
 import { FakeClock, makeRegistry, ScriptedReceiver, SECRET, status } from "../_helpers/relay.ts";
 
-const SCHEDULE: RetrySchedule = { kind: "fixed", delaysMs: [1000, 2000, 4000], maxAttempts: 4, jitter: 0 };
+const SCHEDULE: RetrySchedule = {
+  kind: "fixed",
+  delaysMs: [1000, 2000, 4000],
+  maxAttempts: 4,
+  jitter: 0,
+};
 const A = "http://a.example/hook";
 const B = "http://b.example/hook";
 
-function setup(options: { concurrency?: number; perEndpoint?: number; rate?: number; queue?: JobQueue } = {}) {
+function setup(
+  options: { concurrency?: number; perEndpoint?: number; rate?: number; queue?: JobQueue } = {},
+) {
   const clock = new FakeClock();
   const registry = makeRegistry(clock);
   registry.createEndpoint("acme", { id: "a", url: A, events: ["*"], secret: SECRET });
@@ -114,7 +121,9 @@ describe("RelayWorker on the Kafka queue", { skip: kafkaSkip }, () => {
   let kafka: TestKafka;
   let queue: KafkaQueue | undefined;
   before(async () => {
-    kafka = await startKafka(Object.fromEntries(Object.values(kafkaTopics("worker")).map((topic) => [topic, 4])));
+    kafka = await startKafka(
+      Object.fromEntries(Object.values(kafkaTopics("worker")).map((topic) => [topic, 4])),
+    );
   });
   after(async () => {
     await queue?.close();
@@ -123,7 +132,11 @@ describe("RelayWorker on the Kafka queue", { skip: kafkaSkip }, () => {
 
   it("does not let a failing endpoint's retries delay another tenant's messages", async () => {
     const log = await connectKafka(kafka.brokers, { sessionTimeoutMs: 6000 });
-    queue = await KafkaQueue.open(log, { topics: kafkaTopics("worker"), groupId: "worker", instanceId: "a" });
+    queue = await KafkaQueue.open(log, {
+      topics: kafkaTopics("worker"),
+      groupId: "worker",
+      instanceId: "a",
+    });
     await failingEndpointKeepsOthersGoing(queue);
   });
 });
@@ -142,7 +155,9 @@ describe("RelayWorker on the Redis queue", { skip: redisSkip }, () => {
   it("does not let a failing endpoint's retries delay another tenant's messages", async () => {
     const connection = await connectRedis(redis.url);
     connections.push(connection);
-    await failingEndpointKeepsOthersGoing(new RedisQueue(connection, { prefix: `{worker-${process.pid}}` }));
+    await failingEndpointKeepsOthersGoing(
+      new RedisQueue(connection, { prefix: `{worker-${process.pid}}` }),
+    );
   });
 });
 
@@ -155,14 +170,22 @@ describe("RelayWorker", () => {
     assert.ok(request);
     assert.equal(request.headers["webhook-id"], id);
     assert.equal(request.headers["content-type"], "application/json");
-    verifyWebhook([parseWebhookSecret(SECRET)], {
-      id: request.headers["webhook-id"]!,
-      timestamp: request.headers["webhook-timestamp"]!,
-      signature: request.headers["webhook-signature"]!,
-    }, request.body, { now: Math.floor(t.clock.time / 1000) });
+    verifyWebhook(
+      [parseWebhookSecret(SECRET)],
+      {
+        id: request.headers["webhook-id"]!,
+        timestamp: request.headers["webhook-timestamp"]!,
+        signature: request.headers["webhook-signature"]!,
+      },
+      request.body,
+      { now: Math.floor(t.clock.time / 1000) },
+    );
     const job = await stateOf(t.queue, "acme", id!);
     assert.equal(job.state, "delivered");
-    assert.deepEqual(job.attempts.map((attempt) => [attempt.outcome, attempt.status]), [["success", 204]]);
+    assert.deepEqual(job.attempts.map((attempt) => [attempt.outcome, attempt.status]), [[
+      "success",
+      204,
+    ]]);
   });
 
   it("retries a failing receiver on the schedule with the same webhook-id, until it succeeds", async () => {
@@ -179,7 +202,10 @@ describe("RelayWorker", () => {
     const job = await stateOf(t.queue, "acme", id!);
     assert.equal(job.state, "delivered");
     assert.deepEqual(job.attempts.map((attempt) => attempt.status), [500, 500, 200]);
-    assert.deepEqual(new Set(t.receiver.requests.map((request) => request.headers["webhook-id"])), new Set([id]));
+    assert.deepEqual(
+      new Set(t.receiver.requests.map((request) => request.headers["webhook-id"])),
+      new Set([id]),
+    );
   });
 
   it("moves a job whose attempts ran out to the dead letters", async () => {
@@ -212,7 +238,10 @@ describe("RelayWorker", () => {
   for (const code of [429, 503]) {
     it(`waits the Retry-After of a ${code}, at most the schedule's longest delay`, async () => {
       const t = setup();
-      t.receiver.on(A, (n) => (n === 1 ? status(code, "3") : n === 2 ? status(code, "86400") : status(200)));
+      t.receiver.on(
+        A,
+        (n) => (n === 1 ? status(code, "3") : n === 2 ? status(code, "86400") : status(200)),
+      );
       const [id] = await t.send("acme");
       let job = await stateOf(t.queue, "acme", id!);
       assert.equal(job.attempts[0]?.outcome, "throttled");
@@ -236,9 +265,21 @@ describe("RelayWorker", () => {
   });
 
   const failures: { name: string; result: DeliveryResult; outcome: string }[] = [
-    { name: "a timeout", result: { kind: "timeout", message: "No answer within 15000 ms" }, outcome: "timeout" },
-    { name: "a refused address", result: { kind: "blocked", message: "address 10.0.0.1 is refused" }, outcome: "blocked" },
-    { name: "a closed connection", result: { kind: "error", message: "socket hang up" }, outcome: "failure" },
+    {
+      name: "a timeout",
+      result: { kind: "timeout", message: "No answer within 15000 ms" },
+      outcome: "timeout",
+    },
+    {
+      name: "a refused address",
+      result: { kind: "blocked", message: "address 10.0.0.1 is refused" },
+      outcome: "blocked",
+    },
+    {
+      name: "a closed connection",
+      result: { kind: "error", message: "socket hang up" },
+      outcome: "failure",
+    },
   ];
   for (const c of failures) {
     it(`records ${c.name} on the attempt and retries`, async () => {
@@ -247,7 +288,10 @@ describe("RelayWorker", () => {
       const [id] = await t.send("acme");
       const job = await stateOf(t.queue, "acme", id!);
       assert.equal(job.state, "delayed");
-      assert.deepEqual([job.attempts[0]?.outcome, job.attempts[0]?.status, job.attempts[0]?.error], [c.outcome, null, c.result.kind === "response" ? null : c.result.message]);
+      assert.deepEqual(
+        [job.attempts[0]?.outcome, job.attempts[0]?.status, job.attempts[0]?.error],
+        [c.outcome, null, c.result.kind === "response" ? null : c.result.message],
+      );
     });
   }
 
@@ -266,7 +310,11 @@ describe("RelayWorker", () => {
     await t.clock.advance(20_000, () => turns(3));
     assert.equal(leases.length, 20, "one renewal a second");
     assert.ok(leases.every((ms) => ms === 5000), "each to 5 s ahead");
-    assert.deepEqual(await t.queue.claim({ now: t.clock.time, limit: 10, leaseMs: 5000 }), [], "still held, 15 s past its first lease");
+    assert.deepEqual(
+      await t.queue.claim({ now: t.clock.time, limit: 10, leaseMs: 5000 }),
+      [],
+      "still held, 15 s past its first lease",
+    );
     answer(status(200));
     await t.worker.idle();
     assert.equal((await stateOf(t.queue, "acme", id!)).state, "delivered");
@@ -281,7 +329,11 @@ describe("RelayWorker", () => {
     assert.equal(t.receiver.requests.length, 0);
     assert.notEqual((await stateOf(t.queue, "acme", id!)).state, "dead", "not buried at once");
     await t.advance(4900);
-    assert.notEqual((await stateOf(t.queue, "acme", id!)).state, "dead", "still waiting after 4.9 s");
+    assert.notEqual(
+      (await stateOf(t.queue, "acme", id!)).state,
+      "dead",
+      "still waiting after 4.9 s",
+    );
     await t.advance(600);
     assert.equal(t.receiver.requests.length, 0);
     assert.equal((await stateOf(t.queue, "acme", id!)).reason, "the endpoint was deleted");
@@ -304,21 +356,43 @@ describe("RelayWorker", () => {
   it("keeps a slow endpoint to its concurrency cap while another endpoint's message goes through", async () => {
     const t = setup({ concurrency: 4, perEndpoint: 2 });
     const hanging: ((result: DeliveryResult) => void)[] = [];
-    t.receiver.on(A, (n) => n <= 2 ? new Promise<DeliveryResult>((resolve) => hanging.push(resolve)) : status(200));
+    t.receiver.on(
+      A,
+      (n) => n <= 2 ? new Promise<DeliveryResult>((resolve) => hanging.push(resolve)) : status(200),
+    );
     t.receiver.on(B, () => status(200));
     await t.send("acme", 10, true);
     const [b] = await t.send("globex", 1, true);
     assert.equal(hanging.length, 2, "two deliveries in flight to the slow endpoint, no more");
-    assert.deepEqual(t.receiver.order, [A, A, B], "the healthy endpoint's message went out while the slow one hung");
+    assert.deepEqual(
+      t.receiver.order,
+      [A, A, B],
+      "the healthy endpoint's message went out while the slow one hung",
+    );
     assert.equal((await stateOf(t.queue, "globex", b!)).state, "delivered");
-    assert.deepEqual(await t.queue.depth(t.clock.time), { ready: 8, delayed: 0, leased: 2, dead: 0 }, "the slow endpoint's other jobs wait ready");
+    assert.deepEqual(await t.queue.depth(t.clock.time), {
+      ready: 8,
+      delayed: 0,
+      leased: 2,
+      dead: 0,
+    }, "the slow endpoint's other jobs wait ready");
     for (const resolve of hanging.splice(0)) resolve(status(200));
     await t.worker.idle();
-    assert.equal(t.receiver.order.filter((url) => url === A).length, 10, "the rest went out as soon as the slow ones finished");
-    assert.deepEqual(await t.queue.depth(t.clock.time), { ready: 0, delayed: 0, leased: 0, dead: 0 });
+    assert.equal(
+      t.receiver.order.filter((url) => url === A).length,
+      10,
+      "the rest went out as soon as the slow ones finished",
+    );
+    assert.deepEqual(await t.queue.depth(t.clock.time), {
+      ready: 0,
+      delayed: 0,
+      leased: 0,
+      dead: 0,
+    });
   });
 
-  it("does not let a failing endpoint's retries delay another tenant's messages", () => failingEndpointKeepsOthersGoing());
+  it("does not let a failing endpoint's retries delay another tenant's messages", () =>
+    failingEndpointKeepsOthersGoing());
 
   it("holds an endpoint to its rate limit per second", async () => {
     const t = setup({ rate: 2 });
@@ -343,6 +417,10 @@ describe("RelayWorker", () => {
     await stopped;
     assert.equal((await stateOf(t.queue, "acme", id!)).state, "delivered");
     const [later] = await t.send("acme");
-    assert.equal((await stateOf(t.queue, "acme", later!)).state, "ready", "a stopped worker claims nothing");
+    assert.equal(
+      (await stateOf(t.queue, "acme", later!)).state,
+      "ready",
+      "a stopped worker claims nothing",
+    );
   });
 });

@@ -13,7 +13,9 @@ import { deno, denoSkip, node24, node24Skip } from "../_helpers/runtimes.ts";
 const ROOT = join(import.meta.dirname, "..", "..");
 const children: ChildProcess[] = [];
 after(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  }
 });
 
 async function smoke(command: string, args: readonly string[], stateDir: string): Promise<void> {
@@ -21,7 +23,15 @@ async function smoke(command: string, args: readonly string[], stateDir: string)
     cwd: ROOT,
     // NODE_V8_COVERAGE empty: Node hands it on to children otherwise, and coverage of the sources run
     // without tsx's source maps would be merged into c8's figures for the same files.
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", RATE_LIMIT_PER_SECOND: "0", NO_COLOR: "1", NODE_V8_COVERAGE: "", STATE_DIR: stateDir },
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      HOME: process.env["HOME"] ?? "",
+      PORT: "0",
+      RATE_LIMIT_PER_SECOND: "0",
+      NO_COLOR: "1",
+      NODE_V8_COVERAGE: "",
+      STATE_DIR: stateDir,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -34,7 +44,9 @@ async function smoke(command: string, args: readonly string[], stateDir: string)
     if (child.exitCode !== null) assert.fail(`${command} exited: ${err}`);
     await once(child.stdout!, "data");
   }
-  const water = await fetch(`${url}/v1/odata/v4/Locations?$top=1&$select=Id`, { headers: { "x-api-key": "tributary-demo-key" } });
+  const water = await fetch(`${url}/v1/odata/v4/Locations?$top=1&$select=Id`, {
+    headers: { "x-api-key": "tributary-demo-key" },
+  });
   assert.equal(water.status, 200, "water");
   assert.deepEqual(await water.json(), {
     "@odata.context": `${url}/v1/odata/v4/$metadata#Locations(Id)`,
@@ -43,7 +55,10 @@ async function smoke(command: string, args: readonly string[], stateDir: string)
   });
   const token = await fetch(`${url}/oauth2/token`, {
     method: "POST",
-    headers: { authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}`, "content-type": "application/x-www-form-urlencoded" },
+    headers: {
+      authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}`,
+      "content-type": "application/x-www-form-urlencoded",
+    },
     body: "grant_type=client_credentials",
   });
   assert.equal(token.status, 200, "token");
@@ -63,14 +78,29 @@ async function smoke(command: string, args: readonly string[], stateDir: string)
 }
 
 describe("server.ts on other runtimes", () => {
-  it("runs on Node 24 natively (type stripping, no tsx): every service answers, SIGTERM exits 0", { skip: node24Skip }, async () => {
+  it("runs on Node 24 natively (type stripping, no tsx): every service answers, SIGTERM exits 0", {
+    skip: node24Skip,
+  }, async () => {
     assert.ok(node24 !== undefined, "REQUIRE_SERVICES=1 but Node 24 is not installed (NODE24_BIN)");
     await smoke(node24, ["server.ts"], mkdtempSync(join(tmpdir(), "tributary-node24-")));
   });
 
-  it("runs on Deno with read, net, env and its state folder's write permissions only: every service answers, SIGTERM exits 0", { skip: denoSkip }, async () => {
-    assert.ok(deno !== undefined, "REQUIRE_SERVICES=1 but Deno is not installed (DENO_BIN)");
-    const state = mkdtempSync(join(tmpdir(), "tributary-deno-"));
-    await smoke(deno, ["run", "--quiet", "--allow-net=127.0.0.1", `--allow-read=${ROOT},${state}`, `--allow-write=${state}`, "--allow-env", "--allow-sys=hostname", "server.ts"], state);
-  });
+  it(
+    "runs on Deno with read, net, env and its state folder's write permissions only: every service answers, SIGTERM exits 0",
+    { skip: denoSkip },
+    async () => {
+      assert.ok(deno !== undefined, "REQUIRE_SERVICES=1 but Deno is not installed (DENO_BIN)");
+      const state = mkdtempSync(join(tmpdir(), "tributary-deno-"));
+      await smoke(deno, [
+        "run",
+        "--quiet",
+        "--allow-net=127.0.0.1",
+        `--allow-read=${ROOT},${state}`,
+        `--allow-write=${state}`,
+        "--allow-env",
+        "--allow-sys=hostname",
+        "server.ts",
+      ], state);
+    },
+  );
 });

@@ -20,12 +20,26 @@ describe("server.ts logs", () => {
     const tenantKey = "logs-test-tenant-key-0b3f";
     const password = "correct horse battery staple";
     const dir = mkdtempSync(join(tmpdir(), "tributary-logs-"));
-    writeFileSync(join(dir, "api_keys.json"), JSON.stringify({ api_keys: [{ name: "t", key: sha(apiKey) }] }));
-    writeFileSync(join(dir, "clients.json"), JSON.stringify([
-      { client_id: "backend", client_secret: sha(clientSecret), grant_types: ["client_credentials"], scopes: ["SignUp"] },
-      { client_id: "app", grant_types: ["password", "refresh_token"], scopes: ["UserActivity"] },
-    ]));
-    writeFileSync(join(dir, "tenants.json"), JSON.stringify({ tenants: [{ id: "t", api_keys: [sha(tenantKey)], endpoints: [] }] }));
+    writeFileSync(
+      join(dir, "api_keys.json"),
+      JSON.stringify({ api_keys: [{ name: "t", key: sha(apiKey) }] }),
+    );
+    writeFileSync(
+      join(dir, "clients.json"),
+      JSON.stringify([
+        {
+          client_id: "backend",
+          client_secret: sha(clientSecret),
+          grant_types: ["client_credentials"],
+          scopes: ["SignUp"],
+        },
+        { client_id: "app", grant_types: ["password", "refresh_token"], scopes: ["UserActivity"] },
+      ]),
+    );
+    writeFileSync(
+      join(dir, "tenants.json"),
+      JSON.stringify({ tenants: [{ id: "t", api_keys: [sha(tenantKey)], endpoints: [] }] }),
+    );
     const started = startServer({
       API_KEYS_FILE: join(dir, "api_keys.json"),
       CLIENTS_FILE: join(dir, "clients.json"),
@@ -40,21 +54,81 @@ describe("server.ts logs", () => {
       ids.push(response.headers.get("x-request-id") ?? "");
       return response;
     };
-    const form = (fields: Record<string, string>) => ({ "content-type": "application/x-www-form-urlencoded", body: new URLSearchParams(fields).toString() });
+    const form = (fields: Record<string, string>) => ({
+      "content-type": "application/x-www-form-urlencoded",
+      body: new URLSearchParams(fields).toString(),
+    });
 
-    assert.equal((await call("/v1/odata/v4/Locations?$top=1&$filter=Id%20eq%201", { headers: { "x-api-key": apiKey } })).status, 200);
-    assert.equal((await call("/v1/odata/v4/Locations", { headers: { "x-api-key": "wrong-key-9f" } })).status, 403);
-    const { body: grant, ...grantHeaders } = form({ grant_type: "client_credentials", scope: "SignUp" });
-    const signUpToken = ((await (await call("/oauth2/token", { method: "POST", headers: { ...grantHeaders, authorization: `Basic ${btoa(`backend:${clientSecret}`)}` }, body: grant })).json()) as { access_token: string }).access_token;
-    assert.equal((await call("/api/v2/sign-up", { method: "POST", headers: { authorization: `Bearer ${signUpToken}`, "content-type": "application/json" }, body: JSON.stringify({ username: "logged", password }) })).status, 201);
-    const { body: login, ...loginHeaders } = form({ grant_type: "password", client_id: "app", username: "logged", password, scope: "UserActivity" });
-    const tokens = (await (await call("/oauth2/token", { method: "POST", headers: loginHeaders, body: login })).json()) as { access_token: string; refresh_token: string };
-    const { body: bad, ...badHeaders } = form({ grant_type: "password", client_id: "app", username: "logged", password: "not the password at all" });
-    assert.equal((await call("/oauth2/token", { method: "POST", headers: badHeaders, body: bad })).status, 400);
-    assert.equal((await call("/api/v2/sync/user", { headers: { authorization: `Bearer ${tokens.access_token}` } })).status, 200);
-    const { body: renew, ...renewHeaders } = form({ grant_type: "refresh_token", client_id: "app", refresh_token: tokens.refresh_token });
-    assert.equal((await call("/oauth2/token", { method: "POST", headers: renewHeaders, body: renew })).status, 200);
-    assert.equal((await call("/webhook", { method: "POST", headers: { authorization: `Bearer ${tenantKey}`, "content-type": "application/json" }, body: JSON.stringify({ event: "a.b", data: { secretish: "payload-body-7c2e" } }) })).status, 202);
+    assert.equal(
+      (await call("/v1/odata/v4/Locations?$top=1&$filter=Id%20eq%201", {
+        headers: { "x-api-key": apiKey },
+      })).status,
+      200,
+    );
+    assert.equal(
+      (await call("/v1/odata/v4/Locations", { headers: { "x-api-key": "wrong-key-9f" } })).status,
+      403,
+    );
+    const { body: grant, ...grantHeaders } = form({
+      grant_type: "client_credentials",
+      scope: "SignUp",
+    });
+    const signUpToken = ((await (await call("/oauth2/token", {
+      method: "POST",
+      headers: { ...grantHeaders, authorization: `Basic ${btoa(`backend:${clientSecret}`)}` },
+      body: grant,
+    })).json()) as { access_token: string }).access_token;
+    assert.equal(
+      (await call("/api/v2/sign-up", {
+        method: "POST",
+        headers: { authorization: `Bearer ${signUpToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ username: "logged", password }),
+      })).status,
+      201,
+    );
+    const { body: login, ...loginHeaders } = form({
+      grant_type: "password",
+      client_id: "app",
+      username: "logged",
+      password,
+      scope: "UserActivity",
+    });
+    const tokens =
+      (await (await call("/oauth2/token", { method: "POST", headers: loginHeaders, body: login }))
+        .json()) as { access_token: string; refresh_token: string };
+    const { body: bad, ...badHeaders } = form({
+      grant_type: "password",
+      client_id: "app",
+      username: "logged",
+      password: "not the password at all",
+    });
+    assert.equal(
+      (await call("/oauth2/token", { method: "POST", headers: badHeaders, body: bad })).status,
+      400,
+    );
+    assert.equal(
+      (await call("/api/v2/sync/user", {
+        headers: { authorization: `Bearer ${tokens.access_token}` },
+      })).status,
+      200,
+    );
+    const { body: renew, ...renewHeaders } = form({
+      grant_type: "refresh_token",
+      client_id: "app",
+      refresh_token: tokens.refresh_token,
+    });
+    assert.equal(
+      (await call("/oauth2/token", { method: "POST", headers: renewHeaders, body: renew })).status,
+      200,
+    );
+    assert.equal(
+      (await call("/webhook", {
+        method: "POST",
+        headers: { authorization: `Bearer ${tenantKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ event: "a.b", data: { secretish: "payload-body-7c2e" } }),
+      })).status,
+      202,
+    );
     assert.equal((await call("/nowhere?token=query-secret-31")).status, 404);
     started.child.kill("SIGTERM");
     assert.equal((await once(started.child, "exit"))[0], 0);
@@ -69,23 +143,44 @@ describe("server.ts logs", () => {
       assert.equal(typeof record["msg"], "string", line);
       return record;
     });
-    for (const secret of [apiKey, "wrong-key-9f", clientSecret, signUpToken, password, "not the password at all", tokens.access_token, tokens.refresh_token, tenantKey, "payload-body-7c2e", "query-secret-31"]) {
+    for (
+      const secret of [
+        apiKey,
+        "wrong-key-9f",
+        clientSecret,
+        signUpToken,
+        password,
+        "not the password at all",
+        tokens.access_token,
+        tokens.refresh_token,
+        tenantKey,
+        "payload-body-7c2e",
+        "query-secret-31",
+      ]
+    ) {
       assert.equal(`${out}${err}`.includes(secret), false, `the log holds ${secret.slice(0, 12)}…`);
     }
     const access = records.filter((record) => record["event"] === "request");
-    assert.deepEqual(access.map((record) => record["requestId"]), ids, "one access line a request, with the id its answer carried");
-    assert.deepEqual(access.map((record) => [record["method"], record["route"], record["status"]]), [
-      ["GET", "/v1/odata/v4/Locations", 200],
-      ["GET", "/v1/odata/v4/Locations", 403],
-      ["POST", "/oauth2/token", 200],
-      ["POST", "/api/v2/sign-up", 201],
-      ["POST", "/oauth2/token", 200],
-      ["POST", "/oauth2/token", 400],
-      ["GET", "/api/v2/sync/user", 200],
-      ["POST", "/oauth2/token", 200],
-      ["POST", "/webhook", 202],
-      ["GET", "other", 404],
-    ]);
+    assert.deepEqual(
+      access.map((record) => record["requestId"]),
+      ids,
+      "one access line a request, with the id its answer carried",
+    );
+    assert.deepEqual(
+      access.map((record) => [record["method"], record["route"], record["status"]]),
+      [
+        ["GET", "/v1/odata/v4/Locations", 200],
+        ["GET", "/v1/odata/v4/Locations", 403],
+        ["POST", "/oauth2/token", 200],
+        ["POST", "/api/v2/sign-up", 201],
+        ["POST", "/oauth2/token", 200],
+        ["POST", "/oauth2/token", 400],
+        ["GET", "/api/v2/sync/user", 200],
+        ["POST", "/oauth2/token", 200],
+        ["POST", "/webhook", 202],
+        ["GET", "other", 404],
+      ],
+    );
     for (const record of access) {
       assert.equal(typeof record["durationMs"], "number");
       assert.equal(typeof record["bytes"], "number");

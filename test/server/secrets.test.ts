@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { logText, startServer, type Started } from "../_helpers/server.ts";
+import { logText, type Started, startServer } from "../_helpers/server.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const LISTENING = /tributary listening on (https?:\/\/[^\s"]+)/;
@@ -36,15 +36,34 @@ function secrets() {
 function filesOf(plain: ReturnType<typeof secrets>): Record<string, string> {
   const dir = mkdtempSync(join(tmpdir(), "tributary-secrets-"));
   mkdirSync(join(dir, "datasets"));
-  writeFileSync(join(dir, "api_keys.json"), JSON.stringify({ api_keys: [{ name: "ops", key: plain.fileApiKey }] }));
-  writeFileSync(join(dir, "clients.json"), JSON.stringify([{ client_id: "backend", client_secret: plain.clientSecret, grant_types: ["client_credentials"], scopes: ["SignUp"] }]));
-  writeFileSync(join(dir, "tenants.json"), JSON.stringify({
-    tenants: [{
-      id: "t1",
-      api_keys: [plain.tenantKey],
-      endpoints: [{ id: "hook", url: `https://hooks.example.com/services/${plain.capability}`, events: ["*"], secret: plain.fileWebhookSecret }],
-    }],
-  }));
+  writeFileSync(
+    join(dir, "api_keys.json"),
+    JSON.stringify({ api_keys: [{ name: "ops", key: plain.fileApiKey }] }),
+  );
+  writeFileSync(
+    join(dir, "clients.json"),
+    JSON.stringify([{
+      client_id: "backend",
+      client_secret: plain.clientSecret,
+      grant_types: ["client_credentials"],
+      scopes: ["SignUp"],
+    }]),
+  );
+  writeFileSync(
+    join(dir, "tenants.json"),
+    JSON.stringify({
+      tenants: [{
+        id: "t1",
+        api_keys: [plain.tenantKey],
+        endpoints: [{
+          id: "hook",
+          url: `https://hooks.example.com/services/${plain.capability}`,
+          events: ["*"],
+          secret: plain.fileWebhookSecret,
+        }],
+      }],
+    }),
+  );
   return {
     API_KEYS_FILE: join(dir, "api_keys.json"),
     CLIENTS_FILE: join(dir, "clients.json"),
@@ -59,13 +78,22 @@ function filesOf(plain: ReturnType<typeof secrets>): Record<string, string> {
 }
 
 /** Waits until `text()` matches `pattern`, reading as `child` writes; fails with the output when it exits first. */
-async function waitFor(child: ChildProcess, text: () => string, pattern: RegExp): Promise<RegExpExecArray> {
+async function waitFor(
+  child: ChildProcess,
+  text: () => string,
+  pattern: RegExp,
+): Promise<RegExpExecArray> {
   for (;;) {
     const found = pattern.exec(text());
     if (found !== null) return found;
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited before ${pattern}: ${text()}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`exited before ${pattern}: ${text()}`);
+    }
     const stop = new AbortController();
-    await Promise.race([once(child.stdout!, "data", { signal: stop.signal }), once(child, "exit", { signal: stop.signal })]).catch(() => {});
+    await Promise.race([
+      once(child.stdout!, "data", { signal: stop.signal }),
+      once(child, "exit", { signal: stop.signal }),
+    ]).catch(() => {});
     stop.abort();
   }
 }
@@ -73,30 +101,66 @@ async function waitFor(child: ChildProcess, text: () => string, pattern: RegExp)
 /** Uses every secret of `plain` in a request, the way a client would. */
 async function useEverySecret(url: string, plain: ReturnType<typeof secrets>): Promise<void> {
   for (const key of [plain.fileApiKey, plain.envApiKey]) {
-    assert.equal((await fetch(`${url}/v1/odata/v4/Locations?$top=1`, { headers: { "x-api-key": key } })).status, 200);
+    assert.equal(
+      (await fetch(`${url}/v1/odata/v4/Locations?$top=1`, { headers: { "x-api-key": key } }))
+        .status,
+      200,
+    );
   }
-  assert.equal((await fetch(`${url}/admin/datasets/reload`, { method: "POST", headers: { authorization: `Bearer ${plain.adminKey}` } })).status, 200);
+  assert.equal(
+    (await fetch(`${url}/admin/datasets/reload`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${plain.adminKey}` },
+    })).status,
+    200,
+  );
   const token = await fetch(`${url}/oauth2/token`, {
     method: "POST",
-    headers: { authorization: `Basic ${btoa(`backend:${plain.clientSecret}`)}`, "content-type": "application/x-www-form-urlencoded" },
+    headers: {
+      authorization: `Basic ${btoa(`backend:${plain.clientSecret}`)}`,
+      "content-type": "application/x-www-form-urlencoded",
+    },
     body: "grant_type=client_credentials&scope=SignUp",
   });
   assert.equal(token.status, 200);
   const tenant = { authorization: `Bearer ${plain.tenantKey}`, "content-type": "application/json" };
-  assert.equal((await fetch(`${url}/webhook`, { method: "POST", headers: tenant, body: JSON.stringify({ event: "a.b", data: {} }) })).status, 202);
+  assert.equal(
+    (await fetch(`${url}/webhook`, {
+      method: "POST",
+      headers: tenant,
+      body: JSON.stringify({ event: "a.b", data: {} }),
+    })).status,
+    202,
+  );
   const made = await fetch(`${url}/webhook/endpoints`, {
     method: "POST",
     headers: tenant,
-    body: JSON.stringify({ id: "made", url: `https://hooks.example.com/in/${plain.capability}`, events: ["*"], secret: plain.apiWebhookSecret }),
+    body: JSON.stringify({
+      id: "made",
+      url: `https://hooks.example.com/in/${plain.capability}`,
+      events: ["*"],
+      secret: plain.apiWebhookSecret,
+    }),
   });
   assert.equal(made.status, 201, await made.text());
-  const rotated = await fetch(`${url}/webhook/endpoints/made/rotate-secret`, { method: "POST", headers: tenant });
+  const rotated = await fetch(`${url}/webhook/endpoints/made/rotate-secret`, {
+    method: "POST",
+    headers: tenant,
+  });
   assert.equal(rotated.status, 200);
   const fresh = (await rotated.json() as { secrets: { secret: string }[] }).secrets[0]!.secret;
   assert.match(fresh, /^whsec_/);
-  assert.equal((await fetch(`${url}/webhook/endpoints/hook/secret`, { headers: tenant })).status, 200);
+  assert.equal(
+    (await fetch(`${url}/webhook/endpoints/hook/secret`, { headers: tenant })).status,
+    200,
+  );
   // A wrong key is a secret too (a user's mistyped one).
-  assert.equal((await fetch(`${url}/v1/odata/v4/Locations`, { headers: { "x-api-key": `${plain.fileApiKey}-typo` } })).status, 403);
+  assert.equal(
+    (await fetch(`${url}/v1/odata/v4/Locations`, {
+      headers: { "x-api-key": `${plain.fileApiKey}-typo` },
+    })).status,
+    403,
+  );
 }
 
 /** Stops a started server and gives all it wrote. */
@@ -122,7 +186,7 @@ describe("server.ts log", () => {
       await useEverySecret(url, plain);
       const log = await stopped(started);
       assertNoneOf(log, plain);
-      if (format === "json") for (const line of log.trim().split("\n")) JSON.parse(line);
+      if (format === "json") { for (const line of log.trim().split("\n")) JSON.parse(line); }
       // Where the plain credentials are, instead.
       const text = logText(log);
       assert.match(text, /API key "ops": see \S+api_keys\.json/);
@@ -136,7 +200,13 @@ describe("server.ts log", () => {
     const started = startServer({ DATA_DIR: mkdtempSync(join(tmpdir(), "tributary-nodata-")) });
     await waitFor(started.child, () => started.raw().out, LISTENING);
     const log = await stopped(started);
-    assertNoneOf(log, { api: "tributary-demo-key", client: "demo-backend-secret", acme: "demo-acme-key", globex: "demo-globex-key", whsec: "whsec_" });
+    assertNoneOf(log, {
+      api: "tributary-demo-key",
+      client: "demo-backend-secret",
+      acme: "demo-acme-key",
+      globex: "demo-globex-key",
+      whsec: "whsec_",
+    });
     assert.match(logText(log), /API key "demo": see data\/api_keys\.json/);
     assert.match(logText(log), /Try: curl -H 'x-api-key: <from data\/api_keys\.json>'/);
   });
@@ -155,7 +225,8 @@ describe("server.ts log", () => {
       file: "clients.json",
       text: '[{"client_id": "b", "client_secret": "cut-secret-9a0b", }]',
       env: (path: string) => ({ CLIENTS_FILE: path }),
-      says: /clients\.json is not valid JSON: Expected double-quoted property name at line 1, column 57/,
+      says:
+        /clients\.json is not valid JSON: Expected double-quoted property name at line 1, column 57/,
       secret: "cut-secret-9a0b",
     },
     {
@@ -193,16 +264,32 @@ describe("server.ts log", () => {
 describe("server.ts on a terminal", () => {
   const running: ChildProcess[] = [];
   after(() => {
-    for (const child of running) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    for (const child of running) {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
   });
 
   it("shows the demo data's credentials and a first request, and still no other secret", async () => {
     const plain = secrets();
     const files = filesOf(plain);
     // The demo files for the API keys and the clients; a tenants file of our own, and more keys in the environment.
-    const env = { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: "0", STATE_DIR: "", TENANTS_FILE: files["TENANTS_FILE"]!, DATA_DIR: files["DATA_DIR"]!, API_KEYS: plain.envApiKey, ADMIN_API_KEYS: plain.adminKey, WORKER_CONCURRENCY: "0" };
+    const env = {
+      PATH: process.env["PATH"] ?? "",
+      HOME: process.env["HOME"] ?? "",
+      PORT: "0",
+      STATE_DIR: "",
+      TENANTS_FILE: files["TENANTS_FILE"]!,
+      DATA_DIR: files["DATA_DIR"]!,
+      API_KEYS: plain.envApiKey,
+      ADMIN_API_KEYS: plain.adminKey,
+      WORKER_CONCURRENCY: "0",
+    };
     // util-linux's script runs the server on a pseudo-terminal and copies what it writes to its own output.
-    const child = spawn("script", ["-qfec", `exec "${process.execPath}" --import tsx server.ts`, "/dev/null"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("script", [
+      "-qfec",
+      `exec "${process.execPath}" --import tsx server.ts`,
+      "/dev/null",
+    ], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
     running.push(child);
     let written = "";
     child.stdout!.on("data", (chunk: Buffer) => (written += chunk.toString()));
@@ -210,15 +297,26 @@ describe("server.ts on a terminal", () => {
     await waitFor(child, () => written, LISTENING);
     // The server runs in a session of its own, under script: it is stopped itself (a hang-up, when
     // script goes, only reloads its datasets), then script ends with it.
-    const server = Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/)[0]);
+    const server = Number(
+      readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/)[0],
+    );
     assert.ok(server > 0, "the server under script");
     process.kill(server, "SIGTERM");
     await once(child, "exit");
     // Readable lines, as a terminal gets them (LOG_FORMAT=auto).
     assert.doesNotMatch(written, /^\{"level"/m);
-    assert.match(written, /API key "demo": tributary-demo-key \(the demo data's, from data\/api_keys\.json\)/);
-    assert.match(written, /Try: curl -H 'x-api-key: tributary-demo-key' 'http:\/\/127\.0\.0\.1:\d+\/v1\/odata\/v4\/Locations\?\$top=2'/);
-    assert.match(written, /OAuth client "demo-backend" secret \([^)]*\): demo-backend-secret \(the demo data's, from data\/clients\.json\)/);
+    assert.match(
+      written,
+      /API key "demo": tributary-demo-key \(the demo data's, from data\/api_keys\.json\)/,
+    );
+    assert.match(
+      written,
+      /Try: curl -H 'x-api-key: tributary-demo-key' 'http:\/\/127\.0\.0\.1:\d+\/v1\/odata\/v4\/Locations\?\$top=2'/,
+    );
+    assert.match(
+      written,
+      /OAuth client "demo-backend" secret \([^)]*\): demo-backend-secret \(the demo data's, from data\/clients\.json\)/,
+    );
     assert.match(written, /Relay tenant "t1" API key: see \S+tenants\.json/);
     assertNoneOf(written, plain);
   });

@@ -23,7 +23,14 @@ function credentialFrom(output: string, label: string, read: (file: unknown) => 
 
 /** The demo key, from the file the log names. */
 function demoKey(output: string): string {
-  return credentialFrom(output, 'API key "demo"', (file) => (file as { api_keys: { name: string; key: string }[] }).api_keys.find((entry) => entry.name === "demo")!.key);
+  return credentialFrom(
+    output,
+    'API key "demo"',
+    (file) =>
+      (file as { api_keys: { name: string; key: string }[] }).api_keys.find((entry) =>
+        entry.name === "demo"
+      )!.key,
+  );
 }
 
 describe("server.ts", () => {
@@ -32,7 +39,9 @@ describe("server.ts", () => {
     const url = await listeningUrl(started);
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
     const key = demoKey(started.output());
-    const response = await fetch(`${url}/v1/odata/v4/Locations?$top=2&$select=Id,Name`, { headers: { "x-api-key": key } });
+    const response = await fetch(`${url}/v1/odata/v4/Locations?$top=2&$select=Id,Name`, {
+      headers: { "x-api-key": key },
+    });
     assert.equal(response.status, 200);
     const body = await response.json() as { value: unknown[] };
     assert.equal(body.value.length, 2);
@@ -43,12 +52,18 @@ describe("server.ts", () => {
     assert.equal(code, 0);
   });
 
-  it("serves /metrics for all three services in a text promtool check metrics accepts", { skip: promtoolSkip }, async () => {
+  it("serves /metrics for all three services in a text promtool check metrics accepts", {
+    skip: promtoolSkip,
+  }, async () => {
     assert.ok(promtoolFound, "REQUIRE_SERVICES=1 but promtool is not on PATH");
     const started = startServer({});
     const url = await listeningUrl(started);
     const key = demoKey(started.output());
-    assert.equal((await fetch(`${url}/v1/odata/v4/Locations?$top=1`, { headers: { "x-api-key": key } })).status, 200);
+    assert.equal(
+      (await fetch(`${url}/v1/odata/v4/Locations?$top=1`, { headers: { "x-api-key": key } }))
+        .status,
+      200,
+    );
     assert.equal((await fetch(`${url}/oauth2/token`, { method: "POST" })).status, 400);
     // The demo endpoint is on 127.0.0.1, which the default policy refuses: an attempt is recorded, no connection made.
     const intake = await fetch(`${url}/webhook`, {
@@ -60,7 +75,9 @@ describe("server.ts", () => {
     const response = await fetch(`${url}/metrics`);
     assert.equal(response.status, 200);
     const text = await response.text();
-    for (const service of ["water", "sync", "relay"]) assert.match(text, new RegExp(`tributary_http_requests_total\\{service="${service}"`));
+    for (const service of ["water", "sync", "relay"]) {
+      assert.match(text, new RegExp(`tributary_http_requests_total\\{service="${service}"`));
+    }
     assert.match(text, /tributary_relay_messages_accepted_total 1/);
     const { code, output } = await promtoolCheck(text);
     assert.equal(code, 0, output);
@@ -71,10 +88,20 @@ describe("server.ts", () => {
   it("runs the sync service alone, without API keys, with the demo client of the file its log names", async () => {
     const started = startServer({ SERVICES: "sync", API_KEYS_FILE: "" });
     const url = await listeningUrl(started);
-    const secret = credentialFrom(started.output(), 'OAuth client "demo-backend" secret', (file) => (file as { client_id: string; client_secret?: string }[]).find((client) => client.client_id === "demo-backend")!.client_secret!);
+    const secret = credentialFrom(
+      started.output(),
+      'OAuth client "demo-backend" secret',
+      (file) =>
+        (file as { client_id: string; client_secret?: string }[]).find((client) =>
+          client.client_id === "demo-backend"
+        )!.client_secret!,
+    );
     const response = await fetch(`${url}/oauth2/token`, {
       method: "POST",
-      headers: { authorization: `Basic ${btoa(`demo-backend:${secret}`)}`, "content-type": "application/x-www-form-urlencoded" },
+      headers: {
+        authorization: `Basic ${btoa(`demo-backend:${secret}`)}`,
+        "content-type": "application/x-www-form-urlencoded",
+      },
       body: "grant_type=client_credentials",
     });
     assert.equal(response.status, 200);
@@ -86,80 +113,113 @@ describe("server.ts", () => {
     assert.equal(code, 0);
   });
 
-  it("loses no accepted webhook to SIGKILL: 10,000 posted at full speed on the journaled memory queue, killed mid-load, every 202 delivered after the restart", { timeout: 180_000 }, async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), "tributary-kill-"));
-    const deliveries = new Map<string, number>();
-    let wanted: Set<string> | undefined;
-    let allThere: () => void = () => {};
-    const done = new Promise<void>((resolve) => (allThere = resolve));
-    const check = (): void => {
-      if (wanted !== undefined && [...wanted].every((id) => deliveries.has(id))) allThere();
-    };
-    const receiver = createServer((req, res) => {
-      req.resume();
-      req.on("end", () => {
-        const id = String(req.headers["webhook-id"]);
-        deliveries.set(id, (deliveries.get(id) ?? 0) + 1);
-        res.writeHead(204).end();
-        check();
+  it(
+    "loses no accepted webhook to SIGKILL: 10,000 posted at full speed on the journaled memory queue, killed mid-load, every 202 delivered after the restart",
+    { timeout: 180_000 },
+    async (t) => {
+      const dir = mkdtempSync(join(tmpdir(), "tributary-kill-"));
+      const deliveries = new Map<string, number>();
+      let wanted: Set<string> | undefined;
+      let allThere: () => void = () => {};
+      const done = new Promise<void>((resolve) => (allThere = resolve));
+      const check = (): void => {
+        if (wanted !== undefined && [...wanted].every((id) => deliveries.has(id))) allThere();
+      };
+      const receiver = createServer((req, res) => {
+        req.resume();
+        req.on("end", () => {
+          const id = String(req.headers["webhook-id"]);
+          deliveries.set(id, (deliveries.get(id) ?? 0) + 1);
+          res.writeHead(204).end();
+          check();
+        });
       });
-    });
-    receiver.listen(0, "127.0.0.1");
-    await once(receiver, "listening");
-    const tenants = join(dir, "tenants.json");
-    writeFileSync(tenants, JSON.stringify({
-      tenants: [{ id: "acme", api_keys: ["k"], endpoints: [{ id: "e", url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`, events: ["*"], secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }] }],
-    }));
-    const env = { SERVICES: "relay", TENANTS_FILE: tenants, ALLOW_PRIVATE_TARGETS: "127.0.0.1/32", RETRY_SCHEDULE: "20ms", MAX_ATTEMPTS: "1000", STATE_DIR: join(dir, "state") };
-    try {
-      const first = startServer(env);
-      const url = await listeningUrl(first);
-      assert.match(first.output(), /Relay queue: in memory, journaled in /);
-      const accepted = new Set<string>();
-      let posted = 0;
-      let stopped = false;
-      // Sixteen clients share 10,000 posts; SIGKILL comes once half of them are accepted.
-      const clients = Array.from({ length: 16 }, async () => {
-        while (posted < 10_000 && !stopped) {
-          posted++;
-          let response: Response;
-          try {
-            response = await fetch(`${url}/webhook`, {
-              method: "POST",
-              headers: { authorization: "Bearer k", "content-type": "application/json" },
-              body: JSON.stringify({ event: "order.created", data: { n: posted } }),
-            });
-            if (response.status !== 202) throw new Error(`answered ${response.status}`);
-            accepted.add(((await response.json()) as { id: string }).id);
-          } catch {
-            stopped = true;
-            return;
+      receiver.listen(0, "127.0.0.1");
+      await once(receiver, "listening");
+      const tenants = join(dir, "tenants.json");
+      writeFileSync(
+        tenants,
+        JSON.stringify({
+          tenants: [{
+            id: "acme",
+            api_keys: ["k"],
+            endpoints: [{
+              id: "e",
+              url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`,
+              events: ["*"],
+              secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+            }],
+          }],
+        }),
+      );
+      const env = {
+        SERVICES: "relay",
+        TENANTS_FILE: tenants,
+        ALLOW_PRIVATE_TARGETS: "127.0.0.1/32",
+        RETRY_SCHEDULE: "20ms",
+        MAX_ATTEMPTS: "1000",
+        STATE_DIR: join(dir, "state"),
+      };
+      try {
+        const first = startServer(env);
+        const url = await listeningUrl(first);
+        assert.match(first.output(), /Relay queue: in memory, journaled in /);
+        const accepted = new Set<string>();
+        let posted = 0;
+        let stopped = false;
+        // Sixteen clients share 10,000 posts; SIGKILL comes once half of them are accepted.
+        const clients = Array.from({ length: 16 }, async () => {
+          while (posted < 10_000 && !stopped) {
+            posted++;
+            let response: Response;
+            try {
+              response = await fetch(`${url}/webhook`, {
+                method: "POST",
+                headers: { authorization: "Bearer k", "content-type": "application/json" },
+                body: JSON.stringify({ event: "order.created", data: { n: posted } }),
+              });
+              if (response.status !== 202) throw new Error(`answered ${response.status}`);
+              accepted.add(((await response.json()) as { id: string }).id);
+            } catch {
+              stopped = true;
+              return;
+            }
+            if (accepted.size === 5_000) first.child.kill("SIGKILL");
           }
-          if (accepted.size === 5_000) first.child.kill("SIGKILL");
+        });
+        await Promise.all(clients);
+        if (first.child.exitCode === null && first.child.signalCode === null) {
+          await once(
+            first.child,
+            "exit",
+          );
         }
-      });
-      await Promise.all(clients);
-      if (first.child.exitCode === null && first.child.signalCode === null) await once(first.child, "exit");
-      assert.equal(first.child.signalCode, "SIGKILL", "killed mid-load, not finished");
-      assert.ok(accepted.size >= 5_000 && accepted.size < 10_000, `${accepted.size} accepted`);
-      const before = [...accepted].filter((id) => deliveries.has(id)).length;
+        assert.equal(first.child.signalCode, "SIGKILL", "killed mid-load, not finished");
+        assert.ok(accepted.size >= 5_000 && accepted.size < 10_000, `${accepted.size} accepted`);
+        const before = [...accepted].filter((id) => deliveries.has(id)).length;
 
-      wanted = accepted;
-      const second = startServer(env);
-      await listeningUrl(second);
-      assert.match(second.output(), /Relay queue: \d+ jobs not yet delivered were restored from the journal/);
-      check();
-      await done;
-      const duplicates = [...deliveries.values()].reduce((sum, n) => sum + n - 1, 0);
-      t.diagnostic(`${accepted.size} answered 202 before the kill, ${before} of them delivered before it; all delivered after the restart; ${duplicates} delivered twice or more`);
-      for (const id of accepted) assert.ok(deliveries.has(id), `${id} delivered`);
-      second.child.kill("SIGTERM");
-      assert.equal((await once(second.child, "exit"))[0], 0, second.errors());
-    } finally {
-      receiver.close();
-      receiver.closeAllConnections();
-    }
-  });
+        wanted = accepted;
+        const second = startServer(env);
+        await listeningUrl(second);
+        assert.match(
+          second.output(),
+          /Relay queue: \d+ jobs not yet delivered were restored from the journal/,
+        );
+        check();
+        await done;
+        const duplicates = [...deliveries.values()].reduce((sum, n) => sum + n - 1, 0);
+        t.diagnostic(
+          `${accepted.size} answered 202 before the kill, ${before} of them delivered before it; all delivered after the restart; ${duplicates} delivered twice or more`,
+        );
+        for (const id of accepted) assert.ok(deliveries.has(id), `${id} delivered`);
+        second.child.kill("SIGTERM");
+        assert.equal((await once(second.child, "exit"))[0], 0, second.errors());
+      } finally {
+        receiver.close();
+        receiver.closeAllConnections();
+      }
+    },
+  );
 
   it("stops with a message naming QUEUE_SNAPSHOT_FILE, which is no longer read", async () => {
     const started = startServer({ SERVICES: "relay", QUEUE_SNAPSHOT_FILE: "var/relay-queue.json" });
@@ -171,7 +231,11 @@ describe("server.ts", () => {
 
   it("stops with a message naming REDIS_URL and the address when Redis cannot be reached", async () => {
     const port = await freePort();
-    const started = startServer({ SERVICES: "relay", STORAGE_TYPE: "redis", REDIS_URL: `redis://relay:pw@127.0.0.1:${port}` });
+    const started = startServer({
+      SERVICES: "relay",
+      STORAGE_TYPE: "redis",
+      REDIS_URL: `redis://relay:pw@127.0.0.1:${port}`,
+    });
     const [code] = await once(started.child, "exit");
     assert.equal(code, 1);
     assert.ok(started.errors().includes("REDIS_URL"), started.errors());
@@ -182,18 +246,28 @@ describe("server.ts", () => {
 
   it("stops with a message naming DATABASE_URL and the address, password hidden, when PostgreSQL cannot be reached", async () => {
     const port = await freePort();
-    const started = startServer({ SERVICES: "sync", DATABASE_URL: `postgres://app:s3cret@127.0.0.1:${port}/tributary` });
+    const started = startServer({
+      SERVICES: "sync",
+      DATABASE_URL: `postgres://app:s3cret@127.0.0.1:${port}/tributary`,
+    });
     const [code] = await once(started.child, "exit");
     assert.equal(code, 1);
     assert.ok(started.errors().includes("DATABASE_URL"), started.errors());
-    assert.ok(started.errors().includes(`postgres://app:***@127.0.0.1:${port}/tributary`), started.errors());
+    assert.ok(
+      started.errors().includes(`postgres://app:***@127.0.0.1:${port}/tributary`),
+      started.errors(),
+    );
     assert.match(started.errors(), /ECONNREFUSED/);
     assert.doesNotMatch(started.errors(), /\n\s+at |s3cret/);
   });
 
   it("stops with a message naming KAFKA_BROKER and the address when no broker answers", async () => {
     const port = await freePort();
-    const started = startServer({ SERVICES: "relay", STORAGE_TYPE: "kafka", KAFKA_BROKER: `127.0.0.1:${port}` });
+    const started = startServer({
+      SERVICES: "relay",
+      STORAGE_TYPE: "kafka",
+      KAFKA_BROKER: `127.0.0.1:${port}`,
+    });
     const [code] = await once(started.child, "exit");
     assert.equal(code, 1);
     assert.ok(started.errors().includes(`KAFKA_BROKER`), started.errors());

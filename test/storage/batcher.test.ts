@@ -140,10 +140,18 @@ describe("Batcher", () => {
     turn();
     assert.deepEqual(batches, [[0, 1]], "the first batch hangs; the next waits");
     advance(2000);
-    assert.deepEqual(expired, ["0 timeout", "1 timeout"], "the hung batch's items are answered at their deadline");
+    assert.deepEqual(
+      expired,
+      ["0 timeout", "1 timeout"],
+      "the hung batch's items are answered at their deadline",
+    );
     assert.equal(batcher.waiting, 1);
     advance(1000);
-    assert.deepEqual(expired, ["0 timeout", "1 timeout", "2 timeout"], "the one waiting behind it too, 3000 ms after it came");
+    assert.deepEqual(
+      expired,
+      ["0 timeout", "1 timeout", "2 timeout"],
+      "the one waiting behind it too, 3000 ms after it came",
+    );
     assert.equal(batcher.waiting, 0, "and it is out of the queue");
     ends[0]!();
     await new Promise<void>((resolve) => setImmediate(resolve));
@@ -176,6 +184,16 @@ describe("Batcher", () => {
   });
 
   it("needs expire with a bound", () => {
-    assert.throws(() => new Batcher<Item>({ run: async () => {}, keyOf: (item) => item.key, maxBatch: 1, maxRunning: 1, timeoutMs: 10 }), { name: "TypeError" });
+    assert.throws(
+      () =>
+        new Batcher<Item>({
+          run: async () => {},
+          keyOf: (item) => item.key,
+          maxBatch: 1,
+          maxRunning: 1,
+          timeoutMs: 10,
+        }),
+      { name: "TypeError" },
+    );
   });
 });

@@ -1,5 +1,17 @@
 import assert from "node:assert/strict";
-import { constants, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,7 +38,10 @@ function logsOf(dir: string): string[] {
   return readdirSync(dir).filter((name) => name.endsWith(".log")).sort();
 }
 
-async function reopen(dir: string, options: Partial<JournalOptions> = {}): Promise<Awaited<ReturnType<typeof Journal.open>>> {
+async function reopen(
+  dir: string,
+  options: Partial<JournalOptions> = {},
+): Promise<Awaited<ReturnType<typeof Journal.open>>> {
   return Journal.open({ dir, name: "test", ...options });
 }
 
@@ -38,7 +53,10 @@ describe("Journal", () => {
     for (let i = 0; i < 5; i++) await journal.append({ n: i, text: `record ${i} ✓` });
     await journal.close();
     const again = await reopen(dir);
-    assert.deepEqual(again.replay.records, [0, 1, 2, 3, 4].map((n) => ({ n, text: `record ${n} ✓` })));
+    assert.deepEqual(
+      again.replay.records,
+      [0, 1, 2, 3, 4].map((n) => ({ n, text: `record ${n} ✓` })),
+    );
     await again.journal.close();
   });
 
@@ -46,9 +64,15 @@ describe("Journal", () => {
     const dir = folder();
     const turns = new ManualTurns();
     const commits: [number, number][] = [];
-    const { journal } = await reopen(dir, { defer: turns.defer, onCommit: (records, bytes) => commits.push([records, bytes]) });
+    const { journal } = await reopen(dir, {
+      defer: turns.defer,
+      onCommit: (records, bytes) => commits.push([records, bytes]),
+    });
     let resolved = 0;
-    const appends = Array.from({ length: 100 }, (_, i) => journal.append({ i }).then(() => resolved++));
+    const appends = Array.from(
+      { length: 100 },
+      (_, i) => journal.append({ i }).then(() => resolved++),
+    );
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(resolved, 0, "nothing is acknowledged before its commit");
     assert.equal(commits.length, 0);
@@ -73,8 +97,15 @@ describe("Journal", () => {
     assert.deepEqual(torn.replay.records, [{ i: 0 }, { i: 1 }]);
     assert.equal(torn.replay.dropped?.file, log);
     assert.equal(torn.replay.dropped?.reason, "a record is cut short");
-    assert.equal(torn.replay.dropped?.offset, torn.replay.dropped === undefined ? -1 : size - 5 - torn.replay.dropped.bytes);
-    assert.equal(statSync(log).size, torn.replay.dropped?.offset, "the torn bytes are gone from the file");
+    assert.equal(
+      torn.replay.dropped?.offset,
+      torn.replay.dropped === undefined ? -1 : size - 5 - torn.replay.dropped.bytes,
+    );
+    assert.equal(
+      statSync(log).size,
+      torn.replay.dropped?.offset,
+      "the torn bytes are gone from the file",
+    );
     await torn.journal.append({ i: 3 });
     await torn.journal.close();
     const after = await reopen(dir);
@@ -84,8 +115,18 @@ describe("Journal", () => {
   });
 
   const damaged = [
-    { name: "a header cut short", damage: (bytes: Buffer) => bytes.subarray(0, bytes.length - (bytes.length - 3)), reason: "a record header is cut short", keep: 0 },
-    { name: "a flipped byte in the last record", damage: (bytes: Buffer) => flip(bytes, bytes.length - 2), reason: "a record's checksum does not match", keep: 1 },
+    {
+      name: "a header cut short",
+      damage: (bytes: Buffer) => bytes.subarray(0, bytes.length - (bytes.length - 3)),
+      reason: "a record header is cut short",
+      keep: 0,
+    },
+    {
+      name: "a flipped byte in the last record",
+      damage: (bytes: Buffer) => flip(bytes, bytes.length - 2),
+      reason: "a record's checksum does not match",
+      keep: 1,
+    },
   ] as const;
   for (const c of damaged) {
     it(`drops the tail at ${c.name}`, async () => {
@@ -111,10 +152,15 @@ describe("Journal", () => {
     const log = join(dir, logsOf(dir)[0]!);
     const tail = Buffer.from([200, 0, 0, 0, 1, 2, 3, 4, 123]);
     writeFileSync(log, tail, { flag: "a" });
-    const { journal: again, replay } = await reopen(dir, { now: () => Date.UTC(2026, 10, 28, 1, 45, 30) });
+    const { journal: again, replay } = await reopen(dir, {
+      now: () => Date.UTC(2026, 10, 28, 1, 45, 30),
+    });
     assert.equal(replay.dropped?.keptAt, `${log}.torn-20261128T014530Z`);
     assert.deepEqual(readFileSync(replay.dropped!.keptAt), tail);
-    assert.match(droppedTailNote("test", replay.dropped!), /ended mid-record \(a record is cut short\), as a crash while writing leaves it: cut at byte \d+, the 9 bytes after it kept in .*torn-20261128T014530Z/);
+    assert.match(
+      droppedTailNote("test", replay.dropped!),
+      /ended mid-record \(a record is cut short\), as a crash while writing leaves it: cut at byte \d+, the 9 bytes after it kept in .*torn-20261128T014530Z/,
+    );
     await again.close();
   });
 
@@ -128,7 +174,11 @@ describe("Journal", () => {
     // An older generation damaged and left behind, as if its removal had failed.
     writeFileSync(join(dir, "test.00000001.log"), Buffer.from([1, 2, 3, 4, 5, 6, 7, 8, 9]));
     const { journal: again, replay } = await reopen(dir);
-    assert.deepEqual([replay.snapshot, replay.records, replay.dropped], [{ total: 1 }, [{ b: 2 }], undefined]);
+    assert.deepEqual([replay.snapshot, replay.records, replay.dropped], [
+      { total: 1 },
+      [{ b: 2 }],
+      undefined,
+    ]);
     await again.close();
   });
 
@@ -136,7 +186,9 @@ describe("Journal", () => {
   async function written(count: number): Promise<{ dir: string; log: string }> {
     const dir = folder();
     const { journal } = await reopen(dir);
-    for (let n = 0; n < count; n++) journal.append({ n, text: "a water-quality reading" }).catch(() => {});
+    for (let n = 0; n < count; n++) {
+      journal.append({ n, text: "a water-quality reading" }).catch(() => {});
+    }
     await journal.close();
     return { dir, log: join(dir, logsOf(dir)[0]!) };
   }
@@ -149,7 +201,11 @@ describe("Journal", () => {
     await assert.rejects(reopen(dir), {
       name: "StorageError",
       code: "ERR_STORAGE_CORRUPT",
-      message: new RegExp(`${log.replaceAll(".", "\\.")} at byte 0 is damaged \\(a record's checksum does not match\\); cutting there would lose the 99 whole records after it.*nothing was changed.*state repair`),
+      message: new RegExp(
+        `${
+          log.replaceAll(".", "\\.")
+        } at byte 0 is damaged \\(a record's checksum does not match\\); cutting there would lose the 99 whole records after it.*nothing was changed.*state repair`,
+      ),
     });
     assert.deepEqual(readFileSync(log), before, "the log as it was");
     assert.deepEqual(readdirSync(dir).sort(), files, "no file added or removed");
@@ -166,7 +222,10 @@ describe("Journal", () => {
   it("refuses a deleted log: the one the snapshot names, and the only one of a new journal", async () => {
     const { dir, log } = await written(10);
     rmSync(log);
-    await assert.rejects(reopen(dir), { code: "ERR_STORAGE_CORRUPT", message: /test\.00000001\.log is damaged \(the log the snapshot names is missing\)/ });
+    await assert.rejects(reopen(dir), {
+      code: "ERR_STORAGE_CORRUPT",
+      message: /test\.00000001\.log is damaged \(the log the snapshot names is missing\)/,
+    });
     const compacted = folder();
     const { journal } = await reopen(compacted);
     await journal.append(1);
@@ -174,7 +233,10 @@ describe("Journal", () => {
     await journal.append(2);
     await journal.close();
     rmSync(join(compacted, "test.00000002.log"));
-    await assert.rejects(reopen(compacted), { code: "ERR_STORAGE_CORRUPT", message: /test\.00000002\.log/ });
+    await assert.rejects(reopen(compacted), {
+      code: "ERR_STORAGE_CORRUPT",
+      message: /test\.00000002\.log/,
+    });
   });
 
   it("refuses logs out of sequence: a generation missing between two, records swapped between files", async () => {
@@ -195,13 +257,20 @@ describe("Journal", () => {
     assert.deepEqual(logsOf(dir), ["test.00000001.log", "test.00000002.log", "test.00000003.log"]);
     const middle = readFileSync(join(dir, "test.00000002.log"));
     rmSync(join(dir, "test.00000002.log"));
-    await assert.rejects(reopen(dir), { code: "ERR_STORAGE_CORRUPT", message: /test\.00000002\.log is damaged \(the log that .*test\.00000001\.log goes on in is missing\) \(and 2 more damaged places\)/ });
+    await assert.rejects(reopen(dir), {
+      code: "ERR_STORAGE_CORRUPT",
+      message:
+        /test\.00000002\.log is damaged \(the log that .*test\.00000001\.log goes on in is missing\) \(and 2 more damaged places\)/,
+    });
     // Put back, then the first and last logs swapped.
     writeFileSync(join(dir, "test.00000002.log"), middle);
     const first = readFileSync(join(dir, "test.00000001.log"));
     writeFileSync(join(dir, "test.00000001.log"), readFileSync(join(dir, "test.00000003.log")));
     writeFileSync(join(dir, "test.00000003.log"), first);
-    await assert.rejects(reopen(dir), { code: "ERR_STORAGE_CORRUPT", message: /out of order|missing before it/ });
+    await assert.rejects(reopen(dir), {
+      code: "ERR_STORAGE_CORRUPT",
+      message: /out of order|missing before it/,
+    });
   });
 
   it("compacts into a snapshot and a new log, keeping the appends made meanwhile", async () => {
@@ -224,7 +293,20 @@ describe("Journal", () => {
     // The snapshot holds what was appended before its capture; the records, only what came after: each once.
     const items = (replay.snapshot as { items: number[] }).items;
     assert.ok(items.length >= 10, `${items.length} in the snapshot`);
-    assert.deepEqual([...items, ...(replay.records as number[])], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    assert.deepEqual([...items, ...(replay.records as number[])], [
+      0,
+      1,
+      2,
+      3,
+      4,
+      5,
+      6,
+      7,
+      8,
+      9,
+      10,
+      11,
+    ]);
     await again.close();
   });
 
@@ -272,7 +354,9 @@ describe("Journal", () => {
     await again.close();
   });
 
-  it("writes its log with O_DSYNC, so that a commit is durable when its write returns", { skip: !existsSync("/proc/self/fdinfo") && "no /proc" }, async () => {
+  it("writes its log with O_DSYNC, so that a commit is durable when its write returns", {
+    skip: !existsSync("/proc/self/fdinfo") && "no /proc",
+  }, async () => {
     const dir = folder();
     const { journal } = await reopen(dir);
     await journal.append("x");
@@ -285,7 +369,10 @@ describe("Journal", () => {
       }
     });
     assert.ok(fd !== undefined, "the log is open");
-    const flags = Number.parseInt(/flags:\s+(\d+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))![1]!, 8);
+    const flags = Number.parseInt(
+      /flags:\s+(\d+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))![1]!,
+      8,
+    );
     assert.equal(flags & constants.O_DSYNC, constants.O_DSYNC);
     assert.equal(flags & constants.O_APPEND, constants.O_APPEND);
     await journal.close();
@@ -312,7 +399,9 @@ describe("Journal", () => {
 
   it("with beforeFirstWrite, leaves nothing behind when closed unwritten", async () => {
     const parent = folder();
-    const { journal } = await reopen(join(parent, "state"), { beforeFirstWrite: () => Promise.resolve() });
+    const { journal } = await reopen(join(parent, "state"), {
+      beforeFirstWrite: () => Promise.resolve(),
+    });
     await journal.close();
     assert.deepEqual(readdirSync(parent), []);
   });
@@ -320,8 +409,14 @@ describe("Journal", () => {
   it("with beforeFirstWrite, refuses the first append, and every later one, when the hook fails, making nothing", async () => {
     const parent = folder();
     const dir = join(parent, "state");
-    const { journal } = await reopen(dir, { beforeFirstWrite: () => Promise.reject(new Error("the folder is taken")) });
-    await assert.rejects(journal.append("a"), { name: "StorageError", code: "ERR_STORAGE_UNAVAILABLE", message: /the folder is taken/ });
+    const { journal } = await reopen(dir, {
+      beforeFirstWrite: () => Promise.reject(new Error("the folder is taken")),
+    });
+    await assert.rejects(journal.append("a"), {
+      name: "StorageError",
+      code: "ERR_STORAGE_UNAVAILABLE",
+      message: /the folder is taken/,
+    });
     await assert.rejects(journal.append("b"), { code: "ERR_STORAGE_UNAVAILABLE" });
     await journal.close();
     assert.deepEqual(readdirSync(parent), []);
@@ -332,7 +427,9 @@ describe("Journal", () => {
     const { journal: first } = await reopen(dir);
     await first.append("kept");
     await first.close();
-    const { journal, replay } = await reopen(dir, { beforeFirstWrite: () => Promise.reject(new Error("not asked")) });
+    const { journal, replay } = await reopen(dir, {
+      beforeFirstWrite: () => Promise.reject(new Error("not asked")),
+    });
     assert.deepEqual(replay.records, ["kept"]);
     await journal.append("more");
     await journal.close();
@@ -347,7 +444,12 @@ describe("Journal", () => {
     const openLog = async (path: string): Promise<LogHandle> => {
       const handle = await open(path, "a+");
       return {
-        write: (bytes, offset) => (fail ? Promise.reject(Object.assign(new Error("no space left on device"), { code: "ENOSPC" })) : handle.write(bytes, offset)),
+        write: (
+          bytes,
+          offset,
+        ) => (fail
+          ? Promise.reject(Object.assign(new Error("no space left on device"), { code: "ENOSPC" }))
+          : handle.write(bytes, offset)),
         datasync: () => handle.datasync(),
         sync: () => handle.sync(),
         truncate: (length) => handle.truncate(length),
@@ -357,9 +459,17 @@ describe("Journal", () => {
     const { journal } = await reopen(dir, { openLog });
     await journal.append("kept");
     fail = true;
-    await assert.rejects(journal.append("lost"), { name: "StorageError", code: "ERR_STORAGE_UNAVAILABLE", message: /no space left/ });
+    await assert.rejects(journal.append("lost"), {
+      name: "StorageError",
+      code: "ERR_STORAGE_UNAVAILABLE",
+      message: /no space left/,
+    });
     fail = false;
-    await assert.rejects(journal.append("after"), { code: "ERR_STORAGE_UNAVAILABLE" }, "the journal stays broken");
+    await assert.rejects(
+      journal.append("after"),
+      { code: "ERR_STORAGE_UNAVAILABLE" },
+      "the journal stays broken",
+    );
     await journal.close();
     const { journal: again, replay } = await reopen(dir);
     assert.deepEqual(replay.records, ["kept"]);

@@ -4,7 +4,15 @@
 // refusal that changes nothing on disk, after which a repair keeps every
 // record whose bytes survived.
 import assert from "node:assert/strict";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { before, describe, it } from "node:test";
@@ -64,7 +72,11 @@ before(async () => {
       at = end;
     }
   }
-  assert.deepEqual(logs(base), [`${NAME}.00000002.log`, `${NAME}.00000003.log`, `${NAME}.00000004.log`]);
+  assert.deepEqual(logs(base), [
+    `${NAME}.00000002.log`,
+    `${NAME}.00000003.log`,
+    `${NAME}.00000004.log`,
+  ]);
   assert.equal(placed.length, TOTAL - SNAPSHOT_ITEMS);
 });
 
@@ -121,14 +133,16 @@ function survivors(dir: string): number[] {
     if (!existsSync(path)) return false;
     const now = readFileSync(path);
     const then = readFileSync(join(base, record.file));
-    return now.length >= record.end && now.subarray(record.start, record.end).equals(then.subarray(record.start, record.end));
+    return now.length >= record.end &&
+      now.subarray(record.start, record.end).equals(then.subarray(record.start, record.end));
   }).map((record) => record.n);
 }
 
 /** Whether the snapshot is still as it was written. */
 function snapshotSurvives(dir: string): boolean {
   const path = join(dir, `${NAME}.snapshot`);
-  return existsSync(path) && readFileSync(path).equals(readFileSync(join(base, `${NAME}.snapshot`)));
+  return existsSync(path) &&
+    readFileSync(path).equals(readFileSync(join(base, `${NAME}.snapshot`)));
 }
 
 /** What a journal opened on the folder holds, as the list of `n` it rebuilds; the torn tail it reports. */
@@ -136,14 +150,18 @@ async function opened(dir: string): Promise<{ items: number[]; torn: boolean }> 
   const { journal, replay } = await Journal.open({ dir, name: NAME });
   await journal.close();
   const snapshot = (replay.snapshot as { items?: number[] } | undefined)?.items ?? [];
-  return { items: [...snapshot, ...replay.records.map((record) => (record as { n: number }).n)], torn: replay.dropped !== undefined };
+  return {
+    items: [...snapshot, ...replay.records.map((record) => (record as { n: number }).n)],
+    torn: replay.dropped !== undefined,
+  };
 }
 
 /** A cut that ends the last log exactly between two records: nothing tells it from a log never written further. */
 function cutAtRecordBoundary(what: string): boolean {
   const match = /^(.+) cut to (\d+) bytes$/.exec(what);
   if (match === null) return false;
-  return placed.some((record) => record.file === match[1] && record.end === Number(match[2])) && match[1] === logs(base).at(-1);
+  return placed.some((record) => record.file === match[1] && record.end === Number(match[2])) &&
+    match[1] === logs(base).at(-1);
 }
 
 describe("Journal.open() and repairJournal() on randomly damaged journals", () => {
@@ -164,14 +182,26 @@ describe("Journal.open() and repairJournal() on randomly damaged journals", () =
       try {
         result = await opened(dir);
       } catch (error) {
-        assert.equal((error as { code?: string }).code, "ERR_STORAGE_CORRUPT", `${context}: ${String(error)}`);
+        assert.equal(
+          (error as { code?: string }).code,
+          "ERR_STORAGE_CORRUPT",
+          `${context}: ${String(error)}`,
+        );
         assert.deepEqual(files(dir), before, `${context}: a refusal changes nothing`);
       }
       if (result !== undefined) {
         // Opened: everything before the damage, in order; anything less only with the torn tail reported.
-        assert.deepEqual(result.items, all.slice(0, result.items.length), `${context}: a prefix of the state`);
-        for (const n of kept) assert.ok(result.items.includes(n), `${context}: record ${n} survived on disk`);
-        if (result.items.length < TOTAL && !cutAtRecordBoundary(what)) assert.ok(result.torn, `${context}: a shorter state says why`);
+        assert.deepEqual(
+          result.items,
+          all.slice(0, result.items.length),
+          `${context}: a prefix of the state`,
+        );
+        for (const n of kept) {
+          assert.ok(result.items.includes(n), `${context}: record ${n} survived on disk`);
+        }
+        if (result.items.length < TOTAL && !cutAtRecordBoundary(what)) {
+          assert.ok(result.torn, `${context}: a shorter state says why`);
+        }
         outcomes[result.torn ? "torn" : "opened"]++;
       } else {
         outcomes.refused++;
@@ -179,13 +209,25 @@ describe("Journal.open() and repairJournal() on randomly damaged journals", () =
         const repaired = await opened(dir);
         // Every record whose bytes survived, each once, in order; the snapshot's when it survived.
         const expected = [...(snapshotKept ? all.slice(0, SNAPSHOT_ITEMS) : []), ...kept];
-        for (const n of expected) assert.ok(repaired.items.includes(n), `${context}: record ${n} kept by the repair`);
-        assert.deepEqual(repaired.items, [...new Set(repaired.items)].sort((a, b) => a - b), `${context}: once each, in order`);
-        assert.ok(readdirSync(dir).some((file) => file.includes(".damaged-")), `${context}: the damaged files moved aside`);
+        for (const n of expected) {
+          assert.ok(repaired.items.includes(n), `${context}: record ${n} kept by the repair`);
+        }
+        assert.deepEqual(
+          repaired.items,
+          [...new Set(repaired.items)].sort((a, b) => a - b),
+          `${context}: once each, in order`,
+        );
+        assert.ok(
+          readdirSync(dir).some((file) => file.includes(".damaged-")),
+          `${context}: the damaged files moved aside`,
+        );
       }
       rmSync(dir, { recursive: true, force: true });
     }
     // Every kind of outcome happened (a fuzz that only ever opens proves little).
-    assert.ok(outcomes.opened > 0 && outcomes.torn > 0 && outcomes.refused > 0, JSON.stringify(outcomes));
+    assert.ok(
+      outcomes.opened > 0 && outcomes.torn > 0 && outcomes.refused > 0,
+      JSON.stringify(outcomes),
+    );
   });
 });

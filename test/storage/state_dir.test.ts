@@ -1,5 +1,14 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -27,10 +36,17 @@ function leftLock(dir: string, generation: number, holder: unknown, ageMs: numbe
 const HERE = "host-a boot-1 ns-1";
 const ELSEWHERE = "host-b boot-2 ns-2";
 /** A process of this host (its identity injected) whose other processes are all gone. */
-const here = (pid: number, options: Partial<StateDirOptions> = {}): StateDirOptions => ({ pid, identity: HERE, alive: (other) => other === pid, ...options });
+const here = (pid: number, options: Partial<StateDirOptions> = {}): StateDirOptions => ({
+  pid,
+  identity: HERE,
+  alive: (other) => other === pid,
+  ...options,
+});
 
 /** A clock whose waits pass at once, each calling `during` (another process renewing its lock, or not). */
-function watched(during: () => void = () => {}): Pick<StateDirOptions, "now" | "sleep"> & { waited: () => number } {
+function watched(
+  during: () => void = () => {},
+): Pick<StateDirOptions, "now" | "sleep"> & { waited: () => number } {
   let t = 0;
   return {
     now: () => t,
@@ -59,11 +75,14 @@ describe("openStateDir()", () => {
   it("refuses a folder a live process holds, naming STATE_DIR and the process", async () => {
     const dir = folder();
     const first = await openStateDir(dir, { pid: 1001, identity: HERE, alive: () => true });
-    await assert.rejects(openStateDir(dir, { pid: 1002, identity: HERE, alive: (pid) => pid === 1001 }), {
-      name: "ConfigError",
-      variable: "STATE_DIR",
-      message: /is in use by process 1001 on .*give each process its own STATE_DIR/,
-    });
+    await assert.rejects(
+      openStateDir(dir, { pid: 1002, identity: HERE, alive: (pid) => pid === 1001 }),
+      {
+        name: "ConfigError",
+        variable: "STATE_DIR",
+        message: /is in use by process 1001 on .*give each process its own STATE_DIR/,
+      },
+    );
     await first.close();
     const second = await openStateDir(dir, here(1002));
     await second.close();
@@ -85,12 +104,26 @@ describe("openStateDir()", () => {
     const lock = leftLock(dir, 1, { pid: 1, host: "host-b", identity: ELSEWHERE }, 0);
     // Another host's pid 1 may be running there: this host cannot tell, the lock's time moving can.
     const renewing = watched(() => utimesSync(lock, new Date(), new Date(Date.now() + 1000)));
-    await assert.rejects(openStateDir(dir, here(1, renewing)), { variable: "STATE_DIR", message: /in use by process 1 on host-b/ });
-    assert.ok(renewing.waited() <= 20_000 / 4, `refused at the first renewal seen (${renewing.waited()} ms)`);
+    await assert.rejects(openStateDir(dir, here(1, renewing)), {
+      variable: "STATE_DIR",
+      message: /in use by process 1 on host-b/,
+    });
+    assert.ok(
+      renewing.waited() <= 20_000 / 4,
+      `refused at the first renewal seen (${renewing.waited()} ms)`,
+    );
     const empty = folder();
     const half = leftLock(empty, 1, "", 0);
-    const finishing = watched(() => writeFileSync(half, JSON.stringify({ pid: 3, host: "host-c", identity: "host-c boot-3 ns-3" })));
-    await assert.rejects(openStateDir(empty, here(5, finishing)), { variable: "STATE_DIR", message: /in use by process 3 on host-c/ });
+    const finishing = watched(() =>
+      writeFileSync(
+        half,
+        JSON.stringify({ pid: 3, host: "host-c", identity: "host-c boot-3 ns-3" }),
+      )
+    );
+    await assert.rejects(openStateDir(empty, here(5, finishing)), {
+      variable: "STATE_DIR",
+      message: /in use by process 3 on host-c/,
+    });
   });
 
   it("takes over a lock another host stopped renewing, once seen unchanged for a lease, and not one still renewed", async () => {
@@ -109,7 +142,10 @@ describe("openStateDir()", () => {
       const at = new Date(Date.now() - 60_000 + ++touches * 1000);
       utimesSync(renewed, at, at);
     });
-    await assert.rejects(openStateDir(dir, here(9, { leaseMs: 20_000, ...renewing })), { variable: "STATE_DIR", message: /in use by process 1 on host-b/ });
+    await assert.rejects(openStateDir(dir, here(9, { leaseMs: 20_000, ...renewing })), {
+      variable: "STATE_DIR",
+      message: /in use by process 1 on host-b/,
+    });
     assert.ok(renewing.waited() < 20_000, "refused as soon as its time moved");
   });
 
@@ -117,14 +153,17 @@ describe("openStateDir()", () => {
     const dir = folder();
     let renewal: (() => Promise<void>) | undefined;
     let period = 0;
-    const state = await openStateDir(dir, here(1, {
-      leaseMs: 20_000,
-      every: (task, ms) => {
-        renewal = task;
-        period = ms;
-        return () => (renewal = undefined);
-      },
-    }));
+    const state = await openStateDir(
+      dir,
+      here(1, {
+        leaseMs: 20_000,
+        every: (task, ms) => {
+          renewal = task;
+          period = ms;
+          return () => (renewal = undefined);
+        },
+      }),
+    );
     assert.equal(period, 5000);
     const { journal } = await state.journal("auth");
     await journal.append("before");
@@ -136,7 +175,10 @@ describe("openStateDir()", () => {
     // Another process takes the folder over (as after this one froze past its lease): at the next renewal this one knows.
     leftLock(dir, 2, { pid: 2, host: "host-b", identity: ELSEWHERE }, 0);
     await renewal!();
-    await assert.rejects(journal.append("after"), { code: "ERR_STORAGE_UNAVAILABLE", message: /taken over by another process/ });
+    await assert.rejects(journal.append("after"), {
+      code: "ERR_STORAGE_UNAVAILABLE",
+      message: /taken over by another process/,
+    });
     await journal.close();
     await state.close();
     assert.equal(renewal, undefined, "no renewal after close");
@@ -146,7 +188,10 @@ describe("openStateDir()", () => {
   it("confirms its lock before a write after a long pause, and writes once confirmed", async () => {
     const dir = folder();
     let t = 0;
-    const state = await openStateDir(dir, here(1, { leaseMs: 20_000, now: () => t, every: () => () => {} }));
+    const state = await openStateDir(
+      dir,
+      here(1, { leaseMs: 20_000, now: () => t, every: () => () => {} }),
+    );
     const { journal } = await state.journal("auth");
     await journal.append("one");
     t = 15_000; // Unconfirmed for more than half a lease (no renewal ran): the write confirms first.
@@ -162,7 +207,10 @@ describe("openStateDir()", () => {
   it("names STATE_DIR when the folder cannot be created", async () => {
     const file = join(mkdtempSync(join(tmpdir(), "tributary-state-")), "file");
     writeFileSync(file, "");
-    await assert.rejects(openStateDir(join(file, "var")), { name: "ConfigError", variable: "STATE_DIR" });
+    await assert.rejects(openStateDir(join(file, "var")), {
+      name: "ConfigError",
+      variable: "STATE_DIR",
+    });
   });
 });
 
@@ -175,7 +223,11 @@ describe("openStateDir() lazily", () => {
     assert.equal(existsSync(dir), false, "nothing made at open");
     await journal.append({ a: 1 });
     // The log, and the snapshot that names it (so that losing the log is noticed).
-    assert.deepEqual(readdirSync(dir).sort(), ["LOCK.00000001", "auth.00000001.log", "auth.snapshot"]);
+    assert.deepEqual(readdirSync(dir).sort(), [
+      "LOCK.00000001",
+      "auth.00000001.log",
+      "auth.snapshot",
+    ]);
     assert.equal(JSON.parse(readFileSync(join(dir, "LOCK.00000001"), "utf8")).pid, 1001);
     await journal.close();
     await state.close();
@@ -211,19 +263,40 @@ describe("openStateDir() lazily", () => {
   it("locks a folder that is there at once, as without lazily", async () => {
     const dir = folder();
     mkdirSync(dir);
-    const state = await openStateDir(dir, { lazily: true, pid: 1001, identity: HERE, alive: () => true });
+    const state = await openStateDir(dir, {
+      lazily: true,
+      pid: 1001,
+      identity: HERE,
+      alive: () => true,
+    });
     assert.deepEqual(locks(dir), ["LOCK.00000001"]);
-    await assert.rejects(openStateDir(dir, { lazily: true, pid: 1002, identity: HERE, alive: (pid) => pid === 1001 }), { name: "ConfigError", variable: "STATE_DIR" });
+    await assert.rejects(
+      openStateDir(dir, { lazily: true, pid: 1002, identity: HERE, alive: (pid) => pid === 1001 }),
+      { name: "ConfigError", variable: "STATE_DIR" },
+    );
     await state.close();
   });
 
   it("refuses at hold() a folder a live process took meanwhile, and the journals' writes with it", async () => {
     const dir = folder();
-    const state = await openStateDir(dir, { lazily: true, pid: 1001, identity: HERE, alive: () => true });
+    const state = await openStateDir(dir, {
+      lazily: true,
+      pid: 1001,
+      identity: HERE,
+      alive: () => true,
+    });
     const { journal } = await state.journal("auth");
     const other = await openStateDir(dir, { pid: 1002, identity: HERE, alive: () => true });
-    await assert.rejects(state.hold(), { name: "ConfigError", variable: "STATE_DIR", message: /in use by process 1002/ });
-    await assert.rejects(journal.append("x"), { name: "StorageError", code: "ERR_STORAGE_UNAVAILABLE", message: /in use by process 1002/ });
+    await assert.rejects(state.hold(), {
+      name: "ConfigError",
+      variable: "STATE_DIR",
+      message: /in use by process 1002/,
+    });
+    await assert.rejects(journal.append("x"), {
+      name: "StorageError",
+      code: "ERR_STORAGE_UNAVAILABLE",
+      message: /in use by process 1002/,
+    });
     await journal.close();
     await state.close();
     assert.deepEqual(locks(dir), ["LOCK.00000001"], "the other process's lock is left alone");
@@ -232,17 +305,30 @@ describe("openStateDir() lazily", () => {
 
   it("refuses a folder another process made and journaled in meanwhile, whose records it never read", async () => {
     const dir = folder();
-    const state = await openStateDir(dir, { lazily: true, pid: 1001, identity: HERE, alive: () => true });
+    const state = await openStateDir(dir, {
+      lazily: true,
+      pid: 1001,
+      identity: HERE,
+      alive: () => true,
+    });
     const { journal } = await state.journal("auth");
     const other = await openStateDir(dir, { pid: 1002, identity: HERE, alive: () => true });
     const written = await other.journal("auth");
     await written.journal.append("theirs");
     await written.journal.close();
     await other.close();
-    await assert.rejects(journal.append("mine"), { code: "ERR_STORAGE_UNAVAILABLE", message: /made after this process started, with journals it did not read \(auth\.00000001\.log, auth\.snapshot\)/ });
+    await assert.rejects(journal.append("mine"), {
+      code: "ERR_STORAGE_UNAVAILABLE",
+      message:
+        /made after this process started, with journals it did not read \(auth\.00000001\.log, auth\.snapshot\)/,
+    });
     await journal.close();
     await state.close();
-    assert.deepEqual(readdirSync(dir).sort(), ["auth.00000001.log", "auth.snapshot"], "unlocked again, its journal as the other process left it");
+    assert.deepEqual(
+      readdirSync(dir).sort(),
+      ["auth.00000001.log", "auth.snapshot"],
+      "unlocked again, its journal as the other process left it",
+    );
     const check = await openStateDir(dir);
     const reread = await check.journal("auth");
     assert.deepEqual(reread.replay.records, ["theirs"]);
@@ -250,4 +336,3 @@ describe("openStateDir() lazily", () => {
     await check.close();
   });
 });
-

@@ -15,7 +15,13 @@ const root = mkdtempSync(join(tmpdir(), "tributary-lock-race-"));
 after(() => rmSync(root, { recursive: true, force: true }));
 
 const HERE = "host-a boot-1 ns-1";
-const KINDS = ["fresh", "gone on this host", "unrenewed on another host", "half-written by a live process", "half-written by one that died"] as const;
+const KINDS = [
+  "fresh",
+  "gone on this host",
+  "unrenewed on another host",
+  "half-written by a live process",
+  "half-written by one that died",
+] as const;
 type Kind = (typeof KINDS)[number];
 
 /** A folder as the kind of trial leaves it before the two start. */
@@ -30,7 +36,10 @@ function prepare(dir: string, kind: Kind): void {
       writeFileSync(lock, JSON.stringify({ pid: 4242, host: "host-a", identity: HERE }));
       return;
     case "unrenewed on another host":
-      writeFileSync(lock, JSON.stringify({ pid: 1, host: "host-b", identity: "host-b boot-2 ns-2" }));
+      writeFileSync(
+        lock,
+        JSON.stringify({ pid: 1, host: "host-b", identity: "host-b boot-2 ns-2" }),
+      );
       utimesSync(lock, old, old);
       return;
     case "half-written by a live process":
@@ -45,7 +54,11 @@ function prepare(dir: string, kind: Kind): void {
 /** What happens while a contender watches a lock: the live writer of a half-written one finishes it. */
 function during(dir: string, kind: Kind): () => void {
   if (kind !== "half-written by a live process") return () => {};
-  return () => writeFileSync(join(dir, "LOCK.00000001"), JSON.stringify({ pid: 7, host: "host-c", identity: "host-c boot-3 ns-3" }));
+  return () =>
+    writeFileSync(
+      join(dir, "LOCK.00000001"),
+      JSON.stringify({ pid: 7, host: "host-c", identity: "host-c boot-3 ns-3" }),
+    );
 }
 
 /**
@@ -82,17 +95,30 @@ interface Trial {
 
 describe("openStateDir() started twice at once", () => {
   it("never lets both hold the folder, over 1,000 trials of fresh, stale and half-written locks", async () => {
-    const holders: Record<Kind, number[]> = Object.fromEntries(KINDS.map((kind) => [kind, [0, 0, 0]])) as Record<Kind, number[]>;
+    const holders: Record<Kind, number[]> = Object.fromEntries(
+      KINDS.map((kind) => [kind, [0, 0, 0]]),
+    ) as Record<Kind, number[]>;
     for (let trial = 0; trial < 1000; trial++) {
       const kind = KINDS[trial % KINDS.length]!;
       const dir = join(root, `t${trial}`);
       prepare(dir, kind);
       const shared: Trial = { t: 0, renewals: new Set() };
-      const outcomes = await Promise.allSettled([openStateDir(dir, contender(1000 + trial, shared, during(dir, kind))), openStateDir(dir, contender(5000 + trial, shared, during(dir, kind)))]);
+      const outcomes = await Promise.allSettled([
+        openStateDir(dir, contender(1000 + trial, shared, during(dir, kind))),
+        openStateDir(dir, contender(5000 + trial, shared, during(dir, kind))),
+      ]);
       for (const outcome of outcomes) {
-        if (outcome.status === "rejected") assert.equal((outcome.reason as { variable?: string }).variable, "STATE_DIR", String(outcome.reason));
+        if (outcome.status === "rejected") {
+          assert.equal(
+            (outcome.reason as { variable?: string }).variable,
+            "STATE_DIR",
+            String(outcome.reason),
+          );
+        }
       }
-      const held = outcomes.filter((outcome): outcome is PromiseFulfilledResult<StateDir> => outcome.status === "fulfilled");
+      const held = outcomes.filter((outcome): outcome is PromiseFulfilledResult<StateDir> =>
+        outcome.status === "fulfilled"
+      );
       holders[kind][held.length]!++;
       assert.ok(held.length <= 1, `trial ${trial} (${kind}): both hold the folder`);
       const expected = kind === "half-written by a live process" ? 0 : 1;
@@ -104,6 +130,8 @@ describe("openStateDir() started twice at once", () => {
       rmSync(dir, { recursive: true, force: true });
     }
     assert.deepEqual(holders["half-written by a live process"], [200, 0, 0]);
-    for (const kind of KINDS.filter((kind) => kind !== "half-written by a live process")) assert.deepEqual(holders[kind], [0, 200, 0], kind);
+    for (const kind of KINDS.filter((kind) => kind !== "half-written by a live process")) {
+      assert.deepEqual(holders[kind], [0, 200, 0], kind);
+    }
   });
 });

@@ -2,7 +2,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { applyDiff, RevisionLog, type SyncObject } from "../../lib/sync/mod.ts";
 
-const ME: SyncObject = { uuid: "aaaaaaaa-0000-4000-8000-000000000001", username: "alice", notify_language: null };
+const ME: SyncObject = {
+  uuid: "aaaaaaaa-0000-4000-8000-000000000001",
+  username: "alice",
+  notify_language: null,
+};
 const M1 = "10000000-0000-4000-8000-000000000001";
 const M2 = "10000000-0000-4000-8000-000000000002";
 const M3 = "10000000-0000-4000-8000-000000000003";

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { applyPatch, checkPatch, parsePatch, RevisionLog, type SyncObject } from "../../lib/sync/mod.ts";
+import {
+  applyPatch,
+  checkPatch,
+  parsePatch,
+  RevisionLog,
+  type SyncObject,
+} from "../../lib/sync/mod.ts";
 
 const USER = { uuid: "aaaaaaaa-0000-4000-8000-000000000001", username: "alice" };
 const ME: SyncObject = { uuid: USER.uuid, username: USER.username, notify_language: null };
@@ -46,7 +52,13 @@ describe("applyPatch()", () => {
       deleted_objects: { me: null, messages: [M1], teams: [] },
       objects: {
         me: { uuid: USER.uuid, username: "alice", notify_language: "es" },
-        messages: [{ uuid: M2, subject: "New", body: "text", read: false, sent_at: "2024-01-02T00:00:00Z" }],
+        messages: [{
+          uuid: M2,
+          subject: "New",
+          body: "text",
+          read: false,
+          sent_at: "2024-01-02T00:00:00Z",
+        }],
         teams: [{ uuid: T1, name: "Core", color: null, archived: false }],
       },
     });
@@ -55,16 +67,28 @@ describe("applyPatch()", () => {
   it("commits nothing for a patch that changes nothing", () => {
     const log = setup();
     const head = log.head;
-    assert.equal(submit(log, { objects: { me: { uuid: USER.uuid, notify_language: null }, messages: [MESSAGE] } }), undefined);
+    assert.equal(
+      submit(log, {
+        objects: { me: { uuid: USER.uuid, notify_language: null }, messages: [MESSAGE] },
+      }),
+      undefined,
+    );
     assert.equal(submit(log, { objects: {} }), undefined);
-    assert.equal(submit(log, { deleted_objects: { messages: [] }, serial: 4, base_revision: null }), undefined);
+    assert.equal(
+      submit(log, { deleted_objects: { messages: [] }, serial: 4, base_revision: null }),
+      undefined,
+    );
     assert.equal(log.head, head);
   });
 
   it("commits only the objects that differ", () => {
     const log = setup();
     const base = log.head;
-    submit(log, { objects: { messages: [MESSAGE, { uuid: M2, subject: "x", body: "", sent_at: "2024-01-01T00:00:00Z" }] } });
+    submit(log, {
+      objects: {
+        messages: [MESSAGE, { uuid: M2, subject: "x", body: "", sent_at: "2024-01-01T00:00:00Z" }],
+      },
+    });
     assert.deepEqual(log.diff(base)?.objects.messages.map((m) => m["uuid"]), [M2]);
   });
 
@@ -94,7 +118,9 @@ describe("applyPatch()", () => {
     const log = setup();
     const head = log.head;
     const patch = parsePatch({
-      objects: { messages: [{ uuid: M2, subject: "valid", body: "", sent_at: "2024-01-01T00:00:00Z" }] },
+      objects: {
+        messages: [{ uuid: M2, subject: "valid", body: "", sent_at: "2024-01-01T00:00:00Z" }],
+      },
       deleted_objects: { messages: [MISSING] },
     });
     assert.equal(checkPatch(patch, log, USER).length, 1);
@@ -107,14 +133,21 @@ describe("applyPatch()", () => {
     const log = setup();
     log.commit([{ entity: "me", key: USER.uuid, value: null }]);
     const head = log.head;
-    assert.throws(() => applyPatch(parsePatch({ objects: { me: { notify_language: "en" } } }), log), TypeError);
+    assert.throws(
+      () => applyPatch(parsePatch({ objects: { me: { notify_language: "en" } } }), log),
+      TypeError,
+    );
     assert.equal(log.head, head);
   });
 
   it("throws a TypeError for a hand-built object without a key", () => {
     const log = setup();
     const patch = {
-      objects: { me: null, messages: [{ subject: "x", body: "", sent_at: "2024-01-01T00:00:00Z" }], teams: [] },
+      objects: {
+        me: null,
+        messages: [{ subject: "x", body: "", sent_at: "2024-01-01T00:00:00Z" }],
+        teams: [],
+      },
       deleted_objects: { me: null, messages: [], teams: [] },
       serial: null,
       base_revision: null,
@@ -125,8 +158,18 @@ describe("applyPatch()", () => {
   const unappliable: { name: string; body: unknown }[] = [
     { name: "deletes me", body: { deleted_objects: { me: USER.uuid } } },
     { name: "deletes a missing object", body: { deleted_objects: { teams: [MISSING] } } },
-    { name: "lacks a required field", body: { objects: { messages: [{ uuid: M2, subject: "x" }], teams: [{ uuid: T1, name: "t" }] } } },
-    { name: "sends another user's me", body: { objects: { me: { uuid: MISSING, username: "bob" }, teams: [{ uuid: T1, name: "t" }] } } },
+    {
+      name: "lacks a required field",
+      body: {
+        objects: { messages: [{ uuid: M2, subject: "x" }], teams: [{ uuid: T1, name: "t" }] },
+      },
+    },
+    {
+      name: "sends another user's me",
+      body: {
+        objects: { me: { uuid: MISSING, username: "bob" }, teams: [{ uuid: T1, name: "t" }] },
+      },
+    },
   ];
   for (const c of unappliable) {
     it(`throws a TypeError and commits nothing for a patch that ${c.name}`, () => {

@@ -50,7 +50,12 @@ describe("checkPatch()", () => {
       check({
         objects: {
           me: { uuid: USER.uuid, username: "alice", notify_language: "de" },
-          messages: [{ ...MESSAGE, read: true }, { uuid: M2, subject: "New", body: "b", sent_at: "2024-01-02T00:00:00Z" }],
+          messages: [{ ...MESSAGE, read: true }, {
+            uuid: M2,
+            subject: "New",
+            body: "b",
+            sent_at: "2024-01-02T00:00:00Z",
+          }],
           teams: [{ uuid: T3, name: "old" }],
         },
         deleted_objects: { messages: [] },
@@ -61,27 +66,57 @@ describe("checkPatch()", () => {
 
   it("refuses a me of another user as access_denied", () => {
     assert.deepEqual(check({ objects: { me: { uuid: MISSING, notify_language: "en" } } }), [
-      { section: "objects", entity: "me", key: null, attribute: "uuid", messages: [{ level: "user_error", code: "access_denied" }] },
+      {
+        section: "objects",
+        entity: "me",
+        key: null,
+        attribute: "uuid",
+        messages: [{ level: "user_error", code: "access_denied" }],
+      },
     ]);
   });
 
   it("refuses a change of the read-only username as input", () => {
     assert.deepEqual(check({ objects: { me: { username: "mallory" } } }), [
-      { section: "objects", entity: "me", key: null, attribute: "username", messages: [{ level: "user_error", code: "input" }] },
+      {
+        section: "objects",
+        entity: "me",
+        key: null,
+        attribute: "username",
+        messages: [{ level: "user_error", code: "input" }],
+      },
     ]);
     assert.deepEqual(check({ objects: { me: { username: "alice" } } }), []);
   });
 
   it("refuses deleting the account as access_denied", () => {
     assert.deepEqual(check({ deleted_objects: { me: USER.uuid } }), [
-      { section: "deleted_objects", entity: "me", key: null, attribute: null, messages: [{ level: "user_error", code: "access_denied" }] },
+      {
+        section: "deleted_objects",
+        entity: "me",
+        key: null,
+        attribute: null,
+        messages: [{ level: "user_error", code: "access_denied" }],
+      },
     ]);
   });
 
   it("refuses deleting objects that do not exist as object_not_found", () => {
     assert.deepEqual(check({ deleted_objects: { messages: [M1, MISSING], teams: [MISSING] } }), [
-      { section: "deleted_objects", entity: "messages", key: { uuid: MISSING }, attribute: null, messages: [{ level: "user_error", code: "object_not_found" }] },
-      { section: "deleted_objects", entity: "teams", key: { uuid: MISSING }, attribute: null, messages: [{ level: "user_error", code: "object_not_found" }] },
+      {
+        section: "deleted_objects",
+        entity: "messages",
+        key: { uuid: MISSING },
+        attribute: null,
+        messages: [{ level: "user_error", code: "object_not_found" }],
+      },
+      {
+        section: "deleted_objects",
+        entity: "teams",
+        key: { uuid: MISSING },
+        attribute: null,
+        messages: [{ level: "user_error", code: "object_not_found" }],
+      },
     ]);
   });
 
@@ -97,9 +132,27 @@ describe("checkPatch()", () => {
         },
       }),
       [
-        { section: "objects", entity: "messages", key: { uuid: M2 }, attribute: "subject", messages: [{ level: "dev_error", code: "input_data" }] },
-        { section: "objects", entity: "messages", key: { uuid: M1 }, attribute: "sent_at", messages: [{ level: "dev_error", code: "input_data" }] },
-        { section: "objects", entity: "teams", key: { uuid: T3 }, attribute: "name", messages: [{ level: "dev_error", code: "input_data" }] },
+        {
+          section: "objects",
+          entity: "messages",
+          key: { uuid: M2 },
+          attribute: "subject",
+          messages: [{ level: "dev_error", code: "input_data" }],
+        },
+        {
+          section: "objects",
+          entity: "messages",
+          key: { uuid: M1 },
+          attribute: "sent_at",
+          messages: [{ level: "dev_error", code: "input_data" }],
+        },
+        {
+          section: "objects",
+          entity: "teams",
+          key: { uuid: T3 },
+          attribute: "name",
+          messages: [{ level: "dev_error", code: "input_data" }],
+        },
       ],
     );
   });
@@ -121,7 +174,13 @@ describe("checkPatch()", () => {
             { level: "dev_error", code: "input_data" },
           ],
         },
-        { section: "deleted_objects", entity: "teams", key: { uuid: T1 }, attribute: null, messages: [{ level: "dev_error", code: "input_data" }] },
+        {
+          section: "deleted_objects",
+          entity: "teams",
+          key: { uuid: T1 },
+          attribute: null,
+          messages: [{ level: "dev_error", code: "input_data" }],
+        },
       ],
     );
   });
@@ -141,30 +200,59 @@ describe("checkPatch()", () => {
 
     it("accepts a name taken only by an archived team, or a new archived team", () => {
       assert.deepEqual(check({ objects: { teams: [{ uuid: T3, name: "Old" }] } }), []);
-      assert.deepEqual(check({ objects: { teams: [{ uuid: T3, name: "Core", archived: true }] } }), []);
+      assert.deepEqual(
+        check({ objects: { teams: [{ uuid: T3, name: "Core", archived: true }] } }),
+        [],
+      );
     });
 
     it("refuses two new teams with the same name", () => {
       const M3 = "20000000-0000-4000-8000-000000000004";
-      assert.deepEqual(check({ objects: { teams: [{ uuid: T3, name: "New" }, { uuid: M3, name: "new" }] } }), [clash(T3), clash(M3)]);
+      assert.deepEqual(
+        check({ objects: { teams: [{ uuid: T3, name: "New" }, { uuid: M3, name: "new" }] } }),
+        [clash(T3), clash(M3)],
+      );
     });
 
     it("refuses renaming or unarchiving a team into a clash", () => {
       assert.deepEqual(check({ objects: { teams: [{ uuid: T2, name: "Core" }] } }), [clash(T2)]);
       const log = setup();
-      log.commit([{ entity: "teams", key: T3, value: { uuid: T3, name: "old", color: null, archived: false } }]);
-      assert.deepEqual(check({ objects: { teams: [{ uuid: T2, name: "Old", archived: false }] } }, log), [clash(T2)]);
+      log.commit([{
+        entity: "teams",
+        key: T3,
+        value: { uuid: T3, name: "old", color: null, archived: false },
+      }]);
+      assert.deepEqual(
+        check({ objects: { teams: [{ uuid: T2, name: "Old", archived: false }] } }, log),
+        [clash(T2)],
+      );
     });
 
     it("accepts a clash the same patch resolves, by deleting or renaming the other team", () => {
-      assert.deepEqual(check({ objects: { teams: [{ uuid: T3, name: "Core" }] }, deleted_objects: { teams: [T1] } }), []);
-      assert.deepEqual(check({ objects: { teams: [{ uuid: T3, name: "Core" }, { uuid: T1, name: "Core 2" }] } }), []);
+      assert.deepEqual(
+        check({
+          objects: { teams: [{ uuid: T3, name: "Core" }] },
+          deleted_objects: { teams: [T1] },
+        }),
+        [],
+      );
+      assert.deepEqual(
+        check({ objects: { teams: [{ uuid: T3, name: "Core" }, { uuid: T1, name: "Core 2" }] } }),
+        [],
+      );
     });
 
     it("does not blame a team sent unchanged for a clash made before", () => {
       const log = setup();
-      log.commit([{ entity: "teams", key: T3, value: { uuid: T3, name: "core", color: null, archived: false } }]);
-      assert.deepEqual(check({ objects: { teams: [{ uuid: T3, name: "core", color: "#000000" }] } }, log), []);
+      log.commit([{
+        entity: "teams",
+        key: T3,
+        value: { uuid: T3, name: "core", color: null, archived: false },
+      }]);
+      assert.deepEqual(
+        check({ objects: { teams: [{ uuid: T3, name: "core", color: "#000000" }] } }, log),
+        [],
+      );
     });
   });
 
@@ -172,8 +260,20 @@ describe("checkPatch()", () => {
     const log = setup();
     log.commit([{ entity: "me", key: USER.uuid, value: null }]);
     assert.deepEqual(check({ objects: { me: { notify_language: "en" } } }, log), [
-      { section: "objects", entity: "me", key: null, attribute: "uuid", messages: [{ level: "dev_error", code: "input_data" }] },
-      { section: "objects", entity: "me", key: null, attribute: "username", messages: [{ level: "dev_error", code: "input_data" }] },
+      {
+        section: "objects",
+        entity: "me",
+        key: null,
+        attribute: "uuid",
+        messages: [{ level: "dev_error", code: "input_data" }],
+      },
+      {
+        section: "objects",
+        entity: "me",
+        key: null,
+        attribute: "username",
+        messages: [{ level: "dev_error", code: "input_data" }],
+      },
     ]);
   });
 
@@ -185,8 +285,20 @@ describe("checkPatch()", () => {
       base_revision: null,
     };
     assert.deepEqual(summary(checkPatch(patch, setup(), USER)), [
-      { section: "objects", entity: "messages", key: null, attribute: "uuid", messages: [{ level: "dev_error", code: "input_data" }] },
-      { section: "objects", entity: "teams", key: null, attribute: "uuid", messages: [{ level: "dev_error", code: "input_data" }] },
+      {
+        section: "objects",
+        entity: "messages",
+        key: null,
+        attribute: "uuid",
+        messages: [{ level: "dev_error", code: "input_data" }],
+      },
+      {
+        section: "objects",
+        entity: "teams",
+        key: null,
+        attribute: "uuid",
+        messages: [{ level: "dev_error", code: "input_data" }],
+      },
     ]);
   });
 });

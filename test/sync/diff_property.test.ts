@@ -84,10 +84,21 @@ function randomObject(prng: Prng, name: ListName, key: string): Record<string, u
 function completed(name: ListName, raw: Record<string, unknown>): SyncObject {
   const uuid = String(raw["uuid"]).toLowerCase();
   if (name === "messages") {
-    return { uuid, subject: String(raw["subject"]), body: String(raw["body"]), read: raw["read"] === true, sent_at: String(raw["sent_at"]) };
+    return {
+      uuid,
+      subject: String(raw["subject"]),
+      body: String(raw["body"]),
+      read: raw["read"] === true,
+      sent_at: String(raw["sent_at"]),
+    };
   }
   const color = raw["color"];
-  return { uuid, name: String(raw["name"]), color: typeof color === "string" ? color : null, archived: raw["archived"] === true };
+  return {
+    uuid,
+    name: String(raw["name"]),
+    color: typeof color === "string" ? color : null,
+    archived: raw["archived"] === true,
+  };
 }
 
 /** A random patch body over the model, and the model it leads to if accepted. */
@@ -132,7 +143,9 @@ function randomPatch(prng: Prng, model: Model): { body: Record<string, unknown>;
     if (removed.length > 0) deleted[name] = removed;
   }
   const body: Record<string, unknown> = {};
-  if (Object.keys(objects).length > 0 || Object.keys(deleted).length === 0) body["objects"] = objects;
+  if (Object.keys(objects).length > 0 || Object.keys(deleted).length === 0) {
+    body["objects"] = objects;
+  }
   if (Object.keys(deleted).length > 0) body["deleted_objects"] = deleted;
   if (prng.int(3) === 0) body["serial"] = prng.int(1000);
   return { body, next: { me, messages: lists.messages, teams: lists.teams } };
@@ -150,7 +163,11 @@ function randomChanges(prng: Prng, model: Model): { changes: Change[]; next: Mod
     const key = prng.pick(name === "messages" ? MESSAGE_KEYS : TEAM_KEYS);
     const current = lists[name].get(key);
     const roll = prng.int(3);
-    const value = roll === 0 ? null : roll === 1 && current !== undefined ? current : completed(name, randomObject(prng, name, key));
+    const value = roll === 0
+      ? null
+      : roll === 1 && current !== undefined
+      ? current
+      : completed(name, randomObject(prng, name, key));
     if (value === null) lists[name].delete(key);
     else lists[name].set(key, value);
     changes.push({ entity: name, key, value });
@@ -170,17 +187,29 @@ function touchedKeys(changes: readonly { entity: EntityName; key: string }[]): S
 /** The keys whose objects differ between two models. */
 function differingKeys(before: Model, after: Model): Set<string> {
   const keys = new Set<string>();
-  if (before.me !== after.me && JSON.stringify(before.me) !== JSON.stringify(after.me)) keys.add(`me/${USER.uuid}`);
+  if (before.me !== after.me && JSON.stringify(before.me) !== JSON.stringify(after.me)) {
+    keys.add(`me/${USER.uuid}`);
+  }
   for (const name of ["messages", "teams"] as const) {
     for (const key of new Set([...before[name].keys(), ...after[name].keys()])) {
-      if (JSON.stringify(before[name].get(key)) !== JSON.stringify(after[name].get(key))) keys.add(`${name}/${key}`);
+      if (JSON.stringify(before[name].get(key)) !== JSON.stringify(after[name].get(key))) {
+        keys.add(`${name}/${key}`);
+      }
     }
   }
   return keys;
 }
 
 /** What the sequences exercised, so that a weaker generator cannot pass unnoticed. */
-const STATS = { rejected: 0, noop: 0, applied: 0, commits: 0, recreated: 0, deletions: 0, emptyDiffs: 0 };
+const STATS = {
+  rejected: 0,
+  noop: 0,
+  applied: 0,
+  commits: 0,
+  recreated: 0,
+  deletions: 0,
+  emptyDiffs: 0,
+};
 
 /** Runs one random sequence and checks every pair of its revisions; returns the pairs checked. */
 function runSequence(seed: number): number {
@@ -212,7 +241,11 @@ function runSequence(seed: number): number {
       continue;
     }
     const revision = applyPatch(patch, log);
-    assert.equal(revision === undefined, sameModel(model, next), `a patch commits exactly when it changes something: ${JSON.stringify(body)}`);
+    assert.equal(
+      revision === undefined,
+      sameModel(model, next),
+      `a patch commits exactly when it changes something: ${JSON.stringify(body)}`,
+    );
     if (revision === undefined) {
       STATS.noop++;
       continue;
@@ -220,7 +253,9 @@ function runSequence(seed: number): number {
     STATS.applied++;
     for (const name of ["messages", "teams"] as const) {
       for (const key of next[name].keys()) {
-        if (!model[name].has(key) && models.some((earlier) => earlier[name].has(key))) STATS.recreated++;
+        if (!model[name].has(key) && models.some((earlier) => earlier[name].has(key))) {
+          STATS.recreated++;
+        }
       }
     }
     revisions.push(revision);
@@ -238,7 +273,7 @@ function runSequence(seed: number): number {
     for (let j = i; j < revisions.length; j++) {
       const b = revisions[j] ?? assert.fail("no revision");
       const modelB = models[j] ?? assert.fail("no model");
-      if (j > i) for (const key of touched[j] ?? []) changedAfter.add(key);
+      if (j > i) { for (const key of touched[j] ?? []) changedAfter.add(key); }
       const diff = log.diff(a, b);
       pairs++;
       if (i === j) {
@@ -249,8 +284,13 @@ function runSequence(seed: number): number {
       assert.equal(diff.base_revision, a.uuid);
       assert.equal(diff.revision, b.uuid);
       assert.equal(diff.serial, b.serial);
-      assert.deepEqual(objectsOf(clientApply(modelA, diff)), objectsOf(modelB), `diff ${a.serial} -> ${b.serial}`);
-      const mentioned = diff.objects.messages.length + diff.objects.teams.length + (diff.objects.me === null ? 0 : 1);
+      assert.deepEqual(
+        objectsOf(clientApply(modelA, diff)),
+        objectsOf(modelB),
+        `diff ${a.serial} -> ${b.serial}`,
+      );
+      const mentioned = diff.objects.messages.length + diff.objects.teams.length +
+        (diff.objects.me === null ? 0 : 1);
       const removed = diff.deleted_objects.messages.length + diff.deleted_objects.teams.length;
       if (removed > 0) STATS.deletions++;
       if (mentioned + removed === 0) STATS.emptyDiffs++;
@@ -263,10 +303,14 @@ function runSequence(seed: number): number {
           assert.ok(modelA[name].has(key), `deleted ${name} ${key} existed at the base`);
           assert.ok(!modelB[name].has(key), `deleted ${name} ${key} is gone at the target`);
         }
-        for (const key of keys) assert.ok(changedAfter.has(`${name}/${key}`), `${name} ${key} changed in between`);
+        for (const key of keys) {
+          assert.ok(changedAfter.has(`${name}/${key}`), `${name} ${key} changed in between`);
+        }
       }
       assert.equal(diff.deleted_objects.me, null);
-      if (diff.objects.me !== null) assert.ok(changedAfter.has(`me/${USER.uuid}`), "me changed in between");
+      if (diff.objects.me !== null) {
+        assert.ok(changedAfter.has(`me/${USER.uuid}`), "me changed in between");
+      }
       assert.deepEqual(applyDiff(log.snapshot(a), diff), log.snapshot(b), "applyDiff agrees");
       if (j === revisions.length - 1) {
         assert.equal(log.changedSince(a), changedAfter.size, `changedSince(${a.serial})`);
@@ -294,6 +338,8 @@ describe("RevisionLog diff() property", () => {
     }
     console.log(`diff property: ${pairs} revision pairs checked; ${JSON.stringify(STATS)}`);
     assert.ok(pairs > SEQUENCES * 10);
-    for (const [what, count] of Object.entries(STATS)) assert.ok(count > 50, `sequences exercised ${what}: ${count}`);
+    for (const [what, count] of Object.entries(STATS)) {
+      assert.ok(count > 50, `sequences exercised ${what}: ${count}`);
+    }
   });
 });

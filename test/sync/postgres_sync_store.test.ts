@@ -41,16 +41,32 @@ describe("the sync store on PostgreSQL", { skip: postgresSkip }, () => {
 
   it("keeps one history when two processes place patches for one owner at once, editing one object", async () => {
     const url = await server.database();
-    const setup = { now: Date.now, uuid: randomUUID, revisionRetention: 86_400_000, ticketRetention: 600_000 };
+    const setup = {
+      now: Date.now,
+      uuid: randomUUID,
+      revisionRetention: 86_400_000,
+      ticketRetention: 600_000,
+    };
     const [one, two] = [await open(url, setup), await open(url, setup)];
     const owner = "a11ce000-0000-4000-8000-00000000000a";
     await one.createContext({ uuid: owner, username: "alice", notifyLanguage: null });
     const first = (await one.head(owner))!;
     const shared = "10000000-0000-4000-8000-0000000000ff";
-    const patch = (i: number) => parsePatch({
-      objects: { messages: [{ uuid: shared, subject: `Edit ${i}`, body: "", read: false, sent_at: "2026-01-01T00:00:00Z" }] },
-    });
-    const tickets = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? one : two).place(owner, i, patch(i), 64)));
+    const patch = (i: number) =>
+      parsePatch({
+        objects: {
+          messages: [{
+            uuid: shared,
+            subject: `Edit ${i}`,
+            body: "",
+            read: false,
+            sent_at: "2026-01-01T00:00:00Z",
+          }],
+        },
+      });
+    const tickets = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? one : two).place(owner, i, patch(i), 64)),
+    );
     // What went to the queue instead runs on either; the runner that finds the other at work leaves the queue to it.
     await Promise.all([one.runWork(owner), two.runWork(owner)]);
     await one.runWork(owner);
@@ -63,12 +79,20 @@ describe("the sync store on PostgreSQL", { skip: postgresSkip }, () => {
     // Each change of the object starts from the value the change before left: no patch was checked against a stale view.
     const pool = await connectPostgres(url);
     pools.push(pool);
-    const { rows } = await pool.query<{ serial: number; prev: { subject: string } | null; next: { subject: string } }>(
+    const { rows } = await pool.query<
+      { serial: number; prev: { subject: string } | null; next: { subject: string } }
+    >(
       "SELECT serial, prev, next FROM sync_changes WHERE owner = $1 AND entity = 1 ORDER BY serial",
       [owner],
     );
     assert.deepEqual(rows.map((row) => row.serial), Array.from({ length: 40 }, (_, i) => i + 2));
-    for (const [i, row] of rows.entries()) assert.equal(row.prev?.subject, i === 0 ? undefined : rows[i - 1]!.next.subject, `serial ${row.serial}`);
+    for (const [i, row] of rows.entries()) {
+      assert.equal(
+        row.prev?.subject,
+        i === 0 ? undefined : rows[i - 1]!.next.subject,
+        `serial ${row.serial}`,
+      );
+    }
     const diff = await one.diff(owner, first, (await one.head(owner))!);
     assert.equal(diff?.objects.messages.length, 1);
     assert.equal(diff?.objects.messages[0]?.["subject"], rows.at(-1)!.next.subject);

@@ -3,7 +3,11 @@ import { describe, it } from "node:test";
 import { type Change, type Revision, RevisionLog, type SyncObject } from "../../lib/sync/mod.ts";
 import { createPrng } from "../_helpers/prng.ts";
 
-const ME: SyncObject = { uuid: "aaaaaaaa-0000-4000-8000-000000000001", username: "alice", notify_language: null };
+const ME: SyncObject = {
+  uuid: "aaaaaaaa-0000-4000-8000-000000000001",
+  username: "alice",
+  notify_language: null,
+};
 const T0 = Date.UTC(2024, 2, 5, 6, 7, 8, 999);
 
 function key(n: number): string {
@@ -45,7 +49,11 @@ function assertSyncError(fn: () => unknown, code: string): void {
 describe("RevisionLog", () => {
   it("starts at serial 1 with me", () => {
     const { log } = setup();
-    assert.deepEqual(log.head, { uuid: "cccccccc-0000-4000-8000-000000000001", serial: 1, createdAt: T0 });
+    assert.deepEqual(log.head, {
+      uuid: "cccccccc-0000-4000-8000-000000000001",
+      serial: 1,
+      createdAt: T0,
+    });
     assert.deepEqual(log.snapshot(), {
       revision: "cccccccc-0000-4000-8000-000000000001",
       serial: 1,
@@ -85,7 +93,10 @@ describe("RevisionLog.commit()", () => {
     const revision = log.commit([put(message(1))]);
     assert.equal(revision.createdAt, clock.time);
     assert.equal(log.snapshot().created_at, "2025-12-31T23:59:59Z");
-    assert.equal(log.diff(log.resolve("cccccccc-0000-4000-8000-000000000001"))?.created_at, "2025-12-31T23:59:59Z");
+    assert.equal(
+      log.diff(log.resolve("cccccccc-0000-4000-8000-000000000001"))?.created_at,
+      "2025-12-31T23:59:59Z",
+    );
   });
 
   it("never stamps a revision before the previous one when the clock steps back", () => {
@@ -96,7 +107,12 @@ describe("RevisionLog.commit()", () => {
 
   it("applies several changes as one revision, the last change of a key winning", () => {
     const { log } = setup();
-    const revision = log.commit([put(message(1)), put(message(2)), put(message(1, "again")), remove(key(2))]);
+    const revision = log.commit([
+      put(message(1)),
+      put(message(2)),
+      put(message(1, "again")),
+      remove(key(2)),
+    ]);
     assert.equal(revision.serial, 2);
     assert.deepEqual(log.snapshot().objects.messages, [message(1, "again")]);
   });
@@ -117,13 +133,34 @@ describe("RevisionLog.commit()", () => {
     { name: "no changes", changes: [] },
     { name: "not an array", changes: valid },
     { name: "a change that is not an object", changes: [valid, 42] },
-    { name: "an unknown entity", changes: [valid, { entity: "accounts", key: key(1), value: null }] },
-    { name: "a key that is not a string", changes: [valid, { entity: "messages", key: 1, value: null }] },
-    { name: "a value whose uuid is not the key", changes: [valid, { entity: "messages", key: key(2), value: message(1) }] },
-    { name: "a value that is an array", changes: [valid, { entity: "messages", key: key(1), value: [] }] },
-    { name: "a field that is a number", changes: [valid, { entity: "messages", key: key(1), value: { uuid: key(1), n: 5 } }] },
-    { name: "a field that is an object", changes: [valid, { entity: "messages", key: key(1), value: { uuid: key(1), o: {} } }] },
-    { name: "a second me", changes: [valid, { entity: "me", key: key(9), value: { uuid: key(9), username: "bob" } }] },
+    {
+      name: "an unknown entity",
+      changes: [valid, { entity: "accounts", key: key(1), value: null }],
+    },
+    {
+      name: "a key that is not a string",
+      changes: [valid, { entity: "messages", key: 1, value: null }],
+    },
+    {
+      name: "a value whose uuid is not the key",
+      changes: [valid, { entity: "messages", key: key(2), value: message(1) }],
+    },
+    {
+      name: "a value that is an array",
+      changes: [valid, { entity: "messages", key: key(1), value: [] }],
+    },
+    {
+      name: "a field that is a number",
+      changes: [valid, { entity: "messages", key: key(1), value: { uuid: key(1), n: 5 } }],
+    },
+    {
+      name: "a field that is an object",
+      changes: [valid, { entity: "messages", key: key(1), value: { uuid: key(1), o: {} } }],
+    },
+    {
+      name: "a second me",
+      changes: [valid, { entity: "me", key: key(9), value: { uuid: key(9), username: "bob" } }],
+    },
   ];
   for (const c of malformed) {
     it(`throws a TypeError and changes nothing for ${c.name}`, () => {
@@ -142,7 +179,11 @@ describe("RevisionLog.commit()", () => {
     const { log } = setup();
     const base = log.head;
     const other = { uuid: key(9), username: "alice", notify_language: "fr" };
-    log.commit([{ entity: "me", key: String(ME["uuid"]), value: null }, { entity: "me", key: key(9), value: other }]);
+    log.commit([{ entity: "me", key: String(ME["uuid"]), value: null }, {
+      entity: "me",
+      key: key(9),
+      value: other,
+    }]);
     assert.deepEqual(log.diff(base)?.objects.me, other);
     assert.equal(log.diff(base)?.deleted_objects.me, ME["uuid"]);
     const replaced = log.head;
@@ -186,7 +227,13 @@ describe("RevisionLog.revision()", () => {
 describe("RevisionLog.snapshot()", () => {
   it("lists objects sorted by uuid", () => {
     const { log } = setup();
-    log.commit([put(message(3)), put(message(1)), put(team(2), "teams"), put(message(2)), put(team(1), "teams")]);
+    log.commit([
+      put(message(3)),
+      put(message(1)),
+      put(team(2), "teams"),
+      put(message(2)),
+      put(team(1), "teams"),
+    ]);
     const objects = log.snapshot().objects;
     assert.deepEqual(objects.messages.map((m) => m["uuid"]), [key(1), key(2), key(3)]);
     assert.deepEqual(objects.teams.map((t) => t["uuid"]), [key(1001), key(1002)]);
@@ -209,7 +256,11 @@ describe("RevisionLog.snapshot()", () => {
     const r2 = log.commit([put(message(1)), put(message(2))]);
     clock.time += 1000;
     const r3 = log.commit([put(message(1, "edited")), remove(key(2)), put(team(1), "teams")]);
-    log.commit([remove(key(1)), { entity: "me", key: String(ME["uuid"]), value: { ...ME, notify_language: "de" } }]);
+    log.commit([remove(key(1)), {
+      entity: "me",
+      key: String(ME["uuid"]),
+      value: { ...ME, notify_language: "de" },
+    }]);
     assert.deepEqual(log.snapshot(r1).objects, { me: ME, messages: [], teams: [] });
     assert.deepEqual(log.snapshot(r2), {
       revision: r2.uuid,
@@ -217,14 +268,25 @@ describe("RevisionLog.snapshot()", () => {
       created_at: "2024-03-05T06:07:09Z",
       objects: { me: ME, messages: [message(1), message(2)], teams: [] },
     });
-    assert.deepEqual(log.snapshot(r3).objects, { me: ME, messages: [message(1, "edited")], teams: [team(1)] });
-    assert.deepEqual(log.snapshot().objects, { me: { ...ME, notify_language: "de" }, messages: [], teams: [team(1)] });
+    assert.deepEqual(log.snapshot(r3).objects, {
+      me: ME,
+      messages: [message(1, "edited")],
+      teams: [team(1)],
+    });
+    assert.deepEqual(log.snapshot().objects, {
+      me: { ...ME, notify_language: "de" },
+      messages: [],
+      teams: [team(1)],
+    });
   });
 
   it("refuses a revision of another log or with a wrong serial", () => {
     const { log } = setup();
     log.commit([put(message(1))]);
-    assertSyncError(() => log.snapshot({ uuid: "elsewhere", serial: 1, createdAt: T0 }), "ERR_SYNC_UNKNOWN_REVISION");
+    assertSyncError(
+      () => log.snapshot({ uuid: "elsewhere", serial: 1, createdAt: T0 }),
+      "ERR_SYNC_UNKNOWN_REVISION",
+    );
     assert.throws(() => log.snapshot({ ...log.head, serial: 1 }), TypeError);
   });
 });
@@ -333,7 +395,11 @@ describe("RevisionLog.changedSince()", () => {
     assert.equal(log.changedSince(r2), 3);
     assert.equal(log.changedSince(log.resolve("cccccccc-0000-4000-8000-000000000034")), 2);
     assert.equal(log.changedSince(log.head), 0);
-    log.commit([{ entity: "me", key: String(ME["uuid"]), value: { ...ME, notify_language: "en" } }]);
+    log.commit([{
+      entity: "me",
+      key: String(ME["uuid"]),
+      value: { ...ME, notify_language: "en" },
+    }]);
     assert.equal(log.changedSince(r1), 4);
   });
 });
@@ -411,7 +477,10 @@ describe("RevisionLog.prune()", () => {
         pruned.log.prune(before);
         const oldest = pruned.log.oldest;
         const next = revisions[oldest.serial];
-        assert.ok(next === undefined || next.createdAt >= before, "the oldest kept stopped being the head at `before` or later");
+        assert.ok(
+          next === undefined || next.createdAt >= before,
+          "the oldest kept stopped being the head at `before` or later",
+        );
         for (const revision of revisions) {
           const status = pruned.log.status(revision.uuid);
           assert.equal(status, revision.serial < oldest.serial ? "pruned" : "known");
@@ -420,10 +489,23 @@ describe("RevisionLog.prune()", () => {
           const serial = oldest.serial + prng.int(pruned.log.head.serial - oldest.serial + 1);
           const base = revisions[serial - 1] ?? assert.fail(`no revision ${serial}`);
           assert.deepEqual(pruned.log.diff(base), full.log.diff(base), `diff from ${serial}`);
-          assert.equal(pruned.log.changedSince(base), full.log.changedSince(base), `changedSince(${serial})`);
-          assert.deepEqual(pruned.log.snapshot(base), full.log.snapshot(base), `snapshot at ${serial}`);
-          const to = revisions[serial - 1 + prng.int(pruned.log.head.serial - serial + 1)] ?? assert.fail("no target");
-          assert.deepEqual(pruned.log.diff(base, to), full.log.diff(base, to), `diff ${serial} -> ${to.serial}`);
+          assert.equal(
+            pruned.log.changedSince(base),
+            full.log.changedSince(base),
+            `changedSince(${serial})`,
+          );
+          assert.deepEqual(
+            pruned.log.snapshot(base),
+            full.log.snapshot(base),
+            `snapshot at ${serial}`,
+          );
+          const to = revisions[serial - 1 + prng.int(pruned.log.head.serial - serial + 1)] ??
+            assert.fail("no target");
+          assert.deepEqual(
+            pruned.log.diff(base, to),
+            full.log.diff(base, to),
+            `diff ${serial} -> ${to.serial}`,
+          );
         }
       }
     }

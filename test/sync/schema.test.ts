@@ -25,12 +25,19 @@ describe("ENTITIES", () => {
   });
 
   it("lists the fields of the specification", () => {
-    const fields = (name: "me" | "messages" | "teams"): string[] => ENTITIES[name].fields.map((field) => field.name);
+    const fields = (name: "me" | "messages" | "teams"): string[] =>
+      ENTITIES[name].fields.map((field) => field.name);
     assert.deepEqual(fields("me"), ["uuid", "username", "notify_language"]);
     assert.deepEqual(fields("messages"), ["uuid", "subject", "body", "read", "sent_at"]);
     assert.deepEqual(fields("teams"), ["uuid", "name", "color", "archived"]);
     assert.equal(fieldOf(ENTITIES.me, "username")?.readOnly, true);
-    assert.deepEqual(fieldOf(ENTITIES.me, "notify_language")?.values, ["en", "fr", "ru", "es", "de"]);
+    assert.deepEqual(fieldOf(ENTITIES.me, "notify_language")?.values, [
+      "en",
+      "fr",
+      "ru",
+      "es",
+      "de",
+    ]);
     assert.equal(fieldOf(ENTITIES.teams, "nothing"), undefined);
   });
 });
@@ -43,7 +50,14 @@ describe("types.ts", () => {
 
 describe("isEntityName()", () => {
   it("accepts only the entity names", () => {
-    assert.deepEqual(["me", "messages", "teams", "accounts", "Me", ""].map(isEntityName), [true, true, true, false, false, false]);
+    assert.deepEqual(["me", "messages", "teams", "accounts", "Me", ""].map(isEntityName), [
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
   });
 });
 
@@ -57,10 +71,16 @@ describe("SyncError", () => {
     assert.ok(error instanceof Error);
     assert.equal(error.name, "SyncError");
     assert.equal(error.code, "ERR_SYNC_INVALID_PATCH");
-    assert.deepEqual(error.errors, [{ message: "Expected a UUID", field: "objects.messages[0].uuid" }]);
+    assert.deepEqual(error.errors, [{
+      message: "Expected a UUID",
+      field: "objects.messages[0].uuid",
+    }]);
     assert.ok(Object.isFrozen(error.errors));
     assert.equal(error.cause, cause);
-    const plain = new SyncError("ERR_SYNC_UNKNOWN_TICKET", "Cannot find ticket x: it was never issued");
+    const plain = new SyncError(
+      "ERR_SYNC_UNKNOWN_TICKET",
+      "Cannot find ticket x: it was never issued",
+    );
     assert.deepEqual(plain.errors, []);
     assert.equal("cause" in plain, false);
   });

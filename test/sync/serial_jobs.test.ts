@@ -5,7 +5,10 @@ import { SerialJobs } from "../../lib/sync/mod.ts";
 /** A queue whose runs start only when the test says. */
 function manual(onError?: (error: unknown) => void) {
   const runs: (() => void)[] = [];
-  const jobs = new SerialJobs({ defer: (run) => runs.push(run), ...(onError === undefined ? {} : { onError }) });
+  const jobs = new SerialJobs({
+    defer: (run) => runs.push(run),
+    ...(onError === undefined ? {} : { onError }),
+  });
   return { jobs, start: () => runs.splice(0).forEach((run) => run()), runs };
 }
 
@@ -115,12 +118,23 @@ describe("SerialJobs.pushOnce", () => {
     const jobs = new SerialJobs({ defer: (run) => runs.push(run) });
     const log: string[] = [];
     let release: (() => void) | undefined;
-    assert.equal(jobs.pushOnce("a", async () => {
-      log.push("a1");
-      await new Promise<void>((resolve) => (release = resolve));
-    }), true);
-    assert.equal(jobs.pushOnce("a", async () => void log.push("a-again")), false, "a's job waits: not queued again");
-    assert.equal(jobs.pushOnce("b", async () => void log.push("b")), true, "another key is its own");
+    assert.equal(
+      jobs.pushOnce("a", async () => {
+        log.push("a1");
+        await new Promise<void>((resolve) => (release = resolve));
+      }),
+      true,
+    );
+    assert.equal(
+      jobs.pushOnce("a", async () => void log.push("a-again")),
+      false,
+      "a's job waits: not queued again",
+    );
+    assert.equal(
+      jobs.pushOnce("b", async () => void log.push("b")),
+      true,
+      "another key is its own",
+    );
     assert.equal(jobs.pending, 2);
     for (const run of runs.splice(0)) run();
     await new Promise((resolve) => setImmediate(resolve));

@@ -1,7 +1,24 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { applyDiff, type MemorySyncStore, type SyncData, type SyncDiff, type SyncStore, type Ticket } from "../../lib/sync/mod.ts";
-import { ALICE, BASE, BOB, key, message, syncFixture, type SyncFixture, T0, team } from "../_helpers/sync.ts";
+import {
+  applyDiff,
+  type MemorySyncStore,
+  type SyncData,
+  type SyncDiff,
+  type SyncStore,
+  type Ticket,
+} from "../../lib/sync/mod.ts";
+import {
+  ALICE,
+  BASE,
+  BOB,
+  key,
+  message,
+  type SyncFixture,
+  syncFixture,
+  T0,
+  team,
+} from "../_helpers/sync.ts";
 import { call } from "../_helpers/water.ts";
 
 const DAY = 24 * 3600 * 1000;
@@ -19,11 +36,15 @@ async function snapshot(fixture: SyncFixture, user = ALICE): Promise<SyncData> {
 
 /** Submits a patch, runs the job, and returns the finished ticket. */
 async function submit(fixture: SyncFixture, patch: unknown, user = ALICE): Promise<Ticket> {
-  const response = await fixture.request(user, BASE, { method: "POST", body: JSON.stringify(patch) });
+  const response = await fixture.request(user, BASE, {
+    method: "POST",
+    body: JSON.stringify(patch),
+  });
   assert.equal(response.status, 202, response.text);
   const { ticket } = response.json() as Answer<never>;
   await fixture.runJobs();
-  return ((await fixture.request(user, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<never>).ticket!;
+  return ((await fixture.request(user, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<never>)
+    .ticket!;
 }
 
 function errorCode(text: string): unknown {
@@ -73,11 +94,14 @@ describe("GET /api/v2/sync/user (snapshot)", () => {
     assert.equal(ticket!.client_serial, null);
     assert.deepEqual(ticket!.errors, []);
     assert.equal(response.headers["cache-control"], "no-store");
-    const waiting = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<SyncData>;
+    const waiting = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`))
+      .json() as Answer<SyncData>;
     assert.equal(waiting.ticket!.status, "new");
     assert.equal(waiting.data, null);
     await fixture.runJobs();
-    const done = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<SyncData>;
+    const done = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<
+      SyncData
+    >;
     assert.equal(done.ticket!.status, "done");
     assert.deepEqual(done.data!.objects.messages.map((m) => m["uuid"]), [key(1), key(2)]);
     assert.equal(done.data!.serial, 2);
@@ -87,7 +111,11 @@ describe("GET /api/v2/sync/user (snapshot)", () => {
     const fixture = await syncFixture();
     await submit(fixture, { objects: { messages: [message(1)] } }, ALICE);
     const bob = await snapshot(fixture, BOB);
-    assert.deepEqual(bob.objects, { me: { uuid: BOB, username: "bob", notify_language: "fr" }, messages: [], teams: [] });
+    assert.deepEqual(bob.objects, {
+      me: { uuid: BOB, username: "bob", notify_language: "fr" },
+      messages: [],
+      teams: [],
+    });
   });
 
   it("answers 404 ERR_SYNC_NO_CONTEXT for a user without a context", async () => {
@@ -101,13 +129,19 @@ describe("GET /api/v2/sync/user (snapshot)", () => {
     const CAROL = "c0000000-0000-4000-8000-000000000003";
     const DAVE = "c0000000-0000-4000-8000-000000000004";
     const asked: string[] = [];
+    // Set once the fixture exists; the hook below reads it only later.
+    // deno-lint-ignore prefer-const
     let store: MemorySyncStore | undefined;
     const fixture = await syncFixture({
       // A user the accounts know (carol, dave), whose context a crash left unmade; nobody else.
       completeContext: async (owner) => {
         asked.push(owner);
         if (owner !== CAROL && owner !== DAVE) return false;
-        return store!.createContext({ uuid: owner, username: owner === CAROL ? "carol" : "dave", notifyLanguage: null });
+        return store!.createContext({
+          uuid: owner,
+          username: owner === CAROL ? "carol" : "dave",
+          notifyLanguage: null,
+        });
       },
     });
     store = fixture.store;
@@ -119,7 +153,11 @@ describe("GET /api/v2/sync/user (snapshot)", () => {
     assert.equal((await snapshot(fixture, DAVE)).objects.messages?.length, 1);
     const stranger = await fixture.request("c0000000-0000-4000-8000-000000000099", BASE);
     assert.equal(stranger.status, 404, "no account: no context made");
-    assert.deepEqual(asked, [CAROL, DAVE, "c0000000-0000-4000-8000-000000000099"], "asked only when a context was missing");
+    assert.deepEqual(
+      asked,
+      [CAROL, DAVE, "c0000000-0000-4000-8000-000000000099"],
+      "asked only when a context was missing",
+    );
   });
 
   it("passes the authorizer's refusal on", async () => {
@@ -168,11 +206,15 @@ describe("GET /api/v2/sync/user/since/<revision> (diff)", () => {
     await submit(fixture, { objects: { messages: [message(1)] } });
     const first = await fixture.request(ALICE, `${BASE}/since/${base.revision}`);
     const etag = first.headers["etag"]!;
-    const again = await fixture.request(ALICE, `${BASE}/since/${base.revision}`, { headers: { "if-none-match": `W/${etag}` } });
+    const again = await fixture.request(ALICE, `${BASE}/since/${base.revision}`, {
+      headers: { "if-none-match": `W/${etag}` },
+    });
     assert.equal(again.status, 304);
     assert.equal(again.text, "");
     await submit(fixture, { objects: { messages: [message(2)] } });
-    const moved = await fixture.request(ALICE, `${BASE}/since/${base.revision}`, { headers: { "if-none-match": etag } });
+    const moved = await fixture.request(ALICE, `${BASE}/since/${base.revision}`, {
+      headers: { "if-none-match": etag },
+    });
     assert.equal(moved.status, 200);
   });
 
@@ -186,7 +228,10 @@ describe("GET /api/v2/sync/user/since/<revision> (diff)", () => {
 
   it("answers 404 for a revision never issued, and for another user's revision, never data", async () => {
     const fixture = await syncFixture();
-    const never = await fixture.request(ALICE, `${BASE}/since/99999999-0000-4000-8000-000000000000`);
+    const never = await fixture.request(
+      ALICE,
+      `${BASE}/since/99999999-0000-4000-8000-000000000000`,
+    );
     assert.equal(never.status, 404);
     assert.equal(errorCode(never.text), "ERR_SYNC_UNKNOWN_REVISION");
     const bobs = await snapshot(fixture, BOB);
@@ -224,7 +269,9 @@ describe("GET /api/v2/sync/user/since/<revision> (diff)", () => {
     assert.equal(data, null);
     assert.equal(ticket!.status, "new");
     await fixture.runJobs();
-    const done = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<SyncDiff>;
+    const done = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<
+      SyncDiff
+    >;
     assert.equal(done.ticket!.status, "done");
     assert.equal(done.data!.base_revision, base.revision);
     assert.deepEqual(done.data!.objects.messages.map((m) => m["uuid"]), [key(1), key(2)]);
@@ -237,10 +284,12 @@ describe("GET /api/v2/sync/user/since/<revision> (diff)", () => {
     fixture.clock.time = T0 + 60_000;
     await submit(fixture, { objects: { messages: [message(1)] } });
     fixture.clock.time = T0 + 30 * DAY + 30_000;
-    const { ticket } = (await fixture.request(ALICE, `${BASE}/since/${base.uuid}`)).json() as Answer<SyncDiff>;
+    const { ticket } = (await fixture.request(ALICE, `${BASE}/since/${base.uuid}`))
+      .json() as Answer<SyncDiff>;
     fixture.clock.time = T0 + 30 * DAY + 90_000;
     await fixture.runJobs();
-    const failed = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<SyncDiff>;
+    const failed = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`))
+      .json() as Answer<SyncDiff>;
     assert.equal(failed.ticket!.status, "failed");
     assert.equal(failed.data, null);
     assert.deepEqual(fixture.jobErrors, []);
@@ -273,7 +322,8 @@ describe("POST /api/v2/sync/user (patch)", () => {
     assert.equal(after.serial, 2);
     assert.equal(after.objects.messages.length, 1);
     assert.equal(after.objects.teams.length, 1);
-    const followed = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<never>;
+    const followed = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`))
+      .json() as Answer<never>;
     assert.deepEqual(followed.ticket, ticket);
   });
 
@@ -281,23 +331,38 @@ describe("POST /api/v2/sync/user (patch)", () => {
     const fixture = await syncFixture({ queueAboveObjects: 0 });
     const queued = await fixture.request(ALICE, BASE);
     assert.equal(queued.status, 202, "a snapshot queued first");
-    const response = await fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify({ objects: { messages: [message(1)] }, serial: 7 }) });
+    const response = await fixture.request(ALICE, BASE, {
+      method: "POST",
+      body: JSON.stringify({ objects: { messages: [message(1)] }, serial: 7 }),
+    });
     assert.equal(response.status, 202);
     const { ticket } = response.json() as Answer<never>;
     assert.equal(ticket!.status, "new");
     assert.equal(ticket!.client_serial, 7);
-    assert.equal((await fixture.store.head(ALICE))!.serial, 1, "nothing applied before the queue runs");
+    assert.equal(
+      (await fixture.store.head(ALICE))!.serial,
+      1,
+      "nothing applied before the queue runs",
+    );
     await fixture.runJobs();
-    const done = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<never>;
+    const done = (await fixture.request(ALICE, `${BASE}/ticket/${ticket!.uuid}`)).json() as Answer<
+      never
+    >;
     assert.equal(done.ticket!.status, "done");
     assert.equal((await fixture.store.head(ALICE))!.serial, 2);
-    const first = (await fixture.request(ALICE, `${BASE}/ticket/${(queued.json() as Answer<SyncData>).ticket!.uuid}`)).json() as Answer<SyncData>;
+    const first = (await fixture.request(
+      ALICE,
+      `${BASE}/ticket/${(queued.json() as Answer<SyncData>).ticket!.uuid}`,
+    )).json() as Answer<SyncData>;
     assert.equal(first.data!.serial, 1, "the snapshot queued first was taken before the patch");
   });
 
   it("aborts a refused patch in the answer's ticket when nothing waits", async () => {
     const fixture = await syncFixture();
-    const response = await fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify({ deleted_objects: { teams: [team(9)["uuid"]] } }) });
+    const response = await fixture.request(ALICE, BASE, {
+      method: "POST",
+      body: JSON.stringify({ deleted_objects: { teams: [team(9)["uuid"]] } }),
+    });
     assert.equal(response.status, 202);
     const { ticket } = response.json() as Answer<never>;
     assert.equal(ticket!.status, "aborted");
@@ -307,8 +372,14 @@ describe("POST /api/v2/sync/user (patch)", () => {
 
   it("applies queued patches in the order they were accepted", async () => {
     const fixture = await syncFixture();
-    await fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify({ objects: { messages: [message(1, "first")] } }) });
-    await fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify({ objects: { messages: [message(1, "second")] } }) });
+    await fixture.request(ALICE, BASE, {
+      method: "POST",
+      body: JSON.stringify({ objects: { messages: [message(1, "first")] } }),
+    });
+    await fixture.request(ALICE, BASE, {
+      method: "POST",
+      body: JSON.stringify({ objects: { messages: [message(1, "second")] } }),
+    });
     await fixture.runJobs();
     const after = await snapshot(fixture);
     assert.equal(after.serial, 3);
@@ -317,14 +388,21 @@ describe("POST /api/v2/sync/user (patch)", () => {
 
   it("ends the ticket aborted with the object's errors when a rule is broken, applying nothing", async () => {
     const fixture = await syncFixture();
-    const ticket = await submit(fixture, { objects: { messages: [message(2)] }, deleted_objects: { messages: [key(1)] } });
+    const ticket = await submit(fixture, {
+      objects: { messages: [message(2)] },
+      deleted_objects: { messages: [key(1)] },
+    });
     assert.equal(ticket.status, "aborted");
     assert.deepEqual(ticket.errors, [{
       section: "deleted_objects",
       entity: "messages",
       key: { uuid: key(1) },
       attribute: null,
-      messages: [{ level: "user_error", code: "object_not_found", message: ticket.errors[0]!.messages[0]!.message }],
+      messages: [{
+        level: "user_error",
+        code: "object_not_found",
+        message: ticket.errors[0]!.messages[0]!.message,
+      }],
     }]);
     assert.equal((await snapshot(fixture)).serial, 1);
   });
@@ -332,14 +410,23 @@ describe("POST /api/v2/sync/user (patch)", () => {
   it("answers 422 with [{message, field}] for a body that is not a patch", async () => {
     const fixture = await syncFixture();
     const cases = [
-      { body: { objects: { messages: [{ ...message(1), subject: 7 }] } }, field: "objects.messages[0].subject" },
+      {
+        body: { objects: { messages: [{ ...message(1), subject: 7 }] } },
+        field: "objects.messages[0].subject",
+      },
       { body: { objects: { messages: [message(1)] }, colour: "red" }, field: "colour" },
       { body: { serial: 1 }, field: "objects" },
       { body: [], field: undefined },
-      { body: { objects: { messages: [{ ...message(1), uuid: "nope" }] } }, field: "objects.messages[0].uuid" },
+      {
+        body: { objects: { messages: [{ ...message(1), uuid: "nope" }] } },
+        field: "objects.messages[0].uuid",
+      },
     ];
     for (const c of cases) {
-      const response = await fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify(c.body) });
+      const response = await fixture.request(ALICE, BASE, {
+        method: "POST",
+        body: JSON.stringify(c.body),
+      });
       assert.equal(response.status, 422, JSON.stringify(c.body));
       const errors = response.json() as { message: string; field?: string }[];
       assert.ok(Array.isArray(errors) && errors.length > 0);
@@ -354,11 +441,21 @@ describe("POST /api/v2/sync/user (patch)", () => {
     const broken = await fixture.request(ALICE, BASE, { method: "POST", body: '{"objects": {' });
     assert.equal(broken.status, 400);
     assert.equal(errorCode(broken.text), "ERR_HTTP_INVALID_JSON");
-    const form = await fixture.request(ALICE, BASE, { method: "POST", body: "objects=1", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const form = await fixture.request(ALICE, BASE, {
+      method: "POST",
+      body: "objects=1",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     assert.equal(form.status, 415);
-    const big = await fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify({ objects: { messages: [message(1, "x".repeat(2000))] } }) });
+    const big = await fixture.request(ALICE, BASE, {
+      method: "POST",
+      body: JSON.stringify({ objects: { messages: [message(1, "x".repeat(2000))] } }),
+    });
     assert.equal(big.status, 413);
-    const deep = await fixture.request(ALICE, BASE, { method: "POST", body: `${"[".repeat(20)}${"]".repeat(20)}` });
+    const deep = await fixture.request(ALICE, BASE, {
+      method: "POST",
+      body: `${"[".repeat(20)}${"]".repeat(20)}`,
+    });
     assert.equal(deep.status, 400);
     assert.equal(fixture.waiting(), 0);
   });
@@ -366,13 +463,14 @@ describe("POST /api/v2/sync/user (patch)", () => {
   it("reports a failure of the store's work runner", async () => {
     const fixture = await syncFixture({
       queueAboveObjects: 0,
-      store: (store) => Object.assign(Object.create(store) as SyncStore, {
-        enqueue: store.enqueue.bind(store),
-        ticket: store.ticket.bind(store),
-        head: store.head.bind(store),
-        size: store.size.bind(store),
-        runWork: () => Promise.reject(new Error("disk full")),
-      }),
+      store: (store) =>
+        Object.assign(Object.create(store) as SyncStore, {
+          enqueue: store.enqueue.bind(store),
+          ticket: store.ticket.bind(store),
+          head: store.head.bind(store),
+          size: store.size.bind(store),
+          runWork: () => Promise.reject(new Error("disk full")),
+        }),
     });
     assert.equal((await fixture.request(ALICE, BASE)).status, 202);
     await fixture.runJobs();
@@ -382,23 +480,36 @@ describe("POST /api/v2/sync/user (patch)", () => {
 
 describe("POST /api/v2/sync/user with Idempotency-Key", () => {
   const post = (fixture: SyncFixture, body: unknown, key: string) =>
-    fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify(body), headers: { "idempotency-key": key } });
+    fixture.request(ALICE, BASE, {
+      method: "POST",
+      body: JSON.stringify(body),
+      headers: { "idempotency-key": key },
+    });
 
   it("answers a retry with the first ticket and applies the patch once; another body under the key is 422", async () => {
     const fixture = await syncFixture();
     const body = { objects: { messages: [message(1)] }, serial: 3 };
-    const first = (await post(fixture, body, "7d1c6c1e-3f0a-4c8e-9c7b-2f3e4d5a6b7c")).json() as Answer<never>;
+    const first = (await post(fixture, body, "7d1c6c1e-3f0a-4c8e-9c7b-2f3e4d5a6b7c"))
+      .json() as Answer<never>;
     const retry = await post(fixture, body, "7d1c6c1e-3f0a-4c8e-9c7b-2f3e4d5a6b7c");
     assert.equal(retry.status, 202);
     assert.equal((retry.json() as Answer<never>).ticket!.uuid, first.ticket!.uuid);
     assert.equal(fixture.waiting() <= 1, true, "one run queued");
     await fixture.runJobs();
     const head = (await fixture.store.head(ALICE))!;
-    const again = await post(fixture, body, "\"7d1c6c1e-3f0a-4c8e-9c7b-2f3e4d5a6b7c\"");
-    assert.equal((again.json() as Answer<never>).ticket!.status, "done", "a structured-field string is the same key; the ticket as it is now");
+    const again = await post(fixture, body, '"7d1c6c1e-3f0a-4c8e-9c7b-2f3e4d5a6b7c"');
+    assert.equal(
+      (again.json() as Answer<never>).ticket!.status,
+      "done",
+      "a structured-field string is the same key; the ticket as it is now",
+    );
     await fixture.runJobs();
     assert.deepEqual(await fixture.store.head(ALICE), head, "applied once");
-    const other = await post(fixture, { objects: { messages: [message(2)] } }, "7d1c6c1e-3f0a-4c8e-9c7b-2f3e4d5a6b7c");
+    const other = await post(
+      fixture,
+      { objects: { messages: [message(2)] } },
+      "7d1c6c1e-3f0a-4c8e-9c7b-2f3e4d5a6b7c",
+    );
     assert.equal(other.status, 422, other.text);
     assert.equal(errorCode(other.text), "ERR_SYNC_IDEMPOTENCY_MISMATCH");
   });
@@ -417,11 +528,16 @@ describe("DELETE /api/v2/sync/user (account deletion)", () => {
   it("erases the context and calls the account hook, 204; a patch deleting one's own me does the same", async () => {
     for (const how of ["DELETE", "patch"] as const) {
       const deleted: string[] = [];
-      const fixture = await syncFixture({ onAccountDeleted: (owner) => (deleted.push(owner), Promise.resolve()) });
+      const fixture = await syncFixture({
+        onAccountDeleted: (owner) => (deleted.push(owner), Promise.resolve()),
+      });
       await submit(fixture, { objects: { messages: [message(1)] } });
       const response = how === "DELETE"
         ? await fixture.request(ALICE, BASE, { method: "DELETE" })
-        : await fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify({ deleted_objects: { me: ALICE } }) });
+        : await fixture.request(ALICE, BASE, {
+          method: "POST",
+          body: JSON.stringify({ deleted_objects: { me: ALICE } }),
+        });
       assert.equal(response.status, 204, `${how}: ${response.text}`);
       assert.deepEqual(deleted, [ALICE]);
       assert.equal(await fixture.store.head(ALICE), undefined);
@@ -453,7 +569,10 @@ describe("GET /api/v2/sync/user/ticket/<uuid>", () => {
   it("answers 404 for an unknown ticket and for another user's", async () => {
     const fixture = await syncFixture();
     const ticket = await submit(fixture, { objects: { messages: [message(1)] } });
-    const unknown = await fixture.request(ALICE, `${BASE}/ticket/99999999-0000-4000-8000-000000000000`);
+    const unknown = await fixture.request(
+      ALICE,
+      `${BASE}/ticket/99999999-0000-4000-8000-000000000000`,
+    );
     assert.equal(unknown.status, 404);
     assert.equal(errorCode(unknown.text), "ERR_SYNC_UNKNOWN_TICKET");
     assert.equal((await fixture.request(BOB, `${BASE}/ticket/${ticket.uuid}`)).status, 404);
@@ -488,14 +607,33 @@ describe("limits on queued work", () => {
 
   it("answers 429 with Retry-After past the queued requests a user may have, and frees the places as jobs finish", async () => {
     const fixture = await syncFixture({ maxPendingPerUser: 2, queueAboveObjects: 0 });
-    const patch = (n: number) => fixture.request(ALICE, BASE, { method: "POST", body: JSON.stringify({ objects: { messages: [message(n)] } }) });
-    assert.equal((await fixture.request(ALICE, BASE)).status, 202, "a queued snapshot holds a place");
-    assert.equal(((await patch(1)).json() as Answer<never>).ticket!.status, "new", "queued behind it");
+    const patch = (n: number) =>
+      fixture.request(ALICE, BASE, {
+        method: "POST",
+        body: JSON.stringify({ objects: { messages: [message(n)] } }),
+      });
+    assert.equal(
+      (await fixture.request(ALICE, BASE)).status,
+      202,
+      "a queued snapshot holds a place",
+    );
+    assert.equal(
+      ((await patch(1)).json() as Answer<never>).ticket!.status,
+      "new",
+      "queued behind it",
+    );
     const busy = await patch(2);
     assert.equal(busy.status, 429);
     assert.equal(busy.headers["retry-after"], "1");
     assert.equal(errorCode(busy.text), "ERR_SYNC_BUSY");
-    assert.equal((await fixture.request(BOB, BASE, { method: "POST", body: JSON.stringify({ objects: { messages: [message(1)] } }) })).status, 202, "other users are not held up");
+    assert.equal(
+      (await fixture.request(BOB, BASE, {
+        method: "POST",
+        body: JSON.stringify({ objects: { messages: [message(1)] } }),
+      })).status,
+      202,
+      "other users are not held up",
+    );
     await fixture.runJobs();
     assert.equal((await patch(2)).status, 202);
   });

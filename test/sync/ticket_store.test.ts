@@ -1,13 +1,21 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type ObjectErrors, RevisionLog, type SyncData, TicketStore, type TicketStoreOptions } from "../../lib/sync/mod.ts";
+import {
+  type ObjectErrors,
+  RevisionLog,
+  type SyncData,
+  TicketStore,
+  type TicketStoreOptions,
+} from "../../lib/sync/mod.ts";
 
 const ALICE = "aaaaaaaa-0000-4000-8000-000000000001";
 const BOB = "bbbbbbbb-0000-4000-8000-000000000002";
 const T0 = Date.UTC(2024, 5, 1, 12, 0, 0, 250);
 const MINUTE = 60_000;
 
-function setup(options: Partial<TicketStoreOptions> = {}): { store: TicketStore; clock: { time: number } } {
+function setup(
+  options: Partial<TicketStoreOptions> = {},
+): { store: TicketStore; clock: { time: number } } {
   const clock = { time: T0 };
   let n = 0;
   const store = new TicketStore({
@@ -18,14 +26,22 @@ function setup(options: Partial<TicketStoreOptions> = {}): { store: TicketStore;
   return { store, clock };
 }
 
-const DATA: SyncData = new RevisionLog({ now: () => T0, uuid: () => "rev-1", me: { uuid: ALICE, username: "alice" } }).snapshot();
+const DATA: SyncData = new RevisionLog({
+  now: () => T0,
+  uuid: () => "rev-1",
+  me: { uuid: ALICE, username: "alice" },
+}).snapshot();
 const ERRORS: ObjectErrors[] = [
   {
     section: "deleted_objects",
     entity: "me",
     key: null,
     attribute: null,
-    messages: [{ level: "user_error", code: "access_denied", message: "Cannot delete the account through sync" }],
+    messages: [{
+      level: "user_error",
+      code: "access_denied",
+      message: "Cannot delete the account through sync",
+    }],
   },
 ];
 
@@ -48,7 +64,9 @@ describe("TicketStore.create()", () => {
 
   it("rejects a client serial that is not a non-negative integer", () => {
     const { store } = setup();
-    for (const serial of [-1, 1.5, Number.NaN, 2 ** 53]) assert.throws(() => store.create(ALICE, serial), RangeError);
+    for (const serial of [-1, 1.5, Number.NaN, 2 ** 53]) {
+      assert.throws(() => store.create(ALICE, serial), RangeError);
+    }
     assert.equal(store.size, 0);
   });
 
@@ -80,10 +98,17 @@ describe("TicketStore.update()", () => {
     const { store } = setup();
     const ticket = store.create(ALICE, 3);
     assert.deepEqual(store.update(ticket.uuid, "aborted", { errors: ERRORS }).errors, ERRORS);
-    assert.deepEqual(store.get(ALICE, ticket.uuid), { ticket: { ...ticket, status: "aborted", errors: ERRORS }, data: null });
+    assert.deepEqual(store.get(ALICE, ticket.uuid), {
+      ticket: { ...ticket, status: "aborted", errors: ERRORS },
+      data: null,
+    });
   });
 
-  const moves: { from: readonly ("work" | "done" | "aborted" | "failed")[]; to: "new" | "work" | "done" | "aborted" | "failed"; ok: boolean }[] = [
+  const moves: {
+    from: readonly ("work" | "done" | "aborted" | "failed")[];
+    to: "new" | "work" | "done" | "aborted" | "failed";
+    ok: boolean;
+  }[] = [
     { from: [], to: "work", ok: true },
     { from: [], to: "done", ok: true },
     { from: [], to: "aborted", ok: true },
@@ -116,9 +141,15 @@ describe("TicketStore.update()", () => {
   it("says whether a ticket is unknown or expired", () => {
     const { store, clock } = setup();
     const ticket = store.create(ALICE);
-    assert.throws(() => store.update("unknown", "work"), { name: "SyncError", code: "ERR_SYNC_UNKNOWN_TICKET" });
+    assert.throws(() => store.update("unknown", "work"), {
+      name: "SyncError",
+      code: "ERR_SYNC_UNKNOWN_TICKET",
+    });
     clock.time += 10 * MINUTE + 1;
-    assert.throws(() => store.update(ticket.uuid, "work"), { name: "SyncError", code: "ERR_SYNC_TICKET_EXPIRED" });
+    assert.throws(() => store.update(ticket.uuid, "work"), {
+      name: "SyncError",
+      code: "ERR_SYNC_TICKET_EXPIRED",
+    });
   });
 });
 
@@ -128,7 +159,10 @@ describe("TicketStore.get()", () => {
     const ticket = store.create(ALICE);
     store.update(ticket.uuid, "done", { data: DATA });
     assert.equal(store.get(BOB, ticket.uuid), undefined);
-    assert.throws(() => store.resolve(BOB, ticket.uuid), { name: "SyncError", code: "ERR_SYNC_UNKNOWN_TICKET" });
+    assert.throws(() => store.resolve(BOB, ticket.uuid), {
+      name: "SyncError",
+      code: "ERR_SYNC_UNKNOWN_TICKET",
+    });
     clock.time += 11 * MINUTE;
     assert.equal(store.get(BOB, ticket.uuid), undefined, "nor says another owner's ticket expired");
   });
@@ -146,7 +180,10 @@ describe("TicketStore.get()", () => {
     assert.equal(store.resolve(ALICE, ticket.uuid).data, DATA);
     clock.time += 1;
     assert.equal(store.get(ALICE, ticket.uuid), "expired");
-    assert.throws(() => store.resolve(ALICE, ticket.uuid), { name: "SyncError", code: "ERR_SYNC_TICKET_EXPIRED" });
+    assert.throws(() => store.resolve(ALICE, ticket.uuid), {
+      name: "SyncError",
+      code: "ERR_SYNC_TICKET_EXPIRED",
+    });
   });
 
   it("forgets an expired ticket after ten times the retention", () => {

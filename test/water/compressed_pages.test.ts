@@ -14,7 +14,6 @@ before(async () => {
 
 const PAGE = { path: "/v1/odata/v4/Observations", query: "$top=2000" };
 
-
 /** What a client that decodes `coding` sends: br as browsers ask for it (br named alone is answered uncompressed). */
 function asked(coding: string): string {
   return coding === "br" ? "gzip, deflate, br" : coding;
@@ -24,40 +23,84 @@ describe("compressed pages of the water API", () => {
   it("compresses a big JSON page once per coding and URL, and answers it again from what it kept", async () => {
     const handler = waterHandler(store);
     const ask = async (encoding?: string) =>
-      await handler(makeRequest({ ...PAGE, headers: { "x-api-key": TEST_KEY, ...(encoding === undefined ? {} : { "accept-encoding": asked(encoding) }) } }));
+      await handler(
+        makeRequest({
+          ...PAGE,
+          headers: {
+            "x-api-key": TEST_KEY,
+            ...(encoding === undefined ? {} : { "accept-encoding": asked(encoding) }),
+          },
+        }),
+      );
     const plain = await bodyBytes(await ask());
     assert.ok(plain.length > 64 * 1024, `${plain.length} bytes: a big page`);
     const first = await ask("br");
     const second = await ask("br");
     assert.equal(first.headers?.["content-encoding"], "br");
     assert.equal(first.headers?.["vary"], "Accept-Encoding");
-    assert.ok(first.headers?.["link"]?.includes("$skiptoken"), "the next link is kept with the page");
+    assert.ok(
+      first.headers?.["link"]?.includes("$skiptoken"),
+      "the next link is kept with the page",
+    );
     assert.deepEqual(brotliDecompressSync(await bodyBytes(first)), plain);
     assert.equal(second.body, first.body, "the second answer is the kept bytes");
     const gzip = await ask("gzip");
     assert.equal(gzip.headers?.["content-encoding"], "gzip");
     assert.deepEqual(gunzipSync(await bodyBytes(gzip)), plain);
-    const other = await handler(makeRequest({ path: PAGE.path, query: "$top=1999", headers: { "x-api-key": TEST_KEY, "accept-encoding": asked("br") } }));
+    const other = await handler(
+      makeRequest({
+        path: PAGE.path,
+        query: "$top=1999",
+        headers: { "x-api-key": TEST_KEY, "accept-encoding": asked("br") },
+      }),
+    );
     assert.notEqual(other.body, first.body, "another URL is another page");
   });
 
   it("leaves small pages and identity alone", async () => {
-    const small = await waterHandler(store)(makeRequest({ path: PAGE.path, query: "$top=2", headers: { "x-api-key": TEST_KEY, "accept-encoding": asked("br") } }));
+    const small = await waterHandler(store)(
+      makeRequest({
+        path: PAGE.path,
+        query: "$top=2",
+        headers: { "x-api-key": TEST_KEY, "accept-encoding": asked("br") },
+      }),
+    );
     assert.equal(small.headers?.["content-encoding"], undefined);
-    const identity = await waterHandler(store)(makeRequest({ ...PAGE, headers: { "x-api-key": TEST_KEY, "accept-encoding": "identity" } }));
+    const identity = await waterHandler(store)(
+      makeRequest({ ...PAGE, headers: { "x-api-key": TEST_KEY, "accept-encoding": "identity" } }),
+    );
     assert.equal(identity.headers?.["content-encoding"], undefined);
   });
 
   describe("a big page compressed as it renders (more rows than one slice)", () => {
     const ask = (handler: Handler, query: string, coding?: string) =>
-      handler(makeRequest({ path: PAGE.path, query, headers: { "x-api-key": TEST_KEY, ...(coding === undefined ? {} : { "accept-encoding": asked(coding) }) } }));
-    const decode = (bytes: Buffer, coding: string) => (coding === "br" ? brotliDecompressSync(bytes) : gunzipSync(bytes));
+      handler(
+        makeRequest({
+          path: PAGE.path,
+          query,
+          headers: {
+            "x-api-key": TEST_KEY,
+            ...(coding === undefined ? {} : { "accept-encoding": asked(coding) }),
+          },
+        }),
+      );
+    const decode = (
+      bytes: Buffer,
+      coding: string,
+    ) => (coding === "br" ? brotliDecompressSync(bytes) : gunzipSync(bytes));
 
     for (const cacheBytes of [0, 64 * 1024 * 1024]) {
       for (const coding of ["gzip", "br"]) {
         it(`${coding}, render cache ${cacheBytes === 0 ? "off" : "on"}: equal once decoded to the page as sent uncompressed, with its headers`, async () => {
           const handler = waterHandler(store, { renderCacheBytes: cacheBytes });
-          for (const query of ["$top=2500", "$top=1001&$skiptoken=Id:700", "$top=3000&$select=Id,ResultValue,CharacteristicName", "$top=1500&$orderby=ResultValue%20desc"]) {
+          for (
+            const query of [
+              "$top=2500",
+              "$top=1001&$skiptoken=Id:700",
+              "$top=3000&$select=Id,ResultValue,CharacteristicName",
+              "$top=1500&$orderby=ResultValue%20desc",
+            ]
+          ) {
             const plain = await ask(waterHandler(store, { renderCacheBytes: 0 }), query);
             const answer = await ask(handler, query, coding);
             assert.equal(answer.status, 200);
@@ -65,7 +108,11 @@ describe("compressed pages of the water API", () => {
             assert.equal(answer.headers?.["vary"], "Accept-Encoding");
             assert.equal(answer.headers?.["link"], plain.headers?.["link"], "the same next link");
             assert.equal(answer.headers?.["content-length"], undefined);
-            assert.deepEqual(decode(await bodyBytes(answer), coding), await bodyBytes(plain), query);
+            assert.deepEqual(
+              decode(await bodyBytes(answer), coding),
+              await bodyBytes(plain),
+              query,
+            );
           }
         });
       }
@@ -73,20 +120,35 @@ describe("compressed pages of the water API", () => {
 
     it("answers pages asked for at once, each equal to its own page, the slices' memory used again only once read", async () => {
       const handler = waterHandler(store, { renderCacheBytes: 0 });
-      const queries = ["$top=2500", "$top=3000&$skiptoken=Id:100", "$top=2200&$select=Id,ResultValue", "$top=1800&$skiptoken=Id:2000", "$top=4000", "$top=1500&$orderby=ResultValue"];
+      const queries = [
+        "$top=2500",
+        "$top=3000&$skiptoken=Id:100",
+        "$top=2200&$select=Id,ResultValue",
+        "$top=1800&$skiptoken=Id:2000",
+        "$top=4000",
+        "$top=1500&$orderby=ResultValue",
+      ];
       for (let round = 0; round < 2; round++) {
         const codings = queries.map((_, i) => ((i + round) % 2 === 0 ? "gzip" : "br"));
-        const answers = await Promise.all(queries.map((query, i) => ask(handler, query, codings[i])));
+        const answers = await Promise.all(
+          queries.map((query, i) => ask(handler, query, codings[i])),
+        );
         for (const [i, query] of queries.entries()) {
           const plain = await bodyBytes(await ask(handler, query));
-          assert.deepEqual(decode(await bodyBytes(answers[i]!), codings[i]!), plain, `${codings[i]} ${query}`);
+          assert.deepEqual(
+            decode(await bodyBytes(answers[i]!), codings[i]!),
+            plain,
+            `${codings[i]} ${query}`,
+          );
         }
       }
     });
 
     it("puts a page some of whose rows are cached together from the cache", async () => {
       const handler = waterHandler(store);
-      const plain = await bodyBytes(await ask(waterHandler(store, { renderCacheBytes: 0 }), "$top=2400"));
+      const plain = await bodyBytes(
+        await ask(waterHandler(store, { renderCacheBytes: 0 }), "$top=2400"),
+      );
       // The first 1,000 rows rendered (and cached) by a small page; then the 2,400 with some of them cached.
       await ask(handler, "$top=1000");
       assert.deepEqual(gunzipSync(await bodyBytes(await ask(handler, "$top=2400", "gzip"))), plain);
@@ -94,16 +156,36 @@ describe("compressed pages of the water API", () => {
     });
 
     it("follows compressAboveBytes (COMPRESS_ABOVE_BYTES): a page below it, or every page when it is above the byte limit, is left to the app", async () => {
-      const plain = await bodyBytes(await ask(waterHandler(store, { renderCacheBytes: 0 }), "$top=2500"));
+      const plain = await bodyBytes(
+        await ask(waterHandler(store, { renderCacheBytes: 0 }), "$top=2500"),
+      );
       for (const cacheBytes of [0, 64 * 1024 * 1024]) {
         for (const above of [plain.length + 1, 64 * 1024 * 1024]) {
-          const answer = await ask(waterHandler(store, { renderCacheBytes: cacheBytes, compressAboveBytes: above }), "$top=2500", "gzip");
-          assert.equal(answer.headers?.["content-encoding"], undefined, `cache ${cacheBytes}, above ${above}`);
+          const answer = await ask(
+            waterHandler(store, { renderCacheBytes: cacheBytes, compressAboveBytes: above }),
+            "$top=2500",
+            "gzip",
+          );
+          assert.equal(
+            answer.headers?.["content-encoding"],
+            undefined,
+            `cache ${cacheBytes}, above ${above}`,
+          );
           assert.deepEqual(await bodyBytes(answer), plain);
         }
         // Above the first slice's size but below the page's: the page is compressed whole.
-        const whole = await withCompression(waterHandler(store, { renderCacheBytes: cacheBytes, compressAboveBytes: plain.length - 1 }), { minBytes: plain.length - 1 })(
-          makeRequest({ path: PAGE.path, query: "$top=2500", headers: { "x-api-key": TEST_KEY, "accept-encoding": "gzip" } }),
+        const whole = await withCompression(
+          waterHandler(store, {
+            renderCacheBytes: cacheBytes,
+            compressAboveBytes: plain.length - 1,
+          }),
+          { minBytes: plain.length - 1 },
+        )(
+          makeRequest({
+            path: PAGE.path,
+            query: "$top=2500",
+            headers: { "x-api-key": TEST_KEY, "accept-encoding": "gzip" },
+          }),
         );
         assert.equal(whole.headers?.["content-encoding"], "gzip");
         assert.deepEqual(gunzipSync(await bodyBytes(whole)), plain);
@@ -111,28 +193,50 @@ describe("compressed pages of the water API", () => {
     });
 
     it("refuses a page above MAX_RESPONSE_BYTES with 413, whichever slice passes it", async () => {
-      const plain = await bodyBytes(await ask(waterHandler(store, { renderCacheBytes: 0 }), "$top=2500"));
+      const plain = await bodyBytes(
+        await ask(waterHandler(store, { renderCacheBytes: 0 }), "$top=2500"),
+      );
       for (const limit of [1000, Math.floor(plain.length * 0.6), plain.length - 1]) {
         for (const coding of ["gzip", "br"]) {
-          const result = await call(waterHandler(store, { maxResponseBytes: limit, renderCacheBytes: 0 }), `${PAGE.path}?$top=2500`, { headers: { "x-api-key": TEST_KEY, "accept-encoding": asked(coding) } });
+          const result = await call(
+            waterHandler(store, { maxResponseBytes: limit, renderCacheBytes: 0 }),
+            `${PAGE.path}?$top=2500`,
+            { headers: { "x-api-key": TEST_KEY, "accept-encoding": asked(coding) } },
+          );
           assert.equal(result.status, 413, `${coding} limit ${limit}`);
           assert.match(result.text, /ERR_WATER_RESPONSE_TOO_LARGE/);
         }
       }
-      const exact = await ask(waterHandler(store, { maxResponseBytes: plain.length, renderCacheBytes: 0 }), "$top=2500", "gzip");
+      const exact = await ask(
+        waterHandler(store, { maxResponseBytes: plain.length, renderCacheBytes: 0 }),
+        "$top=2500",
+        "gzip",
+      );
       assert.deepEqual(gunzipSync(await bodyBytes(exact)), plain);
     });
 
     it("answers 408 when the deadline passes between slices", async () => {
       let t = 0;
       // Each check of the deadline moves the clock on: a page of several slices checks it more often than a small one.
-      const handler = waterHandler(store, { queryTimeoutMs: 1000, now: () => (t += 1), renderCacheBytes: 0 });
-      const small = await call(handler, `${PAGE.path}?$top=10`, { headers: { "x-api-key": TEST_KEY, "accept-encoding": "gzip" } });
+      const handler = waterHandler(store, {
+        queryTimeoutMs: 1000,
+        now: () => (t += 1),
+        renderCacheBytes: 0,
+      });
+      const small = await call(handler, `${PAGE.path}?$top=10`, {
+        headers: { "x-api-key": TEST_KEY, "accept-encoding": "gzip" },
+      });
       assert.equal(small.status, 200);
       const checks = t;
       t = 0;
-      const slow = waterHandler(store, { queryTimeoutMs: checks + 2, now: () => (t += 1), renderCacheBytes: 0 });
-      const result = await call(slow, `${PAGE.path}?$top=3000`, { headers: { "x-api-key": TEST_KEY, "accept-encoding": "gzip" } });
+      const slow = waterHandler(store, {
+        queryTimeoutMs: checks + 2,
+        now: () => (t += 1),
+        renderCacheBytes: 0,
+      });
+      const result = await call(slow, `${PAGE.path}?$top=3000`, {
+        headers: { "x-api-key": TEST_KEY, "accept-encoding": "gzip" },
+      });
       assert.equal(result.status, 408);
     });
   });

@@ -6,18 +6,42 @@ import { createPrng } from "../_helpers/prng.ts";
 
 describe("parseCsv()", () => {
   const cases = [
-    { name: "splits plain fields", input: "a,b,c\r\n1,2,3\r\n", expected: [["a", "b", "c"], ["1", "2", "3"]] },
+    {
+      name: "splits plain fields",
+      input: "a,b,c\r\n1,2,3\r\n",
+      expected: [["a", "b", "c"], ["1", "2", "3"]],
+    },
     { name: "reads LF line ends", input: "a,b\n1,2\n", expected: [["a", "b"], ["1", "2"]] },
     { name: "reads CR line ends", input: "a,b\r1,2\r", expected: [["a", "b"], ["1", "2"]] },
-    { name: "reads a last record without a line end", input: "a,b\r\n1,2", expected: [["a", "b"], ["1", "2"]] },
-    { name: "keeps commas inside quotes", input: "\"Temperature, water\",1\r\n", expected: [["Temperature, water", "1"]] },
-    { name: "unescapes doubled quotes", input: "\"say \"\"hi\"\"\",x\r\n", expected: [["say \"hi\"", "x"]] },
-    { name: "keeps line breaks inside quotes", input: "\"line 1\r\nline 2\",x\r\n", expected: [["line 1\r\nline 2", "x"]] },
+    {
+      name: "reads a last record without a line end",
+      input: "a,b\r\n1,2",
+      expected: [["a", "b"], ["1", "2"]],
+    },
+    {
+      name: "keeps commas inside quotes",
+      input: '"Temperature, water",1\r\n',
+      expected: [["Temperature, water", "1"]],
+    },
+    {
+      name: "unescapes doubled quotes",
+      input: '"say ""hi""",x\r\n',
+      expected: [['say "hi"', "x"]],
+    },
+    {
+      name: "keeps line breaks inside quotes",
+      input: '"line 1\r\nline 2",x\r\n',
+      expected: [["line 1\r\nline 2", "x"]],
+    },
     { name: "reads empty fields", input: ",,\r\n", expected: [["", "", ""]] },
-    { name: "reads an empty quoted field", input: "\"\",a\r\n", expected: [["", "a"]] },
+    { name: "reads an empty quoted field", input: '"",a\r\n', expected: [["", "a"]] },
     { name: "skips a byte order mark", input: "\uFEFFa,b\r\n", expected: [["a", "b"]] },
     { name: "skips blank lines", input: "a\r\n\r\nb\r\n", expected: [["a"], ["b"]] },
-    { name: "keeps apostrophes and parentheses", input: "2,2',4,4'-X,\"Dissolved oxygen (DO)\"\r\n", expected: [["2", "2'", "4", "4'-X", "Dissolved oxygen (DO)"]] },
+    {
+      name: "keeps apostrophes and parentheses",
+      input: "2,2',4,4'-X,\"Dissolved oxygen (DO)\"\r\n",
+      expected: [["2", "2'", "4", "4'-X", "Dissolved oxygen (DO)"]],
+    },
     { name: "decodes UTF-8", input: "Rivière,é\r\n", expected: [["Rivière", "é"]] },
   ] as const;
   for (const c of cases) {
@@ -25,20 +49,27 @@ describe("parseCsv()", () => {
   }
 
   const errors = [
-    { name: "refuses a quote that is never closed", input: "a,\"b\r\n", line: 1, column: 2 },
-    { name: "refuses a quote inside an unquoted field", input: "a,b\"c\r\n", line: 1, column: 2 },
-    { name: "refuses text after a closing quote", input: "a\r\n\"b\"c,d\r\n", line: 2, column: 1 },
+    { name: "refuses a quote that is never closed", input: 'a,"b\r\n', line: 1, column: 2 },
+    { name: "refuses a quote inside an unquoted field", input: 'a,b"c\r\n', line: 1, column: 2 },
+    { name: "refuses text after a closing quote", input: 'a\r\n"b"c,d\r\n', line: 2, column: 1 },
   ] as const;
   for (const c of errors) {
     it(c.name, () => {
-      assert.throws(() => parseCsv(c.input), { name: "CsvSyntaxError", line: c.line, column: c.column });
+      assert.throws(() => parseCsv(c.input), {
+        name: "CsvSyntaxError",
+        line: c.line,
+        column: c.column,
+      });
     });
   }
 });
 
 describe("formatCsvRow()", () => {
   it("quotes fields with commas, quotes and line breaks", () => {
-    assert.equal(formatCsvRow(["a,b", "say \"x\"", "1\n2", "plain"]), "\"a,b\",\"say \"\"x\"\"\",\"1\n2\",plain\r\n");
+    assert.equal(
+      formatCsvRow(["a,b", 'say "x"', "1\n2", "plain"]),
+      '"a,b","say ""x""","1\n2",plain\r\n',
+    );
   });
 
   it("writes null and undefined as empty fields and numbers as text", () => {
@@ -47,7 +78,7 @@ describe("formatCsvRow()", () => {
 
   it("round-trips random records through parseCsv", () => {
     const prng = createPrng(20261122);
-    const alphabet = ["a", "Z", "0", ",", "\"", "\r\n", "\n", "'", " ", "é", "(", ")", "🌊"];
+    const alphabet = ["a", "Z", "0", ",", '"', "\r\n", "\n", "'", " ", "é", "(", ")", "🌊"];
     for (let round = 0; round < 500; round++) {
       const rows: string[][] = [];
       const width = 1 + prng.int(6);
@@ -69,11 +100,11 @@ describe("formatCsvRow()", () => {
 
 describe("formatCsvField()", () => {
   it("leaves a plain field alone", () => assert.equal(formatCsvField("pH"), "pH"));
-  it("quotes a carriage return", () => assert.equal(formatCsvField("a\rb"), "\"a\rb\""));
+  it("quotes a carriage return", () => assert.equal(formatCsvField("a\rb"), '"a\rb"'));
 });
 
 describe("CsvScanner", () => {
-  const text = "a,\"b,\"\"c\"\"\r\nd\",e\r\nf,g\r\n";
+  const text = 'a,"b,""c""\r\nd",e\r\nf,g\r\n';
   const bytes = new TextEncoder().encode(text);
 
   it("finds where each record ends", () => {
@@ -104,6 +135,9 @@ describe("CsvScanner", () => {
   it("refuses more fields than its limit", () => {
     const scanner = new CsvScanner({ maxFields: 3 });
     const wide = new TextEncoder().encode("a,b,c,d\r\n");
-    assert.throws(() => scanner.scan(wide, 0, wide.length, true), { name: "CsvSyntaxError", column: 4 });
+    assert.throws(() => scanner.scan(wide, 0, wide.length, true), {
+      name: "CsvSyntaxError",
+      column: 4,
+    });
   });
 });

@@ -1,16 +1,43 @@
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { readSettings } from "../../lib/config/mod.ts";
 import type { Handler } from "../../lib/http/mod.ts";
-import { decodeDatasetSnapshot, encodeDatasetSnapshot, formatCsvRow, LiveDatasets, type LoadDatasetsOptions, type LoadedDatasets, loadDatasets, readDatasetMetadata, StoreBuilder, WATER_SETTINGS, type WaterStore } from "../../lib/water/mod.ts";
+import {
+  decodeDatasetSnapshot,
+  encodeDatasetSnapshot,
+  formatCsvRow,
+  LiveDatasets,
+  loadDatasets,
+  type LoadDatasetsOptions,
+  type LoadedDatasets,
+  readDatasetMetadata,
+  StoreBuilder,
+  WATER_SETTINGS,
+  type WaterStore,
+} from "../../lib/water/mod.ts";
 import { SOURCE_FIELDS } from "../../lib/water/fields.ts";
 import { codeArray, placeRows, remapCodes } from "../../lib/water/store/_code_column.ts";
 import type { CodeArray } from "../../lib/columnar/mod.ts";
 import { createPrng, type Prng } from "../_helpers/prng.ts";
-import { call, DEMO_DIR, FIXTURE_HEADER, fixtureRow, type Page, waterHandler } from "../_helpers/water.ts";
+import {
+  call,
+  DEMO_DIR,
+  FIXTURE_HEADER,
+  fixtureRow,
+  type Page,
+  waterHandler,
+} from "../_helpers/water.ts";
 
 const root = mkdtempSync(join(tmpdir(), "tributary-snapshot-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -25,12 +52,25 @@ function folder(name: string): string {
 }
 
 const SEED = 20_261_124;
-const CHARACTERISTICS = ["pH", "Temperature, water", "Dissolved oxygen (DO)", "Total Phosphorus, mixed forms", "Specific conductance"];
-const ACTIVITY_TYPES = ["Field Msr/Obs", "Sample-Routine", "Quality Control Sample-Field Blank", "Field Msr/Obs-Portable Data Logger"];
+const CHARACTERISTICS = [
+  "pH",
+  "Temperature, water",
+  "Dissolved oxygen (DO)",
+  "Total Phosphorus, mixed forms",
+  "Specific conductance",
+];
+const ACTIVITY_TYPES = [
+  "Field Msr/Obs",
+  "Sample-Routine",
+  "Quality Control Sample-Field Blank",
+  "Field Msr/Obs-Portable Data Logger",
+];
 
 /** The data file of fixture dataset `d`: interleaved locations, skipped rows, quoted and multi-line text, `-0`, some columns absent. */
 function fixtureCsv(d: number, rows: number, prng: Prng, withTimeZones: boolean): string {
-  const header = withTimeZones ? FIXTURE_HEADER : FIXTURE_HEADER.filter((name) => !name.endsWith("TimeZone"));
+  const header = withTimeZones
+    ? FIXTURE_HEADER
+    : FIXTURE_HEADER.filter((name) => !name.endsWith("TimeZone"));
   let csv = formatCsvRow(header);
   for (let r = 0; r < rows; r++) {
     const location = `D${d}-L${prng.int(7)}`;
@@ -38,7 +78,9 @@ function fixtureCsv(d: number, rows: number, prng: Prng, withTimeZones: boolean)
       DatasetName: `Fixture ${d}`,
       MonitoringLocationID: location,
       MonitoringLocationName: `Lac "${location}", près d'ici`,
-      MonitoringLocationLatitude: location.endsWith("3") ? "-0" : (43 + d + prng.int(100) / 100).toFixed(2),
+      MonitoringLocationLatitude: location.endsWith("3")
+        ? "-0"
+        : (43 + d + prng.int(100) / 100).toFixed(2),
       MonitoringLocationLongitude: (-64 - prng.int(100) / 100).toFixed(2),
       MonitoringLocationType: "Lake/Pond",
       MonitoringLocationHorizontalCoordinateReferenceSystem: "WGS84",
@@ -55,7 +97,9 @@ function fixtureCsv(d: number, rows: number, prng: Prng, withTimeZones: boolean)
       LaboratorySampleID: `S-${d}-${r}`,
     };
     if (withTimeZones) values["ActivityStartTimeZone"] = prng.pick(["-04:00", "-05:00", "Z"]);
-    csv += withTimeZones ? fixtureRow(values) : formatCsvRow(header.map((name) => values[name] ?? null));
+    csv += withTimeZones
+      ? fixtureRow(values)
+      : formatCsvRow(header.map((name) => values[name] ?? null));
   }
   return csv;
 }
@@ -152,12 +196,25 @@ describe("dataset snapshots", () => {
     const cache = folder("cache");
     const fromCsv = await loadDatasets(dir);
     const writing = await loadDatasets(dir, { snapshotDir: cache });
-    assert.deepEqual(writing.report.datasets.map((d) => d.snapshot), ["written", "written", "written", "written"]);
+    assert.deepEqual(writing.report.datasets.map((d) => d.snapshot), [
+      "written",
+      "written",
+      "written",
+      "written",
+    ]);
     assert.equal(readdirSync(cache).filter((name) => name.endsWith(".snapshot")).length, 4);
     const reading = await loadDatasets(dir, { snapshotDir: cache });
-    assert.deepEqual(reading.report.datasets.map((d) => d.snapshot), ["read", "read", "read", "read"]);
+    assert.deepEqual(reading.report.datasets.map((d) => d.snapshot), [
+      "read",
+      "read",
+      "read",
+      "read",
+    ]);
     assert.deepEqual(reading.report.snapshotNotes, []);
-    assert.ok(fromCsv.report.datasets.some((d) => d.skippedRows > 0 && d.issues.length > 0), "the fixtures have skipped rows");
+    assert.ok(
+      fromCsv.report.datasets.some((d) => d.skippedRows > 0 && d.issues.length > 0),
+      "the fixtures have skipped rows",
+    );
     assert.deepEqual(plainReport(reading), plainReport(fromCsv));
     assert.deepEqual(storeContents(writing.store), storeContents(fromCsv.store));
     assert.deepEqual(storeContents(reading.store), storeContents(fromCsv.store));
@@ -175,10 +232,19 @@ describe("dataset snapshots", () => {
   });
 
   const damages = [
-    { name: "a byte changed in its columns", damage: (bytes: Uint8Array) => void (bytes[bytes.length - 100]! ^= 0x10) },
-    { name: "a byte changed in its header", damage: (bytes: Uint8Array) => void (bytes[120]! ^= 0x01) },
+    {
+      name: "a byte changed in its columns",
+      damage: (bytes: Uint8Array) => void (bytes[bytes.length - 100]! ^= 0x10),
+    },
+    {
+      name: "a byte changed in its header",
+      damage: (bytes: Uint8Array) => void (bytes[120]! ^= 0x01),
+    },
     { name: "its checksum changed", damage: (bytes: Uint8Array) => void (bytes[60]! ^= 0xff) },
-    { name: "cut short", damage: (bytes: Uint8Array) => bytes.subarray(0, Math.floor(bytes.length / 2)) },
+    {
+      name: "cut short",
+      damage: (bytes: Uint8Array) => bytes.subarray(0, Math.floor(bytes.length / 2)),
+    },
   ] as const;
   for (const c of damages) {
     it(`are not used when ${c.name}: the data file is read, the damage reported, the snapshot written again`, async () => {
@@ -186,16 +252,32 @@ describe("dataset snapshots", () => {
       const cache = folder("cache");
       const fromCsv = await loadDatasets(dir);
       await loadDatasets(dir, { snapshotDir: cache });
-      const victim = join(cache, readdirSync(cache).filter((name) => name.startsWith("set-1-"))[0]!);
+      const victim = join(
+        cache,
+        readdirSync(cache).filter((name) => name.startsWith("set-1-"))[0]!,
+      );
       const bytes = new Uint8Array(readFileSync(victim));
       writeFileSync(victim, c.damage(bytes) ?? bytes);
       const reading = await loadDatasets(dir, { snapshotDir: cache });
-      assert.deepEqual(reading.report.datasets.map((d) => d.snapshot), ["read", "written", "read", "read"]);
+      assert.deepEqual(reading.report.datasets.map((d) => d.snapshot), [
+        "read",
+        "written",
+        "read",
+        "read",
+      ]);
       assert.equal(reading.report.snapshotNotes.length, 1);
-      assert.match(reading.report.snapshotNotes[0]!, /set-1-.*not used .*set-1\/data\.csv read instead/);
+      assert.match(
+        reading.report.snapshotNotes[0]!,
+        /set-1-.*not used .*set-1\/data\.csv read instead/,
+      );
       assert.deepEqual(storeContents(reading.store), storeContents(fromCsv.store));
       const again = await loadDatasets(dir, { snapshotDir: cache });
-      assert.deepEqual(again.report.datasets.map((d) => d.snapshot), ["read", "read", "read", "read"]);
+      assert.deepEqual(again.report.datasets.map((d) => d.snapshot), [
+        "read",
+        "read",
+        "read",
+        "read",
+      ]);
       assert.deepEqual(storeContents(again.store), storeContents(fromCsv.store));
     });
   }
@@ -211,10 +293,18 @@ describe("dataset snapshots", () => {
     assert.equal(after.length, before.length);
     writeFileSync(file, after);
     const reading = await loadDatasets(dir, { snapshotDir: cache });
-    assert.deepEqual(reading.report.datasets.map((d) => d.snapshot), ["read", "read", "read", "written"]);
+    assert.deepEqual(reading.report.datasets.map((d) => d.snapshot), [
+      "read",
+      "read",
+      "read",
+      "written",
+    ]);
     assert.deepEqual(reading.report.snapshotNotes, [], "an outdated snapshot is not damage");
     assert.deepEqual(storeContents(reading.store), storeContents((await loadDatasets(dir)).store));
-    const result = await call(waterHandler(reading.store), `${BASE}/Locations?$filter=Name eq 'Mer "D3-L1", près d''ici'`);
+    const result = await call(
+      waterHandler(reading.store),
+      `${BASE}/Locations?$filter=Name eq 'Mer "D3-L1", près d''ici'`,
+    );
     assert.equal(result.status, 200, result.text);
     assert.equal((result.json() as Page).value.length, 1);
   });
@@ -225,7 +315,12 @@ describe("dataset snapshots", () => {
     await loadDatasets(dir, { snapshotDir: cache });
     const fewer: LoadDatasetsOptions = { snapshotDir: cache, maxIssuesPerFile: 2 };
     const reading = await loadDatasets(dir, fewer);
-    assert.deepEqual(reading.report.datasets.map((d) => d.snapshot), ["written", "written", "written", "written"]);
+    assert.deepEqual(reading.report.datasets.map((d) => d.snapshot), [
+      "written",
+      "written",
+      "written",
+      "written",
+    ]);
     assert.ok(reading.report.datasets.every((d) => d.issues.length <= 2));
   });
 
@@ -235,7 +330,12 @@ describe("dataset snapshots", () => {
     writeFileSync(blocker, "not a folder");
     const loaded = await loadDatasets(dir, { snapshotDir: join(blocker, "cache") });
     assert.equal(loaded.store.datasetCount, 4);
-    assert.deepEqual(loaded.report.datasets.map((d) => d.snapshot), [undefined, undefined, undefined, undefined]);
+    assert.deepEqual(loaded.report.datasets.map((d) => d.snapshot), [
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     assert.equal(loaded.report.snapshotNotes.length, 4);
     assert.match(loaded.report.snapshotNotes[0]!, /not written: .*(ENOTDIR|EEXIST)/);
   });
@@ -249,11 +349,20 @@ describe("dataset snapshots", () => {
     const report = await live.reload();
     assert.deepEqual(
       report.datasets.map((d) => [d.folder, d.change, d.snapshot]),
-      [["set-1", "unchanged", undefined], ["set-2", "unchanged", undefined], ["set-3", "unchanged", undefined], ["set-0", "replaced", "written"]],
+      [["set-1", "unchanged", undefined], ["set-2", "unchanged", undefined], [
+        "set-3",
+        "unchanged",
+        undefined,
+      ], ["set-0", "replaced", "written"]],
     );
     const fresh = await loadDatasets(dir);
     const restart = await loadDatasets(dir, { snapshotDir: cache });
-    assert.deepEqual(restart.report.datasets.map((d) => [d.folder, d.snapshot]), [["set-0", "read"], ["set-1", "read"], ["set-2", "read"], ["set-3", "read"]]);
+    assert.deepEqual(restart.report.datasets.map((d) => [d.folder, d.snapshot]), [
+      ["set-0", "read"],
+      ["set-1", "read"],
+      ["set-2", "read"],
+      ["set-3", "read"],
+    ]);
     assert.deepEqual(storeContents(restart.store), storeContents(fresh.store));
     await assertSameAnswers(fresh.store, restart.store);
   });
@@ -271,9 +380,19 @@ describe("dataset snapshots", () => {
     assert.deepEqual(report.removed.map((d) => d.folder), ["set-2"]);
     const after = readdirSync(cache).filter((name) => name.endsWith(".snapshot"));
     assert.equal(after.length, 7);
-    assert.deepEqual(before.filter((name) => !after.includes(name)).map((name) => name.replace(/-[0-9a-f]{16}\.snapshot$/, "")), ["set-2"]);
+    assert.deepEqual(
+      before.filter((name) => !after.includes(name)).map((name) =>
+        name.replace(/-[0-9a-f]{16}\.snapshot$/, "")
+      ),
+      ["set-2"],
+    );
     const restart = await loadDatasets(other, { snapshotDir: cache });
-    assert.deepEqual(restart.report.datasets.map((d) => d.snapshot), ["read", "read", "read", "read"], "the other folder's snapshots are still read");
+    assert.deepEqual(restart.report.datasets.map((d) => d.snapshot), [
+      "read",
+      "read",
+      "read",
+      "read",
+    ], "the other folder's snapshots are still read");
   });
 
   it("report their bytes in a load's progress", async () => {
@@ -292,7 +411,10 @@ describe("dataset snapshots", () => {
 describe("decodeDatasetSnapshot()", () => {
   const prng = createPrng(SEED);
   const builder = new StoreBuilder();
-  const input = readDatasetMetadata(JSON.stringify({ DOI: "10.25976/dec0-aa01", DatasetName: "Decode" }), "decode");
+  const input = readDatasetMetadata(
+    JSON.stringify({ DOI: "10.25976/dec0-aa01", DatasetName: "Decode" }),
+    "decode",
+  );
   builder.beginDataset(input, "decode/data.csv");
   builder.push(new TextEncoder().encode(fixtureCsv(5, 120, prng, true)));
   const result = builder.endDataset();
@@ -312,20 +434,31 @@ describe("decodeDatasetSnapshot()", () => {
   it("reads unaligned bytes back the same", () => {
     const shifted = new Uint8Array(bytes.length + 3);
     shifted.set(bytes, 3);
-    assert.deepEqual(decodeDatasetSnapshot(shifted.subarray(3), { key: "k1", input, file: "decode/data.csv" }).built, built);
+    assert.deepEqual(
+      decodeDatasetSnapshot(shifted.subarray(3), { key: "k1", input, file: "decode/data.csv" })
+        .built,
+      built,
+    );
   });
 
   const refusals = [
     { name: "another key", bytes: () => bytes, key: "k2" },
     { name: "another format", bytes: () => withByte(bytes, 8, 99), key: "k1" },
     { name: "not a snapshot", bytes: () => new TextEncoder().encode("x".repeat(200)), key: "k1" },
-    { name: "a changed byte", bytes: () => withByte(bytes, bytes.length - 1, bytes[bytes.length - 1]! ^ 1), key: "k1" },
+    {
+      name: "a changed byte",
+      bytes: () => withByte(bytes, bytes.length - 1, bytes[bytes.length - 1]! ^ 1),
+      key: "k1",
+    },
     { name: "fewer bytes", bytes: () => bytes.subarray(0, bytes.length - 8), key: "k1" },
     { name: "its fixed part only", bytes: () => bytes.subarray(0, 90), key: "k1" },
   ] as const;
   for (const c of refusals) {
     it(`refuses ${c.name}`, () => {
-      assert.throws(() => decodeDatasetSnapshot(c.bytes(), { key: c.key, input, file: "decode/data.csv" }), { name: "WaterError", code: "ERR_WATER_SNAPSHOT" });
+      assert.throws(
+        () => decodeDatasetSnapshot(c.bytes(), { key: c.key, input, file: "decode/data.csv" }),
+        { name: "WaterError", code: "ERR_WATER_SNAPSHOT" },
+      );
     });
   }
 });
@@ -333,10 +466,22 @@ describe("decodeDatasetSnapshot()", () => {
 describe("DATASET_CACHE_DIR", () => {
   const cases = [
     { name: "defaults under STATE_DIR's default", env: {}, expected: join("var", "dataset-cache") },
-    { name: "follows STATE_DIR", env: { STATE_DIR: "/srv/state" }, expected: join("/srv/state", "dataset-cache") },
+    {
+      name: "follows STATE_DIR",
+      env: { STATE_DIR: "/srv/state" },
+      expected: join("/srv/state", "dataset-cache"),
+    },
     { name: "is off with an empty STATE_DIR", env: { STATE_DIR: "" }, expected: "" },
-    { name: "is off set empty", env: { DATASET_CACHE_DIR: "", STATE_DIR: "/srv/state" }, expected: "" },
-    { name: "takes a folder", env: { DATASET_CACHE_DIR: " /cache ", STATE_DIR: "" }, expected: "/cache" },
+    {
+      name: "is off set empty",
+      env: { DATASET_CACHE_DIR: "", STATE_DIR: "/srv/state" },
+      expected: "",
+    },
+    {
+      name: "takes a folder",
+      env: { DATASET_CACHE_DIR: " /cache ", STATE_DIR: "" },
+      expected: "/cache",
+    },
   ] as const;
   for (const c of cases) {
     it(c.name, () => assert.equal(readSettings(WATER_SETTINGS, c.env).datasetCacheDir, c.expected));
@@ -345,9 +490,21 @@ describe("DATASET_CACHE_DIR", () => {
 
 describe("remapCodes() and placeRows()", () => {
   const widths = [
-    { name: "8-bit", make: (codes: readonly number[]): CodeArray => Uint8Array.from(codes), max: 0xff },
-    { name: "16-bit", make: (codes: readonly number[]): CodeArray => Uint16Array.from(codes), max: 0xffff },
-    { name: "32-bit", make: (codes: readonly number[]): CodeArray => Uint32Array.from(codes), max: 0x10000 },
+    {
+      name: "8-bit",
+      make: (codes: readonly number[]): CodeArray => Uint8Array.from(codes),
+      max: 0xff,
+    },
+    {
+      name: "16-bit",
+      make: (codes: readonly number[]): CodeArray => Uint16Array.from(codes),
+      max: 0xffff,
+    },
+    {
+      name: "32-bit",
+      make: (codes: readonly number[]): CodeArray => Uint32Array.from(codes),
+      max: 0x10000,
+    },
   ] as const;
   const local = [0, 3, 1, 1, 2, 0, 3];
   for (const from of widths) {

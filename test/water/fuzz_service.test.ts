@@ -11,7 +11,13 @@ let handler: Handler;
 before(() => {
   const prng = createPrng(7);
   let csv = formatCsvRow(FIXTURE_HEADER);
-  const names = ["pH", "Temperature, water", "2,2',4,4'-Tetrachlorobiphenyl", "Dissolved oxygen (DO)", "Nitrate"];
+  const names = [
+    "pH",
+    "Temperature, water",
+    "2,2',4,4'-Tetrachlorobiphenyl",
+    "Dissolved oxygen (DO)",
+    "Nitrate",
+  ];
   for (let i = 0; i < 3000; i++) {
     csv += fixtureRow({
       MonitoringLocationID: `L${prng.int(40)}`,
@@ -19,18 +25,76 @@ before(() => {
       ActivityStartDate: `${2012 + prng.int(12)}-0${1 + prng.int(9)}-1${prng.int(9)}`,
       ResultValue: prng.next() < 0.1 ? "" : (prng.next() * 20).toFixed(2),
       ResultUnit: "None",
-      ResultComment: prng.next() < 0.05 ? "a, \"quoted\" note" : "",
+      ResultComment: prng.next() < 0.05 ? 'a, "quoted" note' : "",
     });
   }
-  const metadata = { DOI: "10.25976/fuzz-aa01", DatasetName: "Fixture", RegionIds: ["hub.atlantic"] };
+  const metadata = {
+    DOI: "10.25976/fuzz-aa01",
+    DatasetName: "Fixture",
+    RegionIds: ["hub.atlantic"],
+  };
   handler = waterHandler(buildStore([{ folder: "fuzz", metadata, csv }]).store);
 });
 
-const FIELDS = ["Id", "LocationId", "DOI", "CharacteristicName", "ResultValue", "ActivityStartDate", "ActivityStartYear",
-  "RegionId", "ResultComment", "Latitude", "ID", "Name", "Foo", "id"];
-const PIECES = ["eq", "ne", "lt", "le", "gt", "ge", "lte", "gte", "in", "and", "or", "not", "(", ")", ",", "'pH'",
-  "'Temperature, water'", "'2,2''-x'", "7", "-0.25", "'7'", "2020-01-01", "'2020-01-01'", "null", "true",
-  "contains(", "startswith(", "endswith(", "tolower(", "year(", "length(", "round(", "'", "''", "%", "+", "&", "#", "\u00e9", "🌊", " "];
+const FIELDS = [
+  "Id",
+  "LocationId",
+  "DOI",
+  "CharacteristicName",
+  "ResultValue",
+  "ActivityStartDate",
+  "ActivityStartYear",
+  "RegionId",
+  "ResultComment",
+  "Latitude",
+  "ID",
+  "Name",
+  "Foo",
+  "id",
+];
+const PIECES = [
+  "eq",
+  "ne",
+  "lt",
+  "le",
+  "gt",
+  "ge",
+  "lte",
+  "gte",
+  "in",
+  "and",
+  "or",
+  "not",
+  "(",
+  ")",
+  ",",
+  "'pH'",
+  "'Temperature, water'",
+  "'2,2''-x'",
+  "7",
+  "-0.25",
+  "'7'",
+  "2020-01-01",
+  "'2020-01-01'",
+  "null",
+  "true",
+  "contains(",
+  "startswith(",
+  "endswith(",
+  "tolower(",
+  "year(",
+  "length(",
+  "round(",
+  "'",
+  "''",
+  "%",
+  "+",
+  "&",
+  "#",
+  "\u00e9",
+  "🌊",
+  " ",
+];
 
 function generate(prng: ReturnType<typeof createPrng>): string {
   const parts: string[] = [];
@@ -60,10 +124,17 @@ describe("water service fuzz", () => {
       const encoded = prng.next() < 0.5 ? encodeURIComponent(filter) : filter.replaceAll(" ", "+");
       const result = await call(handler, `${BASE}/${collection}?$top=3&$filter=${encoded}`);
       statuses.set(result.status, (statuses.get(result.status) ?? 0) + 1);
-      assert.ok(result.status === 200 || (result.status >= 400 && result.status < 500), `seed ${seed} #${i} ${filter}: ${result.status} ${result.text}`);
+      assert.ok(
+        result.status === 200 || (result.status >= 400 && result.status < 500),
+        `seed ${seed} #${i} ${filter}: ${result.status} ${result.text}`,
+      );
       if (result.status !== 200) {
         const code = (JSON.parse(result.text) as { error: { code: string } }).error.code;
-        assert.match(code, /^ERR_(ODATA|HTTP_MALFORMED_URL)/, `seed ${seed} #${i} ${filter}: ${code}`);
+        assert.match(
+          code,
+          /^ERR_(ODATA|HTTP_MALFORMED_URL)/,
+          `seed ${seed} #${i} ${filter}: ${code}`,
+        );
       }
     }
     assert.ok((statuses.get(200) ?? 0) > 2_000, `accepted ${statuses.get(200)}`);

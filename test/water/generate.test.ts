@@ -9,34 +9,87 @@ import type { GenerateSummary } from "../../data/generate.ts";
 const SMALL = { datasets: 3, locations: 12, observations: 3_000, seed: 7 } as const;
 
 const STANDARD_HEADER = [
-  "DatasetName", "MonitoringLocationID", "MonitoringLocationName", "MonitoringLocationLatitude",
-  "MonitoringLocationLongitude", "MonitoringLocationHorizontalCoordinateReferenceSystem",
-  "MonitoringLocationHorizontalAccuracyMeasure", "MonitoringLocationHorizontalAccuracyUnit",
-  "MonitoringLocationVerticalMeasure", "MonitoringLocationVerticalUnit", "MonitoringLocationType",
-  "ActivityType", "ActivityMediaName", "ActivityStartDate", "ActivityStartTime", "ActivityEndDate",
-  "ActivityEndTime", "ActivityDepthHeightMeasure", "ActivityDepthHeightUnit",
-  "SampleCollectionEquipmentName", "CharacteristicName", "MethodSpeciation",
-  "ResultSampleFraction", "ResultValue", "ResultUnit", "ResultValueType",
-  "ResultDetectionCondition", "ResultDetectionQuantitationLimitMeasure",
-  "ResultDetectionQuantitationLimitUnit", "ResultDetectionQuantitationLimitType",
-  "ResultStatusID", "ResultComment", "ResultAnalyticalMethodID", "ResultAnalyticalMethodContext",
-  "ResultAnalyticalMethodName", "AnalysisStartDate", "AnalysisStartTime",
-  "AnalysisStartTimeZone", "LaboratoryName", "LaboratorySampleID",
+  "DatasetName",
+  "MonitoringLocationID",
+  "MonitoringLocationName",
+  "MonitoringLocationLatitude",
+  "MonitoringLocationLongitude",
+  "MonitoringLocationHorizontalCoordinateReferenceSystem",
+  "MonitoringLocationHorizontalAccuracyMeasure",
+  "MonitoringLocationHorizontalAccuracyUnit",
+  "MonitoringLocationVerticalMeasure",
+  "MonitoringLocationVerticalUnit",
+  "MonitoringLocationType",
+  "ActivityType",
+  "ActivityMediaName",
+  "ActivityStartDate",
+  "ActivityStartTime",
+  "ActivityEndDate",
+  "ActivityEndTime",
+  "ActivityDepthHeightMeasure",
+  "ActivityDepthHeightUnit",
+  "SampleCollectionEquipmentName",
+  "CharacteristicName",
+  "MethodSpeciation",
+  "ResultSampleFraction",
+  "ResultValue",
+  "ResultUnit",
+  "ResultValueType",
+  "ResultDetectionCondition",
+  "ResultDetectionQuantitationLimitMeasure",
+  "ResultDetectionQuantitationLimitUnit",
+  "ResultDetectionQuantitationLimitType",
+  "ResultStatusID",
+  "ResultComment",
+  "ResultAnalyticalMethodID",
+  "ResultAnalyticalMethodContext",
+  "ResultAnalyticalMethodName",
+  "AnalysisStartDate",
+  "AnalysisStartTime",
+  "AnalysisStartTimeZone",
+  "LaboratoryName",
+  "LaboratorySampleID",
 ];
 
 const REQUIRED = [
-  "DatasetName", "MonitoringLocationID", "MonitoringLocationName", "MonitoringLocationType",
-  "MonitoringLocationLatitude", "MonitoringLocationLongitude",
-  "MonitoringLocationHorizontalCoordinateReferenceSystem", "ActivityType", "ActivityMediaName",
-  "ActivityStartDate", "CharacteristicName", "ResultValueType",
+  "DatasetName",
+  "MonitoringLocationID",
+  "MonitoringLocationName",
+  "MonitoringLocationType",
+  "MonitoringLocationLatitude",
+  "MonitoringLocationLongitude",
+  "MonitoringLocationHorizontalCoordinateReferenceSystem",
+  "ActivityType",
+  "ActivityMediaName",
+  "ActivityStartDate",
+  "CharacteristicName",
+  "ResultValueType",
 ];
 
 const METADATA_KEYS = [
-  "Id", "DOI", "Version", "DatasetName", "DataStewardEmail", "DataCollectionOrganization",
-  "DataUploadOrganization", "ProgressCode", "MaintenanceFrequencyCode", "Abstract",
-  "DataCollectionInformation", "DataProcessing", "FundingSources", "DataSourceURL",
-  "OtherDataSources", "Citation", "Licence", "Disclaimer", "TopicCategoryCode", "Keywords",
-  "CreateTimestamp", "PublishedTimestamp", "RegionIds",
+  "Id",
+  "DOI",
+  "Version",
+  "DatasetName",
+  "DataStewardEmail",
+  "DataCollectionOrganization",
+  "DataUploadOrganization",
+  "ProgressCode",
+  "MaintenanceFrequencyCode",
+  "Abstract",
+  "DataCollectionInformation",
+  "DataProcessing",
+  "FundingSources",
+  "DataSourceURL",
+  "OtherDataSources",
+  "Citation",
+  "Licence",
+  "Disclaimer",
+  "TopicCategoryCode",
+  "Keywords",
+  "CreateTimestamp",
+  "PublishedTimestamp",
+  "RegionIds",
 ];
 
 /** A small RFC 4180 reader, kept here so the test does not depend on the loader under test. */
@@ -48,15 +101,15 @@ function readCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const ch = text[i];
     if (quoted) {
-      if (ch === "\"" && text[i + 1] === "\"") {
-        field += "\"";
+      if (ch === '"' && text[i + 1] === '"') {
+        field += '"';
         i++;
-      } else if (ch === "\"") {
+      } else if (ch === '"') {
         quoted = false;
       } else {
         field += ch;
       }
-    } else if (ch === "\"") {
+    } else if (ch === '"') {
       quoted = true;
     } else if (ch === ",") {
       row.push(field);
@@ -77,9 +130,11 @@ function readCsv(text: string): string[][] {
 
 function listFiles(dir: string): string[] {
   const out: string[] = [];
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
-    a.name.localeCompare(b.name)
-  )) {
+  for (
+    const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+      a.name.localeCompare(b.name)
+    )
+  ) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) out.push(...listFiles(full).map((f) => path.join(entry.name, f)));
     else out.push(entry.name);

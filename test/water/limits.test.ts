@@ -22,17 +22,23 @@ describe("water service: authentication", () => {
   });
 
   it("answers 403 for an unknown key", async () => {
-    const result = await call(waterHandler(store), `${BASE}/Locations`, { headers: { "x-api-key": "nope" } });
+    const result = await call(waterHandler(store), `${BASE}/Locations`, {
+      headers: { "x-api-key": "nope" },
+    });
     assert.equal(result.status, 403);
   });
 
   it("lets a browser on an allowed origin GET without a key, with CORS headers", async () => {
     const handler = waterHandler(store, { corsOrigins: ["https://app.example.org"] });
-    const allowed = await call(handler, `${BASE}/Locations?$top=1`, { headers: { origin: "https://app.example.org" } });
+    const allowed = await call(handler, `${BASE}/Locations?$top=1`, {
+      headers: { origin: "https://app.example.org" },
+    });
     assert.equal(allowed.status, 200);
     assert.equal(allowed.headers["access-control-allow-origin"], "https://app.example.org");
     assert.match(allowed.headers["access-control-expose-headers"]!, /link/);
-    const other = await call(handler, `${BASE}/Locations?$top=1`, { headers: { origin: "https://evil.example.org" } });
+    const other = await call(handler, `${BASE}/Locations?$top=1`, {
+      headers: { origin: "https://evil.example.org" },
+    });
     assert.equal(other.status, 401);
     const preflight = await call(handler, `${BASE}/Locations`, {
       method: "OPTIONS",
@@ -45,7 +51,12 @@ describe("water service: authentication", () => {
 describe("water service: rate limits", () => {
   it("answers 429 with Retry-After above 2 requests per second once the burst is spent, and accepts again later", async () => {
     let t = 0;
-    const handler = waterHandler(store, { ratePerSecond: 2, burst: 2, maxConcurrent: 1, now: () => t });
+    const handler = waterHandler(store, {
+      ratePerSecond: 2,
+      burst: 2,
+      maxConcurrent: 1,
+      now: () => t,
+    });
     assert.equal((await call(handler, `${BASE}/Locations?$top=1`)).status, 200);
     assert.equal((await call(handler, `${BASE}/Locations?$top=1`)).status, 200);
     const refused = await call(handler, `${BASE}/Locations?$top=1`);
@@ -67,7 +78,12 @@ describe("water service: rate limits", () => {
     const refused = await call(handler, `${BASE}/Locations?$top=1`);
     assert.equal(refused.status, 429);
     assert.deepEqual(
-      [refused.headers["ratelimit-policy"], refused.headers["ratelimit-limit"], refused.headers["ratelimit-remaining"], refused.headers["ratelimit-reset"]],
+      [
+        refused.headers["ratelimit-policy"],
+        refused.headers["ratelimit-limit"],
+        refused.headers["ratelimit-remaining"],
+        refused.headers["ratelimit-reset"],
+      ],
       ["250;w=125", "250", "0", "125"],
     );
     const unknown = await call(handler, `${BASE}/Nowhere`);
@@ -103,7 +119,9 @@ describe("water service: rate limits", () => {
     const body = streaming.body as AsyncIterable<string>;
     const iterator = body[Symbol.asyncIterator]();
     await iterator.next();
-    await assert.rejects(async () => handler(request(`${BASE}/Locations?$top=1`)), { code: "ERR_HTTP_RATE_LIMITED" });
+    await assert.rejects(async () => handler(request(`${BASE}/Locations?$top=1`)), {
+      code: "ERR_HTTP_RATE_LIMITED",
+    });
     await iterator.return?.();
     assert.equal((await handler(request(`${BASE}/Locations?$top=1`))).status, 200);
   });
@@ -117,7 +135,10 @@ describe("water service: deadlines and sizes", () => {
       queryTimeoutMs: 50,
       now: () => (t += 100),
     });
-    const result = await call(handler, `${BASE}/Observations?$count=true&$filter=${encodeURIComponent("ResultValue gt 1000000")}`);
+    const result = await call(
+      handler,
+      `${BASE}/Observations?$count=true&$filter=${encodeURIComponent("ResultValue gt 1000000")}`,
+    );
     assert.equal(result.status, 408);
     assert.equal(codeOf(result.text), "ERR_HTTP_TIMEOUT");
   });
@@ -125,7 +146,10 @@ describe("water service: deadlines and sizes", () => {
   it("answers 408 before a CSV stream starts when the search for its first rows passes the deadline", async () => {
     let t = 0;
     const handler = waterHandler(store, { queryTimeoutMs: 50, now: () => (t += 10) });
-    const result = await call(handler, `${BASE}/Observations?$format=csv&$filter=${encodeURIComponent("ResultValue gt 1000000")}`);
+    const result = await call(
+      handler,
+      `${BASE}/Observations?$format=csv&$filter=${encodeURIComponent("ResultValue gt 1000000")}`,
+    );
     assert.equal(result.status, 408);
   });
 
@@ -153,29 +177,134 @@ describe("water service: deadlines and sizes", () => {
 
 describe("water service: bad input", () => {
   const cases = [
-    { name: "a filter syntax error, with its position", target: "$filter=Name eq 'x' and", status: 400, code: "ERR_ODATA_SYNTAX", on: "$filter" },
-    { name: "an unknown filter field", target: "$filter=Foo eq 1", status: 400, code: "ERR_ODATA_UNKNOWN_FIELD", on: "Foo" },
-    { name: "a type mismatch", target: "$filter=ResultValue eq 'high'", status: 400, code: "ERR_ODATA_TYPE", on: "ResultValue" },
-    { name: "an unknown $select field", target: "$select=Id,Colour", status: 400, code: "ERR_ODATA_UNKNOWN_FIELD", on: "Colour" },
-    { name: "a filter-only field in $select", target: "$select=RegionId", status: 400, code: "ERR_ODATA_UNKNOWN_FIELD", on: "RegionId" },
-    { name: "an empty $select entry", target: "$select=Id,,DOI", status: 400, code: "ERR_ODATA_QUERY_OPTION", on: "$select" },
-    { name: "a malformed $skiptoken", target: "$skiptoken=42", status: 400, code: "ERR_ODATA_QUERY_OPTION", on: "$skiptoken" },
-    { name: "a non-integer skip id", target: "$skiptoken=Id:abc", status: 400, code: "ERR_ODATA_QUERY_OPTION", on: "$skiptoken" },
-    { name: "a malformed $count", target: "$count=yes", status: 400, code: "ERR_ODATA_QUERY_OPTION", on: "$count" },
-    { name: "a malformed $format", target: "$format=xml", status: 400, code: "ERR_ODATA_QUERY_OPTION", on: "$format" },
-    { name: "an unknown option", target: "$expand=Location", status: 400, code: "ERR_ODATA_QUERY_OPTION", on: "$expand" },
-    { name: "a repeated option", target: "$top=1&$top=2", status: 400, code: "ERR_ODATA_QUERY_OPTION", on: "$top" },
-    { name: "$skip past its bound", target: "$skip=1000001", status: 400, code: "ERR_ODATA_QUERY_OPTION", on: "$skip" },
-    { name: "a malformed $orderby", target: "$orderby=ResultValue sideways", status: 400, code: "ERR_ODATA_QUERY_OPTION", on: "$orderby" },
-    { name: "$orderby on a field the collection does not show", target: "$orderby=Nope", status: 400, code: "ERR_WATER_INVALID_ORDER", on: "$orderby" },
-    { name: "a broken percent escape", target: "$filter=Id%zz", status: 400, code: "ERR_HTTP_MALFORMED_URL", on: "$filter" },
-    { name: "a deeply nested filter", target: `$filter=${"(".repeat(200)}Id eq 1${")".repeat(200)}`, status: 400, code: "ERR_ODATA_SYNTAX", on: "$filter" },
+    {
+      name: "a filter syntax error, with its position",
+      target: "$filter=Name eq 'x' and",
+      status: 400,
+      code: "ERR_ODATA_SYNTAX",
+      on: "$filter",
+    },
+    {
+      name: "an unknown filter field",
+      target: "$filter=Foo eq 1",
+      status: 400,
+      code: "ERR_ODATA_UNKNOWN_FIELD",
+      on: "Foo",
+    },
+    {
+      name: "a type mismatch",
+      target: "$filter=ResultValue eq 'high'",
+      status: 400,
+      code: "ERR_ODATA_TYPE",
+      on: "ResultValue",
+    },
+    {
+      name: "an unknown $select field",
+      target: "$select=Id,Colour",
+      status: 400,
+      code: "ERR_ODATA_UNKNOWN_FIELD",
+      on: "Colour",
+    },
+    {
+      name: "a filter-only field in $select",
+      target: "$select=RegionId",
+      status: 400,
+      code: "ERR_ODATA_UNKNOWN_FIELD",
+      on: "RegionId",
+    },
+    {
+      name: "an empty $select entry",
+      target: "$select=Id,,DOI",
+      status: 400,
+      code: "ERR_ODATA_QUERY_OPTION",
+      on: "$select",
+    },
+    {
+      name: "a malformed $skiptoken",
+      target: "$skiptoken=42",
+      status: 400,
+      code: "ERR_ODATA_QUERY_OPTION",
+      on: "$skiptoken",
+    },
+    {
+      name: "a non-integer skip id",
+      target: "$skiptoken=Id:abc",
+      status: 400,
+      code: "ERR_ODATA_QUERY_OPTION",
+      on: "$skiptoken",
+    },
+    {
+      name: "a malformed $count",
+      target: "$count=yes",
+      status: 400,
+      code: "ERR_ODATA_QUERY_OPTION",
+      on: "$count",
+    },
+    {
+      name: "a malformed $format",
+      target: "$format=xml",
+      status: 400,
+      code: "ERR_ODATA_QUERY_OPTION",
+      on: "$format",
+    },
+    {
+      name: "an unknown option",
+      target: "$expand=Location",
+      status: 400,
+      code: "ERR_ODATA_QUERY_OPTION",
+      on: "$expand",
+    },
+    {
+      name: "a repeated option",
+      target: "$top=1&$top=2",
+      status: 400,
+      code: "ERR_ODATA_QUERY_OPTION",
+      on: "$top",
+    },
+    {
+      name: "$skip past its bound",
+      target: "$skip=1000001",
+      status: 400,
+      code: "ERR_ODATA_QUERY_OPTION",
+      on: "$skip",
+    },
+    {
+      name: "a malformed $orderby",
+      target: "$orderby=ResultValue sideways",
+      status: 400,
+      code: "ERR_ODATA_QUERY_OPTION",
+      on: "$orderby",
+    },
+    {
+      name: "$orderby on a field the collection does not show",
+      target: "$orderby=Nope",
+      status: 400,
+      code: "ERR_WATER_INVALID_ORDER",
+      on: "$orderby",
+    },
+    {
+      name: "a broken percent escape",
+      target: "$filter=Id%zz",
+      status: 400,
+      code: "ERR_HTTP_MALFORMED_URL",
+      on: "$filter",
+    },
+    {
+      name: "a deeply nested filter",
+      target: `$filter=${"(".repeat(200)}Id eq 1${")".repeat(200)}`,
+      status: 400,
+      code: "ERR_ODATA_SYNTAX",
+      on: "$filter",
+    },
   ] as const;
   for (const c of cases) {
     it(`answers ${c.status} ${c.code} for ${c.name}`, async () => {
       const result = await call(waterHandler(store), `${BASE}/Observations?${c.target}`);
       assert.equal(result.status, c.status);
-      const body = JSON.parse(result.text) as { error: { code: string; target?: string; message: string }; errors: unknown[] };
+      const body = JSON.parse(result.text) as {
+        error: { code: string; target?: string; message: string };
+        errors: unknown[];
+      };
       assert.equal(body.error.code, c.code);
       assert.equal(body.error.target, c.on);
       assert.ok(body.error.message.length > 10);
@@ -186,17 +315,26 @@ describe("water service: bad input", () => {
   it("answers 404 for an unknown collection", async () => {
     const result = await call(waterHandler(store), `${BASE}/Samples`);
     assert.equal(result.status, 404);
-    assert.equal((JSON.parse(result.text) as { error: { target: string } }).error.target, "Samples");
+    assert.equal(
+      (JSON.parse(result.text) as { error: { target: string } }).error.target,
+      "Samples",
+    );
   });
 
   it("answers 405 with Allow for POST", async () => {
-    const result = await call(waterHandler(store), `${BASE}/Observations`, { method: "POST", headers: { "x-api-key": "test-key" } });
+    const result = await call(waterHandler(store), `${BASE}/Observations`, {
+      method: "POST",
+      headers: { "x-api-key": "test-key" },
+    });
     assert.equal(result.status, 405);
     assert.match(result.headers["allow"]!, /GET/);
   });
 
   it("answers an empty page for a skip token past the end", async () => {
     const result = await call(waterHandler(store), `${BASE}/Observations?$skiptoken=Id:999999999`);
-    assert.deepEqual(JSON.parse(result.text), { "@odata.context": "http://localhost:8000/v1/odata/v4/$metadata#Observations", value: [] });
+    assert.deepEqual(JSON.parse(result.text), {
+      "@odata.context": "http://localhost:8000/v1/odata/v4/$metadata#Observations",
+      value: [],
+    });
   });
 });

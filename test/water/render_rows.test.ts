@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type Column, rowNumberAt } from "../../lib/columnar/mod.ts";
-import { type CollectionField, type CollectionSchema, COLLECTIONS, type FieldLevel, type WaterStore } from "../../lib/water/mod.ts";
+import {
+  type CollectionField,
+  COLLECTIONS,
+  type CollectionSchema,
+  type FieldLevel,
+  type WaterStore,
+} from "../../lib/water/mod.ts";
 import { LOCATION_COLUMNS, REQUIRED_CSV_COLUMNS } from "../../lib/water/fields.ts";
 import { NUMERIC_LOCATION_COLUMNS, NUMERIC_OBSERVATION_COLUMNS } from "../../lib/water/fields.ts";
 import { createRowWriter } from "../../lib/water/render/render_rows.ts";
@@ -43,7 +49,8 @@ function randomNumber(prng: Prng): number {
       return sign * Number(prng.next().toPrecision(1 + prng.int(17))) * 10 ** (prng.int(14) - 8);
     case 6:
       // Near the edges of the short path: 2^31, 2^52, 10^-6, 10^21.
-      return sign * prng.pick([2 ** 31, 2 ** 52, 1e-6, 1e21, 2 ** 53]) * (1 + (prng.int(5) - 2) * Number.EPSILON);
+      return sign * prng.pick([2 ** 31, 2 ** 52, 1e-6, 1e21, 2 ** 53]) *
+        (1 + (prng.int(5) - 2) * Number.EPSILON);
     default:
       return sign * (prng.int(2000) / 8);
   }
@@ -51,11 +58,42 @@ function randomNumber(prng: Prng): number {
 
 describe("writeNumber()", () => {
   it("writes numbers as JSON.stringify does", () => {
-    for (const v of [
-      0, -0, 1, -1, 0.1, 0.2, 0.1 + 0.2, 1 / 3, -2.5, 1e-6, 1.5e-6, 1e-7, 123e-7, 2 ** 31, -(2 ** 31), 2 ** 31 - 1, 2 ** 31 + 0.5,
-      2 ** 52, 2 ** 52 - 0.5, 2 ** 53, 2 ** 53 + 2, 1e21, 1e20, 999999.9999995, 4503599627.370495, 21474836.48,
-      Number.MAX_VALUE, Number.MIN_VALUE, -Number.MAX_SAFE_INTEGER, 5e-324, 0.000001, 0.0000015,
-    ]) {
+    for (
+      const v of [
+        0,
+        -0,
+        1,
+        -1,
+        0.1,
+        0.2,
+        0.1 + 0.2,
+        1 / 3,
+        -2.5,
+        1e-6,
+        1.5e-6,
+        1e-7,
+        123e-7,
+        2 ** 31,
+        -(2 ** 31),
+        2 ** 31 - 1,
+        2 ** 31 + 0.5,
+        2 ** 52,
+        2 ** 52 - 0.5,
+        2 ** 53,
+        2 ** 53 + 2,
+        1e21,
+        1e20,
+        999999.9999995,
+        4503599627.370495,
+        21474836.48,
+        Number.MAX_VALUE,
+        Number.MIN_VALUE,
+        -Number.MAX_SAFE_INTEGER,
+        5e-324,
+        0.000001,
+        0.0000015,
+      ]
+    ) {
       assert.equal(written(v), JSON.stringify(v), String(v));
     }
   });
@@ -82,12 +120,32 @@ describe("writeNumber()", () => {
 // Stores of random data, read back through the columns as plain objects (the
 // oracle), and written by the byte writer: the bytes must be JSON.stringify's.
 
-const ALPHABET = ["a", "Z", "0", " ", "\"", "\\", ",", "/", "é", "水", "🌊", "\n", "\t", "\u0001", "'", "<", "\u2028"];
+const ALPHABET = [
+  "a",
+  "Z",
+  "0",
+  " ",
+  '"',
+  "\\",
+  ",",
+  "/",
+  "é",
+  "水",
+  "🌊",
+  "\n",
+  "\t",
+  "\u0001",
+  "'",
+  "<",
+  "\u2028",
+];
 
 function randomText(prng: Prng, max: number): string {
   let out = "";
   const length = 1 + prng.int(max);
-  for (let i = 0; i < length; i++) out += prng.next() < 0.7 ? String.fromCharCode(97 + prng.int(26)) : prng.pick(ALPHABET);
+  for (let i = 0; i < length; i++) {
+    out += prng.next() < 0.7 ? String.fromCharCode(97 + prng.int(26)) : prng.pick(ALPHABET);
+  }
   // Padding spaces may be trimmed by the loader; inner ones stay.
   return `x${out}x`;
 }
@@ -101,18 +159,30 @@ function randomNumberText(prng: Prng): string {
     case 2:
       return `${prng.int(10)}.${prng.int(1000)}e${prng.int(40) - 20}`;
     case 3:
-      return prng.pick(["-0", "0.1", "1e400", "-1e400", "0.30000000000000004", "123456789012345678", ".5"]);
+      return prng.pick([
+        "-0",
+        "0.1",
+        "1e400",
+        "-1e400",
+        "0.30000000000000004",
+        "123456789012345678",
+        ".5",
+      ]);
     default:
       return String(randomNumber(prng)).replace("Infinity", "1e999");
   }
 }
 
 const two = (n: number): string => String(n).padStart(2, "0");
-const date = (prng: Prng): string => `${1990 + prng.int(35)}-${two(1 + prng.int(12))}-${two(1 + prng.int(28))}`;
+const date = (prng: Prng): string =>
+  `${1990 + prng.int(35)}-${two(1 + prng.int(12))}-${two(1 + prng.int(28))}`;
 const time = (prng: Prng): string => `${two(prng.int(24))}:${two(prng.int(60))}`;
 
 const PER_LOCATION: ReadonlySet<string> = new Set(["DatasetName", ...LOCATION_COLUMNS]);
-const NUMERIC: ReadonlySet<string> = new Set([...NUMERIC_OBSERVATION_COLUMNS, ...NUMERIC_LOCATION_COLUMNS]);
+const NUMERIC: ReadonlySet<string> = new Set([
+  ...NUMERIC_OBSERVATION_COLUMNS,
+  ...NUMERIC_LOCATION_COLUMNS,
+]);
 
 /** A generator of one column's values: few of them (a vocabulary), many, or mostly empty. */
 function columnValues(prng: Prng, name: string): () => string | undefined {
@@ -131,8 +201,14 @@ function columnValues(prng: Prng, name: string): () => string | undefined {
 function randomStore(prng: Prng): WaterStore {
   const datasets: FixtureDataset[] = [];
   for (let d = 0; d < 1 + prng.int(3); d++) {
-    const columns = new Map(FIXTURE_HEADER.filter((name) => !PER_LOCATION.has(name)).map((name) => [name, columnValues(prng, name)]));
-    const optional = LOCATION_COLUMNS.filter((name) => !(REQUIRED_CSV_COLUMNS as readonly string[]).includes(name))
+    const columns = new Map(
+      FIXTURE_HEADER.filter((name) => !PER_LOCATION.has(name)).map((
+        name,
+      ) => [name, columnValues(prng, name)]),
+    );
+    const optional = LOCATION_COLUMNS.filter((name) =>
+      !(REQUIRED_CSV_COLUMNS as readonly string[]).includes(name)
+    )
       .map((name) => [name, columnValues(prng, name)] as const);
     const locations = Array.from({ length: 1 + prng.int(12) }, (_, l) => {
       const location: Record<string, string> = {
@@ -195,7 +271,12 @@ function datasetOf(store: WaterStore, level: FieldLevel, row: number): number {
 }
 
 /** A row as a plain object of the selected fields, read from the store. */
-function rowObject(store: WaterStore, level: FieldLevel, fields: readonly CollectionField[], row: number): Record<string, unknown> {
+function rowObject(
+  store: WaterStore,
+  level: FieldLevel,
+  fields: readonly CollectionField[],
+  row: number,
+): Record<string, unknown> {
   const object: Record<string, unknown> = {};
   for (const field of fields) {
     const source = field.source;
@@ -252,7 +333,9 @@ function check(
   const tail = utf8.encode("]}");
   const { block, starts, ends } = write(rows, head, tail);
   assert.equal(text.decode(block), `{"value":[${expected.join(",")}]}`, what);
-  expected.forEach((row, k) => assert.equal(text.decode(block.subarray(starts[k]!, ends[k]!)), row, `${what}, row ${k}`));
+  expected.forEach((row, k) =>
+    assert.equal(text.decode(block.subarray(starts[k]!, ends[k]!)), row, `${what}, row ${k}`)
+  );
   const bare = write(rows);
   assert.equal(text.decode(bare.block), expected.join(","), `${what}, without head and tail`);
 }
@@ -273,15 +356,23 @@ describe("RowWriter.jsonBytes()", () => {
             // Every run of dictionary fields one group, in tables that start over after two fragments.
             [
               "one group, tiny tables",
-              createJsonRowBytes(store, level, fields, { groupSpread: Infinity, denseKeys: 0, maxTableEntries: 2 }),
+              createJsonRowBytes(store, level, fields, {
+                groupSpread: Infinity,
+                denseKeys: 0,
+                maxTableEntries: 2,
+              }),
             ],
             ["a group a field", createJsonRowBytes(store, level, fields, { groupSpread: 1 })],
           ];
           for (const [name, write] of writers) {
             // Twice the same rows: the second time, fragments come from the tables.
             const rows = randomRows(prng, length);
-            const what = `seed ${seed}, ${collection.name}, ${name}, $select=${fields.map((f) => f.name).join(",")}`;
-            for (const time of ["first", "second"]) check(write, store, level, fields, rows, `${what}, ${time} time`);
+            const what = `seed ${seed}, ${collection.name}, ${name}, $select=${
+              fields.map((f) => f.name).join(",")
+            }`;
+            for (const time of ["first", "second"]) {
+              check(write, store, level, fields, rows, `${what}, ${time} time`);
+            }
             check(write, store, level, fields, randomRows(prng, length), `${what}, other rows`);
           }
         }

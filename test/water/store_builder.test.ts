@@ -1,11 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { formatCsvRow, StoreBuilder, readDatasetMetadata } from "../../lib/water/mod.ts";
+import { formatCsvRow, readDatasetMetadata, StoreBuilder } from "../../lib/water/mod.ts";
 import type { Column, DictColumn } from "../../lib/columnar/mod.ts";
 import { buildStore, FIXTURE_HEADER, fixtureRow } from "../_helpers/water.ts";
 
 const HEADER = formatCsvRow(FIXTURE_HEADER);
-const META = { DOI: "10.25976/test-aa01", DatasetName: "Fixture", RegionIds: ["hub.atlantic", "admin.2.ca"] };
+const META = {
+  DOI: "10.25976/test-aa01",
+  DatasetName: "Fixture",
+  RegionIds: ["hub.atlantic", "admin.2.ca"],
+};
 
 function dict(column: Column | undefined): DictColumn {
   assert.equal(column?.kind, "dict");
@@ -20,9 +24,17 @@ function valueAt(column: Column | undefined, row: number): unknown {
 describe("StoreBuilder", () => {
   it("loads rows, locations and the dataset", () => {
     const csv = HEADER + fixtureRow({ ResultValue: "7.4", ResultUnit: "None" }) +
-      fixtureRow({ MonitoringLocationID: "L2", MonitoringLocationName: "River", CharacteristicName: "Temperature, water" });
+      fixtureRow({
+        MonitoringLocationID: "L2",
+        MonitoringLocationName: "River",
+        CharacteristicName: "Temperature, water",
+      });
     const { store, results } = buildStore([{ folder: "a", metadata: META, csv }]);
-    assert.deepEqual({ rows: results[0]!.rows, locations: results[0]!.locations, skipped: results[0]!.skippedRows }, {
+    assert.deepEqual({
+      rows: results[0]!.rows,
+      locations: results[0]!.locations,
+      skipped: results[0]!.skippedRows,
+    }, {
       rows: 2,
       locations: 2,
       skipped: 0,
@@ -51,7 +63,7 @@ describe("StoreBuilder", () => {
     for (let i = 0; i < 40; i++) {
       csv += fixtureRow({
         MonitoringLocationID: `L${i % 3}`,
-        ResultComment: i % 5 === 0 ? "note, with \"quotes\"\r\nand a line" : "",
+        ResultComment: i % 5 === 0 ? 'note, with "quotes"\r\nand a line' : "",
         CharacteristicName: i % 2 === 0 ? "pH" : "Temperature, water",
         ResultValue: i / 4,
         ResultUnit: "None",
@@ -60,24 +72,61 @@ describe("StoreBuilder", () => {
     const whole = buildStore([{ folder: "a", metadata: META, csv }]).store;
     for (const chunk of [1, 2, 3, 7, 64, 1000]) {
       const store = buildStore([{ folder: "a", metadata: META, csv }], chunk).store;
-      assert.deepEqual(Array.from(store.locationRowStarts), Array.from(whole.locationRowStarts), `chunk ${chunk}`);
+      assert.deepEqual(
+        Array.from(store.locationRowStarts),
+        Array.from(whole.locationRowStarts),
+        `chunk ${chunk}`,
+      );
       for (const key of ["observation.ResultComment", "observation.CharacteristicName"]) {
         const a = dict(store.column(key));
         const b = dict(whole.column(key));
-        assert.deepEqual(Array.from(a.codes).map((c) => a.values[c]), Array.from(b.codes).map((c) => b.values[c]));
+        assert.deepEqual(
+          Array.from(a.codes).map((c) => a.values[c]),
+          Array.from(b.codes).map((c) => b.values[c]),
+        );
       }
     }
   });
 
   const bad = [
     { name: "a row with too few fields", row: "Fixture,L1\r\n", column: 3, field: undefined },
-    { name: "an empty required field", row: fixtureRow({ CharacteristicName: "" }), column: 21, field: "CharacteristicName" },
-    { name: "a value that is not a number", row: fixtureRow({ ResultValue: "7,1x" }), column: 24, field: "ResultValue" },
-    { name: "an impossible date", row: fixtureRow({ ActivityStartDate: "2021-02-29" }), column: 14, field: "ActivityStartDate" },
-    { name: "a malformed time", row: fixtureRow({ ActivityStartTime: "25:00" }), column: 15, field: "ActivityStartTime" },
-    { name: "a malformed time zone", row: fixtureRow({ ActivityStartTime: "10:00", ActivityStartTimeZone: "EST" }), column: 41, field: "ActivityStartTimeZone" },
-    { name: "a latitude out of range", row: fixtureRow({ MonitoringLocationID: "L9", MonitoringLocationLatitude: "91" }), column: 4, field: "MonitoringLocationLatitude" },
-    { name: "a stray quote", row: "Fixture,L\"1\r\n", column: 2, field: undefined },
+    {
+      name: "an empty required field",
+      row: fixtureRow({ CharacteristicName: "" }),
+      column: 21,
+      field: "CharacteristicName",
+    },
+    {
+      name: "a value that is not a number",
+      row: fixtureRow({ ResultValue: "7,1x" }),
+      column: 24,
+      field: "ResultValue",
+    },
+    {
+      name: "an impossible date",
+      row: fixtureRow({ ActivityStartDate: "2021-02-29" }),
+      column: 14,
+      field: "ActivityStartDate",
+    },
+    {
+      name: "a malformed time",
+      row: fixtureRow({ ActivityStartTime: "25:00" }),
+      column: 15,
+      field: "ActivityStartTime",
+    },
+    {
+      name: "a malformed time zone",
+      row: fixtureRow({ ActivityStartTime: "10:00", ActivityStartTimeZone: "EST" }),
+      column: 41,
+      field: "ActivityStartTimeZone",
+    },
+    {
+      name: "a latitude out of range",
+      row: fixtureRow({ MonitoringLocationID: "L9", MonitoringLocationLatitude: "91" }),
+      column: 4,
+      field: "MonitoringLocationLatitude",
+    },
+    { name: "a stray quote", row: 'Fixture,L"1\r\n', column: 2, field: undefined },
   ] as const;
   for (const c of bad) {
     it(`skips and reports ${c.name} with its line and column`, () => {
@@ -87,7 +136,12 @@ describe("StoreBuilder", () => {
       assert.equal(result.rows, 2);
       assert.equal(result.skippedRows, 1);
       const issue = result.issues[0]!;
-      assert.deepEqual({ file: issue.file, line: issue.line, column: issue.column, field: issue.field }, {
+      assert.deepEqual({
+        file: issue.file,
+        line: issue.line,
+        column: issue.column,
+        field: issue.field,
+      }, {
         file: "a/data.csv",
         line: 3,
         column: c.column,
@@ -98,7 +152,8 @@ describe("StoreBuilder", () => {
   }
 
   it("counts lines inside quoted fields when reporting a later row", () => {
-    const csv = HEADER + fixtureRow({ ResultComment: "one\ntwo\nthree" }) + fixtureRow({ ResultValue: "x" });
+    const csv = HEADER + fixtureRow({ ResultComment: "one\ntwo\nthree" }) +
+      fixtureRow({ ResultValue: "x" });
     const { results } = buildStore([{ folder: "a", metadata: META, csv }]);
     assert.equal(results[0]!.issues[0]!.line, 5);
   });
@@ -106,10 +161,13 @@ describe("StoreBuilder", () => {
   it("refuses a header without a required column", () => {
     const builder = new StoreBuilder();
     builder.beginDataset(readDatasetMetadata(JSON.stringify(META), "a"), "a/data.csv");
-    assert.throws(() => builder.push(new TextEncoder().encode("DatasetName,MonitoringLocationID\r\nx,y\r\n")), {
-      name: "CsvSyntaxError",
-      line: 1,
-    });
+    assert.throws(
+      () => builder.push(new TextEncoder().encode("DatasetName,MonitoringLocationID\r\nx,y\r\n")),
+      {
+        name: "CsvSyntaxError",
+        line: 1,
+      },
+    );
     builder.abortDataset();
     assert.equal(builder.finish().observationCount, 0);
   });
@@ -117,9 +175,15 @@ describe("StoreBuilder", () => {
   it("refuses a header that names a column twice", () => {
     const builder = new StoreBuilder();
     builder.beginDataset(readDatasetMetadata(JSON.stringify(META), "a"), "a/data.csv");
-    assert.throws(() => builder.push(new TextEncoder().encode(`${HEADER.trim()},pH\r\n`.replace(",pH", ",CharacteristicName"))), {
-      name: "CsvSyntaxError",
-    });
+    assert.throws(
+      () =>
+        builder.push(
+          new TextEncoder().encode(`${HEADER.trim()},pH\r\n`.replace(",pH", ",CharacteristicName")),
+        ),
+      {
+        name: "CsvSyntaxError",
+      },
+    );
   });
 
   it("refuses a data file without a header", () => {
@@ -133,7 +197,10 @@ describe("StoreBuilder", () => {
     builder.beginDataset(readDatasetMetadata(JSON.stringify(META), "a"), "a/data.csv");
     builder.push(new TextEncoder().encode(HEADER + fixtureRow({})));
     builder.endDataset();
-    builder.beginDataset(readDatasetMetadata(JSON.stringify({ ...META, DOI: "10.25976/test-bb02" }), "b"), "b/data.csv");
+    builder.beginDataset(
+      readDatasetMetadata(JSON.stringify({ ...META, DOI: "10.25976/test-bb02" }), "b"),
+      "b/data.csv",
+    );
     builder.push(new TextEncoder().encode(HEADER + fixtureRow({ MonitoringLocationID: "Z" })));
     builder.abortDataset();
     const store = builder.finish();
@@ -145,7 +212,7 @@ describe("StoreBuilder", () => {
   it("gives up on a record that never ends and keeps the rows before it", () => {
     const builder = new StoreBuilder({ maxRecordBytes: 1000 });
     builder.beginDataset(readDatasetMetadata(JSON.stringify(META), "a"), "a/data.csv");
-    builder.push(new TextEncoder().encode(HEADER + fixtureRow({}) + "Fixture,\"never closed"));
+    builder.push(new TextEncoder().encode(HEADER + fixtureRow({}) + 'Fixture,"never closed'));
     builder.push(new TextEncoder().encode("x".repeat(2000)));
     const result = builder.endDataset();
     assert.equal(result.rows, 1);
@@ -153,7 +220,8 @@ describe("StoreBuilder", () => {
   });
 
   it("derives ActivityGroupType and ActivityStartYear with indexes", () => {
-    const csv = HEADER + fixtureRow({ ActivityType: "Sample-Routine", ActivityStartDate: "2019-05-01" }) +
+    const csv = HEADER +
+      fixtureRow({ ActivityType: "Sample-Routine", ActivityStartDate: "2019-05-01" }) +
       fixtureRow({ ActivityType: "Field Msr/Obs", ActivityStartDate: "2021-05-01" });
     const { store } = buildStore([{ folder: "a", metadata: META, csv }]);
     assert.deepEqual([0, 1].map((r) => valueAt(store.column("observation.ActivityGroupType"), r)), [
@@ -168,7 +236,10 @@ describe("StoreBuilder", () => {
   it("builds a posting index whose rows are ascending per key", () => {
     let csv = HEADER;
     for (let i = 0; i < 30; i++) {
-      csv += fixtureRow({ MonitoringLocationID: `L${i % 4}`, CharacteristicName: ["pH", "Nitrate", "Ammonia"][i % 3]! });
+      csv += fixtureRow({
+        MonitoringLocationID: `L${i % 4}`,
+        CharacteristicName: ["pH", "Nitrate", "Ammonia"][i % 3]!,
+      });
     }
     const { store } = buildStore([{ folder: "a", metadata: META, csv }]);
     const column = dict(store.column("observation.CharacteristicName"));
@@ -200,6 +271,9 @@ describe("StoreBuilder", () => {
     const { store } = buildStore([{ folder: "a", metadata, csv }]);
     const regions = store.column("location.RegionId");
     assert.equal(regions?.kind, "values");
-    assert.deepEqual(regions.kind === "values" ? regions.values : [], [["hub.atlantic", "admin.2.ca"], ["hub.pacific"]]);
+    assert.deepEqual(regions.kind === "values" ? regions.values : [], [[
+      "hub.atlantic",
+      "admin.2.ca",
+    ], ["hub.pacific"]]);
   });
 });

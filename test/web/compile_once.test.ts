@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -18,7 +26,10 @@ function countingCompile() {
     folders.push(outDir);
     await mkdir(join(outDir, "web", "browser"), { recursive: true });
     await writeFile(join(outDir, "page.browser.js"), "export const page = 1;\n");
-    await writeFile(join(outDir, "web", "browser", "client.browser.js"), "export const client = 2;\n");
+    await writeFile(
+      join(outDir, "web", "browser", "client.browser.js"),
+      "export const client = 2;\n",
+    );
     await writeFile(join(outDir, "notes.txt"), "not a module");
   };
   return { compile, folders };
@@ -37,10 +48,13 @@ describe("compileOnce()", () => {
   it("reads every .js file it compiled, by its path with / between folders, and removes the folder", async () => {
     const { compile, folders } = countingCompile();
     const scripts = await compileOnce(compile)();
-    assert.deepEqual(new Map([...scripts].sort()), new Map([
-      ["page.browser.js", "export const page = 1;\n"],
-      ["web/browser/client.browser.js", "export const client = 2;\n"],
-    ]));
+    assert.deepEqual(
+      new Map([...scripts].sort()),
+      new Map([
+        ["page.browser.js", "export const page = 1;\n"],
+        ["web/browser/client.browser.js", "export const client = 2;\n"],
+      ]),
+    );
     assert.equal(existsSync(folders[0]!), false, "the compiler's folder is removed");
   });
 
@@ -72,7 +86,13 @@ describe("compileOnce()", () => {
     mkdirSync(tmp);
     // A process that has exited: its pid names no process now.
     const gone = spawnSync(process.execPath, ["-e", ""]).pid!;
-    const left = [`tributary-pages-${gone}-AbC123`, `tributary-pages-${process.pid}-XyZ789`, `tributary-pages-${process.ppid}-Par456`, "tributary-pages-notapid", "other-folder"];
+    const left = [
+      `tributary-pages-${gone}-AbC123`,
+      `tributary-pages-${process.pid}-XyZ789`,
+      `tributary-pages-${process.ppid}-Par456`,
+      "tributary-pages-notapid",
+      "other-folder",
+    ];
     for (const name of left) mkdirSync(join(tmp, name, "relay"), { recursive: true });
     await compileOnce(countingCompile().compile, { tmp })();
     assert.deepEqual(readdirSync(tmp).sort(), left.slice(1).sort());
@@ -82,19 +102,27 @@ describe("compileOnce()", () => {
     // A process that sets a compile off and exits while it runs, as a server stopped at once does.
     const marker = join(work, "stopped.txt");
     const script = join(work, "exit.ts");
-    writeFileSync(script, `
+    writeFileSync(
+      script,
+      `
 import { writeFileSync } from "node:fs";
 import { compileOnce } from ${JSON.stringify(join(ROOT, "lib", "web", "mod.ts"))};
 const scripts = compileOnce((outDir, signal) => {
   writeFileSync(${JSON.stringify(marker)}, outDir);
-  signal.addEventListener("abort", () => writeFileSync(${JSON.stringify(marker)}, "stopped " + outDir));
+  signal.addEventListener("abort", () => writeFileSync(${
+        JSON.stringify(marker)
+      }, "stopped " + outDir));
   // The compiler still running, the process exits.
   setImmediate(() => process.exit(0));
   return new Promise(() => {});
 });
 void scripts();
-`);
-    const run = spawnSync(process.execPath, ["--import", "tsx", script], { encoding: "utf8", env: { ...process.env, NODE_V8_COVERAGE: "" } });
+`,
+    );
+    const run = spawnSync(process.execPath, ["--import", "tsx", script], {
+      encoding: "utf8",
+      env: { ...process.env, NODE_V8_COVERAGE: "" },
+    });
     assert.equal(run.status, 0, run.stderr);
     const said = readFileSync(marker, "utf8");
     assert.match(said, /^stopped /, "the compile was told to stop");

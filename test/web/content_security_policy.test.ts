@@ -4,10 +4,12 @@ import { contentSecurityPolicy } from "../../lib/web/mod.ts";
 
 /** The directives of a policy, by name. */
 function directives(policy: string): Map<string, string> {
-  return new Map(policy.split(";").map((part) => {
-    const [name, ...values] = part.trim().split(" ");
-    return [name!, values.join(" ")];
-  }));
+  return new Map(
+    policy.split(";").map((part) => {
+      const [name, ...values] = part.trim().split(" ");
+      return [name!, values.join(" ")];
+    }),
+  );
 }
 
 describe("contentSecurityPolicy()", () => {
@@ -25,14 +27,21 @@ describe("contentSecurityPolicy()", () => {
   });
 
   it("adds the image and request origins it is given, once each", () => {
-    const policy = directives(contentSecurityPolicy({ imgSrc: ["https://tiles.example.org", "https://tiles.example.org/"], connectSrc: ["http://127.0.0.1:9000"] }));
+    const policy = directives(
+      contentSecurityPolicy({
+        imgSrc: ["https://tiles.example.org", "https://tiles.example.org/"],
+        connectSrc: ["http://127.0.0.1:9000"],
+      }),
+    );
     assert.equal(policy.get("img-src"), "'self' https://tiles.example.org");
     assert.equal(policy.get("connect-src"), "'self' http://127.0.0.1:9000");
     assert.equal(policy.get("script-src"), "'self'", "scripts stay the page's own");
   });
 
   it("allows data: images when asked, before the image origins, and nothing else from data:", () => {
-    const policy = directives(contentSecurityPolicy({ dataImages: true, imgSrc: ["https://tiles.example.org"] }));
+    const policy = directives(
+      contentSecurityPolicy({ dataImages: true, imgSrc: ["https://tiles.example.org"] }),
+    );
     assert.equal(policy.get("img-src"), "'self' data: https://tiles.example.org");
     assert.equal(policy.get("connect-src"), "'self'");
   });

@@ -32,7 +32,11 @@ function built(files: Readonly<Record<string, string>>): string {
 
 /** A page folder as the build leaves it: HTML, CSS and the compiled module side by side. */
 function builtPage(): string {
-  return built({ "p.html": "<!doctype html><title>p</title>", "p.css": "body{margin:0}", "p.browser.js": "console.log(1);\n" });
+  return built({
+    "p.html": "<!doctype html><title>p</title>",
+    "p.css": "body{margin:0}",
+    "p.browser.js": "console.log(1);\n",
+  });
 }
 
 /** Compiled scripts that count how often they are asked for. */
@@ -56,7 +60,9 @@ describe("pageLoader()", () => {
   it("serves the other files named, after the page's own, with their types", async () => {
     const dir = builtPage();
     writeFileSync(join(dir, "shapes.json"), '{"layers":[]}');
-    const page = await pageLoader(dir, "p", { files: [{ name: "shapes.json", contentType: "application/json" }] })();
+    const page = await pageLoader(dir, "p", {
+      files: [{ name: "shapes.json", contentType: "application/json" }],
+    })();
     assert.deepEqual(page.assets.map((asset) => [asset.name, asset.contentType, asset.body]), [
       ["p.css", "text/css; charset=utf-8", "body{margin:0}"],
       ["p.js", JS, "console.log(1);\n"],
@@ -65,7 +71,12 @@ describe("pageLoader()", () => {
   });
 
   it("fails when a file named is missing", async () => {
-    await assert.rejects(pageLoader(builtPage(), "p", { files: [{ name: "none.json", contentType: "application/json" }] })(), { code: "ENOENT" });
+    await assert.rejects(
+      pageLoader(builtPage(), "p", {
+        files: [{ name: "none.json", contentType: "application/json" }],
+      })(),
+      { code: "ENOENT" },
+    );
   });
 
   it("serves every module the page imports beside it, each once, by its name without .browser, its imports written to match", async () => {
@@ -83,56 +94,108 @@ describe("pageLoader()", () => {
         `console.log(part, client, text);`,
         ``,
       ].join("\n"),
-      "pages/p/part.browser.js": `import { client } from "../../shared/client.browser.js";\nexport const part = client + 1;\n`,
+      "pages/p/part.browser.js":
+        `import { client } from "../../shared/client.browser.js";\nexport const part = client + 1;\n`,
       "shared/client.browser.js": "export const client = 1;\n",
     });
     const page = await pageLoader(join(root, "pages", "p"), "p")();
-    assert.deepEqual(page.assets.map((asset) => [asset.name, asset.contentType]), [["p.css", "text/css; charset=utf-8"], ["p.js", JS], ["part.js", JS], ["client.js", JS]]);
+    assert.deepEqual(page.assets.map((asset) => [asset.name, asset.contentType]), [
+      ["p.css", "text/css; charset=utf-8"],
+      ["p.js", JS],
+      ["part.js", JS],
+      ["client.js", JS],
+    ]);
     const body = (name: string): string => page.assets.find((asset) => asset.name === name)!.body;
-    assert.equal(body("p.js"), [
-      `import { part } from "./part.js";`,
-      `import {`,
-      `  client,`,
-      `} from './client.js';`,
-      `export * from "./part.js";`,
-      `// import { nothing } from "./nowhere.browser.js" (a comment: left alone)`,
-      `const text = "from './quoted.browser.js'";`,
-      `console.log(part, client, text);`,
-      ``,
-    ].join("\n"));
-    assert.equal(body("part.js"), `import { client } from "./client.js";\nexport const part = client + 1;\n`);
+    assert.equal(
+      body("p.js"),
+      [
+        `import { part } from "./part.js";`,
+        `import {`,
+        `  client,`,
+        `} from './client.js';`,
+        `export * from "./part.js";`,
+        `// import { nothing } from "./nowhere.browser.js" (a comment: left alone)`,
+        `const text = "from './quoted.browser.js'";`,
+        `console.log(part, client, text);`,
+        ``,
+      ].join("\n"),
+    );
+    assert.equal(
+      body("part.js"),
+      `import { client } from "./client.js";\nexport const part = client + 1;\n`,
+    );
     assert.equal(body("client.js"), "export const client = 1;\n");
   });
 
   it("refuses a module that imports a package, one that is no browser module, and two modules of one name", async () => {
     const page = (module: string, others: Readonly<Record<string, string>> = {}) =>
       pageLoader(built({ "p.html": "", "p.css": "", "p.browser.js": module, ...others }), "p")();
-    await assert.rejects(page(`import { h } from "preact";\n`), /imports "preact", which is not a module of the library/);
-    await assert.rejects(page(`import { x } from "./x.js";\n`, { "x.js": "export const x = 1;\n" }), /imports "\.\/x\.js", which is no browser module/);
     await assert.rejects(
-      page(`import "./a/m.browser.js";\nimport "./b/m.browser.js";\n`, { "a/m.browser.js": "", "b/m.browser.js": "" }),
+      page(`import { h } from "preact";\n`),
+      /imports "preact", which is not a module of the library/,
+    );
+    await assert.rejects(
+      page(`import { x } from "./x.js";\n`, { "x.js": "export const x = 1;\n" }),
+      /imports "\.\/x\.js", which is no browser module/,
+    );
+    await assert.rejects(
+      page(`import "./a/m.browser.js";\nimport "./b/m.browser.js";\n`, {
+        "a/m.browser.js": "",
+        "b/m.browser.js": "",
+      }),
       /both as m\.js: give one another name/,
     );
   });
 
   it("reads a checkout's modules from the compiled scripts, at their paths under lib/, and writes nothing beside the sources", async () => {
-    const { scripts, asked } = countedScripts(new Map([
-      ["relay/portal/portal.browser.js", `import { createApiClient } from "../../web/browser/api_client.browser.js";\ncreateApiClient;\n`],
-      ["web/browser/api_client.browser.js", "export function createApiClient() {}\n"],
-    ]));
-    const page = await pageLoader(new URL("../../lib/relay/portal/", import.meta.url), "portal", { scripts })();
+    const { scripts, asked } = countedScripts(
+      new Map([
+        [
+          "relay/portal/portal.browser.js",
+          `import { createApiClient } from "../../web/browser/api_client.browser.js";\ncreateApiClient;\n`,
+        ],
+        ["web/browser/api_client.browser.js", "export function createApiClient() {}\n"],
+      ]),
+    );
+    const page = await pageLoader(new URL("../../lib/relay/portal/", import.meta.url), "portal", {
+      scripts,
+    })();
     assert.equal(asked(), 1);
-    assert.deepEqual(page.assets.map((asset) => asset.name), ["portal.css", "portal.js", "api_client.js"]);
-    assert.equal(page.assets[1]!.body, `import { createApiClient } from "./api_client.js";\ncreateApiClient;\n`);
+    assert.deepEqual(page.assets.map((asset) => asset.name), [
+      "portal.css",
+      "portal.js",
+      "api_client.js",
+    ]);
+    assert.equal(
+      page.assets[1]!.body,
+      `import { createApiClient } from "./api_client.js";\ncreateApiClient;\n`,
+    );
     assert.equal(page.assets[2]!.body, "export function createApiClient() {}\n");
     assert.match(page.html, /\{\{page\}\}\/portal\.js/);
-    assert.equal(existsSync(join(PORTAL, "portal.browser.js")), false, "nothing is written beside the sources");
+    assert.equal(
+      existsSync(join(PORTAL, "portal.browser.js")),
+      false,
+      "nothing is written beside the sources",
+    );
   });
 
   it("fails when the compiled scripts do, or do not hold a module the page imports", async () => {
-    await assert.rejects(pageLoader(PORTAL, "portal", { scripts: () => Promise.reject(new Error("tsc exited with 2")) })(), /tsc exited with 2/);
-    const { scripts } = countedScripts(new Map([["relay/portal/portal.browser.js", `import "../../web/browser/gone.browser.js";\n`]]));
-    await assert.rejects(pageLoader(PORTAL, "portal", { scripts })(), /web\/browser\/gone\.browser\.js: the compiled scripts do not hold it/);
+    await assert.rejects(
+      pageLoader(PORTAL, "portal", {
+        scripts: () => Promise.reject(new Error("tsc exited with 2")),
+      })(),
+      /tsc exited with 2/,
+    );
+    const { scripts } = countedScripts(
+      new Map([[
+        "relay/portal/portal.browser.js",
+        `import "../../web/browser/gone.browser.js";\n`,
+      ]]),
+    );
+    await assert.rejects(
+      pageLoader(PORTAL, "portal", { scripts })(),
+      /web\/browser\/gone\.browser\.js: the compiled scripts do not hold it/,
+    );
   });
 
   it("fails when the page has no HTML", async () => {
@@ -149,7 +212,13 @@ describe("pageLoader()", () => {
       await compileBrowserScripts(outDir, { signal });
     });
     const routes = [
-      ...pageRoutes("/explorer", pageLoader(EXPLORER, "explorer", { scripts, files: [{ name: "basemap.json", contentType: "application/json" }] })),
+      ...pageRoutes(
+        "/explorer",
+        pageLoader(EXPLORER, "explorer", {
+          scripts,
+          files: [{ name: "basemap.json", contentType: "application/json" }],
+        }),
+      ),
       ...pageRoutes("/webhook/portal", pageLoader(PORTAL, "portal", { scripts })),
     ];
     assert.equal(compiles, 1, "the compile is set off as the routes are made");
@@ -160,7 +229,15 @@ describe("pageLoader()", () => {
       assert.equal(response.status, 200, path);
       return { body: await bodyText(response), etag: response.headers?.["etag"] };
     };
-    const modules = ["explorer.js", "query.js", "map.js", "drawing.js", "plot.js", "table.js", "api_client.js"];
+    const modules = [
+      "explorer.js",
+      "query.js",
+      "map.js",
+      "drawing.js",
+      "plot.js",
+      "table.js",
+      "api_client.js",
+    ];
     for (let round = 0; round < 5; round++) {
       await ask("/explorer");
       await ask("/webhook/portal");
@@ -170,12 +247,21 @@ describe("pageLoader()", () => {
     assert.equal(compiles, 1, "however many requests");
     assert.equal(requestsBeforeCompile, 0, "before any request");
     // The shared client: one module, the same bytes (and tag) under each page's path, imported by both pages' modules.
-    const [explorerClient, portalClient] = [await ask("/explorer/api_client.js"), await ask("/webhook/portal/api_client.js")];
+    const [explorerClient, portalClient] = [
+      await ask("/explorer/api_client.js"),
+      await ask("/webhook/portal/api_client.js"),
+    ];
     assert.equal(portalClient.body, explorerClient.body);
     assert.equal(portalClient.etag, explorerClient.etag);
     assert.match(explorerClient.body, /^export class ApiError extends Error\b/m);
     assert.match(explorerClient.body, /^export function createApiClient\(/m);
-    assert.match((await ask("/explorer/explorer.js")).body, /^import \{ ApiError, createApiClient \} from "\.\/api_client\.js";$/m);
-    assert.match((await ask("/webhook/portal/portal.js")).body, /^import \{ ApiError, createApiClient \} from "\.\/api_client\.js";$/m);
+    assert.match(
+      (await ask("/explorer/explorer.js")).body,
+      /^import \{ ApiError, createApiClient \} from "\.\/api_client\.js";$/m,
+    );
+    assert.match(
+      (await ask("/webhook/portal/portal.js")).body,
+      /^import \{ ApiError, createApiClient \} from "\.\/api_client\.js";$/m,
+    );
   });
 });

@@ -75,7 +75,7 @@ export class PartitionOffsets {
     const key = `${batch.topic}\n${batch.partition}`;
     let partition = this.#partitions.get(key);
     // The client hands over records of a partition only while this process holds it, whatever the order of its events.
-    if (partition === undefined) this.#partitions.set(key, (partition = newPartition()));
+    if (partition === undefined) this.#partitions.set(key, partition = newPartition());
     else if (!partition.owned) hold(partition);
     for (const record of batch.records) {
       // The first record read is where the group's last commit left off.
@@ -97,14 +97,18 @@ export class PartitionOffsets {
   /** Takes a new assignment: partitions by topic. */
   assign(assigned: ReadonlyMap<string, readonly number[]>): void {
     const now = new Set<string>();
-    for (const [topic, partitions] of assigned) for (const partition of partitions) now.add(`${topic}\n${partition}`);
+    for (const [topic, partitions] of assigned) {
+      for (const partition of partitions) now.add(`${topic}\n${partition}`);
+    }
     // A partition lost keeps its record of jobs in hand (they are still delivered) but commits no more:
     // its new holder reads it again from the last commit.
     for (const [key, state] of this.#partitions) {
       if (!now.has(key)) state.owned = false;
       else if (!state.owned) hold(state);
     }
-    for (const key of now) if (!this.#partitions.has(key)) this.#partitions.set(key, newPartition());
+    for (const key of now) {
+      if (!this.#partitions.has(key)) this.#partitions.set(key, newPartition());
+    }
   }
 
   /** Marks a record handled; commits what is handled in order at the end of the turn. */
@@ -117,7 +121,9 @@ export class PartitionOffsets {
       this.#subscription?.resume(place.topic, place.partition);
     }
     // Commits go out at most every 100 ms: each is a request to the group's coordinator.
-    if (this.#cancelCommit === undefined) this.#cancelCommit = this.#setTimer(() => void this.commit(), 100);
+    if (this.#cancelCommit === undefined) {
+      this.#cancelCommit = this.#setTimer(() => void this.commit(), 100);
+    }
   }
 
   /** Commits, for each partition held, the offset before its first record still in hand. */
@@ -142,7 +148,9 @@ export class PartitionOffsets {
   /** Notes a record this process appended to a jobs or retry partition, for {@linkcode PartitionOffsets.caughtUp}. */
   produced(topic: string, partition: number, offset: number): void {
     const key = `${topic}\n${partition}`;
-    if (this.#partitions.get(key)?.owned === true) this.#produced.set(key, Math.max(this.#produced.get(key) ?? -1, offset));
+    if (this.#partitions.get(key)?.owned === true) {
+      this.#produced.set(key, Math.max(this.#produced.get(key) ?? -1, offset));
+    }
   }
 
   /**
@@ -157,7 +165,9 @@ export class PartitionOffsets {
       let behind = false;
       for (const [key, last] of this.#produced) {
         const partition = this.#partitions.get(key);
-        if (partition === undefined || !partition.owned || partition.paused || partition.next > last) this.#produced.delete(key);
+        if (
+          partition === undefined || !partition.owned || partition.paused || partition.next > last
+        ) this.#produced.delete(key);
         else behind = true;
       }
       if (!behind || Date.now() >= deadline) return;

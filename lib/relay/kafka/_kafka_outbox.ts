@@ -49,10 +49,14 @@ export class KafkaOutbox {
     try {
       offsets = await this.#log.produce(all);
     } catch (error) {
-      const unavailable = new RelayError("ERR_RELAY_QUEUE_UNAVAILABLE", `Cannot use the Kafka queue: ${(error as Error).message}`, {
-        retryAfterMs: 1000,
-        cause: error,
-      });
+      const unavailable = new RelayError(
+        "ERR_RELAY_QUEUE_UNAVAILABLE",
+        `Cannot use the Kafka queue: ${(error as Error).message}`,
+        {
+          retryAfterMs: 1000,
+          cause: error,
+        },
+      );
       for (const entry of outbox) entry.reject(unavailable);
       return;
     }

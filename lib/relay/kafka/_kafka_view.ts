@@ -1,5 +1,11 @@
 import { AttemptStats, MessageLog } from "../_message_log.ts";
-import type { AttemptCounts, IdempotentAnswer, Job, MessageCursor, MessageQuery } from "../queue.ts";
+import type {
+  AttemptCounts,
+  IdempotentAnswer,
+  Job,
+  MessageCursor,
+  MessageQuery,
+} from "../queue.ts";
 
 /** A job's latest state as the state topic holds it. */
 export interface StateRecord {
@@ -97,7 +103,9 @@ export class KafkaView {
       return;
     }
     const state = parseJson(value) as StateRecord | undefined;
-    if (state !== undefined && typeof state.rev === "number" && typeof state.job?.id === "string") this.apply(state);
+    if (state !== undefined && typeof state.rev === "number" && typeof state.job?.id === "string") {
+      this.apply(state);
+    }
   }
 
   /**
@@ -115,11 +123,16 @@ export class KafkaView {
       const ids = this.#byMessage.get(state.job.messageId);
       if (ids === undefined) {
         this.#byMessage.set(state.job.messageId, [id]);
-        this.#messageLog.add(state.job.tenantId, { createdAt: state.job.createdAt, messageId: state.job.messageId });
+        this.#messageLog.add(state.job.tenantId, {
+          createdAt: state.job.createdAt,
+          messageId: state.job.messageId,
+        });
       } else ids.push(id);
     }
     const attempts = state.job.attempts;
-    for (let i = known?.job.attempts.length ?? 0; i < attempts.length; i++) this.#stats.count(state.job.tenantId, state.job.endpointId, attempts[i]!);
+    for (let i = known?.job.attempts.length ?? 0; i < attempts.length; i++) {
+      this.#stats.count(state.job.tenantId, state.job.endpointId, attempts[i]!);
+    }
     this.#jobs.set(id, state);
     this.#counts[state.state]++;
   }
@@ -140,7 +153,9 @@ export class KafkaView {
   /** A tenant's dead jobs, newest first. */
   dead(tenantId: string): StateRecord[] {
     const dead: StateRecord[] = [];
-    for (const entry of this.#jobs.values()) if (entry.state === "dead" && entry.job.tenantId === tenantId) dead.push(entry);
+    for (const entry of this.#jobs.values()) {
+      if (entry.state === "dead" && entry.job.tenantId === tenantId) dead.push(entry);
+    }
     return dead.sort((a, b) => b.finished - a.finished);
   }
 
@@ -157,7 +172,9 @@ export class KafkaView {
   /** Forgets attempt counts, idempotency answers and finished jobs past their retention. */
   sweep(now: number, retention: ViewRetention): void {
     this.#stats.sweep(now);
-    for (const [key, kept] of this.#idempotency) if (kept.expiresAt <= now) this.#idempotency.delete(key);
+    for (const [key, kept] of this.#idempotency) {
+      if (kept.expiresAt <= now) this.#idempotency.delete(key);
+    }
     const delivered: StateRecord[] = [];
     const deadByTenant = new Map<string, StateRecord[]>();
     for (const entry of this.#jobs.values()) {
@@ -174,9 +191,19 @@ export class KafkaView {
       }
     }
     const oldestFirst = (a: StateRecord, b: StateRecord): number => a.finished - b.finished;
-    for (const entry of delivered.sort(oldestFirst).slice(0, Math.max(0, delivered.length - retention.maxDelivered))) this.forget(entry.job.id);
+    for (
+      const entry of delivered.sort(oldestFirst).slice(
+        0,
+        Math.max(0, delivered.length - retention.maxDelivered),
+      )
+    ) this.forget(entry.job.id);
     for (const dead of deadByTenant.values()) {
-      for (const entry of dead.sort(oldestFirst).slice(0, Math.max(0, dead.length - retention.maxDeadPerTenant))) this.forget(entry.job.id);
+      for (
+        const entry of dead.sort(oldestFirst).slice(
+          0,
+          Math.max(0, dead.length - retention.maxDeadPerTenant),
+        )
+      ) this.forget(entry.job.id);
     }
   }
 

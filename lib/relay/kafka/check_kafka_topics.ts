@@ -25,12 +25,21 @@ export interface TopicDescription {
  * @param found each topic as the brokers describe it
  * @returns the problems
  */
-export function checkKafkaTopics(topics: KafkaTopics, configTopic: string, found: ReadonlyMap<string, TopicDescription>): string[] {
+export function checkKafkaTopics(
+  topics: KafkaTopics,
+  configTopic: string,
+  found: ReadonlyMap<string, TopicDescription>,
+): string[] {
   const problems: string[] = [];
-  const describe = (topic: string): TopicDescription => found.get(topic) ?? { partitions: 0, cleanupPolicy: undefined };
+  const describe = (topic: string): TopicDescription =>
+    found.get(topic) ?? { partitions: 0, cleanupPolicy: undefined };
   const all = [topics.jobs, topics.retry, topics.dead, topics.state, configTopic];
   for (const topic of all) {
-    if (describe(topic).partitions === 0) problems.push(`${topic} does not exist: create it (the relay creates its topics where the brokers allow it)`);
+    if (describe(topic).partitions === 0) {
+      problems.push(
+        `${topic} does not exist: create it (the relay creates its topics where the brokers allow it)`,
+      );
+    }
   }
   const jobs = describe(topics.jobs).partitions;
   if (jobs > 0) {
@@ -40,24 +49,48 @@ export function checkKafkaTopics(topics: KafkaTopics, configTopic: string, found
         const fix = count < jobs
           ? `add partitions (kafka-topics.sh --alter --topic ${topic} --partitions ${jobs})`
           : `recreate it with ${jobs} partitions, or give ${topics.jobs} ${count}`;
-        problems.push(`${topic} has ${count} partitions but ${topics.jobs} has ${jobs}: a tenant's records go to the same partition in each, so they need as many: ${fix}`);
+        problems.push(
+          `${topic} has ${count} partitions but ${topics.jobs} has ${jobs}: a tenant's records go to the same partition in each, so they need as many: ${fix}`,
+        );
       }
     }
   }
   const config = describe(configTopic).partitions;
-  if (config > 1) problems.push(`${configTopic} has ${config} partitions; it needs exactly 1, whose offsets order every change: recreate it with 1 partition and cleanup.policy=compact`);
-  const policies = (topic: string): string[] | undefined => describe(topic).cleanupPolicy?.split(",").map((policy) => policy.trim());
+  if (config > 1) {
+    problems.push(
+      `${configTopic} has ${config} partitions; it needs exactly 1, whose offsets order every change: recreate it with 1 partition and cleanup.policy=compact`,
+    );
+  }
+  const policies = (topic: string): string[] | undefined =>
+    describe(topic).cleanupPolicy?.split(",").map((policy) => policy.trim());
   for (const topic of [topics.jobs, topics.retry, topics.dead]) {
     if (policies(topic)?.includes("compact") === true) {
-      problems.push(`${topic} is compacted (cleanup.policy=${describe(topic).cleanupPolicy}): its records are keyed by tenant, and compaction would keep each tenant's last job only: set cleanup.policy=delete (kafka-configs.sh --alter --entity-type topics --entity-name ${topic} --add-config cleanup.policy=delete)`);
+      problems.push(
+        `${topic} is compacted (cleanup.policy=${
+          describe(topic).cleanupPolicy
+        }): its records are keyed by tenant, and compaction would keep each tenant's last job only: set cleanup.policy=delete (kafka-configs.sh --alter --entity-type topics --entity-name ${topic} --add-config cleanup.policy=delete)`,
+      );
     }
   }
-  if (policies(topics.state) !== undefined && policies(topics.state)!.includes("compact") === false) {
-    problems.push(`${topics.state} is not compacted (cleanup.policy=${describe(topics.state).cleanupPolicy}): it holds each job's latest state by key: set cleanup.policy=compact,delete`);
+  if (
+    policies(topics.state) !== undefined && policies(topics.state)!.includes("compact") === false
+  ) {
+    problems.push(
+      `${topics.state} is not compacted (cleanup.policy=${
+        describe(topics.state).cleanupPolicy
+      }): it holds each job's latest state by key: set cleanup.policy=compact,delete`,
+    );
   }
   const configPolicy = policies(configTopic);
-  if (configPolicy !== undefined && (configPolicy.includes("delete") || !configPolicy.includes("compact"))) {
-    problems.push(`${configTopic} must be compacted and never deleted by time (cleanup.policy=${describe(configTopic).cleanupPolicy}), or endpoints vanish: set cleanup.policy=compact`);
+  if (
+    configPolicy !== undefined &&
+    (configPolicy.includes("delete") || !configPolicy.includes("compact"))
+  ) {
+    problems.push(
+      `${configTopic} must be compacted and never deleted by time (cleanup.policy=${
+        describe(configTopic).cleanupPolicy
+      }), or endpoints vanish: set cleanup.policy=compact`,
+    );
   }
   return problems;
 }

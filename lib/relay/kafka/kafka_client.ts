@@ -1,7 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Consumer } from "kafkajs";
 import type { TopicDescription } from "./check_kafka_topics.ts";
-import type { KafkaLog, KafkaRecordOut, KafkaSubscribeOptions, KafkaSubscription } from "./kafka_log.ts";
+import type {
+  KafkaLog,
+  KafkaRecordOut,
+  KafkaSubscribeOptions,
+  KafkaSubscription,
+} from "./kafka_log.ts";
 
 /** Options of {@linkcode connectKafka}. */
 export interface ConnectKafkaOptions {
@@ -55,7 +60,10 @@ export interface KafkaTopicSpec {
  * @returns the connection, as {@linkcode KafkaLog}
  * @throws {Error} when `kafkajs` is missing or no broker answers
  */
-export async function connectKafka(brokers: readonly string[], options: ConnectKafkaOptions = {}): Promise<KafkaConnection> {
+export async function connectKafka(
+  brokers: readonly string[],
+  options: ConnectKafkaOptions = {},
+): Promise<KafkaConnection> {
   let kafkajs: typeof import("kafkajs");
   try {
     kafkajs = await import("kafkajs");
@@ -71,10 +79,16 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
     logLevel: logLevel.NOTHING,
   };
   // Producer and consumers ride out a broker's absence (each wait at most 2 s)...
-  const kafka = new Kafka({ ...settings, retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 30 } });
+  const kafka = new Kafka({
+    ...settings,
+    retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 30 },
+  });
   // ...while the admin client, used at start-up, retries little: no broker at the address fails in seconds.
   const admin = new Kafka({ ...settings, retry: { initialRetryTime: 100, retries: 2 } }).admin();
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+  const producer = kafka.producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+    allowAutoTopicCreation: false,
+  });
   await admin.connect();
   await producer.connect();
   const consumers: { disconnect(): Promise<void> }[] = [];
@@ -87,7 +101,9 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
         return producer.sendBatch({ acks: -1, topicMessages });
       };
       const timeoutMs = options.produceTimeoutMs ?? 5000;
-      return within(timeoutMs, produceAcknowledged(send, records), "acknowledge").finally(() => (expired = true));
+      return within(timeoutMs, produceAcknowledged(send, records), "acknowledge").finally(
+        () => (expired = true),
+      );
     },
     async subscribe(subscription: KafkaSubscribeOptions): Promise<KafkaSubscription> {
       let closed = false;
@@ -108,7 +124,9 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
         consumers.push(consumer);
         consumer.on(consumer.events.GROUP_JOIN, (event) => {
           if (consumer !== current) return;
-          subscription.onAssign(new Map<string, number[]>(Object.entries(event.payload.memberAssignment)));
+          subscription.onAssign(
+            new Map<string, number[]>(Object.entries(event.payload.memberAssignment)),
+          );
           joined();
         });
         consumer.on(consumer.events.CRASH, (event) => {
@@ -117,7 +135,10 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
           if (!event.payload.restart && consumer === current && !closed) void replace(consumer);
         });
         await consumer.connect();
-        await consumer.subscribe({ topics: [...subscription.topics], fromBeginning: subscription.fromBeginning });
+        await consumer.subscribe({
+          topics: [...subscription.topics],
+          fromBeginning: subscription.fromBeginning,
+        });
         await consumer.run({
           autoCommit: false,
           eachBatchAutoResolve: true,
@@ -175,7 +196,17 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
           tell(() => current?.resume([{ topic, partitions: [partition] }]));
         },
         commit: (offsets) =>
-          within(5000, current!.commitOffsets(offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset: String(offset) }))), "commit"),
+          within(
+            5000,
+            current!.commitOffsets(
+              offsets.map(({ topic, partition, offset }) => ({
+                topic,
+                partition,
+                offset: String(offset),
+              })),
+            ),
+            "commit",
+          ),
         // Leaving the group tells the others to take the partitions now rather than after the session times out; not for ever.
         close: () => {
           closed = true;
@@ -189,7 +220,7 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
     },
     async ends(topic) {
       // kafkajs (2.2) fails this now and then while brokers are busy (an offsets answer comes back empty): a few more tries.
-      for (let attempt = 1; ; attempt++) {
+      for (let attempt = 1;; attempt++) {
         try {
           const offsets = await admin.fetchTopicOffsets(topic);
           return new Map(offsets.map((entry) => [entry.partition, Number(entry.high)]));
@@ -220,19 +251,30 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
       const found = new Map<string, TopicDescription>();
       for (const topic of topics) {
         // A topic the brokers do not know fails its metadata request: it has no partitions.
-        const partitions = await admin.fetchTopicMetadata({ topics: [topic] }).then((metadata) => metadata.topics[0]?.partitions.length ?? 0, () => 0);
+        const partitions = await admin.fetchTopicMetadata({ topics: [topic] }).then(
+          (metadata) => metadata.topics[0]?.partitions.length ?? 0,
+          () => 0,
+        );
         found.set(topic, { partitions, cleanupPolicy: undefined });
       }
       let unjudged: string | undefined;
       try {
         const described = await admin.describeConfigs({
           includeSynonyms: false,
-          resources: topics.filter((topic) => found.get(topic)!.partitions > 0).map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ["cleanup.policy"] })),
+          resources: topics.filter((topic) => found.get(topic)!.partitions > 0).map((name) => ({
+            type: ConfigResourceTypes.TOPIC,
+            name,
+            configNames: ["cleanup.policy"],
+          })),
         });
         for (const resource of described.resources) {
-          const policy = resource.configEntries.find((entry) => entry.configName === "cleanup.policy")?.configValue;
+          const policy = resource.configEntries.find((entry) =>
+            entry.configName === "cleanup.policy"
+          )?.configValue;
           const known = found.get(resource.resourceName);
-          if (known !== undefined && resource.errorCode === 0 && typeof policy === "string") found.set(resource.resourceName, { ...known, cleanupPolicy: policy });
+          if (known !== undefined && resource.errorCode === 0 && typeof policy === "string") {
+            found.set(resource.resourceName, { ...known, cleanupPolicy: policy });
+          }
         }
       } catch (error) {
         // Some brokers (librdkafka's mock among them) do not answer DescribeConfigs.
@@ -241,8 +283,15 @@ export async function connectKafka(brokers: readonly string[], options: ConnectK
       return { topics: found, unjudged };
     },
     async close() {
-      await Promise.allSettled(consumers.map((consumer) => within(3000, consumer.disconnect(), "leave the consumer group")));
-      await Promise.allSettled([within(3000, producer.disconnect(), "disconnect"), within(3000, admin.disconnect(), "disconnect")]);
+      await Promise.allSettled(
+        consumers.map((consumer) =>
+          within(3000, consumer.disconnect(), "leave the consumer group")
+        ),
+      );
+      await Promise.allSettled([
+        within(3000, producer.disconnect(), "disconnect"),
+        within(3000, admin.disconnect(), "disconnect"),
+      ]);
     },
   };
 }
@@ -258,7 +307,9 @@ export interface KafkaConnection extends KafkaLog {
    * Describes topics: partitions (0 for an unknown topic) and cleanup policy.
    * @returns the descriptions, and why the policies are unknown when the brokers would not describe them
    */
-  describeTopics(topics: readonly string[]): Promise<{ topics: Map<string, TopicDescription>; unjudged: string | undefined }>;
+  describeTopics(
+    topics: readonly string[],
+  ): Promise<{ topics: Map<string, TopicDescription>; unjudged: string | undefined }>;
 }
 
 /**
@@ -268,13 +319,19 @@ export interface KafkaConnection extends KafkaLog {
  */
 export function topicConfig(spec: KafkaTopicSpec): { name: string; value: string }[] {
   if (spec.compactRetentionMs !== undefined) {
-    return [{ name: "cleanup.policy", value: "compact,delete" }, { name: "retention.ms", value: String(spec.compactRetentionMs) }];
+    return [{ name: "cleanup.policy", value: "compact,delete" }, {
+      name: "retention.ms",
+      value: String(spec.compactRetentionMs),
+    }];
   }
   return spec.compact === true ? [{ name: "cleanup.policy", value: "compact" }] : [];
 }
 
 /** Records to append, by topic, as `kafkajs` takes them. */
-export type ProduceRequest = { topic: string; messages: { key: string; value: string | null; partition: number }[] }[];
+export type ProduceRequest = {
+  topic: string;
+  messages: { key: string; value: string | null; partition: number }[];
+}[];
 
 /** One partition's acknowledgement, as `kafkajs` gives it. */
 export interface ProduceAck {
@@ -306,19 +363,27 @@ export async function produceAcknowledged(
   let pending = records.map((record, index) => ({ record, index }));
   for (let round = 0; pending.length > 0; round++) {
     if (round === rounds) {
-      const partitions = [...new Set(pending.map(({ record }) => `${record.topic}[${record.partition}]`))];
-      throw new Error(`Kafka acknowledged no offset for ${partitions.join(", ")} after ${rounds} sends`);
+      const partitions = [
+        ...new Set(pending.map(({ record }) => `${record.topic}[${record.partition}]`)),
+      ];
+      throw new Error(
+        `Kafka acknowledged no offset for ${partitions.join(", ")} after ${rounds} sends`,
+      );
     }
     const byTopic = new Map<string, { key: string; value: string | null; partition: number }[]>();
     for (const { record } of pending) {
       let messages = byTopic.get(record.topic);
-      if (messages === undefined) byTopic.set(record.topic, (messages = []));
+      if (messages === undefined) byTopic.set(record.topic, messages = []);
       messages.push({ key: record.key, value: record.value, partition: record.partition });
     }
     const acks = await send([...byTopic].map(([topic, messages]) => ({ topic, messages })));
     // Each partition's records were appended together, from its base offset, in the order given.
     const base = new Map<string, number>();
-    for (const ack of acks) if (ack.baseOffset !== undefined) base.set(`${ack.topicName}\n${ack.partition}`, Number(ack.baseOffset));
+    for (const ack of acks) {
+      if (ack.baseOffset !== undefined) {
+        base.set(`${ack.topicName}\n${ack.partition}`, Number(ack.baseOffset));
+      }
+    }
     const next = new Map<string, number>();
     const missing: typeof pending = [];
     for (const item of pending) {

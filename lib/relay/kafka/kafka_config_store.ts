@@ -130,14 +130,23 @@ export class KafkaConfigStore implements ConfigStore {
   async put(key: string, value: string, _expected: number): Promise<ConfigPut> {
     let offset: number;
     try {
-      const [acknowledged] = await this.#log.produce([{ topic: this.#topic, partition: PARTITION, key, value }]);
+      const [acknowledged] = await this.#log.produce([{
+        topic: this.#topic,
+        partition: PARTITION,
+        key,
+        value,
+      }]);
       if (acknowledged === undefined) throw new Error("Kafka acknowledged no offset");
       offset = acknowledged;
     } catch (error) {
-      throw new RelayError("ERR_RELAY_QUEUE_UNAVAILABLE", `Cannot use the relay's configuration in Kafka: ${(error as Error).message}`, {
-        retryAfterMs: 1000,
-        cause: error,
-      });
+      throw new RelayError(
+        "ERR_RELAY_QUEUE_UNAVAILABLE",
+        `Cannot use the relay's configuration in Kafka: ${(error as Error).message}`,
+        {
+          retryAfterMs: 1000,
+          cause: error,
+        },
+      );
     }
     const record: ConfigRecord = { key, revision: offset + 1, value };
     this.#keep(record);
@@ -182,7 +191,9 @@ export class KafkaConfigStore implements ConfigStore {
       const revision = record.offset + 1;
       if (record.value === null) {
         // A tombstone, written by no relay: compaction removes the key, so the memory does too.
-        if ((this.#records.get(record.key)?.revision ?? 0) < revision) this.#records.delete(record.key);
+        if ((this.#records.get(record.key)?.revision ?? 0) < revision) {
+          this.#records.delete(record.key);
+        }
         continue;
       }
       const read: ConfigRecord = { key: record.key, revision, value: record.value };
@@ -200,12 +211,16 @@ export class KafkaConfigStore implements ConfigStore {
     }
     // An own write compacted away before it was read back is not coming.
     for (const offset of this.#ownAhead) if (offset < this.#next) this.#ownAhead.delete(offset);
-    for (const watcher of this.#watchers) for (const offset of watcher.skip) if (offset < this.#next) watcher.skip.delete(offset);
+    for (const watcher of this.#watchers) {
+      for (const offset of watcher.skip) if (offset < this.#next) watcher.skip.delete(offset);
+    }
     this.#onRead();
   }
 
   /** Takes a record into the memory, unless it holds a later one of the key. */
   #keep(record: ConfigRecord): void {
-    if ((this.#records.get(record.key)?.revision ?? 0) < record.revision) this.#records.set(record.key, record);
+    if ((this.#records.get(record.key)?.revision ?? 0) < record.revision) {
+      this.#records.set(record.key, record);
+    }
   }
 }

@@ -27,7 +27,13 @@ export interface KafkaSubscription {
   pause(topic: string, partition: number): void;
   resume(topic: string, partition: number): void;
   /** Commits, for each partition, the offset of the next record to read. */
-  commit(offsets: readonly { readonly topic: string; readonly partition: number; readonly offset: number }[]): Promise<void>;
+  commit(
+    offsets: readonly {
+      readonly topic: string;
+      readonly partition: number;
+      readonly offset: number;
+    }[],
+  ): Promise<void>;
   close(): Promise<void>;
 }
 

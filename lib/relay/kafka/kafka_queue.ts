@@ -41,7 +41,12 @@ export interface KafkaTopics {
  * @returns `<prefix>.jobs`, `.retry`, `.dead` and `.state`
  */
 export function kafkaTopics(prefix: string): KafkaTopics {
-  return { jobs: `${prefix}.jobs`, retry: `${prefix}.retry`, dead: `${prefix}.dead`, state: `${prefix}.state` };
+  return {
+    jobs: `${prefix}.jobs`,
+    retry: `${prefix}.retry`,
+    dead: `${prefix}.dead`,
+    state: `${prefix}.state`,
+  };
 }
 
 /** Options of {@linkcode KafkaQueue.open}. */
@@ -134,7 +139,13 @@ export class KafkaQueue implements JobQueue {
   readonly #capacity: number;
   readonly #retention: ViewRetention;
   readonly #partitionCount: number;
-  readonly #local = new MemoryQueue({ capacity: Number.MAX_SAFE_INTEGER, maxDelivered: 0, maxDeadPerTenant: 0, deadRetentionMs: 0, deliveredRetentionMs: 0 });
+  readonly #local = new MemoryQueue({
+    capacity: Number.MAX_SAFE_INTEGER,
+    maxDelivered: 0,
+    maxDeadPerTenant: 0,
+    deadRetentionMs: 0,
+    deliveredRetentionMs: 0,
+  });
   readonly #origins = new Map<string, Origin>();
   readonly #waiting = new Heap<Waiting>((a, b) => a.dueAt < b.dueAt);
   readonly #offsets: PartitionOffsets;
@@ -168,7 +179,9 @@ export class KafkaQueue implements JobQueue {
     });
     this.#outbox = new KafkaOutbox(log, (record, offset) => {
       // What this process appended to its own jobs and retry partitions: `claim` waits to have read it.
-      if (record.topic === this.#topics.jobs || record.topic === this.#topics.retry) this.#offsets.produced(record.topic, record.partition, offset);
+      if (record.topic === this.#topics.jobs || record.topic === this.#topics.retry) {
+        this.#offsets.produced(record.topic, record.partition, offset);
+      }
     });
   }
 
@@ -180,9 +193,14 @@ export class KafkaQueue implements JobQueue {
    * @returns the queue, ready to use
    */
   static async open(log: KafkaLog, options: KafkaQueueOptions): Promise<KafkaQueue> {
-    const [jobs, retry] = await Promise.all([log.partitions(options.topics.jobs), log.partitions(options.topics.retry)]);
+    const [jobs, retry] = await Promise.all([
+      log.partitions(options.topics.jobs),
+      log.partitions(options.topics.retry),
+    ]);
     if (jobs !== retry) {
-      throw new TypeError(`Cannot use the Kafka topics: ${options.topics.jobs} has ${jobs} partitions but ${options.topics.retry} has ${retry}; they need as many`);
+      throw new TypeError(
+        `Cannot use the Kafka topics: ${options.topics.jobs} has ${jobs} partitions but ${options.topics.retry} has ${retry}; they need as many`,
+      );
     }
     const queue = new KafkaQueue(log, options, jobs);
     // Both joins at once (a group's first join takes seconds); jobs read before the state is wait for it.
@@ -192,7 +210,8 @@ export class KafkaQueue implements JobQueue {
         groupId: options.groupId ?? "tributary-relay",
         topics: [options.topics.jobs, options.topics.retry],
         fromBeginning: true,
-        onBatch: (batch) => queue.#stateRead === undefined ? queue.#read(batch) : queue.#stateRead.push(batch),
+        onBatch: (batch) =>
+          queue.#stateRead === undefined ? queue.#read(batch) : queue.#stateRead.push(batch),
         onAssign: (assigned) => queue.#offsets.assign(assigned),
       }),
     ]);
@@ -232,16 +251,22 @@ export class KafkaQueue implements JobQueue {
   }
 
   enqueue(batch: EnqueueBatch): Promise<EnqueueResult> {
-    const idempotencyKey = batch.idempotency === undefined ? undefined : `${batch.tenantId}\n${batch.idempotency.key}`;
+    const idempotencyKey = batch.idempotency === undefined
+      ? undefined
+      : `${batch.tenantId}\n${batch.idempotency.key}`;
     if (idempotencyKey !== undefined) {
       const previous = this.#view.answer(idempotencyKey);
-      if (previous !== undefined) return Promise.resolve({ accepted: false, previous: previous.answer });
+      if (previous !== undefined) {
+        return Promise.resolve({ accepted: false, previous: previous.answer });
+      }
     }
     if (this.#view.counts.ready + this.#view.counts.delayed + batch.jobs.length > this.#capacity) {
       return Promise.reject(queueFull("queue the message", this.#capacity));
     }
     if (this.#view.jobsOf(batch.messageId) !== undefined) {
-      return Promise.reject(new TypeError(`Cannot queue message ${batch.messageId}: it is queued already`));
+      return Promise.reject(
+        new TypeError(`Cannot queue message ${batch.messageId}: it is queued already`),
+      );
     }
     // Seen at once by this process, so the next batch of the same turn is checked against it.
     const records: KafkaRecordOut[] = [];
@@ -253,7 +278,12 @@ export class KafkaQueue implements JobQueue {
     if (idempotencyKey !== undefined && batch.idempotency !== undefined) {
       const kept = { answer: batch.idempotency.answer, expiresAt: batch.idempotency.expiresAt };
       this.#view.keepAnswer(idempotencyKey, kept);
-      records.push({ topic: this.#topics.state, partition: this.#partitionOf(batch.tenantId), key: `idem:${idempotencyKey}`, value: JSON.stringify(kept) });
+      records.push({
+        topic: this.#topics.state,
+        partition: this.#partitionOf(batch.tenantId),
+        key: `idem:${idempotencyKey}`,
+        value: JSON.stringify(kept),
+      });
     }
     return this.#outbox.append(records).then(
       () => ({ accepted: true }),
@@ -305,9 +335,18 @@ export class KafkaQueue implements JobQueue {
     if (origin === undefined || !(await this.#local.ack(lease, attempt))) return false;
     this.#origins.delete(lease.job.id);
     const job: Job = { ...lease.job, attempts: [...lease.job.attempts, attempt], dueAt };
-    const state: StateRecord = { rev: origin.rev + 1, state: "delayed", reason: "", finished: 0, job };
+    const state: StateRecord = {
+      rev: origin.rev + 1,
+      state: "delayed",
+      reason: "",
+      finished: 0,
+      job,
+    };
     try {
-      await this.#outbox.append([this.#jobRecord(this.#topics.retry, job, state.rev), this.#stateRecord(state)]);
+      await this.#outbox.append([
+        this.#jobRecord(this.#topics.retry, job, state.rev),
+        this.#stateRecord(state),
+      ]);
     } catch (error) {
       // Kept here, its record not handled, until it can be handed on.
       this.#waiting.push({ dueAt, job, origin });
@@ -324,13 +363,25 @@ export class KafkaQueue implements JobQueue {
 
   async bury(lease: Lease, death: Death): Promise<boolean> {
     const origin = this.#origins.get(lease.job.id);
-    const last = death.attempt ?? { at: death.at, outcome: "failure", status: null, latencyMs: 0, error: death.reason };
+    const last = death.attempt ??
+      { at: death.at, outcome: "failure", status: null, latencyMs: 0, error: death.reason };
     if (origin === undefined || !(await this.#local.ack(lease, last))) return false;
     this.#origins.delete(lease.job.id);
-    const job: Job = death.attempt === undefined ? lease.job : { ...lease.job, attempts: [...lease.job.attempts, death.attempt] };
-    const state: StateRecord = { rev: origin.rev + 1, state: "dead", reason: death.reason, finished: death.at, job };
+    const job: Job = death.attempt === undefined
+      ? lease.job
+      : { ...lease.job, attempts: [...lease.job.attempts, death.attempt] };
+    const state: StateRecord = {
+      rev: origin.rev + 1,
+      state: "dead",
+      reason: death.reason,
+      finished: death.at,
+      job,
+    };
     try {
-      await this.#outbox.append([this.#jobRecord(this.#topics.dead, job, state.rev), this.#stateRecord(state)]);
+      await this.#outbox.append([
+        this.#jobRecord(this.#topics.dead, job, state.rev),
+        this.#stateRecord(state),
+      ]);
     } catch (error) {
       this.#waiting.push({ dueAt: death.at, job: lease.job, origin });
       throw error;
@@ -341,13 +392,27 @@ export class KafkaQueue implements JobQueue {
   }
 
   deadLetters(tenantId: string, query: DeadLetterQuery): Promise<JobView[]> {
-    const dead = this.#view.dead(tenantId).filter((entry) => query.endpointId === undefined || entry.job.endpointId === query.endpointId);
-    return Promise.resolve(dead.slice(0, query.limit).map((entry) => ({ ...entry.job, state: "dead", reason: entry.reason })));
+    const dead = this.#view.dead(tenantId).filter((entry) =>
+      query.endpointId === undefined || entry.job.endpointId === query.endpointId
+    );
+    return Promise.resolve(
+      dead.slice(0, query.limit).map((entry) => ({
+        ...entry.job,
+        state: "dead",
+        reason: entry.reason,
+      })),
+    );
   }
 
-  async replay(tenantId: string, target: { readonly jobId: string } | { readonly endpointId?: string }, now: number): Promise<number> {
+  async replay(
+    tenantId: string,
+    target: { readonly jobId: string } | { readonly endpointId?: string },
+    now: number,
+  ): Promise<number> {
     const chosen = this.#view.dead(tenantId).filter((entry) =>
-      "jobId" in target ? entry.job.id === target.jobId : target.endpointId === undefined || entry.job.endpointId === target.endpointId
+      "jobId" in target
+        ? entry.job.id === target.jobId
+        : target.endpointId === undefined || entry.job.endpointId === target.endpointId
     );
     if (this.#view.counts.ready + this.#view.counts.delayed + chosen.length > this.#capacity) {
       throw queueFull(`replay ${chosen.length} jobs`, this.#capacity);
@@ -355,9 +420,18 @@ export class KafkaQueue implements JobQueue {
     const records: KafkaRecordOut[] = [];
     const states: StateRecord[] = [];
     for (const entry of chosen) {
-      const state: StateRecord = { rev: entry.rev + 1, state: "ready", reason: "", finished: 0, job: { ...entry.job, dueAt: now } };
+      const state: StateRecord = {
+        rev: entry.rev + 1,
+        state: "ready",
+        reason: "",
+        finished: 0,
+        job: { ...entry.job, dueAt: now },
+      };
       states.push(state);
-      records.push(this.#jobRecord(this.#topics.jobs, state.job, state.rev), this.#stateRecord(state));
+      records.push(
+        this.#jobRecord(this.#topics.jobs, state.job, state.rev),
+        this.#stateRecord(state),
+      );
     }
     if (records.length > 0) await this.#outbox.append(records);
     for (const state of states) this.#view.apply(state);
@@ -371,15 +445,26 @@ export class KafkaQueue implements JobQueue {
       if (entry === undefined || entry.job.tenantId !== tenantId) continue;
       // A job in hand here: its state is the local one (leased, or released to wait).
       const origin = this.#origins.get(id);
-      const [local] = origin === undefined ? [] : await this.#local.message(tenantId, `${origin.topic}/${origin.partition}/${origin.offset}`);
+      const [local] = origin === undefined ? [] : await this.#local.message(
+        tenantId,
+        `${origin.topic}/${origin.partition}/${origin.offset}`,
+      );
       if (local !== undefined) views.push(local);
-      else views.push(entry.state === "dead" ? { ...entry.job, state: "dead", reason: entry.reason } : { ...entry.job, state: entry.state });
+      else {views.push(
+          entry.state === "dead"
+            ? { ...entry.job, state: "dead", reason: entry.reason }
+            : { ...entry.job, state: entry.state },
+        );}
     }
     return views;
   }
 
   messages(tenantId: string, query: MessageQuery): Promise<MessagePage> {
-    return readPage(this.#view.newestFirst(tenantId, query), query, (key) => this.message(tenantId, key.messageId));
+    return readPage(
+      this.#view.newestFirst(tenantId, query),
+      query,
+      (key) => this.message(tenantId, key.messageId),
+    );
   }
 
   attemptStats(tenantId: string, since: number): Promise<AttemptCounts[]> {
@@ -421,10 +506,18 @@ export class KafkaQueue implements JobQueue {
     this.#offsets.read(batch, (record) => {
       const parsed = parseJobRecord(record.value);
       // Unreadable, superseded (the state topic has a later revision: delivered, retried, dead) or in hand from another record: nothing to do.
-      if (parsed === undefined || this.#stale(parsed) || this.#origins.has(parsed.job.id)) return false;
-      const from: Origin = { topic: batch.topic, partition: batch.partition, offset: record.offset, rev: parsed.rev };
-      if (batch.topic === this.#topics.retry) this.#waiting.push({ dueAt: parsed.job.dueAt, job: parsed.job, origin: from });
-      else this.#take(parsed.job, from);
+      if (parsed === undefined || this.#stale(parsed) || this.#origins.has(parsed.job.id)) {
+        return false;
+      }
+      const from: Origin = {
+        topic: batch.topic,
+        partition: batch.partition,
+        offset: record.offset,
+        rev: parsed.rev,
+      };
+      if (batch.topic === this.#topics.retry) {
+        this.#waiting.push({ dueAt: parsed.job.dueAt, job: parsed.job, origin: from });
+      } else this.#take(parsed.job, from);
       return true;
     });
   }
@@ -432,12 +525,20 @@ export class KafkaQueue implements JobQueue {
   /** Puts a job into the local work queue. */
   #take(job: Job, origin: Origin): void {
     this.#origins.set(job.id, origin);
-    void this.#local.enqueue({ tenantId: job.tenantId, messageId: `${origin.topic}/${origin.partition}/${origin.offset}`, jobs: [job] });
+    void this.#local.enqueue({
+      tenantId: job.tenantId,
+      messageId: `${origin.topic}/${origin.partition}/${origin.offset}`,
+      jobs: [job],
+    });
   }
 
   /** Moves retries that are due into the local work queue. */
   #promote(now: number): void {
-    for (let next = this.#waiting.peek(); next !== undefined && next.dueAt <= now; next = this.#waiting.peek()) {
+    for (
+      let next = this.#waiting.peek();
+      next !== undefined && next.dueAt <= now;
+      next = this.#waiting.peek()
+    ) {
       this.#waiting.pop();
       if (this.#origins.has(next.job.id)) {
         this.#offsets.handled(next.origin);
@@ -454,17 +555,29 @@ export class KafkaQueue implements JobQueue {
   }
 
   #jobRecord(topic: string, job: Job, rev: number): KafkaRecordOut {
-    return { topic, partition: this.#partitionOf(job.tenantId), key: job.tenantId, value: JSON.stringify({ rev, job }) };
+    return {
+      topic,
+      partition: this.#partitionOf(job.tenantId),
+      key: job.tenantId,
+      value: JSON.stringify({ rev, job }),
+    };
   }
 
   #stateRecord(state: StateRecord): KafkaRecordOut {
-    return { topic: this.#topics.state, partition: this.#partitionOf(state.job.tenantId), key: `job:${state.job.id}`, value: JSON.stringify(state) };
+    return {
+      topic: this.#topics.state,
+      partition: this.#partitionOf(state.job.tenantId),
+      key: `job:${state.job.id}`,
+      value: JSON.stringify(state),
+    };
   }
 
   /** A tenant's partition: the same for all its records, so they keep their order. */
   #partitionOf(tenantId: string): number {
     let hash = 0x811c9dc5;
-    for (let i = 0; i < tenantId.length; i++) hash = Math.imul(hash ^ tenantId.charCodeAt(i), 0x01000193);
+    for (let i = 0; i < tenantId.length; i++) {
+      hash = Math.imul(hash ^ tenantId.charCodeAt(i), 0x01000193);
+    }
     return (hash >>> 0) % this.#partitionCount;
   }
 }
@@ -472,6 +585,8 @@ export class KafkaQueue implements JobQueue {
 function parseJobRecord(value: string | null): JobRecord | undefined {
   if (value === null) return undefined;
   const parsed = parseJson(value) as JobRecord | undefined;
-  if (parsed === undefined || typeof parsed.rev !== "number" || typeof parsed.job?.id !== "string") return undefined;
+  if (
+    parsed === undefined || typeof parsed.rev !== "number" || typeof parsed.job?.id !== "string"
+  ) return undefined;
   return parsed;
 }

@@ -82,7 +82,11 @@ export interface KafkaRelayStores {
  */
 export async function openKafkaRelay(options: OpenKafkaQueueOptions): Promise<KafkaRelayStores> {
   const where = options.brokers.join(",");
-  const outage = new OutageLog(options.log, `Relay queue: Kafka at ${where}`, options.now ?? Date.now);
+  const outage = new OutageLog(
+    options.log,
+    `Relay queue: Kafka at ${where}`,
+    options.now ?? Date.now,
+  );
   let log: KafkaConnection;
   try {
     log = await connectKafka(options.brokers, {
@@ -90,7 +94,10 @@ export async function openKafkaRelay(options: OpenKafkaQueueOptions): Promise<Ka
       onError: (error) => outage.failed(error),
     });
   } catch (error) {
-    throw new ConfigError("KAFKA_BROKER", `Cannot start: cannot reach Kafka at ${where} (KAFKA_BROKER): ${describeError(error)}`);
+    throw new ConfigError(
+      "KAFKA_BROKER",
+      `Cannot start: cannot reach Kafka at ${where} (KAFKA_BROKER): ${describeError(error)}`,
+    );
   }
   const topics = kafkaTopics(options.topicPrefix);
   const configTopic = kafkaConfigTopic(options.topicPrefix);
@@ -103,28 +110,50 @@ export async function openKafkaRelay(options: OpenKafkaQueueOptions): Promise<Ka
   ]);
   // Every topic as the relay needs it, or a start refused naming the topic and the fix (a topic with too few
   // partitions made intake answer 503 for ever, with nothing said at start).
-  const described = await log.describeTopics([topics.jobs, topics.retry, topics.dead, topics.state, configTopic]).catch(async (error: unknown) => {
+  const described = await log.describeTopics([
+    topics.jobs,
+    topics.retry,
+    topics.dead,
+    topics.state,
+    configTopic,
+  ]).catch(async (error: unknown) => {
     await log.close();
-    throw new ConfigError("KAFKA_BROKER", `Cannot start: cannot describe the Kafka topics at ${where}: ${describeError(error)}`);
+    throw new ConfigError(
+      "KAFKA_BROKER",
+      `Cannot start: cannot describe the Kafka topics at ${where}: ${describeError(error)}`,
+    );
   });
   const problems = checkKafkaTopics(topics, configTopic, described.topics);
   if (problems.length > 0) {
     await log.close();
     const why = refused === undefined ? "" : ` (creating them was refused: ${refused})`;
-    throw new ConfigError("KAFKA_TOPIC_PREFIX", `Cannot start: the Kafka topics of KAFKA_TOPIC_PREFIX=${options.topicPrefix} are not as the relay needs them${why}: ${problems.join("; ")}`);
+    throw new ConfigError(
+      "KAFKA_TOPIC_PREFIX",
+      `Cannot start: the Kafka topics of KAFKA_TOPIC_PREFIX=${options.topicPrefix} are not as the relay needs them${why}: ${
+        problems.join("; ")
+      }`,
+    );
   }
   if (described.unjudged !== undefined) {
-    options.log.info(`Relay queue: the brokers at ${where} would not describe the topics' cleanup policies (${described.unjudged}); partition counts checked`);
+    options.log.info(
+      `Relay queue: the brokers at ${where} would not describe the topics' cleanup policies (${described.unjudged}); partition counts checked`,
+    );
   }
   const instanceId = uuidV4(options.random);
   // Both at once: each joins a consumer group, which takes seconds.
   const [queue, config] = await Promise.allSettled([
-    KafkaQueue.open(log, { topics, groupId: options.groupId, instanceId, capacity: options.capacity }),
+    KafkaQueue.open(log, {
+      topics,
+      groupId: options.groupId,
+      instanceId,
+      capacity: options.capacity,
+    }),
     KafkaConfigStore.open(log, {
       topic: configTopic,
       groupId: options.groupId,
       instanceId,
-      onError: (error) => options.log.error(`Relay endpoints: Kafka at ${where}: ${describeError(error)}`),
+      onError: (error) =>
+        options.log.error(`Relay endpoints: Kafka at ${where}: ${describeError(error)}`),
     }),
   ]);
   if (queue.status === "fulfilled" && config.status === "fulfilled") {
@@ -132,7 +161,9 @@ export async function openKafkaRelay(options: OpenKafkaQueueOptions): Promise<Ka
       part: `queue: Kafka at ${where}`,
       check: () =>
         outage.watch((async () => {
-          if ((await log.partitions(configTopic)) === 0) throw new Error(`the brokers know no topic ${configTopic}`);
+          if ((await log.partitions(configTopic)) === 0) {
+            throw new Error(`the brokers know no topic ${configTopic}`);
+          }
         })()),
     };
     return { queue: queue.value, config: config.value, outage, probe };
@@ -141,10 +172,14 @@ export async function openKafkaRelay(options: OpenKafkaQueueOptions): Promise<Ka
   if (config.status === "fulfilled") await config.value.close().catch(() => {});
   if (queue.status === "fulfilled") await queue.value.close().catch(() => {});
   else await log.close();
-  const error: unknown = queue.status === "rejected" ? queue.reason : (config as PromiseRejectedResult).reason;
+  const error: unknown = queue.status === "rejected"
+    ? queue.reason
+    : (config as PromiseRejectedResult).reason;
   const why = refused === undefined ? "" : ` (creating them was refused: ${refused})`;
   throw new ConfigError(
     "KAFKA_TOPIC_PREFIX",
-    `Cannot start: cannot use the Kafka topics ${[...Object.values(topics), configTopic].join(", ")}${why}: ${describeError(error)}`,
+    `Cannot start: cannot use the Kafka topics ${
+      [...Object.values(topics), configTopic].join(", ")
+    }${why}: ${describeError(error)}`,
   );
 }

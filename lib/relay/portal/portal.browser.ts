@@ -85,7 +85,11 @@ const watched = new Map<string, number>();
  * @param tag the tag name
  * @param attributes attribute values; `false` leaves one out
  */
-function h(tag: string, attributes: Readonly<Record<string, string | boolean>> = {}, ...children: (Node | string)[]): HTMLElement {
+function h(
+  tag: string,
+  attributes: Readonly<Record<string, string | boolean>> = {},
+  ...children: (Node | string)[]
+): HTMLElement {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
     if (value === false) continue;
@@ -103,7 +107,10 @@ function say(text: string, kind: "info" | "error" = "info"): void {
 /** The relay's API, asked with the tenant's key (a 429 or 503 waited out as Retry-After says). */
 const client = createApiClient({
   credentials: () => ({ authorization: `Bearer ${key}` }),
-  onRetry: (delay, status) => say(`Waiting ${delay / 1000} s: ${status === 429 ? "the API's rate limit" : "the API is busy"}…`),
+  onRetry: (delay, status) =>
+    say(
+      `Waiting ${delay / 1000} s: ${status === 429 ? "the API's rate limit" : "the API is busy"}…`,
+    ),
 });
 
 /** Asks the API beside the page with the key; a 401 forgets the key and asks for it again. */
@@ -172,9 +179,14 @@ async function loadEndpoints(): Promise<void> {
   ]);
   const byId = new Map(stats.data.map((entry) => [entry.endpoint_id, entry] as const));
   statsNote.textContent = `Success rates count the delivery attempts since ${time(stats.since)}.`;
-  endpointRows.replaceChildren(...endpoints.data.map((endpoint) => endpointRow(endpoint, byId.get(endpoint.id))));
+  endpointRows.replaceChildren(
+    ...endpoints.data.map((endpoint) => endpointRow(endpoint, byId.get(endpoint.id))),
+  );
   const chosen = endpointFilter.value;
-  endpointFilter.replaceChildren(h("option", { value: "" }, "any"), ...endpoints.data.map((endpoint) => h("option", { value: endpoint.id }, endpoint.id)));
+  endpointFilter.replaceChildren(
+    h("option", { value: "" }, "any"),
+    ...endpoints.data.map((endpoint) => h("option", { value: endpoint.id }, endpoint.id)),
+  );
   endpointFilter.value = endpoints.data.some((endpoint) => endpoint.id === chosen) ? chosen : "";
 }
 
@@ -182,7 +194,9 @@ function endpointRow(endpoint: Endpoint, stats: EndpointStats | undefined): HTML
   const state = endpoint.enabled
     ? h("span", { class: "badge ok" }, "enabled")
     : h("span", { class: "badge bad", title: endpoint.disabled_reason ?? "" }, "disabled");
-  const reason = endpoint.enabled || endpoint.disabled_reason === null ? "" : ` (${endpoint.disabled_reason})`;
+  const reason = endpoint.enabled || endpoint.disabled_reason === null
+    ? ""
+    : ` (${endpoint.disabled_reason})`;
   const rate = stats === undefined || stats.success_rate === null
     ? "no attempts"
     : `${Math.round(stats.success_rate * 1000) / 10}% of ${stats.attempts}`;
@@ -203,7 +217,11 @@ function endpointRow(endpoint: Endpoint, stats: EndpointStats | undefined): HTML
 /** Asks once more before rotating: the button becomes a confirmation beside a cancel. */
 function confirmRotation(button: HTMLElement, endpointId: string): void {
   const cell = button.parentElement!;
-  const yes = h("button", { type: "button", class: "small danger" }, `Rotate ${endpointId}'s secret`);
+  const yes = h(
+    "button",
+    { type: "button", class: "small danger" },
+    `Rotate ${endpointId}'s secret`,
+  );
   const no = h("button", { type: "button", class: "small" }, "Cancel");
   no.addEventListener("click", () => {
     cell.replaceChildren(button);
@@ -216,10 +234,17 @@ function confirmRotation(button: HTMLElement, endpointId: string): void {
 
 async function rotate(endpointId: string, cell: HTMLElement, button: HTMLElement): Promise<void> {
   try {
-    const answer = await api<{ secrets: { secret: string; expires_at: string | null }[] }>(`/endpoints/${encodeURIComponent(endpointId)}/rotate-secret`, { method: "POST" });
+    const answer = await api<{ secrets: { secret: string; expires_at: string | null }[] }>(
+      `/endpoints/${encodeURIComponent(endpointId)}/rotate-secret`,
+      { method: "POST" },
+    );
     const [current, ...previous] = answer.secrets;
-    const until = previous.map((secret) => secret.expires_at).filter((at): at is string => at !== null);
-    element("secret-text").textContent = `${endpointId} signs with this secret from now on${until.length === 0 ? "" : `; the previous one also signs until ${time(until[0]!)}`}. Give it to the receiver.`;
+    const until = previous.map((secret) => secret.expires_at).filter((at): at is string =>
+      at !== null
+    );
+    element("secret-text").textContent = `${endpointId} signs with this secret from now on${
+      until.length === 0 ? "" : `; the previous one also signs until ${time(until[0]!)}`
+    }. Give it to the receiver.`;
     element("secret-value").textContent = current?.secret ?? "";
     secretPanel.hidden = false;
     secretPanel.focus();
@@ -249,7 +274,9 @@ function logQuery(cursor: string | null): string {
 }
 
 async function loadMessages(append: boolean): Promise<void> {
-  const page = await api<{ data: Message[]; next_cursor: string | null }>(`/messages?${logQuery(append ? nextCursor : null)}`);
+  const page = await api<{ data: Message[]; next_cursor: string | null }>(
+    `/messages?${logQuery(append ? nextCursor : null)}`,
+  );
   const items = page.data.map(messageItem);
   if (append) messageList.append(...items);
   else messageList.replaceChildren(...items);
@@ -274,13 +301,21 @@ function messageItem(message: Message): HTMLElement {
     h(
       "summary",
       {},
-      h("span", { class: `badge ${status === "delivered" ? "ok" : status === "dead" ? "bad" : "wait"}` }, status),
+      h("span", {
+        class: `badge ${status === "delivered" ? "ok" : status === "dead" ? "bad" : "wait"}`,
+      }, status),
       " ",
       h("span", { class: "event" }, message.event),
       " ",
       h("time", { datetime: message.created_at }, time(message.created_at)),
       " ",
-      h("span", { class: "muted" }, `${message.deliveries.length} endpoint${message.deliveries.length === 1 ? "" : "s"}, ${tries} attempt${tries === 1 ? "" : "s"}`),
+      h(
+        "span",
+        { class: "muted" },
+        `${message.deliveries.length} endpoint${
+          message.deliveries.length === 1 ? "" : "s"
+        }, ${tries} attempt${tries === 1 ? "" : "s"}`,
+      ),
     ),
     h("p", { class: "muted id" }, `Message ${message.id}`),
     ...message.deliveries.map((delivery) => deliveryBlock(message.id, delivery)),
@@ -294,10 +329,16 @@ function deliveryBlock(messageId: string, delivery: Delivery): HTMLElement {
     { class: "delivery-head" },
     h("strong", {}, delivery.endpoint_id),
     " ",
-    h("span", { class: `badge ${delivery.state === "delivered" ? "ok" : delivery.state === "dead" ? "bad" : "wait"}` }, delivery.state),
+    h("span", {
+      class: `badge ${
+        delivery.state === "delivered" ? "ok" : delivery.state === "dead" ? "bad" : "wait"
+      }`,
+    }, delivery.state),
   );
   if (delivery.reason !== undefined) head.append(` ${delivery.reason}`);
-  if (delivery.next_attempt_at !== null) head.append(` · next attempt ${time(delivery.next_attempt_at)}`);
+  if (delivery.next_attempt_at !== null) {
+    head.append(` · next attempt ${time(delivery.next_attempt_at)}`);
+  }
   if (delivery.state === "dead") {
     const replay = h("button", { type: "button", class: "small" }, "Replay");
     replay.setAttribute("aria-label", `Replay message ${messageId} to ${delivery.endpoint_id}`);
@@ -310,30 +351,51 @@ function deliveryBlock(messageId: string, delivery: Delivery): HTMLElement {
       { "data-outcome": attempt.outcome },
       h("td", { "data-label": "#" }, String(index + 1)),
       h("td", { "data-label": "When" }, h("time", { datetime: attempt.at }, time(attempt.at))),
-      h("td", { "data-label": "Outcome" }, h("span", { class: `badge ${attempt.outcome === "success" ? "ok" : "bad"}` }, attempt.outcome)),
-      h("td", { "data-label": "Status" }, attempt.status === null ? "none" : String(attempt.status)),
+      h(
+        "td",
+        { "data-label": "Outcome" },
+        h(
+          "span",
+          { class: `badge ${attempt.outcome === "success" ? "ok" : "bad"}` },
+          attempt.outcome,
+        ),
+      ),
+      h(
+        "td",
+        { "data-label": "Status" },
+        attempt.status === null ? "none" : String(attempt.status),
+      ),
       h("td", { "data-label": "Latency" }, `${attempt.latency_ms} ms`),
       h("td", { "data-label": "Error", class: "error" }, attempt.error ?? ""),
     )
   );
-  const attempts = rows.length === 0
-    ? h("p", { class: "muted" }, "No attempt yet.")
-    : h(
-      "div",
-      { class: "scroll" },
+  const attempts = rows.length === 0 ? h("p", { class: "muted" }, "No attempt yet.") : h(
+    "div",
+    { class: "scroll" },
+    h(
+      "table",
+      { class: "attempts" },
+      h("caption", {}, `Attempts to ${delivery.endpoint_id}`),
       h(
-        "table",
-        { class: "attempts" },
-        h("caption", {}, `Attempts to ${delivery.endpoint_id}`),
+        "thead",
+        {},
         h(
-          "thead",
+          "tr",
           {},
-          h("tr", {}, ...["#", "When", "Outcome", "Status", "Latency", "Error"].map((name) => h("th", { scope: "col" }, name))),
+          ...["#", "When", "Outcome", "Status", "Latency", "Error"].map((name) =>
+            h("th", { scope: "col" }, name)
+          ),
         ),
-        h("tbody", {}, ...rows),
       ),
-    );
-  return h("div", { class: "delivery", "data-delivery": delivery.id, "data-state": delivery.state }, head, attempts);
+      h("tbody", {}, ...rows),
+    ),
+  );
+  return h(
+    "div",
+    { class: "delivery", "data-delivery": delivery.id, "data-state": delivery.state },
+    head,
+    attempts,
+  );
 }
 
 async function replayOne(messageId: string, jobId: string, button: HTMLElement): Promise<void> {
@@ -349,7 +411,11 @@ async function replayOne(messageId: string, jobId: string, button: HTMLElement):
 }
 
 /** Shows a message as it is now; while one of its deliveries waits, asks again (a bounded time). */
-async function refreshMessage(messageId: string, focus: boolean, started = Date.now()): Promise<void> {
+async function refreshMessage(
+  messageId: string,
+  focus: boolean,
+  started = Date.now(),
+): Promise<void> {
   watched.delete(messageId);
   const message = await api<Message>(`/messages/${encodeURIComponent(messageId)}`);
   const item = messageItem(message);
@@ -359,7 +425,13 @@ async function refreshMessage(messageId: string, focus: boolean, started = Date.
   else old.replaceWith(item);
   if (focus) item.querySelector("summary")?.focus();
   if (summary(message) === "pending" && Date.now() - started < WATCH_MS && key !== "") {
-    watched.set(messageId, setTimeout(() => void refreshMessage(messageId, false, started).catch(failed), WATCH_EVERY_MS));
+    watched.set(
+      messageId,
+      setTimeout(
+        () => void refreshMessage(messageId, false, started).catch(failed),
+        WATCH_EVERY_MS,
+      ),
+    );
   } else if (summary(message) === "delivered") {
     say(`Message ${messageId} delivered`);
     void loadEndpoints().catch(failed);
@@ -368,8 +440,14 @@ async function refreshMessage(messageId: string, focus: boolean, started = Date.
 
 async function replayAll(): Promise<void> {
   try {
-    const { replayed } = await api<{ replayed: number }>("/dead-letters/replay", { method: "POST" });
-    say(replayed === 0 ? "No dead letter to replay" : `Replayed ${replayed} dead letter${replayed === 1 ? "" : "s"}`);
+    const { replayed } = await api<{ replayed: number }>("/dead-letters/replay", {
+      method: "POST",
+    });
+    say(
+      replayed === 0
+        ? "No dead letter to replay"
+        : `Replayed ${replayed} dead letter${replayed === 1 ? "" : "s"}`,
+    );
     await loadMessages(false);
   } catch (error) {
     failed(error);

@@ -66,7 +66,11 @@ export interface RedisRelayStores {
  */
 export async function openRedisRelay(options: OpenRedisQueueOptions): Promise<RedisRelayStores> {
   const where = redactUrl(options.url);
-  const outage = new OutageLog(options.log, `Relay queue: Redis at ${where}`, options.now ?? Date.now);
+  const outage = new OutageLog(
+    options.log,
+    `Relay queue: Redis at ${where}`,
+    options.now ?? Date.now,
+  );
   try {
     const scripts = await connectRedis(options.url, {
       onError: (error) => outage.failed(error),
@@ -77,8 +81,9 @@ export async function openRedisRelay(options: OpenRedisQueueOptions): Promise<Re
       config: new RedisConfigStore(scripts, {
         prefix: options.keyPrefix,
         onError: (error) => {
-          if (error instanceof RelayError && error.code === "ERR_RELAY_QUEUE_UNAVAILABLE") outage.failed(error);
-          else options.log.error(`Relay endpoints: Redis at ${where}: ${describeError(error)}`);
+          if (error instanceof RelayError && error.code === "ERR_RELAY_QUEUE_UNAVAILABLE") {
+            outage.failed(error);
+          } else options.log.error(`Relay endpoints: Redis at ${where}: ${describeError(error)}`);
         },
       }),
       outage,
@@ -88,6 +93,9 @@ export async function openRedisRelay(options: OpenRedisQueueOptions): Promise<Re
       },
     };
   } catch (error) {
-    throw new ConfigError("REDIS_URL", `Cannot start: cannot reach Redis at ${where} (REDIS_URL): ${describeError(error)}`);
+    throw new ConfigError(
+      "REDIS_URL",
+      `Cannot start: cannot reach Redis at ${where} (REDIS_URL): ${describeError(error)}`,
+    );
   }
 }

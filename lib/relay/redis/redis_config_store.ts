@@ -158,9 +158,18 @@ export class RedisConfigStore implements ConfigStore {
         `Cannot store the relay's configuration for ${key}: expected revision ${expected} is not an integer of 0 or more`,
       );
     }
-    const reply = (await this.#run(PUT, [this.#prefix, key, value, String(expected)])) as [number, (number | string)?, string?];
+    const reply = (await this.#run(PUT, [this.#prefix, key, value, String(expected)])) as [
+      number,
+      (number | string)?,
+      string?,
+    ];
     if (reply[0] === 1) return { stored: true, revision: Number(reply[1]) };
-    return { stored: false, current: reply.length === 1 ? undefined : { key, revision: Number(reply[1]), value: reply[2]! } };
+    return {
+      stored: false,
+      current: reply.length === 1
+        ? undefined
+        : { key, revision: Number(reply[1]), value: reply[2]! },
+    };
   }
 
   /**
@@ -298,7 +307,8 @@ export class RedisConfigStore implements ConfigStore {
 
   /** One page of the records after `revision`, in revision order. */
   async #since(revision: number): Promise<ConfigRecord[]> {
-    const reply = (await this.#run(SINCE, [this.#prefix, String(revision), String(PAGE)])) as string[];
+    const reply =
+      (await this.#run(SINCE, [this.#prefix, String(revision), String(PAGE)])) as string[];
     const records: ConfigRecord[] = [];
     for (let i = 0; i < reply.length; i += 3) {
       records.push({ key: reply[i]!, revision: Number(reply[i + 1]), value: reply[i + 2]! });
@@ -310,10 +320,14 @@ export class RedisConfigStore implements ConfigStore {
     try {
       return await this.#redis.run(script, args);
     } catch (error) {
-      throw new RelayError("ERR_RELAY_QUEUE_UNAVAILABLE", `Cannot use the relay's configuration in Redis: ${(error as Error).message}`, {
-        retryAfterMs: 1000,
-        cause: error,
-      });
+      throw new RelayError(
+        "ERR_RELAY_QUEUE_UNAVAILABLE",
+        `Cannot use the relay's configuration in Redis: ${(error as Error).message}`,
+        {
+          retryAfterMs: 1000,
+          cause: error,
+        },
+      );
     }
   }
 }

@@ -5,8 +5,8 @@ import type {
   Attempt,
   AttemptCounts,
   ClaimOptions,
-  Death,
   DeadLetterQuery,
+  Death,
   EnqueueBatch,
   EnqueueResult,
   IdempotentAnswer,
@@ -20,7 +20,21 @@ import type {
   QueueDepth,
 } from "../queue.ts";
 import { ATTEMPT_STATS_RETENTION_MS, endpointKey } from "../queue.ts";
-import { CLAIM, DEAD, DEPTH, ENQUEUE, FINISH, MESSAGE, MESSAGES, NEXT_DUE, RENEW, REPLAY, STATS, SWEEP, WAIT } from "./_scripts.ts";
+import {
+  CLAIM,
+  DEAD,
+  DEPTH,
+  ENQUEUE,
+  FINISH,
+  MESSAGE,
+  MESSAGES,
+  NEXT_DUE,
+  RENEW,
+  REPLAY,
+  STATS,
+  SWEEP,
+  WAIT,
+} from "./_scripts.ts";
 
 /** Options of {@linkcode RedisQueue}. */
 export interface RedisQueueOptions {
@@ -71,7 +85,11 @@ export class RedisQueue implements JobQueue {
   readonly #prefix: string;
   readonly #capacity: number;
   /** Batches waiting for the next group commit. */
-  readonly #pending: { batch: EnqueueBatch; resolve: (result: EnqueueResult) => void; reject: (error: unknown) => void }[] = [];
+  readonly #pending: {
+    batch: EnqueueBatch;
+    resolve: (result: EnqueueResult) => void;
+    reject: (error: unknown) => void;
+  }[] = [];
   readonly #deliveredRetention: number;
   readonly #maxDelivered: number;
   readonly #deadRetention: number;
@@ -116,7 +134,15 @@ export class RedisQueue implements JobQueue {
         idempotency === undefined ? "" : `${batch.tenantId}\n${idempotency.key}`,
         idempotency === undefined ? "" : JSON.stringify(idempotency.answer),
         idempotency === undefined ? "0" : String(idempotency.expiresAt),
-        batch.jobs.map((job) => [job.id, endpointKey(job.tenantId, job.endpointId), job.tenantId, String(job.dueAt), withoutBody(job)]),
+        batch.jobs.map((
+          job,
+        ) => [
+          job.id,
+          endpointKey(job.tenantId, job.endpointId),
+          job.tenantId,
+          String(job.dueAt),
+          withoutBody(job),
+        ]),
         batch.tenantId,
         String(batch.jobs[0]?.createdAt ?? 0),
       ];
@@ -132,20 +158,32 @@ export class RedisQueue implements JobQueue {
     }
     pending.forEach(({ batch, resolve, reject }, i) => {
       const outcome = reply[2 * i];
-      if (outcome === "previous") resolve({ accepted: false, previous: JSON.parse(reply[2 * i + 1]!) as IdempotentAnswer });
-      else if (outcome === "full") reject(queueFull("queue the message", this.#capacity));
-      else if (outcome === "exists") reject(new TypeError(`Cannot queue message ${batch.messageId}: it is queued already`));
-      else resolve({ accepted: true });
+      if (outcome === "previous") {
+        resolve({ accepted: false, previous: JSON.parse(reply[2 * i + 1]!) as IdempotentAnswer });
+      } else if (outcome === "full") reject(queueFull("queue the message", this.#capacity));
+      else if (outcome === "exists") {
+        reject(new TypeError(`Cannot queue message ${batch.messageId}: it is queued already`));
+      } else resolve({ accepted: true });
     });
   }
 
   async claim(options: ClaimOptions): Promise<Lease[]> {
-    const args = [this.#prefix, String(options.now), String(options.limit), String(options.leaseMs), String(options.perEndpoint ?? options.limit)];
+    const args = [
+      this.#prefix,
+      String(options.now),
+      String(options.limit),
+      String(options.leaseMs),
+      String(options.perEndpoint ?? options.limit),
+    ];
     for (const [key, limit] of options.endpointLimits ?? []) args.push(key, String(limit));
     const reply = (await this.#run(CLAIM, args)) as string[];
     const leases: Lease[] = [];
     for (let i = 0; i < reply.length; i += 4) {
-      leases.push({ job: loaded(reply[i]!, reply[i + 1]!, reply[i + 2]!), token: reply[i + 3]!, expiresAt: options.now + options.leaseMs });
+      leases.push({
+        job: loaded(reply[i]!, reply[i + 1]!, reply[i + 2]!),
+        token: reply[i + 3]!,
+        expiresAt: options.now + options.leaseMs,
+      });
     }
     return leases;
   }
@@ -165,35 +203,72 @@ export class RedisQueue implements JobQueue {
 
   async retry(lease: Lease, attempt: Attempt, dueAt: number): Promise<boolean> {
     const job = { ...lease.job, attempts: [...lease.job.attempts, attempt] };
-    const args = [this.#prefix, lease.job.id, lease.token, withoutBody(job), String(dueAt), job.tenantId, ...counted(job.endpointId, attempt)];
+    const args = [
+      this.#prefix,
+      lease.job.id,
+      lease.token,
+      withoutBody(job),
+      String(dueAt),
+      job.tenantId,
+      ...counted(job.endpointId, attempt),
+    ];
     return (await this.#run(WAIT, args)) === 1;
   }
 
   async release(lease: Lease, dueAt: number): Promise<boolean> {
-    const args = [this.#prefix, lease.job.id, lease.token, withoutBody(lease.job), String(dueAt), lease.job.tenantId, ...counted(lease.job.endpointId, undefined)];
+    const args = [
+      this.#prefix,
+      lease.job.id,
+      lease.token,
+      withoutBody(lease.job),
+      String(dueAt),
+      lease.job.tenantId,
+      ...counted(lease.job.endpointId, undefined),
+    ];
     return (await this.#run(WAIT, args)) === 1;
   }
 
   async bury(lease: Lease, death: Death): Promise<boolean> {
-    const job = death.attempt === undefined ? lease.job : { ...lease.job, attempts: [...lease.job.attempts, death.attempt] };
+    const job = death.attempt === undefined
+      ? lease.job
+      : { ...lease.job, attempts: [...lease.job.attempts, death.attempt] };
     return await this.#finish(lease, job, "dead", death.at, death.reason, death.attempt);
   }
 
   async deadLetters(tenantId: string, query: DeadLetterQuery): Promise<JobView[]> {
     const reply = (await this.#run(DEAD, [this.#prefix, tenantId])) as string[];
     const views: JobView[] = [];
-    const wanted = query.endpointId === undefined ? undefined : endpointKey(tenantId, query.endpointId);
+    const wanted = query.endpointId === undefined
+      ? undefined
+      : endpointKey(tenantId, query.endpointId);
     for (let i = 0; i < reply.length && views.length < query.limit; i += 5) {
       if (wanted !== undefined && reply[i + 4] !== wanted) continue;
-      views.push({ ...loaded(reply[i]!, reply[i + 1]!, reply[i + 2]!), state: "dead", reason: reply[i + 3]! });
+      views.push({
+        ...loaded(reply[i]!, reply[i + 1]!, reply[i + 2]!),
+        state: "dead",
+        reason: reply[i + 3]!,
+      });
     }
     return views;
   }
 
-  async replay(tenantId: string, target: { readonly jobId: string } | { readonly endpointId?: string }, now: number): Promise<number> {
+  async replay(
+    tenantId: string,
+    target: { readonly jobId: string } | { readonly endpointId?: string },
+    now: number,
+  ): Promise<number> {
     const jobId = "jobId" in target ? target.jobId : "";
-    const endpoint = "jobId" in target || target.endpointId === undefined ? "" : endpointKey(tenantId, target.endpointId);
-    const replayed = (await this.#run(REPLAY, [this.#prefix, tenantId, jobId, endpoint, String(now), String(this.#capacity)])) as number;
+    const endpoint = "jobId" in target || target.endpointId === undefined
+      ? ""
+      : endpointKey(tenantId, target.endpointId);
+    const replayed = (await this.#run(REPLAY, [
+      this.#prefix,
+      tenantId,
+      jobId,
+      endpoint,
+      String(now),
+      String(this.#capacity),
+    ])) as number;
     if (replayed < 0) {
       throw queueFull("replay the jobs", this.#capacity);
     }
@@ -243,7 +318,9 @@ export class RedisQueue implements JobQueue {
       for (let j = 0; j < count; j++, i += 5) {
         const job = loaded(reply[i] as string, reply[i + 1] as string, reply[i + 2] as string);
         const state = reply[i + 3] as JobState;
-        jobs.push(state === "dead" ? { ...job, state, reason: reply[i + 4] as string } : { ...job, state });
+        jobs.push(
+          state === "dead" ? { ...job, state, reason: reply[i + 4] as string } : { ...job, state },
+        );
       }
       messages.push(jobs);
     }
@@ -252,21 +329,34 @@ export class RedisQueue implements JobQueue {
   }
 
   async attemptStats(tenantId: string, since: number): Promise<AttemptCounts[]> {
-    const reply = (await this.#run(STATS, [this.#prefix, tenantId, String(bucketOf(since))])) as (string | number)[];
+    const reply = (await this.#run(STATS, [this.#prefix, tenantId, String(bucketOf(since))])) as (
+      | string
+      | number
+    )[];
     const counts: AttemptCounts[] = [];
     for (let i = 0; i < reply.length; i += 3) {
-      counts.push({ endpointId: reply[i] as string, attempts: reply[i + 1] as number, successes: reply[i + 2] as number });
+      counts.push({
+        endpointId: reply[i] as string,
+        attempts: reply[i + 1] as number,
+        successes: reply[i + 2] as number,
+      });
     }
-    return counts.sort((a, b) => (a.endpointId < b.endpointId ? -1 : a.endpointId > b.endpointId ? 1 : 0));
+    return counts.sort((
+      a,
+      b,
+    ) => (a.endpointId < b.endpointId ? -1 : a.endpointId > b.endpointId ? 1 : 0));
   }
 
   async depth(now: number): Promise<QueueDepth> {
-    const [waiting, leased, dead, delayed] = (await this.#run(DEPTH, [this.#prefix, String(now)])) as number[];
+    const [waiting, leased, dead, delayed] =
+      (await this.#run(DEPTH, [this.#prefix, String(now)])) as number[];
     return { ready: waiting! - delayed!, delayed: delayed!, leased: leased!, dead: dead! };
   }
 
   async nextDue(): Promise<number | undefined> {
-    const times = ((await this.#run(NEXT_DUE, [this.#prefix])) as string[]).filter((at) => at !== "").map(Number);
+    const times = ((await this.#run(NEXT_DUE, [this.#prefix])) as string[]).filter((at) =>
+      at !== ""
+    ).map(Number);
     return times.length === 0 ? undefined : Math.min(...times);
   }
 
@@ -285,7 +375,14 @@ export class RedisQueue implements JobQueue {
     await this.#redis.close();
   }
 
-  async #finish(lease: Lease, job: Job, state: "delivered" | "dead", at: number, reason: string, attempt: Attempt | undefined): Promise<boolean> {
+  async #finish(
+    lease: Lease,
+    job: Job,
+    state: "delivered" | "dead",
+    at: number,
+    reason: string,
+    attempt: Attempt | undefined,
+  ): Promise<boolean> {
     const args = [
       this.#prefix,
       lease.job.id,
@@ -305,10 +402,14 @@ export class RedisQueue implements JobQueue {
     try {
       return await this.#redis.run(script, args);
     } catch (error) {
-      throw new RelayError("ERR_RELAY_QUEUE_UNAVAILABLE", `Cannot use the Redis queue: ${(error as Error).message}`, {
-        retryAfterMs: 1000,
-        cause: error,
-      });
+      throw new RelayError(
+        "ERR_RELAY_QUEUE_UNAVAILABLE",
+        `Cannot use the Redis queue: ${(error as Error).message}`,
+        {
+          retryAfterMs: 1000,
+          cause: error,
+        },
+      );
     }
   }
 }

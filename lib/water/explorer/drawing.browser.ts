@@ -23,9 +23,15 @@ export interface DrawingShape {
  * @param attributes attribute values
  * @param text its text content
  */
-export function svg<K extends keyof SVGElementTagNameMap>(name: K, attributes: Record<string, string | number>, text?: string): SVGElementTagNameMap[K] {
+export function svg<K extends keyof SVGElementTagNameMap>(
+  name: K,
+  attributes: Record<string, string | number>,
+  text?: string,
+): SVGElementTagNameMap[K] {
   const element = document.createElementNS(SVG, name);
-  for (const [attribute, value] of Object.entries(attributes)) element.setAttribute(attribute, String(value));
+  for (const [attribute, value] of Object.entries(attributes)) {
+    element.setAttribute(attribute, String(value));
+  }
   if (text !== undefined) element.textContent = text;
   return element;
 }
@@ -36,8 +42,14 @@ export function svg<K extends keyof SVGElementTagNameMap>(name: K, attributes: R
  * @param element the drawing
  * @param shape how its height follows its width
  */
-export function drawingSize(element: SVGSVGElement, shape: DrawingShape): { width: number; height: number } {
+export function drawingSize(
+  element: SVGSVGElement,
+  shape: DrawingShape,
+): { width: number; height: number } {
   const measured = Math.round(element.getBoundingClientRect().width);
   const width = measured > 0 ? measured : shape.fallbackWidth;
-  return { width, height: Math.round(Math.min(shape.maxHeight, Math.max(shape.minHeight, width * shape.aspect))) };
+  return {
+    width,
+    height: Math.round(Math.min(shape.maxHeight, Math.max(shape.minHeight, width * shape.aspect))),
+  };
 }

@@ -8,8 +8,20 @@
 
 import { ApiError, createApiClient } from "../../web/browser/api_client.browser.ts";
 import type { Drawing } from "./drawing.browser.ts";
-import { type BasemapLayer, drawMap, fetchBasemap, markChosen, type MapPlace } from "./map.browser.ts";
-import { clearSeries, drawSeries, readingTime, type Series, type SeriesPoint } from "./plot.browser.ts";
+import {
+  type BasemapLayer,
+  drawMap,
+  fetchBasemap,
+  type MapPlace,
+  markChosen,
+} from "./map.browser.ts";
+import {
+  clearSeries,
+  drawSeries,
+  readingTime,
+  type Series,
+  type SeriesPoint,
+} from "./plot.browser.ts";
 import {
   buildFilter,
   collectionPath,
@@ -34,7 +46,8 @@ const SERIES_PER_REQUEST = 10_000;
 /** Pages followed at most for the map and for a series, so that a huge selection stays bounded. */
 const MAX_PAGES = 20;
 const SUGGESTION_SAMPLE = 10_000;
-const OBSERVATION_FIELDS = "Id,LocationId,ActivityStartDate,ActivityStartTime,CharacteristicName,ResultValue,ResultUnit";
+const OBSERVATION_FIELDS =
+  "Id,LocationId,ActivityStartDate,ActivityStartTime,CharacteristicName,ResultValue,ResultUnit";
 
 function byId<T extends Element>(id: string, type: abstract new () => T): T {
   const found = document.getElementById(id);
@@ -109,7 +122,10 @@ const drawnWidths = new Map<SVGSVGElement, number>();
 const api = createApiClient({
   credentials: () => ({ "x-api-key": key }),
   pace: RATE_STORAGE,
-  onRetry: (delay, status) => say(`Waiting ${delay / 1000} s: ${status === 429 ? "the API's rate limit" : "the API is busy"}…`),
+  onRetry: (delay, status) =>
+    say(
+      `Waiting ${delay / 1000} s: ${status === 429 ? "the API's rate limit" : "the API is busy"}…`,
+    ),
 });
 
 function getJson<T>(path: string, signal: AbortSignal): Promise<T> {
@@ -117,7 +133,10 @@ function getJson<T>(path: string, signal: AbortSignal): Promise<T> {
 }
 
 /** Every row of a collection query, following next links up to {@linkcode MAX_PAGES} pages. */
-async function getAll<T>(path: string, signal: AbortSignal): Promise<{ rows: T[]; complete: boolean }> {
+async function getAll<T>(
+  path: string,
+  signal: AbortSignal,
+): Promise<{ rows: T[]; complete: boolean }> {
   const rows: T[] = [];
   let next: string | undefined = path;
   for (let pages = 0; next !== undefined && pages < MAX_PAGES; pages++) {
@@ -198,7 +217,10 @@ async function start(): Promise<void> {
   const controller = new AbortController();
   try {
     const { rows } = await getAll<Dataset>(
-      collectionPath(apiBase, "Metadata", [["$select", "DOI,DatasetName,Citation,Licence,TemporalExtent"], ["$top", "1000"]]),
+      collectionPath(apiBase, "Metadata", [[
+        "$select",
+        "DOI,DatasetName,Citation,Licence,TemporalExtent",
+      ], ["$top", "1000"]]),
       controller.signal,
     );
     datasets = rows.sort((a, b) => a.DatasetName.localeCompare(b.DatasetName));
@@ -207,7 +229,10 @@ async function start(): Promise<void> {
     return;
   }
   const wanted = new URLSearchParams(location.hash.slice(1)).get("dataset") ?? ui.dataset.value;
-  ui.dataset.replaceChildren(new Option("All datasets", ""), ...datasets.map((dataset) => new Option(dataset.DatasetName, dataset.DOI)));
+  ui.dataset.replaceChildren(
+    new Option("All datasets", ""),
+    ...datasets.map((dataset) => new Option(dataset.DatasetName, dataset.DOI)),
+  );
   ui.dataset.value = datasets.some((dataset) => dataset.DOI === wanted) ? wanted : "";
   datesOfDataset();
   await show(readSelection());
@@ -255,7 +280,15 @@ async function show(selection: Selection): Promise<void> {
     );
     const total = counted["@odata.count"];
     ui.count.value = format(total);
-    await table.first(collectionPath(apiBase, "Observations", [["$filter", filter], ["$select", OBSERVATION_FIELDS], ["$top", String(PAGE_SIZE)]]), total, controller.signal);
+    await table.first(
+      collectionPath(apiBase, "Observations", [
+        ["$filter", filter],
+        ["$select", OBSERVATION_FIELDS],
+        ["$top", String(PAGE_SIZE)],
+      ]),
+      total,
+      controller.signal,
+    );
     say(`${format(total)} observations at ${format(locations.size)} locations.`);
     // What is on the page now, for people (the status) and for the browser test (the filter).
     document.body.dataset["shown"] = filter;
@@ -272,10 +305,17 @@ async function show(selection: Selection): Promise<void> {
 // --- The API box and the citations ------------------------------------------------
 
 function showApi(filter: string): void {
-  const url = `${location.origin}${collectionPath(apiBase, "Observations", [["$filter", filter], ["$select", OBSERVATION_FIELDS], ["$top", String(PAGE_SIZE)]])}`;
+  const url = `${location.origin}${
+    collectionPath(apiBase, "Observations", [["$filter", filter], ["$select", OBSERVATION_FIELDS], [
+      "$top",
+      String(PAGE_SIZE),
+    ]])
+  }`;
   ui.apiUrl.textContent = url;
   ui.apiCurl.textContent = curlCommand(url, key);
-  ui.csvCurl.textContent = `${curlCommand(`${location.origin}${csvPath(filter)}`, key)} > records.csv`;
+  ui.csvCurl.textContent = `${
+    curlCommand(`${location.origin}${csvPath(filter)}`, key)
+  } > records.csv`;
 }
 
 function csvPath(filter: string): string {
@@ -291,11 +331,15 @@ function showCitations(doi: string): void {
     const heading = document.createElement("h3");
     heading.textContent = dataset.DatasetName;
     article.append(heading);
-    if (dataset.Citation !== null && dataset.Citation !== "") article.append(paragraph(dataset.Citation));
+    if (dataset.Citation !== null && dataset.Citation !== "") {
+      article.append(paragraph(dataset.Citation));
+    }
     const doiLink = `https://doi.org/${dataset.DOI}`;
     article.append(paragraph("DOI: ", link(doiLink, doiLink)));
     if (dataset.Licence !== null && dataset.Licence !== "") {
-      const licence = /^https?:\/\//.test(dataset.Licence) ? link(dataset.Licence, dataset.Licence) : dataset.Licence;
+      const licence = /^https?:\/\//.test(dataset.Licence)
+        ? link(dataset.Licence, dataset.Licence)
+        : dataset.Licence;
       article.append(paragraph("Licence: ", licence));
     }
     return article;
@@ -327,7 +371,9 @@ async function loadBasemap(): Promise<void> {
     // Drawn now only over the view it will keep: a selection's, or Canada's when no key will bring one.
     if (located || key === "") showMap();
   } catch (error) {
-    ui.mapNote.textContent = `The map's land and water did not load (${error instanceof Error ? error.message : String(error)}): the locations are drawn on the graticule alone.`;
+    ui.mapNote.textContent = `The map's land and water did not load (${
+      error instanceof Error ? error.message : String(error)
+    }): the locations are drawn on the graticule alone.`;
   }
 }
 
@@ -340,13 +386,19 @@ function showMap(): void {
   const selected = ui.seriesLocation.value === "" ? undefined : Number(ui.seriesLocation.value);
   // Tiles only for a selection's view: the view before one (Canada) would ask a tile server for tiles shown a moment.
   const tiles = located ? tileTemplate : "";
-  drawnWidths.set(ui.map, drawMap(map, { places, unplaced: locations.size - places.length, basemap, tiles, selected }));
+  drawnWidths.set(
+    ui.map,
+    drawMap(map, { places, unplaced: locations.size - places.length, basemap, tiles, selected }),
+  );
 }
 
 function listLocations(): void {
   const keep = ui.seriesLocation.value;
   const rows = [...locations.values()].sort((a, b) => a.Name.localeCompare(b.Name) || a.Id - b.Id);
-  ui.seriesLocation.replaceChildren(new Option("Choose a location", ""), ...rows.map((row) => new Option(`${row.Name} (${row.Id})`, String(row.Id))));
+  ui.seriesLocation.replaceChildren(
+    new Option("Choose a location", ""),
+    ...rows.map((row) => new Option(`${row.Name} (${row.Id})`, String(row.Id))),
+  );
   ui.seriesLocation.value = locations.has(Number(keep)) ? keep : "";
 }
 
@@ -404,14 +456,21 @@ async function plotSeries(): Promise<void> {
       const unit = displayUnit(row.ResultUnit);
       if (unit !== "") units.add(unit);
     }
-    showSeries({ points, units: [...units], title: `${selection.characteristic} at ${place.Name}` });
+    showSeries({
+      points,
+      units: [...units],
+      title: `${selection.characteristic} at ${place.Name}`,
+    });
     const left = rows.length - points.length;
-    ui.seriesNote.textContent = `${format(points.length)} readings of ${selection.characteristic} at ${place.Name}` +
+    ui.seriesNote.textContent =
+      `${format(points.length)} readings of ${selection.characteristic} at ${place.Name}` +
       (units.size === 0 ? "" : ` (${[...units].join(", ")})`) +
       (left > 0 ? `; ${format(left)} without a value are left out` : "") +
       (complete ? "." : "; only the first ones are drawn.");
   } catch (error) {
-    if (!(error instanceof DOMException && error.name === "AbortError")) noSeries(`Cannot load the series: ${error instanceof Error ? error.message : String(error)}`);
+    if (!(error instanceof DOMException && error.name === "AbortError")) {
+      noSeries(`Cannot load the series: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 }
 
@@ -439,7 +498,9 @@ function redrawOnResize(): void {
         return width > 0 && width !== drawnWidths.get(element);
       };
       if (changed(ui.map)) showMap();
-      if (plotted !== undefined && !ui.series.hasAttribute("hidden") && changed(ui.series)) showSeries(plotted);
+      if (plotted !== undefined && !ui.series.hasAttribute("hidden") && changed(ui.series)) {
+        showSeries(plotted);
+      }
     });
   });
   observer.observe(ui.map);
@@ -456,12 +517,21 @@ async function suggestCharacteristics(): Promise<void> {
   suggestionsFor = filter;
   try {
     const page = await getJson<Page<{ CharacteristicName: string | null }>>(
-      collectionPath(apiBase, "Observations", [["$filter", filter], ["$select", "CharacteristicName"], ["$top", String(SUGGESTION_SAMPLE)]]),
+      collectionPath(apiBase, "Observations", [["$filter", filter], [
+        "$select",
+        "CharacteristicName",
+      ], ["$top", String(SUGGESTION_SAMPLE)]]),
       new AbortController().signal,
     );
     const names = new Set<string>();
-    for (const row of page.value) if (row.CharacteristicName !== null && row.CharacteristicName !== "") names.add(row.CharacteristicName);
-    ui.suggestions.replaceChildren(...[...names].sort((a, b) => a.localeCompare(b)).map((name) => new Option(name)));
+    for (const row of page.value) {
+      if (row.CharacteristicName !== null && row.CharacteristicName !== "") {
+        names.add(row.CharacteristicName);
+      }
+    }
+    ui.suggestions.replaceChildren(
+      ...[...names].sort((a, b) => a.localeCompare(b)).map((name) => new Option(name)),
+    );
   } catch {
     suggestionsFor = undefined;
   }
@@ -484,11 +554,19 @@ async function downloadCsv(): Promise<void> {
   ui.download.disabled = true;
   say("Preparing the CSV…");
   try {
-    const csv = await api.request(csvPath(filter), { signal: shown.controller.signal, read: (response) => response.blob(), accept: "text/csv" });
+    const csv = await api.request(csvPath(filter), {
+      signal: shown.controller.signal,
+      read: (response) => response.blob(),
+      accept: "text/csv",
+    });
     const url = URL.createObjectURL(csv);
     const a = document.createElement("a");
     a.href = url;
-    a.download = `${["records", selection.dataset, selection.region, selection.characteristic].filter((part) => part !== "").join("-").replace(/[^\w.-]+/g, "_")}.csv`;
+    a.download = `${
+      ["records", selection.dataset, selection.region, selection.characteristic].filter((part) =>
+        part !== ""
+      ).join("-").replace(/[^\w.-]+/g, "_")
+    }.csv`;
     document.body.append(a);
     a.click();
     a.remove();
@@ -534,7 +612,9 @@ ui.characteristic.addEventListener("focus", () => void suggestCharacteristics())
 ui.seriesLocation.addEventListener("change", () => chooseLocation(Number(ui.seriesLocation.value)));
 ui.map.addEventListener("click", (event) => {
   const target = event.target;
-  if (target instanceof SVGCircleElement && target.dataset["id"] !== undefined) chooseLocation(Number(target.dataset["id"]));
+  if (target instanceof SVGCircleElement && target.dataset["id"] !== undefined) {
+    chooseLocation(Number(target.dataset["id"]));
+  }
 });
 ui.previous.addEventListener("click", () => void turnPage(false));
 ui.next.addEventListener("click", () => void turnPage(true));

@@ -66,7 +66,10 @@ export function fitView(
   margin = 24,
 ): MapView {
   const projected = points.length === 0
-    ? [mercator(DEFAULT_BOUNDS.west, DEFAULT_BOUNDS.north), mercator(DEFAULT_BOUNDS.east, DEFAULT_BOUNDS.south)]
+    ? [
+      mercator(DEFAULT_BOUNDS.west, DEFAULT_BOUNDS.north),
+      mercator(DEFAULT_BOUNDS.east, DEFAULT_BOUNDS.south),
+    ]
     : points.map((point) => mercator(point.longitude, point.latitude));
   let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
   for (const point of projected) {
@@ -107,9 +110,18 @@ export interface Graticule {
  * @param view the view
  */
 export function graticule(view: MapView): Graticule {
-  const topLeft = unproject({ x: view.center.x - view.width / 2 / view.scale, y: view.center.y - view.height / 2 / view.scale });
-  const bottomRight = unproject({ x: view.center.x + view.width / 2 / view.scale, y: view.center.y + view.height / 2 / view.scale });
-  const span = Math.max(bottomRight.longitude - topLeft.longitude, topLeft.latitude - bottomRight.latitude);
+  const topLeft = unproject({
+    x: view.center.x - view.width / 2 / view.scale,
+    y: view.center.y - view.height / 2 / view.scale,
+  });
+  const bottomRight = unproject({
+    x: view.center.x + view.width / 2 / view.scale,
+    y: view.center.y + view.height / 2 / view.scale,
+  });
+  const span = Math.max(
+    bottomRight.longitude - topLeft.longitude,
+    topLeft.latitude - bottomRight.latitude,
+  );
   const step = [1, 2, 5, 10, 20, 30].find((candidate) => span / candidate <= 6) ?? 30;
   const range = (from: number, to: number): number[] => {
     const lines: number[] = [];
@@ -119,7 +131,10 @@ export function graticule(view: MapView): Graticule {
   return {
     step,
     longitudes: range(Math.max(-180, topLeft.longitude), Math.min(180, bottomRight.longitude)),
-    latitudes: range(Math.max(-MAX_LATITUDE, bottomRight.latitude), Math.min(MAX_LATITUDE, topLeft.latitude)),
+    latitudes: range(
+      Math.max(-MAX_LATITUDE, bottomRight.latitude),
+      Math.min(MAX_LATITUDE, topLeft.latitude),
+    ),
   };
 }
 
@@ -148,8 +163,16 @@ export function coveringTiles(view: MapView, maxZoom = 18): PlacedTile[] {
   const right = view.center.x + view.width / 2 / view.scale;
   const bottom = view.center.y + view.height / 2 / view.scale;
   const tiles: PlacedTile[] = [];
-  for (let y = Math.max(0, Math.floor(top * count)); y <= Math.min(count - 1, Math.floor(bottom * count)); y++) {
-    for (let x = Math.max(0, Math.floor(left * count)); x <= Math.min(count - 1, Math.floor(right * count)); x++) {
+  for (
+    let y = Math.max(0, Math.floor(top * count));
+    y <= Math.min(count - 1, Math.floor(bottom * count));
+    y++
+  ) {
+    for (
+      let x = Math.max(0, Math.floor(left * count));
+      x <= Math.min(count - 1, Math.floor(right * count));
+      x++
+    ) {
       const corner = toPixels(view, { x: x / count, y: y / count });
       tiles.push({ z, x, y, left: corner.x, top: corner.y, size });
     }
@@ -162,8 +185,14 @@ export function coveringTiles(view: MapView, maxZoom = 18): PlacedTile[] {
  * @param template e.g. `https://tile.example.org/{z}/{x}/{y}.png`
  * @param tile the tile
  */
-export function tileUrl(template: string, tile: { readonly z: number; readonly x: number; readonly y: number }): string {
-  return template.replaceAll("{z}", String(tile.z)).replaceAll("{x}", String(tile.x)).replaceAll("{y}", String(tile.y));
+export function tileUrl(
+  template: string,
+  tile: { readonly z: number; readonly x: number; readonly y: number },
+): string {
+  return template.replaceAll("{z}", String(tile.z)).replaceAll("{x}", String(tile.x)).replaceAll(
+    "{y}",
+    String(tile.y),
+  );
 }
 
 // --- The basemap: land, lakes, rivers and borders of Natural Earth ------------
@@ -199,17 +228,30 @@ export function readBasemap(file: unknown): BasemapLayer[] {
     throw new TypeError("Cannot read the basemap: expected {unitsPerDegree, layers}");
   }
   return layers.map((layer: unknown, index) => {
-    const { name, kind, shapes } = typeof layer === "object" && layer !== null ? (layer as Record<string, unknown>) : {};
-    if (typeof name !== "string" || (kind !== "area" && kind !== "line") || !Array.isArray(shapes)) {
-      throw new TypeError(`Cannot read the basemap: layer ${index + 1} needs a name, a kind ("area" or "line") and shapes`);
+    const { name, kind, shapes } = typeof layer === "object" && layer !== null
+      ? (layer as Record<string, unknown>)
+      : {};
+    if (
+      typeof name !== "string" || (kind !== "area" && kind !== "line") || !Array.isArray(shapes)
+    ) {
+      throw new TypeError(
+        `Cannot read the basemap: layer ${
+          index + 1
+        } needs a name, a kind ("area" or "line") and shapes`,
+      );
     }
     return { name, kind, shapes: shapes.map((shape: unknown) => readShape(shape, units, name)) };
   });
 }
 
 function readShape(shape: unknown, units: number, layer: string): BasemapShape {
-  if (!Array.isArray(shape) || shape.length % 2 !== 0 || !shape.every((value) => Number.isInteger(value))) {
-    throw new TypeError(`Cannot read the basemap: a shape of "${layer}" is not a list of whole-number steps`);
+  if (
+    !Array.isArray(shape) || shape.length % 2 !== 0 ||
+    !shape.every((value) => Number.isInteger(value))
+  ) {
+    throw new TypeError(
+      `Cannot read the basemap: a shape of "${layer}" is not a list of whole-number steps`,
+    );
   }
   const points = new Float64Array(shape.length);
   let longitude = 0, latitude = 0;
@@ -247,8 +289,12 @@ export function layerPath(layer: BasemapLayer, view: MapView, pad = 4, step = 1)
   const south = view.center.y + (view.height / 2 + pad) / view.scale;
   let path = "";
   for (const shape of layer.shapes) {
-    if (shape.maxX < west || shape.minX > east || shape.maxY < north || shape.minY > south) continue;
-    if ((shape.maxX - shape.minX) * view.scale < step && (shape.maxY - shape.minY) * view.scale < step) continue;
+    if (shape.maxX < west || shape.minX > east || shape.maxY < north || shape.minY > south) {
+      continue;
+    }
+    if (
+      (shape.maxX - shape.minX) * view.scale < step && (shape.maxY - shape.minY) * view.scale < step
+    ) continue;
     const pixels = projectShape(shape.points, view, step);
     if (layer.kind === "area") {
       const ring = clipRing(pixels, rect);
@@ -293,11 +339,26 @@ interface Rect {
  */
 export function clipRing(ring: readonly number[], rect: Rect): number[] {
   let points = ring;
-  const edges: [(x: number, y: number) => boolean, (ax: number, ay: number, bx: number, by: number) => [number, number]][] = [
-    [(x) => x >= rect.left, (ax, ay, bx, by) => [rect.left, ay + ((by - ay) * (rect.left - ax)) / (bx - ax)]],
-    [(x) => x <= rect.right, (ax, ay, bx, by) => [rect.right, ay + ((by - ay) * (rect.right - ax)) / (bx - ax)]],
-    [(_x, y) => y >= rect.top, (ax, ay, bx, by) => [ax + ((bx - ax) * (rect.top - ay)) / (by - ay), rect.top]],
-    [(_x, y) => y <= rect.bottom, (ax, ay, bx, by) => [ax + ((bx - ax) * (rect.bottom - ay)) / (by - ay), rect.bottom]],
+  const edges: [
+    (x: number, y: number) => boolean,
+    (ax: number, ay: number, bx: number, by: number) => [number, number],
+  ][] = [
+    [
+      (x) => x >= rect.left,
+      (ax, ay, bx, by) => [rect.left, ay + ((by - ay) * (rect.left - ax)) / (bx - ax)],
+    ],
+    [
+      (x) => x <= rect.right,
+      (ax, ay, bx, by) => [rect.right, ay + ((by - ay) * (rect.right - ax)) / (bx - ax)],
+    ],
+    [
+      (_x, y) => y >= rect.top,
+      (ax, ay, bx, by) => [ax + ((bx - ax) * (rect.top - ay)) / (by - ay), rect.top],
+    ],
+    [
+      (_x, y) => y <= rect.bottom,
+      (ax, ay, bx, by) => [ax + ((bx - ax) * (rect.bottom - ay)) / (by - ay), rect.bottom],
+    ],
   ];
   for (const [inside, cross] of edges) {
     if (points.length === 0) break;
@@ -330,7 +391,12 @@ export function clipLine(line: readonly number[], rect: Rect): number[][] {
     const dx = bx - ax, dy = by - ay;
     let enter = 0, leave = 1;
     let visible = true;
-    for (const [p, q] of [[-dx, ax - rect.left], [dx, rect.right - ax], [-dy, ay - rect.top], [dy, rect.bottom - ay]] as const) {
+    for (
+      const [p, q] of [[-dx, ax - rect.left], [dx, rect.right - ax], [-dy, ay - rect.top], [
+        dy,
+        rect.bottom - ay,
+      ]] as const
+    ) {
       if (p === 0) {
         if (q < 0) visible = false;
       } else if (p < 0) {
@@ -375,7 +441,12 @@ function pathData(points: readonly number[]): string {
 // --- The drawing ---------------------------------------------------------------
 
 /** The map's height for its width. */
-const MAP_SHAPE: DrawingShape = { aspect: 0.625, minHeight: 260, maxHeight: 560, fallbackWidth: 800 };
+const MAP_SHAPE: DrawingShape = {
+  aspect: 0.625,
+  minHeight: 260,
+  maxHeight: 560,
+  fallbackWidth: 800,
+};
 
 /** A location the map draws. */
 export interface MapPlace {
@@ -412,7 +483,9 @@ export function drawMap(map: Drawing, scene: MapScene): number {
   const size = drawingSize(map.svg, MAP_SHAPE);
   const view = fitView(scene.places, size.width, size.height);
   map.svg.setAttribute("viewBox", `0 0 ${size.width} ${size.height}`);
-  const layers: SVGElement[] = [svg("rect", { class: "sea", width: size.width, height: size.height })];
+  const layers: SVGElement[] = [
+    svg("rect", { class: "sea", width: size.width, height: size.height }),
+  ];
   const ground = svg("g", { class: "basemap" });
   for (const layer of scene.basemap) {
     const d = layerPath(layer, view);
@@ -422,7 +495,15 @@ export function drawMap(map: Drawing, scene: MapScene): number {
   if (scene.tiles !== "") {
     const tiles = svg("g", { class: "tiles" });
     for (const tile of coveringTiles(view)) {
-      tiles.append(svg("image", { href: tileUrl(scene.tiles, tile), x: tile.left, y: tile.top, width: tile.size, height: tile.size }));
+      tiles.append(
+        svg("image", {
+          href: tileUrl(scene.tiles, tile),
+          x: tile.left,
+          y: tile.top,
+          width: tile.size,
+          height: tile.size,
+        }),
+      );
     }
     layers.push(tiles);
   }
@@ -432,25 +513,48 @@ export function drawMap(map: Drawing, scene: MapScene): number {
   for (const longitude of grid.longitudes) {
     const x = toPixels(view, mercator(longitude, 0)).x;
     lines.append(svg("line", { x1: x, y1: 0, x2: x, y2: size.height }));
-    if (x + 3 + 40 <= size.width) lines.append(svg("text", { x: x + 3, y: size.height - 6 }, `${Math.abs(longitude)}°${longitude < 0 ? "W" : longitude > 0 ? "E" : ""}`));
+    if (x + 3 + 40 <= size.width) {
+      lines.append(
+        svg(
+          "text",
+          { x: x + 3, y: size.height - 6 },
+          `${Math.abs(longitude)}°${longitude < 0 ? "W" : longitude > 0 ? "E" : ""}`,
+        ),
+      );
+    }
   }
   for (const latitude of grid.latitudes) {
     const y = toPixels(view, mercator(0, latitude)).y;
     lines.append(svg("line", { x1: 0, y1: y, x2: size.width, y2: y }));
-    if (y - 3 >= 12 && y - 3 <= size.height - 24) lines.append(svg("text", { x: 4, y: y - 3 }, `${Math.abs(latitude)}°${latitude < 0 ? "S" : latitude > 0 ? "N" : ""}`));
+    if (y - 3 >= 12 && y - 3 <= size.height - 24) {
+      lines.append(
+        svg(
+          "text",
+          { x: 4, y: y - 3 },
+          `${Math.abs(latitude)}°${latitude < 0 ? "S" : latitude > 0 ? "N" : ""}`,
+        ),
+      );
+    }
   }
   layers.push(lines);
   const dots = svg("g", { class: "locations" });
   for (const place of scene.places) {
     const at = toPixels(view, mercator(place.longitude, place.latitude));
-    const dot = svg("circle", { cx: at.x.toFixed(1), cy: at.y.toFixed(1), r: 6, class: place.id === scene.selected ? "location selected" : "location", "data-id": place.id });
+    const dot = svg("circle", {
+      cx: at.x.toFixed(1),
+      cy: at.y.toFixed(1),
+      r: 6,
+      class: place.id === scene.selected ? "location selected" : "location",
+      "data-id": place.id,
+    });
     dot.append(svg("title", {}, `${place.name} (location ${place.id})`));
     dots.append(dot);
   }
   layers.push(dots);
   const what = scene.basemap.length === 0 ? "" : " over land, lakes, rivers and borders";
   const missing = scene.unplaced > 0 ? `; ${scene.unplaced} without coordinates are not drawn` : "";
-  map.description.textContent = `${scene.places.length} locations on a Web Mercator map${what}${missing}.`;
+  map.description.textContent =
+    `${scene.places.length} locations on a Web Mercator map${what}${missing}.`;
   map.svg.replaceChildren(map.description, ...layers);
   return size.width;
 }
@@ -461,7 +565,9 @@ export function drawMap(map: Drawing, scene: MapScene): number {
  * @param id the location's id
  */
 export function markChosen(map: Drawing, id: number): void {
-  for (const dot of map.svg.querySelectorAll("circle.location")) dot.classList.toggle("selected", dot.getAttribute("data-id") === String(id));
+  for (const dot of map.svg.querySelectorAll("circle.location")) {
+    dot.classList.toggle("selected", dot.getAttribute("data-id") === String(id));
+  }
 }
 
 /**

@@ -45,7 +45,9 @@ export function niceTicks(min: number, max: number, count = 5): number[] {
   if (min === max) return [min];
   const raw = (max - min) / Math.max(1, count);
   const power = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((factor) => factor * power).find((candidate) => candidate >= raw) ?? 10 * power;
+  const step =
+    [1, 2, 5, 10].map((factor) => factor * power).find((candidate) => candidate >= raw) ??
+      10 * power;
   const ticks: number[] = [];
   for (let value = Math.ceil(min / step) * step; value <= max + step * 1e-9; value += step) {
     ticks.push(Number(value.toPrecision(12)));
@@ -76,7 +78,7 @@ export function timeTicks(start: number, end: number, count = 6): TimeTick[] {
   if (years / 1 > count || days > 366 * 2) {
     const step = YEAR_STEPS.find((candidate) => years / candidate <= count) ?? 100;
     const ticks: TimeTick[] = [];
-    for (let year = Math.ceil(first.getUTCFullYear() / step) * step; ; year += step) {
+    for (let year = Math.ceil(first.getUTCFullYear() / step) * step;; year += step) {
       const time = Date.UTC(year, 0, 1);
       if (time > end) break;
       if (time >= start) ticks.push({ time, label: String(year) });
@@ -87,12 +89,14 @@ export function timeTicks(start: number, end: number, count = 6): TimeTick[] {
   if (months > count / 2 || days > 62) {
     const step = MONTH_STEPS.find((candidate) => months / candidate <= count) ?? 12;
     const ticks: TimeTick[] = [];
-    for (let index = first.getUTCFullYear() * 12 + first.getUTCMonth(); ; index++) {
+    for (let index = first.getUTCFullYear() * 12 + first.getUTCMonth();; index++) {
       const year = Math.floor(index / 12);
       const month = index % 12;
       const time = Date.UTC(year, month, 1);
       if (time > end) break;
-      if (time >= start && month % step === 0) ticks.push({ time, label: `${year}-${pad(month + 1)}` });
+      if (time >= start && month % step === 0) {
+        ticks.push({ time, label: `${year}-${pad(month + 1)}` });
+      }
     }
     return ticks;
   }
@@ -101,7 +105,10 @@ export function timeTicks(start: number, end: number, count = 6): TimeTick[] {
   const day0 = Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), first.getUTCDate());
   for (let time = day0 < start ? day0 + 86_400_000 : day0; time <= end; time += step * 86_400_000) {
     const date = new Date(time);
-    ticks.push({ time, label: `${date.getUTCFullYear()}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}` });
+    ticks.push({
+      time,
+      label: `${date.getUTCFullYear()}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}`,
+    });
   }
   return ticks;
 }
@@ -151,11 +158,16 @@ export function layOutSeries(series: readonly SeriesPoint[], frame: PlotFrame): 
   const spanV = high - low || 1;
   const innerWidth = frame.width - frame.left - frame.right;
   const innerHeight = frame.height - frame.top - frame.bottom;
-  const x = (time: number): number => frame.left + (end === start ? innerWidth / 2 : ((time - start) / spanT) * innerWidth);
-  const y = (value: number): number => frame.top + (high === low ? innerHeight / 2 : (1 - (value - low) / spanV) * innerHeight);
+  const x = (time: number): number =>
+    frame.left + (end === start ? innerWidth / 2 : ((time - start) / spanT) * innerWidth);
+  const y = (value: number): number =>
+    frame.top + (high === low ? innerHeight / 2 : (1 - (value - low) / spanV) * innerHeight);
   return {
     points: sorted.map((point) => ({ x: x(point.time), y: y(point.value) })),
-    xTicks: timeTicks(start, end, Math.max(2, Math.floor(innerWidth / 110))).map((tick) => ({ x: x(tick.time), label: tick.label })),
+    xTicks: timeTicks(start, end, Math.max(2, Math.floor(innerWidth / 110))).map((tick) => ({
+      x: x(tick.time),
+      label: tick.label,
+    })),
     yTicks: yTickValues.map((value) => ({ y: y(value), label: String(value) })),
     min,
     max,
@@ -165,7 +177,12 @@ export function layOutSeries(series: readonly SeriesPoint[], frame: PlotFrame): 
 // --- The drawing ---------------------------------------------------------------
 
 /** The plot's height for its width. */
-const PLOT_SHAPE: DrawingShape = { aspect: 0.4, minHeight: 220, maxHeight: 320, fallbackWidth: 800 };
+const PLOT_SHAPE: DrawingShape = {
+  aspect: 0.4,
+  minHeight: 220,
+  maxHeight: 320,
+  fallbackWidth: 800,
+};
 /** The plot's margins, which hold its axes' labels. */
 const PLOT_MARGIN = { left: 56, right: 14, top: 20, bottom: 34 } as const;
 
@@ -196,27 +213,54 @@ export function drawSeries(plot: Drawing, series: Series): number {
   const parts: SVGElement[] = [];
   const axes = svg("g", { class: "axes" });
   const bottom = frame.height - frame.bottom;
-  axes.append(svg("line", { x1: frame.left, y1: bottom, x2: frame.width - frame.right, y2: bottom }));
+  axes.append(
+    svg("line", { x1: frame.left, y1: bottom, x2: frame.width - frame.right, y2: bottom }),
+  );
   axes.append(svg("line", { x1: frame.left, y1: frame.top, x2: frame.left, y2: bottom }));
   for (const tick of layout.xTicks) {
     axes.append(svg("line", { class: "tick", x1: tick.x, y1: bottom, x2: tick.x, y2: bottom + 5 }));
     axes.append(svg("text", { x: tick.x, y: bottom + 20, "text-anchor": "middle" }, tick.label));
   }
   for (const tick of layout.yTicks) {
-    axes.append(svg("line", { class: "grid", x1: frame.left, y1: tick.y, x2: frame.width - frame.right, y2: tick.y }));
-    axes.append(svg("text", { x: frame.left - 6, y: tick.y + 4, "text-anchor": "end" }, tick.label));
+    axes.append(
+      svg("line", {
+        class: "grid",
+        x1: frame.left,
+        y1: tick.y,
+        x2: frame.width - frame.right,
+        y2: tick.y,
+      }),
+    );
+    axes.append(
+      svg("text", { x: frame.left - 6, y: tick.y + 4, "text-anchor": "end" }, tick.label),
+    );
   }
-  if (units.length === 1) axes.append(svg("text", { x: frame.left + 4, y: frame.top - 6, class: "unit" }, units[0]!));
+  if (units.length === 1) {
+    axes.append(svg("text", { x: frame.left + 4, y: frame.top - 6, class: "unit" }, units[0]!));
+  }
   parts.push(axes);
   if (layout.points.length > 1) {
-    parts.push(svg("polyline", { class: "line", points: layout.points.map((point) => `${point.x.toFixed(1)},${point.y.toFixed(1)}`).join(" ") }));
+    parts.push(
+      svg("polyline", {
+        class: "line",
+        points: layout.points.map((point) => `${point.x.toFixed(1)},${point.y.toFixed(1)}`).join(
+          " ",
+        ),
+      }),
+    );
   }
   const dots = svg("g", { class: "points" });
-  for (const point of layout.points) dots.append(svg("circle", { class: "point", cx: point.x.toFixed(1), cy: point.y.toFixed(1), r: 2.5 }));
+  for (const point of layout.points) {
+    dots.append(
+      svg("circle", { class: "point", cx: point.x.toFixed(1), cy: point.y.toFixed(1), r: 2.5 }),
+    );
+  }
   parts.push(dots);
   plot.description.textContent = points.length === 0
     ? `No readings of ${title}.`
-    : `${points.length} readings of ${title}, from ${layout.min} to ${layout.max}${units.length === 1 ? ` ${units[0]}` : ""}.`;
+    : `${points.length} readings of ${title}, from ${layout.min} to ${layout.max}${
+      units.length === 1 ? ` ${units[0]}` : ""
+    }.`;
   plot.svg.replaceChildren(plot.description, ...parts);
   plot.svg.setAttribute("data-points", String(points.length));
   return size.width;

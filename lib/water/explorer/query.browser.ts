@@ -40,7 +40,9 @@ export function buildFilter(selection: Selection, locationId?: number): string {
   if (selection.dataset !== "") clauses.push(`DOI eq ${odataString(selection.dataset)}`);
   if (selection.region !== "") clauses.push(`RegionId eq ${odataString(selection.region)}`);
   if (locationId !== undefined) clauses.push(`LocationId eq ${locationId}`);
-  if (selection.characteristic !== "") clauses.push(`CharacteristicName eq ${odataString(selection.characteristic)}`);
+  if (selection.characteristic !== "") {
+    clauses.push(`CharacteristicName eq ${odataString(selection.characteristic)}`);
+  }
   if (DAY.test(selection.from)) clauses.push(`ActivityStartDate ge ${selection.from}`);
   if (DAY.test(selection.to)) clauses.push(`ActivityStartDate le ${selection.to}`);
   return clauses.join(" and ");
@@ -53,14 +55,17 @@ export function buildFilter(selection: Selection, locationId?: number): string {
  * @returns `?name=value&...`, or empty
  */
 export function queryString(params: QueryParams): string {
-  const parts = params.filter(([, value]) => value !== "").map(([name, value]) => `${name}=${encodeValue(value)}`);
+  const parts = params.filter(([, value]) => value !== "").map(([name, value]) =>
+    `${name}=${encodeValue(value)}`
+  );
   return parts.length === 0 ? "" : `?${parts.join("&")}`;
 }
 
 // Like encodeURIComponent, but commas, parentheses and colons stay readable
 // (`$select=Id,Name`); quotes stay encoded, so a shell's quotes can hold the URL.
 function encodeValue(value: string): string {
-  return encodeURIComponent(value).replace(/%2C|%3A/g, (escape) => decodeURIComponent(escape)).replaceAll("'", "%27");
+  return encodeURIComponent(value).replace(/%2C|%3A/g, (escape) => decodeURIComponent(escape))
+    .replaceAll("'", "%27");
 }
 
 /**
@@ -162,7 +167,8 @@ export interface Page<T> {
 export function coordinates(row: LocationRow): { longitude: number; latitude: number } | undefined {
   const longitude = row.LongitudeNormalized ?? row.Longitude;
   const latitude = row.LatitudeNormalized ?? row.Latitude;
-  return typeof longitude === "number" && typeof latitude === "number" && Number.isFinite(longitude) && Number.isFinite(latitude)
+  return typeof longitude === "number" && typeof latitude === "number" &&
+      Number.isFinite(longitude) && Number.isFinite(latitude)
     ? { longitude, latitude }
     : undefined;
 }

@@ -88,7 +88,9 @@ export class ObservationTable {
     const first = (this.#paths.length - 1) * this.#options.pageSize;
     info.textContent = page.value.length === 0
       ? "No rows"
-      : `Rows ${formatNumber(first + 1)}–${formatNumber(first + page.value.length)} of ${formatNumber(this.#total)}`;
+      : `Rows ${formatNumber(first + 1)}–${formatNumber(first + page.value.length)} of ${
+        formatNumber(this.#total)
+      }`;
     previous.disabled = this.#paths.length < 2;
     next.disabled = this.#next === undefined;
   }

@@ -1,6 +1,17 @@
-import { compressParts, type ContentCoding, JSON_CONTENT_TYPE, jsonResponse, parseQuery } from "../../http/_internal.ts";
+import {
+  compressParts,
+  type ContentCoding,
+  JSON_CONTENT_TYPE,
+  jsonResponse,
+  parseQuery,
+} from "../../http/_internal.ts";
 import { type Deadline, type HttpRequest, type HttpResponse } from "../../http/mod.ts";
-import { buildNextLink, type OrderKey, type QueryOptions, readQueryOptions } from "../../odata/mod.ts";
+import {
+  buildNextLink,
+  type OrderKey,
+  type QueryOptions,
+  readQueryOptions,
+} from "../../odata/mod.ts";
 import { WaterError } from "../errors.ts";
 import type { CollectionSchema } from "../fields.ts";
 import {
@@ -45,7 +56,12 @@ export function answerCount(
   deadline: Deadline,
   settings: PageSettings,
 ): HttpResponse {
-  const query = readQuery(collection, readQueryOptions(parseQuery(request.query)), deadline, settings.filters);
+  const query = readQuery(
+    collection,
+    readQueryOptions(parseQuery(request.query)),
+    deadline,
+    settings.filters,
+  );
   return {
     status: 200,
     headers: { "content-type": "text/plain; charset=utf-8", ...ODATA_HEADERS },
@@ -90,7 +106,9 @@ export function answerQuery(
   }
   const { writer, id } = settings.writers.get(collection, options.select);
   const format = options.format ?? (prefersCsv(request.headers["accept"]) ? "csv" : "json");
-  if (format === "csv" && options.top === undefined) return streamCsv(store, query, writer, options, deadline, settings);
+  if (format === "csv" && options.top === undefined) {
+    return streamCsv(store, query, writer, options, deadline, settings);
+  }
   const top = options.top ?? settings.defaultTop;
   const skip = options.skip ?? 0;
   let page: PageResult;
@@ -134,8 +152,12 @@ export function answerQuery(
     const first = parts.next();
     if (first.done !== true) {
       const json = { ...headers, "content-type": JSON_CONTENT_TYPE };
-      if (first.value.byteLength < settings.compressAbove) return { status: 200, headers: json, body: [first.value, ...parts] };
-      return compressParts(chain(first.value, parts), coding, { release: (part) => settings.scratch.give(part) }).then((body) => ({
+      if (first.value.byteLength < settings.compressAbove) {
+        return { status: 200, headers: json, body: [first.value, ...parts] };
+      }
+      return compressParts(chain(first.value, parts), coding, {
+        release: (part) => settings.scratch.give(part),
+      }).then((body) => ({
         status: 200,
         headers: { ...json, vary: "Accept-Encoding", "content-encoding": coding },
         body,
@@ -147,7 +169,10 @@ export function answerQuery(
 }
 
 /** The first part already made, then the rest as they are made. */
-function* chain(first: Uint8Array, rest: Iterator<Uint8Array, void, undefined>): Generator<Uint8Array, void, undefined> {
+function* chain(
+  first: Uint8Array,
+  rest: Iterator<Uint8Array, void, undefined>,
+): Generator<Uint8Array, void, undefined> {
   yield first;
   for (let next = rest.next(); next.done !== true; next = rest.next()) yield next.value;
 }
@@ -176,32 +201,57 @@ export function answerEntity(
   root: ServiceRoot,
 ): HttpResponse {
   const key = rawKey.replace(/^'(.*)'$/, "$1");
-  const valid = collection.level === "dataset" ? /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(key) : /^[0-9]{1,15}$/.test(key);
+  const valid = collection.level === "dataset"
+    ? /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(key)
+    : /^[0-9]{1,15}$/.test(key);
   if (!valid) {
     const expected = collection.level === "dataset" ? "a UUID" : "an integer";
-    throw new WaterError("ERR_WATER_NOT_FOUND", `Cannot find ${collection.name}(${rawKey}): its key is ${expected}`, { target: collection.name });
+    throw new WaterError(
+      "ERR_WATER_NOT_FOUND",
+      `Cannot find ${collection.name}(${rawKey}): its key is ${expected}`,
+      { target: collection.name },
+    );
   }
   const options = readQueryOptions(parseQuery(request.query));
-  const query = readQuery(collection, { ...options, filter: `Id eq ${collection.level === "dataset" ? key.toLowerCase() : key}` }, deadline, settings.filters);
+  const query = readQuery(
+    collection,
+    { ...options, filter: `Id eq ${collection.level === "dataset" ? key.toLowerCase() : key}` },
+    deadline,
+    settings.filters,
+  );
   const { writer, id } = settings.writers.get(collection, options.select);
   const page = queryPage(store, query, undefined, 1);
   if (page.rows.length === 0) {
-    throw new WaterError("ERR_WATER_NOT_FOUND", `Cannot find ${collection.name}(${rawKey}): no such entity`, { target: collection.name });
+    throw new WaterError(
+      "ERR_WATER_NOT_FOUND",
+      `Cannot find ${collection.name}(${rawKey}): no such entity`,
+      { target: collection.name },
+    );
   }
   // The row as it renders for a page (`{"Id":…}`, cached alike), with the context spliced in after its brace.
   const rendered = renderJsonPage(page.rows, writer, id, settings, new Uint8Array(0), "", deadline);
   const row = rendered instanceof Uint8Array ? rendered : Buffer.concat(rendered);
   const context = `${contextUrl(root, collection, options.select)}/$entity`;
   const head = encoder.encode(`{"@odata.context":${JSON.stringify(context)},`);
-  return { status: 200, headers: { ...ODATA_HEADERS, "content-type": JSON_CONTENT_TYPE }, body: [head, row.subarray(1)] };
+  return {
+    status: 200,
+    headers: { ...ODATA_HEADERS, "content-type": JSON_CONTENT_TYPE },
+    body: [head, row.subarray(1)],
+  };
 }
 
 /**
  * The `@odata.context` of a collection answer (OData 4.01 §10.2, §10.9):
  * `<service>/$metadata#Locations`, or `#Locations(Id,Name)` with `$select`.
  */
-function contextUrl(root: ServiceRoot, collection: CollectionSchema, select: readonly string[] | undefined): string {
-  return `${root.origin}${root.base}/$metadata#${collection.name}${select === undefined ? "" : `(${select.join(",")})`}`;
+function contextUrl(
+  root: ServiceRoot,
+  collection: CollectionSchema,
+  select: readonly string[] | undefined,
+): string {
+  return `${root.origin}${root.base}/$metadata#${collection.name}${
+    select === undefined ? "" : `(${select.join(",")})`
+  }`;
 }
 
 function streamCsv(
@@ -234,10 +284,20 @@ function streamCsv(
   };
   async function* chunks(): AsyncGenerator<string> {
     if (options.orderBy !== undefined) {
-      const ordered = orderedPage(store, guarded, options.orderBy, token, skip, Infinity, settings.ranks);
+      const ordered = orderedPage(
+        store,
+        guarded,
+        options.orderBy,
+        token,
+        skip,
+        Infinity,
+        settings.ranks,
+      );
       started = true;
       yield writer.csvHeader();
-      for (let at = 0; at < ordered.rows.length; at += CSV_BATCH) yield writer.csv(ordered.rows.slice(at, at + CSV_BATCH));
+      for (let at = 0; at < ordered.rows.length; at += CSV_BATCH) {
+        yield writer.csv(ordered.rows.slice(at, at + CSV_BATCH));
+      }
       return;
     }
     if (query.collection.level === "observation") {
@@ -272,5 +332,7 @@ function prefersCsv(accept: string | undefined): boolean {
 }
 
 function idOf(store: WaterStore, collection: CollectionSchema, row: number): string | number {
-  return collection.level === "dataset" ? store.datasets[row]!.id : store.idOf(collection.level, row);
+  return collection.level === "dataset"
+    ? store.datasets[row]!.id
+    : store.idOf(collection.level, row);
 }

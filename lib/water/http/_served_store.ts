@@ -51,7 +51,11 @@ export interface ServedStore {
  * @param filters the bound filters every store shares
  * @returns the store and its caches
  */
-export function serveStore(store: WaterStore, limits: ServeLimits, filters: Map<string, BoundFilter>): ServedStore {
+export function serveStore(
+  store: WaterStore,
+  limits: ServeLimits,
+  filters: Map<string, BoundFilter>,
+): ServedStore {
   const cache = new RenderCache(limits.renderCacheBytes);
   return {
     store,
@@ -68,7 +72,10 @@ export function serveStore(store: WaterStore, limits: ServeLimits, filters: Map<
       scratch: new ScratchBuffers(2 * 1024 * 1024, 8),
     },
     // A quarter of the render cache's budget: compressed pages are some 2 to 10 % of their size.
-    compressed: new CompressedPages(Math.floor(limits.renderCacheBytes / 4), Math.max(64 * 1024, limits.compressAbove)),
+    compressed: new CompressedPages(
+      Math.floor(limits.renderCacheBytes / 4),
+      Math.max(64 * 1024, limits.compressAbove),
+    ),
   };
 }
 

@@ -1,14 +1,30 @@
-import { type ErrorCode, errorStatuses, type JsonSchema, type ParameterDoc, type ResponseDoc, type RouteDoc } from "../../http/mod.ts";
-import { errorResponses as statusesResponses, schemaRef, type SecuritySchemeDoc } from "../../http/_internal.ts";
+import {
+  type ErrorCode,
+  errorStatuses,
+  type JsonSchema,
+  type ParameterDoc,
+  type ResponseDoc,
+  type RouteDoc,
+} from "../../http/mod.ts";
+import {
+  errorResponses as statusesResponses,
+  schemaRef,
+  type SecuritySchemeDoc,
+} from "../../http/_internal.ts";
 import { WATER_ERROR_STATUS } from "../error_status.ts";
 import type { FilterSyntaxError, ODataErrorCode } from "../../odata/mod.ts";
 import type { CsvSyntaxError, WaterErrorCode } from "../errors.ts";
 import { describeQueryOptions } from "../../odata/_internal.ts";
 import { type FilterFieldType } from "../../odata/mod.ts";
-import { type CollectionName, type CollectionSchema, COLLECTIONS } from "../fields.ts";
+import { type CollectionName, COLLECTIONS, type CollectionSchema } from "../fields.ts";
 
 /** A code the service's answers may carry: its own, or one of lib/http and below. */
-type DocumentedCode = WaterErrorCode | CsvSyntaxError["code"] | ODataErrorCode | FilterSyntaxError["code"] | ErrorCode;
+type DocumentedCode =
+  | WaterErrorCode
+  | CsvSyntaxError["code"]
+  | ODataErrorCode
+  | FilterSyntaxError["code"]
+  | ErrorCode;
 
 /** The statuses of the codes the service documents. */
 const STATUSES = errorStatuses(WATER_ERROR_STATUS);
@@ -36,8 +52,17 @@ export const WATER_SECURITY_SCHEMES: Readonly<Record<string, SecuritySchemeDoc>>
     description: "A key of `API_KEYS` or `API_KEYS_FILE`: missing 401, unknown 403. " +
       "`GET` requests from an origin of `CORS_ORIGINS` may leave it out.",
   },
-  adminBearer: { type: "http", scheme: "bearer", description: "A key of `ADMIN_API_KEYS`, as `Authorization: Bearer <key>`" },
-  adminApiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "A key of `ADMIN_API_KEYS`, in `x-api-key`" },
+  adminBearer: {
+    type: "http",
+    scheme: "bearer",
+    description: "A key of `ADMIN_API_KEYS`, as `Authorization: Bearer <key>`",
+  },
+  adminApiKey: {
+    type: "apiKey",
+    in: "header",
+    name: "x-api-key",
+    description: "A key of `ADMIN_API_KEYS`, in `x-api-key`",
+  },
 };
 
 /** The JSON Schema of each filter type as the rows write it. */
@@ -60,14 +85,29 @@ const ROW_NAMES: Readonly<Record<CollectionName, string>> = {
 };
 
 /** Examples of each collection's options that answer rows of the demo data. */
-const EXAMPLES: Readonly<Record<CollectionName, { readonly filter: string; readonly select: string; readonly orderby: string; readonly skiptoken: string }>> = {
+const EXAMPLES: Readonly<
+  Record<
+    CollectionName,
+    {
+      readonly filter: string;
+      readonly select: string;
+      readonly orderby: string;
+      readonly skiptoken: string;
+    }
+  >
+> = {
   Metadata: {
     filter: "RegionId eq 'hub.pacific'",
     select: "Id,DOI,DatasetName,Citation,Licence",
     orderby: "DatasetName desc",
     skiptoken: "Id:21f6d1aa-00f8-4ceb-8e09-cd9e9efb77db",
   },
-  Locations: { filter: "CharacteristicName eq 'pH'", select: "Id,Name,Latitude,Longitude", orderby: "Name", skiptoken: "Id:1" },
+  Locations: {
+    filter: "CharacteristicName eq 'pH'",
+    select: "Id,Name,Latitude,Longitude",
+    orderby: "Name",
+    skiptoken: "Id:1",
+  },
   Observations: {
     filter: "CharacteristicName eq 'pH' and ResultValue gt 7",
     select: "Id,LocationId,ActivityStartDate,CharacteristicName,ResultValue,ResultUnit",
@@ -104,7 +144,9 @@ const QUERY_ERRORS: readonly DocumentedCode[] = [
   ...ACCESS_ERRORS,
 ];
 
-const ODATA_VERSION = { "OData-Version": { description: "Always 4.0", schema: { type: "string", const: "4.0" } } } as const;
+const ODATA_VERSION = {
+  "OData-Version": { description: "Always 4.0", schema: { type: "string", const: "4.0" } },
+} as const;
 const SECURITY = [{ apiKey: [] }] as const;
 
 /**
@@ -130,14 +172,20 @@ export function rowSchema(collection: CollectionSchema): JsonSchema {
 
 /** Every collection's row schema, shared by the routes. */
 function rowSchemas(): Record<string, JsonSchema> {
-  return Object.fromEntries([...COLLECTIONS.values()].map((collection) => [ROW_NAMES[collection.name], rowSchema(collection)]));
+  return Object.fromEntries(
+    [...COLLECTIONS.values()].map((
+      collection,
+    ) => [ROW_NAMES[collection.name], rowSchema(collection)]),
+  );
 }
 
 function queryParameters(collection: CollectionSchema, forCount: boolean): ParameterDoc[] {
   const examples = EXAMPLES[collection.name];
   const fields = [...collection.filter.keys()].join(", ");
   const shown = collection.select.map((field) => field.name).join(", ");
-  const byName: Readonly<Record<string, { readonly example: string | number | boolean; readonly more?: string }>> = {
+  const byName: Readonly<
+    Record<string, { readonly example: string | number | boolean; readonly more?: string }>
+  > = {
     $filter: { example: examples.filter, more: `. Fields: ${fields}` },
     $select: { example: examples.select, more: `. Fields: ${shown}` },
     $top: { example: 2 },
@@ -151,7 +199,9 @@ function queryParameters(collection: CollectionSchema, forCount: boolean): Param
   const options = describeQueryOptions().filter((option) => !forCount || option.name === "$filter");
   return options.map((option) => {
     const doc = byName[option.name];
-    if (doc === undefined) throw new TypeError(`Cannot document query option ${option.name}: it has no example`);
+    if (doc === undefined) {
+      throw new TypeError(`Cannot document query option ${option.name}: it has no example`);
+    }
     return {
       name: option.name,
       in: "query",
@@ -175,21 +225,32 @@ export function collectionDoc(collection: CollectionSchema): RouteDoc {
     additionalProperties: false,
     properties: {
       "@odata.context": { type: "string", format: "uri" },
-      value: { type: "array", items: { $ref: `#/components/schemas/${row}`, unevaluatedProperties: false } },
-      "@odata.nextLink": { type: "string", format: "uri", description: "The next page; absent on the last" },
+      value: {
+        type: "array",
+        items: { $ref: `#/components/schemas/${row}`, unevaluatedProperties: false },
+      },
+      "@odata.nextLink": {
+        type: "string",
+        format: "uri",
+        description: "The next page; absent on the last",
+      },
     },
   };
   const count: JsonSchema = {
     type: "object",
     required: ["@odata.count", "value"],
     additionalProperties: false,
-    properties: { "@odata.count": { type: "integer", minimum: 0 }, value: { type: "integer", minimum: 0 } },
+    properties: {
+      "@odata.count": { type: "integer", minimum: 0 },
+      value: { type: "integer", minimum: 0 },
+    },
     description: "With `$count=true`: the number of matching rows, twice (DataStream's shape)",
   };
   return {
     operationId: `list${collection.name}`,
     summary: `Rows of ${collection.name}, a page at a time`,
-    description: "Rows in ascending `Id` (or `$orderby`); a page with more after it carries `@odata.nextLink` and the same " +
+    description:
+      "Rows in ascending `Id` (or `$orderby`); a page with more after it carries `@odata.nextLink` and the same " +
       "URL in `Link`. `$format=csv` or `Accept: text/csv` answers CSV (streamed whole without `$top`).",
     parameters: queryParameters(collection, false),
     responses: {
@@ -197,11 +258,16 @@ export function collectionDoc(collection: CollectionSchema): RouteDoc {
         description: "A page of rows, their count, or CSV",
         headers: {
           ...ODATA_VERSION,
-          Link: { description: "`<next page>; rel=\"next\"` when there is one", schema: { type: "string" } },
+          Link: {
+            description: '`<next page>; rel="next"` when there is one',
+            schema: { type: "string" },
+          },
         },
         content: {
           "application/json": { schema: { oneOf: [page, count] } },
-          "text/csv": { schema: { type: "string", description: "A header record, then a record a row" } },
+          "text/csv": {
+            schema: { type: "string", description: "A header record, then a record a row" },
+          },
         },
       },
       ...errorResponses([...QUERY_ERRORS, "ERR_WATER_TOKEN_GONE", "ERR_WATER_RESPONSE_TOO_LARGE"]),
@@ -222,7 +288,11 @@ export function countDoc(collection: CollectionSchema): RouteDoc {
     summary: `The number of rows of ${collection.name}, as plain text`,
     parameters: queryParameters(collection, true),
     responses: {
-      "200": { description: "The count", headers: ODATA_VERSION, content: { "text/plain": { schema: { type: "string", pattern: "^[0-9]+$" } } } },
+      "200": {
+        description: "The count",
+        headers: ODATA_VERSION,
+        content: { "text/plain": { schema: { type: "string", pattern: "^[0-9]+$" } } },
+      },
       ...errorResponses(QUERY_ERRORS),
     },
     security: SECURITY,
@@ -233,12 +303,16 @@ const COLLECTION_NAMES = [...COLLECTIONS.keys()];
 
 function queryOption(name: string): { readonly name: string; readonly schema: JsonSchema } {
   const option = describeQueryOptions().find((candidate) => candidate.name === name);
-  if (option === undefined) throw new TypeError(`Cannot document query option ${name}: the reader does not know it`);
+  if (option === undefined) {
+    throw new TypeError(`Cannot document query option ${name}: the reader does not know it`);
+  }
   return { name: option.name, schema: option.schema };
 }
 
 /** The water API's other routes' docs. */
-export const WATER_DOCS: Readonly<Record<"service" | "metadata" | "entity" | "unknownCount", RouteDoc>> = {
+export const WATER_DOCS: Readonly<
+  Record<"service" | "metadata" | "entity" | "unknownCount", RouteDoc>
+> = {
   service: {
     operationId: "getServiceDocument",
     summary: "The OData service document: the four entity sets",
@@ -260,7 +334,11 @@ export const WATER_DOCS: Readonly<Record<"service" | "metadata" | "entity" | "un
                     type: "object",
                     required: ["name", "kind", "url"],
                     additionalProperties: false,
-                    properties: { name: { enum: COLLECTION_NAMES }, kind: { const: "EntitySet" }, url: { enum: COLLECTION_NAMES } },
+                    properties: {
+                      name: { enum: COLLECTION_NAMES },
+                      kind: { const: "EntitySet" },
+                      url: { enum: COLLECTION_NAMES },
+                    },
                   },
                 },
               },
@@ -276,7 +354,11 @@ export const WATER_DOCS: Readonly<Record<"service" | "metadata" | "entity" | "un
     operationId: "getMetadataDocument",
     summary: "CSDL XML (OData 4.0) of the four entity sets: their properties, types and keys",
     responses: {
-      "200": { description: "The CSDL document", headers: ODATA_VERSION, content: { "application/xml": { schema: { type: "string" } } } },
+      "200": {
+        description: "The CSDL document",
+        headers: ODATA_VERSION,
+        content: { "application/xml": { schema: { type: "string" } } },
+      },
       ...errorResponses(ACCESS_ERRORS),
     },
     security: SECURITY,
@@ -284,7 +366,8 @@ export const WATER_DOCS: Readonly<Record<"service" | "metadata" | "entity" | "un
   entity: {
     operationId: "getEntity",
     summary: "One entity by its key, e.g. `Locations(1)` or `Metadata(<uuid>)`",
-    description: "The row itself with its `@odata.context`; `$select` applies. The key is an integer, a UUID for `Metadata`.",
+    description:
+      "The row itself with its `@odata.context`; `$select` applies. The key is an integer, a UUID for `Metadata`.",
     parameters: [
       {
         name: "collection",
@@ -293,7 +376,12 @@ export const WATER_DOCS: Readonly<Record<"service" | "metadata" | "entity" | "un
         schema: { type: "string", pattern: `^(${COLLECTION_NAMES.join("|")})\\((.+)\\)$` },
         example: "Locations(1)",
       },
-      { ...queryOption("$select"), in: "query", description: "The fields to answer with", example: "Id,Name" },
+      {
+        ...queryOption("$select"),
+        in: "query",
+        description: "The fields to answer with",
+        example: "Id,Name",
+      },
     ],
     responses: {
       "200": {
@@ -305,7 +393,12 @@ export const WATER_DOCS: Readonly<Record<"service" | "metadata" | "entity" | "un
               oneOf: [...COLLECTIONS.values()].map((collection) => ({
                 $ref: `#/components/schemas/${ROW_NAMES[collection.name]}`,
                 required: ["@odata.context"],
-                properties: { "@odata.context": { type: "string", pattern: `#${collection.name}(\\(.*\\))?/\\$entity$` } },
+                properties: {
+                  "@odata.context": {
+                    type: "string",
+                    pattern: `#${collection.name}(\\(.*\\))?/\\$entity$`,
+                  },
+                },
                 unevaluatedProperties: false,
               })),
             },
@@ -320,7 +413,13 @@ export const WATER_DOCS: Readonly<Record<"service" | "metadata" | "entity" | "un
   unknownCount: {
     operationId: "countUnknownCollection",
     summary: "The count of a collection that does not exist: always 404",
-    parameters: [{ name: "collection", in: "path", description: "A name that is not a collection", schema: { type: "string" }, example: "Rivers" }],
+    parameters: [{
+      name: "collection",
+      in: "path",
+      description: "A name that is not a collection",
+      schema: { type: "string" },
+      example: "Rivers",
+    }],
     responses: errorResponses([...ACCESS_ERRORS, "ERR_WATER_NOT_FOUND"]),
     security: SECURITY,
   },
@@ -331,7 +430,10 @@ const REPORT: JsonSchema = {
   required: ["datasets", "removed", "failures", "locations", "observations"],
   additionalProperties: false,
   properties: {
-    reloading: { type: "boolean", description: "Whether a reload runs now (the last load's report only)" },
+    reloading: {
+      type: "boolean",
+      description: "Whether a reload runs now (the last load's report only)",
+    },
     datasets: {
       type: "array",
       items: {
@@ -354,7 +456,11 @@ const REPORT: JsonSchema = {
         type: "object",
         required: ["folder", "id", "doi"],
         additionalProperties: false,
-        properties: { folder: { type: "string" }, id: { type: "string", format: "uuid" }, doi: { type: "string" } },
+        properties: {
+          folder: { type: "string" },
+          id: { type: "string", format: "uuid" },
+          doi: { type: "string" },
+        },
       },
     },
     failures: {
@@ -379,10 +485,16 @@ const REPORT: JsonSchema = {
 };
 
 const ADMIN_SECURITY = [{ adminBearer: [] }, { adminApiKey: [] }] as const;
-const NO_STORE = { "Cache-Control": { description: "`no-store`", schema: { type: "string" } } } as const;
+const NO_STORE = {
+  "Cache-Control": { description: "`no-store`", schema: { type: "string" } },
+} as const;
 
 function reportResponse(description: string): ResponseDoc {
-  return { description, headers: NO_STORE, content: { "application/json": { schema: schemaRef("ReloadReport") } } };
+  return {
+    description,
+    headers: NO_STORE,
+    content: { "application/json": { schema: schemaRef("ReloadReport") } },
+  };
 }
 
 /** The datasets admin routes' docs. */
@@ -390,14 +502,20 @@ export const ADMIN_DOCS: Readonly<Record<"report" | "reload", RouteDoc>> = {
   report: {
     operationId: "getDatasetsReport",
     summary: "What the last load of `DATA_DIR` served, skipped and could not load",
-    responses: { "200": reportResponse("The last load's report"), ...errorResponses(["ERR_HTTP_UNAUTHORIZED", "ERR_HTTP_FORBIDDEN"]) },
+    responses: {
+      "200": reportResponse("The last load's report"),
+      ...errorResponses(["ERR_HTTP_UNAUTHORIZED", "ERR_HTTP_FORBIDDEN"]),
+    },
     security: ADMIN_SECURITY,
     schemas: { ReloadReport: REPORT },
   },
   reload: {
     operationId: "reloadDatasets",
     summary: "Loads `DATA_DIR` again and answers once the new datasets serve",
-    responses: { "200": reportResponse("The reload's report"), ...errorResponses(["ERR_HTTP_UNAUTHORIZED", "ERR_HTTP_FORBIDDEN"]) },
+    responses: {
+      "200": reportResponse("The reload's report"),
+      ...errorResponses(["ERR_HTTP_UNAUTHORIZED", "ERR_HTTP_FORBIDDEN"]),
+    },
     security: ADMIN_SECURITY,
     schemas: { ReloadReport: REPORT },
   },

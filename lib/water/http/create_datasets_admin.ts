@@ -1,5 +1,11 @@
 import { sha256Hex } from "../../crypto/mod.ts";
-import { type ApiKey, createRouter, HttpError, type HttpRequest, type Router } from "../../http/mod.ts";
+import {
+  type ApiKey,
+  createRouter,
+  HttpError,
+  type HttpRequest,
+  type Router,
+} from "../../http/mod.ts";
 import { jsonResponse } from "../../http/_internal.ts";
 import { ADMIN_DOCS } from "./api_docs.ts";
 import type { ReloadReport } from "../load/load_datasets.ts";
@@ -21,7 +27,9 @@ export interface DatasetsAdminOptions {
    */
   readonly basePath?: string;
   /** Hears each reload a request made, with its report or its error, e.g. to log it. */
-  readonly onReload?: (outcome: { readonly report: ReloadReport } | { readonly error: unknown }) => void;
+  readonly onReload?: (
+    outcome: { readonly report: ReloadReport } | { readonly error: unknown },
+  ) => void;
 }
 
 /** The JSON of a reload report: each dataset served and how it came to, those removed, those that failed. */
@@ -61,7 +69,10 @@ export interface ReloadReportBody {
  * const admin = createDatasetsAdmin(live, { keys: indexApiKeys([parseApiKey("admin", "s3cret")]) });
  * ```
  */
-export function createDatasetsAdmin(datasets: ReloadableDatasets, options: DatasetsAdminOptions): Router {
+export function createDatasetsAdmin(
+  datasets: ReloadableDatasets,
+  options: DatasetsAdminOptions,
+): Router {
   const base = options.basePath ?? "/admin/datasets";
   const guard = (request: HttpRequest): void => authenticateAdmin(request, options.keys);
   return createRouter([
@@ -70,7 +81,10 @@ export function createDatasetsAdmin(datasets: ReloadableDatasets, options: Datas
       path: base,
       handler: (request) => {
         guard(request);
-        return jsonResponse(200, { reloading: datasets.reloading, ...reloadReportBody(datasets.loaded.report) }, NO_STORE);
+        return jsonResponse(200, {
+          reloading: datasets.reloading,
+          ...reloadReportBody(datasets.loaded.report),
+        }, NO_STORE);
       },
       doc: ADMIN_DOCS.report,
     },
@@ -118,7 +132,14 @@ export function reloadReportBody(report: ReloadReport): ReloadReportBody {
       skippedRows: dataset.skippedRows,
     })),
     removed: report.removed,
-    failures: report.failures.map(({ folder, file, line, column, message, kept }) => ({ folder, file, line, column, message, kept })),
+    failures: report.failures.map(({ folder, file, line, column, message, kept }) => ({
+      folder,
+      file,
+      line,
+      column,
+      message,
+      kept,
+    })),
     locations,
     observations,
   };
@@ -130,12 +151,16 @@ function authenticateAdmin(request: HttpRequest, keys: ReadonlyMap<string, ApiKe
   let presented = request.headers["x-api-key"]?.trim();
   if (authorization !== undefined) {
     const match = /^Bearer +(\S+) *$/i.exec(authorization);
-    if (match === null) throw unauthorized("the Authorization header must be \"Bearer <admin key>\"");
+    if (match === null) throw unauthorized('the Authorization header must be "Bearer <admin key>"');
     presented = match[1];
   }
-  if (presented === undefined || presented === "") throw unauthorized("send an admin key as \"Authorization: Bearer <key>\" or in x-api-key");
+  if (presented === undefined || presented === "") {
+    throw unauthorized('send an admin key as "Authorization: Bearer <key>" or in x-api-key');
+  }
   if (!keys.has(sha256Hex(presented))) {
-    const why = keys.size === 0 ? "no admin keys are configured (ADMIN_API_KEYS)" : "the key is not an admin key";
+    const why = keys.size === 0
+      ? "no admin keys are configured (ADMIN_API_KEYS)"
+      : "the key is not an admin key";
     throw new HttpError("ERR_HTTP_FORBIDDEN", `Cannot authenticate the request: ${why}`);
   }
 }

@@ -79,8 +79,12 @@ export function createExplorerService(
 ): RunningService {
   const apiBase = options.apiBase ?? "/v1/odata/v4";
   const tiles = config.mapTiles;
-  const policy = contentSecurityPolicy({ dataImages: true, ...(tiles === undefined ? {} : { imgSrc: [tiles.origin], connectSrc: [tiles.origin] }) });
-  const load = options.load ?? pageLoader(new URL("../explorer/", import.meta.url), "explorer", { files: [BASEMAP] });
+  const policy = contentSecurityPolicy({
+    dataImages: true,
+    ...(tiles === undefined ? {} : { imgSrc: [tiles.origin], connectSrc: [tiles.origin] }),
+  });
+  const load = options.load ??
+    pageLoader(new URL("../explorer/", import.meta.url), "explorer", { files: [BASEMAP] });
   const routes = pageRoutes(PAGE_PATH, async () => {
     const page = await load();
     return {
@@ -89,24 +93,43 @@ export function createExplorerService(
         apiBase: escapeHtml(apiBase),
         tileUrl: escapeHtml(tiles?.template ?? ""),
         tileAttribution: escapeHtml(config.mapTileAttribution),
-        regionOptions: REGION_IDS.map((id) => `<option value="${escapeHtml(id)}">${escapeHtml(`${REGION_NAMES[id]} (${id})`)}</option>`).join(""),
+        regionOptions: REGION_IDS.map((id) =>
+          `<option value="${escapeHtml(id)}">${escapeHtml(`${REGION_NAMES[id]} (${id})`)}</option>`
+        ).join(""),
       }),
     };
-  }, { contentSecurityPolicy: policy, doc: { id: "explorer", summary: "The water-data explorer (also at /)", exampleAsset: "explorer.css" } });
+  }, {
+    contentSecurityPolicy: policy,
+    doc: {
+      id: "explorer",
+      summary: "The water-data explorer (also at /)",
+      exampleAsset: "explorer.css",
+    },
+  });
   const page = routes.find((route) => route.path === PAGE_PATH);
-  if (page?.doc === undefined) throw new TypeError("Cannot serve the explorer: the page's routes have no route for the page");
+  if (page?.doc === undefined) {
+    throw new TypeError("Cannot serve the explorer: the page's routes have no route for the page");
+  }
   const root: Route = {
     method: "GET",
     path: "/",
     handler: page.handler,
-    doc: { ...page.doc, operationId: "explorer", summary: "The water-data explorer: a page that asks this API with the user's key" },
+    doc: {
+      ...page.doc,
+      operationId: "explorer",
+      summary: "The water-data explorer: a page that asks this API with the user's key",
+    },
   };
   const router = createRouter([root, ...routes]);
   return {
     name: "explorer",
     prefixes: ["/"],
     handler: router,
-    describe: (origin) => ({ endpoints: [{ label: "Water-data explorer", url: `${origin}/` }], credentials: [], notes: [] }),
+    describe: (origin) => ({
+      endpoints: [{ label: "Water-data explorer", url: `${origin}/` }],
+      credentials: [],
+      notes: [],
+    }),
     drain: () => Promise.resolve(),
     close: () => Promise.resolve(),
   };
@@ -121,12 +144,22 @@ function fillTemplate(template: string, values: Readonly<Record<string, string>>
   return template.replace(/\{\{(\w+)\}\}/g, (whole, name: string) => {
     if (name === "page") return whole;
     const value = values[name];
-    if (value === undefined) throw new Error(`Cannot fill the explorer's page: it names an unknown placeholder {{${name}}}`);
+    if (value === undefined) {
+      throw new Error(
+        `Cannot fill the explorer's page: it names an unknown placeholder {{${name}}}`,
+      );
+    }
     return value;
   });
 }
 
-const HTML_ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+const HTML_ESCAPES: Readonly<Record<string, string>> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+};
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char);

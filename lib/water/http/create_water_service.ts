@@ -1,4 +1,19 @@
-import { type ApiKey, authenticateApiKey, createDeadline, createRouter, errorStatuses, type HttpRequest, keepRoutes, type KeyLimiter, RateLimiter, type Route, type Router, withCors, withErrorStatuses, withRateLimit } from "../../http/mod.ts";
+import {
+  type ApiKey,
+  authenticateApiKey,
+  createDeadline,
+  createRouter,
+  errorStatuses,
+  type HttpRequest,
+  keepRoutes,
+  type KeyLimiter,
+  RateLimiter,
+  type Route,
+  type Router,
+  withCors,
+  withErrorStatuses,
+  withRateLimit,
+} from "../../http/mod.ts";
 import { jsonResponse } from "../../http/_internal.ts";
 import type { BoundFilter } from "../../odata/mod.ts";
 import { WaterError } from "../errors.ts";
@@ -103,7 +118,10 @@ export interface StoreSource {
  * const handler = createWaterService(store, { keys: indexApiKeys([parseApiKey("demo", "secret")]), now: () => performance.now() });
  * ```
  */
-export function createWaterService(source: WaterStore | StoreSource, options: WaterServiceOptions): Router {
+export function createWaterService(
+  source: WaterStore | StoreSource,
+  options: WaterServiceOptions,
+): Router {
   const base = options.basePath ?? "/v1/odata/v4";
   const compressAbove = options.compressAboveBytes ?? 1024;
   const live: StoreSource = source instanceof WaterStore ? { store: source } : source;
@@ -129,7 +147,8 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
     {
       method: "GET",
       path: base,
-      handler: (request) => jsonResponse(200, serviceDocument(`${origin(request)}${base}`), ODATA_HEADERS),
+      handler: (request) =>
+        jsonResponse(200, serviceDocument(`${origin(request)}${base}`), ODATA_HEADERS),
       doc: WATER_DOCS.service,
     },
     {
@@ -151,7 +170,14 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
         handler: (request) => {
           const { store, settings, compressed } = current();
           const deadline = createDeadline(timeout, options.now);
-          return compressed.answer(request, (coding) => answerQuery(store, collection, request, deadline, settings, { origin: origin(request), base }, coding));
+          return compressed.answer(
+            request,
+            (coding) =>
+              answerQuery(store, collection, request, deadline, settings, {
+                origin: origin(request),
+                base,
+              }, coding),
+          );
         },
         doc: collectionDoc(collection),
       },
@@ -177,7 +203,10 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
         if (collection === undefined) return unknownCollection(target);
         const { store, settings } = current();
         const deadline = createDeadline(timeout, options.now);
-        return answerEntity(store, collection, byKey![2]!, request, deadline, settings, { origin: origin(request), base });
+        return answerEntity(store, collection, byKey![2]!, request, deadline, settings, {
+          origin: origin(request),
+          base,
+        });
       },
       doc: WATER_DOCS.entity,
     },
@@ -200,11 +229,22 @@ export function createWaterService(source: WaterStore | StoreSource, options: Wa
     return `${identity.kind}:${identity.id}`;
   };
   // Its errors answered as the JSON error body with their statuses, inside the limit, so that they tell the quota too.
-  return keepRoutes(withCors(withRateLimit(withErrorStatuses(router, STATUSES), limiter, identify), {
-    origins: options.corsOrigins ?? [],
-    methods: ["GET", "HEAD"],
-    exposeHeaders: ["link", "retry-after", "odata-version", "ratelimit-policy", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"],
-  }), router);
+  return keepRoutes(
+    withCors(withRateLimit(withErrorStatuses(router, STATUSES), limiter, identify), {
+      origins: options.corsOrigins ?? [],
+      methods: ["GET", "HEAD"],
+      exposeHeaders: [
+        "link",
+        "retry-after",
+        "odata-version",
+        "ratelimit-policy",
+        "ratelimit-limit",
+        "ratelimit-remaining",
+        "ratelimit-reset",
+      ],
+    }),
+    router,
+  );
 }
 
 /** The statuses of the codes the water API answers with. */

@@ -76,7 +76,10 @@ export async function readWholeFile(path: string): Promise<Uint8Array> {
  * @param path the file
  * @param chunks its bytes, in order
  */
-export async function writeFileAtomically(path: string, chunks: readonly Uint8Array[]): Promise<void> {
+export async function writeFileAtomically(
+  path: string,
+  chunks: readonly Uint8Array[],
+): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const temporary = `${path}.${randomBytes(6).toString("hex")}.tmp`;
   try {

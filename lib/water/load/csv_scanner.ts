@@ -97,7 +97,12 @@ export class CsvScanner {
         for (;;) {
           if (i >= limit) {
             if (!final) return -1;
-            throw new CsvSyntaxError("found a quoted field that is never closed", this.line, f + 1, open);
+            throw new CsvSyntaxError(
+              "found a quoted field that is never closed",
+              this.line,
+              f + 1,
+              open,
+            );
           }
           c = buf[i]!;
           if (c === QUOTE) {
@@ -123,13 +128,23 @@ export class CsvScanner {
         }
         c = buf[i]!;
         if (c !== COMMA && c !== LF && c !== CR) {
-          throw new CsvSyntaxError("found text after a closing quote; double a quote inside a quoted field", this.line, f, i);
+          throw new CsvSyntaxError(
+            "found text after a closing quote; double a quote inside a quoted field",
+            this.line,
+            f,
+            i,
+          );
         }
       } else {
         const start = i;
         while (i < limit && SPECIAL[buf[i]!] === 0) i++;
         if (i < limit && buf[i] === QUOTE) {
-          throw new CsvSyntaxError("found a quote inside an unquoted field; quote the whole field", this.line, f + 1, i);
+          throw new CsvSyntaxError(
+            "found a quote inside an unquoted field; quote the whole field",
+            this.line,
+            f + 1,
+            i,
+          );
         }
         if (i >= limit && !final) return -1;
         starts[f] = start;
@@ -166,7 +181,12 @@ export class CsvScanner {
  * @param out where to write (at least `end - start` bytes)
  * @returns the unescaped length
  */
-export function unescapeField(buf: Uint8Array, start: number, end: number, out: Uint8Array): number {
+export function unescapeField(
+  buf: Uint8Array,
+  start: number,
+  end: number,
+  out: Uint8Array,
+): number {
   let n = 0;
   for (let i = start; i < end; i++) {
     const c = buf[i]!;

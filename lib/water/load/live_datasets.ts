@@ -1,4 +1,10 @@
-import { type LoadDatasetsOptions, type LoadedDatasets, loadDatasets, reloadDatasets, type ReloadReport } from "./load_datasets.ts";
+import {
+  loadDatasets,
+  type LoadDatasetsOptions,
+  type LoadedDatasets,
+  reloadDatasets,
+  type ReloadReport,
+} from "./load_datasets.ts";
 import type { WaterStore } from "../store/store.ts";
 
 /** Options of {@linkcode LiveDatasets}. */
@@ -7,7 +13,11 @@ export interface LiveDatasetsOptions extends LoadDatasetsOptions {
    * Loads the folder again from what serves now.
    * @default reloadDatasets
    */
-  reload?: (dir: string, previous: LoadedDatasets, options: LoadDatasetsOptions) => Promise<LoadedDatasets>;
+  reload?: (
+    dir: string,
+    previous: LoadedDatasets,
+    options: LoadDatasetsOptions,
+  ) => Promise<LoadedDatasets>;
 }
 
 /**
@@ -28,10 +38,18 @@ export class LiveDatasets {
   /** The datasets folder. */
   readonly dir: string;
   readonly #options: LoadDatasetsOptions;
-  readonly #reload: (dir: string, previous: LoadedDatasets, options: LoadDatasetsOptions) => Promise<LoadedDatasets>;
+  readonly #reload: (
+    dir: string,
+    previous: LoadedDatasets,
+    options: LoadDatasetsOptions,
+  ) => Promise<LoadedDatasets>;
   #loaded: LoadedDatasets;
   #running: Promise<ReloadReport> | undefined;
-  #waiting: { readonly promise: Promise<ReloadReport>; resolve(report: ReloadReport): void; reject(error: unknown): void } | undefined;
+  #waiting: {
+    readonly promise: Promise<ReloadReport>;
+    resolve(report: ReloadReport): void;
+    reject(error: unknown): void;
+  } | undefined;
 
   /**
    * Loads a datasets folder and serves it live.

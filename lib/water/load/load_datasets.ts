@@ -2,11 +2,28 @@ import { createHash } from "node:crypto";
 import { type FileHandle, open, readdir, readFile, rm, stat } from "node:fs/promises";
 import type { BigIntStats, Dirent } from "node:fs";
 import { join } from "node:path";
-import { decodeDatasetSnapshot, type DatasetSnapshot, encodeDatasetSnapshot } from "../store/dataset_snapshot.ts";
+import {
+  type DatasetSnapshot,
+  decodeDatasetSnapshot,
+  encodeDatasetSnapshot,
+} from "../store/dataset_snapshot.ts";
 import { CsvSyntaxError, WaterError } from "../errors.ts";
-import { type DatasetChange, type DatasetReport, type FoundDataset, planReload, type ReloadFailure, type ReloadStep, type ServedDataset } from "./plan_reload.ts";
+import {
+  type DatasetChange,
+  type DatasetReport,
+  type FoundDataset,
+  planReload,
+  type ReloadFailure,
+  type ReloadStep,
+  type ServedDataset,
+} from "./plan_reload.ts";
 import { readDatasetMetadata } from "./read_dataset_metadata.ts";
-import { probeSnapshot, readWholeFile, snapshotPath, writeFileAtomically } from "./_snapshot_files.ts";
+import {
+  probeSnapshot,
+  readWholeFile,
+  snapshotPath,
+  writeFileAtomically,
+} from "./_snapshot_files.ts";
 import type { WaterStore } from "../store/store.ts";
 import { checkDataHeader } from "../store/check_data_header.ts";
 import type { DatasetLoadResult, LoadIssue } from "../store/dataset_reader.ts";
@@ -36,7 +53,11 @@ export interface ReloadReport extends LoadReport {
   /** The datasets now served, in id order. */
   readonly datasets: readonly ChangedDataset[];
   /** Datasets served before whose folder is gone. */
-  readonly removed: readonly { readonly folder: string; readonly id: string; readonly doi: string }[];
+  readonly removed: readonly {
+    readonly folder: string;
+    readonly id: string;
+    readonly doi: string;
+  }[];
   /** Folders that could not be loaded, and whether the version served before keeps serving. */
   readonly failures: readonly ReloadFailure[];
   /** Snapshots found damaged (their data file was read instead) or that could not be written; each a sentence. */
@@ -104,7 +125,10 @@ export interface LoadProgress {
  * console.log(`${report.datasets.length} datasets, ${report.failures.length} not loaded`);
  * ```
  */
-export function loadDatasets(dir: string, options: LoadDatasetsOptions = {}): Promise<LoadedDatasets> {
+export function loadDatasets(
+  dir: string,
+  options: LoadDatasetsOptions = {},
+): Promise<LoadedDatasets> {
   return reloadDatasets(dir, undefined, options);
 }
 
@@ -138,18 +162,25 @@ export async function reloadDatasets(
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code;
     if (options.optionalFolder !== true || (code !== "ENOENT" && code !== "ENOTDIR")) {
-      throw new WaterError("ERR_WATER_DATASET", `Cannot read the datasets folder ${dir}: ${String(cause)}`, { cause });
+      throw new WaterError(
+        "ERR_WATER_DATASET",
+        `Cannot read the datasets folder ${dir}: ${String(cause)}`,
+        { cause },
+      );
     }
     entries = [];
   }
   const folders: string[] = [];
   for (const entry of entries) {
     // Dataset folders may be symbolic links, e.g. to share data between servers.
-    const linked = entry.isSymbolicLink() && (await stat(join(dir, entry.name)).catch(() => undefined))?.isDirectory();
+    const linked = entry.isSymbolicLink() &&
+      (await stat(join(dir, entry.name)).catch(() => undefined))?.isDirectory();
     if (entry.isDirectory() || linked === true) folders.push(entry.name);
   }
   const served = previous?.served ?? [];
-  const servedFingerprints = new Map(served.map((dataset) => [dataset.folder, dataset.fingerprint]));
+  const servedFingerprints = new Map(
+    served.map((dataset) => [dataset.folder, dataset.fingerprint]),
+  );
   /** Each folder's data file as found, to tell whether it changed before it was read. */
   const dataFiles = new Map<string, string>();
   const found: FoundDataset[] = [];
@@ -165,12 +196,16 @@ export async function reloadDatasets(
   const datasets: ChangedDataset[] = [];
   const next: ServedDataset[] = [];
   const snapshotDir = options.snapshotDir ?? "";
-  const snapshots = snapshotDir === "" ? undefined : await findSnapshots(plan.steps, snapshotDir, dataFiles, options);
+  const snapshots = snapshotDir === ""
+    ? undefined
+    : await findSnapshots(plan.steps, snapshotDir, dataFiles, options);
   // The bytes to read: the data files (or snapshots) of the datasets read (not those kept), for the progress's percent.
   let totalBytes = 0;
   for (const step of plan.steps) {
     if (step.kind === "copy") continue;
-    totalBytes += snapshots?.sizeOf(step) ?? (await stat(step.found.dataFile).catch(() => undefined))?.size ?? 0;
+    totalBytes += snapshots?.sizeOf(step) ?? (await stat(step.found.dataFile).catch(() =>
+      undefined
+    ))?.size ?? 0;
   }
   const progress = { bytes: 0 };
   const onChunk = options.onProgress === undefined ? undefined : (bytes: number): void => {
@@ -196,7 +231,11 @@ export async function reloadDatasets(
         builder.addBuiltDataset(input, cached.snapshot.built, ids);
         added = true;
       } catch (error) {
-        snapshotNotes.push(`Dataset snapshot ${cached.path} not used (${messageOf(error)}); ${dataset.dataFile} read instead`);
+        snapshotNotes.push(
+          `Dataset snapshot ${cached.path} not used (${
+            messageOf(error)
+          }); ${dataset.dataFile} read instead`,
+        );
       }
       if (added) {
         onChunk?.(cached.size);
@@ -205,7 +244,14 @@ export async function reloadDatasets(
         nextRow += result.rows;
         const report: DatasetReport = { folder: input.folder, doi: input.doi, ...result };
         datasets.push({ ...report, change: step.change, snapshot: "read" });
-        next.push({ folder: dataset.folder, fingerprint: dataset.fingerprint, id: input.id, doi: input.doi, ids, report });
+        next.push({
+          folder: dataset.folder,
+          fingerprint: dataset.fingerprint,
+          id: input.id,
+          doi: input.doi,
+          ids,
+          report,
+        });
         continue;
       }
     }
@@ -217,7 +263,13 @@ export async function reloadDatasets(
     builder.beginDataset(input, dataset.dataFile, ids);
     let result: DatasetLoadResult;
     try {
-      await readData(builder, dataset.dataFile, dataFiles.get(dataset.folder)!, options.chunkBytes ?? 1 << 20, onChunk);
+      await readData(
+        builder,
+        dataset.dataFile,
+        dataFiles.get(dataset.folder)!,
+        options.chunkBytes ?? 1 << 20,
+        onChunk,
+      );
       result = builder.endDataset();
     } catch (error) {
       builder.abortDataset();
@@ -226,11 +278,20 @@ export async function reloadDatasets(
       if (step.change === "replaced") {
         throw new WaterError(
           "ERR_WATER_DATASET",
-          `Cannot reload ${dir}: ${dataset.dataFile}: ${messageOf(error)}; the datasets served before keep serving`,
+          `Cannot reload ${dir}: ${dataset.dataFile}: ${
+            messageOf(error)
+          }; the datasets served before keep serving`,
           { cause: error },
         );
       }
-      failures.push({ file: dataset.dataFile, line, column, message: messageOf(error), folder: dataset.folder, kept: false });
+      failures.push({
+        file: dataset.dataFile,
+        line,
+        column,
+        message: messageOf(error),
+        folder: dataset.folder,
+        kept: false,
+      });
       continue;
     }
     nextLocation += result.locations;
@@ -240,15 +301,33 @@ export async function reloadDatasets(
       const path = snapshotPath(snapshotDir, dataset.dataFile);
       const key = snapshotKey(dataFiles.get(dataset.folder)!, options);
       try {
-        await writeFileAtomically(path, encodeDatasetSnapshot({ key, result, built: builder.builtDataset(builder.datasetCount - 1) }));
+        await writeFileAtomically(
+          path,
+          encodeDatasetSnapshot({
+            key,
+            result,
+            built: builder.builtDataset(builder.datasetCount - 1),
+          }),
+        );
         written = true;
       } catch (error) {
         snapshotNotes.push(`Dataset snapshot ${path} not written: ${messageOf(error)}`);
       }
     }
     const report: DatasetReport = { folder: input.folder, doi: input.doi, ...result };
-    datasets.push({ ...report, change: step.change, ...(written ? { snapshot: "written" as const } : {}) });
-    next.push({ folder: dataset.folder, fingerprint: dataset.fingerprint, id: input.id, doi: input.doi, ids, report });
+    datasets.push({
+      ...report,
+      change: step.change,
+      ...(written ? { snapshot: "written" as const } : {}),
+    });
+    next.push({
+      folder: dataset.folder,
+      fingerprint: dataset.fingerprint,
+      id: input.id,
+      doi: input.doi,
+      ids,
+      report,
+    });
   }
   const removed = plan.removed.map((index) => {
     const { folder, id, doi } = served[index]!;
@@ -261,11 +340,17 @@ export async function reloadDatasets(
       try {
         await rm(path, { force: true });
       } catch (error) {
-        snapshotNotes.push(`Dataset snapshot ${path} of removed ${folder} not deleted: ${messageOf(error)}`);
+        snapshotNotes.push(
+          `Dataset snapshot ${path} of removed ${folder} not deleted: ${messageOf(error)}`,
+        );
       }
     }
   }
-  return { store: builder.finish({ issuedIds: issued }), report: { datasets, removed, failures, snapshotNotes }, served: next };
+  return {
+    store: builder.finish({ issuedIds: issued }),
+    report: { datasets, removed, failures, snapshotNotes },
+    served: next,
+  };
 }
 
 /** Snapshots read ahead of the datasets that need them, a few at a time. */
@@ -278,7 +363,11 @@ type SnapshotOutcome =
 
 /** What a data file's snapshot must have been made under: the file's identity and the options that shape what reading it gives. */
 function snapshotKey(identity: string, options: LoadDatasetsOptions): string {
-  return JSON.stringify({ data: identity, maxIssuesPerFile: options.maxIssuesPerFile ?? 100, maxRecordBytes: options.maxRecordBytes ?? 1 << 20 });
+  return JSON.stringify({
+    data: identity,
+    maxIssuesPerFile: options.maxIssuesPerFile ?? 100,
+    maxRecordBytes: options.maxRecordBytes ?? 1 << 20,
+  });
 }
 
 /**
@@ -292,7 +381,12 @@ async function findSnapshots(
   dir: string,
   dataFiles: ReadonlyMap<string, string>,
   options: LoadDatasetsOptions,
-): Promise<{ sizeOf(step: ReloadStep): number | undefined; read(step: ReloadStep): Promise<SnapshotOutcome> | undefined }> {
+): Promise<
+  {
+    sizeOf(step: ReloadStep): number | undefined;
+    read(step: ReloadStep): Promise<SnapshotOutcome> | undefined;
+  }
+> {
   const found = new Map<ReloadStep, { path: string; key: string; size: number; index: number }>();
   const order: ReloadStep[] = [];
   await Promise.all(steps.map(async (step) => {
@@ -313,23 +407,40 @@ async function findSnapshots(
     if (reads.has(step) || step.kind === "copy") return;
     const { path, key } = found.get(step)!;
     const { input, found: dataset } = step;
-    reads.set(step, readWholeFile(path).then(
-      (bytes): SnapshotOutcome => {
-        try {
-          return { snapshot: decodeDatasetSnapshot(bytes, { key, input, file: dataset.dataFile }), path, size: bytes.length };
-        } catch (error) {
-          return { note: `Dataset snapshot ${path} not used (${messageOf(error)}); ${dataset.dataFile} read instead` };
-        }
-      },
-      (error: unknown): SnapshotOutcome => ({ note: `Dataset snapshot ${path} not read (${messageOf(error)}); ${dataset.dataFile} read instead` }),
-    ));
+    reads.set(
+      step,
+      readWholeFile(path).then(
+        (bytes): SnapshotOutcome => {
+          try {
+            return {
+              snapshot: decodeDatasetSnapshot(bytes, { key, input, file: dataset.dataFile }),
+              path,
+              size: bytes.length,
+            };
+          } catch (error) {
+            return {
+              note: `Dataset snapshot ${path} not used (${
+                messageOf(error)
+              }); ${dataset.dataFile} read instead`,
+            };
+          }
+        },
+        (error: unknown): SnapshotOutcome => ({
+          note: `Dataset snapshot ${path} not read (${
+            messageOf(error)
+          }); ${dataset.dataFile} read instead`,
+        }),
+      ),
+    );
   };
   return {
     sizeOf: (step) => found.get(step)?.size,
     read: (step) => {
       const entry = found.get(step);
       if (entry === undefined) return undefined;
-      for (let k = entry.index; k < Math.min(order.length, entry.index + SNAPSHOTS_AHEAD); k++) start(order[k]!);
+      for (let k = entry.index; k < Math.min(order.length, entry.index + SNAPSHOTS_AHEAD); k++) {
+        start(order[k]!);
+      }
       const outcome = reads.get(step)!;
       // Read once: the buffer goes with the store built from it.
       reads.delete(step);
@@ -353,19 +464,31 @@ async function findDataset(
 ): Promise<FoundDataset> {
   const metadataFile = join(dir, name, "metadata.json");
   const dataFile = join(dir, name, "data.csv");
-  const failed = (issue: LoadIssue, fingerprint: string): FoundDataset => ({ folder: name, dataFile, fingerprint, created: Infinity, metadata: { failure: issue } });
+  const failed = (issue: LoadIssue, fingerprint: string): FoundDataset => ({
+    folder: name,
+    dataFile,
+    fingerprint,
+    created: Infinity,
+    metadata: { failure: issue },
+  });
   let bytes: Uint8Array;
   try {
     bytes = await readFile(metadataFile);
   } catch (error) {
-    return failed({ file: metadataFile, line: 0, column: 0, message: messageOf(error) }, "unreadable");
+    return failed(
+      { file: metadataFile, line: 0, column: 0, message: messageOf(error) },
+      "unreadable",
+    );
   }
   const metadataHash = createHash("sha256").update(bytes).digest("hex");
   let input;
   try {
     input = readDatasetMetadata(new TextDecoder().decode(bytes), name);
   } catch (error) {
-    return failed({ file: metadataFile, line: 0, column: 0, message: messageOf(error) }, metadataHash);
+    return failed(
+      { file: metadataFile, line: 0, column: 0, message: messageOf(error) },
+      metadataHash,
+    );
   }
   const created = Date.parse(String(input.metadata["CreateTimestamp"] ?? ""));
   let handle: FileHandle;
@@ -387,7 +510,13 @@ async function findDataset(
         return failed({ file: dataFile, line, column, message: messageOf(error) }, fingerprint);
       }
     }
-    return { folder: name, dataFile, fingerprint, created: Number.isNaN(created) ? Infinity : created, metadata: { input } };
+    return {
+      folder: name,
+      dataFile,
+      fingerprint,
+      created: Number.isNaN(created) ? Infinity : created,
+      metadata: { input },
+    };
   } finally {
     await handle.close();
   }
@@ -413,7 +542,9 @@ async function probeHeader(handle: FileHandle, maxBytes: number): Promise<void> 
     const final = bytesRead === 0;
     if (checkDataHeader(buffer.subarray(0, length), final)) return;
     if (final) return;
-    if (length > maxBytes) throw new CsvSyntaxError(`found a header longer than ${maxBytes} bytes`, 1, 1, 0);
+    if (length > maxBytes) {
+      throw new CsvSyntaxError(`found a header longer than ${maxBytes} bytes`, 1, 1, 0);
+    }
   }
 }
 
@@ -421,11 +552,23 @@ async function probeHeader(handle: FileHandle, maxBytes: number): Promise<void> 
  * Feeds a data file to the open dataset, refusing a file that is not the
  * one found (replaced since) or that changed while it was read.
  */
-async function readData(builder: StoreBuilder, file: string, identity: string, chunkBytes: number, onChunk?: (bytes: number) => void): Promise<void> {
+async function readData(
+  builder: StoreBuilder,
+  file: string,
+  identity: string,
+  chunkBytes: number,
+  onChunk?: (bytes: number) => void,
+): Promise<void> {
   const handle = await open(file);
   try {
     if (fileIdentity(await handle.stat({ bigint: true })) !== identity) throw changed();
-    for await (const chunk of handle.createReadStream({ highWaterMark: chunkBytes, autoClose: false, start: 0 })) {
+    for await (
+      const chunk of handle.createReadStream({
+        highWaterMark: chunkBytes,
+        autoClose: false,
+        start: 0,
+      })
+    ) {
       builder.push(chunk as Uint8Array);
       onChunk?.((chunk as Uint8Array).length);
     }
@@ -436,7 +579,10 @@ async function readData(builder: StoreBuilder, file: string, identity: string, c
 }
 
 function changed(): WaterError {
-  return new WaterError("ERR_WATER_DATASET", "Cannot load the data file: it changed while it was being loaded; load again");
+  return new WaterError(
+    "ERR_WATER_DATASET",
+    "Cannot load the data file: it changed while it was being loaded; load again",
+  );
 }
 
 function compare(a: string, b: string): number {

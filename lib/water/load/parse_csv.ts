@@ -20,7 +20,9 @@ export function parseCsv(text: string): string[][] {
   const bytes = encoder.encode(text);
   const scanner = new CsvScanner();
   const rows: string[][] = [];
-  let pos = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  let pos = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
+    ? 3
+    : 0;
   const scratch = new Uint8Array(bytes.length);
   while (pos < bytes.length) {
     const next = scanner.scan(bytes, pos, bytes.length, true);

@@ -51,7 +51,13 @@ export type ReloadStep =
   /** A dataset of the store before, taken over as it is, ids and all. */
   | { readonly kind: "copy"; readonly served: number; readonly change: "unchanged" | "kept" }
   /** A dataset read from its files, with new ids; `replaces` is the served dataset of its folder. */
-  | { readonly kind: "load"; readonly found: FoundDataset; readonly input: DatasetInput; readonly change: "added" | "replaced"; readonly replaces?: number };
+  | {
+    readonly kind: "load";
+    readonly found: FoundDataset;
+    readonly input: DatasetInput;
+    readonly change: "added" | "replaced";
+    readonly replaces?: number;
+  };
 
 /** A dataset folder that cannot be loaded. */
 export interface ReloadFailure extends LoadIssue {
@@ -88,10 +94,16 @@ export interface ReloadPlan {
  * const plan = planReload([], found); // a first load
  * ```
  */
-export function planReload(served: readonly ServedDataset[], found: readonly FoundDataset[]): ReloadPlan {
+export function planReload(
+  served: readonly ServedDataset[],
+  found: readonly FoundDataset[],
+): ReloadPlan {
   const servedByFolder = new Map(served.map((dataset, index) => [dataset.folder, index]));
   const foundFolders = new Set(found.map((dataset) => dataset.folder));
-  const removed = served.flatMap((dataset, index) => (foundFolders.has(dataset.folder) ? [] : [index]));
+  const removed = served.flatMap((
+    dataset,
+    index,
+  ) => (foundFolders.has(dataset.folder) ? [] : [index]));
   const copies = new Map<number, "unchanged" | "kept">();
   const failures: ReloadFailure[] = [];
   const reads: { found: FoundDataset; input: DatasetInput; replaces: number | undefined }[] = [];
@@ -101,12 +113,18 @@ export function planReload(served: readonly ServedDataset[], found: readonly Fou
       copies.set(before, "unchanged");
     } else if ("failure" in dataset.metadata) {
       if (before !== undefined) copies.set(before, "kept");
-      failures.push({ ...dataset.metadata.failure, folder: dataset.folder, kept: before !== undefined });
+      failures.push({
+        ...dataset.metadata.failure,
+        folder: dataset.folder,
+        kept: before !== undefined,
+      });
     } else {
       reads.push({ found: dataset, input: dataset.metadata.input, replaces: before });
     }
   }
-  reads.sort((a, b) => a.found.created - b.found.created || compare(a.found.folder, b.found.folder));
+  reads.sort((a, b) =>
+    a.found.created - b.found.created || compare(a.found.folder, b.found.folder)
+  );
   // A read refused for a clash keeps the version before, which may clash with another read: go again until none does.
   const refused = new Set<number>();
   for (let settled = false; !settled;) {
@@ -127,7 +145,8 @@ export function planReload(served: readonly ServedDataset[], found: readonly Fou
           file: read.found.dataFile,
           line: 0,
           column: 0,
-          message: `Cannot load dataset ${read.found.folder}: its DOI or Id is already used by another dataset`,
+          message:
+            `Cannot load dataset ${read.found.folder}: its DOI or Id is already used by another dataset`,
           folder: read.found.folder,
           kept: read.replaces !== undefined,
         });
@@ -146,7 +165,9 @@ export function planReload(served: readonly ServedDataset[], found: readonly Fou
       kind: "load",
       found: read.found,
       input: read.input,
-      ...(read.replaces === undefined ? { change: "added" } : { change: "replaced", replaces: read.replaces }),
+      ...(read.replaces === undefined
+        ? { change: "added" }
+        : { change: "replaced", replaces: read.replaces }),
     });
   });
   return { steps, removed, failures };

@@ -24,9 +24,13 @@ export function readDatasetMetadata(text: string, folder: string): DatasetInput 
     parsed = JSON.parse(text);
   } catch (cause) {
     const where = lineAndColumn(text, jsonErrorPosition(text));
-    throw new WaterError("ERR_WATER_DATASET", `Cannot parse metadata.json at ${where}: it is not valid JSON`, {
-      cause,
-    });
+    throw new WaterError(
+      "ERR_WATER_DATASET",
+      `Cannot parse metadata.json at ${where}: it is not valid JSON`,
+      {
+        cause,
+      },
+    );
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw invalid("the file must hold a JSON object");
@@ -37,7 +41,9 @@ export function readDatasetMetadata(text: string, folder: string): DatasetInput 
     throw invalid(`"DOI" must be a DOI such as "10.25976/abcd-ef12": found ${JSON.stringify(doi)}`);
   }
   const name = record["DatasetName"];
-  if (typeof name !== "string" || name.trim() === "") throw invalid("\"DatasetName\" must be a non-empty string");
+  if (typeof name !== "string" || name.trim() === "") {
+    throw invalid('"DatasetName" must be a non-empty string');
+  }
   const metadata: Record<string, string | readonly string[] | null> = {};
   for (const key of METADATA_COLUMNS) {
     // Derived from the data when the store is built; a value in the file is not used.
@@ -65,7 +71,9 @@ export function readDatasetMetadata(text: string, folder: string): DatasetInput 
   const locationRegionIds = new Map<string, readonly string[]>();
   if (perLocation !== undefined) {
     if (typeof perLocation !== "object" || perLocation === null || Array.isArray(perLocation)) {
-      throw invalid("\"LocationRegionIds\" must be an object from MonitoringLocationID to a list of region ids");
+      throw invalid(
+        '"LocationRegionIds" must be an object from MonitoringLocationID to a list of region ids',
+      );
     }
     for (const [location, regions] of Object.entries(perLocation)) {
       locationRegionIds.set(location, readList(regions, `LocationRegionIds.${location}`));

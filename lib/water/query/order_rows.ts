@@ -55,7 +55,9 @@ export class RankCache {
       order = new Uint32Array(length);
       for (let row = 0; row < length; row++) order[row] = row;
       order.sort(compare);
-      if (this.#orders.size >= Math.max(1, this.#max >> 1)) this.#orders.delete(this.#orders.keys().next().value!);
+      if (this.#orders.size >= Math.max(1, this.#max >> 1)) {
+        this.#orders.delete(this.#orders.keys().next().value!);
+      }
       this.#orders.set(key, order);
     }
     return order;
@@ -96,10 +98,20 @@ export function orderRows(
   const ranked = keys.map((key) => {
     const field = collection.select.find((candidate) => candidate.name === key.name);
     if (field === undefined) {
-      throw new WaterError("ERR_WATER_INVALID_ORDER", `Cannot order ${collection.name} by ${key.name}: order by one of its fields: ${collection.select.map((f) => f.name).join(", ")}`, { target: "$orderby" });
+      throw new WaterError(
+        "ERR_WATER_INVALID_ORDER",
+        `Cannot order ${collection.name} by ${key.name}: order by one of its fields: ${
+          collection.select.map((f) => f.name).join(", ")
+        }`,
+        { target: "$orderby" },
+      );
     }
     if (field.source.multiValued === true) {
-      throw new WaterError("ERR_WATER_INVALID_ORDER", `Cannot order by ${key.name}: it holds several values`, { target: "$orderby" });
+      throw new WaterError(
+        "ERR_WATER_INVALID_ORDER",
+        `Cannot order by ${key.name}: it holds several values`,
+        { target: "$orderby" },
+      );
     }
     return { ranks: cache.ranks(store, field.source.key, level), sign: key.descending ? -1 : 1 };
   });
@@ -111,7 +123,11 @@ export function orderRows(
     return idOf(a, b);
   };
   const length = store.lengthOf(level);
-  const order = cache.order(`${level}|${keys.map((key) => `${key.name}${key.descending ? " desc" : ""}`).join(",")}`, length, compare);
+  const order = cache.order(
+    `${level}|${keys.map((key) => `${key.name}${key.descending ? " desc" : ""}`).join(",")}`,
+    length,
+    compare,
+  );
   // The first place after the token's row: a binary search, the order being sorted by `compare`.
   let start = 0;
   if (after !== undefined) {
@@ -150,25 +166,40 @@ function rowRanks(column: Column, length: number): Uint32Array {
       for (let row = 0; row < length; row++) out[row] = row;
       return out;
     case "dict": {
-      const byCode = denseRanks(column.values.length, (a, b) => compareScalars(column.values[a] ?? null, column.values[b] ?? null));
+      const byCode = denseRanks(
+        column.values.length,
+        (a, b) => compareScalars(column.values[a] ?? null, column.values[b] ?? null),
+      );
       for (let row = 0; row < length; row++) out[row] = byCode[column.codes[row]!]!;
       return out;
     }
     case "number": {
       const values = column.values;
-      const byRow = denseRanks(values.length, (a, b) => compareScalars(Number.isNaN(values[a]!) ? null : values[a]!, Number.isNaN(values[b]!) ? null : values[b]!));
+      const byRow = denseRanks(
+        values.length,
+        (a, b) =>
+          compareScalars(
+            Number.isNaN(values[a]!) ? null : values[a]!,
+            Number.isNaN(values[b]!) ? null : values[b]!,
+          ),
+      );
       out.set(byRow.subarray(0, length));
       return out;
     }
     case "values": {
-      const byRow = denseRanks(column.values.length, (a, b) => compareScalars(scalarOf(column.values[a]), scalarOf(column.values[b])));
+      const byRow = denseRanks(
+        column.values.length,
+        (a, b) => compareScalars(scalarOf(column.values[a]), scalarOf(column.values[b])),
+      );
       out.set(byRow.subarray(0, length));
       return out;
     }
     case "group": {
       const groups = column.starts.length - 1;
       const inner = rowRanks(column.column, groups);
-      for (let group = 0; group < groups; group++) out.fill(inner[group]!, column.starts[group]!, column.starts[group + 1]!);
+      for (let group = 0; group < groups; group++) {
+        out.fill(inner[group]!, column.starts[group]!, column.starts[group + 1]!);
+      }
       return out;
     }
   }

@@ -1,5 +1,18 @@
-import { compileFilter, countMatches, type CompiledFilter, MatchCursor } from "../../columnar/mod.ts";
-import { bindFilter, type BoundFilter, type BoundValue, type FilterSchema, ODataError, type OrderKey, parseFilter } from "../../odata/mod.ts";
+import {
+  type CompiledFilter,
+  compileFilter,
+  countMatches,
+  MatchCursor,
+} from "../../columnar/mod.ts";
+import {
+  bindFilter,
+  type BoundFilter,
+  type BoundValue,
+  type FilterSchema,
+  ODataError,
+  type OrderKey,
+  parseFilter,
+} from "../../odata/mod.ts";
 import { WaterError } from "../errors.ts";
 import type { CollectionSchema, FieldLevel } from "../fields.ts";
 import { orderRows, type RankCache } from "./order_rows.ts";
@@ -19,7 +32,10 @@ export function filterSchemaOf(collection: CollectionSchema): FilterSchema {
     schema = new Map(
       [...collection.filter].map(([name, field]) => [
         name,
-        { type: field.source.type, ...(field.source.multiValued === true ? { multiValued: true } : {}) },
+        {
+          type: field.source.type,
+          ...(field.source.multiValued === true ? { multiValued: true } : {}),
+        },
       ]),
     );
     schemas.set(collection, schema);
@@ -126,19 +142,33 @@ export function orderedPage(
     if (skipToken !== undefined) {
       const id = readUuidToken(skipToken);
       const found = ids.indexOf(id);
-      if (found === -1) throw new ODataError("ERR_ODATA_QUERY_OPTION", `Cannot use $skiptoken=Id:${skipToken}: no dataset has that id`, { target: "$skiptoken" });
+      if (found === -1) {
+        throw new ODataError(
+          "ERR_ODATA_QUERY_OPTION",
+          `Cannot use $skiptoken=Id:${skipToken}: no dataset has that id`,
+          { target: "$skiptoken" },
+        );
+      }
       after = found;
     }
   } else {
     // Without a filter every row matches: the order is walked as it is.
-    rows = query.filter === undefined ? undefined : level === "location" ? matchingLocations(store, query, 0, Infinity) : allObservations(store, query);
+    rows = query.filter === undefined
+      ? undefined
+      : level === "location"
+      ? matchingLocations(store, query, 0, Infinity)
+      : allObservations(store, query);
     // The token names the last row of the page before.
     if (skipToken !== undefined) {
       const id = readRowToken(skipToken);
       if (store.isRetiredId(level, id)) throw tokenGone(skipToken);
       after = store.rowOfId(level, id);
       if (after === -1) {
-        throw new ODataError("ERR_ODATA_QUERY_OPTION", `Cannot use $skiptoken=Id:${skipToken}: under an order, the token names a row of the previous page`, { target: "$skiptoken" });
+        throw new ODataError(
+          "ERR_ODATA_QUERY_OPTION",
+          `Cannot use $skiptoken=Id:${skipToken}: under an order, the token names a row of the previous page`,
+          { target: "$skiptoken" },
+        );
       }
     }
   }
@@ -205,18 +235,31 @@ export function* observationBatches(
   }
 }
 
-function optionsOf(query: CollectionQuery, from: number): { from: number; checkpoint?: () => void } {
+function optionsOf(
+  query: CollectionQuery,
+  from: number,
+): { from: number; checkpoint?: () => void } {
   return query.checkpoint === undefined ? { from } : { from, checkpoint: query.checkpoint };
 }
 
-function matchingObservations(store: WaterStore, query: CollectionQuery, from: number, limit: number): number[] {
+function matchingObservations(
+  store: WaterStore,
+  query: CollectionQuery,
+  from: number,
+  limit: number,
+): number[] {
   const cursor = new MatchCursor(compileAt(store, query, "observation"), optionsOf(query, from));
   const buffer = new Uint32Array(Math.min(limit, 1 << 16));
   const n = cursor.next(buffer, Math.min(limit, buffer.length));
   return Array.from(buffer.subarray(0, n));
 }
 
-function matchingLocations(store: WaterStore, query: CollectionQuery, from: number, limit: number): number[] {
+function matchingLocations(
+  store: WaterStore,
+  query: CollectionQuery,
+  from: number,
+  limit: number,
+): number[] {
   if (levelOf(query) !== "observation") {
     const compiled = compileAt(store, query, "location");
     const out: number[] = [];
@@ -258,10 +301,13 @@ function distinctGroups(
 ): number[] {
   const groups = starts.length - 1;
   if (from >= groups) return [];
-  const cursor = new MatchCursor(compiled, checkpoint === undefined ? { from: starts[from]! } : {
-    from: starts[from]!,
-    checkpoint,
-  });
+  const cursor = new MatchCursor(
+    compiled,
+    checkpoint === undefined ? { from: starts[from]! } : {
+      from: starts[from]!,
+      checkpoint,
+    },
+  );
   const out: number[] = [];
   const one = new Uint32Array(1);
   let group = from;
@@ -283,7 +329,9 @@ const plans = new WeakMap<WaterStore, WeakMap<BoundFilter, Map<string, CompiledF
 
 function compileAt(store: WaterStore, query: CollectionQuery, level: FieldLevel): CompiledFilter {
   const filter = query.filter;
-  if (filter === undefined) return compileFilter(undefined, store.view(level, query.collection.filter));
+  if (filter === undefined) {
+    return compileFilter(undefined, store.view(level, query.collection.filter));
+  }
   let byFilter = plans.get(store);
   if (byFilter === undefined) {
     byFilter = new WeakMap();
@@ -320,7 +368,9 @@ function levelOf(query: CollectionQuery): FieldLevel {
   const visit = (value: BoundValue): void => {
     if (value.kind === "field") {
       const field = query.collection.filter.get(value.name);
-      if (field !== undefined && DEPTH[field.source.level] > DEPTH[level]) level = field.source.level;
+      if (field !== undefined && DEPTH[field.source.level] > DEPTH[level]) {
+        level = field.source.level;
+      }
     } else if (value.kind === "call") {
       value.args.forEach(visit);
     }
@@ -385,18 +435,28 @@ function tokenGone(token: string): WaterError {
  */
 export function readRowToken(token: string): number {
   if (!/^[0-9]{1,15}$/.test(token)) {
-    throw new ODataError("ERR_ODATA_QUERY_OPTION", `Cannot use $skiptoken=Id:${token}: the id must be an integer`, {
-      target: "$skiptoken",
-    });
+    throw new ODataError(
+      "ERR_ODATA_QUERY_OPTION",
+      `Cannot use $skiptoken=Id:${token}: the id must be an integer`,
+      {
+        target: "$skiptoken",
+      },
+    );
   }
   return Number(token);
 }
 
 function readUuidToken(token: string): string {
-  if (!/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(token)) {
-    throw new ODataError("ERR_ODATA_QUERY_OPTION", `Cannot use $skiptoken=Id:${token}: the id must be a UUID`, {
-      target: "$skiptoken",
-    });
+  if (
+    !/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(token)
+  ) {
+    throw new ODataError(
+      "ERR_ODATA_QUERY_OPTION",
+      `Cannot use $skiptoken=Id:${token}: the id must be a UUID`,
+      {
+        target: "$skiptoken",
+      },
+    );
   }
   return token.toLowerCase();
 }

@@ -66,6 +66,8 @@ export class FragmentTable {
     this.#fragments = new Array(size);
     this.#mask = size - 1;
     this.#shift = 32 - Math.log2(size);
-    for (let slot = 0; slot < keys.length; slot++) if (keys[slot] !== -1) this.#put(keys[slot]!, fragments[slot]!);
+    for (let slot = 0; slot < keys.length; slot++) {
+      if (keys[slot] !== -1) this.#put(keys[slot]!, fragments[slot]!);
+    }
   }
 }

@@ -38,7 +38,12 @@ export interface JsonRowBlock {
  * it when they are expected to fit (the block is then a view of it);
  * otherwise, or once they outgrow it, into a new buffer.
  */
-export type JsonRowBytes = (rows: ArrayLike<number>, head?: Uint8Array, tail?: Uint8Array, scratch?: Uint8Array) => JsonRowBlock;
+export type JsonRowBytes = (
+  rows: ArrayLike<number>,
+  head?: Uint8Array,
+  tail?: Uint8Array,
+  scratch?: Uint8Array,
+) => JsonRowBlock;
 
 /** Options of {@linkcode createJsonRowBytes}: how fields are grouped and how much a table keeps. */
 export interface JsonRowBytesOptions {
@@ -167,7 +172,9 @@ export function createJsonRowBytes(
   return (rows, head = EMPTY, tail = EMPTY, scratch) => {
     const n = rows.length;
     const expected = Math.max(1024, n * rowBytes + head.length + tail.length);
-    let buf = scratch !== undefined && scratch.length >= expected ? scratch : new Uint8Array(expected);
+    let buf = scratch !== undefined && scratch.length >= expected
+      ? scratch
+      : new Uint8Array(expected);
     let cap = buf.length;
     const rowStarts = new Uint32Array(n);
     const rowEnds = new Uint32Array(n);
@@ -204,7 +211,9 @@ export function createJsonRowBytes(
         switch (step.kind) {
           case ID: {
             const name = step.name;
-            if (at + name.length + MAX_NUMBER_BYTES > cap) cap = (buf = grow(buf, at, name.length + MAX_NUMBER_BYTES)).length;
+            if (at + name.length + MAX_NUMBER_BYTES > cap) {
+              cap = (buf = grow(buf, at, name.length + MAX_NUMBER_BYTES)).length;
+            }
             for (let j = 0; j < name.length; j++) buf[at + j] = name[j]!;
             at += name.length;
             const id = step.read(row);
@@ -214,7 +223,9 @@ export function createJsonRowBytes(
           case NUMBER: {
             const name = step.name;
             const v = step.values[row]!;
-            if (at + name.length + MAX_NUMBER_BYTES > cap) cap = (buf = grow(buf, at, name.length + MAX_NUMBER_BYTES)).length;
+            if (at + name.length + MAX_NUMBER_BYTES > cap) {
+              cap = (buf = grow(buf, at, name.length + MAX_NUMBER_BYTES)).length;
+            }
             if (v - v !== 0) {
               // NaN (null) and, as JSON.stringify has them, infinities.
               const empty = step.empty;
@@ -250,7 +261,7 @@ export function createJsonRowBytes(
         }
         const length = fragment.length;
         if (at + length > cap) cap = (buf = grow(buf, at, length)).length;
-        if (length <= SHORT) for (let j = 0; j < length; j++) buf[at + j] = fragment[j]!;
+        if (length <= SHORT) { for (let j = 0; j < length; j++) buf[at + j] = fragment[j]!; }
         else buf.set(fragment, at);
         at += length;
       }
@@ -293,7 +304,12 @@ interface DictField {
 }
 
 /** The fields of a selection as steps: runs of outer fields, groups of dictionary fields, numbers, ids. */
-function planSteps(store: WaterStore, level: FieldLevel, fields: readonly CollectionField[], limits: Limits): Step[] {
+function planSteps(
+  store: WaterStore,
+  level: FieldLevel,
+  fields: readonly CollectionField[],
+  limits: Limits,
+): Step[] {
   const steps: Step[] = [];
   /** Dictionary fields of the row not yet grouped. */
   let run: DictField[] = [];
@@ -319,7 +335,9 @@ function planSteps(store: WaterStore, level: FieldLevel, fields: readonly Collec
       return;
     }
     const column = store.column(source.key);
-    if (column === undefined) throw new TypeError(`Cannot write field "${field.name}": no column ${source.key}`);
+    if (column === undefined) {
+      throw new TypeError(`Cannot write field "${field.name}": no column ${source.key}`);
+    }
     let step: Step;
     switch (column.kind) {
       case "dict":
@@ -327,7 +345,11 @@ function planSteps(store: WaterStore, level: FieldLevel, fields: readonly Collec
         return;
       case "number":
         endRun();
-        step = newStep(NUMBER, { values: column.values, name: utf8.encode(name), empty: utf8.encode(`${name}null`) });
+        step = newStep(NUMBER, {
+          values: column.values,
+          name: utf8.encode(name),
+          empty: utf8.encode(`${name}null`),
+        });
         break;
       case "rownumber":
         endRun();
@@ -350,15 +372,23 @@ function planSteps(store: WaterStore, level: FieldLevel, fields: readonly Collec
 }
 
 /** The JSON text of an outer field, its name first, for a location and dataset. */
-function outerText(store: WaterStore, field: CollectionField, name: string): (location: number, dataset: number) => string {
+function outerText(
+  store: WaterStore,
+  field: CollectionField,
+  name: string,
+): (location: number, dataset: number) => string {
   const source = field.source;
   if (source.level === "dataset") {
     const key = source.key.slice("dataset.".length);
-    const texts = store.datasets.map((d) => name + JSON.stringify(key === "Id" ? d.id : d.metadata[key] ?? null));
+    const texts = store.datasets.map((d) =>
+      name + JSON.stringify(key === "Id" ? d.id : d.metadata[key] ?? null)
+    );
     return (_location, dataset) => texts[dataset]!;
   }
   const column = store.column(source.key);
-  if (column === undefined) throw new TypeError(`Cannot write field "${field.name}": no column ${source.key}`);
+  if (column === undefined) {
+    throw new TypeError(`Cannot write field "${field.name}": no column ${source.key}`);
+  }
   switch (column.kind) {
     case "dict": {
       const { codes, values } = column;
@@ -488,9 +518,9 @@ const fieldBytesCache = new WeakMap<readonly Scalar[], Map<string, FieldBytes>>(
 
 function fieldBytes(values: readonly Scalar[], name: string): FieldBytes {
   let byName = fieldBytesCache.get(values);
-  if (byName === undefined) fieldBytesCache.set(values, (byName = new Map()));
+  if (byName === undefined) fieldBytesCache.set(values, byName = new Map());
   let bytes = byName.get(name);
-  if (bytes === undefined) byName.set(name, (bytes = new FieldBytes(values, name)));
+  if (bytes === undefined) byName.set(name, bytes = new FieldBytes(values, name));
   return bytes;
 }
 

@@ -41,8 +41,13 @@ export class CompressedPages {
    * @param compute makes the page for the coding (and may throw as the handler does)
    * @returns the answer
    */
-  async answer(request: HttpRequest, compute: (coding: ContentCoding | undefined) => HttpResponse | Promise<HttpResponse>): Promise<HttpResponse> {
-    const coding = request.method === "HEAD" ? undefined : negotiateEncoding(request.headers["accept-encoding"]);
+  async answer(
+    request: HttpRequest,
+    compute: (coding: ContentCoding | undefined) => HttpResponse | Promise<HttpResponse>,
+  ): Promise<HttpResponse> {
+    const coding = request.method === "HEAD"
+      ? undefined
+      : negotiateEncoding(request.headers["accept-encoding"]);
     if (coding === undefined) return compute(undefined);
     const key = `${coding} ${request.origin}${request.path}?${request.query}`;
     const hit = this.#maxBytes === 0 ? undefined : this.#kept.get(key);
@@ -63,11 +68,21 @@ export class CompressedPages {
     if (this.#maxBytes === 0) return response;
     const body = response.body;
     // A page is one block of bytes (rendered at once) or parts (rows from the render cache).
-    const parts = body instanceof Uint8Array ? [body] : Array.isArray(body) ? body as Uint8Array[] : undefined;
-    if (response.status !== 200 || parts === undefined || !String(response.headers?.["content-type"]).startsWith("application/json")) return response;
+    const parts = body instanceof Uint8Array
+      ? [body]
+      : Array.isArray(body)
+      ? body as Uint8Array[]
+      : undefined;
+    if (
+      response.status !== 200 || parts === undefined ||
+      !String(response.headers?.["content-type"]).startsWith("application/json")
+    ) return response;
     const size = parts.reduce((sum, part) => sum + part.byteLength, 0);
     if (size < this.#minBytes) return response;
-    const compressed = await compressBytes(parts.length === 1 ? parts[0]! : Buffer.concat(parts, size), coding);
+    const compressed = await compressBytes(
+      parts.length === 1 ? parts[0]! : Buffer.concat(parts, size),
+      coding,
+    );
     const headers = { ...response.headers, vary: "Accept-Encoding", "content-encoding": coding };
     this.#keep(key, headers, compressed);
     return { status: 200, headers, body: compressed };

@@ -9,7 +9,7 @@ const NEEDS_QUOTES = /[",\r\n]/;
 export function formatCsvField(value: string | number | boolean | null | undefined): string {
   if (value === null || value === undefined) return "";
   const text = typeof value === "string" ? value : String(value);
-  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll("\"", "\"\"")}"` : text;
+  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 /**
@@ -21,7 +21,9 @@ export function formatCsvField(value: string | number | boolean | null | undefin
  * formatCsvRow(["Temperature, water", 12.5, null]); // '"Temperature, water",12.5,\r\n'
  * ```
  */
-export function formatCsvRow(values: readonly (string | number | boolean | null | undefined)[]): string {
+export function formatCsvRow(
+  values: readonly (string | number | boolean | null | undefined)[],
+): string {
   let out = "";
   for (let i = 0; i < values.length; i++) {
     if (i > 0) out += ",";

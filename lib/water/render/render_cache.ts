@@ -46,7 +46,9 @@ export class RenderCache {
    */
   constructor(maxBytes: number) {
     if (!Number.isFinite(maxBytes) || maxBytes < 0) {
-      throw new RangeError(`Cannot create a render cache: the budget must be >= 0: current value is ${maxBytes}`);
+      throw new RangeError(
+        `Cannot create a render cache: the budget must be >= 0: current value is ${maxBytes}`,
+      );
     }
     this.#maxBytes = maxBytes;
   }
@@ -175,12 +177,17 @@ export class RowWriterCache {
    * @returns the writer and its selection number
    * @throws {ODataError} for an unknown field (see `selectFields`)
    */
-  get(collection: CollectionSchema, select: readonly string[] | undefined): { writer: RowWriter; id: number } {
+  get(
+    collection: CollectionSchema,
+    select: readonly string[] | undefined,
+  ): { writer: RowWriter; id: number } {
     const key = `${collection.name}:${select?.join(",") ?? "*"}`;
     let found = this.#writers.get(key);
     if (found === undefined) {
       const fields = selectFields(collection, select);
-      if (this.#writers.size >= this.#maxWriters) this.#writers.delete(this.#writers.keys().next().value!);
+      if (this.#writers.size >= this.#maxWriters) {
+        this.#writers.delete(this.#writers.keys().next().value!);
+      }
       if (this.#next === this.#maxSelections) {
         this.#cache.clear();
         this.#writers.clear();

@@ -62,7 +62,12 @@ export function* jsonPageParts(
   for (let from = 0; from < rows.length; from += SLICE_ROWS) {
     const to = Math.min(rows.length, from + SLICE_ROWS);
     const scratch = settings.scratch.take();
-    const { block } = writer.jsonBytes(rows.slice(from, to), from === 0 ? head : COMMA_BYTES, to === rows.length ? end : EMPTY, scratch);
+    const { block } = writer.jsonBytes(
+      rows.slice(from, to),
+      from === 0 ? head : COMMA_BYTES,
+      to === rows.length ? end : EMPTY,
+      scratch,
+    );
     // Rows that did not fit were written elsewhere: the scratch buffer goes back at once.
     if (block.buffer !== scratch.buffer) settings.scratch.give(scratch);
     total += block.length;
@@ -122,7 +127,13 @@ export function renderJsonPage(
     const { block, starts, ends } = writer.jsonBytes(rows, head, end);
     if (block.length > settings.maxBytes) throw tooLarge(settings.maxBytes);
     if (keeping) {
-      for (let k = 0; k < rows.length; k++) settings.cache.set(renderKey(selection, rows[k]!), { block, start: starts[k]!, end: ends[k]! });
+      for (let k = 0; k < rows.length; k++) {
+        settings.cache.set(renderKey(selection, rows[k]!), {
+          block,
+          start: starts[k]!,
+          end: ends[k]!,
+        });
+      }
     }
     return block;
   }
@@ -197,7 +208,12 @@ const NONE_CACHED: CachedRows = { views: [], hits: 0 };
  * the deadline as it goes. The views are made on the first row found: a cold
  * page (a download's, most often) allocates nothing here.
  */
-function cachedRows(rows: readonly number[], selection: number, settings: JsonPageSettings, deadline: Deadline): CachedRows {
+function cachedRows(
+  rows: readonly number[],
+  selection: number,
+  settings: JsonPageSettings,
+  deadline: Deadline,
+): CachedRows {
   if (settings.cache.maxBytes <= 0) return NONE_CACHED;
   let views: RenderedRow[] | undefined;
   let hits = 0;

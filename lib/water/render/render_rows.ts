@@ -21,7 +21,12 @@ export interface RowWriter {
    * into `scratch` (the bytes then a view of it) when they are expected to fit.
    * @returns the bytes, and where each row's object starts (`starts[k]`) and ends (`ends[k]`)
    */
-  jsonBytes(rows: ArrayLike<number>, head?: Uint8Array, tail?: Uint8Array, scratch?: Uint8Array): JsonRowBlock;
+  jsonBytes(
+    rows: ArrayLike<number>,
+    head?: Uint8Array,
+    tail?: Uint8Array,
+    scratch?: Uint8Array,
+  ): JsonRowBlock;
   /** Writes the rows as CSV records. */
   csv(rows: ArrayLike<number>): string;
   /** The CSV header record. */
@@ -54,9 +59,13 @@ export function selectFields(
       : near === undefined
       ? ""
       : `; names are case-sensitive: did you mean "${near.name}"?`;
-    throw new ODataError("ERR_ODATA_UNKNOWN_FIELD", `Cannot select "${name}" from ${collection.name}${hint}`, {
-      target: name,
-    });
+    throw new ODataError(
+      "ERR_ODATA_UNKNOWN_FIELD",
+      `Cannot select "${name}" from ${collection.name}${hint}`,
+      {
+        target: name,
+      },
+    );
   });
 }
 
@@ -79,13 +88,19 @@ export function createRowWriter(
   const csv = fields.map((field) => writerFor(store, field, "csv"));
   const prefixes = fields.map((field, i) => `${i === 0 ? "{" : ","}${JSON.stringify(field.name)}:`);
   const level = collection.level;
-  const place = (rows: ArrayLike<number>, visit: (row: number, location: number, dataset: number) => void) => {
+  const place = (
+    rows: ArrayLike<number>,
+    visit: (row: number, location: number, dataset: number) => void,
+  ) => {
     let location = -1;
     let dataset = -1;
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i]!;
       if (level === "observation") {
-        if (location < 0 || row < store.locationRowStarts[location]! || row >= store.locationRowStarts[location + 1]!) {
+        if (
+          location < 0 || row < store.locationRowStarts[location]! ||
+          row >= store.locationRowStarts[location + 1]!
+        ) {
           location = store.locationOfRow(row);
           dataset = store.datasetOfLocation(location);
         }
@@ -104,7 +119,9 @@ export function createRowWriter(
       let out = "";
       place(rows, (row, location, dataset) => {
         if (out !== "") out += ",";
-        for (let f = 0; f < json.length; f++) out += prefixes[f]! + json[f]!(row, location, dataset);
+        for (let f = 0; f < json.length; f++) {
+          out += prefixes[f]! + json[f]!(row, location, dataset);
+        }
         out += "}";
       });
       return out;
@@ -132,11 +149,15 @@ function writerFor(store: WaterStore, field: CollectionField, format: "json" | "
   const encode = format === "json" ? encodeJson : encodeCsv;
   if (source.level === "dataset") {
     const name = source.key.slice("dataset.".length);
-    const values = store.datasets.map((d) => encode(name === "Id" ? d.id : d.metadata[name] ?? null));
+    const values = store.datasets.map((d) =>
+      encode(name === "Id" ? d.id : d.metadata[name] ?? null)
+    );
     return (_row, _location, dataset) => values[dataset]!;
   }
   const column = store.column(source.key);
-  if (column === undefined) throw new TypeError(`Cannot write field "${field.name}": no column ${source.key}`);
+  if (column === undefined) {
+    throw new TypeError(`Cannot write field "${field.name}": no column ${source.key}`);
+  }
   const pick = source.level === "location"
     ? (_row: number, location: number) => location
     : (row: number) => row;

@@ -51,6 +51,8 @@ export class ScratchBuffers {
   give(view: Uint8Array): void {
     if (!this.#mine.has(view.buffer) || this.#idle.length >= this.#keep) return;
     // Given back twice, a buffer would be handed out twice.
-    if (!this.#idle.some((idle) => idle.buffer === view.buffer)) this.#idle.push(new Uint8Array(view.buffer));
+    if (!this.#idle.some((idle) => idle.buffer === view.buffer)) {
+      this.#idle.push(new Uint8Array(view.buffer));
+    }
   }
 }

@@ -49,7 +49,10 @@ export class ByteDictionary {
     if (length === 0) return 0;
     const arena = this.#arena;
     const last = this.#last;
-    if (last !== 0 && this.#lengths[last] === length && same(buf, start, arena, this.#offsets[last]!, length)) {
+    if (
+      last !== 0 && this.#lengths[last] === length &&
+      same(buf, start, arena, this.#offsets[last]!, length)
+    ) {
       return last;
     }
     let hash = 0x811c9dc5 | 0;
@@ -129,7 +132,13 @@ export class ByteDictionary {
   }
 }
 
-function same(a: Uint8Array, aStart: number, b: Uint8Array, bStart: number, length: number): boolean {
+function same(
+  a: Uint8Array,
+  aStart: number,
+  b: Uint8Array,
+  bStart: number,
+  length: number,
+): boolean {
   for (let i = 0; i < length; i++) if (a[aStart + i] !== b[bStart + i]) return false;
   return true;
 }

@@ -137,7 +137,11 @@ function permuteSegment(array: CodeArray | Float64Array, base: number, perm: Uin
  * @returns a zeroed array of one, two or four bytes a code
  */
 export function codeArray(max: number, length: number): CodeArray {
-  return max <= 0xff ? new Uint8Array(length) : max <= 0xffff ? new Uint16Array(length) : new Uint32Array(length);
+  return max <= 0xff
+    ? new Uint8Array(length)
+    : max <= 0xffff
+    ? new Uint16Array(length)
+    : new Uint32Array(length);
 }
 
 /**
@@ -219,20 +223,40 @@ function remap32to32(codes: Uint32Array, at: number, local: Uint32Array, map: Ui
  * @param fill where each key's next row goes; advanced
  * @param rows the index's rows
  */
-export function placeRows(codes: CodeArray, keyOf: Uint32Array, fill: Uint32Array, rows: Uint32Array): void {
+export function placeRows(
+  codes: CodeArray,
+  keyOf: Uint32Array,
+  fill: Uint32Array,
+  rows: Uint32Array,
+): void {
   if (codes instanceof Uint8Array) placeRows8(codes, keyOf, fill, rows);
   else if (codes instanceof Uint16Array) placeRows16(codes, keyOf, fill, rows);
   else placeRows32(codes, keyOf, fill, rows);
 }
 
-function placeRows8(codes: Uint8Array, keyOf: Uint32Array, fill: Uint32Array, rows: Uint32Array): void {
+function placeRows8(
+  codes: Uint8Array,
+  keyOf: Uint32Array,
+  fill: Uint32Array,
+  rows: Uint32Array,
+): void {
   for (let r = 0; r < codes.length; r++) rows[fill[keyOf[codes[r]!]!]!++] = r;
 }
 
-function placeRows16(codes: Uint16Array, keyOf: Uint32Array, fill: Uint32Array, rows: Uint32Array): void {
+function placeRows16(
+  codes: Uint16Array,
+  keyOf: Uint32Array,
+  fill: Uint32Array,
+  rows: Uint32Array,
+): void {
   for (let r = 0; r < codes.length; r++) rows[fill[keyOf[codes[r]!]!]!++] = r;
 }
 
-function placeRows32(codes: Uint32Array, keyOf: Uint32Array, fill: Uint32Array, rows: Uint32Array): void {
+function placeRows32(
+  codes: Uint32Array,
+  keyOf: Uint32Array,
+  fill: Uint32Array,
+  rows: Uint32Array,
+): void {
   for (let r = 0; r < codes.length; r++) rows[fill[keyOf[codes[r]!]!]!++] = r;
 }

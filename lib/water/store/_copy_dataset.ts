@@ -1,8 +1,18 @@
 import type { Column } from "../../columnar/mod.ts";
 import type { Scalar } from "../../odata/mod.ts";
-import { DERIVED_METADATA_COLUMNS, LOCATION_COLUMNS, NUMERIC_OBSERVATION_COLUMNS, OBSERVATION_COLUMNS } from "../fields.ts";
+import {
+  DERIVED_METADATA_COLUMNS,
+  LOCATION_COLUMNS,
+  NUMERIC_OBSERVATION_COLUMNS,
+  OBSERVATION_COLUMNS,
+} from "../fields.ts";
 import { codeArray, countCodes } from "./_code_column.ts";
-import { type BuiltColumn, type BuiltDataset, type BuiltLocation, temporalExtentOf } from "./built_dataset.ts";
+import {
+  type BuiltColumn,
+  type BuiltDataset,
+  type BuiltLocation,
+  temporalExtentOf,
+} from "./built_dataset.ts";
 import type { DatasetInput } from "./dataset_reader.ts";
 import type { DatasetRecord, WaterStore } from "./store.ts";
 
@@ -16,10 +26,23 @@ import type { DatasetRecord, WaterStore } from "./store.ts";
  * @param record its record there (`source.datasets[dataset]`)
  * @returns the dataset's metadata and the dataset
  */
-export function copyStoreDataset(source: WaterStore, dataset: number, record: DatasetRecord): { readonly input: DatasetInput; readonly built: BuiltDataset } {
+export function copyStoreDataset(
+  source: WaterStore,
+  dataset: number,
+  record: DatasetRecord,
+): { readonly input: DatasetInput; readonly built: BuiltDataset } {
   const metadata: Record<string, string | readonly string[] | null> = {};
-  for (const [name, value] of Object.entries(record.metadata)) if (!DERIVED_METADATA_COLUMNS.has(name)) metadata[name] = value;
-  const input: DatasetInput = { id: record.id, doi: record.doi, folder: record.folder, metadata, regionIds: [], locationRegionIds: new Map() };
+  for (const [name, value] of Object.entries(record.metadata)) {
+    if (!DERIVED_METADATA_COLUMNS.has(name)) metadata[name] = value;
+  }
+  const input: DatasetInput = {
+    id: record.id,
+    doi: record.doi,
+    folder: record.folder,
+    metadata,
+    regionIds: [],
+    locationRegionIds: new Map(),
+  };
   const locationFrom = source.datasetLocationStarts[dataset]!;
   const locationTo = source.datasetLocationStarts[dataset + 1]!;
   const rowFrom = source.locationRowStarts[locationFrom]!;
@@ -29,17 +52,29 @@ export function copyStoreDataset(source: WaterStore, dataset: number, record: Da
   const locations: BuiltLocation[] = [];
   const locationRows = new Uint32Array(locationTo - locationFrom);
   for (let l = locationFrom; l < locationTo; l++) {
-    const values = locationColumns.map((column) => (column === undefined ? null : scalarAt(column, l)));
+    const values = locationColumns.map((
+      column,
+    ) => (column === undefined ? null : scalarAt(column, l)));
     locations.push({
       id: String(values[0]),
       values,
       regionIds: regions?.kind === "values" ? (regions.values[l] as readonly string[]) : [],
     });
-    locationRows[l - locationFrom] = source.locationRowStarts[l + 1]! - source.locationRowStarts[l]!;
+    locationRows[l - locationFrom] = source.locationRowStarts[l + 1]! -
+      source.locationRowStarts[l]!;
   }
-  const columns = OBSERVATION_COLUMNS.map((name) => copyColumn(NUMERIC_OBSERVATION_COLUMNS.has(name), source.column(`observation.${name}`), rowFrom, rowTo));
+  const columns = OBSERVATION_COLUMNS.map((name) =>
+    copyColumn(
+      NUMERIC_OBSERVATION_COLUMNS.has(name),
+      source.column(`observation.${name}`),
+      rowFrom,
+      rowTo,
+    )
+  );
   const rows = rowTo - rowFrom;
-  const temporalExtent = temporalExtentOf(columns[OBSERVATION_COLUMNS.indexOf("ActivityStartDate")]);
+  const temporalExtent = temporalExtentOf(
+    columns[OBSERVATION_COLUMNS.indexOf("ActivityStartDate")],
+  );
   return { input, built: { rows, locations, locationRows, columns, temporalExtent } };
 }
 
@@ -62,12 +97,24 @@ function scalarAt(column: Column, row: number): Scalar {
  * numbers as they are (a view), text with a dictionary of the values these
  * rows have, in the order they first have them.
  */
-function copyColumn(numeric: boolean, column: Column | undefined, from: number, to: number): BuiltColumn {
+function copyColumn(
+  numeric: boolean,
+  column: Column | undefined,
+  from: number,
+  to: number,
+): BuiltColumn {
   if (numeric) {
-    return { kind: "number", values: column?.kind === "number" ? column.values.subarray(from, to) : new Float64Array(to - from).fill(Number.NaN) };
+    return {
+      kind: "number",
+      values: column?.kind === "number"
+        ? column.values.subarray(from, to)
+        : new Float64Array(to - from).fill(Number.NaN),
+    };
   }
   const n = to - from;
-  if (column?.kind !== "dict") return { kind: "dict", values: [null], codes: new Uint8Array(n), counts: Uint32Array.of(n) };
+  if (column?.kind !== "dict") {
+    return { kind: "dict", values: [null], codes: new Uint8Array(n), counts: Uint32Array.of(n) };
+  }
   const source = column.codes;
   // Old code to new code, made on first sight of each.
   const mapped = new Int32Array(column.values.length).fill(-1);

@@ -1,6 +1,12 @@
 import type { CodeArray, Column } from "../../columnar/mod.ts";
 import type { Scalar } from "../../odata/mod.ts";
-import { LIST_METADATA_COLUMNS, LOCATION_COLUMNS, METADATA_COLUMNS, NUMERIC_LOCATION_COLUMNS, OBSERVATION_COLUMNS } from "../fields.ts";
+import {
+  LIST_METADATA_COLUMNS,
+  LOCATION_COLUMNS,
+  METADATA_COLUMNS,
+  NUMERIC_LOCATION_COLUMNS,
+  OBSERVATION_COLUMNS,
+} from "../fields.ts";
 import { activityGroupTypeOf } from "../vocabulary.ts";
 import { codeArray, countCodes } from "./_code_column.ts";
 import { buildPostingIndex } from "./_posting_index.ts";
@@ -70,7 +76,9 @@ function addObservationColumns(
   dictionaries: readonly (StoreDictionary | undefined)[],
   rows: number,
 ): void {
-  let activityType: { codes: CodeArray; values: readonly Scalar[]; counts: Uint32Array } | undefined;
+  let activityType:
+    | { codes: CodeArray; values: readonly Scalar[]; counts: Uint32Array }
+    | undefined;
   let startDate: { codes: CodeArray; values: readonly Scalar[]; counts: Uint32Array } | undefined;
   OBSERVATION_COLUMNS.forEach((name, s) => {
     const key = `observation.${name}`;
@@ -93,7 +101,9 @@ function addObservationColumns(
       const codeOf = column.base!.codeOf;
       for (let l = 0; l < codeOf.length; l++) counts[codeOf[l]!]! += column.counts[l]!;
     }
-    if (at !== rows) throw new TypeError(`Cannot finish the store: ${name} has ${at} rows, not ${rows}`);
+    if (at !== rows) {
+      throw new TypeError(`Cannot finish the store: ${name} has ${at} rows, not ${rows}`);
+    }
     if (numbers !== undefined) {
       columns.set(key, { kind: "number", values: numbers });
       return;
@@ -110,17 +120,30 @@ function addObservationColumns(
     if (name === "ActivityStartDate") startDate = { codes: codes!, values, counts };
   });
   if (activityType !== undefined) {
-    const groups = activityType.values.map((value) => (value === null ? null : activityGroupTypeOf(String(value))));
-    columns.set("observation.ActivityGroupType", derivedColumn(activityType.codes, groups, activityType.counts));
+    const groups = activityType.values.map((
+      value,
+    ) => (value === null ? null : activityGroupTypeOf(String(value))));
+    columns.set(
+      "observation.ActivityGroupType",
+      derivedColumn(activityType.codes, groups, activityType.counts),
+    );
   }
   if (startDate !== undefined) {
-    const years = startDate.values.map((value) => (value === null ? null : Number(String(value).slice(0, 4))));
-    columns.set("observation.ActivityStartYear", derivedColumn(startDate.codes, years, startDate.counts));
+    const years = startDate.values.map((
+      value,
+    ) => (value === null ? null : Number(String(value).slice(0, 4))));
+    columns.set(
+      "observation.ActivityStartYear",
+      derivedColumn(startDate.codes, years, startDate.counts),
+    );
   }
 }
 
 /** The location columns, with normalized coordinates and region ids. */
-function addLocationColumns(columns: Map<string, Column>, locations: readonly BuiltLocation[]): void {
+function addLocationColumns(
+  columns: Map<string, Column>,
+  locations: readonly BuiltLocation[],
+): void {
   LOCATION_COLUMNS.forEach((name, i) => {
     const values = locations.map((location) => location.values[i] ?? null);
     columns.set(
@@ -141,7 +164,10 @@ function addLocationColumns(columns: Map<string, Column>, locations: readonly Bu
     "location.HorizontalCoordinateReferenceSystemNormalized",
     dictColumn(locations.map(() => "WGS84")),
   );
-  columns.set("location.RegionId", { kind: "values", values: locations.map((location) => location.regionIds) });
+  columns.set("location.RegionId", {
+    kind: "values",
+    values: locations.map((location) => location.regionIds),
+  });
 }
 
 /** The dataset columns: ids, and metadata values (timestamps as milliseconds, lists as arrays). */
@@ -154,7 +180,10 @@ function addDatasetColumns(columns: Map<string, Column>, datasets: readonly Data
       if (LIST_METADATA_COLUMNS.has(name)) return Array.isArray(value) ? value : [];
       return value;
     });
-    columns.set(`dataset.${name}`, { kind: "values", values: values as (Scalar | readonly Scalar[])[] });
+    columns.set(`dataset.${name}`, {
+      kind: "values",
+      values: values as (Scalar | readonly Scalar[])[],
+    });
   }
 }
 
@@ -178,8 +207,20 @@ function addIdColumns(columns: Map<string, Column>, input: StoreColumnsInput): v
     rowOffsets[d] = ids.rowBase - rowStarts[d]! + 1;
     if (locationOffsets[d] !== 1 || rowOffsets[d] !== 1) contiguous = false;
   }
-  columns.set("location.Id", contiguous ? { kind: "rownumber", offset: 1 } : { kind: "rownumber", offset: 1, segments: { starts: locationStarts, offsets: locationOffsets } });
-  columns.set("observation.Id", contiguous ? { kind: "rownumber", offset: 1 } : { kind: "rownumber", offset: 1, segments: { starts: rowStarts, offsets: rowOffsets } });
+  columns.set(
+    "location.Id",
+    contiguous ? { kind: "rownumber", offset: 1 } : {
+      kind: "rownumber",
+      offset: 1,
+      segments: { starts: locationStarts, offsets: locationOffsets },
+    },
+  );
+  columns.set(
+    "observation.Id",
+    contiguous
+      ? { kind: "rownumber", offset: 1 }
+      : { kind: "rownumber", offset: 1, segments: { starts: rowStarts, offsets: rowOffsets } },
+  );
 }
 
 /** A dictionary column sharing another's codes, with values mapped, and postings by distinct value. */
@@ -194,7 +235,13 @@ function derivedColumn(codes: CodeArray, values: readonly Scalar[], counts: Uint
     }
     keyOf[code] = key;
   });
-  return { kind: "dict", codes, values, counts, index: buildPostingIndex(codes, counts, keys.size, keyOf) };
+  return {
+    kind: "dict",
+    codes,
+    values,
+    counts,
+    index: buildPostingIndex(codes, counts, keys.size, keyOf),
+  };
 }
 
 /** A dictionary column from plain values (location-level columns). */
@@ -220,5 +267,8 @@ function dictColumn(values: readonly Scalar[]): Column {
 }
 
 function numberColumn(values: readonly (Scalar | undefined)[]): Column {
-  return { kind: "number", values: Float64Array.from(values, (v) => (typeof v === "number" ? v : Number.NaN)) };
+  return {
+    kind: "number",
+    values: Float64Array.from(values, (v) => (typeof v === "number" ? v : Number.NaN)),
+  };
 }

@@ -36,7 +36,10 @@ export class StoreDictionary {
     const length = this.#values.length;
     const hash = this.#hash.copy().digest("hex");
     const { values, base } = column;
-    if (base !== undefined && base.length === length && base.hash === hash && this.#appendNew(values, base.codeOf)) {
+    if (
+      base !== undefined && base.length === length && base.hash === hash &&
+      this.#appendNew(values, base.codeOf)
+    ) {
       return { ...column, base: { length, hash, codeOf: base.codeOf } };
     }
     const codeOf = new Uint32Array(values.length);
@@ -63,7 +66,9 @@ export class StoreDictionary {
   }
 
   #codesByValue(): Map<Scalar, number> {
-    if (this.#codeOf === undefined) this.#codeOf = new Map(this.#values.map((value, code) => [value, code]));
+    if (this.#codeOf === undefined) {
+      this.#codeOf = new Map(this.#values.map((value, code) => [value, code]));
+    }
     return this.#codeOf;
   }
 

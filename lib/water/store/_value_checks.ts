@@ -5,9 +5,17 @@ const TIME = /^(?:[01]?[0-9]|2[0-3]):[0-5]?[0-9](?::[0-5]?[0-9](?:\.[0-9]{1,3})?
 const TIME_ZONE = /^(?:Z|[+-](?:0[0-9]|1[0-9]|2[0-4]):[0-5][0-9])$/;
 
 const CHECKS: Readonly<Record<string, ValueCheck>> = {
-  date: (text) => (isCalendarDate(text) ? undefined : `found "${text}", which is not a YYYY-MM-DD date`),
-  time: (text) => (TIME.test(text) ? undefined : `found "${text}", which is not a HH:MM[:SS[.sss]] time`),
-  zone: (text) => (TIME_ZONE.test(text) ? undefined : `found "${text}", which is not a time zone like -04:00 or Z`),
+  date: (
+    text,
+  ) => (isCalendarDate(text) ? undefined : `found "${text}", which is not a YYYY-MM-DD date`),
+  time: (
+    text,
+  ) => (TIME.test(text) ? undefined : `found "${text}", which is not a HH:MM[:SS[.sss]] time`),
+  zone: (
+    text,
+  ) => (TIME_ZONE.test(text)
+    ? undefined
+    : `found "${text}", which is not a time zone like -04:00 or Z`),
 };
 
 /**

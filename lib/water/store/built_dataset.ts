@@ -28,7 +28,13 @@ export interface BuiltLocation {
  * a code is an index into `values`; with it, see {@linkcode DictionaryBase}.
  */
 export type BuiltColumn =
-  | { readonly kind: "dict"; readonly values: readonly Scalar[]; readonly codes: CodeArray; readonly counts: Uint32Array; readonly base?: DictionaryBase }
+  | {
+    readonly kind: "dict";
+    readonly values: readonly Scalar[];
+    readonly codes: CodeArray;
+    readonly counts: Uint32Array;
+    readonly base?: DictionaryBase;
+  }
   | { readonly kind: "number"; readonly values: Float64Array };
 
 /**
@@ -75,21 +81,30 @@ export function checkBuiltDataset(built: BuiltDataset): void {
   const fail = (what: string): never => {
     throw new TypeError(`Cannot add a built dataset: ${what}`);
   };
-  if (built.locations.length !== built.locationRows.length) fail("its locations and their row counts disagree");
+  if (built.locations.length !== built.locationRows.length) {
+    fail("its locations and their row counts disagree");
+  }
   let total = 0;
   for (const count of built.locationRows) total += count;
   if (total !== built.rows) fail(`its locations hold ${total} rows, not ${built.rows}`);
-  if (built.columns.length !== OBSERVATION_COLUMNS.length) fail(`it has ${built.columns.length} columns, not ${OBSERVATION_COLUMNS.length}`);
+  if (built.columns.length !== OBSERVATION_COLUMNS.length) {
+    fail(`it has ${built.columns.length} columns, not ${OBSERVATION_COLUMNS.length}`);
+  }
   built.columns.forEach((column, s) => {
     const name = OBSERVATION_COLUMNS[s]!;
-    if ((column.kind === "number") !== NUMERIC_OBSERVATION_COLUMNS.has(name)) fail(`its ${name} column is of the wrong kind`);
+    if ((column.kind === "number") !== NUMERIC_OBSERVATION_COLUMNS.has(name)) {
+      fail(`its ${name} column is of the wrong kind`);
+    }
     const length = column.kind === "number" ? column.values.length : column.codes.length;
     if (length !== built.rows) fail(`its ${name} column has ${length} rows, not ${built.rows}`);
     if (column.kind === "dict") {
       let counted = 0;
       for (const count of column.counts) counted += count;
       const { values, counts, base } = column;
-      if (values[0] !== null || counts.length !== values.length || counted !== built.rows || (base !== undefined && base.codeOf.length !== values.length)) {
+      if (
+        values[0] !== null || counts.length !== values.length || counted !== built.rows ||
+        (base !== undefined && base.codeOf.length !== values.length)
+      ) {
         fail(`its ${name} dictionary is malformed`);
       }
     }

@@ -19,7 +19,12 @@ export function checkHeaderNames(names: readonly string[]): Set<string> {
   }
   for (const required of REQUIRED_CSV_COLUMNS) {
     if (!seen.has(required)) {
-      throw new CsvSyntaxError(`found no "${required}" column in the header; it is required`, 1, names.length + 1, 0);
+      throw new CsvSyntaxError(
+        `found no "${required}" column in the header; it is required`,
+        1,
+        names.length + 1,
+        0,
+      );
     }
   }
   return seen;
@@ -47,7 +52,9 @@ export function checkDataHeader(bytes: Uint8Array, final: boolean): boolean {
   for (let f = 0; f < scanner.count; f++) {
     const from = scanner.starts[f]!;
     const to = scanner.ends[f]!;
-    const field = scanner.kinds[f] === FIELD_ESCAPED ? scratch.subarray(0, unescapeField(bytes, from, to, scratch)) : bytes.subarray(from, to);
+    const field = scanner.kinds[f] === FIELD_ESCAPED
+      ? scratch.subarray(0, unescapeField(bytes, from, to, scratch))
+      : bytes.subarray(from, to);
     names.push(new TextDecoder().decode(field).trim());
   }
   checkHeaderNames(names);

@@ -1,12 +1,23 @@
 import type { Scalar } from "../../odata/mod.ts";
 import { CsvSyntaxError } from "../errors.ts";
-import { LOCATION_COLUMNS, NUMERIC_LOCATION_COLUMNS, NUMERIC_OBSERVATION_COLUMNS, OBSERVATION_COLUMNS, REQUIRED_CSV_COLUMNS } from "../fields.ts";
+import {
+  LOCATION_COLUMNS,
+  NUMERIC_LOCATION_COLUMNS,
+  NUMERIC_OBSERVATION_COLUMNS,
+  OBSERVATION_COLUMNS,
+  REQUIRED_CSV_COLUMNS,
+} from "../fields.ts";
 import { CsvScanner, FIELD_ESCAPED, unescapeField } from "../load/csv_scanner.ts";
 import { ByteDictionary, type ValueCheck } from "./_byte_dictionary.ts";
 import { CodeColumn, countCodes, NumberColumnBuilder } from "./_code_column.ts";
 import { parseNumberBytes } from "./_parse_number.ts";
 import { valueCheckFor } from "./_value_checks.ts";
-import { type BuiltColumn, type BuiltDataset, type BuiltLocation, temporalExtentOf } from "./built_dataset.ts";
+import {
+  type BuiltColumn,
+  type BuiltDataset,
+  type BuiltLocation,
+  temporalExtentOf,
+} from "./built_dataset.ts";
 import { checkHeaderNames } from "./check_data_header.ts";
 import type { DatasetRecord } from "./store.ts";
 
@@ -199,7 +210,9 @@ export class DatasetReader {
     const open = this.#requireOpen();
     if (open.stopped || bytes.length === 0) return;
     // A plain Uint8Array view keeps byte access monomorphic (a Node Buffer is a subclass).
-    const chunk = bytes.constructor === Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+    const chunk = bytes.constructor === Uint8Array
+      ? bytes
+      : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
     let buf: Uint8Array;
     let limit: number;
     if (open.carryLength > 0) {
@@ -219,8 +232,11 @@ export class DatasetReader {
     const pos = this.#consume(open, buf, 0, limit, false);
     const rest = limit - pos;
     if (rest > this.#maxRecord) {
-      this.#fileIssue(open, `found a record longer than ${this.#maxRecord} bytes (is a quote never closed?); ` +
-        "the rest of the file is skipped");
+      this.#fileIssue(
+        open,
+        `found a record longer than ${this.#maxRecord} bytes (is a quote never closed?); ` +
+          "the rest of the file is skipped",
+      );
       open.stopped = true;
       open.carryLength = 0;
       return;
@@ -242,7 +258,9 @@ export class DatasetReader {
    */
   end(): DatasetRead {
     const open = this.#requireOpen();
-    if (!open.stopped && open.carryLength > 0) this.#consume(open, open.carry, 0, open.carryLength, true);
+    if (!open.stopped && open.carryLength > 0) {
+      this.#consume(open, open.carry, 0, open.carryLength, true);
+    }
     if (open.header === undefined) {
       throw new CsvSyntaxError("found no header row", 1, 1, 0);
     }
@@ -256,7 +274,12 @@ export class DatasetReader {
       const dictionary = slot.dictionary!;
       dictionary.seal();
       const codes = slot.codes!.finish();
-      return { kind: "dict", values: dictionary.values, codes, counts: countCodes(codes, dictionary.size) };
+      return {
+        kind: "dict",
+        values: dictionary.values,
+        codes,
+        counts: countCodes(codes, dictionary.size),
+      };
     });
     for (const slot of this.#slots) {
       slot.dictionary = undefined;
@@ -300,7 +323,13 @@ export class DatasetReader {
   }
 
   /** Scans whole records in `buf[pos..limit)`; returns where the first incomplete one starts. */
-  #consume(open: OpenDataset, buf: Uint8Array, start: number, limit: number, final: boolean): number {
+  #consume(
+    open: OpenDataset,
+    buf: Uint8Array,
+    start: number,
+    limit: number,
+    final: boolean,
+  ): number {
     let pos = start;
     if (open.atStart) {
       if (limit - pos < 3 && !final) return pos;
@@ -344,11 +373,21 @@ export class DatasetReader {
     const lineEnd = buf.indexOf(0x0a, error.offset);
     if (lineEnd === -1 || lineEnd >= limit) {
       if (!final) return -1;
-      this.#issue(open, error.line, error.column, error.message.replace(/^Cannot parse CSV at [^:]*: /, ""));
+      this.#issue(
+        open,
+        error.line,
+        error.column,
+        error.message.replace(/^Cannot parse CSV at [^:]*: /, ""),
+      );
       open.line += countLineBreaks(buf, pos, limit);
       return limit;
     }
-    this.#issue(open, error.line, error.column, error.message.replace(/^Cannot parse CSV at [^:]*: /, ""));
+    this.#issue(
+      open,
+      error.line,
+      error.column,
+      error.message.replace(/^Cannot parse CSV at [^:]*: /, ""),
+    );
     open.line += countLineBreaks(buf, pos, lineEnd + 1);
     return lineEnd + 1;
   }
@@ -370,7 +409,9 @@ export class DatasetReader {
       const location = locationColumns.indexOf(name);
       if (location !== -1) open.locationTarget[f] = location;
       if (name === "MonitoringLocationID") open.locationIdColumn = f;
-      if (slot === undefined && location === -1 && name !== "DatasetName") open.ignoredColumns.push(name);
+      if (slot === undefined && location === -1 && name !== "DatasetName") {
+        open.ignoredColumns.push(name);
+      }
     });
     open.requiredColumns = REQUIRED_CSV_COLUMNS.map((name) => names.indexOf(name));
     open.absentSlots = this.#slots.filter((slot) => !seen.has(slot.name));
@@ -408,13 +449,23 @@ export class DatasetReader {
     const scanner = this.#scanner;
     const header = open.header!;
     if (scanner.count !== header.length) {
-      this.#issue(open, open.line, Math.min(scanner.count, header.length) + 1,
-        `found ${scanner.count} fields but the header has ${header.length}`);
+      this.#issue(
+        open,
+        open.line,
+        Math.min(scanner.count, header.length) + 1,
+        `found ${scanner.count} fields but the header has ${header.length}`,
+      );
       return;
     }
     for (const f of open.requiredColumns) {
       if (scanner.starts[f] === scanner.ends[f]) {
-        this.#issue(open, open.line, f + 1, `found "${header[f]}" empty; it is required`, header[f]);
+        this.#issue(
+          open,
+          open.line,
+          f + 1,
+          `found "${header[f]}" empty; it is required`,
+          header[f],
+        );
         return;
       }
     }
@@ -447,7 +498,13 @@ export class DatasetReader {
       if (slot.numeric) {
         const value = parseNumberBytes(fieldBuf, start, end);
         if (value === undefined) {
-          this.#issue(open, open.line, f + 1, `found "${text(this.#fieldBytes(buf, f))}", which is not a number`, header[f]);
+          this.#issue(
+            open,
+            open.line,
+            f + 1,
+            `found "${text(this.#fieldBytes(buf, f))}", which is not a number`,
+            header[f],
+          );
           return;
         }
         slot.stagedNumbers[at] = value;
@@ -481,7 +538,13 @@ export class DatasetReader {
     this.#locate(buf, open.locationIdColumn);
     const local = open.locationDictionary.codeOf(this.#fieldBuf, this.#fieldStart, this.#fieldEnd);
     if (local < 0) {
-      this.#issue(open, open.line, open.locationIdColumn + 1, open.locationDictionary.error, "MonitoringLocationID");
+      this.#issue(
+        open,
+        open.line,
+        open.locationIdColumn + 1,
+        open.locationDictionary.error,
+        "MonitoringLocationID",
+      );
       return -1;
     }
     if (local >= open.locationIndex.length) {
@@ -499,7 +562,11 @@ export class DatasetReader {
       const bytes = this.#fieldBytes(buf, f);
       if (NUMERIC_LOCATION_COLUMNS.has(name)) {
         const value = parseNumberBytes(bytes, 0, bytes.length);
-        const limit = name === "MonitoringLocationLatitude" ? 90 : name === "MonitoringLocationLongitude" ? 180 : Infinity;
+        const limit = name === "MonitoringLocationLatitude"
+          ? 90
+          : name === "MonitoringLocationLongitude"
+          ? 180
+          : Infinity;
         if (value === undefined || Math.abs(value) > limit) {
           const what = limit === Infinity ? "a number" : `a number from -${limit} to ${limit}`;
           this.#issue(open, open.line, f + 1, `found "${text(bytes)}", which is not ${what}`, name);
@@ -507,7 +574,9 @@ export class DatasetReader {
         }
         values[target] = Number.isNaN(value) ? null : value;
       } else {
-        const decoded = bytes.length === 0 ? null : new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+        const decoded = bytes.length === 0
+          ? null
+          : new TextDecoder("utf-8", { fatal: false }).decode(bytes);
         values[target] = decoded;
       }
     }
@@ -557,7 +626,13 @@ export class DatasetReader {
   #issue(open: OpenDataset, line: number, column: number, message: string, field?: string): void {
     open.skipped++;
     if (open.issues.length >= this.#maxIssues) return;
-    open.issues.push({ file: open.file, line, column, ...(field === undefined ? {} : { field }), message });
+    open.issues.push({
+      file: open.file,
+      line,
+      column,
+      ...(field === undefined ? {} : { field }),
+      message,
+    });
   }
 
   #fileIssue(open: OpenDataset, message: string): void {

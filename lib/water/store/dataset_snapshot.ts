@@ -2,7 +2,12 @@ import { createHash } from "node:crypto";
 import type { CodeArray } from "../../columnar/mod.ts";
 import type { Scalar } from "../../odata/mod.ts";
 import { WaterError } from "../errors.ts";
-import { LOCATION_COLUMNS, NUMERIC_LOCATION_COLUMNS, NUMERIC_OBSERVATION_COLUMNS, OBSERVATION_COLUMNS } from "../fields.ts";
+import {
+  LOCATION_COLUMNS,
+  NUMERIC_LOCATION_COLUMNS,
+  NUMERIC_OBSERVATION_COLUMNS,
+  OBSERVATION_COLUMNS,
+} from "../fields.ts";
 import type { BuiltColumn, BuiltDataset, BuiltLocation } from "./built_dataset.ts";
 import type { DatasetInput, DatasetLoadResult, LoadIssue } from "./dataset_reader.ts";
 
@@ -67,7 +72,8 @@ interface SnapshotHeader {
     /** Rows of each location: u32 per location. */
     readonly rows: Offset;
     /** Per location column: its values (text or null), or its numbers (f64 per location, NaN for null). */
-    readonly columns: readonly ({ readonly values: readonly (string | null)[] } | { readonly numbers: Offset })[];
+    readonly columns:
+      readonly ({ readonly values: readonly (string | null)[] } | { readonly numbers: Offset })[];
   };
   /**
    * Per observation column: its dictionary, code width, codes and rows per
@@ -105,15 +111,26 @@ export function encodeDatasetSnapshot(snapshot: DatasetSnapshot): Uint8Array[] {
   const locationRows = place(built.locationRows);
   const locationColumns = LOCATION_COLUMNS.map((name, i) => {
     if (NUMERIC_LOCATION_COLUMNS.has(name)) {
-      return { numbers: place(Float64Array.from(built.locations, (location) => numberOrNaN(location.values[i]))) };
+      return {
+        numbers: place(
+          Float64Array.from(built.locations, (location) => numberOrNaN(location.values[i])),
+        ),
+      };
     }
     return { values: built.locations.map((location) => textOrNull(location.values[i])) };
   });
   const columns = built.columns.map((column): DictHeader | { numbers: Offset } => {
     if (column.kind === "number") return { numbers: place(column.values) };
     const { values, codes, counts, base } = column;
-    const dict = { values, width: codes.BYTES_PER_ELEMENT as 1 | 2 | 4, codes: place(codes), counts: place(counts) };
-    return base === undefined ? dict : { ...dict, base: { length: base.length, hash: base.hash, codeOf: place(base.codeOf) } };
+    const dict = {
+      values,
+      width: codes.BYTES_PER_ELEMENT as 1 | 2 | 4,
+      codes: place(codes),
+      counts: place(counts),
+    };
+    return base === undefined
+      ? dict
+      : { ...dict, base: { length: base.length, hash: base.hash, codeOf: place(base.codeOf) } };
   });
   const header: SnapshotHeader = {
     rows: built.rows,
@@ -163,16 +180,23 @@ export const SNAPSHOT_HEAD_BYTES = FIXED;
  * @throws {WaterError} `ERR_WATER_SNAPSHOT` for a snapshot of another format,
  * byte order or key, or one that is damaged or cut short
  */
-export function decodeDatasetSnapshot(bytes: Uint8Array, options: DecodeDatasetSnapshotOptions): DatasetSnapshot {
+export function decodeDatasetSnapshot(
+  bytes: Uint8Array,
+  options: DecodeDatasetSnapshotOptions,
+): DatasetSnapshot {
   const problem = fixedProblem(bytes, options.key);
   if (problem !== undefined) throw damaged(problem);
   const headerLength = new DataView(bytes.buffer, bytes.byteOffset, FIXED).getUint32(16, true);
   if (FIXED + headerLength > bytes.length) throw damaged("it is shorter than its header says");
   const digest = createHash("sha256").update(bytes.subarray(FIXED)).digest();
-  if (!equalBytes(digest, bytes.subarray(56, 88))) throw damaged("its checksum does not match its bytes");
+  if (!equalBytes(digest, bytes.subarray(56, 88))) {
+    throw damaged("its checksum does not match its bytes");
+  }
   let header: SnapshotHeader;
   try {
-    header = JSON.parse(new TextDecoder().decode(bytes.subarray(FIXED, FIXED + headerLength))) as SnapshotHeader;
+    header = JSON.parse(
+      new TextDecoder().decode(bytes.subarray(FIXED, FIXED + headerLength)),
+    ) as SnapshotHeader;
   } catch (cause) {
     throw damaged(`its header is not JSON: ${String(cause)}`);
   }
@@ -187,26 +211,45 @@ export function decodeDatasetSnapshot(bytes: Uint8Array, options: DecodeDatasetS
   }
 }
 
-function readHeader(header: SnapshotHeader, bytes: Uint8Array, dataStart: number, options: DecodeDatasetSnapshotOptions): DatasetSnapshot {
+function readHeader(
+  header: SnapshotHeader,
+  bytes: Uint8Array,
+  dataStart: number,
+  options: DecodeDatasetSnapshotOptions,
+): DatasetSnapshot {
   const rows = header.rows;
   const count = header.locations.count;
   if (!isCount(rows) || !isCount(count)) throw damaged("its row or location count is not a count");
-  const view = <T>(make: (buffer: ArrayBufferLike, offset: number, length: number) => T, size: number, offset: unknown, length: number): T => {
+  const view = <T>(
+    make: (buffer: ArrayBufferLike, offset: number, length: number) => T,
+    size: number,
+    offset: unknown,
+    length: number,
+  ): T => {
     if (!isCount(offset) || offset % 8 !== 0 || dataStart + offset + length * size > bytes.length) {
       throw damaged("a section lies outside it");
     }
     return make(bytes.buffer, bytes.byteOffset + dataStart + offset, length);
   };
-  const u32 = (offset: unknown, length: number): Uint32Array => view((b, o, n) => new Uint32Array(b, o, n), 4, offset, length);
-  const f64 = (offset: unknown, length: number): Float64Array => view((b, o, n) => new Float64Array(b, o, n), 8, offset, length);
+  const u32 = (offset: unknown, length: number): Uint32Array =>
+    view((b, o, n) => new Uint32Array(b, o, n), 4, offset, length);
+  const f64 = (offset: unknown, length: number): Float64Array =>
+    view((b, o, n) => new Float64Array(b, o, n), 8, offset, length);
   const locationRows = u32(header.locations.rows, count);
-  if (header.locations.columns.length !== LOCATION_COLUMNS.length) throw damaged("it has another set of location columns");
+  if (header.locations.columns.length !== LOCATION_COLUMNS.length) {
+    throw damaged("it has another set of location columns");
+  }
   const locationColumns = header.locations.columns.map((column, i): readonly Scalar[] => {
     if (NUMERIC_LOCATION_COLUMNS.has(LOCATION_COLUMNS[i]!)) {
       if (!("numbers" in column)) throw damaged(`its ${LOCATION_COLUMNS[i]} column is not numbers`);
-      return Array.from(f64(column.numbers, count), (value) => (Number.isNaN(value) ? null : value));
+      return Array.from(
+        f64(column.numbers, count),
+        (value) => (Number.isNaN(value) ? null : value),
+      );
     }
-    if (!("values" in column) || !Array.isArray(column.values) || column.values.length !== count) throw damaged(`its ${LOCATION_COLUMNS[i]} column is not text`);
+    if (!("values" in column) || !Array.isArray(column.values) || column.values.length !== count) {
+      throw damaged(`its ${LOCATION_COLUMNS[i]} column is not text`);
+    }
     return column.values;
   });
   const { input } = options;
@@ -216,28 +259,49 @@ function readHeader(header: SnapshotHeader, bytes: Uint8Array, dataStart: number
     const id = String(values[0]);
     locations.push({ id, values, regionIds: input.locationRegionIds.get(id) ?? input.regionIds });
   }
-  if (header.columns.length !== OBSERVATION_COLUMNS.length) throw damaged("it has another set of observation columns");
+  if (header.columns.length !== OBSERVATION_COLUMNS.length) {
+    throw damaged("it has another set of observation columns");
+  }
   const columns = header.columns.map((column, s): BuiltColumn => {
     const name = OBSERVATION_COLUMNS[s]!;
     if (NUMERIC_OBSERVATION_COLUMNS.has(name)) {
       if (!("numbers" in column)) throw damaged(`its ${name} column is not numbers`);
       return { kind: "number", values: f64(column.numbers, rows) };
     }
-    if (!("values" in column) || !Array.isArray(column.values) || column.values[0] !== null) throw damaged(`its ${name} column is not text`);
+    if (!("values" in column) || !Array.isArray(column.values) || column.values[0] !== null) {
+      throw damaged(`its ${name} column is not text`);
+    }
     const width = column.width;
     let codes: CodeArray;
     if (width === 1) codes = view((b, o, n) => new Uint8Array(b, o, n), 1, column.codes, rows);
-    else if (width === 2) codes = view((b, o, n) => new Uint16Array(b, o, n), 2, column.codes, rows);
-    else if (width === 4) codes = view((b, o, n) => new Uint32Array(b, o, n), 4, column.codes, rows);
-    else throw damaged(`its ${name} codes have no width`);
+    else if (width === 2) {
+      codes = view((b, o, n) => new Uint16Array(b, o, n), 2, column.codes, rows);
+    } else if (width === 4) {
+      codes = view((b, o, n) => new Uint32Array(b, o, n), 4, column.codes, rows);
+    } else throw damaged(`its ${name} codes have no width`);
     const counts = u32(column.counts, column.values.length);
     const base = column.base;
     if (base === undefined) return { kind: "dict", values: column.values, codes, counts };
-    if (!isCount(base.length) || typeof base.hash !== "string") throw damaged(`its ${name} dictionary base is malformed`);
-    return { kind: "dict", values: column.values, codes, counts, base: { length: base.length, hash: base.hash, codeOf: u32(base.codeOf, column.values.length) } };
+    if (!isCount(base.length) || typeof base.hash !== "string") {
+      throw damaged(`its ${name} dictionary base is malformed`);
+    }
+    return {
+      kind: "dict",
+      values: column.values,
+      codes,
+      counts,
+      base: {
+        length: base.length,
+        hash: base.hash,
+        codeOf: u32(base.codeOf, column.values.length),
+      },
+    };
   });
   const result = header.result;
-  if (typeof result !== "object" || result === null || !Array.isArray(result.issues) || result.rows !== rows || result.locations !== count) {
+  if (
+    typeof result !== "object" || result === null || !Array.isArray(result.issues) ||
+    result.rows !== rows || result.locations !== count
+  ) {
     throw damaged("its report does not match its rows");
   }
   const issues: LoadIssue[] = result.issues.map((issue) => ({ ...issue, file: options.file }));
@@ -254,8 +318,12 @@ function fixedProblem(bytes: Uint8Array, key: string): string | undefined {
   if (!equalBytes(bytes.subarray(0, 8), MAGIC)) return "it is not a snapshot";
   const format = new DataView(bytes.buffer, bytes.byteOffset, FIXED).getUint32(8, true);
   if (format !== SNAPSHOT_FORMAT) return `it is of format ${format}, not ${SNAPSHOT_FORMAT}`;
-  if (!equalBytes(bytes.subarray(12, 16), BYTE_ORDER)) return "it was written on a machine of the other byte order";
-  if (!equalBytes(bytes.subarray(24, 56), createHash("sha256").update(key).digest())) return "it is of another version of its data file";
+  if (!equalBytes(bytes.subarray(12, 16), BYTE_ORDER)) {
+    return "it was written on a machine of the other byte order";
+  }
+  if (!equalBytes(bytes.subarray(24, 56), createHash("sha256").update(key).digest())) {
+    return "it is of another version of its data file";
+  }
   return undefined;
 }
 

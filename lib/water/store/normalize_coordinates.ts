@@ -39,7 +39,11 @@ export interface NormalizedCoordinates {
  * normalizeCoordinates(45, -75, "NAD83"); // { latitude: 45, longitude: -75 }
  * ```
  */
-export function normalizeCoordinates(latitude: number, longitude: number, crs: string | null): NormalizedCoordinates {
+export function normalizeCoordinates(
+  latitude: number,
+  longitude: number,
+  crs: string | null,
+): NormalizedCoordinates {
   const datum = crs === null ? undefined : DATUMS.get(crs);
   if (datum === undefined || Number.isNaN(latitude) || Number.isNaN(longitude)) {
     return { latitude, longitude };

@@ -1,4 +1,11 @@
-import { type Column, type ColumnTable, rowNumberAt, type RowNumberColumn, rowsBelow, rowWithNumber } from "../../columnar/mod.ts";
+import {
+  type Column,
+  type ColumnTable,
+  rowNumberAt,
+  type RowNumberColumn,
+  rowsBelow,
+  rowWithNumber,
+} from "../../columnar/mod.ts";
 import type { CollectionField, FieldLevel } from "../fields.ts";
 
 /** One dataset: its ids and its metadata fields as published. */
@@ -38,7 +45,11 @@ export interface IssuedIds {
 /** The levels whose ids are integers: locations and observations. */
 export type RowLevel = "location" | "observation";
 
-const LEVEL_DEPTH: Readonly<Record<FieldLevel, number>> = { dataset: 0, location: 1, observation: 2 };
+const LEVEL_DEPTH: Readonly<Record<FieldLevel, number>> = {
+  dataset: 0,
+  location: 1,
+  observation: 2,
+};
 
 /**
  * The in-memory water-data store: datasets, their locations and their
@@ -70,7 +81,8 @@ export class WaterStore {
       const length = this.lengthOf(level);
       return length === 0 ? 0 : this.idOf(level, length - 1);
     };
-    this.issuedIds = parts.issuedIds ?? { location: last("location"), observation: last("observation") };
+    this.issuedIds = parts.issuedIds ??
+      { location: last("location"), observation: last("observation") };
   }
 
   /**
@@ -112,7 +124,8 @@ export class WaterStore {
    * @returns true for such an id
    */
   isRetiredId(level: RowLevel, id: number): boolean {
-    return Number.isInteger(id) && id >= 1 && id <= this.issuedIds[level] && this.rowOfId(level, id) === -1;
+    return Number.isInteger(id) && id >= 1 && id <= this.issuedIds[level] &&
+      this.rowOfId(level, id) === -1;
   }
 
   #idColumn(level: RowLevel): RowNumberColumn {
@@ -177,7 +190,9 @@ export class WaterStore {
     const cached = this.#views.get(cacheKey);
     if (cached !== undefined) return cached;
     let column: Column = own;
-    if (ownLevel === "dataset") column = { kind: "group", starts: this.datasetLocationStarts, column };
+    if (ownLevel === "dataset") {
+      column = { kind: "group", starts: this.datasetLocationStarts, column };
+    }
     if (level === "observation") column = { kind: "group", starts: this.locationRowStarts, column };
     this.#views.set(cacheKey, column);
     return column;

@@ -2,7 +2,12 @@ import { NUMERIC_OBSERVATION_COLUMNS, OBSERVATION_COLUMNS } from "../fields.ts";
 import { copyStoreDataset } from "./_copy_dataset.ts";
 import { storeColumns } from "./_store_columns.ts";
 import { StoreDictionary } from "./_store_dictionary.ts";
-import { type BuiltDataset, type BuiltLocation, checkBuiltDataset, type DatasetIds } from "./built_dataset.ts";
+import {
+  type BuiltDataset,
+  type BuiltLocation,
+  checkBuiltDataset,
+  type DatasetIds,
+} from "./built_dataset.ts";
 import { type DatasetInput, type DatasetLoadResult, DatasetReader } from "./dataset_reader.ts";
 import type { IssuedIds } from "./store.ts";
 import { WaterStore } from "./store.ts";
@@ -82,8 +87,13 @@ export class StoreBuilder {
    * @param options issue and record limits
    */
   constructor(options: StoreBuilderOptions = {}) {
-    this.#reader = new DatasetReader(options.maxIssuesPerFile ?? 100, options.maxRecordBytes ?? 1 << 20);
-    this.#dictionaries = OBSERVATION_COLUMNS.map((name) => (NUMERIC_OBSERVATION_COLUMNS.has(name) ? undefined : new StoreDictionary()));
+    this.#reader = new DatasetReader(
+      options.maxIssuesPerFile ?? 100,
+      options.maxRecordBytes ?? 1 << 20,
+    );
+    this.#dictionaries = OBSERVATION_COLUMNS.map((
+      name,
+    ) => (NUMERIC_OBSERVATION_COLUMNS.has(name) ? undefined : new StoreDictionary()));
   }
 
   /**
@@ -149,7 +159,11 @@ export class StoreBuilder {
   builtDataset(index: number): BuiltDataset {
     if (this.#finished) throw new TypeError("Cannot give a built dataset: the store is finished");
     const built = this.#built[index];
-    if (built === undefined) throw new RangeError(`Cannot give built dataset ${index}: the builder has ${this.#built.length}`);
+    if (built === undefined) {
+      throw new RangeError(
+        `Cannot give built dataset ${index}: the builder has ${this.#built.length}`,
+      );
+    }
     return built;
   }
 
@@ -185,12 +199,18 @@ export class StoreBuilder {
    * @throws {TypeError} when a dataset is open or the builder is finished
    * @throws {RangeError} for an unknown dataset, or `ids` that would not come after the previous dataset's ids
    */
-  copyDataset(source: WaterStore, dataset: number, ids?: DatasetIds): { readonly rows: number; readonly locations: number } {
+  copyDataset(
+    source: WaterStore,
+    dataset: number,
+    ids?: DatasetIds,
+  ): { readonly rows: number; readonly locations: number } {
     if (this.#reader.isOpen || this.#finished) {
       throw new TypeError("Cannot copy a dataset: another is open or the store is finished");
     }
     const record = source.datasets[dataset];
-    if (record === undefined) throw new RangeError(`Cannot copy dataset ${dataset}: the store has ${source.datasetCount}`);
+    if (record === undefined) {
+      throw new RangeError(`Cannot copy dataset ${dataset}: the store has ${source.datasetCount}`);
+    }
     const checked = this.#checkIds(ids);
     const { input, built } = copyStoreDataset(source, dataset, record);
     this.#addBuilt(input, checked, built);
@@ -202,13 +222,17 @@ export class StoreBuilder {
    * place, its text columns' codes made codes of the store's dictionaries.
    */
   #addBuilt(input: DatasetInput, ids: DatasetIds, dataset: BuiltDataset): void {
-    const columns = dataset.columns.map((column, s) => (column.kind === "dict" ? this.#dictionaries[s]!.join(column) : column));
+    const columns = dataset.columns.map((
+      column,
+      s,
+    ) => (column.kind === "dict" ? this.#dictionaries[s]!.join(column) : column));
     const built: BuiltDataset = { ...dataset, columns };
     const base = this.#locations.length;
     for (const location of built.locations) this.#locations.push(location);
     this.#reserveLocationStarts(base + built.locations.length + 1);
     for (let l = 0; l < built.locations.length; l++) {
-      this.#locationRowStarts[base + l + 1] = this.#locationRowStarts[base + l]! + built.locationRows[l]!;
+      this.#locationRowStarts[base + l + 1] = this.#locationRowStarts[base + l]! +
+        built.locationRows[l]!;
     }
     this.#rowCount += built.rows;
     this.#built.push(built);
@@ -223,13 +247,20 @@ export class StoreBuilder {
    * @throws {TypeError} when a dataset is still open
    */
   finish(options: FinishOptions = {}): WaterStore {
-    if (this.#reader.isOpen) throw new TypeError("Cannot finish the store: a dataset is still open");
+    if (this.#reader.isOpen) {
+      throw new TypeError("Cannot finish the store: a dataset is still open");
+    }
     this.#finished = true;
     const extents = this.#built.map((built) => built.temporalExtent);
     // The datasets' columns, each let go of once copied into the store's.
     const observations = this.#built.map((dataset) => [...dataset.columns]);
     this.#built = [];
-    const datasets = this.#datasets.map((d, i) => ({ id: d.id, doi: d.doi, folder: d.folder, metadata: { ...d.metadata, TemporalExtent: extents[i]! } }));
+    const datasets = this.#datasets.map((d, i) => ({
+      id: d.id,
+      doi: d.doi,
+      folder: d.folder,
+      metadata: { ...d.metadata, TemporalExtent: extents[i]! },
+    }));
     const columns = storeColumns({
       observations,
       dictionaries: this.#dictionaries,
@@ -263,7 +294,10 @@ export class StoreBuilder {
   #checkIds(ids: DatasetIds | undefined): DatasetIds {
     if (ids === undefined) return { locationBase: this.#lastLocationId, rowBase: this.#lastRowId };
     const { locationBase, rowBase } = ids;
-    if (!Number.isSafeInteger(locationBase) || !Number.isSafeInteger(rowBase) || locationBase < this.#lastLocationId || rowBase < this.#lastRowId) {
+    if (
+      !Number.isSafeInteger(locationBase) || !Number.isSafeInteger(rowBase) ||
+      locationBase < this.#lastLocationId || rowBase < this.#lastRowId
+    ) {
       throw new RangeError(
         `Cannot place a dataset at location ids ${locationBase} and observation ids ${rowBase}: ` +
           `ids must ascend, and the last dataset ends at ${this.#lastLocationId} and ${this.#lastRowId}`,

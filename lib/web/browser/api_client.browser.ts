@@ -31,9 +31,16 @@ export class ApiError extends Error {
  * @param maxAttempts tries in all
  * @returns milliseconds, or undefined to give up
  */
-export function retryDelayMs(status: number, retryAfter: string | null, attempt: number, maxAttempts = 6): number | undefined {
+export function retryDelayMs(
+  status: number,
+  retryAfter: string | null,
+  attempt: number,
+  maxAttempts = 6,
+): number | undefined {
   if ((status !== 429 && status !== 503) || attempt >= maxAttempts) return undefined;
-  const seconds = retryAfter !== null && /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter.trim()) : 1;
+  const seconds = retryAfter !== null && /^\d+$/.test(retryAfter.trim())
+    ? Number(retryAfter.trim())
+    : 1;
   return Math.min(seconds, 60) * 1000;
 }
 
@@ -80,7 +87,9 @@ export function readRateLimit(headers: HeaderSource, at: number): RateState | un
       if (name === "q") limit = wholeNumber(value ?? null);
     }
     if (limit === undefined || windowSeconds === undefined || limit < 1) continue;
-    if (best === undefined || limit / windowSeconds < best.limit / best.windowSeconds) best = { limit, windowSeconds };
+    if (best === undefined || limit / windowSeconds < best.limit / best.windowSeconds) {
+      best = { limit, windowSeconds };
+    }
   }
   if (best === undefined) {
     const limit = wholeNumber(headers.get("ratelimit-limit"));
@@ -208,9 +217,12 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   async function send<T>(path: string, request: ApiRequest<T>): Promise<T> {
     const signal = request.signal ?? NEVER;
     const method = request.method ?? "GET";
-    const headers: Record<string, string> = { ...options.credentials(), accept: request.accept ?? "application/json" };
+    const headers: Record<string, string> = {
+      ...options.credentials(),
+      accept: request.accept ?? "application/json",
+    };
     if (request.body !== undefined) headers["content-type"] = "application/json";
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1;; attempt++) {
       signal.throwIfAborted();
       const pause = rateDelayMs(rate, Date.now());
       if (pause > 0) await wait(pause, signal);
@@ -230,7 +242,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       }
       // A 429 was refused before it was handled: any method may ask again. A 503 only a GET, which changes nothing.
       const again = response.status === 429 || method === "GET" || method === "HEAD";
-      const delay = again ? retryDelayMs(response.status, response.headers.get("retry-after"), attempt, maxAttempts) : undefined;
+      const delay = again
+        ? retryDelayMs(response.status, response.headers.get("retry-after"), attempt, maxAttempts)
+        : undefined;
       if (delay === undefined) {
         const message = await errorMessage(response);
         signal.throwIfAborted();
@@ -260,7 +274,9 @@ function readStoredRate(name: string): RateState | undefined {
   try {
     const stored = JSON.parse(sessionStorage.getItem(name) ?? "null") as Partial<RateState> | null;
     const values = [stored?.limit, stored?.windowSeconds, stored?.remaining, stored?.at];
-    return values.every((value) => typeof value === "number" && Number.isFinite(value)) ? (stored as RateState) : undefined;
+    return values.every((value) => typeof value === "number" && Number.isFinite(value))
+      ? (stored as RateState)
+      : undefined;
   } catch {
     return undefined;
   }
