@@ -7,26 +7,30 @@ export type StorageErrorCode =
 
 /** Options of {@linkcode StorageError}. */
 export interface StorageErrorOptions extends ErrorOptions {
-  /** Extra response headers, e.g. `Retry-After`. */
-  headers?: Readonly<Record<string, string>>;
+  /**
+   * When to try again, milliseconds (lib/http answers it as `Retry-After`).
+   * @default 1000 for `ERR_STORAGE_UNAVAILABLE`, none for the others
+   */
+  retryAfterMs?: number;
 }
 
 /** A failure of a store's engine rather than of the request. */
 export class StorageError extends Error {
   readonly code: StorageErrorCode;
-  readonly headers: Readonly<Record<string, string>>;
+  /** When to try again, milliseconds: set for a store that is away for now. */
+  readonly retryAfterMs: number | undefined;
 
   /**
    * Creates a storage error.
    * @param code stable error code
    * @param message what failed and why
-   * @param options the cause, and headers for the answer
+   * @param options the cause, and when to try again
    */
   constructor(code: StorageErrorCode, message: string, options: StorageErrorOptions = {}) {
     super(message, options.cause === undefined ? {} : { cause: options.cause });
     this.name = "StorageError";
     this.code = code;
-    this.headers = options.headers ??
-      (code === "ERR_STORAGE_UNAVAILABLE" ? { "retry-after": "1" } : {});
+    this.retryAfterMs = options.retryAfterMs ??
+      (code === "ERR_STORAGE_UNAVAILABLE" ? 1000 : undefined);
   }
 }

@@ -5,6 +5,7 @@ import { ConfigError } from "../../lib/config/mod.ts";
 import { CryptoError } from "../../lib/crypto/mod.ts";
 import { FilterSyntaxError, ODataError } from "../../lib/odata/mod.ts";
 import { RelayError } from "../../lib/relay/mod.ts";
+import { StorageError } from "../../lib/storage/mod.ts";
 import { SyncError } from "../../lib/sync/mod.ts";
 import { WaterError } from "../../lib/water/mod.ts";
 import {
@@ -291,6 +292,21 @@ describe("errorResponse()", () => {
       "www-authenticate": 'Bearer realm="r", error="invalid_token"',
       "content-type": JSON_CONTENT_TYPE,
     });
+  });
+
+  it("answers a store that is away 503 with Retry-After from its data, and a corrupt one 500 without", () => {
+    const away = errorResponse(new StorageError("ERR_STORAGE_UNAVAILABLE", "x"), ALL);
+    assert.equal(away.status, 503);
+    assert.equal(away.headers?.["retry-after"], "1");
+    const later = errorResponse(
+      new StorageError("ERR_STORAGE_UNAVAILABLE", "x", { retryAfterMs: 4500 }),
+      ALL,
+    );
+    assert.equal(later.headers?.["retry-after"], "5");
+    const corrupt = errorResponse(new StorageError("ERR_STORAGE_CORRUPT", "x"), ALL);
+    assert.equal(corrupt.status, 500);
+    assert.equal(corrupt.headers?.["retry-after"], undefined);
+    assert.equal("headers" in new StorageError("ERR_STORAGE_UNAVAILABLE", "x"), false);
   });
 
   it("carries a retry-after header over", () => {
