@@ -1,3 +1,7 @@
+// One cohesive structure, over 600 lines on purpose: the relay's OpenAPI
+// description, one table of its routes (each with its parameters, bodies,
+// answers and links) and the JSON schemas they share, read as a whole as the
+// document it becomes.
 import {
   type ErrorCode,
   errorStatuses,

@@ -1,3 +1,11 @@
+// One cohesive structure, over 600 lines on purpose: MemoryQueue is one class
+// whose methods share its private indexes (the ready deques per tenant and
+// their turns, the delayed and leased heaps, the dead letters, the
+// idempotency keys, the message log) and
+// keep them consistent through every enqueue, claim, ack, retry, bury and
+// replay. What stands alone lives beside it: the heap and deque (_heap.ts),
+// the message log and attempt statistics, the snapshot
+// (_memory_queue_snapshot.ts).
 import type { ChangeSink } from "../storage/mod.ts";
 import { Deque, Heap } from "./_heap.ts";
 import { AttemptStats, MessageLog, readPage } from "./_message_log.ts";

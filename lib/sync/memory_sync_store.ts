@@ -1,3 +1,9 @@
+// One cohesive structure, over 600 lines on purpose: MemorySyncStore is one
+// class whose methods share its private state (the contexts' revision logs,
+// the tickets, the idempotency keys, the owners' work queues) and keep it and
+// its journal in step through every patch, ticket, prune and restore. Its
+// parts that stand alone live beside it: the work/ticket scheduler
+// (_work_scheduler.ts), the patch checks and their application.
 import type { ChangeSink } from "../storage/mod.ts";
 import { baseErrors, checkPatch, conflictErrors, findConflicts } from "./check_patch.ts";
 import { patchChanges } from "./apply_patch.ts";

@@ -1,3 +1,8 @@
+// One cohesive structure, over 600 lines on purpose: PostgresSyncStore is one
+// class whose methods share its pool, its batchers and its work queues, and
+// keep the database and the waiting tickets in step. What stands alone lives
+// beside it: the SQL text (_postgres_sync_sql.ts), the row mapping
+// (_postgres_sync_rows.ts) and the work/ticket scheduler (_work_scheduler.ts).
 import { Batcher } from "../storage/_internal.ts";
 import { type SqlClient, type SqlPool, StorageError } from "../storage/mod.ts";
 import { patchChanges } from "./apply_patch.ts";

@@ -1,3 +1,6 @@
+// One cohesive structure, over 600 lines on purpose: the explorer's page
+// module, whose functions share the page's state (its elements, the key, the
+// selection shown and the requests that can cancel it, the drawings' widths).
 // The water-data explorer: the page's module, which wires the others to the
 // page. It asks only the public API of the server that served it, with the
 // key the user gives (kept in sessionStorage), through the pages' shared API

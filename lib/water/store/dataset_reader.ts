@@ -1,3 +1,8 @@
+// One cohesive structure, over 600 lines on purpose: DatasetReader is one
+// streaming CSV reader whose stages share its state (the scanner, the
+// observation slots, the dataset open, the scratch buffer), fed chunk by
+// chunk. What stands alone lives beside it: the CSV scanner, the value
+// checks, the store's columns and dictionaries.
 import type { Scalar } from "../../odata/mod.ts";
 import { CsvSyntaxError } from "../errors.ts";
 import {
