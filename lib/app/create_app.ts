@@ -26,6 +26,7 @@ import { Lifecycle } from "./lifecycle.ts";
 import { openBackends } from "./open_backends.ts";
 import { ProcessGuard } from "./process_guard.ts";
 import type { Config } from "./read_config.ts";
+import { requestIds } from "./request_ids.ts";
 import { countRequests, serveOverHttp } from "./serve.ts";
 
 /** The built-in modules, in the order they start and mount; `SERVICES` names which run. */
@@ -34,13 +35,6 @@ export const BUILT_IN_MODULES: readonly ServiceModule[] = [
   ACCOUNTS_MODULE,
   RELAY_MODULE,
 ];
-
-/** Request ids of one process: a random prefix (so that processes differ) and a counter, e.g. `3f9a1c0e-1k`. */
-function requestIds(random: (size: number) => Uint8Array): () => string {
-  const prefix = Array.from(random(4), (byte) => byte.toString(16).padStart(2, "0")).join("");
-  let n = 0;
-  return () => `${prefix}-${(++n).toString(36)}`;
-}
 
 /**
  * Builds an app: the modules `SERVICES` names (or those given), their
