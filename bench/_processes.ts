@@ -4,9 +4,9 @@
 // the other and the scheduler cannot move them.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import type { Socket } from "node:net";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism, cpus as cpuTimes, tmpdir } from "node:os";
 import { createInterface } from "node:readline";
 import { join } from "node:path";
 import { freePort } from "../test/_helpers/redis.ts";
@@ -197,4 +197,97 @@ export async function startPinnedRedis(): Promise<{ child: ChildProcess; url: st
  */
 export function pinToClientCpu(pid: number): void {
   if (PINNED) spawnSync("taskset", ["-a", "-c", "-p", "0", String(pid)], { stdio: "ignore" });
+}
+
+/**
+ * CPU seconds a process has used so far (user + system), or NaN without
+ * /proc.
+ * @param pid the process, or "self" for this one
+ * @returns its CPU seconds
+ */
+export function cpuSeconds(pid: number | "self"): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * The one CPU a process is pinned to.
+ * @param pid the process
+ * @returns the CPU, or undefined when it may run on several (or without /proc)
+ */
+export function pinnedCpu(pid: number): number | undefined {
+  try {
+    const allowed = /^Cpus_allowed_list:\s*(\d+)$/m.exec(
+      readFileSync(`/proc/${pid}/status`, "utf8"),
+    );
+    return allowed === null ? undefined : Number(allowed[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Seconds a CPU has been busy (any process, the kernel included), from os.cpus().
+ * @param cpu the CPU
+ * @returns its busy seconds, or NaN for a CPU there is not
+ */
+export function busySeconds(cpu: number): number {
+  const times = cpuTimes()[cpu]?.times;
+  return times === undefined
+    ? Number.NaN
+    : (times.user + times.nice + times.sys + times.irq) / 1000;
+}
+
+/** A turn of load on one pinned server, as {@linkcode measureTurn} measured it. */
+export interface MeasuredTurn extends LoadResult {
+  /** Seconds the turn took. */
+  readonly seconds: number;
+  /** The server's CPU seconds. */
+  readonly cpu: number;
+  /**
+   * The share of the server's CPU or the client's that other processes took
+   * (0 when the two are not pinned apart).
+   */
+  readonly others: number;
+}
+
+/**
+ * Runs a turn of load on a pinned server (runPinnedLoad) and measures the
+ * server's CPU time (from /proc) and how much of the server's CPU or the
+ * client's other processes took meanwhile: the client's side is the load
+ * generator and this process, which drains the servers' output (pinned
+ * beside the load generator with pinToClientCpu).
+ * @param server the server's process
+ * @param load the request and the load
+ * @returns what the load generator counted, the turn's seconds, the server's CPU seconds and the others' share
+ */
+export async function measureTurn(
+  server: ChildProcess,
+  load: LoadOptions,
+): Promise<MeasuredTurn> {
+  const serverCpu = pinnedCpu(server.pid!);
+  const clientCpu = pinnedCpu(process.pid);
+  const before = cpuSeconds(server.pid!);
+  const clientSide = (): number =>
+    cpuSeconds("self") + cpuSeconds(loadGeneratorPid() ?? Number.NaN);
+  const clientBefore = clientSide();
+  const busyBefore = [serverCpu, clientCpu].map((cpu) =>
+    cpu === undefined ? Number.NaN : busySeconds(cpu)
+  );
+  const started = performance.now();
+  const result = await runPinnedLoad(load);
+  const cpu = cpuSeconds(server.pid!) - before;
+  const clientUsed = clientSide() - clientBefore;
+  const seconds = (performance.now() - started) / 1000;
+  const others = serverCpu === undefined || clientCpu === undefined || serverCpu === clientCpu
+    ? 0
+    : Math.max(
+      busySeconds(serverCpu) - busyBefore[0]! - cpu,
+      busySeconds(clientCpu) - busyBefore[1]! - clientUsed,
+    ) / seconds;
+  return { ...result, seconds, cpu, others };
 }

@@ -19,12 +19,12 @@
 // run meanwhile) is run again, up to twice.
 // Needs: no disk (the demo data), about 2 minutes (up to 5 while other processes keep the CPUs busy).
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus as cpuTimes, tmpdir } from "node:os";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { report } from "./_data.ts";
 import {
-  loadGeneratorPid,
+  measureTurn,
   median,
   pinToClientCpu,
   runPinnedLoad,
@@ -47,19 +47,6 @@ const SERVER_ENV = {
   STATE_DIR: "",
 };
 
-/**
- * CPU seconds a process has used so far (user + system), or NaN without
- * /proc.
- */
-function cpuSeconds(pid: number | "self"): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return Number.NaN;
-  }
-}
-
 /** A turn of load on one server, as measured. */
 interface Turn {
   readonly requests: number;
@@ -77,26 +64,6 @@ function quietUrlOf(output: string): string {
     throw new Error(`the twin servers printed no quietUrl: ${output.slice(0, 500)}`);
   }
   return quietUrl;
-}
-
-/** The one CPU a process is pinned to, or undefined when it may run on several. */
-function pinnedCpu(pid: number): number | undefined {
-  try {
-    const allowed = /^Cpus_allowed_list:\s*(\d+)$/m.exec(
-      readFileSync(`/proc/${pid}/status`, "utf8"),
-    );
-    return allowed === null ? undefined : Number(allowed[1]);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Seconds a CPU has been busy (any process, the kernel included), from os.cpus(). */
-function busySeconds(cpu: number): number {
-  const times = cpuTimes()[cpu]?.times;
-  return times === undefined
-    ? Number.NaN
-    : (times.user + times.nice + times.sys + times.irq) / 1000;
 }
 
 // This process reads the servers' output (ours' access log) as a log
@@ -163,24 +130,13 @@ try {
   };
   // Other processes on the servers' CPU or the client's (a test suite run meanwhile) slow whichever server runs
   // then: a turn they took CROWDED of either is run again, up to twice, and the least crowded try kept.
-  const serverCpu = pinnedCpu(ours.child.pid!);
-  const clientCpu = pinnedCpu(process.pid);
   /** A turn of load on one server: requests, seconds, the server's CPU seconds, and the share of a CPU other processes took. */
   const turn = async (
     name: string,
     server: { child: ChildProcess; url: string },
     seconds: number,
   ): Promise<Turn> => {
-    const before = cpuSeconds(server.child.pid!);
-    // The client's side: the load generator and this process, which drains the servers' output.
-    const clientSide = (): number =>
-      cpuSeconds("self") + cpuSeconds(loadGeneratorPid() ?? Number.NaN);
-    const clientBefore = clientSide();
-    const busyBefore = [serverCpu, clientCpu].map((cpu) =>
-      cpu === undefined ? Number.NaN : busySeconds(cpu)
-    );
-    const started = performance.now();
-    const result = await runPinnedLoad({
+    const taken = await measureTurn(server.child, {
       url: `${server.url}${PATH}`,
       method: "GET",
       headers: HEADERS,
@@ -188,21 +144,12 @@ try {
       connections: CONNECTIONS,
       seconds,
     });
-    const cpu = cpuSeconds(server.child.pid!) - before;
-    const clientUsed = clientSide() - clientBefore;
-    if (result.non2xx > 0) {
+    if (taken.non2xx > 0) {
       throw new Error(
-        `${name}: ${result.non2xx} non-2xx responses, e.g. ${result.sample.slice(0, 500)}`,
+        `${name}: ${taken.non2xx} non-2xx responses, e.g. ${taken.sample.slice(0, 500)}`,
       );
     }
-    const took = (performance.now() - started) / 1000;
-    const others = serverCpu === undefined || clientCpu === undefined || serverCpu === clientCpu
-      ? 0
-      : Math.max(
-        busySeconds(serverCpu) - busyBefore[0]! - cpu,
-        busySeconds(clientCpu) - busyBefore[1]! - clientUsed,
-      ) / took;
-    return { requests: result.requests, seconds: took, cpu, others };
+    return taken;
   };
   /**
    * The turns of a unit: one server's, or the twins' in slices of a quarter
