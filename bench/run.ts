@@ -14,6 +14,7 @@ const ALL = [
   "memory",
   "http",
   "http2",
+  "pipeline",
   "odata",
   "token",
   "sync_diff",
