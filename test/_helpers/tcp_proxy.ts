@@ -46,6 +46,16 @@ interface Pair {
 export async function startTcpProxy(target: number): Promise<TcpProxy> {
   let mode: "pass" | "stall" | "drop" = "pass";
   const pairs = new Set<Pair>();
+  /**
+   * Every socket open, both ways: a pair can leave {@linkcode pairs} while one
+   * of its sockets stays open (half-open, its peer's end held), and a close
+   * must end those too, or the server would wait for them for ever.
+   */
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket): void => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  };
 
   function send(
     socket: Socket | undefined,
@@ -67,6 +77,7 @@ export async function startTcpProxy(target: number): Promise<TcpProxy> {
 
   function connect(pair: Pair): void {
     const upstream = createConnection({ host: "127.0.0.1", port: target });
+    track(upstream);
     pair.upstream = upstream;
     upstream.on("data", (chunk: Buffer) => send(pair.client, pair.toClient, chunk));
     upstream.on("end", () => send(pair.client, pair.toClient, END));
@@ -78,6 +89,7 @@ export async function startTcpProxy(target: number): Promise<TcpProxy> {
   }
 
   const server = createServer({ allowHalfOpen: true }, (client) => {
+    track(client);
     client.on("error", () => {});
     if (mode === "drop") {
       client.resetAndDestroy();
@@ -138,11 +150,8 @@ export async function startTcpProxy(target: number): Promise<TcpProxy> {
     },
     async close() {
       mode = "drop";
-      for (const pair of pairs) {
-        pair.client.destroy();
-        pair.upstream?.destroy();
-      }
       pairs.clear();
+      for (const socket of sockets) socket.destroy();
       server.close();
       await once(server, "close");
     },
