@@ -106,7 +106,7 @@ describe("compileOnce()", () => {
       script,
       `
 import { writeFileSync } from "node:fs";
-import { compileOnce } from ${JSON.stringify(join(ROOT, "lib", "web", "mod.ts"))};
+import { compileOnce } from ${JSON.stringify(join(ROOT, "lib", "web", "compile_once.ts"))};
 const scripts = compileOnce((outDir, signal) => {
   writeFileSync(${JSON.stringify(marker)}, outDir);
   signal.addEventListener("abort", () => writeFileSync(${
