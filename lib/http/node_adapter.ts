@@ -176,10 +176,8 @@ async function serve(
     if (statusOf(error) === 500) options.onError?.(error);
     response = errorResponse(error);
   }
-  if (requestId !== undefined) {
-    response = { ...response, headers: { ...response.headers, "x-request-id": requestId } };
-  }
-  const sent = await send(res, response, method, request, options);
+  // The id goes into the one copy of the headers that sending makes anyway, not a copy of its own.
+  const sent = await send(res, response, method, request, options, requestId);
   if (options.onResponse !== undefined) {
     options.onResponse({
       request,
@@ -443,12 +441,29 @@ interface Sent {
 
 const NOTHING: Sent = { bytes: 0, whole: true };
 
+/**
+ * The headers to send: the response's, with a content length and the request
+ * id when given, in one new object (none when nothing is added).
+ */
+function headersToSend(
+  headers: Readonly<Record<string, string>> | undefined,
+  length: string | undefined,
+  requestId: string | undefined,
+): Readonly<Record<string, string>> | undefined {
+  if (length === undefined && requestId === undefined) return headers;
+  const sent: Record<string, string> = { ...headers };
+  if (length !== undefined) sent["content-length"] = length;
+  if (requestId !== undefined) sent["x-request-id"] = requestId;
+  return sent;
+}
+
 async function send(
   res: NodeListenerResponse,
   response: HttpResponse,
   method: string,
   request: NodeRequest | undefined,
   options: NodeListenerOptions,
+  requestId: string | undefined,
 ): Promise<Sent> {
   const body = response.body;
   const bodiless = method === "HEAD" || response.status === 204 || response.status === 304;
@@ -456,7 +471,7 @@ async function send(
     const parts = body as readonly Uint8Array[];
     let length = 0;
     for (const part of parts) length += part.byteLength;
-    res.writeHead(response.status, { ...response.headers, "content-length": String(length) });
+    res.writeHead(response.status, headersToSend(response.headers, String(length), requestId));
     if (bodiless) {
       res.end();
       return NOTHING;
@@ -474,23 +489,24 @@ async function send(
       : typeof body === "string"
       ? Buffer.byteLength(body)
       : body.byteLength;
-    const headers = response.status === 204 || response.status === 304 ||
-        response.headers?.["content-length"] !== undefined
-      ? response.headers
-      : { ...response.headers, "content-length": String(length) };
-    res.writeHead(response.status, headers);
+    const lengthSaid = response.status === 204 || response.status === 304 ||
+      response.headers?.["content-length"] !== undefined;
+    res.writeHead(
+      response.status,
+      headersToSend(response.headers, lengthSaid ? undefined : String(length), requestId),
+    );
     res.end(bodiless ? undefined : body);
     return bodiless ? NOTHING : { bytes: length, whole: true };
   }
   const iterator = (body as AsyncIterable<string | Uint8Array>)[Symbol.asyncIterator]();
   if (bodiless) {
     await iterator.return?.();
-    res.writeHead(response.status, response.headers);
+    res.writeHead(response.status, headersToSend(response.headers, undefined, requestId));
     res.end();
     return NOTHING;
   }
   // Without a request record (its target was malformed) the response is an error, never a stream.
-  return stream(res, response, iterator, request!.signal, options);
+  return stream(res, response, iterator, request!.signal, options, requestId);
 }
 
 async function stream(
@@ -499,12 +515,13 @@ async function stream(
   iterator: AsyncIterator<string | Uint8Array>,
   signal: AbortSignal,
   options: NodeListenerOptions,
+  requestId: string | undefined,
 ): Promise<Sent> {
   let done = false;
   let bytes = 0;
   try {
     let next = await iterator.next();
-    res.writeHead(response.status, response.headers);
+    res.writeHead(response.status, headersToSend(response.headers, undefined, requestId));
     while (next.done !== true) {
       bytes += typeof next.value === "string"
         ? Buffer.byteLength(next.value)
@@ -521,7 +538,7 @@ async function stream(
     if (!res.headersSent) {
       if (statusOf(error) === 500) options.onError?.(error);
       const failure = errorResponse(error);
-      res.writeHead(failure.status, failure.headers);
+      res.writeHead(failure.status, headersToSend(failure.headers, undefined, requestId));
       res.end(failure.body as string);
       return {
         bytes: Buffer.byteLength(failure.body as string),

@@ -29,11 +29,35 @@ export function withRateLimit(
   limiter: KeyLimiter,
   identify: (request: HttpRequest) => string,
 ): Handler {
+  // The two headers a limiter's quota keeps from request to request, made once while it keeps them.
+  const fixed = { limit: -1, windowSeconds: -1, policy: "", limitText: "" };
+  /** The response's headers with the quota's, in one new object. */
+  const withQuota = (
+    headers: Readonly<Record<string, string>> | undefined,
+    quota: RateQuota,
+  ): Record<string, string> => {
+    if (quota.limit !== fixed.limit || quota.windowSeconds !== fixed.windowSeconds) {
+      fixed.limit = quota.limit;
+      fixed.windowSeconds = quota.windowSeconds;
+      fixed.policy = `${quota.limit};w=${quota.windowSeconds}`;
+      fixed.limitText = String(quota.limit);
+    }
+    const merged: Record<string, string> = { ...headers };
+    merged["ratelimit-policy"] = fixed.policy;
+    merged["ratelimit-limit"] = fixed.limitText;
+    merged["ratelimit-remaining"] = String(quota.remaining);
+    merged["ratelimit-reset"] = String(quota.resetSeconds);
+    return merged;
+  };
   return async function rateLimited(request: HttpRequest): Promise<HttpResponse> {
     const key = identify(request);
     let decision: RateDecision;
     try {
-      decision = await limiter.acquire(key);
+      // A limiter in memory answers at once: no turn of the microtask queue for it.
+      const acquired = limiter.acquire(key);
+      decision = typeof (acquired as { then?: unknown }).then === "function"
+        ? await acquired
+        : acquired as RateDecision;
     } catch (cause) {
       throw new HttpError(
         "ERR_HTTP_UNAVAILABLE",
@@ -44,7 +68,7 @@ export function withRateLimit(
         },
       );
     }
-    const quota = decision.quota === undefined ? undefined : quotaHeaders(decision.quota);
+    const quota = decision.quota;
     if (!decision.ok) {
       const why = decision.reason === "rate"
         ? "the request rate is above the limit"
@@ -52,7 +76,12 @@ export function withRateLimit(
       throw new HttpError(
         "ERR_HTTP_RATE_LIMITED",
         `Cannot accept the request now: ${why}; retry after ${decision.retryAfterSeconds} s`,
-        { headers: { ...quota, "retry-after": String(decision.retryAfterSeconds) } },
+        {
+          headers: {
+            ...(quota === undefined ? {} : quotaHeaders(quota)),
+            "retry-after": String(decision.retryAfterSeconds),
+          },
+        },
       );
     }
     let answer: HttpResponse;
@@ -66,7 +95,7 @@ export function withRateLimit(
     }
     const response = quota === undefined
       ? answer
-      : { ...answer, headers: { ...answer.headers, ...quota } };
+      : { ...answer, headers: withQuota(answer.headers, quota) };
     const body = response.body;
     if (
       body === undefined || typeof body === "string" || body instanceof Uint8Array ||
