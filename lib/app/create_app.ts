@@ -1,25 +1,19 @@
 import { ACCOUNTS_MODULE } from "../accounts/mod.ts";
-import { pooledRandom } from "../crypto/mod.ts";
-import {
-  errorStatuses,
-  type Handler,
-  type Mount,
-  mountHandlers,
-  withErrorStatuses,
-} from "../http/mod.ts";
-import type { Logger } from "../log/mod.ts";
-import {
-  createHttpMetrics,
-  METRICS_ERROR_STATUS,
-  MetricsRegistry,
-  registerProcessMetrics,
-  withMetrics,
-} from "../metrics/mod.ts";
+import { type Handler, mountHandlers } from "../http/mod.ts";
+import { MetricsRegistry, registerProcessMetrics } from "../metrics/mod.ts";
 import { RELAY_MODULE } from "../relay/mod.ts";
 import { WATER_MODULE } from "../water/mod.ts";
-import type { App, AppContext, AppOverrides, ServiceModule } from "./app_types.ts";
+import type { App, AppOverrides, ServiceModule } from "./app_types.ts";
 import type { AppState } from "./app_state.ts";
-import { createConsoleLogger, loggerOver } from "./console_logger.ts";
+import {
+  appBasics,
+  appContext,
+  describeServices,
+  mountServices,
+  readinessSources,
+  reloadServices,
+  withinLimit,
+} from "./_compose.ts";
 import { createReadinessCheck, type ReadinessReport } from "./create_readiness_check.ts";
 import { accessLogger, hostRoutes } from "./host_routes.ts";
 import { Lifecycle } from "./lifecycle.ts";
@@ -53,31 +47,13 @@ export const BUILT_IN_MODULES: readonly ServiceModule[] = [
  * ```
  */
 export function createApp(config: Config, overrides: AppOverrides = {}): App {
-  const { now = Date.now, monotonic = () => performance.now(), random = pooledRandom() } =
-    overrides;
-  const log: Logger = overrides.log === undefined
-    ? createConsoleLogger(config.log)
-    : "child" in overrides.log
-    ? overrides.log
-    : loggerOver(overrides.log);
+  const basics = appBasics(config, overrides);
+  const { log, monotonic } = basics;
   const accessLog = config.log.accessLog === "on" && log.enabled("info");
   const metrics = new MetricsRegistry();
   registerProcessMetrics(metrics);
-  const backends = openBackends(config.storage, { log, now });
-  const stores = overrides.authStore !== undefined && overrides.syncStore !== undefined
-    ? { auth: overrides.authStore, sync: overrides.syncStore }
-    : undefined;
-  const context: AppContext = {
-    config,
-    metrics,
-    log,
-    now,
-    monotonic,
-    random,
-    backends,
-    ...(stores === undefined ? {} : { stores }),
-    ...(overrides.deliver === undefined ? {} : { deliver: overrides.deliver }),
-  };
+  const backends = openBackends(config.storage, { log, now: basics.now });
+  const context = appContext(config, overrides, basics, metrics, backends);
   const modules = overrides.modules ??
     BUILT_IN_MODULES.filter((module) => config.server.services.includes(module.name as never));
   const lifecycle = new Lifecycle(() => backends.close());
@@ -99,7 +75,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     config,
     handler: (request) => current(request),
     log,
-    requestId: requestIds(random),
+    requestId: requestIds(basics.random),
     ...(accessLog ? { onResponse: accessLogger(log) } : {}),
     now: monotonic,
   });
@@ -118,52 +94,19 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       state = "closed";
       throw error;
     }
-    // Every service's error statuses joined (two tables that disagree stop the start here): what a service throws of
-    // another domain (a refused bearer token in the sync API) is answered with them. Measuring notes the route for the access log.
-    const statuses = errorStatuses(
-      METRICS_ERROR_STATUS,
-      ...lifecycle.running.flatMap((
-        service,
-      ) => (service.errorStatus === undefined ? [] : [service.errorStatus])),
-    );
-    const httpMetrics = createHttpMetrics(metrics);
-    const mounts: Mount[] = lifecycle.running.flatMap((service) => {
-      const handler = withMetrics(withErrorStatuses(service.handler, statuses), {
-        metrics: httpMetrics,
-        service: service.name,
-        route: service.handler.routeOf,
-        now: monotonic,
-      });
-      return service.prefixes.map((prefix) => ({ prefix, handler }));
+    const mounts = mountServices(lifecycle.running, metrics, monotonic);
+    readiness = createReadinessCheck(readinessSources(guard.probe, lifecycle.running), {
+      now: monotonic,
     });
-    const sources = [
-      { service: "server", probes: [guard.probe] },
-      ...lifecycle.running.map((service) => ({
-        service: service.name,
-        probes: service.readiness ?? [],
-      })),
-    ];
-    readiness = createReadinessCheck(sources, { now: monotonic });
     current = mountHandlers([...host.mounts, ...mounts]);
     state = "started";
   }
 
   function close(): Promise<void> {
     if (starting !== undefined && state === "starting") return starting.then(close, close);
-    const limit = overrides.closeTimeoutMs ?? 30_000;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((
-      _,
-      reject,
-    ) => (timer = setTimeout(
-      () =>
-        reject(
-          new Error(`Cannot stop cleanly within ${limit} ms: the services are still draining`),
-        ),
-      limit,
-    )));
-    closing ??= Promise.race([shutDown(overrides.requestDrainMs ?? 5000), late]).finally(() =>
-      clearTimeout(timer)
+    closing ??= withinLimit(
+      shutDown(overrides.requestDrainMs ?? 5000),
+      overrides.closeTimeoutMs ?? 30_000,
     );
     return closing;
   }
@@ -188,30 +131,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       await backends.hold();
       return served.listen(options.port ?? config.server.port, options.host ?? config.server.host);
     },
-    describe(origin) {
-      const parts = lifecycle.running.map((service) => service.describe(origin));
-      return {
-        services: config.server.services,
-        endpoints: parts.flatMap((part) => part.endpoints),
-        credentials: parts.flatMap((part) => part.credentials),
-        notes: parts.flatMap((part) => part.notes),
-      };
-    },
-    async reload() {
-      if (state !== "started") {
-        throw new Error(
-          `Cannot reload: the app is ${
-            state === "starting" || state === "new" ? "not started" : "shutting down"
-          }`,
-        );
-      }
-      const failed = (await Promise.allSettled(
-        lifecycle.running.flatMap((
-          service,
-        ) => (service.reload === undefined ? [] : [service.reload()])),
-      )).find((result) => result.status === "rejected");
-      if (failed !== undefined) throw failed.reason;
-    },
+    describe: (origin) => ({
+      services: config.server.services,
+      ...describeServices(lifecycle.running, origin),
+    }),
+    reload: () => reloadServices(lifecycle.running, state),
     close,
     guard: (target) => guard.install(target),
   };
