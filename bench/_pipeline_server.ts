@@ -38,6 +38,7 @@ import {
   withMetrics,
 } from "../lib/metrics/mod.ts";
 import { createWaterService, loadDatasets, WATER_ERROR_STATUS } from "../lib/water/mod.ts";
+import { EXPOSED_HEADERS } from "../lib/water/http/create_water_service.ts";
 import { API_KEY, BODY, CONTENT_TYPE, includes, type StageName, STAGES } from "./_pipeline.ts";
 
 const stage = process.argv[2] as StageName;
@@ -92,15 +93,7 @@ function limited(router: Router): Router {
       {
         origins: config.water.corsOrigins,
         methods: ["GET", "HEAD"],
-        exposeHeaders: [
-          "link",
-          "retry-after",
-          "odata-version",
-          "ratelimit-policy",
-          "ratelimit-limit",
-          "ratelimit-remaining",
-          "ratelimit-reset",
-        ],
+        exposeHeaders: EXPOSED_HEADERS,
       },
     ),
     router,

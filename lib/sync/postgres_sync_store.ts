@@ -16,7 +16,13 @@ import {
   type SyncUser,
   type TicketWork,
 } from "./sync_store.ts";
-import type { Ticket, TicketData, TicketResult, TicketStatus } from "./ticket_store.ts";
+import {
+  newTicket,
+  type Ticket,
+  type TicketData,
+  type TicketResult,
+  type TicketStatus,
+} from "./ticket_store.ts";
 import type {
   Change,
   ObjectErrors,
@@ -263,15 +269,7 @@ export class PostgresSyncStore implements SyncStore {
     return this.#db.transaction(async (db) => {
       const now = this.#now();
       const uuid = this.#uuid();
-      const stamp = formatTimestamp(now);
-      const ticket: Ticket = Object.freeze({
-        uuid,
-        client_serial: clientSerial,
-        status: "new",
-        created_at: stamp,
-        status_changed_at: stamp,
-        errors: Object.freeze([]),
-      });
+      const ticket = newTicket(uuid, clientSerial, now);
       // The key is taken (or taken over from a key past its day) by one request; a racing one waits for its commit, then finds it.
       const { rowCount } = await db.query(
         TAKE_IDEMPOTENCY_KEY_SQL,
@@ -323,16 +321,7 @@ export class PostgresSyncStore implements SyncStore {
         },
       );
     }
-    const stamp = formatTimestamp(now);
-    return made ??
-      Object.freeze({
-        uuid,
-        client_serial: clientSerial,
-        status: "new",
-        created_at: stamp,
-        status_changed_at: stamp,
-        errors: Object.freeze([]),
-      });
+    return made ?? newTicket(uuid, clientSerial, now);
   }
 
   place(

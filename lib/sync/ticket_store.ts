@@ -23,6 +23,25 @@ export interface Ticket {
 }
 
 /** What a queued snapshot or diff produces. */
+/**
+ * A ticket just made: status `new`, no errors, both times the moment given.
+ * @param uuid its id
+ * @param clientSerial the client's serial of the request, or null
+ * @param time when, milliseconds since the epoch
+ * @returns the ticket, frozen
+ */
+export function newTicket(uuid: string, clientSerial: number | null, time: number): Ticket {
+  const stamp = formatTimestamp(time);
+  return Object.freeze({
+    uuid,
+    client_serial: clientSerial,
+    status: "new",
+    created_at: stamp,
+    status_changed_at: stamp,
+    errors: Object.freeze([]),
+  });
+}
+
 export type TicketData = SyncData | SyncDiff;
 
 /** A ticket with its result: `data` is set only for a finished snapshot or diff. */
@@ -220,15 +239,7 @@ export class TicketStore {
       const message = `the uuid source gave an empty or used id: ${uuid}`;
       throw new TypeError(`Cannot create a ticket: ${message}`);
     }
-    const stamp = formatTimestamp(time);
-    const ticket: Ticket = Object.freeze({
-      uuid,
-      client_serial: clientSerial,
-      status: "new",
-      created_at: stamp,
-      status_changed_at: stamp,
-      errors: Object.freeze([]),
-    });
+    const ticket = newTicket(uuid, clientSerial, time);
     this.#live.set(uuid, { owner, createdAt: time, ticket, data: null });
     return ticket;
   }

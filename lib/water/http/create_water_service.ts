@@ -101,6 +101,17 @@ export interface StoreSource {
   readonly store: WaterStore;
 }
 
+/** The headers a page of another origin may read: paging, pacing and the protocol's version. */
+export const EXPOSED_HEADERS: readonly string[] = [
+  "link",
+  "retry-after",
+  "odata-version",
+  "ratelimit-policy",
+  "ratelimit-limit",
+  "ratelimit-remaining",
+  "ratelimit-reset",
+];
+
 /**
  * Creates the water-data query API: `GET` on the service root, `$metadata`,
  * `/Metadata`, `/Locations`, `/Observations`, `/Records` and their `/$count`,
@@ -233,15 +244,7 @@ export function createWaterService(
     withCors(withRateLimit(withErrorStatuses(router, STATUSES), limiter, identify), {
       origins: options.corsOrigins ?? [],
       methods: ["GET", "HEAD"],
-      exposeHeaders: [
-        "link",
-        "retry-after",
-        "odata-version",
-        "ratelimit-policy",
-        "ratelimit-limit",
-        "ratelimit-remaining",
-        "ratelimit-reset",
-      ],
+      exposeHeaders: EXPOSED_HEADERS,
     }),
     router,
   );
