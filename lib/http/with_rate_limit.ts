@@ -29,26 +29,6 @@ export function withRateLimit(
   limiter: KeyLimiter,
   identify: (request: HttpRequest) => string,
 ): Handler {
-  // The two headers a limiter's quota keeps from request to request, made once while it keeps them.
-  const fixed = { limit: -1, windowSeconds: -1, policy: "", limitText: "" };
-  /** The response's headers with the quota's, in one new object. */
-  const withQuota = (
-    headers: Readonly<Record<string, string>> | undefined,
-    quota: RateQuota,
-  ): Record<string, string> => {
-    if (quota.limit !== fixed.limit || quota.windowSeconds !== fixed.windowSeconds) {
-      fixed.limit = quota.limit;
-      fixed.windowSeconds = quota.windowSeconds;
-      fixed.policy = `${quota.limit};w=${quota.windowSeconds}`;
-      fixed.limitText = String(quota.limit);
-    }
-    const merged: Record<string, string> = { ...headers };
-    merged["ratelimit-policy"] = fixed.policy;
-    merged["ratelimit-limit"] = fixed.limitText;
-    merged["ratelimit-remaining"] = String(quota.remaining);
-    merged["ratelimit-reset"] = String(quota.resetSeconds);
-    return merged;
-  };
   return async function rateLimited(request: HttpRequest): Promise<HttpResponse> {
     const key = identify(request);
     let decision: RateDecision;
@@ -77,10 +57,7 @@ export function withRateLimit(
         "ERR_HTTP_RATE_LIMITED",
         `Cannot accept the request now: ${why}; retry after ${decision.retryAfterSeconds} s`,
         {
-          headers: {
-            ...(quota === undefined ? {} : quotaHeaders(quota)),
-            "retry-after": String(decision.retryAfterSeconds),
-          },
+          headers: addQuota({ "retry-after": String(decision.retryAfterSeconds) }, quota),
         },
       );
     }
@@ -95,7 +72,7 @@ export function withRateLimit(
     }
     const response = quota === undefined
       ? answer
-      : { ...answer, headers: withQuota(answer.headers, quota) };
+      : { ...answer, headers: addQuota({ ...answer.headers }, quota) };
     const body = response.body;
     if (
       body === undefined || typeof body === "string" || body instanceof Uint8Array ||
@@ -122,14 +99,17 @@ export function withRateLimit(
   };
 }
 
-/** The `RateLimit-*` headers of a quota. */
-function quotaHeaders(quota: RateQuota): Record<string, string> {
-  return {
-    "ratelimit-policy": `${quota.limit};w=${quota.windowSeconds}`,
-    "ratelimit-limit": String(quota.limit),
-    "ratelimit-remaining": String(quota.remaining),
-    "ratelimit-reset": String(quota.resetSeconds),
-  };
+/** Adds the `RateLimit-*` headers of a quota (if any) to `headers`, a new object of the caller's. */
+function addQuota(
+  headers: Record<string, string>,
+  quota: RateQuota | undefined,
+): Record<string, string> {
+  if (quota === undefined) return headers;
+  headers["ratelimit-policy"] = `${quota.limit};w=${quota.windowSeconds}`;
+  headers["ratelimit-limit"] = String(quota.limit);
+  headers["ratelimit-remaining"] = String(quota.remaining);
+  headers["ratelimit-reset"] = String(quota.resetSeconds);
+  return headers;
 }
 
 function releasing(body: BodyChunks, release: () => void): BodyChunks {
