@@ -66,9 +66,21 @@ const files = (given.length > 0 ? given.map((file) => relative(ROOT, resolve(fil
 // left half-open) cannot hold the whole run until CI's limit.
 const stream = run({ files, concurrency: CONCURRENCY, forceExit: true });
 const took = new Map<string, number>();
-stream.on("test:fail", () => {
-  process.exitCode = 1;
-});
+// Every failed test, named with its file, listed again once the run has ended:
+// TAP puts a failure among thousands of lines, and CI shows only the tail.
+const failed: string[] = [];
+stream.on(
+  "test:fail",
+  (data: { name: string; nesting: number; file?: string; details: { error?: unknown } }) => {
+    process.exitCode = 1;
+    const where = data.file === undefined ? "" : `${relative(ROOT, data.file)}: `;
+    const error = data.details.error;
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+    const message = cause instanceof Error ? cause.message : String(cause);
+    const short = message.replace(/\s+/g, " ").slice(0, 300);
+    failed.push(`${where}${data.name} (nesting ${data.nesting}): ${short}`);
+  },
+);
 // A file's time: the sum of its top-level tests' (they run one after another).
 for (const event of ["test:pass", "test:fail"] as const) {
   stream.on(event, (data: { nesting: number; file?: string; details: { duration_ms: number } }) => {
@@ -77,6 +89,13 @@ for (const event of ["test:pass", "test:fail"] as const) {
     took.set(file, (took.get(file) ?? 0) + data.details.duration_ms / 1000);
   });
 }
+// After the report's last line: stderr is written synchronously at exit.
+process.on("exit", () => {
+  if (failed.length === 0) return;
+  process.stderr.write(
+    `\n${failed.length} failed:\n${failed.map((line) => `  ${line}\n`).join("")}`,
+  );
+});
 stream.on("end", () => {
   // Only a run of the whole suite says how long every file takes.
   if (given.length > 0) return;
