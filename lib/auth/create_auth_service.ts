@@ -11,7 +11,7 @@ import {
   type Router,
   withErrorStatuses,
 } from "../http/mod.ts";
-import { statusOf } from "../http/_internal.ts";
+import { mergeHeaders, statusOf } from "../http/_internal.ts";
 import { GRANT_TYPES, SCOPES } from "./clients.ts";
 import { AUTH_DOCS } from "./api_docs.ts";
 import {
@@ -205,7 +205,7 @@ function oauthJson(
   body: unknown,
   headers?: Readonly<Record<string, string>>,
 ): HttpResponse {
-  const all = headers === undefined ? OAUTH_HEADERS : { ...headers, ...OAUTH_HEADERS };
+  const all = headers === undefined ? OAUTH_HEADERS : mergeHeaders(headers, OAUTH_HEADERS);
   return { status, headers: all, body: JSON.stringify(body) };
 }
 

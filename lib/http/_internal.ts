@@ -5,6 +5,7 @@
  * @module
  */
 export { statusOf } from "./error_response.ts";
+export { mergeHeaders } from "./merge_headers.ts";
 export { JSON_CONTENT_TYPE, jsonResponse } from "./json_response.ts";
 export { ifNoneMatch } from "./if_none_match.ts";
 export { parseQuery } from "./parse_query.ts";

@@ -9,6 +9,7 @@ import {
   type DeflateRaw,
   gzip,
 } from "node:zlib";
+import { mergeHeaders } from "./merge_headers.ts";
 import type { Handler, HttpRequest, HttpResponse } from "./types.ts";
 
 /** A content coding this server offers. */
@@ -127,9 +128,13 @@ function compressResponse(
   const coding = request.method === "HEAD"
     ? undefined
     : negotiateEncoding(request.headers["accept-encoding"]);
-  if (coding === undefined) return { ...response, headers: { ...headers, vary } };
-  const { "content-length": _length, etag, ...rest } = headers;
-  const compressed: Record<string, string> = { ...rest, vary, "content-encoding": coding };
+  if (coding === undefined) return { ...response, headers: mergeHeaders(headers, { vary }) };
+  // The length changes with the body (the adapter says the new one); built by assignment (see mergeHeaders).
+  const compressed: Record<string, string> = {};
+  for (const name in headers) if (name !== "content-length") compressed[name] = headers[name]!;
+  compressed["vary"] = vary;
+  compressed["content-encoding"] = coding;
+  const etag = headers["etag"];
   if (etag !== undefined) compressed["etag"] = etag.startsWith("W/") ? etag : `W/${etag}`;
   if (size === undefined) {
     return {

@@ -1,5 +1,6 @@
 import { HttpError } from "./errors.ts";
 import { errorResponse } from "./error_response.ts";
+import { mergeHeaders } from "./merge_headers.ts";
 import type { Handler, HttpRequest, HttpResponse } from "./types.ts";
 
 /** Options of {@linkcode withCors}. */
@@ -84,14 +85,10 @@ export function withCors(handler: Handler, options: CorsOptions): Handler {
       response = errorResponse(error);
     }
     if (!origins.has(origin)) return response;
-    return {
-      ...response,
-      headers: {
-        ...response.headers,
-        "access-control-allow-origin": origin,
-        "access-control-expose-headers": expose,
-        vary: "Origin",
-      },
-    };
+    const headers = mergeHeaders(response.headers);
+    headers["access-control-allow-origin"] = origin;
+    headers["access-control-expose-headers"] = expose;
+    headers["vary"] = "Origin";
+    return { ...response, headers };
   };
 }

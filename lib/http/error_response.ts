@@ -1,5 +1,10 @@
 import { type ErrorStatuses, statusOfCode } from "./error_status.ts";
+import { mergeHeaders } from "./merge_headers.ts";
 import type { Handler, HttpRequest, HttpResponse } from "./types.ts";
+
+const ERROR_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "application/json; charset=utf-8",
+};
 
 /** What {@linkcode errorBody} puts in the body for one error. */
 export interface ErrorDetail {
@@ -74,7 +79,7 @@ export function errorResponse(error: unknown, statuses?: ErrorStatuses): HttpRes
   const extra = status === 500 ? {} : headersOf(error);
   return {
     status,
-    headers: { ...extra, "content-type": "application/json; charset=utf-8" },
+    headers: mergeHeaders(extra, ERROR_HEADERS),
     body: errorBody(error, statuses),
   };
 }

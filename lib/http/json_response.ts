@@ -1,7 +1,10 @@
+import { mergeHeaders } from "./merge_headers.ts";
 import type { HttpResponse } from "./types.ts";
 
 /** The content type of every JSON response. */
 export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
+
+const JSON_HEADERS: Readonly<Record<string, string>> = { "content-type": JSON_CONTENT_TYPE };
 
 /**
  * Builds a JSON response.
@@ -22,7 +25,7 @@ export function jsonResponse(
 ): HttpResponse {
   return {
     status,
-    headers: { ...headers, "content-type": JSON_CONTENT_TYPE },
+    headers: mergeHeaders(headers, JSON_HEADERS),
     body: JSON.stringify(value),
   };
 }

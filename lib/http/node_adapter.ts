@@ -1,5 +1,6 @@
 import { ANSWERED_BY, type AnsweredBy } from "./answered_by.ts";
 import { HttpError } from "./errors.ts";
+import { mergeHeaders } from "./merge_headers.ts";
 import { errorResponse, statusOf } from "./error_response.ts";
 import { type ForwardedHeaders, readForwarded, type TrustedProxies } from "./trusted_proxies.ts";
 import type { BodyReader, Handler, HttpRequest, HttpResponse } from "./types.ts";
@@ -451,7 +452,7 @@ function headersToSend(
   requestId: string | undefined,
 ): Readonly<Record<string, string>> | undefined {
   if (length === undefined && requestId === undefined) return headers;
-  const sent: Record<string, string> = { ...headers };
+  const sent = mergeHeaders(headers);
   if (length !== undefined) sent["content-length"] = length;
   if (requestId !== undefined) sent["x-request-id"] = requestId;
   return sent;

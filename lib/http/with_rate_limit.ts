@@ -1,5 +1,6 @@
 import { errorResponse, statusOf } from "./error_response.ts";
 import { HttpError } from "./errors.ts";
+import { mergeHeaders } from "./merge_headers.ts";
 import type { RateDecision, RateQuota } from "./rate_limiter.ts";
 
 /** A per-key limiter: `RateLimiter` in this process, or `RedisRateLimiter` shared by every replica. */
@@ -72,7 +73,7 @@ export function withRateLimit(
     }
     const response = quota === undefined
       ? answer
-      : { ...answer, headers: addQuota({ ...answer.headers }, quota) };
+      : { ...answer, headers: addQuota(mergeHeaders(answer.headers), quota) };
     const body = response.body;
     if (
       body === undefined || typeof body === "string" || body instanceof Uint8Array ||

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { type AddressPolicy, checkTarget, guardedLookup } from "./address_policy.ts";
+import { mergeHeaders } from "../http/_internal.ts";
 import { RelayError } from "./errors.ts";
 
 /** One delivery request: POST `body` to `url` with `headers`. */
@@ -76,7 +77,9 @@ export function createHttpDelivery(
         method: "POST",
         agent: secure ? https : http,
         lookup,
-        headers: { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) },
+        headers: mergeHeaders(request.headers, {
+          "content-length": String(Buffer.byteLength(request.body)),
+        }),
       }, (res: IncomingMessage) => {
         let read = 0;
         res.on("data", (chunk: Buffer) => {

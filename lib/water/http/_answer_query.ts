@@ -3,6 +3,7 @@ import {
   type ContentCoding,
   JSON_CONTENT_TYPE,
   jsonResponse,
+  mergeHeaders,
   parseQuery,
 } from "../../http/_internal.ts";
 import { type Deadline, type HttpRequest, type HttpResponse } from "../../http/mod.ts";
@@ -30,6 +31,9 @@ import { type PageSettings, readQuery } from "./_served_store.ts";
 
 /** The headers of every OData answer. */
 export const ODATA_HEADERS = { "odata-version": "4.0" } as const;
+
+const CSV_CONTENT_TYPE = "text/csv; charset=utf-8";
+const JSON_HEADERS: Readonly<Record<string, string>> = { "content-type": JSON_CONTENT_TYPE };
 
 /** Where the service answers: the request's origin and the service root's path. */
 export interface ServiceRoot {
@@ -133,12 +137,14 @@ export function answerQuery(
       lastId: idOf(store, collection, last),
     })
     : undefined;
-  const headers: Record<string, string> = { ...ODATA_HEADERS };
+  // Built by assignment, not spread (see mergeHeaders).
+  const headers = mergeHeaders(ODATA_HEADERS);
   if (link !== undefined) headers["link"] = `<${link}>; rel="next"`;
   if (format === "csv") {
+    headers["content-type"] = CSV_CONTENT_TYPE;
     return {
       status: 200,
-      headers: { ...headers, "content-type": "text/csv; charset=utf-8" },
+      headers,
       body: writer.csvHeader() + writer.csv(page.rows),
     };
   }
@@ -151,7 +157,7 @@ export function answerQuery(
     const parts = jsonPageParts(page.rows, writer, id, settings, head, tail, deadline);
     const first = parts.next();
     if (first.done !== true) {
-      const json = { ...headers, "content-type": JSON_CONTENT_TYPE };
+      const json = mergeHeaders(headers, JSON_HEADERS);
       if (first.value.byteLength < settings.compressAbove) {
         return { status: 200, headers: json, body: [first.value, ...parts] };
       }
@@ -159,13 +165,14 @@ export function answerQuery(
         release: (part) => settings.scratch.give(part),
       }).then((body) => ({
         status: 200,
-        headers: { ...json, vary: "Accept-Encoding", "content-encoding": coding },
+        headers: mergeHeaders(json, { vary: "Accept-Encoding", "content-encoding": coding }),
         body,
       }));
     }
   }
   const body = renderJsonPage(page.rows, writer, id, settings, head, tail, deadline);
-  return { status: 200, headers: { ...headers, "content-type": JSON_CONTENT_TYPE }, body };
+  headers["content-type"] = JSON_CONTENT_TYPE;
+  return { status: 200, headers, body };
 }
 
 /** The first part already made, then the rest as they are made. */
@@ -235,7 +242,7 @@ export function answerEntity(
   const head = encoder.encode(`{"@odata.context":${JSON.stringify(context)},`);
   return {
     status: 200,
-    headers: { ...ODATA_HEADERS, "content-type": JSON_CONTENT_TYPE },
+    headers: mergeHeaders(ODATA_HEADERS, JSON_HEADERS),
     body: [head, row.subarray(1)],
   };
 }
@@ -320,7 +327,7 @@ function streamCsv(
   }
   return {
     status: 200,
-    headers: { ...ODATA_HEADERS, "content-type": "text/csv; charset=utf-8" },
+    headers: mergeHeaders(ODATA_HEADERS, { "content-type": CSV_CONTENT_TYPE }),
     body: chunks(),
   };
 }

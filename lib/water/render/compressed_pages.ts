@@ -1,4 +1,9 @@
-import { compressBytes, type ContentCoding, negotiateEncoding } from "../../http/_internal.ts";
+import {
+  compressBytes,
+  type ContentCoding,
+  mergeHeaders,
+  negotiateEncoding,
+} from "../../http/_internal.ts";
 import { type HttpRequest, type HttpResponse } from "../../http/mod.ts";
 
 /** A compressed page kept: its headers (the next link among them) and bytes. */
@@ -83,7 +88,10 @@ export class CompressedPages {
       parts.length === 1 ? parts[0]! : Buffer.concat(parts, size),
       coding,
     );
-    const headers = { ...response.headers, vary: "Accept-Encoding", "content-encoding": coding };
+    const headers = mergeHeaders(response.headers, {
+      vary: "Accept-Encoding",
+      "content-encoding": coding,
+    });
     this.#keep(key, headers, compressed);
     return { status: 200, headers, body: compressed };
   }
