@@ -44,6 +44,9 @@ export interface LoginThrottleOptions {
  */
 export const KNOWN_ADDRESS_MS = 30 * 24 * 3600 * 1000;
 
+/** How often a success refreshes its address's time as known: far more often than it could lapse. */
+const KNOWN_REFRESH_MS = 60_000;
+
 /** The limits of {@linkcode LoginThrottleOptions}, with their defaults. */
 export interface ThrottleLimits {
   readonly maxPerUser: number;
@@ -187,6 +190,12 @@ export class LoginThrottle implements LoginLimiter {
   readonly #failures = new Map<string, number[]>();
   /** When each name last succeeded from each address, oldest first. */
   readonly #known = new Map<string, number>();
+  /** The keys of each subject seen from each address, made once: by kind, address, then name. */
+  readonly #keys = {
+    user: new Map<string, Map<string, ThrottleKeys>>(),
+    client: new Map<string, Map<string, ThrottleKeys>>(),
+  };
+  #keyCount = 0;
 
   /**
    * Creates a throttle.
@@ -208,7 +217,7 @@ export class LoginThrottle implements LoginLimiter {
    */
   start(subject: LoginSubject, address: string): number {
     const now = this.#now();
-    const keys = throttleKeys(subject, address, this.#limits);
+    const keys = this.#keysOf(subject, address);
     const counted = countedKeys(keys, this.#isKnown(keys.known, now));
     const wait = this.#wait(counted, now);
     if (wait > 0) return wait;
@@ -237,7 +246,7 @@ export class LoginThrottle implements LoginLimiter {
     options: { readonly counted?: boolean } = {},
   ): void {
     const now = this.#now();
-    const keys = throttleKeys(subject, address, this.#limits);
+    const keys = this.#keysOf(subject, address);
     const known = this.#isKnown(keys.known, now);
     this.#failures.delete(keys.pair.key);
     if (options.counted !== false) {
@@ -245,8 +254,13 @@ export class LoginThrottle implements LoginLimiter {
         this.#failures.get(counter.key)?.pop();
       }
     }
-    this.#known.delete(keys.known);
-    this.#known.set(keys.known, now);
+    // Refreshed (and moved to the end, the last to be forgotten) at most once a minute: a
+    // back end authenticating many times a second does not rewrite the map each time.
+    const at = this.#known.get(keys.known);
+    if (at === undefined || now - at >= KNOWN_REFRESH_MS) {
+      this.#known.delete(keys.known);
+      this.#known.set(keys.known, now);
+    }
     while (this.#known.size > this.#maxKeys) this.#known.delete(this.#known.keys().next().value!);
   }
 
@@ -258,20 +272,46 @@ export class LoginThrottle implements LoginLimiter {
    */
   check(subject: LoginSubject, address: string): number {
     const now = this.#now();
-    const keys = throttleKeys(subject, address, this.#limits);
+    const keys = this.#keysOf(subject, address);
     return this.#wait(countedKeys(keys, this.#isKnown(keys.known, now)), now);
   }
 
   #wait(counted: readonly ThrottleKey[], now: number): number {
     let wait = 0;
     for (const { key, limit } of counted) {
-      const times = this.#recent(key, now);
-      wait = Math.max(
-        wait,
-        throttleWait(times.length, times[times.length - 1] ?? 0, limit, this.#limits.windowMs, now),
-      );
+      // Counted in place: most keys have no failures, and none is copied to be counted.
+      const times = this.#failures.get(key);
+      if (times === undefined) continue;
+      let recent = 0;
+      let last = 0;
+      for (const at of times) {
+        if (now - at < this.#limits.windowMs) {
+          recent++;
+          last = at;
+        }
+      }
+      wait = Math.max(wait, throttleWait(recent, last, limit, this.#limits.windowMs, now));
     }
     return wait;
+  }
+
+  /** The keys of a subject from an address, made on first use and kept (up to `maxKeys` of them). */
+  #keysOf(subject: LoginSubject, address: string): ThrottleKeys {
+    const byAddress = this.#keys[subject.kind];
+    let byName = byAddress.get(address);
+    let keys = byName?.get(subject.name);
+    if (keys !== undefined) return keys;
+    if (this.#keyCount >= this.#maxKeys) {
+      this.#keys.user.clear();
+      this.#keys.client.clear();
+      this.#keyCount = 0;
+      byName = undefined;
+    }
+    if (byName === undefined) byAddress.set(address, byName = new Map());
+    keys = throttleKeys(subject, address, this.#limits);
+    byName.set(subject.name, keys);
+    this.#keyCount++;
+    return keys;
   }
 
   #isKnown(key: string, now: number): boolean {
