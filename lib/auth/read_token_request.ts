@@ -132,8 +132,21 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** Credentials of an `Authorization: Basic` header; undefined for none or another scheme. */
 function basicCredentials(header: string | undefined): BasicCredentials | undefined {
-  return header === undefined ? undefined : decodeBasic(header);
+  if (header === undefined) return undefined;
+  // A back end sends the same header with every grant: decoded once, kept (bounded), found by one lookup.
+  let known = decoded.get(header);
+  if (known === undefined) {
+    const credentials = decodeBasic(header);
+    known = credentials === undefined ? null : Object.freeze(credentials);
+    if (decoded.size >= MAX_DECODED) decoded.clear();
+    decoded.set(header, known);
+  }
+  return known ?? undefined;
 }
+
+/** Basic headers decoded lately (null: another scheme); a header that throws is never kept. */
+const decoded = new Map<string, BasicCredentials | null>();
+const MAX_DECODED = 1024;
 
 function decodeBasic(header: string): BasicCredentials | undefined {
   const match = /^Basic[ ]+(\S+)\s*$/i.exec(header);

@@ -89,16 +89,29 @@ export function withMetrics(handler: Handler, options: WithMetricsOptions): Hand
     found.count.inc();
     found.duration.observe(Math.max(0, seconds));
   };
-  return async function measured(request: HttpRequest): Promise<HttpResponse> {
+  // No promise of its own for an answer that is not one (a handler answering at once).
+  return function measured(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
     const started = now();
-    let response: HttpResponse;
+    let answer: HttpResponse | Promise<HttpResponse>;
     try {
-      response = await handler(request);
+      answer = handler(request);
     } catch (error) {
       record(request, routeOf(request) ?? OTHER, statusOf(error), started);
       throw error;
     }
-    record(request, routeOf(request) ?? OTHER, response.status, started);
-    return response;
+    if (!(answer instanceof Promise)) {
+      record(request, routeOf(request) ?? OTHER, answer.status, started);
+      return answer;
+    }
+    return answer.then(
+      (response) => {
+        record(request, routeOf(request) ?? OTHER, response.status, started);
+        return response;
+      },
+      (error: unknown) => {
+        record(request, routeOf(request) ?? OTHER, statusOf(error), started);
+        throw error;
+      },
+    );
   };
 }
