@@ -4,6 +4,7 @@ import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import type { WaterStore } from "../../lib/water/mod.ts";
 import { type Handler } from "../../lib/http/mod.ts";
 import { withCompression } from "../../lib/http/compression.ts";
+import { IDENTITY_MIN_BYTES } from "../../lib/water/render/compressed_pages.ts";
 import { bodyBytes, makeRequest } from "../_helpers/http.ts";
 import { call, demoStore, TEST_KEY, waterHandler } from "../_helpers/water.ts";
 
@@ -70,6 +71,34 @@ describe("compressed pages of the water API", () => {
       makeRequest({ ...PAGE, headers: { "x-api-key": TEST_KEY, "accept-encoding": "identity" } }),
     );
     assert.equal(identity.headers?.["content-encoding"], undefined);
+  });
+
+  it("keeps a page taken as it is as one block, by URL and Accept, and answers it again at once", async () => {
+    const handler = waterHandler(store);
+    const ask = (query: string, accept?: string) =>
+      handler(
+        makeRequest({
+          path: PAGE.path,
+          query,
+          headers: { "x-api-key": TEST_KEY, ...(accept === undefined ? {} : { accept }) },
+        }),
+      );
+    const first = await ask("$top=100");
+    const firstBytes = await bodyBytes(first);
+    assert.ok(firstBytes.length >= IDENTITY_MIN_BYTES, `${firstBytes.length} bytes: kept as it is`);
+    const second = await ask("$top=100");
+    assert.ok(second.body instanceof Uint8Array, "one block");
+    assert.deepEqual(await bodyBytes(second), firstBytes);
+    assert.deepEqual(second.headers, first.headers, "the next link and types kept with it");
+    assert.equal((await ask("$top=100")).body, second.body, "the same kept bytes");
+    // The same URL asked with Accept: text/csv is another page, never the kept JSON.
+    const csv = await ask("$top=100", "text/csv");
+    assert.match(String(csv.headers?.["content-type"]), /^text\/csv/);
+    assert.notEqual(csv.body, second.body);
+    // A small page is not kept: each answer is made anew.
+    const small = await ask("$top=2");
+    assert.ok((await bodyBytes(small)).length < IDENTITY_MIN_BYTES);
+    assert.notEqual((await ask("$top=2")).body, small.body);
   });
 
   describe("a big page compressed as it renders (more rows than one slice)", () => {

@@ -13,14 +13,17 @@ interface Kept {
 }
 
 /**
- * Big JSON pages compressed once and kept, by coding and URL: a store
- * never changes, so a page's bytes are a function of its URL (origin
- * included, since links carry it); one is kept per store, and a reloaded
- * store gets a new one. A client downloading in 10,000-row pages
- * sees each page once, so the row render cache does not spare it the
- * compression; this does, for every client after the first. Pages below
- * `minBytes` are left to the app's compression layer. Least recently used
- * pages go first past `maxBytes`.
+ * Pages kept whole, by coding, Accept header and URL: a store never
+ * changes, so a page's bytes are a function of its URL (origin included,
+ * since links carry it); one is kept per store, and a reloaded store gets
+ * a new one. Big JSON pages a client takes compressed are kept compressed:
+ * a client downloading in 10,000-row pages sees each page once, so the row
+ * render cache does not spare it the compression; this does, for every
+ * client after the first. Pages a client takes as they are are kept as one
+ * block from {@linkcode IDENTITY_MIN_BYTES} up to an eighth of the budget:
+ * a page of cached rows is otherwise gathered from a part a row and written
+ * in as many pieces each time. Pages below `minBytes` are left to the app's
+ * compression layer. Least recently used pages go first past `maxBytes`.
  */
 export class CompressedPages {
   readonly #maxBytes: number;
@@ -38,51 +41,73 @@ export class CompressedPages {
   }
 
   /**
-   * Answers a page request: the kept compressed page, or the page `compute`
-   * makes, compressed and kept when it is a big JSON page the client takes
-   * compressed. `compute` is told the coding the client takes, and may
-   * compress the page itself (as it renders); such a page is kept as it comes.
+   * Answers a page request: the kept page, or the page `compute` makes,
+   * kept when it is a big JSON page the client takes compressed (compressed
+   * first), or a page of at least {@linkcode IDENTITY_MIN_BYTES} a client
+   * takes as it is (joined into one block, so that it leaves in one write).
+   * `compute` is told the coding the client takes, and may compress the page
+   * itself (as it renders); such a page is kept as it comes. A kept page is
+   * answered at once, without a promise.
    * @param request the request
    * @param compute makes the page for the coding (and may throw as the handler does)
    * @returns the answer
    */
-  async answer(
+  answer(
     request: HttpRequest,
     compute: (coding: ContentCoding | undefined) => HttpResponse | Promise<HttpResponse>,
-  ): Promise<HttpResponse> {
+  ): HttpResponse | Promise<HttpResponse> {
     const coding = request.method === "HEAD"
       ? undefined
       : negotiateEncoding(request.headers["accept-encoding"]);
-    if (coding === undefined) return compute(undefined);
-    const key = `${coding} ${request.origin}${request.path}?${request.query}`;
-    const hit = this.#maxBytes === 0 ? undefined : this.#kept.get(key);
+    if (this.#maxBytes === 0 || request.method !== "GET") return compute(coding);
+    // Accept picks JSON or CSV when $format does not: the same URL is two pages.
+    const key = `${coding ?? "identity"} ${
+      request.headers["accept"] ?? ""
+    } ${request.origin}${request.path}?${request.query}`;
+    const hit = this.#kept.get(key);
     if (hit !== undefined) {
       this.#kept.delete(key);
       this.#kept.set(key, hit);
       return { status: 200, headers: hit.headers, body: hit.body };
     }
-    const response = await compute(coding);
+    return coding === undefined
+      ? this.#keepAsItIs(key, compute(undefined))
+      : this.#keepCompressed(key, coding, compute(coding));
+  }
+
+  async #keepAsItIs(
+    key: string,
+    computed: HttpResponse | Promise<HttpResponse>,
+  ): Promise<HttpResponse> {
+    const response = await computed;
+    const parts = bufferedParts(response);
+    if (parts === undefined) return response;
+    const size = sizeOf(parts);
+    // Past an eighth of the budget a page is not kept as it is: a download of big pages would flush the rest.
+    if (size < IDENTITY_MIN_BYTES || size > this.#maxBytes / 8) return response;
+    const joined = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+    this.#keep(key, response.headers ?? {}, joined);
+    return { ...response, body: joined };
+  }
+
+  async #keepCompressed(
+    key: string,
+    coding: ContentCoding,
+    computed: HttpResponse | Promise<HttpResponse>,
+  ): Promise<HttpResponse> {
+    const response = await computed;
     if (response.status === 200 && response.headers?.["content-encoding"] === coding) {
-      if (this.#maxBytes === 0) return response;
       const parts = response.body as Uint8Array[];
       const joined = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
       this.#keep(key, response.headers, joined);
       return { ...response, body: joined };
     }
-    // Left to the app's compression layer when nothing is kept here.
-    if (this.#maxBytes === 0) return response;
-    const body = response.body;
-    // A page is one block of bytes (rendered at once) or parts (rows from the render cache).
-    const parts = body instanceof Uint8Array
-      ? [body]
-      : Array.isArray(body)
-      ? body as Uint8Array[]
-      : undefined;
+    const parts = bufferedParts(response);
     if (
-      response.status !== 200 || parts === undefined ||
+      parts === undefined ||
       !String(response.headers?.["content-type"]).startsWith("application/json")
     ) return response;
-    const size = parts.reduce((sum, part) => sum + part.byteLength, 0);
+    const size = sizeOf(parts);
     if (size < this.#minBytes) return response;
     const compressed = await compressBytes(
       parts.length === 1 ? parts[0]! : Buffer.concat(parts, size),
@@ -107,4 +132,24 @@ export class CompressedPages {
       this.#bytes -= kept.body.byteLength;
     }
   }
+}
+
+/** The smallest page kept as it is: below it, joining its rows each time costs little. */
+export const IDENTITY_MIN_BYTES = 16 * 1024;
+
+/** A 200 answer's body as parts, when it is held whole: one block (rendered at once) or parts (rows from the render cache). */
+function bufferedParts(response: HttpResponse): Uint8Array[] | undefined {
+  if (response.status !== 200) return undefined;
+  const body = response.body;
+  return body instanceof Uint8Array
+    ? [body]
+    : Array.isArray(body)
+    ? body as Uint8Array[]
+    : undefined;
+}
+
+function sizeOf(parts: readonly Uint8Array[]): number {
+  let size = 0;
+  for (const part of parts) size += part.byteLength;
+  return size;
 }
