@@ -71,6 +71,9 @@ export interface TenantRegistryOptions {
 /** Events whose routes a tenant remembers at most; more start the memory afresh. */
 export const MAX_ROUTES_PER_TENANT = 1024;
 
+/** API keys remembered by `authenticate` once they matched; past it, the memory starts again. */
+const MAX_KNOWN_KEYS = 4096;
+
 /** Identifiers of tenants and endpoints. */
 export const RELAY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -114,6 +117,8 @@ export class TenantRegistry {
   readonly #maxEndpoints: number;
   readonly #tenants = new Map<string, Tenant>();
   readonly #byKeyHash = new Map<string, Tenant>();
+  /** Keys that matched lately, to their tenants (tenants are only ever added, never changed). */
+  readonly #byKey = new Map<string, Tenant>();
   readonly #endpoints = new Map<string, Map<string, Endpoint>>();
   /** Each tenant's routes by event, forgotten on any change to its endpoints. */
   readonly #routes = new Map<string, Map<string, readonly Endpoint[]>>();
@@ -163,7 +168,15 @@ export class TenantRegistry {
 
   /** The tenant whose API key this is; undefined for an unknown key. */
   authenticate(key: string): Tenant | undefined {
-    return this.#byKeyHash.get(sha256Hex(key));
+    // A key that matched is found again by one lookup (by the key, as a Map finds it), not hashed each time.
+    const known = this.#byKey.get(key);
+    if (known !== undefined) return known;
+    const tenant = this.#byKeyHash.get(sha256Hex(key));
+    if (tenant !== undefined) {
+      if (this.#byKey.size >= MAX_KNOWN_KEYS) this.#byKey.clear();
+      this.#byKey.set(key, tenant);
+    }
+    return tenant;
   }
 
   /** A tenant's endpoints, in the order they were made. */

@@ -77,6 +77,33 @@ describe("acceptWebhook()", () => {
     );
   });
 
+  it("keeps the data as sent between JSON white space, and parses other shapes whole", () => {
+    const ctx = context();
+    const bodyOf = (text: string) =>
+      acceptWebhook(
+        { tenantId: "acme", body: encoder.encode(text), idempotencyKey: undefined },
+        ctx,
+      )
+        .batch.jobs[0]!.body;
+    const wrapped = (data: string) =>
+      `{"type":"order.paid","timestamp":"${ctx.timestamp}","data":${data}}`;
+    assert.equal(
+      bodyOf(' \t{ "event" : "order.paid" ,\r\n "data" :\n\t{ "a": [1, 2.50] } \r\n}\n '),
+      wrapped('{ "a": [1, 2.50] }'),
+      "white space around the data and the body dropped, inside it kept",
+    );
+    // U+00A0 is not JSON white space: after the closing brace it is refused, never trimmed.
+    assert.throws(
+      () => bodyOf('{"event":"order.paid","data":{"a":1}}\u00a0'),
+      { code: "ERR_HTTP_INVALID_JSON" },
+    );
+    // Data that is not one object after the head (a repeated member): the whole parse decides.
+    assert.equal(
+      bodyOf('{"event":"order.paid","data":{"a":1},"data":{"b":2}}'),
+      wrapped('{"b":2}'),
+    );
+  });
+
   it("encrypts for every endpoint without its own key when an encryption key is given", () => {
     const accepted = acceptWebhook(
       {
