@@ -60,7 +60,9 @@ async function lane(): Promise<void> {
 }
 
 const started = performance.now();
+const cpuBefore = process.cpuUsage();
 await Promise.all(Array.from({ length: options.concurrency }, lane));
 const seconds = (performance.now() - started) / 1000;
+const cpu = process.cpuUsage(cpuBefore);
 agent.destroy();
-console.log(JSON.stringify({ requests: done, seconds }));
+console.log(JSON.stringify({ requests: done, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6 }));

@@ -28,7 +28,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { report } from "./_data.ts";
 import type { LoadOptions } from "./_load.ts";
-import { median, runPinnedLoad, startPinnedServer } from "./_processes.ts";
+import { measureTurn, median, runPinnedLoad, startPinnedServer } from "./_processes.ts";
 import { oneTenantRelay } from "./_relay_rounds.ts";
 
 const SECONDS = Number(process.env["BENCH_HTTP_SECONDS"] ?? 2);
@@ -99,19 +99,27 @@ try {
     "journaled",
     64,
   ], ["delivering", "delivering", 10]] as const;
+  /** Server CPU µs per request of bare and intake-only (10 connections), each round. */
+  const cpu = { bare: [] as number[], intake: [] as number[] };
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, server, connections] of runs) {
-      const result = await runPinnedLoad(request(servers[server].url, SECONDS, connections));
+      const result = await measureTurn(
+        servers[server].child,
+        request(servers[server].url, SECONDS, connections),
+      );
       if (result.non2xx > 0) {
         throw new Error(`${name}: ${result.non2xx} non-2xx responses, e.g. ${result.sample}`);
       }
       rates[name].push(result.perSecond);
+      if (name === "bare" || name === "intake") cpu[name].push(result.cpu * 1e6 / result.requests);
     }
     await drained();
     console.log(
-      `round ${round + 1}: bare ${rates.bare[round]!.toFixed(0)}/s, intake-only ${
-        rates.intake[round]!.toFixed(0)
-      }/s; 64 connections: ` +
+      `round ${round + 1}: bare ${rates.bare[round]!.toFixed(0)}/s ${
+        cpu.bare[round]!.toFixed(1)
+      } µs, intake-only ${rates.intake[round]!.toFixed(0)}/s ${
+        cpu.intake[round]!.toFixed(1)
+      } µs; 64 connections: ` +
         `intake-only ${rates.intake64[round]!.toFixed(0)}/s, journaled ${
           rates.journaled[round]!.toFixed(0)
         }/s; intake with deliveries ${rates.delivering[round]!.toFixed(0)}/s`,
@@ -131,7 +139,9 @@ try {
     {
       name: "relay intake",
       measure:
-        "accepted webhooks/s (intake-only process) / bare node:http parse-and-202 req/s, median of paired rounds",
+        `accepted webhooks/s (intake-only process) / bare node:http parse-and-202 req/s, median of paired rounds (server CPU ${
+          median(cpu.intake).toFixed(1)
+        } µs per webhook, bare ${median(cpu.bare).toFixed(1)} µs)`,
       ratio,
       target: ">= 0.6",
       pass: ratio >= 0.6,

@@ -1,6 +1,6 @@
 // Token endpoint: client_credentials grants per second over HTTP, ours against
 // @node-oauth/oauth2-server with an in-memory model hashing tokens the same
-// way; same client, same connections, same run. Target: >= 2x.
+// way; same client, same connections, same run. Target: >= 3x.
 //
 // The client is bench/_load.ts, a lean closed loop: with autocannon on a
 // two-core machine the client, not the servers, set the pace. Each server's
@@ -67,6 +67,8 @@ try {
     });
   }
   const rates = { ours: [] as number[], peer: [] as number[] };
+  /** Server CPU µs per grant, each round. */
+  const cpus = { ours: [] as number[], peer: [] as number[] };
   for (let round = 0; round < 3; round++) {
     for (const [name, server] of [["peer", peer], ["ours", ours]] as const) {
       const before = cpuSeconds(server.child.pid!);
@@ -83,6 +85,7 @@ try {
         throw new Error(`${name}: ${result.non2xx} non-2xx responses, e.g. ${result.sample}`);
       }
       rates[name].push(result.perSecond);
+      cpus[name].push(cpu * 1e6 / result.requests);
       console.log(
         `${name.padEnd(5)} ${result.perSecond.toFixed(0)} grants/s, server CPU ${
           (cpu * 1e6 / result.requests).toFixed(1)
@@ -93,10 +96,12 @@ try {
   const ratio = Math.max(...rates.ours) / Math.max(...rates.peer);
   report([{
     name: "token client_credentials",
-    measure: "our grants/s / @node-oauth/oauth2-server grants/s",
+    measure: `our grants/s / @node-oauth/oauth2-server grants/s, best round of each (server CPU ${
+      Math.min(...cpus.ours).toFixed(1)
+    } µs per grant, the peer ${Math.min(...cpus.peer).toFixed(1)} µs, least of the rounds)`,
     ratio,
-    target: ">= 2",
-    pass: ratio >= 2,
+    target: ">= 3",
+    pass: ratio >= 3,
   }]);
 } finally {
   ours.child.kill("SIGTERM");

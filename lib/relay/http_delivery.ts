@@ -56,14 +56,28 @@ export function createHttpDelivery(
   const http = new HttpAgent({ keepAlive: true, maxSockets });
   const https = new HttpsAgent({ keepAlive: true, maxSockets });
 
-  function deliver(request: DeliveryRequest): Promise<DeliveryResult> {
-    let url: URL;
-    try {
-      url = new URL(request.url);
-      checkTarget(options.policy, url);
-    } catch (error) {
-      return Promise.resolve(failure(error));
+  // Each endpoint's URL parsed and checked against the policy once: an endpoint's deliveries
+  // all go to the same URL, and the policy does not change (names are checked as they resolve).
+  const targets = new Map<string, URL | DeliveryResult>();
+  const targetOf = (text: string): URL | DeliveryResult => {
+    let target = targets.get(text);
+    if (target === undefined) {
+      try {
+        const url = new URL(text);
+        checkTarget(options.policy, url);
+        target = url;
+      } catch (error) {
+        target = failure(error);
+      }
+      if (targets.size >= MAX_TARGETS) targets.clear();
+      targets.set(text, target);
     }
+    return target;
+  };
+
+  function deliver(request: DeliveryRequest): Promise<DeliveryResult> {
+    const url = targetOf(request.url);
+    if (!(url instanceof URL)) return Promise.resolve(url);
     const secure = url.protocol === "https:";
     return new Promise((resolve) => {
       let settled = false;
@@ -116,6 +130,9 @@ export function createHttpDelivery(
     },
   };
 }
+
+/** Endpoint URLs kept parsed and checked; past it, the memory starts again. */
+const MAX_TARGETS = 10_000;
 
 function failure(error: unknown): DeliveryResult {
   if (error instanceof RelayError && error.code === "ERR_RELAY_BLOCKED_ADDRESS") {
