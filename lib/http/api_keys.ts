@@ -62,10 +62,11 @@ export interface AuthenticateOptions {
  * the rest of authentication. Only valid keys are remembered, so callers
  * sending random keys cannot grow it; it is bounded all the same.
  */
-const known = new WeakMap<ReadonlyMap<string, ApiKey>, Map<string, ApiKey>>();
+const known = new WeakMap<ReadonlyMap<string, ApiKey>, Map<string, Identity>>();
 const MAX_KNOWN = 4096;
 
-function lookUp(keys: ReadonlyMap<string, ApiKey>, presented: string): ApiKey | undefined {
+/** The identity of a presented key (one frozen record per key, made once), or undefined for no valid key. */
+function lookUp(keys: ReadonlyMap<string, ApiKey>, presented: string): Identity | undefined {
   let valid = known.get(keys);
   if (valid === undefined) {
     valid = new Map();
@@ -74,11 +75,24 @@ function lookUp(keys: ReadonlyMap<string, ApiKey>, presented: string): ApiKey | 
   const remembered = valid.get(presented);
   if (remembered !== undefined) return remembered;
   const key = keys.get(sha256Hex(presented));
-  if (key !== undefined) {
-    if (valid.size >= MAX_KNOWN) valid.clear();
-    valid.set(presented, key);
+  if (key === undefined) return undefined;
+  const identity: Identity = Object.freeze({ kind: "key", id: key.name });
+  if (valid.size >= MAX_KNOWN) valid.clear();
+  valid.set(presented, identity);
+  return identity;
+}
+
+/** The identities of keyless origins, one frozen record each (origins come from an allow-list). */
+const originIdentities = new Map<string, Identity>();
+
+function originIdentity(origin: string): Identity {
+  let identity = originIdentities.get(origin);
+  if (identity === undefined) {
+    identity = Object.freeze({ kind: "origin", id: origin });
+    if (originIdentities.size >= MAX_KNOWN) originIdentities.clear();
+    originIdentities.set(origin, identity);
   }
-  return key;
+  return identity;
 }
 
 /**
@@ -103,13 +117,13 @@ export function indexApiKeys(keys: Iterable<ApiKey>): ReadonlyMap<string, ApiKey
  */
 export function authenticateApiKey(request: HttpRequest, options: AuthenticateOptions): Identity {
   // Header names are case-insensitive, and the request record holds them in lower case.
-  const header = (options.header ?? "x-api-key").toLowerCase();
+  const header = options.header === undefined ? "x-api-key" : options.header.toLowerCase();
   const presented = request.headers[header];
   if (presented === undefined || presented.trim() === "") {
     const origin = request.headers["origin"];
     const safe = request.method === "GET" || request.method === "HEAD";
     if (origin !== undefined && safe && options.keylessOrigins?.has(origin) === true) {
-      return { kind: "origin", id: origin };
+      return originIdentity(origin);
     }
     throw new HttpError(
       "ERR_HTTP_UNAUTHORIZED",
@@ -117,13 +131,13 @@ export function authenticateApiKey(request: HttpRequest, options: AuthenticateOp
       { target: header },
     );
   }
-  const key = lookUp(options.keys, presented.trim());
-  if (key === undefined) {
+  const identity = lookUp(options.keys, presented.trim());
+  if (identity === undefined) {
     throw new HttpError(
       "ERR_HTTP_FORBIDDEN",
       `Cannot authenticate the request: the API key in the ${header} header is not valid`,
       { target: header },
     );
   }
-  return { kind: "key", id: key.name };
+  return identity;
 }

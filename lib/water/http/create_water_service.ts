@@ -5,6 +5,7 @@ import {
   createRouter,
   errorStatuses,
   type HttpRequest,
+  type Identity,
   keepRoutes,
   type KeyLimiter,
   RateLimiter,
@@ -234,10 +235,14 @@ export function createWaterService(
     maxConcurrent: options.maxConcurrent ?? 1,
     now: options.now,
   });
-  const keylessOrigins = new Set(options.corsOrigins ?? []);
+  const authenticate = { keys: options.keys, keylessOrigins: new Set(options.corsOrigins ?? []) };
+  // What a caller's requests count against, made once per identity (authenticateApiKey gives one record per key).
+  const limitKeys = new WeakMap<Identity, string>();
   const identify = (request: HttpRequest): string => {
-    const identity = authenticateApiKey(request, { keys: options.keys, keylessOrigins });
-    return `${identity.kind}:${identity.id}`;
+    const identity = authenticateApiKey(request, authenticate);
+    let key = limitKeys.get(identity);
+    if (key === undefined) limitKeys.set(identity, key = `${identity.kind}:${identity.id}`);
+    return key;
   };
   // Its errors answered as the JSON error body with their statuses, inside the limit, so that they tell the quota too.
   return keepRoutes(
