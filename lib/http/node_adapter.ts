@@ -1,6 +1,7 @@
 import { ANSWERED_BY, type AnsweredBy } from "./answered_by.ts";
 import { HttpError } from "./errors.ts";
 import { mergeHeaders } from "./merge_headers.ts";
+import { ROUTED } from "./router.ts";
 import { errorResponse, statusOf } from "./error_response.ts";
 import { type ForwardedHeaders, readForwarded, type TrustedProxies } from "./trusted_proxies.ts";
 import type { BodyReader, Handler, HttpRequest, HttpResponse } from "./types.ts";
@@ -218,6 +219,8 @@ class NodeRequest implements HttpRequest {
   readonly body: BodyReader;
   /** Which service and route answered, noted while answering (`noteAnsweredBy`). */
   [ANSWERED_BY]: AnsweredBy | undefined;
+  /** The route a router dispatched it to (see `ROUTED`), a slot of the class so noting it keeps the shape. */
+  [ROUTED]: unknown;
   readonly #res: NodeListenerResponse;
   #signal: AbortSignal | undefined;
 
@@ -238,6 +241,7 @@ class NodeRequest implements HttpRequest {
       originOf(req, forwarded?.host ?? headers["host"], forwarded?.proto);
     this.body = new NodeBodyReader(req, headers["content-length"]);
     this[ANSWERED_BY] = undefined;
+    this[ROUTED] = undefined;
     this.#res = res;
     this.#signal = undefined;
   }

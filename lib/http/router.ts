@@ -44,6 +44,8 @@ export interface Router {
 }
 
 interface CompiledRoute {
+  /** The router the route is one of: a note of another router's match is not this one's. */
+  readonly owner: object;
   readonly method: string;
   readonly path: string;
   readonly segments: readonly string[];
@@ -67,7 +69,9 @@ interface CompiledRoute {
  * ```
  */
 export function createRouter(routes: readonly Route[]): Router {
-  const compiled = routes.map(compileRoute);
+  // Who the compiled routes belong to (the router itself is made below).
+  const owner = {};
+  const compiled = routes.map((route) => compileRoute(route, owner));
   // Literal paths (most routes) are found by one lookup of the raw path; a
   // path with a trailing slash or percent escapes takes the general match below.
   const literal = new Map<string, CompiledRoute[]>();
@@ -81,7 +85,10 @@ export function createRouter(routes: readonly Route[]): Router {
     const exact = literal.get(request.path);
     if (exact !== undefined) {
       for (const candidate of exact) {
-        if (candidate.method === request.method) return candidate.handler(request, NO_PARAMS);
+        if (candidate.method === request.method) {
+          noteRoute(request, candidate);
+          return candidate.handler(request, NO_PARAMS);
+        }
       }
     }
     const segments = splitPath(request.path);
@@ -93,6 +100,7 @@ export function createRouter(routes: readonly Route[]): Router {
         candidate.method === request.method ||
         (candidate.method === "GET" && request.method === "HEAD")
       ) {
+        noteRoute(request, candidate);
         return candidate.handler(request, params);
       }
       allowed ??= new Set<string>();
@@ -111,8 +119,10 @@ export function createRouter(routes: readonly Route[]): Router {
       { headers: { allow } },
     );
   }
-  // The same search as the dispatch, without dispatching: no state is kept per request.
+  // The route the dispatch noted on the request, else the same search as the dispatch, without dispatching.
   function routeOf(request: HttpRequest): string | undefined {
+    const noted = (request as Routed)[ROUTED];
+    if (noted !== undefined && noted.owner === owner) return noted.path;
     const exact = literal.get(request.path);
     if (exact !== undefined) {
       for (const candidate of exact) if (candidate.method === request.method) return candidate.path;
@@ -149,11 +159,28 @@ export function keepRoutes(handler: Handler, router: Pick<Router, "routes" | "ro
   return Object.assign((request: HttpRequest) => handler(request), { routes, routeOf });
 }
 
-function compileRoute(route: Route): CompiledRoute {
+/**
+ * Where a router notes the route it dispatched a request to (its compiled
+ * record, no new object), so that whoever asks `routeOf` later (metrics, the
+ * access log) reads it instead of searching again: one lookup a request.
+ */
+export const ROUTED: unique symbol = Symbol("tributary.routed");
+
+interface Routed {
+  [ROUTED]?: CompiledRoute;
+}
+
+function noteRoute(request: HttpRequest, route: CompiledRoute): void {
+  // A frozen request record keeps no note: routeOf then searches again.
+  Reflect.set(request, ROUTED, route);
+}
+
+function compileRoute(route: Route, owner: object): CompiledRoute {
   if (!route.path.startsWith("/")) {
     throw new TypeError(`Cannot add route "${route.path}": a path must start with "/"`);
   }
   return {
+    owner,
     method: route.method.toUpperCase(),
     path: route.path,
     segments: splitPath(route.path),

@@ -280,6 +280,25 @@ describe("Router: routes as data", () => {
     assert.equal(router.routeOf(request), undefined);
   });
 
+  it("reads the route its dispatch noted, and names its own route when a router inside it dispatched", async () => {
+    const inner = createRouter([
+      { method: "GET", path: "/api/:name", handler: () => ({ status: 200 }) },
+    ]);
+    const outer = createRouter([
+      { method: "GET", path: "/api/:name", handler: (request) => inner(request) },
+      { method: "GET", path: "/api/:name/:more", handler: () => ({ status: 200 }) },
+    ]);
+    const request = makeRequest({ method: "GET", path: "/api/x" });
+    await callHandler(outer, request);
+    // Both dispatched it, the inner router last: each names its own route.
+    assert.equal(outer.routeOf(request), "/api/:name");
+    assert.equal(inner.routeOf(request), "/api/:name");
+    const deeper = makeRequest({ method: "GET", path: "/api/x/y" });
+    await callHandler(outer, deeper);
+    assert.equal(outer.routeOf(deeper), "/api/:name/:more");
+    assert.equal(inner.routeOf(deeper), undefined, "the inner router has no such route");
+  });
+
   it("keeps its routes when wrapped with keepRoutes", async () => {
     const refusing = keepRoutes((request) => {
       if (request.headers["x-block"] === "1") {
