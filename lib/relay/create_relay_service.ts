@@ -116,6 +116,17 @@ export function createRelayService(options: RelayServiceOptions): Router {
     return lastIso.text;
   }
 
+  // Each tenant's routing function, made once rather than a closure a webhook.
+  const routers = new Map<string, (event: string) => readonly Endpoint[]>();
+  function routerOf(tenantId: string): (event: string) => readonly Endpoint[] {
+    let router = routers.get(tenantId);
+    if (router === undefined) {
+      router = (event) => registry.route(tenantId, event);
+      routers.set(tenantId, router);
+    }
+    return router;
+  }
+
   function tenantOf(request: HttpRequest): Tenant {
     const tenant = registry.authenticate(apiKeyOf(request.headers));
     if (tenant === undefined) throw unauthorized("the API key is not a key of any tenant");
@@ -131,7 +142,7 @@ export function createRelayService(options: RelayServiceOptions): Router {
       now,
       timestamp: isoOf(now),
       messageId: nextMessageId(),
-      route: (event) => registry.route(tenant.id, event),
+      route: routerOf(tenant.id),
       encryptionKey: options.encryptionKey,
       random: options.random,
       idempotencyTtlMs: idempotencyTtl,
