@@ -101,6 +101,18 @@ describe("compressed pages of the water API", () => {
     assert.notEqual((await ask("$top=2")).body, small.body);
   });
 
+  it("counts a page kept twice by misses at once as one, so later pages are still kept", async () => {
+    // Kept pages get a quarter of the render cache's budget: 1 MiB here, pages up to 128 KiB.
+    const handler = waterHandler(store, { renderCacheBytes: 4 << 20 });
+    const ask = (query: string) =>
+      handler(makeRequest({ path: PAGE.path, query, headers: { "x-api-key": TEST_KEY } }));
+    // Twenty misses of one 100-row page at once: each keeps it, each replacing the one before.
+    await Promise.all(Array.from({ length: 20 }, () => ask("$top=100")));
+    const other = await ask("$top=101");
+    assert.ok((await bodyBytes(other)).length >= IDENTITY_MIN_BYTES);
+    assert.equal((await ask("$top=101")).body, other.body, "kept: the budget counts what is kept");
+  });
+
   describe("a big page compressed as it renders (more rows than one slice)", () => {
     const ask = (handler: Handler, query: string, coding?: string) =>
       handler(

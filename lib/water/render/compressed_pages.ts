@@ -124,6 +124,9 @@ export class CompressedPages {
   /** Keeps a compressed page, the least recently used ones going past the budget. */
   #keep(key: string, headers: Readonly<Record<string, string>>, body: Uint8Array): void {
     if (body.byteLength > this.#maxBytes) return;
+    // Two misses of one URL at once both keep it: the second replaces the first, and its bytes with it.
+    const replaced = this.#kept.get(key);
+    if (replaced !== undefined) this.#bytes -= replaced.body.byteLength;
     this.#kept.set(key, { headers, body });
     this.#bytes += body.byteLength;
     for (const [old, kept] of this.#kept) {
