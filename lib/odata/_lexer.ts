@@ -11,6 +11,7 @@ export type TokenKind =
   | "("
   | ")"
   | ","
+  | "/"
   | "end";
 
 /** One token with its place in the text. */
@@ -31,13 +32,25 @@ const NUMBER = /-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const WORD = /[A-Za-z_][A-Za-z0-9_]*/y;
 const TRAILING = /[A-Za-z0-9_.]/;
 
+/** Options of {@linkcode tokenize}. */
+export interface TokenizeOptions {
+  /**
+   * Reads `$apply` text: `/` (between transformations) is a token, and a word
+   * may start with `$` (`$count`).
+   * @default {false}
+   */
+  apply?: boolean;
+}
+
 /**
  * Splits filter text into tokens.
  * @param text the filter
+ * @param options whether the text is `$apply`
  * @returns the tokens, ending with an `end` token
  * @throws {FilterSyntaxError} on a character or literal that no token can start with
  */
-export function tokenize(text: string): Token[] {
+export function tokenize(text: string, options: TokenizeOptions = {}): Token[] {
+  const apply = options.apply === true;
   const tokens: Token[] = [];
   let i = 0;
   const length = text.length;
@@ -52,6 +65,19 @@ export function tokenize(text: string): Token[] {
       tokens.push({ kind, text: text[i]!, start: i, end: i + 1 });
       i++;
       continue;
+    }
+    if (apply && c === 0x2f) {
+      tokens.push({ kind: "/", text: "/", start: i, end: i + 1 });
+      i++;
+      continue;
+    }
+    if (apply && c === 0x24) {
+      const word = readWord(text, i + 1);
+      if (word !== undefined) {
+        tokens.push({ kind: "word", text: `$${word.text}`, start: i, end: word.end });
+        i = word.end;
+        continue;
+      }
     }
     if (c === 0x27) {
       const token = readString(text, i);

@@ -39,6 +39,8 @@ export class FilterSyntaxError extends SyntaxError {
   readonly code = "ERR_ODATA_SYNTAX" as const;
   readonly position: number;
   readonly target = "$filter";
+  /** What was expected and found, without the position. */
+  readonly detail: string;
 
   /**
    * Creates a syntax error.
@@ -49,5 +51,27 @@ export class FilterSyntaxError extends SyntaxError {
     super(`Cannot parse filter at position ${position}: ${detail}`);
     this.name = "FilterSyntaxError";
     this.position = position;
+    this.detail = detail;
+  }
+}
+
+/** An `$apply` that does not follow the grammar; `position` is the 0-based character index. */
+export class ApplySyntaxError extends SyntaxError {
+  readonly code = "ERR_ODATA_SYNTAX" as const;
+  readonly position: number;
+  readonly target = "$apply";
+  /** What was expected and found, without the position. */
+  readonly detail: string;
+
+  /**
+   * Creates a syntax error.
+   * @param position 0-based character index of the fault
+   * @param detail what was expected and found
+   */
+  constructor(position: number, detail: string) {
+    super(`Cannot parse $apply at position ${position}: ${detail}`);
+    this.name = "ApplySyntaxError";
+    this.position = position;
+    this.detail = detail;
   }
 }

@@ -1,6 +1,6 @@
 /**
  * OData v4 query support: a hand-written lexer and recursive-descent parser
- * for `$filter` producing a typed AST with positions, binding to a schema,
+ * for `$filter` and `$apply` (Data Aggregation) producing typed ASTs with positions, binding to a schema,
  * a reference evaluator, the system query options, and next links. The
  * language only: running a bound filter over columns is `lib/columnar`'s.
  * @module
@@ -19,7 +19,21 @@ export type {
   NotNode,
   Span,
 } from "./ast.ts";
-export { FilterSyntaxError, ODataError } from "./errors.ts";
+export { parseApply } from "./parse_apply.ts";
+export type { ParseApplyOptions } from "./parse_apply.ts";
+export type {
+  AggregateItem,
+  AggregateMethod,
+  ApplyNode,
+  ApplyOrderKey,
+  ApplyTransformation,
+  ArithmeticNode,
+  ArithmeticOp,
+  ComputeItem,
+  ValueCallNode,
+  ValueNode,
+} from "./apply_ast.ts";
+export { ApplySyntaxError, FilterSyntaxError, ODataError } from "./errors.ts";
 export type { ODataErrorCode, ODataErrorOptions } from "./errors.ts";
 export type { FieldInfo, FilterFieldType, FilterSchema, Scalar } from "./schema.ts";
 export { bindFilter } from "./bind_filter.ts";

@@ -59,7 +59,7 @@ export function parseFilter(text: string, options: ParseFilterOptions = {}): Fil
   if (text.length > maxLength) {
     throw new FilterSyntaxError(maxLength, `found a filter longer than ${maxLength} characters`);
   }
-  const parser = new Parser(tokenize(text), options.maxDepth ?? 64);
+  const parser = new FilterParser(tokenize(text), options.maxDepth ?? 64);
   const root = parser.parseOr();
   const rest = parser.peek();
   if (rest.kind !== "end") {
@@ -71,15 +71,32 @@ export function parseFilter(text: string, options: ParseFilterOptions = {}): Fil
   return root;
 }
 
-class Parser {
+/**
+ * The recursive-descent parser of filter expressions over a token list, from
+ * a token on: `$apply`'s parser hands it the conditions of `filter(...)`, so
+ * that their positions are those of the whole text.
+ */
+export class FilterParser {
   readonly #tokens: readonly Token[];
   readonly #maxDepth: number;
-  #index = 0;
+  #index: number;
   #depth = 0;
 
-  constructor(tokens: readonly Token[], maxDepth: number) {
+  /**
+   * Starts a parser.
+   * @param tokens the tokens, ending with an `end` token
+   * @param maxDepth deepest nesting accepted
+   * @param index the first token to read
+   */
+  constructor(tokens: readonly Token[], maxDepth: number, index = 0) {
     this.#tokens = tokens;
     this.#maxDepth = maxDepth;
+    this.#index = index;
+  }
+
+  /** The next token to read. */
+  get index(): number {
+    return this.#index;
   }
 
   peek(): Token {
@@ -201,6 +218,7 @@ class Parser {
         return this.#parseWord(token);
       case ")":
       case ",":
+      case "/":
       case "end":
         throw new FilterSyntaxError(token.start, `expected a value but found ${describe(token)}`);
       default: {
