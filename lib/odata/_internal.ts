@@ -8,3 +8,4 @@ export { isCalendarDate } from "./parse_filter.ts";
 export { evaluateLeaf, leafValues } from "./evaluate.ts";
 export type { BoundLeaf } from "./evaluate.ts";
 export { describeQueryOptions } from "./query_options.ts";
+export { arithmetic, compareResultValues } from "./evaluate_apply.ts";

@@ -160,7 +160,13 @@ export function evaluateValue(value: BoundValue, get: (name: string) => Scalar):
   }
 }
 
-function callFunction(name: string, args: readonly Scalar[]): Scalar {
+/**
+ * Calls a filter function on values.
+ * @param name the function
+ * @param args its arguments' values
+ * @returns its value, null when an argument is null
+ */
+export function callFunction(name: string, args: readonly Scalar[]): Scalar {
   if (args.some((arg) => arg === null)) return null;
   const [a, b, c] = args;
   switch (name) {

@@ -39,6 +39,19 @@ export type { FieldInfo, FilterFieldType, FilterSchema, Scalar } from "./schema.
 export { bindFilter } from "./bind_filter.ts";
 export type { BoundCall, BoundField, BoundFilter, BoundLiteral, BoundValue } from "./bound.ts";
 export { evaluateFilter } from "./evaluate.ts";
+export { bindApply } from "./bind_apply.ts";
+export type { BindApplyOptions } from "./bind_apply.ts";
+export type {
+  BoundAggregate,
+  BoundApply,
+  BoundArithmetic,
+  BoundExpr,
+  BoundExprCall,
+  BoundGroupKey,
+  BoundResultStep,
+  ResultProperty,
+} from "./bound_apply.ts";
+export { applyResultSteps, evaluateExpr } from "./evaluate_apply.ts";
 export type { FieldGetter } from "./evaluate.ts";
 export { readQueryOptions } from "./query_options.ts";
 export type {
