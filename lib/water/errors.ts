@@ -5,6 +5,8 @@ export type WaterErrorCode =
   | "ERR_WATER_RESPONSE_TOO_LARGE"
   /** A `$skiptoken` names a row of a dataset replaced or removed since the link was made. */
   | "ERR_WATER_TOKEN_GONE"
+  /** An `$apply` that makes more groups than the service answers (`MAX_GROUPS`). */
+  | "ERR_WATER_TOO_MANY_GROUPS"
   | "ERR_WATER_DATASET"
   /** A dataset snapshot that cannot be used: damaged, cut short, of another format, or of another version of its data file. */
   | "ERR_WATER_SNAPSHOT";

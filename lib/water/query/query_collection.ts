@@ -235,6 +235,17 @@ export function* observationBatches(
   }
 }
 
+/**
+ * A cursor over the matching observation rows, ascending, from the plan
+ * cache: what an aggregation reads its rows from.
+ * @param store the store
+ * @param query collection, filter and checkpoint
+ * @returns the cursor
+ */
+export function observationCursor(store: WaterStore, query: CollectionQuery): MatchCursor {
+  return new MatchCursor(compileAt(store, query, "observation"), optionsOf(query, 0));
+}
+
 function optionsOf(
   query: CollectionQuery,
   from: number,
