@@ -9,3 +9,4 @@ export { evaluateLeaf, leafValues } from "./evaluate.ts";
 export type { BoundLeaf } from "./evaluate.ts";
 export { describeQueryOptions } from "./query_options.ts";
 export { arithmetic, compareResultValues } from "./evaluate_apply.ts";
+export { encodeQueryValue } from "./next_link.ts";

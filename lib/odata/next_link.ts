@@ -4,6 +4,8 @@ export interface NextLinkOptions {
   readonly origin: string;
   /** The collection's path, e.g. `/v1/odata/v4/Observations`. */
   readonly path: string;
+  /** `$apply` as the request gave it. */
+  readonly apply?: string;
   readonly filter?: string;
   readonly select?: readonly string[];
   /** `$orderby` as the request gave it, kept so that the next page goes on in the same order. */
@@ -16,7 +18,7 @@ export interface NextLinkOptions {
 
 /**
  * Builds the absolute URL of the next page: the request's origin and path,
- * its `$filter`, `$select`, `$top` and `$format`, and `$skiptoken=Id:<last id>`.
+ * its `$apply`, `$filter`, `$select`, `$top` and `$format`, and `$skiptoken=Id:<last id>`.
  * Values are percent-encoded with `%20` for spaces (never `+`), so that every
  * client decodes them alike; `$`, `:`, `,`, `'` and parentheses stay readable.
  * @param options the request's parts and the page's last id
@@ -30,6 +32,7 @@ export interface NextLinkOptions {
  */
 export function buildNextLink(options: NextLinkOptions): string {
   const parts: string[] = [];
+  if (options.apply !== undefined) parts.push(`$apply=${encodeQueryValue(options.apply)}`);
   if (options.filter !== undefined) parts.push(`$filter=${encodeQueryValue(options.filter)}`);
   if (options.select !== undefined) {
     parts.push(`$select=${encodeQueryValue(options.select.join(","))}`);

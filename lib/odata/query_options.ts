@@ -24,6 +24,8 @@ export interface QueryOptions {
   readonly count: boolean;
   /** `$format`, if given. */
   readonly format?: "json" | "csv";
+  /** `$apply` text, unparsed: the other options then act on its result. */
+  readonly apply?: string;
 }
 
 /** One key of `$orderby`: a field name and its direction. */
@@ -110,6 +112,13 @@ export function describeQueryOptions(
         `Matching rows to pass over before the page (after \`$skiptoken\`), 0 to ${MAX_SKIP}`,
       schema: { type: "integer", minimum: 0, maximum: MAX_SKIP },
     },
+    {
+      name: "$apply",
+      description:
+        "Transformations (OData Data Aggregation 4.0), chained with `/`: `filter`, `compute`, `groupby`, `aggregate`, " +
+        "`orderby`, `top`, `skip`, `topcount`, `bottomcount`; the other options then act on the aggregated rows",
+      schema: { type: "string" },
+    },
   ];
 }
 
@@ -117,7 +126,6 @@ const KNOWN = new Set(describeQueryOptions().map((option) => option.name.slice(1
 const UNSUPPORTED = new Set([
   "expand",
   "search",
-  "apply",
   "compute",
   "levels",
   "index",
@@ -182,6 +190,7 @@ export function readQueryOptions(
   const orderText = seen.get("orderby");
   const orderBy = orderText === undefined ? undefined : readOrderBy(orderText);
   const skip = seen.get("skip");
+  const apply = seen.get("apply");
   return {
     ...(filter === undefined ? {} : { filter }),
     ...(select === undefined ? {} : { select: readSelect(select) }),
@@ -191,6 +200,7 @@ export function readQueryOptions(
     ...(skipToken === undefined ? {} : { skipToken: readSkipToken(skipToken) }),
     count: count === undefined ? false : readCount(count),
     ...(format === undefined ? {} : { format: readFormat(format) }),
+    ...(apply === undefined ? {} : { apply }),
   };
 }
 

@@ -128,7 +128,15 @@ describe("readQueryOptions()", () => {
     it("names an unknown option as written", () => refuses("$Foo=1", "$Foo"));
     it("refuses $expand", () => refuses("$expand=x", "$expand"));
     it("refuses $search", () => refuses("$search=lake", "$search"));
-    it("refuses $apply without '$'", () => refuses("apply=groupby((Id))", "$apply"));
+    it("refuses $compute without '$'", () => refuses("compute=Id as X", "$compute"));
+  });
+
+  describe("$apply", () => {
+    it("reads $apply as text, with or without '$'", () => {
+      assert.equal(read("$apply=groupby((Id))").apply, "groupby((Id))");
+      assert.equal(read("apply=aggregate($count as N)").apply, "aggregate($count as N)");
+      assert.equal(read("$top=1").apply, undefined);
+    });
   });
 
   describe("$skip", () => {

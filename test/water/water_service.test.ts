@@ -570,7 +570,7 @@ describe("water service: documents", () => {
     for (const name of ["Metadata", "Locations", "Observations", "Records"]) {
       assert.match(
         result.text,
-        new RegExp(`<EntitySet Name="${name}" EntityType="DataStream.${name}"/>`),
+        new RegExp(`<EntitySet Name="${name}" EntityType="DataStream.${name}"/?>`),
       );
     }
     assert.match(result.text, /<Property Name="ResultValue" Type="Edm.Double"\/>/);

@@ -8,7 +8,9 @@ import {
 } from "../../http/_internal.ts";
 import { type Deadline, type HttpRequest, type HttpResponse } from "../../http/mod.ts";
 import {
+  type BoundApply,
   buildNextLink,
+  ODataError,
   type OrderKey,
   type QueryOptions,
   readQueryOptions,
@@ -28,6 +30,7 @@ import { jsonPageParts, renderJsonPage, SLICE_ROWS } from "../render/render_json
 import type { RowWriter } from "../render/render_rows.ts";
 import type { WaterStore } from "../store/store.ts";
 import { type PageSettings, readQuery } from "./_served_store.ts";
+import { aggregatedRows, answerAggregate, readApply } from "./_answer_apply.ts";
 
 /** The headers of every OData answer. */
 export const ODATA_HEADERS = { "odata-version": "4.0" } as const;
@@ -60,16 +63,37 @@ export function answerCount(
   deadline: Deadline,
   settings: PageSettings,
 ): HttpResponse {
-  const query = readQuery(
-    collection,
-    readQueryOptions(parseQuery(request.query)),
-    deadline,
-    settings.filters,
-  );
+  const options = readQueryOptions(parseQuery(request.query));
+  const apply = options.apply === undefined
+    ? undefined
+    : readApply(collection, options.apply, settings.applies);
+  const count = apply?.aggregated === true
+    ? aggregatedRows(store, collection, apply, options, deadline, settings).length
+    : queryCount(store, rowQuery(collection, options, apply, deadline, settings));
   return {
     status: 200,
     headers: { "content-type": "text/plain; charset=utf-8", ...ODATA_HEADERS },
-    body: String(queryCount(store, query)),
+    body: String(count),
+  };
+}
+
+/**
+ * The query of a request's rows: its `$filter`, and the filters of an
+ * `$apply` that only filters (which selects rows, and answers them as rows).
+ */
+function rowQuery(
+  collection: CollectionSchema,
+  options: QueryOptions,
+  apply: BoundApply | undefined,
+  deadline: Deadline,
+  settings: PageSettings,
+): CollectionQuery {
+  const query = readQuery(collection, options, deadline, settings.filters);
+  const filter = apply?.filter;
+  if (filter === undefined) return query;
+  return {
+    ...query,
+    filter: query.filter === undefined ? filter : { kind: "and", operands: [filter, query.filter] },
   };
 }
 
@@ -103,7 +127,15 @@ export function answerQuery(
   coding: ContentCoding | undefined,
 ): HttpResponse | Promise<HttpResponse> {
   const options = readQueryOptions(parseQuery(request.query));
-  const query = readQuery(collection, options, deadline, settings.filters);
+  const apply = options.apply === undefined
+    ? undefined
+    : readApply(collection, options.apply, settings.applies);
+  if (apply?.aggregated === true) {
+    const csv = (options.format ?? (prefersCsv(request.headers["accept"]) ? "csv" : "json")) ===
+      "csv";
+    return answerAggregate(store, collection, apply, options, csv, deadline, settings, root);
+  }
+  const query = rowQuery(collection, options, apply, deadline, settings);
   if (options.count) {
     const n = queryCount(store, query);
     return jsonResponse(200, { "@odata.count": n, value: n }, ODATA_HEADERS);
@@ -129,6 +161,7 @@ export function answerQuery(
     ? buildNextLink({
       origin: root.origin,
       path: `${root.base}/${collection.name}`,
+      ...(options.apply === undefined ? {} : { apply: options.apply }),
       ...(options.filter === undefined ? {} : { filter: options.filter }),
       ...(options.select === undefined ? {} : { select: options.select }),
       ...(options.orderBy === undefined ? {} : { orderBy: orderByText(options.orderBy) }),
@@ -220,6 +253,13 @@ export function answerEntity(
     );
   }
   const options = readQueryOptions(parseQuery(request.query));
+  if (options.apply !== undefined) {
+    throw new ODataError(
+      "ERR_ODATA_QUERY_OPTION",
+      `Cannot use $apply on one entity: apply it to the collection, /${collection.name}`,
+      { target: "$apply" },
+    );
+  }
   const query = readQuery(
     collection,
     { ...options, filter: `Id eq ${collection.level === "dataset" ? key.toLowerCase() : key}` },

@@ -1,5 +1,5 @@
 import type { Deadline } from "../../http/mod.ts";
-import type { BoundFilter, QueryOptions } from "../../odata/mod.ts";
+import type { BoundApply, BoundFilter, QueryOptions } from "../../odata/mod.ts";
 import type { CollectionSchema } from "../fields.ts";
 import { RankCache } from "../query/order_rows.ts";
 import { type CollectionQuery, prepareFilter } from "../query/query_collection.ts";
@@ -21,6 +21,16 @@ export interface ServeLimits {
   readonly defaultTop: number;
   /** Bytes of rendered rows kept for reuse; 0 turns the cache off. */
   readonly renderCacheBytes: number;
+  /** Most groups an `$apply` may make. */
+  readonly maxGroups: number;
+}
+
+/** What every store shares: bound queries, which depend on the schema only. */
+export interface SharedBindings {
+  /** Bound filters by collection and text. */
+  readonly filters: Map<string, BoundFilter>;
+  /** Bound `$apply`s by collection and text. */
+  readonly applies: Map<string, BoundApply>;
 }
 
 /** What answering a page uses: the limits, and the caches kept for one store. */
@@ -32,6 +42,10 @@ export interface PageSettings extends JsonPageSettings {
   readonly writers: RowWriterCache;
   /** Bound filters by collection and text, shared by every store (they depend on the schema only). */
   readonly filters: Map<string, BoundFilter>;
+  /** Bound `$apply`s by collection and text, shared like the filters. */
+  readonly applies: Map<string, BoundApply>;
+  /** Most groups an `$apply` may make. */
+  readonly maxGroups: number;
   readonly ranks: RankCache;
 }
 
@@ -48,13 +62,13 @@ export interface ServedStore {
  * requests that hold them.
  * @param store the store
  * @param limits the service's limits
- * @param filters the bound filters every store shares
+ * @param shared the bound filters and `$apply`s every store shares
  * @returns the store and its caches
  */
 export function serveStore(
   store: WaterStore,
   limits: ServeLimits,
-  filters: Map<string, BoundFilter>,
+  shared: SharedBindings,
 ): ServedStore {
   const cache = new RenderCache(limits.renderCacheBytes);
   return {
@@ -66,7 +80,9 @@ export function serveStore(
       defaultTop: limits.defaultTop,
       cache,
       writers: new RowWriterCache(store, cache),
-      filters,
+      filters: shared.filters,
+      applies: shared.applies,
+      maxGroups: limits.maxGroups,
       ranks: new RankCache(),
       // Twice a slice of observations (about 1 MB), for as many slices as the compressors hold at once and a few more.
       scratch: new ScratchBuffers(2 * 1024 * 1024, 8),

@@ -194,9 +194,19 @@ function queryParameters(collection: CollectionSchema, forCount: boolean): Param
     $format: { example: "csv" },
     $orderby: { example: examples.orderby },
     $skip: { example: 1 },
+    $apply: {
+      example:
+        "filter(CharacteristicName eq 'pH')/groupby((LocationId), aggregate(ResultValue with average as Mean, $count as N))",
+      more:
+        ". Groupable: every filterable field but RegionId (filter by region instead); summable: the numbers",
+    },
   };
-  // A count reads the filter only.
-  const options = describeQueryOptions().filter((option) => !forCount || option.name === "$filter");
+  // A count reads the filter (and the $apply, whose rows it counts) only; $apply is on the observations.
+  const applies = collection.level === "observation";
+  const options = describeQueryOptions().filter((option) =>
+    (option.name !== "$apply" || applies) &&
+    (!forCount || option.name === "$filter" || option.name === "$apply")
+  );
   return options.map((option) => {
     const doc = byName[option.name];
     if (doc === undefined) {
@@ -236,6 +246,24 @@ export function collectionDoc(collection: CollectionSchema): RouteDoc {
       },
     },
   };
+  // The rows of an aggregating $apply: its groups and aliases, which are not entities of the set.
+  const aggregated: JsonSchema = {
+    type: "object",
+    required: ["@odata.context", "value"],
+    additionalProperties: false,
+    properties: {
+      "@odata.context": { type: "string", format: "uri" },
+      value: {
+        type: "array",
+        items: {
+          type: "object",
+          required: ["@odata.id"],
+          properties: { "@odata.id": { type: "null" } },
+        },
+      },
+      "@odata.nextLink": { type: "string", format: "uri" },
+    },
+  };
   const count: JsonSchema = {
     type: "object",
     required: ["@odata.count", "value"],
@@ -264,13 +292,22 @@ export function collectionDoc(collection: CollectionSchema): RouteDoc {
           },
         },
         content: {
-          "application/json": { schema: { oneOf: [page, count] } },
+          "application/json": {
+            schema: collection.level === "observation"
+              ? { anyOf: [page, count, aggregated] }
+              : { oneOf: [page, count] },
+          },
           "text/csv": {
             schema: { type: "string", description: "A header record, then a record a row" },
           },
         },
       },
-      ...errorResponses([...QUERY_ERRORS, "ERR_WATER_TOKEN_GONE", "ERR_WATER_RESPONSE_TOO_LARGE"]),
+      ...errorResponses([
+        ...QUERY_ERRORS,
+        "ERR_WATER_TOKEN_GONE",
+        "ERR_WATER_RESPONSE_TOO_LARGE",
+        ...(collection.level === "observation" ? ["ERR_WATER_TOO_MANY_GROUPS" as const] : []),
+      ]),
     },
     security: SECURITY,
     schemas: rowSchemas(),

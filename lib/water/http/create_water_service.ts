@@ -16,11 +16,12 @@ import {
   withRateLimit,
 } from "../../http/mod.ts";
 import { jsonResponse } from "../../http/_internal.ts";
-import type { BoundFilter } from "../../odata/mod.ts";
+import type { BoundApply, BoundFilter } from "../../odata/mod.ts";
 import { WaterError } from "../errors.ts";
 import { type CollectionName, COLLECTIONS } from "../fields.ts";
 import { WATER_ERROR_STATUS } from "../error_status.ts";
 import { DEFAULT_RATE_BURST } from "../settings.ts";
+import { MAX_GROUPS } from "../query/aggregate_rows.ts";
 import { WaterStore } from "../store/store.ts";
 import { answerCount, answerEntity, answerQuery, ODATA_HEADERS } from "./_answer_query.ts";
 import { type ServedStore, serveStore } from "./_served_store.ts";
@@ -94,6 +95,11 @@ export interface WaterServiceOptions {
    * @default {1024}
    */
   compressAboveBytes?: number;
+  /**
+   * Most groups an `$apply` may make; more is answered 400 `ERR_WATER_TOO_MANY_GROUPS`.
+   * @default {100000}
+   */
+  maxGroups?: number;
 }
 
 /** Where the service finds the store to answer from, e.g. `LiveDatasets`, whose store a reload replaces. */
@@ -137,8 +143,11 @@ export function createWaterService(
   const base = options.basePath ?? "/v1/odata/v4";
   const compressAbove = options.compressAboveBytes ?? 1024;
   const live: StoreSource = source instanceof WaterStore ? { store: source } : source;
-  // Bound filters depend on the schema only, so every store shares them.
-  const filters = new Map<string, BoundFilter>();
+  // Bound filters and $apply depend on the schema only, so every store shares them.
+  const shared = {
+    filters: new Map<string, BoundFilter>(),
+    applies: new Map<string, BoundApply>(),
+  };
   const timeout = options.queryTimeoutMs ?? 30_000;
   const limits = {
     timeout,
@@ -146,12 +155,13 @@ export function createWaterService(
     maxBytes: options.maxResponseBytes ?? 32 * 1024 * 1024,
     defaultTop: options.defaultTop ?? 1000,
     renderCacheBytes: options.renderCacheBytes ?? 64 * 1024 * 1024,
+    maxGroups: options.maxGroups ?? MAX_GROUPS,
   };
-  let served = serveStore(live.store, limits, filters);
+  let served = serveStore(live.store, limits, shared);
   /** The current store and its caches; a new store gets new caches, and the old ones go with the requests that hold them. */
   const current = (): ServedStore => {
     const store = live.store;
-    if (served.store !== store) served = serveStore(store, limits, filters);
+    if (served.store !== store) served = serveStore(store, limits, shared);
     return served;
   };
   const origin = (request: HttpRequest): string => request.origin;

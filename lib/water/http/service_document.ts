@@ -1,5 +1,5 @@
 import type { FilterFieldType } from "../../odata/mod.ts";
-import { COLLECTIONS } from "../fields.ts";
+import { type CollectionField, COLLECTIONS } from "../fields.ts";
 
 const EDM_TYPES: Readonly<Record<FilterFieldType, string>> = {
   string: "Edm.String",
@@ -37,7 +37,9 @@ export function serviceDocument(base: string): unknown {
 
 /**
  * Builds the CSDL XML `$metadata` document describing the four entity sets,
- * their selectable properties and types. Times and time zones are strings,
+ * their selectable properties and types, and the `$apply` of the
+ * observation sets (`Org.OData.Aggregation.V1.ApplySupported`: the
+ * transformations, the groupable properties and the aggregatable numbers). Times and time zones are strings,
  * as the data keeps them as written (`HH:MM` or `HH:MM:SS`). The document
  * validates against the OASIS CSDL XML schemas (`edmx.xsd`, `edm.xsd`).
  * @returns the XML text
@@ -57,10 +59,18 @@ export function metadataDocument(): string {
       `      <EntityType Name="${name}">\n        <Key><PropertyRef Name="Id"/></Key>\n` +
         `${properties.join("\n")}\n      </EntityType>`,
     );
-    sets.push(`        <EntitySet Name="${name}" EntityType="${SCHEMA_NAMESPACE}.${name}"/>`);
+    const set = `        <EntitySet Name="${name}" EntityType="${SCHEMA_NAMESPACE}.${name}"`;
+    sets.push(
+      collection.level === "observation"
+        ? `${set}>\n${applySupported(collection.select)}\n        </EntitySet>`
+        : `${set}/>`,
+    );
   }
   return `<?xml version="1.0" encoding="utf-8"?>
 <edmx:Edmx Version="4.0" xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx">
+  <edmx:Reference Uri="https://oasis-tcs.github.io/odata-vocabularies/vocabularies/Org.OData.Aggregation.V1.xml">
+    <edmx:Include Namespace="Org.OData.Aggregation.V1" Alias="Aggregation"/>
+  </edmx:Reference>
   <edmx:DataServices>
     <Schema Namespace="${SCHEMA_NAMESPACE}" xmlns="http://docs.oasis-open.org/odata/ns/edm">
 ${types.join("\n")}
@@ -71,4 +81,54 @@ ${sets.join("\n")}
   </edmx:DataServices>
 </edmx:Edmx>
 `;
+}
+
+/** The transformations `$apply` answers, as `ApplySupported` lists them. */
+const TRANSFORMATIONS = [
+  "identity",
+  "filter",
+  "compute",
+  "groupby",
+  "aggregate",
+  "orderby",
+  "top",
+  "skip",
+  "topcount",
+  "bottomcount",
+] as const;
+
+/** The `Aggregation.ApplySupported` annotation of an observation set. */
+function applySupported(fields: readonly CollectionField[]): string {
+  const pad = "              ";
+  const single = fields.filter((field) => field.source.multiValued !== true);
+  const numeric = single.filter((field) =>
+    field.source.type === "number" || field.source.type === "integer"
+  );
+  const strings = (values: readonly string[], tag: string): string =>
+    values.map((value) => `${pad}    <${tag}>${value}</${tag}>`).join("\n");
+  const methods = ["sum", "min", "max", "average", "countdistinct"];
+  const aggregatable = numeric.map((field) =>
+    `${pad}    <Record>\n${pad}      <PropertyValue Property="Property" PropertyPath="${field.name}"/>\n` +
+    `${pad}      <PropertyValue Property="SupportedAggregationMethods">\n${pad}        <Collection>` +
+    methods.map((method) => `<String>${method}</String>`).join("") +
+    `</Collection>\n${pad}      </PropertyValue>\n${pad}    </Record>`
+  );
+  return [
+    `          <Annotation Term="Aggregation.ApplySupported">`,
+    `            <Record>`,
+    `${pad}<PropertyValue Property="Transformations">`,
+    `${pad}  <Collection>\n${strings(TRANSFORMATIONS, "String")}\n${pad}  </Collection>`,
+    `${pad}</PropertyValue>`,
+    `${pad}<PropertyValue Property="Rollup" EnumMember="Aggregation.RollupType/None"/>`,
+    `${pad}<PropertyValue Property="GroupableProperties">`,
+    `${pad}  <Collection>\n${
+      strings(single.map((field) => field.name), "PropertyPath")
+    }\n${pad}  </Collection>`,
+    `${pad}</PropertyValue>`,
+    `${pad}<PropertyValue Property="AggregatableProperties">`,
+    `${pad}  <Collection>\n${aggregatable.join("\n")}\n${pad}  </Collection>`,
+    `${pad}</PropertyValue>`,
+    `            </Record>`,
+    `          </Annotation>`,
+  ].join("\n");
 }

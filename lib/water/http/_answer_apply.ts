@@ -1,0 +1,217 @@
+import { JSON_CONTENT_TYPE, jsonResponse } from "../../http/_internal.ts";
+import type { Deadline, HttpResponse } from "../../http/mod.ts";
+import {
+  applyResultSteps,
+  bindFilter,
+  type BoundApply,
+  type BoundResultStep,
+  type FilterSchema,
+  ODataError,
+  parseFilter,
+  type QueryOptions,
+  type Scalar,
+} from "../../odata/mod.ts";
+import { encodeQueryValue } from "../../odata/_internal.ts";
+import { WaterError } from "../errors.ts";
+import type { CollectionSchema } from "../fields.ts";
+import { aggregateQuery, prepareApply } from "../query/query_apply.ts";
+import { formatCsvRow } from "../render/format_csv.ts";
+import type { PageSettings } from "./_served_store.ts";
+
+/** Bound `$apply`s kept, by collection and text, so that paging through a result binds it once. */
+const MAX_APPLIES = 512;
+
+/**
+ * A request's `$apply` for a collection, bound once and kept (the oldest
+ * let go of past {@linkcode MAX_APPLIES}).
+ * @param collection the collection
+ * @param text the `$apply` text
+ * @param applies the bound `$apply`s kept
+ * @returns the bound `$apply`
+ * @throws {ApplySyntaxError} or {ODataError} for a bad `$apply`
+ */
+export function readApply(
+  collection: CollectionSchema,
+  text: string,
+  applies: Map<string, BoundApply>,
+): BoundApply {
+  const key = `${collection.name}\n${text}`;
+  let apply = applies.get(key);
+  if (apply === undefined) {
+    apply = prepareApply(collection, text);
+    if (applies.size >= MAX_APPLIES) applies.delete(applies.keys().next().value!);
+    applies.set(key, apply);
+  }
+  return apply;
+}
+
+/** Where the answer's links point: the request's origin and the service root's path. */
+export interface ApplyRoot {
+  readonly origin: string;
+  readonly base: string;
+}
+
+/**
+ * The rows of an aggregating `$apply`, after the request's `$filter`,
+ * `$orderby` and `$skip` (which act on the aggregated rows, as OData says:
+ * `$apply` first, then the other options).
+ * @param store the store
+ * @param collection the collection
+ * @param apply the bound, aggregating `$apply`
+ * @param options the request's options
+ * @param deadline checked as the rows are read
+ * @param settings the group limit
+ * @returns the rows, in order, each the values of `apply.shape`
+ * @throws {ODataError} for a `$filter`, `$orderby` or `$skiptoken` the aggregated rows cannot take
+ */
+export function aggregatedRows(
+  store: Parameters<typeof aggregateQuery>[0],
+  collection: CollectionSchema,
+  apply: BoundApply,
+  options: QueryOptions,
+  deadline: Deadline,
+  settings: PageSettings,
+): Scalar[][] {
+  if (options.skipToken !== undefined) {
+    throw new ODataError(
+      "ERR_ODATA_QUERY_OPTION",
+      "Cannot use $skiptoken with an aggregating $apply: its rows have no Id; page with $skip, as @odata.nextLink does",
+      { target: "$skiptoken" },
+    );
+  }
+  const schema: FilterSchema = new Map(apply.shape.map((p) => [p.name, { type: p.type }]));
+  const extra: BoundResultStep[] = [];
+  if (options.filter !== undefined) {
+    extra.push({ kind: "filter", filter: bindFilter(parseFilter(options.filter), schema) });
+  }
+  if (options.orderBy !== undefined) {
+    for (const key of options.orderBy) checkName(schema, key.name, "$orderby");
+    extra.push({ kind: "orderby", keys: options.orderBy });
+  }
+  const rows = aggregateQuery(store, {
+    collection,
+    apply,
+    checkpoint: deadline.check,
+    maxGroups: settings.maxGroups,
+  });
+  deadline.check();
+  return applyResultSteps(rows, apply, extra);
+}
+
+/**
+ * Answers a collection's page under an aggregating `$apply`: JSON with
+ * `@odata.context` naming the aggregated properties
+ * (`$metadata#Observations(LocationId,Mean)`), rows with `"@odata.id":
+ * null` (they are not entities of the set), and `@odata.nextLink` (the same
+ * request with `$skip` past the page); or CSV; or the count with
+ * `$count=true`. Every page is cut from the same order: the `$apply`'s, or
+ * the grouping properties ascending, then `$orderby`.
+ * @param store the store
+ * @param collection the collection
+ * @param apply the bound, aggregating `$apply`
+ * @param options the request's options
+ * @param csv whether to answer CSV
+ * @param deadline checked as the rows are read
+ * @param settings the limits
+ * @param root the origin and service root, for links and the context
+ * @returns the answer
+ * @throws {WaterError} `ERR_WATER_RESPONSE_TOO_LARGE` past the byte limit
+ */
+export function answerAggregate(
+  store: Parameters<typeof aggregateQuery>[0],
+  collection: CollectionSchema,
+  apply: BoundApply,
+  options: QueryOptions,
+  csv: boolean,
+  deadline: Deadline,
+  settings: PageSettings,
+  root: ApplyRoot,
+): HttpResponse {
+  const schema: FilterSchema = new Map(apply.shape.map((p) => [p.name, { type: p.type }]));
+  const names = options.select ?? apply.shape.map((p) => p.name);
+  for (const name of names) checkName(schema, name, "$select");
+  const rows = aggregatedRows(store, collection, apply, options, deadline, settings);
+  if (options.count) {
+    return jsonResponse(200, { "@odata.count": rows.length, value: rows.length }, HEADERS);
+  }
+  const skip = options.skip ?? 0;
+  const top = options.top ?? (csv ? Infinity : settings.defaultTop);
+  const page = rows.slice(skip, skip + top);
+  const more = rows.length > skip + top;
+  const index = new Map(apply.shape.map((p, i) => [p.name, i]));
+  const columns = names.map((name) => ({
+    name,
+    at: index.get(name)!,
+    datetime: schema.get(name)!.type === "datetime",
+  }));
+  const value = (row: readonly Scalar[], column: (typeof columns)[number]): Scalar => {
+    const v = row[column.at]!;
+    return column.datetime && typeof v === "number" ? new Date(v).toISOString() : v;
+  };
+  const headers: Record<string, string> = { ...HEADERS };
+  const link = more ? nextLink(collection, options, root, top, skip + top) : undefined;
+  if (link !== undefined) headers["link"] = `<${link}>; rel="next"`;
+  if (csv) {
+    let body = formatCsvRow(names);
+    for (const row of page) body += formatCsvRow(columns.map((column) => value(row, column)));
+    return {
+      status: 200,
+      headers: { ...headers, "content-type": "text/csv; charset=utf-8" },
+      body,
+    };
+  }
+  const context = `${root.origin}${root.base}/$metadata#${collection.name}(${names.join(",")})`;
+  const body = JSON.stringify({
+    "@odata.context": context,
+    value: page.map((row) => {
+      const object: Record<string, Scalar> = { "@odata.id": null };
+      for (const column of columns) object[column.name] = value(row, column);
+      return object;
+    }),
+    ...(link === undefined ? {} : { "@odata.nextLink": link }),
+  });
+  if (body.length > settings.maxBytes) {
+    throw new WaterError(
+      "ERR_WATER_RESPONSE_TOO_LARGE",
+      `Cannot send the result: it is larger than ${settings.maxBytes} bytes; lower $top or select fewer fields`,
+    );
+  }
+  return { status: 200, headers: { ...headers, "content-type": JSON_CONTENT_TYPE }, body };
+}
+
+const HEADERS = { "odata-version": "4.0" } as const;
+
+function checkName(schema: FilterSchema, name: string, option: string): void {
+  if (!schema.has(name)) {
+    throw new ODataError(
+      "ERR_ODATA_UNKNOWN_FIELD",
+      `Cannot use "${name}" in ${option}: the aggregated rows have ${
+        [...schema.keys()].join(", ")
+      }`,
+      { target: name },
+    );
+  }
+}
+
+/** The same request, with `$skip` past the page. */
+function nextLink(
+  collection: CollectionSchema,
+  options: QueryOptions,
+  root: ApplyRoot,
+  top: number,
+  skip: number,
+): string {
+  const parts = [`$apply=${encodeQueryValue(options.apply!)}`];
+  if (options.filter !== undefined) parts.push(`$filter=${encodeQueryValue(options.filter)}`);
+  if (options.select !== undefined) {
+    parts.push(`$select=${encodeQueryValue(options.select.join(","))}`);
+  }
+  if (options.orderBy !== undefined) {
+    const text = options.orderBy.map((key) => `${key.name}${key.descending ? " desc" : ""}`);
+    parts.push(`$orderby=${encodeQueryValue(text.join(","))}`);
+  }
+  parts.push(`$top=${top}`);
+  if (options.format !== undefined) parts.push(`$format=${options.format}`);
+  parts.push(`$skip=${skip}`);
+  return `${root.origin}${root.base}/${collection.name}?${parts.join("&")}`;
+}

@@ -1,0 +1,337 @@
+import assert from "node:assert/strict";
+import { before, describe, it } from "node:test";
+import type { Handler } from "../../lib/http/mod.ts";
+import type { WaterStore } from "../../lib/water/mod.ts";
+import { call, demoStore, waterHandler } from "../_helpers/water.ts";
+
+const BASE = "/v1/odata/v4";
+const ORIGIN = "http://localhost:8000";
+let store: WaterStore;
+let handler: Handler;
+
+before(async () => {
+  store = (await demoStore()).store;
+  handler = waterHandler(store);
+});
+
+type Row = Record<string, unknown>;
+
+interface AggregatePage {
+  "@odata.context": string;
+  value: Row[];
+  "@odata.nextLink"?: string;
+}
+
+function target(collection: string, options: Record<string, string>): string {
+  const query = Object.entries(options)
+    .map(([name, value]) => `${name}=${encodeURIComponent(value)}`)
+    .join("&");
+  return `${BASE}/${collection}?${query}`;
+}
+
+async function get(collection: string, options: Record<string, string>): Promise<AggregatePage> {
+  const url = target(collection, options);
+  const result = await call(handler, url);
+  assert.equal(result.status, 200, `${url}: ${result.text.slice(0, 300)}`);
+  return result.json() as AggregatePage;
+}
+
+/** Every row of a result, following @odata.nextLink (and checking the Link header agrees). */
+async function all(collection: string, options: Record<string, string>): Promise<Row[]> {
+  const rows: Row[] = [];
+  let next: string | undefined = target(collection, options);
+  for (let guard = 0; next !== undefined && guard < 1000; guard++) {
+    const result = await call(handler, next);
+    assert.equal(result.status, 200, `${next}: ${result.text.slice(0, 300)}`);
+    const page = result.json() as AggregatePage;
+    rows.push(...page.value);
+    const header = result.headers["link"];
+    const link = page["@odata.nextLink"];
+    assert.equal(header === undefined ? undefined : /<(.*?)>; rel="next"/.exec(header)?.[1], link);
+    if (link !== undefined) assert.ok(link.startsWith(`${ORIGIN}${BASE}/${collection}?$apply=`));
+    next = link?.slice(ORIGIN.length);
+  }
+  return rows;
+}
+
+async function count(collection: string, options: Record<string, string>): Promise<number> {
+  const page = await get(collection, { ...options, $count: "true" }) as unknown as {
+    value: number;
+  };
+  return page.value;
+}
+
+async function refused(
+  collection: string,
+  options: Record<string, string>,
+  h: Handler = handler,
+): Promise<{ status: number; error: { code: string; target?: string; message: string } }> {
+  const result = await call(h, target(collection, options));
+  const body = result.json() as { error: { code: string; target?: string; message: string } };
+  return { status: result.status, error: body.error };
+}
+
+describe("$apply on /Observations", () => {
+  it("groups and aggregates, with the aggregated shape in @odata.context and null ids", async () => {
+    const page = await get("Observations", {
+      $apply:
+        "groupby((CharacteristicName), aggregate($count as N, ResultValue with average as Mean))",
+    });
+    assert.equal(
+      page["@odata.context"],
+      `${ORIGIN}${BASE}/$metadata#Observations(CharacteristicName,N,Mean)`,
+    );
+    assert.ok(page.value.length > 1);
+    let total = 0;
+    for (const row of page.value) {
+      assert.deepEqual(Object.keys(row), ["@odata.id", "CharacteristicName", "N", "Mean"]);
+      assert.equal(row["@odata.id"], null);
+      total += row["N"] as number;
+    }
+    assert.equal(total, store.observationCount);
+    // Each group's count is the count of its rows, asked the plain way.
+    const first = page.value[0]!;
+    const filter = `CharacteristicName eq '${
+      String(first["CharacteristicName"]).replaceAll("'", "''")
+    }'`;
+    assert.equal(first["N"], await count("Observations", { $filter: filter }));
+  });
+
+  it("groups by the year computed from ActivityStartDate as by ActivityStartYear", async () => {
+    const byCompute = await all("Observations", {
+      $apply: "compute(year(ActivityStartDate) as Year)/groupby((Year), aggregate($count as N))",
+    });
+    const byColumn = await all("Observations", {
+      $apply: "groupby((ActivityStartYear), aggregate($count as N))",
+    });
+    assert.deepEqual(
+      byCompute.map((row) => [row["Year"], row["N"]]),
+      byColumn.map((row) => [row["ActivityStartYear"], row["N"]]),
+    );
+  });
+
+  it("pages with @odata.nextLink, in every order, and $count equals the rows", async () => {
+    const apply =
+      "filter(CharacteristicName eq 'pH')/groupby((LocationId), aggregate(ResultValue with average as Mean, $count as N))";
+    const whole = (await get("Observations", { $apply: apply, $top: "10000" })).value;
+    assert.ok(whole.length > 20, `${whole.length} groups`);
+    assert.equal(await count("Observations", { $apply: apply }), whole.length);
+    assert.deepEqual(await all("Observations", { $apply: apply, $top: "7" }), whole);
+    const byMean = await all("Observations", { $apply: apply, $top: "9", $orderby: "Mean desc" });
+    assert.equal(byMean.length, whole.length);
+    assert.deepEqual(
+      byMean.map((row) => row["Mean"]),
+      whole.map((row) => row["Mean"] as number).sort((a, b) => b - a),
+    );
+    const result = await call(
+      handler,
+      target("Observations", { $apply: apply }).replace("/Observations?", "/Observations/$count?"),
+    );
+    assert.equal(result.text, String(whole.length));
+  });
+
+  it("answers $filter on an alias as filter inside $apply", async () => {
+    const apply = "groupby((LocationId), aggregate(ResultValue with average as Mean))";
+    const outside = await all("Observations", {
+      $apply: `filter(CharacteristicName eq 'pH')/${apply}`,
+      $filter: "Mean gt 7",
+    });
+    const inside = await all("Observations", {
+      $apply: `filter(CharacteristicName eq 'pH')/${apply}/filter(Mean gt 7)`,
+    });
+    assert.ok(outside.length > 0);
+    assert.deepEqual(outside, inside);
+    for (const row of inside) assert.ok((row["Mean"] as number) > 7);
+  });
+
+  it("takes $select, $orderby, $skip and $top over the aggregated rows", async () => {
+    const apply = "groupby((DOI), aggregate($count as N, LocationId with countdistinct as L))";
+    const whole = (await get("Observations", { $apply: apply })).value;
+    const page = await get("Observations", {
+      $apply: apply,
+      $select: "N,DOI",
+      $orderby: "N desc",
+      $skip: "1",
+      $top: "2",
+    });
+    assert.equal(page["@odata.context"], `${ORIGIN}${BASE}/$metadata#Observations(N,DOI)`);
+    const sorted = [...whole].sort((a, b) => (b["N"] as number) - (a["N"] as number));
+    assert.deepEqual(
+      page.value,
+      sorted.slice(1, 3).map((row) => ({ "@odata.id": null, N: row["N"], DOI: row["DOI"] })),
+    );
+    assert.ok(page["@odata.nextLink"]?.includes("$skip=3"));
+  });
+
+  it("answers the orderby, top and topcount transformations", async () => {
+    const ordered = await get("Observations", {
+      $apply: "groupby((DOI), aggregate($count as N))/orderby(N desc)/top(3)",
+    });
+    const top = await get("Observations", {
+      $apply: "groupby((DOI), aggregate($count as N))/topcount(3, N)",
+    });
+    assert.equal(ordered.value.length, 3);
+    assert.deepEqual(top.value, ordered.value);
+  });
+
+  it("answers CSV, with the selected aggregated columns", async () => {
+    const result = await call(
+      handler,
+      target("Observations", {
+        $apply: "groupby((ActivityStartYear), aggregate($count as N))",
+        $format: "csv",
+      }),
+    );
+    assert.equal(result.status, 200);
+    assert.match(result.headers["content-type"]!, /^text\/csv/);
+    const lines = result.text.trimEnd().split("\r\n");
+    assert.equal(lines[0], "ActivityStartYear,N");
+    const json = (await get("Observations", {
+      $apply: "groupby((ActivityStartYear), aggregate($count as N))",
+    })).value;
+    assert.deepEqual(lines.slice(1), json.map((row) => `${row["ActivityStartYear"]},${row["N"]}`));
+  });
+
+  it("answers an $apply of filters as the rows $filter selects, keeping it in the next link", async () => {
+    const filter = "CharacteristicName eq 'pH' and ResultValue gt 7";
+    const plain = await call(handler, target("Observations", { $filter: filter, $top: "5" }));
+    const applied = await call(
+      handler,
+      target("Observations", { $apply: `filter(${filter})`, $top: "5" }),
+    );
+    const ids = (text: string) => (JSON.parse(text) as AggregatePage).value.map((row) => row["Id"]);
+    assert.deepEqual(ids(applied.text), ids(plain.text));
+    const link = (JSON.parse(applied.text) as AggregatePage)["@odata.nextLink"];
+    assert.ok(link?.includes("$apply=filter("), link);
+  });
+});
+
+describe("$apply on /Records", () => {
+  it("groups by dataset-level fields", async () => {
+    const rows = await all("Records", {
+      $apply: "groupby((DOI, DatasetName), aggregate($count as N, ResultValue with max as Max))",
+    });
+    assert.equal(rows.length, store.datasetCount);
+    assert.equal(rows.reduce((sum, row) => sum + (row["N"] as number), 0), store.observationCount);
+  });
+});
+
+describe("$apply errors", () => {
+  const cases = [
+    {
+      name: "a 5,000-deep filter",
+      options: { $apply: `filter(${"(".repeat(5000)}ResultValue gt 1${")".repeat(5000)})` },
+      status: 400,
+      code: "ERR_ODATA_SYNTAX",
+      target: "$apply",
+    },
+    {
+      name: "a huge $apply",
+      options: { $apply: `aggregate(${"ResultValue with sum as S, ".repeat(1000)}$count as N)` },
+      status: 400,
+      code: "ERR_ODATA_SYNTAX",
+      target: "$apply",
+    },
+    {
+      name: "an unknown property",
+      options: { $apply: "groupby((Colour))" },
+      status: 400,
+      code: "ERR_ODATA_UNKNOWN_FIELD",
+      target: "Colour",
+    },
+    {
+      name: "averaging text",
+      options: { $apply: "aggregate(CharacteristicName with average as A)" },
+      status: 400,
+      code: "ERR_ODATA_TYPE",
+      target: "CharacteristicName",
+    },
+    {
+      name: "grouping by RegionId",
+      options: { $apply: "groupby((RegionId))" },
+      status: 400,
+      code: "ERR_ODATA_UNSUPPORTED",
+      target: "RegionId",
+    },
+    {
+      name: "a transformation out of scope",
+      options: { $apply: "concat(identity, aggregate($count as N))" },
+      status: 400,
+      code: "ERR_ODATA_UNSUPPORTED",
+      target: "$apply",
+    },
+    {
+      name: "$skiptoken on aggregated rows",
+      options: { $apply: "groupby((DOI))", $skiptoken: "Id:3" },
+      status: 400,
+      code: "ERR_ODATA_QUERY_OPTION",
+      target: "$skiptoken",
+    },
+    {
+      name: "$orderby on a property the aggregation dropped",
+      options: { $apply: "groupby((DOI))", $orderby: "ResultValue" },
+      status: 400,
+      code: "ERR_ODATA_UNKNOWN_FIELD",
+      target: "ResultValue",
+    },
+    {
+      name: "$select of a property the aggregation dropped",
+      options: { $apply: "groupby((DOI))", $select: "Id" },
+      status: 400,
+      code: "ERR_ODATA_UNKNOWN_FIELD",
+      target: "Id",
+    },
+  ] as const;
+  for (const c of cases) {
+    it(`answers ${c.status} ${c.code} for ${c.name}`, async () => {
+      const { status, error } = await refused("Observations", c.options);
+      assert.equal(status, c.status, error.message);
+      assert.equal(error.code, c.code);
+      assert.equal(error.target, c.target);
+    });
+  }
+
+  it("says to filter by region when grouping by RegionId", async () => {
+    const { error } = await refused("Observations", { $apply: "groupby((RegionId))" });
+    assert.match(error.message, /filter by region/);
+  });
+
+  it("answers 400 ERR_WATER_TOO_MANY_GROUPS above maxGroups", async () => {
+    const small = waterHandler(store, { maxGroups: 10 });
+    const { status, error } = await refused(
+      "Observations",
+      { $apply: "groupby((LocationId))" },
+      small,
+    );
+    assert.equal(status, 400);
+    assert.equal(error.code, "ERR_WATER_TOO_MANY_GROUPS");
+  });
+
+  it("refuses $apply on /Locations and on one entity", async () => {
+    const locations = await refused("Locations", { $apply: "aggregate($count as N)" });
+    assert.equal(locations.status, 400);
+    assert.equal(locations.error.code, "ERR_ODATA_UNSUPPORTED");
+    const entity = await call(handler, `${BASE}/Observations(1)?$apply=identity`);
+    assert.equal(entity.status, 400);
+  });
+});
+
+describe("$metadata", () => {
+  it("announces ApplySupported on the observation sets, with their groupable and aggregatable properties", async () => {
+    const xml = (await call(handler, `${BASE}/$metadata`)).text;
+    assert.match(
+      xml,
+      /<edmx:Include Namespace="Org\.OData\.Aggregation\.V1" Alias="Aggregation"\/>/,
+    );
+    const sets = [...xml.matchAll(/<EntitySet Name="(\w+)"[^/]*?>([\s\S]*?)<\/EntitySet>/g)];
+    assert.deepEqual(sets.map((set) => set[1]), ["Observations", "Records"]);
+    for (const set of sets) {
+      const body = set[2]!;
+      assert.match(body, /<Annotation Term="Aggregation\.ApplySupported">/);
+      assert.match(body, /<String>groupby<\/String>/);
+      assert.match(body, /<PropertyPath>CharacteristicName<\/PropertyPath>/);
+      assert.match(body, /<PropertyValue Property="Property" PropertyPath="ResultValue"\/>/);
+      assert.doesNotMatch(body, /PropertyPath="CharacteristicName"/);
+    }
+  });
+});
