@@ -18,7 +18,7 @@ import {
 } from "../../lib/odata/mod.ts";
 import { COLLECTIONS } from "../../lib/water/fields.ts";
 import { aggregateRows } from "../../lib/water/query/aggregate_rows.ts";
-import { aggregateQuery, prepareApply } from "../../lib/water/query/query_apply.ts";
+import { AggregateCache, aggregateQuery, prepareApply } from "../../lib/water/query/query_apply.ts";
 import { createPrng, type Prng } from "../_helpers/prng.ts";
 import { buildStore, FIXTURE_HEADER, fixtureRow } from "../_helpers/water.ts";
 import { formatCsvRow } from "../../lib/water/mod.ts";
@@ -409,5 +409,31 @@ describe("prepareApply()", () => {
         target: "$apply",
       });
     }
+  });
+});
+
+describe("AggregateCache", () => {
+  it("gives the rows kept under a key without computing them again, and lets the oldest go", () => {
+    const cache = new AggregateCache(40);
+    let computed = 0;
+    const rows = (n: number) => () => {
+      computed++;
+      return Array.from({ length: n }, (_, i) => [i, i]);
+    };
+    const first = cache.get("a", rows(5));
+    assert.equal(cache.get("a", rows(5)), first);
+    assert.equal(computed, 1);
+    cache.get("b", rows(5));
+    cache.get("c", rows(5));
+    cache.get("d", rows(5));
+    // 4 × 10 values fill it; a fifth result lets the least recently used ("a") go.
+    cache.get("e", rows(5));
+    computed = 0;
+    cache.get("a", rows(5));
+    assert.equal(computed, 1);
+    // A result over a quarter of the budget is not kept.
+    cache.get("big", rows(6));
+    cache.get("big", rows(6));
+    assert.equal(computed, 3);
   });
 });

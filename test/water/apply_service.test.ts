@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import type { Handler } from "../../lib/http/mod.ts";
 import type { WaterStore } from "../../lib/water/mod.ts";
+import { createPrng } from "../_helpers/prng.ts";
 import { call, demoStore, waterHandler } from "../_helpers/water.ts";
 
 const BASE = "/v1/odata/v4";
@@ -332,6 +333,109 @@ describe("$metadata", () => {
       assert.match(body, /<PropertyPath>CharacteristicName<\/PropertyPath>/);
       assert.match(body, /<PropertyValue Property="Property" PropertyPath="ResultValue"\/>/);
       assert.doesNotMatch(body, /PropertyPath="CharacteristicName"/);
+    }
+  });
+});
+
+describe("$apply: the README's five questions, one request each", () => {
+  const questions = [
+    {
+      name: "mean pH per location per year",
+      apply:
+        "filter(CharacteristicName eq 'pH')/groupby((LocationId,ActivityStartYear), aggregate(ResultValue with average as MeanPH, $count as N))",
+      shape: ["LocationId", "ActivityStartYear", "MeanPH", "N"],
+    },
+    {
+      name: "readings and locations per dataset",
+      apply:
+        "groupby((DOI), aggregate($count as Readings, LocationId with countdistinct as Locations))",
+      shape: ["DOI", "Readings", "Locations"],
+    },
+    {
+      name: "monthly temperature trend of one location",
+      apply:
+        "filter(CharacteristicName eq 'Temperature, water' and LocationId eq 12)/compute(year(ActivityStartDate) as Year, month(ActivityStartDate) as Month)/groupby((Year,Month), aggregate(ResultValue with average as MeanTemperature))",
+      shape: ["Year", "Month", "MeanTemperature"],
+    },
+    {
+      name: "range of a characteristic, by unit, in one region",
+      apply:
+        "filter(RegionId eq 'hub.atlantic' and CharacteristicName eq 'Dissolved oxygen (DO)')/groupby((ResultUnit), aggregate(ResultValue with min as Low, ResultValue with max as High))",
+      shape: ["ResultUnit", "Low", "High"],
+    },
+    {
+      name: "locations whose mean exceeds a threshold",
+      apply:
+        "filter(CharacteristicName eq 'pH')/groupby((LocationId), aggregate(ResultValue with average as MeanPH))/filter(MeanPH gt 8)",
+      shape: ["LocationId", "MeanPH"],
+    },
+  ] as const;
+  for (const q of questions) {
+    it(`answers ${q.name}`, async () => {
+      const rows = await all("Observations", { $apply: q.apply });
+      assert.ok(rows.length > 0, "some rows");
+      for (const row of rows) assert.deepEqual(Object.keys(row), ["@odata.id", ...q.shape]);
+    });
+  }
+
+  it("counts the readings per dataset as the datasets' own $count does", async () => {
+    const rows = await all("Observations", {
+      $apply: "groupby((DOI), aggregate($count as Readings))",
+    });
+    for (const row of rows.slice(0, 3)) {
+      assert.equal(
+        row["Readings"],
+        await count("Observations", { $filter: `DOI eq '${row["DOI"]}'` }),
+      );
+    }
+  });
+});
+
+describe("$apply: random expressions", () => {
+  const pieces = [
+    "groupby((",
+    "aggregate(",
+    "filter(",
+    "compute(",
+    "topcount(2,",
+    "orderby(",
+    "top(3)",
+    "/",
+    ")",
+    "(",
+    ",",
+    " as X",
+    " as Y",
+    " with sum",
+    " with average",
+    " with countdistinct",
+    "$count",
+    "ResultValue",
+    "CharacteristicName",
+    "LocationId",
+    "RegionId",
+    "year(ActivityStartDate)",
+    " gt 7",
+    " eq 'pH'",
+    " mul 2",
+    " div 0",
+    "X",
+    "'",
+    "99999999999999999999",
+  ];
+  it("answers 200 or a 4xx JSON error, never a 5xx", async () => {
+    const prng = createPrng(30);
+    for (let i = 0; i < 300; i++) {
+      const text = Array.from({ length: 1 + prng.int(14) }, () => prng.pick(pieces)).join("");
+      const result = await call(handler, target("Observations", { $apply: text, $top: "5" }));
+      assert.ok(
+        result.status === 200 || result.status === 400,
+        `${result.status} for $apply=${text}`,
+      );
+      if (result.status === 400) {
+        const body = result.json() as { error: { code: string } };
+        assert.match(body.error.code, /^ERR_(ODATA|WATER)_/, text);
+      }
     }
   });
 });

@@ -60,7 +60,7 @@ export interface ApplyRoot {
  * @param apply the bound, aggregating `$apply`
  * @param options the request's options
  * @param deadline checked as the rows are read
- * @param settings the group limit
+ * @param settings the group limit and the aggregated rows kept
  * @returns the rows, in order, each the values of `apply.shape`
  * @throws {ODataError} for a `$filter`, `$orderby` or `$skiptoken` the aggregated rows cannot take
  */
@@ -88,12 +88,16 @@ export function aggregatedRows(
     for (const key of options.orderBy) checkName(schema, key.name, "$orderby");
     extra.push({ kind: "orderby", keys: options.orderBy });
   }
-  const rows = aggregateQuery(store, {
-    collection,
-    apply,
-    checkpoint: deadline.check,
-    maxGroups: settings.maxGroups,
-  });
+  const rows = settings.aggregates.get(
+    `${collection.name}\n${options.apply}`,
+    () =>
+      aggregateQuery(store, {
+        collection,
+        apply,
+        checkpoint: deadline.check,
+        maxGroups: settings.maxGroups,
+      }),
+  );
   deadline.check();
   return applyResultSteps(rows, apply, extra);
 }

@@ -2,6 +2,7 @@ import type { Deadline } from "../../http/mod.ts";
 import type { BoundApply, BoundFilter, QueryOptions } from "../../odata/mod.ts";
 import type { CollectionSchema } from "../fields.ts";
 import { RankCache } from "../query/order_rows.ts";
+import { AggregateCache } from "../query/query_apply.ts";
 import { type CollectionQuery, prepareFilter } from "../query/query_collection.ts";
 import { CompressedPages } from "../render/compressed_pages.ts";
 import { RenderCache, RowWriterCache } from "../render/render_cache.ts";
@@ -46,6 +47,8 @@ export interface PageSettings extends JsonPageSettings {
   readonly applies: Map<string, BoundApply>;
   /** Most groups an `$apply` may make. */
   readonly maxGroups: number;
+  /** Aggregated rows of this store, by collection and `$apply`. */
+  readonly aggregates: AggregateCache;
   readonly ranks: RankCache;
 }
 
@@ -83,6 +86,7 @@ export function serveStore(
       filters: shared.filters,
       applies: shared.applies,
       maxGroups: limits.maxGroups,
+      aggregates: new AggregateCache(),
       ranks: new RankCache(),
       // Twice a slice of observations (about 1 MB), for as many slices as the compressors hold at once and a few more.
       scratch: new ScratchBuffers(2 * 1024 * 1024, 8),

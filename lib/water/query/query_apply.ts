@@ -19,7 +19,7 @@ import { filterSchemaOf, observationCursor } from "./query_collection.ts";
 export const UNGROUPABLE: ReadonlyMap<string, string> = new Map([
   [
     "RegionId",
-    "Cannot group or aggregate by RegionId: a location is in several regions, so its readings would count once in each; filter by region instead, e.g. filter(RegionId eq 'hub.atlantic')/groupby(...) or $filter=RegionId eq 'hub.atlantic' on a grouped property",
+    "Cannot group or aggregate by RegionId: a location is in several regions, so its readings would count once in each; filter by region instead, inside $apply before the grouping, e.g. filter(RegionId eq 'hub.atlantic')/groupby((LocationId), aggregate($count as N))",
   ],
 ]);
 
@@ -78,4 +78,54 @@ export function aggregateQuery(store: WaterStore, query: AggregateQuery): Scalar
     apply,
     query.maxGroups === undefined ? {} : { maxGroups: query.maxGroups },
   );
+}
+
+/**
+ * Aggregated rows kept for reuse, by key (collection and `$apply` text),
+ * the least recently used let go of first: a client paging through an
+ * aggregated result asks for the same aggregation with every page, and a
+ * store's rows do not change (a reload makes a new store, with a new cache).
+ */
+export class AggregateCache {
+  readonly #kept = new Map<string, readonly (readonly Scalar[])[]>();
+  readonly #maxCells: number;
+  #cells = 0;
+
+  /**
+   * @param maxCells values kept at most (rows times properties); a result over a quarter of it is not kept
+   */
+  constructor(maxCells = 4_000_000) {
+    this.#maxCells = maxCells;
+  }
+
+  /**
+   * The rows kept under a key, or those `compute` makes, then kept.
+   * @param key the collection and `$apply` text
+   * @param compute makes the rows
+   * @returns the rows (not to be changed)
+   */
+  get(key: string, compute: () => Scalar[][]): readonly (readonly Scalar[])[] {
+    const hit = this.#kept.get(key);
+    if (hit !== undefined) {
+      this.#kept.delete(key);
+      this.#kept.set(key, hit);
+      return hit;
+    }
+    const rows = compute();
+    const cells = cellsOf(rows);
+    if (cells <= this.#maxCells / 4) {
+      while (this.#cells + cells > this.#maxCells) {
+        const [oldest, old] = this.#kept.entries().next().value!;
+        this.#kept.delete(oldest);
+        this.#cells -= cellsOf(old);
+      }
+      this.#kept.set(key, rows);
+      this.#cells += cells;
+    }
+    return rows;
+  }
+}
+
+function cellsOf(rows: readonly (readonly Scalar[])[]): number {
+  return rows.length * Math.max(1, rows[0]?.length ?? 1);
 }
