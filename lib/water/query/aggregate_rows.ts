@@ -203,11 +203,11 @@ class GroupTable {
     const width = keys.length;
     const dense = this.#dense;
     const hash = this.#hash;
+    if (this.#text !== undefined) {
+      for (let i = 0; i < n; i++) out[i] = this.#textGroup(keys, i);
+      return;
+    }
     for (let i = 0; i < n; i++) {
-      if (this.#text !== undefined) {
-        out[i] = this.#textGroup(keys, i);
-        continue;
-      }
       let slot = 0;
       for (let k = 0; k < width; k++) slot += keys[k]![i]! * strides[k]!;
       let g = dense === undefined ? (hash!.get(slot) ?? -1) : dense[slot]!;
