@@ -1,4 +1,4 @@
-import { JSON_CONTENT_TYPE, jsonResponse } from "../../http/_internal.ts";
+import { JSON_CONTENT_TYPE, jsonResponse, mergeHeaders } from "../../http/_internal.ts";
 import type { Deadline, HttpResponse } from "../../http/mod.ts";
 import {
   applyResultSteps,
@@ -152,35 +152,35 @@ export function answerAggregate(
     const v = row[column.at]!;
     return column.datetime && typeof v === "number" ? new Date(v).toISOString() : v;
   };
-  const headers: Record<string, string> = { ...HEADERS };
+  // Built by assignment, not spread (see mergeHeaders).
+  const headers = mergeHeaders(HEADERS);
   const link = more ? nextLink(collection, options, root, top, skip + top) : undefined;
   if (link !== undefined) headers["link"] = `<${link}>; rel="next"`;
   if (csv) {
     let body = formatCsvRow(names);
     for (const row of page) body += formatCsvRow(columns.map((column) => value(row, column)));
-    return {
-      status: 200,
-      headers: { ...headers, "content-type": "text/csv; charset=utf-8" },
-      body,
-    };
+    headers["content-type"] = "text/csv; charset=utf-8";
+    return { status: 200, headers, body };
   }
   const context = `${root.origin}${root.base}/$metadata#${collection.name}(${names.join(",")})`;
-  const body = JSON.stringify({
+  const answer: Record<string, unknown> = {
     "@odata.context": context,
     value: page.map((row) => {
       const object: Record<string, Scalar> = { "@odata.id": null };
       for (const column of columns) object[column.name] = value(row, column);
       return object;
     }),
-    ...(link === undefined ? {} : { "@odata.nextLink": link }),
-  });
+  };
+  if (link !== undefined) answer["@odata.nextLink"] = link;
+  const body = JSON.stringify(answer);
   if (body.length > settings.maxBytes) {
     throw new WaterError(
       "ERR_WATER_RESPONSE_TOO_LARGE",
       `Cannot send the result: it is larger than ${settings.maxBytes} bytes; lower $top or select fewer fields`,
     );
   }
-  return { status: 200, headers: { ...headers, "content-type": JSON_CONTENT_TYPE }, body };
+  headers["content-type"] = JSON_CONTENT_TYPE;
+  return { status: 200, headers, body };
 }
 
 const HEADERS = { "odata-version": "4.0" } as const;

@@ -91,9 +91,11 @@ function rowQuery(
   const query = readQuery(collection, options, deadline, settings.filters);
   const filter = apply?.filter;
   if (filter === undefined) return query;
+  // A new record, not a spread of `query`, which may lack `filter` (see mergeHeaders).
   return {
-    ...query,
+    collection,
     filter: query.filter === undefined ? filter : { kind: "and", operands: [filter, query.filter] },
+    checkpoint: deadline.check,
   };
 }
 
