@@ -4,7 +4,7 @@ import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import type { WaterStore } from "../../lib/water/mod.ts";
 import { type Handler } from "../../lib/http/mod.ts";
 import { withCompression } from "../../lib/http/compression.ts";
-import { IDENTITY_MIN_BYTES } from "../../lib/water/render/compressed_pages.ts";
+import { CompressedPages, IDENTITY_MIN_BYTES } from "../../lib/water/render/compressed_pages.ts";
 import { bodyBytes, makeRequest } from "../_helpers/http.ts";
 import { call, demoStore, TEST_KEY, waterHandler } from "../_helpers/water.ts";
 
@@ -111,6 +111,81 @@ describe("compressed pages of the water API", () => {
     const other = await ask("$top=101");
     assert.ok((await bodyBytes(other)).length >= IDENTITY_MIN_BYTES);
     assert.equal((await ask("$top=101")).body, other.body, "kept: the budget counts what is kept");
+  });
+
+  it("keeps $apply pages apart: aggregated ones made anew, filter-only ones by their own URL", async () => {
+    const handler = waterHandler(store);
+    const ask = async (query: string, headers: Record<string, string> = {}) =>
+      await handler(
+        makeRequest({ path: PAGE.path, query, headers: { "x-api-key": TEST_KEY, ...headers } }),
+      );
+    // A plain page and the same rows through `$apply=identity`: both kept, each with its own next link.
+    await ask("$top=100");
+    const plain = await ask("$top=100");
+    assert.ok(plain.body instanceof Uint8Array, "the plain page is kept");
+    assert.doesNotMatch(String(plain.headers?.["link"]), /\$apply/);
+    const applied = await ask("$apply=identity&$top=100");
+    assert.match(String(applied.headers?.["link"]), /\?\$apply=identity&/);
+    const appliedAgain = await ask("$apply=identity&$top=100");
+    assert.ok(appliedAgain.body instanceof Uint8Array, "the filter-only $apply page is kept");
+    assert.notEqual(appliedAgain.body, plain.body);
+    assert.deepEqual(await bodyBytes(appliedAgain), await bodyBytes(applied));
+    assert.match((await bodyBytes(appliedAgain)).toString(), /"@odata\.nextLink":"[^"]*\$apply=/);
+    assert.equal((await ask("$top=100")).body, plain.body, "the plain page is still its own");
+
+    // An aggregated page (over 200 KB, so above both keeping thresholds) is a string each time: never kept.
+    const query =
+      "$apply=groupby((LocationId,CharacteristicName),aggregate($count as N))&$top=10000";
+    const json = await ask(query);
+    assert.equal(typeof json.body, "string");
+    const text = json.body as string;
+    assert.ok(text.length > 64 * 1024, `${text.length} bytes`);
+    assert.match(text, /"@odata\.context":"[^"]*#Observations\(LocationId,CharacteristicName,N\)"/);
+    for (const headers of [{}, { "accept-encoding": "gzip" }, { "accept-encoding": asked("br") }]) {
+      for (let round = 0; round < 2; round++) {
+        const again = await ask(query, headers);
+        assert.equal(typeof again.body, "string", `made anew: ${JSON.stringify(headers)}`);
+        assert.equal(again.body, text);
+        assert.equal(again.headers?.["content-encoding"], undefined, "left to the app's layer");
+      }
+    }
+    // The same URL taken as CSV, then as JSON again: each its own answer.
+    const csv = await ask(query, { accept: "text/csv" });
+    assert.match(String(csv.headers?.["content-type"]), /^text\/csv/);
+    assert.match(String(csv.body), /^LocationId,CharacteristicName,N\r?\n/);
+    assert.equal((await ask(query)).body, text);
+    // Asked after the aggregated pages, the kept pages are unchanged.
+    assert.equal((await ask("$top=100")).body, plain.body);
+    assert.equal((await ask("$apply=identity&$top=100")).body, appliedAgain.body);
+  });
+
+  it("keeps no streamed answer, and makes it anew each time", async () => {
+    const pages = new CompressedPages(64 * 1024 * 1024);
+    let made = 0;
+    const big = new Uint8Array(IDENTITY_MIN_BYTES * 4);
+    async function* chunks(): AsyncGenerator<Uint8Array> {
+      yield big;
+    }
+    for (const encoding of [undefined, "gzip"]) {
+      const request = makeRequest({
+        path: PAGE.path,
+        query: "$apply=identity&$format=csv",
+        headers: encoding === undefined ? {} : { "accept-encoding": encoding },
+      });
+      for (let round = 0; round < 2; round++) {
+        const answer = await pages.answer(request, () => {
+          made++;
+          return {
+            status: 200,
+            headers: { "content-type": "application/json; charset=utf-8" },
+            body: chunks(),
+          };
+        });
+        assert.ok(!(answer.body instanceof Uint8Array), "streamed as it came");
+        assert.equal((await bodyBytes(answer)).length, big.length);
+      }
+    }
+    assert.equal(made, 4, "each request made its answer");
   });
 
   describe("a big page compressed as it renders (more rows than one slice)", () => {
