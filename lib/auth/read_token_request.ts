@@ -32,8 +32,8 @@ export async function readTokenRequest(
   request: HttpRequest,
   options: ReadTokenRequestOptions = {},
 ): Promise<TokenRequest> {
-  const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-  const form = type === "application/x-www-form-urlencoded";
+  const type = mediaType(request.headers["content-type"]);
+  const form = type === FORM;
   if (!form && type !== "application/json") {
     throw invalid("Send the parameters as application/x-www-form-urlencoded or application/json");
   }
@@ -50,6 +50,15 @@ export async function readTokenRequest(
     basic: basicCredentials(request.headers["authorization"]),
     address: request.remoteAddress,
   };
+}
+
+const FORM = "application/x-www-form-urlencoded";
+
+/** A Content-Type's media type, lower case, without parameters; the usual exact header at once. */
+function mediaType(header: string | undefined): string {
+  if (header === undefined) return "";
+  if (header === FORM || header === "application/json") return header;
+  return header.split(";")[0]!.trim().toLowerCase();
 }
 
 function formParams(text: string): Map<string, string> {

@@ -423,6 +423,10 @@ function splitTarget(target: string): [path: string, query: string] {
     : [pathAndQuery.slice(0, question), pathAndQuery.slice(question + 1)];
 }
 
+/** The origins of the hosts seen lately, by scheme and host: most requests name one of a few. */
+const origins = { http: new Map<string, string>(), https: new Map<string, string>() };
+const MAX_ORIGINS = 256;
+
 function originOf(
   req: NodeListenerRequest,
   host: string | undefined,
@@ -430,7 +434,19 @@ function originOf(
 ): string {
   const scheme = proto ??
     ("encrypted" in req.socket && req.socket.encrypted === true ? "https" : "http");
-  if (host !== undefined && HOST_PATTERN.test(host)) return `${scheme}://${host}`;
+  if (host !== undefined) {
+    const known = scheme === "http" ? origins.http : scheme === "https" ? origins.https : undefined;
+    const origin = known?.get(host);
+    if (origin !== undefined) return origin;
+    if (HOST_PATTERN.test(host)) {
+      const made = `${scheme}://${host}`;
+      if (known !== undefined) {
+        if (known.size >= MAX_ORIGINS) known.clear();
+        known.set(host, made);
+      }
+      return made;
+    }
+  }
   const address = req.socket.localAddress ?? "127.0.0.1";
   const shown = address.includes(":") ? `[${address}]` : address;
   return `${scheme}://${shown}:${req.socket.localPort ?? 80}`;
