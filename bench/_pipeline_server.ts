@@ -19,6 +19,7 @@ import {
   type Handler,
   type HttpRequest,
   type HttpResponse,
+  type Identity,
   indexApiKeys,
   keepRoutes,
   mountHandlers,
@@ -78,10 +79,14 @@ function limited(router: Router): Router {
     maxConcurrent: config.water.rateLimitConcurrency,
     now: monotonic,
   });
-  const keylessOrigins = new Set(config.water.corsOrigins);
+  // As createWaterService identifies a caller: options made once, a limit key per identity.
+  const authenticate = { keys, keylessOrigins: new Set(config.water.corsOrigins) };
+  const limitKeys = new WeakMap<Identity, string>();
   const identify = (request: HttpRequest): string => {
-    const identity = authenticateApiKey(request, { keys, keylessOrigins });
-    return `${identity.kind}:${identity.id}`;
+    const identity = authenticateApiKey(request, authenticate);
+    let key = limitKeys.get(identity);
+    if (key === undefined) limitKeys.set(identity, key = `${identity.kind}:${identity.id}`);
+    return key;
   };
   return keepRoutes(
     withCors(
