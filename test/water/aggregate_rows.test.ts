@@ -52,10 +52,18 @@ function table(
   return { table: { length, column: (name) => built.get(name) }, schema };
 }
 
-function run(t: { table: ColumnTable; schema: FilterSchema }, apply: string, maxGroups?: number) {
+function run(
+  t: { table: ColumnTable; schema: FilterSchema },
+  apply: string,
+  maxGroups?: number,
+  maxDistinct?: number,
+) {
   const bound = bindApply(parseApply(apply), t.schema);
   const cursor = new MatchCursor(compileFilter(bound.filter, t.table));
-  const rows = aggregateRows(t.table, cursor, bound, maxGroups === undefined ? {} : { maxGroups });
+  const rows = aggregateRows(t.table, cursor, bound, {
+    ...(maxGroups === undefined ? {} : { maxGroups }),
+    ...(maxDistinct === undefined ? {} : { maxDistinct }),
+  });
   return applyResultSteps(rows, bound);
 }
 
@@ -100,6 +108,18 @@ describe("aggregateRows()", () => {
       code: "ERR_WATER_TOO_MANY_GROUPS",
     });
     assert.throws(() => run(t, "groupby((X))", 3), { code: "ERR_WATER_TOO_MANY_GROUPS" });
+  });
+
+  it("stops with ERR_WATER_TOO_MANY_GROUPS past maxDistinct (value, group) pairs of a countdistinct", () => {
+    // Pairs: (1,a) (2,a) (2,b) (3,b); a repeated pair (2,a) is not counted again.
+    const t = table({ X: [1, 2, 2, 2, 3], G: ["a", "a", "a", "b", "b"] });
+    const apply = "groupby((G), aggregate(X with countdistinct as D))";
+    assert.deepEqual(run(t, apply, undefined, 4), [["a", 2], ["b", 2]]);
+    assert.throws(() => run(t, apply, undefined, 3), {
+      name: "WaterError",
+      code: "ERR_WATER_TOO_MANY_GROUPS",
+      message: /more than 3 distinct values/,
+    });
   });
 
   it("groups by numbers and expressions through a hash", () => {

@@ -11,6 +11,13 @@ export interface AggregateRowsOptions {
    * @default {100000}
    */
   maxGroups?: number;
+  /**
+   * Most distinct (value, group) pairs a `countdistinct` keeps; one more stops
+   * the aggregation with `ERR_WATER_TOO_MANY_GROUPS` (a JavaScript Set holds
+   * some 16.7 million at most, and each costs memory).
+   * @default {8388608}
+   */
+  maxDistinct?: number;
 }
 
 /** The matching rows, ascending, batch by batch (a `MatchCursor`). */
@@ -26,6 +33,9 @@ export interface RowCursor {
 
 /** Groups at most, unless the caller says otherwise. */
 export const MAX_GROUPS = 100_000;
+
+/** Distinct (value, group) pairs a `countdistinct` keeps at most, unless the caller says otherwise. */
+export const MAX_DISTINCT = 8_388_608;
 
 /** Rows per batch: the keys, groups and values of a batch are typed arrays of this length. */
 const BATCH = 4096;
@@ -70,7 +80,8 @@ export function aggregateRows(
 ): Scalar[][] {
   const maxGroups = options.maxGroups ?? MAX_GROUPS;
   const keyers = apply.groups.map((group) => keyerOf(sourceOf(group.value, table)));
-  const accumulators = apply.aggregates.map((a) => accumulatorOf(a, table, maxGroups));
+  const maxDistinct = options.maxDistinct ?? MAX_DISTINCT;
+  const accumulators = apply.aggregates.map((a) => accumulatorOf(a, table, maxGroups, maxDistinct));
   const groups = new GroupTable(keyers, maxGroups, (capacity) => {
     for (const accumulator of accumulators) accumulator.grow(capacity);
   });
@@ -279,6 +290,7 @@ function accumulatorOf(
   aggregate: BoundAggregate,
   table: ColumnTable,
   maxGroups: number,
+  maxDistinct: number,
 ): Accumulator {
   if (aggregate.kind === "count") return new CountAccumulator();
   const source = sourceOf(aggregate.value, table);
@@ -295,7 +307,7 @@ function accumulatorOf(
       return new RankAccumulator(source, aggregate.method === "max");
     }
     case "countdistinct":
-      return new DistinctAccumulator(keyerOf(source), maxGroups);
+      return new DistinctAccumulator(keyerOf(source), maxGroups, maxDistinct);
   }
 }
 
@@ -482,12 +494,14 @@ class DistinctAccumulator implements Accumulator {
   readonly #radix: number;
   readonly #keys = new Int32Array(BATCH);
   readonly #seen = new Set<number>();
+  readonly #maxDistinct: number;
   #counts = new Float64Array(0);
   #nullKey = -1;
 
-  constructor(keyer: Keyer, maxGroups: number) {
+  constructor(keyer: Keyer, maxGroups: number, maxDistinct: number) {
     this.#keyer = keyer;
     this.#radix = maxGroups + 1;
+    this.#maxDistinct = maxDistinct;
   }
 
   grow(capacity: number): void {
@@ -508,6 +522,7 @@ class DistinctAccumulator implements Accumulator {
       }
       const pair = key * this.#radix + groups[i]!;
       if (!seen.has(pair)) {
+        if (seen.size === this.#maxDistinct) throw tooManyDistinct(this.#maxDistinct);
         seen.add(pair);
         counts[groups[i]!]!++;
       }
@@ -517,4 +532,11 @@ class DistinctAccumulator implements Accumulator {
   result(g: number): Scalar {
     return this.#counts[g]!;
   }
+}
+
+function tooManyDistinct(max: number): WaterError {
+  return new WaterError(
+    "ERR_WATER_TOO_MANY_GROUPS",
+    `Cannot count more than ${max} distinct values (over all groups): filter the rows first, or count the distinct values of a coarser property`,
+  );
 }
