@@ -3,7 +3,14 @@ import { before, describe, it } from "node:test";
 import type { Handler } from "../../lib/http/mod.ts";
 import type { WaterStore } from "../../lib/water/mod.ts";
 import { createPrng } from "../_helpers/prng.ts";
-import { call, demoStore, waterHandler } from "../_helpers/water.ts";
+import {
+  buildStore,
+  call,
+  demoStore,
+  FIXTURE_HEADER,
+  fixtureRow,
+  waterHandler,
+} from "../_helpers/water.ts";
 
 const BASE = "/v1/odata/v4";
 const ORIGIN = "http://localhost:8000";
@@ -306,6 +313,32 @@ describe("$apply errors", () => {
     );
     assert.equal(status, 400);
     assert.equal(error.code, "ERR_WATER_TOO_MANY_GROUPS");
+  });
+
+  it("answers 413 above the response limit, counted in UTF-8 bytes, for JSON and CSV", async () => {
+    // Units with non-ASCII characters: the answer's bytes exceed its UTF-16 length.
+    const csv = [
+      FIXTURE_HEADER.join(","),
+      ...["µS/cm", "°C", "mg/L"].map((unit, i) =>
+        fixtureRow({ ResultValue: i + 1, ResultUnit: unit })
+      ),
+    ].join("\n") + "\n";
+    const { store: units } = buildStore([{
+      folder: "units",
+      metadata: { DOI: "10.25976/unit-s001", DatasetName: "Units", RegionIds: ["hub.atlantic"] },
+      csv,
+    }]);
+    for (const format of ["json", "csv"]) {
+      const options = { $apply: "groupby((ResultUnit))", $format: format };
+      const text = (await call(waterHandler(units), target("Observations", options))).text;
+      const bytes = Buffer.byteLength(text);
+      assert.ok(bytes > text.length, `${format}: non-ASCII in ${text}`);
+      const exact = waterHandler(units, { maxResponseBytes: bytes });
+      assert.equal((await call(exact, target("Observations", options))).status, 200, format);
+      const under = waterHandler(units, { maxResponseBytes: text.length });
+      const { status, error } = await refused("Observations", options, under);
+      assert.deepEqual([status, error.code], [413, "ERR_WATER_RESPONSE_TOO_LARGE"], format);
+    }
   });
 
   it("refuses $apply on /Locations and on one entity", async () => {

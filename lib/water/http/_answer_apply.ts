@@ -159,6 +159,7 @@ export function answerAggregate(
   if (csv) {
     let body = formatCsvRow(names);
     for (const row of page) body += formatCsvRow(columns.map((column) => value(row, column)));
+    checkSize(body, settings.maxBytes);
     headers["content-type"] = "text/csv; charset=utf-8";
     return { status: 200, headers, body };
   }
@@ -173,17 +174,21 @@ export function answerAggregate(
   };
   if (link !== undefined) answer["@odata.nextLink"] = link;
   const body = JSON.stringify(answer);
-  if (body.length > settings.maxBytes) {
-    throw new WaterError(
-      "ERR_WATER_RESPONSE_TOO_LARGE",
-      `Cannot send the result: it is larger than ${settings.maxBytes} bytes; lower $top or select fewer fields`,
-    );
-  }
+  checkSize(body, settings.maxBytes);
   headers["content-type"] = JSON_CONTENT_TYPE;
   return { status: 200, headers, body };
 }
 
 const HEADERS = { "odata-version": "4.0" } as const;
+
+/** Refuses an answer above the byte limit, counted in UTF-8 bytes (a UTF-16 unit is at most 3). */
+function checkSize(body: string, maxBytes: number): void {
+  if (body.length * 3 <= maxBytes || Buffer.byteLength(body) <= maxBytes) return;
+  throw new WaterError(
+    "ERR_WATER_RESPONSE_TOO_LARGE",
+    `Cannot send the result: it is larger than ${maxBytes} bytes; lower $top or select fewer fields`,
+  );
+}
 
 function checkName(schema: FilterSchema, name: string, option: string): void {
   if (!schema.has(name)) {
