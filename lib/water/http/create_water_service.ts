@@ -191,14 +191,22 @@ export function createWaterService(
         path: `${base}/${collection.name}`,
         handler: (request) => {
           const { store, settings, compressed } = current();
-          const deadline = createDeadline(timeout, options.now);
+          // The deadline starts when the page is made: a kept page needs none.
           return compressed.answer(
             request,
             (coding) =>
-              answerQuery(store, collection, request, deadline, settings, {
-                origin: origin(request),
-                base,
-              }, coding),
+              answerQuery(
+                store,
+                collection,
+                request,
+                createDeadline(timeout, options.now),
+                settings,
+                {
+                  origin: origin(request),
+                  base,
+                },
+                coding,
+              ),
           );
         },
         doc: collectionDoc(collection),
