@@ -231,6 +231,46 @@ async function shownFilter(page: Page, filter: string): Promise<void> {
   );
 }
 
+/** Waits until the page shows a selection's summaries (from `$apply`) for a filter. */
+async function summarisedFilter(page: Page, filter: string): Promise<void> {
+  await page.waitForFunction(
+    (wanted) =>
+      (globalThis as unknown as PageGlobals).document.body.dataset["summarised"] === wanted,
+    filter,
+    { timeout: 20_000 },
+  );
+}
+
+/** The test's own `$apply` of a summary per dataset and location, of the readings with a value. */
+const SUMMARY_APPLY =
+  `filter(${FILTER} and ResultValue ne null)/groupby((DOI,LocationId), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High))`;
+
+/** A row of a summary's answer. */
+interface SummaryAnswer {
+  readonly DOI: string;
+  readonly LocationId: number;
+  readonly Count: number;
+  readonly Mean: number;
+  readonly Low: number;
+  readonly High: number;
+}
+
+/** The test's own yearly trend of the selection (of one location's, when given). */
+async function yearlyMeans(locationId?: number): Promise<{ Year: number; Mean: number }[]> {
+  const where = locationId === undefined ? "" : ` and LocationId eq ${locationId}`;
+  const apply =
+    `filter(${FILTER}${where} and ResultValue ne null)/compute(year(ActivityStartDate) as Year)/groupby((Year), aggregate(ResultValue with average as Mean))`;
+  const body = (await (await api(`Observations?$apply=${encodeURIComponent(apply)}`)).json()) as {
+    value: { Year: number; Mean: number }[];
+  };
+  return body.value;
+}
+
+/** A number as the summaries write it: whole as it is, else to six significant digits. */
+function six(value: number): string {
+  return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(6)));
+}
+
 /** Waits until an element's text starts with a text. */
 async function textStarts(page: Page, selector: string, start: string): Promise<void> {
   await page.waitForFunction(
@@ -320,6 +360,7 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       "/explorer/map.js",
       "/explorer/plot.js",
       "/explorer/query.js",
+      "/explorer/summary.js",
       "/explorer/table.js",
     ]);
     console.log(
@@ -528,6 +569,197 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
     }
   });
 
+  it("colours the map by each location's mean from one $apply request, plots yearly trends, lists the summary with its CSV and shows the $apply URL it asked", async () => {
+    const context = await browser.newContext({
+      viewport: VIEWPORTS.desktop,
+      acceptDownloads: true,
+    });
+    try {
+      const { page, requests, errors, traffic } = await openExplorer(
+        context,
+        url,
+        `#region=${REGION}&characteristic=${CHARACTERISTIC}`,
+      );
+      await summarisedFilter(page, FILTER);
+      const summary = ((await (await api(
+        `Observations?$apply=${encodeURIComponent(SUMMARY_APPLY)}`,
+      )).json()) as { value: SummaryAnswer[] }).value;
+      assert.ok(summary.length > 1, `${summary.length} locations summarised`);
+
+      // The summary's numbers are those of the rows: one location's readings, asked for as rows.
+      const checked = summary[0]!;
+      const values = ((await (await api(
+        `Observations?$select=ResultValue&$top=10000&$filter=${
+          encodeURIComponent(`${FILTER} and LocationId eq ${checked.LocationId}`)
+        }`,
+      )).json()) as { value: { ResultValue: number | null }[] }).value.flatMap((row) =>
+        typeof row.ResultValue === "number" ? [row.ResultValue] : []
+      );
+      assert.equal(checked.Count, values.length);
+      assert.equal(checked.Low, Math.min(...values));
+      assert.equal(checked.High, Math.max(...values));
+      assert.ok(
+        Math.abs(checked.Mean - values.reduce((a, b) => a + b, 0) / values.length) < 1e-9,
+      );
+
+      // The $apply URL shown is the one the page asked, and it answers the summary.
+      const shownApply = await page.textContent("#apply-url");
+      assert.ok(shownApply?.startsWith(`${url}${API}/Observations?$apply=`), shownApply ?? "");
+      assert.ok(requests.includes(shownApply!), "the page asked the URL it shows");
+      assert.equal(new URL(shownApply!).searchParams.get("$apply"), SUMMARY_APPLY);
+      assert.equal(
+        await page.textContent("#apply-curl"),
+        `curl -H 'x-api-key: ${KEY}' '${shownApply}'`,
+      );
+      const shownAnswer =
+        (await (await fetch(shownApply!, { headers: { "x-api-key": CHECK_KEY } })).json()) as {
+          value: SummaryAnswer[];
+        };
+      assert.deepEqual(shownAnswer.value, summary);
+      const shownTrend = await page.textContent("#trend-url");
+      assert.ok(requests.includes(shownTrend!), "the page asked the trend it shows");
+
+      // The map: each location coloured by its mean (the lowest the palette's first colour, the highest its last, as rendered), its tooltip the mean, count and range.
+      const names = new Map(
+        ((await (await api(
+          `Locations?$select=Id,Name&$top=5000&$filter=${encodeURIComponent(FILTER)}`,
+        )).json()) as { value: { Id: number; Name: string }[] }).value.map((row) => [
+          row.Id,
+          row.Name,
+        ]),
+      );
+      const dots = await page.evaluate<
+        { id: number; fill: string | null; rendered: string; title: string }[]
+      >(
+        `[...document.querySelectorAll("#map circle.location")].map((dot) => ({
+          id: Number(dot.dataset.id), fill: dot.getAttribute("fill"),
+          rendered: getComputedStyle(dot).fill, title: dot.querySelector("title").textContent,
+        }))`,
+      );
+      assert.equal(dots.length, names.size);
+      const byId = new Map(dots.map((dot) => [dot.id, dot]));
+      for (const row of summary) {
+        const dot = byId.get(row.LocationId);
+        assert.ok(dot !== undefined, `location ${row.LocationId} is drawn`);
+        assert.match(dot.fill ?? "", /^#[0-9a-f]{6}$/);
+        assert.equal(
+          dot.title,
+          `${names.get(row.LocationId)} (location ${row.LocationId}): mean ${
+            six(row.Mean)
+          }, ${row.Count} readings, range ${six(row.Low)}–${six(row.High)}`,
+        );
+      }
+      const means = summary.map((row) => row.Mean);
+      const lowest = summary.find((row) => row.Mean === Math.min(...means))!;
+      const highest = summary.find((row) => row.Mean === Math.max(...means))!;
+      assert.equal(byId.get(lowest.LocationId)!.fill, "#440154");
+      assert.equal(byId.get(lowest.LocationId)!.rendered, "rgb(68, 1, 84)");
+      assert.equal(byId.get(highest.LocationId)!.fill, "#fde725");
+      assert.equal(byId.get(highest.LocationId)!.rendered, "rgb(253, 231, 37)");
+      assert.equal(await page.isVisible("#map-legend"), true);
+      assert.equal(await page.textContent("#legend-low"), six(Math.min(...means)));
+      assert.equal(await page.textContent("#legend-high"), six(Math.max(...means)));
+
+      // The selection's yearly trend: a point per year of the API's $apply, higher for a higher mean.
+      const years = await yearlyMeans();
+      assert.ok(years.length > 1, `${years.length} years`);
+      assert.equal(Number(await page.getAttribute("#trend", "data-points")), years.length);
+      const trendYs = await page.locator("#trend circle.point").evaluateAll((points) =>
+        points.map((point) => Number(point.getAttribute("cy")))
+      );
+      assert.equal(trendYs.length, years.length);
+      const order = (list: readonly number[]): number[] =>
+        list.map((_, index) => index).sort((a, b) => list[a]! - list[b]! || a - b);
+      assert.deepEqual(order(trendYs.map((y) => -y)), order(years.map((year) => year.Mean)));
+      assert.match(
+        await page.textContent("#trend-description") ?? "",
+        new RegExp(`^${years.length} yearly means of mean pH, the whole selection`),
+      );
+
+      // The summary table: a row per location of a dataset, as the API counted and averaged.
+      const tableRows = await page.locator("#summary-rows tr").evaluateAll((rows) =>
+        rows.map((row) => ({
+          id: Number(row.getAttribute("data-location")),
+          cells: [...row.querySelectorAll("td")].map((cell) => cell.textContent),
+        }))
+      );
+      assert.equal(tableRows.length, summary.length);
+      const datasets = new Map(
+        ((await (await api("Metadata?$select=DOI,DatasetName")).json()) as {
+          value: { DOI: string; DatasetName: string }[];
+        }).value.map((row) => [row.DOI, row.DatasetName]),
+      );
+      for (const { id, cells } of tableRows) {
+        const row = summary.find((candidate) => candidate.LocationId === id)!;
+        assert.deepEqual(cells, [
+          datasets.get(row.DOI),
+          `${names.get(id)} (${id})`,
+          String(row.Count),
+          six(row.Mean),
+          six(row.Low),
+          six(row.High),
+        ]);
+      }
+
+      // Its CSV, from the link under it: the same rows, named, with no further request.
+      const asked = requests.length;
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        page.click("#summary-csv"),
+      ]);
+      assert.equal(download.suggestedFilename(), `summary-${REGION}-${CHARACTERISTIC}.csv`);
+      const lines = (await readFile(await download.path(), "utf8")).split("\r\n");
+      assert.equal(lines[0], "DOI,Dataset,LocationId,Location,Count,Mean,Min,Max");
+      assert.equal(lines.length, summary.length + 2, "a line per row, each ended");
+      assert.equal(lines.at(-1), "");
+      const csvRows = lines.slice(1, -1).map((line) => line.split(","));
+      assert.deepEqual(
+        csvRows.map((cells) => Number(cells[2])).sort((a, b) => a - b),
+        summary.map((row) => row.LocationId).sort((a, b) => a - b),
+      );
+      for (const cells of csvRows) {
+        const row = summary.find((candidate) => candidate.LocationId === Number(cells[2]))!;
+        assert.deepEqual(cells.slice(-4), [row.Count, row.Mean, row.Low, row.High].map(six));
+      }
+      assert.ok(
+        requests.slice(asked).every((request) => request.startsWith("blob:")),
+        "no API request",
+      );
+
+      // A location picked on the map: its own yearly trend, from its own $apply.
+      const dot = page.locator("#map circle.location").last();
+      const id = Number(await dot.getAttribute("data-id"));
+      await dot.click();
+      await page.waitForSelector("#location-trend[data-points]");
+      const locationYears = await yearlyMeans(id);
+      assert.ok(locationYears.length > 0);
+      assert.equal(
+        Number(await page.getAttribute("#location-trend", "data-points")),
+        locationYears.length,
+      );
+      assert.equal(
+        await page.locator("#location-trend circle.point").count(),
+        locationYears.length,
+      );
+      // The summaries are one request each, never rows: the map's and table's, the selection's trend, the location's.
+      const applied = requests.filter((request) => request.includes("$apply="));
+      assert.equal(applied.length, 3, applied.join("\n"));
+      assert.equal(
+        applied.filter((request) =>
+          new URL(request).searchParams.get("$apply")?.includes(`LocationId eq ${id}`)
+        ).length,
+        1,
+      );
+      await saveScreenshot(page, "explorer-summary-desktop");
+      assert.deepEqual(foreignRequests(requests, url), []);
+      assert.deepEqual([...new Set(traffic.statuses)], [200]);
+      assert.equal(traffic.mostInFlight(), 1);
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   it("on a 390-px phone: labels of 11 px and more, every column of the table in reach, the map's layers under its locations", async () => {
     const context = await browser.newContext({
       viewport: VIEWPORTS.phone,
@@ -591,6 +823,7 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
           "/explorer/query.js",
           "/explorer/map.js",
           "/explorer/plot.js",
+          "/explorer/summary.js",
           "/explorer/api_client.js",
         ];
         const m = Object.assign(
@@ -624,6 +857,21 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
           }),
           one: m["buildFilter"]!({ ...none, characteristic: "pH" }, 7),
           nothing: m["buildFilter"]!({ ...none, from: "2019-1-1" }),
+          summaryOfAll: m["summaryApply"]!(none),
+          trendOfOne: m["trendApply"]!({ ...none, characteristic: "pH" }, 7),
+          colours: [[1, 1, 3], [3, 1, 3], [2, 1, 3], [1.5, 1, 3], [5, 5, 5], [9, 1, 3]].map((
+            [value, low, high],
+          ) => m["meanColour"]!(value, low, high)),
+          summaryCsv: m["summaryCsv"]!([{
+            DOI: "10.25976/ab-1",
+            dataset: 'Lakes, "big"',
+            LocationId: 7,
+            location: "A",
+            Count: 2,
+            Mean: 7.123456789,
+            Low: 1,
+            High: null,
+          }]),
           query: m["queryString"]!([["$filter", "Name eq 'a b'"], ["$select", "Id,Name"], [
             "$top",
             "",
@@ -755,6 +1003,14 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
           "DOI eq '10.25976/ab-1' and RegionId eq 'hub.atlantic' and CharacteristicName eq 'Temperature, water' and ActivityStartDate ge 2019-01-01 and ActivityStartDate le 2019-12-31",
         one: "LocationId eq 7 and CharacteristicName eq 'pH'",
         nothing: "",
+        summaryOfAll:
+          "filter(ResultValue ne null)/groupby((DOI,LocationId), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High))",
+        trendOfOne:
+          "filter(LocationId eq 7 and CharacteristicName eq 'pH' and ResultValue ne null)/compute(year(ActivityStartDate) as Year)/groupby((Year), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High))",
+        // The palette's ends and middle; a quarter of the way, between its first two colours; all equal, the middle; beyond, the end.
+        colours: ["#440154", "#fde725", "#21918c", "#3b528b", "#21918c", "#fde725"],
+        summaryCsv:
+          'DOI,Dataset,LocationId,Location,Count,Mean,Min,Max\r\n10.25976/ab-1,"Lakes, ""big""",7,A,2,7.12346,1,\r\n',
         query: "?$filter=Name%20eq%20%27a%20b%27&$select=Id,Name",
         shell: "'it'\\''s'",
         same: "/v1/odata/v4/Locations?$skiptoken=Id:9",

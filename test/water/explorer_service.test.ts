@@ -82,7 +82,7 @@ describe("createExplorerService()", () => {
     }
     const files = [
       ["explorer.css", "text/css"],
-      ...["explorer", "query", "map", "drawing", "plot", "table", "api_client"].map((
+      ...["explorer", "query", "map", "drawing", "plot", "table", "summary", "api_client"].map((
         module,
       ) => [`${module}.js`, "text/javascript"]),
     ] as const;
@@ -97,6 +97,12 @@ describe("createExplorerService()", () => {
         await callHandler(service.handler, makeRequest({ path: "/explorer/query.js" })),
       ),
       /^export function buildFilter\(/m,
+    );
+    assert.match(
+      await bodyText(
+        await callHandler(service.handler, makeRequest({ path: "/explorer/summary.js" })),
+      ),
+      /^export function summaryApply\(/m,
     );
     assert.match(
       await bodyText(

@@ -7,7 +7,8 @@
 // client: one request at a time, paced by the key's rate limit as the API's
 // RateLimit headers tell it (and waiting out a 429 as Retry-After says).
 // Its parts are modules of their own, served beside it: the query (filters,
-// URLs, rows), the map, the plot, the table and their drawing helpers.
+// URLs, rows), the map, the plot, the table, the summaries (`$apply`) and
+// their drawing helpers.
 
 import { ApiError, createApiClient } from "../../web/browser/api_client.browser.ts";
 import type { Drawing } from "./drawing.browser.ts";
@@ -39,6 +40,18 @@ import {
   type QueryParams,
   type Selection,
 } from "./query.browser.ts";
+import {
+  drawSummaryTable,
+  meanColour,
+  summaryApply,
+  summaryCsv,
+  summaryNumber,
+  type SummaryRow,
+  type SummaryTableRow,
+  summaryTitle,
+  trendApply,
+  type TrendRow,
+} from "./summary.browser.ts";
 import { formatNumber as format, ObservationTable } from "./table.browser.ts";
 
 const KEY_STORAGE = "tributary.explorer.key";
@@ -83,6 +96,22 @@ const ui = {
   series: byId("series", SVGSVGElement),
   seriesDescription: byId("series-description", SVGDescElement),
   seriesNote: byId("series-note", HTMLElement),
+  mapLegend: byId("map-legend", HTMLElement),
+  legendWhat: byId("legend-what", HTMLElement),
+  legendLow: byId("legend-low", HTMLOutputElement),
+  legendHigh: byId("legend-high", HTMLOutputElement),
+  trend: byId("trend", SVGSVGElement),
+  trendDescription: byId("trend-description", SVGDescElement),
+  trendNote: byId("trend-note", HTMLElement),
+  locationTrend: byId("location-trend", SVGSVGElement),
+  locationTrendDescription: byId("location-trend-description", SVGDescElement),
+  locationTrendNote: byId("location-trend-note", HTMLElement),
+  summaryNote: byId("summary-note", HTMLElement),
+  summaryRows: byId("summary-rows", HTMLTableSectionElement),
+  summaryCsv: byId("summary-csv", HTMLAnchorElement),
+  applyUrl: byId("apply-url", HTMLElement),
+  applyCurl: byId("apply-curl", HTMLElement),
+  trendUrl: byId("trend-url", HTMLElement),
   rows: byId("observation-rows", HTMLTableSectionElement),
   previous: byId("previous", HTMLButtonElement),
   next: byId("next", HTMLButtonElement),
@@ -101,6 +130,11 @@ const apiBase = meta("explorer:api");
 const tileTemplate = meta("explorer:tiles");
 const map: Drawing = { svg: ui.map, description: ui.mapDescription };
 const plot: Drawing = { svg: ui.series, description: ui.seriesDescription };
+const trendPlot: Drawing = { svg: ui.trend, description: ui.trendDescription };
+const locationTrendPlot: Drawing = {
+  svg: ui.locationTrend,
+  description: ui.locationTrendDescription,
+};
 
 let key = sessionStorage.getItem(KEY_STORAGE) ?? "";
 let datasets: Dataset[] = [];
@@ -116,6 +150,12 @@ let located = false;
 let basemap: BasemapLayer[] = [];
 /** The series on the plot, to draw again at another width. */
 let plotted: Series | undefined;
+/** The shown selection's summary per location (its `$apply`), empty without a characteristic. */
+let summaries = new Map<number, SummaryRow>();
+/** The trends on their plots (the selection's, the chosen location's), to draw again at another width. */
+const trends = new Map<SVGSVGElement, Series>();
+/** The object URL of the summary's CSV, revoked when another takes its place. */
+let summaryCsvUrl: string | undefined;
 /** The width each drawing was last drawn at. */
 const drawnWidths = new Map<SVGSVGElement, number>();
 
@@ -257,6 +297,13 @@ async function show(selection: Selection): Promise<void> {
   const filter = buildFilter(selection);
   shown = { selection, filter, controller };
   delete document.body.dataset["shown"];
+  delete document.body.dataset["summarised"];
+  summaries = new Map();
+  clearSummary(
+    selection.characteristic === ""
+      ? "Pick a characteristic for its readings, mean and range at each location."
+      : `Summarising ${selection.characteristic}…`,
+  );
   writeHash(selection);
   showApi(filter);
   showCitations(selection.dataset);
@@ -299,6 +346,8 @@ async function show(selection: Selection): Promise<void> {
       rendered = true;
       performance.mark("explorer:first-render");
     }
+    await summarise(selection, controller.signal);
+    document.body.dataset["summarised"] = filter;
     await plotSeries();
   } catch (error) {
     failed(error);
@@ -306,6 +355,16 @@ async function show(selection: Selection): Promise<void> {
 }
 
 // --- The API box and the citations ------------------------------------------------
+
+/** The path of a selection's summary per dataset and location. */
+function summaryPath(selection: Selection): string {
+  return collectionPath(apiBase, "Observations", [["$apply", summaryApply(selection)]]);
+}
+
+/** The path of a selection's yearly trend (of one location's, when given). */
+function trendPath(selection: Selection, locationId?: number): string {
+  return collectionPath(apiBase, "Observations", [["$apply", trendApply(selection, locationId)]]);
+}
 
 function showApi(filter: string): void {
   const url = `${location.origin}${
@@ -319,6 +378,17 @@ function showApi(filter: string): void {
   ui.csvCurl.textContent = `${
     curlCommand(`${location.origin}${csvPath(filter)}`, key)
   } > records.csv`;
+  const selection = shown?.selection;
+  if (selection === undefined || selection.characteristic === "") {
+    ui.applyUrl.textContent = "Pick a characteristic: its summary's URL shows here.";
+    ui.applyCurl.textContent = "";
+    ui.trendUrl.textContent = "";
+    return;
+  }
+  const summaryUrl = `${location.origin}${summaryPath(selection)}`;
+  ui.applyUrl.textContent = summaryUrl;
+  ui.applyCurl.textContent = curlCommand(summaryUrl, key);
+  ui.trendUrl.textContent = `${location.origin}${trendPath(selection)}`;
 }
 
 function csvPath(filter: string): string {
@@ -381,10 +451,23 @@ async function loadBasemap(): Promise<void> {
 }
 
 function showMap(): void {
+  const meanRange = rangeOfMeans();
   const places: MapPlace[] = [];
   for (const row of locations.values()) {
     const at = coordinates(row);
-    if (at !== undefined) places.push({ id: row.Id, name: row.Name, ...at });
+    if (at === undefined) continue;
+    const summary = summaries.get(row.Id);
+    places.push(
+      summary?.Mean === null || summary?.Mean === undefined
+        ? { id: row.Id, name: row.Name, ...at }
+        : {
+          id: row.Id,
+          name: row.Name,
+          ...at,
+          fill: meanColour(summary.Mean, meanRange.low, meanRange.high),
+          title: summaryTitle(row.Name, row.Id, summary),
+        },
+    );
   }
   const selected = ui.seriesLocation.value === "" ? undefined : Number(ui.seriesLocation.value);
   // Tiles only for a selection's view: the view before one (Canada) would ask a tile server for tiles shown a moment.
@@ -470,6 +553,13 @@ async function plotSeries(): Promise<void> {
       (units.size === 0 ? "" : ` (${[...units].join(", ")})`) +
       (left > 0 ? `; ${format(left)} without a value are left out` : "") +
       (complete ? "." : "; only the first ones are drawn.");
+    const trend = await getAll<TrendRow>(trendPath(selection, id), controller.signal);
+    showTrend(
+      locationTrendPlot,
+      ui.locationTrendNote,
+      trend.rows,
+      `${selection.characteristic} at ${place.Name}`,
+    );
   } catch (error) {
     if (!(error instanceof DOMException && error.name === "AbortError")) {
       noSeries(`Cannot load the series: ${error instanceof Error ? error.message : String(error)}`);
@@ -481,11 +571,115 @@ function noSeries(note: string): void {
   plotted = undefined;
   clearSeries(plot);
   ui.seriesNote.textContent = note;
+  clearTrend(
+    locationTrendPlot,
+    ui.locationTrendNote,
+    "Pick a location too for its own yearly mean.",
+  );
 }
 
 function showSeries(series: Series): void {
   plotted = series;
   drawnWidths.set(ui.series, drawSeries(plot, series));
+}
+
+// --- The summaries ($apply) ---------------------------------------------------------
+
+/** The lowest and highest mean of the locations summarised. */
+function rangeOfMeans(): { low: number; high: number } {
+  let low = Infinity, high = -Infinity;
+  for (const row of summaries.values()) {
+    if (row.Mean === null) continue;
+    low = Math.min(low, row.Mean);
+    high = Math.max(high, row.Mean);
+  }
+  return { low, high };
+}
+
+/** Empties the summaries (the legend, the table, its CSV, the selection's trend) and says why. */
+function clearSummary(note: string): void {
+  ui.mapLegend.hidden = true;
+  ui.summaryRows.replaceChildren();
+  ui.summaryNote.textContent = note;
+  ui.summaryCsv.hidden = true;
+  ui.summaryCsv.removeAttribute("href");
+  if (summaryCsvUrl !== undefined) URL.revokeObjectURL(summaryCsvUrl);
+  summaryCsvUrl = undefined;
+  clearTrend(
+    trendPlot,
+    ui.trendNote,
+    "Pick a characteristic to plot its yearly mean over the selection.",
+  );
+}
+
+/**
+ * Asks the API for a selection's summaries, one `$apply` request each: the
+ * mean, count and range per dataset and location (which colour the map and
+ * fill the table), then the yearly trend of the whole selection.
+ */
+async function summarise(selection: Selection, signal: AbortSignal): Promise<void> {
+  const name = selection.characteristic;
+  if (name === "") return;
+  const found = await getAll<SummaryRow>(summaryPath(selection), signal);
+  summaries = new Map(found.rows.map((row) => [row.LocationId, row]));
+  showMap();
+  const { low, high } = rangeOfMeans();
+  if (Number.isFinite(low)) {
+    ui.legendWhat.textContent = `Mean ${name} per location:`;
+    ui.legendLow.value = summaryNumber(low);
+    ui.legendHigh.value = summaryNumber(high);
+    ui.mapLegend.hidden = false;
+  }
+  const datasetNames = new Map(datasets.map((dataset) => [dataset.DOI, dataset.DatasetName]));
+  const rows: SummaryTableRow[] = found.rows.map((row) => ({
+    ...row,
+    dataset: datasetNames.get(row.DOI ?? "") ?? row.DOI ?? "",
+    location: locations.get(row.LocationId)?.Name ?? String(row.LocationId),
+  })).sort((a, b) =>
+    a.dataset.localeCompare(b.dataset) || a.location.localeCompare(b.location) ||
+    a.LocationId - b.LocationId
+  );
+  drawSummaryTable(ui.summaryRows, rows);
+  ui.summaryNote.textContent = `${format(rows.length)} locations with readings of ${name}` +
+    (found.complete ? "." : "; only the first ones are listed.");
+  if (summaryCsvUrl !== undefined) URL.revokeObjectURL(summaryCsvUrl);
+  summaryCsvUrl = URL.createObjectURL(new Blob([summaryCsv(rows)], { type: "text/csv" }));
+  ui.summaryCsv.href = summaryCsvUrl;
+  ui.summaryCsv.download = `${
+    ["summary", selection.dataset, selection.region, name].filter((part) => part !== "").join("-")
+      .replace(/[^\w.-]+/g, "_")
+  }.csv`;
+  ui.summaryCsv.hidden = rows.length === 0;
+  const trend = await getAll<TrendRow>(trendPath(selection), signal);
+  showTrend(trendPlot, ui.trendNote, trend.rows, `${name}, the whole selection`);
+}
+
+/** Draws a yearly trend (a point per year, at its first day) and says what it shows. */
+function showTrend(
+  drawing: Drawing,
+  note: HTMLElement,
+  rows: readonly TrendRow[],
+  title: string,
+): void {
+  const points: SeriesPoint[] = [];
+  let readings = 0;
+  for (const row of rows) {
+    if (row.Year === null || row.Mean === null) continue;
+    points.push({ time: Date.UTC(row.Year, 0, 1), value: row.Mean });
+    readings += row.Count;
+  }
+  const series: Series = { points, units: [], title: `mean ${title}`, noun: "yearly means" };
+  trends.set(drawing.svg, series);
+  drawnWidths.set(drawing.svg, drawSeries(drawing, series));
+  note.textContent = points.length === 0
+    ? `No readings of ${title}.`
+    : `Mean of ${title}, per year: ${format(points.length)} years, ${format(readings)} readings.`;
+}
+
+function clearTrend(drawing: Drawing, note: HTMLElement, text: string): void {
+  trends.delete(drawing.svg);
+  clearSeries(drawing);
+  note.textContent = text;
 }
 
 /** Draws the map and the plot again when their width on the page changes (a turned phone, a resized window). */
@@ -504,10 +698,20 @@ function redrawOnResize(): void {
       if (plotted !== undefined && !ui.series.hasAttribute("hidden") && changed(ui.series)) {
         showSeries(plotted);
       }
+      for (const [element, series] of trends) {
+        if (!element.hasAttribute("hidden") && changed(element)) {
+          const description = element === ui.trend
+            ? ui.trendDescription
+            : ui.locationTrendDescription;
+          drawnWidths.set(element, drawSeries({ svg: element, description }, series));
+        }
+      }
     });
   });
   observer.observe(ui.map);
   observer.observe(ui.series);
+  observer.observe(ui.trend);
+  observer.observe(ui.locationTrend);
 }
 
 // --- Characteristic suggestions, copying and the CSV download ---------------------------

@@ -454,6 +454,10 @@ export interface MapPlace {
   readonly name: string;
   readonly longitude: number;
   readonly latitude: number;
+  /** Its colour (`#rrggbb`, e.g. of its mean), in place of the page's; none for the page's. */
+  readonly fill?: string;
+  /** Its tooltip, in place of its name and id. */
+  readonly title?: string;
 }
 
 /** What the map shows. */
@@ -473,7 +477,8 @@ export interface MapScene {
 /**
  * Draws the map at its width on the page: the sea, the basemap, the tiles,
  * the graticule with its labels (where they fit whole) and the locations
- * (a `circle.location` each, with its id in `data-id`), in that order, the
+ * (a `circle.location` each, with its id in `data-id`, its colour in `fill`
+ * when it has one, its tooltip in a `title`), in that order, the
  * last on top; its description says what is drawn.
  * @param map the drawing
  * @param scene what to draw
@@ -546,8 +551,9 @@ export function drawMap(map: Drawing, scene: MapScene): number {
       r: 6,
       class: place.id === scene.selected ? "location selected" : "location",
       "data-id": place.id,
+      ...(place.fill === undefined ? {} : { fill: place.fill }),
     });
-    dot.append(svg("title", {}, `${place.name} (location ${place.id})`));
+    dot.append(svg("title", {}, place.title ?? `${place.name} (location ${place.id})`));
     dots.append(dot);
   }
   layers.push(dots);

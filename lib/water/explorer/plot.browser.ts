@@ -191,6 +191,11 @@ export interface Series {
   readonly points: readonly SeriesPoint[];
   readonly units: readonly string[];
   readonly title: string;
+  /**
+   * What its points are, in the description (e.g. `yearly means`).
+   * @default {"readings"}
+   */
+  readonly noun?: string;
 }
 
 /**
@@ -204,6 +209,7 @@ export interface Series {
  */
 export function drawSeries(plot: Drawing, series: Series): number {
   const { points, units, title } = series;
+  const noun = series.noun ?? "readings";
   // Shown first, so that its width on the page can be read.
   plot.svg.removeAttribute("hidden");
   const size = drawingSize(plot.svg, PLOT_SHAPE);
@@ -257,8 +263,8 @@ export function drawSeries(plot: Drawing, series: Series): number {
   }
   parts.push(dots);
   plot.description.textContent = points.length === 0
-    ? `No readings of ${title}.`
-    : `${points.length} readings of ${title}, from ${layout.min} to ${layout.max}${
+    ? `No ${noun} of ${title}.`
+    : `${points.length} ${noun} of ${title}, from ${layout.min} to ${layout.max}${
       units.length === 1 ? ` ${units[0]}` : ""
     }.`;
   plot.svg.replaceChildren(plot.description, ...parts);

@@ -20,7 +20,7 @@ export interface ExplorerServiceOptions {
 /**
  * Where the page's files are served (and the page again): `/explorer/explorer.css`,
  * its modules `/explorer/explorer.js` (the page's), `query.js`, `map.js`,
- * `drawing.js`, `plot.js`, `table.js` and the shared `api_client.js`, and
+ * `drawing.js`, `plot.js`, `table.js`, `summary.js` and the shared `api_client.js`, and
  * `/explorer/basemap.json`.
  */
 const PAGE_PATH = "/explorer";
@@ -60,8 +60,10 @@ const REGION_NAMES: Readonly<Record<RegionId, string>> = {
  * the water-data API with the user's key: datasets, regions,
  * characteristics and dates to pick; the locations on a map drawn in SVG
  * over land, lakes, rivers and borders of Natural Earth (`/explorer/basemap.json`,
- * drawn offline; a tile server's tiles over them when one is configured); a time series; a
- * paged table; the API URL and curl command; a CSV download; citations and
+ * drawn offline; a tile server's tiles over them when one is configured), coloured by
+ * each location's mean of the chosen characteristic; a time series; yearly
+ * trends; a paged table; a summary per dataset and location with its CSV (the
+ * summaries from the API's `$apply`); the API URLs and curl commands; a CSV download; citations and
  * licences. The tile server's origin (`MAP_TILE_URL`) joins the policy's
  * `img-src` and `connect-src`. Any other path under `/` that no other
  * service serves answers 404.
