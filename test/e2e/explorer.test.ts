@@ -245,6 +245,17 @@ async function summarisedFilter(page: Page, filter: string): Promise<void> {
 const SUMMARY_APPLY =
   `filter(${FILTER} and ResultValue ne null)/groupby((DOI,LocationId), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High))`;
 
+/** The test's own `$apply` of a summary per dataset. */
+const DATASET_SUMMARY_APPLY =
+  `filter(${FILTER} and ResultValue ne null)/groupby((DOI), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High))`;
+
+/** A CSV line's fields (RFC 4180: a quoted field may hold commas and doubled quotes). */
+function csvCells(line: string): string[] {
+  return [...line.matchAll(/(?:^|,)(?:"((?:[^"]|"")*)"|([^,]*))/g)].map((match) =>
+    match[1] === undefined ? match[2]! : match[1].replaceAll('""', '"')
+  );
+}
+
 /** A row of a summary's answer. */
 interface SummaryAnswer {
   readonly DOI: string;
@@ -676,24 +687,34 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
         new RegExp(`^${years.length} yearly means of mean pH, the whole selection`),
       );
 
-      // The summary table: a row per location of a dataset, as the API counted and averaged.
+      // The summary table: each dataset's row, then its locations', as the API counted and averaged.
+      const perDataset = ((await (await api(
+        `Observations?$apply=${encodeURIComponent(DATASET_SUMMARY_APPLY)}`,
+      )).json()) as { value: Omit<SummaryAnswer, "LocationId">[] }).value;
+      assert.ok(perDataset.length > 1, `${perDataset.length} datasets summarised`);
       const tableRows = await page.locator("#summary-rows tr").evaluateAll((rows) =>
         rows.map((row) => ({
-          id: Number(row.getAttribute("data-location")),
+          doi: row.getAttribute("data-dataset"),
+          id: row.getAttribute("data-location"),
           cells: [...row.querySelectorAll("td")].map((cell) => cell.textContent),
         }))
       );
-      assert.equal(tableRows.length, summary.length);
+      assert.equal(tableRows.length, perDataset.length + summary.length);
       const datasets = new Map(
         ((await (await api("Metadata?$select=DOI,DatasetName")).json()) as {
           value: { DOI: string; DatasetName: string }[];
         }).value.map((row) => [row.DOI, row.DatasetName]),
       );
-      for (const { id, cells } of tableRows) {
-        const row = summary.find((candidate) => candidate.LocationId === id)!;
+      let under: string | undefined;
+      for (const { doi, id, cells } of tableRows) {
+        const row = doi === null
+          ? summary.find((candidate) => candidate.LocationId === Number(id))!
+          : perDataset.find((candidate) => candidate.DOI === doi)!;
+        if (doi !== null) under = doi;
+        assert.equal(row.DOI, under, "a location's row follows its dataset's");
         assert.deepEqual(cells, [
           datasets.get(row.DOI),
-          `${names.get(id)} (${id})`,
+          doi === null ? `${names.get(Number(id))} (${id})` : "All locations",
           String(row.Count),
           six(row.Mean),
           six(row.Low),
@@ -710,16 +731,26 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       assert.equal(download.suggestedFilename(), `summary-${REGION}-${CHARACTERISTIC}.csv`);
       const lines = (await readFile(await download.path(), "utf8")).split("\r\n");
       assert.equal(lines[0], "DOI,Dataset,LocationId,Location,Count,Mean,Min,Max");
-      assert.equal(lines.length, summary.length + 2, "a line per row, each ended");
+      assert.equal(lines.length, tableRows.length + 2, "a line per row, each ended");
       assert.equal(lines.at(-1), "");
-      const csvRows = lines.slice(1, -1).map((line) => line.split(","));
+      const csvRows = lines.slice(1, -1).map(csvCells);
       assert.deepEqual(
-        csvRows.map((cells) => Number(cells[2])).sort((a, b) => a - b),
+        csvRows.filter((cells) => cells[2] !== "").map((cells) => Number(cells[2])).sort((a, b) =>
+          a - b
+        ),
         summary.map((row) => row.LocationId).sort((a, b) => a - b),
       );
       for (const cells of csvRows) {
-        const row = summary.find((candidate) => candidate.LocationId === Number(cells[2]))!;
-        assert.deepEqual(cells.slice(-4), [row.Count, row.Mean, row.Low, row.High].map(six));
+        const row = cells[2] === ""
+          ? perDataset.find((candidate) => candidate.DOI === cells[0])!
+          : summary.find((candidate) => candidate.LocationId === Number(cells[2]))!;
+        // Each field but the id (by which the row was found).
+        assert.deepEqual(cells.toSpliced(2, 1), [
+          row.DOI,
+          datasets.get(row.DOI),
+          cells[2] === "" ? "All locations" : names.get(Number(cells[2])),
+          ...[row.Count, row.Mean, row.Low, row.High].map(six),
+        ]);
       }
       assert.ok(
         requests.slice(asked).every((request) => request.startsWith("blob:")),
@@ -741,9 +772,9 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
         await page.locator("#location-trend circle.point").count(),
         locationYears.length,
       );
-      // The summaries are one request each, never rows: the map's and table's, the selection's trend, the location's.
+      // The summaries are one request each, never rows: per location, per dataset, the selection's trend, the location's.
       const applied = requests.filter((request) => request.includes("$apply="));
-      assert.equal(applied.length, 3, applied.join("\n"));
+      assert.equal(applied.length, 4, applied.join("\n"));
       assert.equal(
         applied.filter((request) =>
           new URL(request).searchParams.get("$apply")?.includes(`LocationId eq ${id}`)
@@ -751,6 +782,25 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
         1,
       );
       await saveScreenshot(page, "explorer-summary-desktop");
+      // Narrowed to a phone's width, the trends are drawn again at it, their labels as large.
+      await page.setViewportSize(VIEWPORTS.phone);
+      await page.waitForFunction(() =>
+        ["#trend", "#location-trend"].every((selector) => {
+          const plot = (globalThis as unknown as PageGlobals).document.querySelector(
+            selector,
+          ) as unknown as DrawingGlobals;
+          return plot.getAttribute("viewBox")?.split(" ")[2] ===
+            String(Math.round(plot.getBoundingClientRect().width));
+        })
+      );
+      const labels = await page.evaluate<number[]>(
+        `[...document.querySelectorAll("#trend text, #location-trend text")].map((text) => parseFloat(getComputedStyle(text).fontSize) * text.getScreenCTM().a)`,
+      );
+      assert.ok(labels.length > 0 && Math.min(...labels) >= 11, JSON.stringify(labels));
+      assert.ok(
+        await page.evaluate<boolean>(`document.documentElement.scrollWidth <= window.innerWidth`),
+        "no horizontal scroll of the page",
+      );
       assert.deepEqual(foreignRequests(requests, url), []);
       assert.deepEqual([...new Set(traffic.statuses)], [200]);
       assert.equal(traffic.mostInFlight(), 1);
@@ -858,11 +908,39 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
           one: m["buildFilter"]!({ ...none, characteristic: "pH" }, 7),
           nothing: m["buildFilter"]!({ ...none, from: "2019-1-1" }),
           summaryOfAll: m["summaryApply"]!(none),
+          perDataset: m["datasetSummaryApply"]!({ ...none, region: "hub.atlantic" }),
+          table: (m["summaryTable"]!(
+            [{ DOI: "b", Count: 3, Mean: 2, Low: 1, High: 3 }, {
+              DOI: "a",
+              Count: 1,
+              Mean: 5,
+              Low: 5,
+              High: 5,
+            }],
+            [
+              { DOI: "b", LocationId: 9, Count: 1, Mean: 1, Low: 1, High: 1 },
+              { DOI: "a", LocationId: 4, Count: 1, Mean: 5, Low: 5, High: 5 },
+              { DOI: "b", LocationId: 2, Count: 2, Mean: 2.5, Low: 2, High: 3 },
+            ],
+            (doi: string) => `Dataset ${doi.toUpperCase()}`,
+            (id: number) => (id === 9 ? "Bay" : "Cove"),
+          ) as { DOI: string; LocationId: number | null; location: string }[]).map((row) =>
+            `${row.DOI}:${row.LocationId ?? "-"}:${row.location}`
+          ),
           trendOfOne: m["trendApply"]!({ ...none, characteristic: "pH" }, 7),
           colours: [[1, 1, 3], [3, 1, 3], [2, 1, 3], [1.5, 1, 3], [5, 5, 5], [9, 1, 3]].map((
             [value, low, high],
           ) => m["meanColour"]!(value, low, high)),
           summaryCsv: m["summaryCsv"]!([{
+            DOI: "10.25976/ab-1",
+            dataset: "Lakes",
+            LocationId: null,
+            location: "All locations",
+            Count: 2,
+            Mean: 7,
+            Low: 1,
+            High: null,
+          }, {
             DOI: "10.25976/ab-1",
             dataset: 'Lakes, "big"',
             LocationId: 7,
@@ -1009,8 +1087,12 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
           "filter(LocationId eq 7 and CharacteristicName eq 'pH' and ResultValue ne null)/compute(year(ActivityStartDate) as Year)/groupby((Year), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High))",
         // The palette's ends and middle; a quarter of the way, between its first two colours; all equal, the middle; beyond, the end.
         colours: ["#440154", "#fde725", "#21918c", "#3b528b", "#21918c", "#fde725"],
+        perDataset:
+          "filter(RegionId eq 'hub.atlantic' and ResultValue ne null)/groupby((DOI), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High))",
+        // Each dataset's row (by name), then its locations' (by name, then id).
+        table: ["a:-:All locations", "a:4:Cove", "b:-:All locations", "b:9:Bay", "b:2:Cove"],
         summaryCsv:
-          'DOI,Dataset,LocationId,Location,Count,Mean,Min,Max\r\n10.25976/ab-1,"Lakes, ""big""",7,A,2,7.12346,1,\r\n',
+          'DOI,Dataset,LocationId,Location,Count,Mean,Min,Max\r\n10.25976/ab-1,Lakes,,All locations,2,7,1,\r\n10.25976/ab-1,"Lakes, ""big""",7,A,2,7.12346,1,\r\n',
         query: "?$filter=Name%20eq%20%27a%20b%27&$select=Id,Name",
         shell: "'it'\\''s'",
         same: "/v1/odata/v4/Locations?$skiptoken=Id:9",

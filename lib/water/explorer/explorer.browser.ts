@@ -41,13 +41,15 @@ import {
   type Selection,
 } from "./query.browser.ts";
 import {
+  datasetSummaryApply,
+  type DatasetSummaryRow,
   drawSummaryTable,
   meanColour,
   summaryApply,
   summaryCsv,
   summaryNumber,
   type SummaryRow,
-  type SummaryTableRow,
+  summaryTable,
   summaryTitle,
   trendApply,
   type TrendRow,
@@ -361,6 +363,11 @@ function summaryPath(selection: Selection): string {
   return collectionPath(apiBase, "Observations", [["$apply", summaryApply(selection)]]);
 }
 
+/** The path of a selection's summary per dataset. */
+function datasetSummaryPath(selection: Selection): string {
+  return collectionPath(apiBase, "Observations", [["$apply", datasetSummaryApply(selection)]]);
+}
+
 /** The path of a selection's yearly trend (of one location's, when given). */
 function trendPath(selection: Selection, locationId?: number): string {
   return collectionPath(apiBase, "Observations", [["$apply", trendApply(selection, locationId)]]);
@@ -615,7 +622,8 @@ function clearSummary(note: string): void {
 /**
  * Asks the API for a selection's summaries, one `$apply` request each: the
  * mean, count and range per dataset and location (which colour the map and
- * fill the table), then the yearly trend of the whole selection.
+ * fill the table), per dataset (the table's dataset rows), then the yearly
+ * trend of the whole selection.
  */
 async function summarise(selection: Selection, signal: AbortSignal): Promise<void> {
   const name = selection.characteristic;
@@ -630,18 +638,18 @@ async function summarise(selection: Selection, signal: AbortSignal): Promise<voi
     ui.legendHigh.value = summaryNumber(high);
     ui.mapLegend.hidden = false;
   }
-  const datasetNames = new Map(datasets.map((dataset) => [dataset.DOI, dataset.DatasetName]));
-  const rows: SummaryTableRow[] = found.rows.map((row) => ({
-    ...row,
-    dataset: datasetNames.get(row.DOI ?? "") ?? row.DOI ?? "",
-    location: locations.get(row.LocationId)?.Name ?? String(row.LocationId),
-  })).sort((a, b) =>
-    a.dataset.localeCompare(b.dataset) || a.location.localeCompare(b.location) ||
-    a.LocationId - b.LocationId
+  const perDataset = await getAll<DatasetSummaryRow>(datasetSummaryPath(selection), signal);
+  const names = new Map(datasets.map((dataset) => [dataset.DOI, dataset.DatasetName]));
+  const rows = summaryTable(
+    perDataset.rows,
+    found.rows,
+    (doi) => names.get(doi) ?? doi,
+    (id) => locations.get(id)?.Name ?? String(id),
   );
   drawSummaryTable(ui.summaryRows, rows);
-  ui.summaryNote.textContent = `${format(rows.length)} locations with readings of ${name}` +
-    (found.complete ? "." : "; only the first ones are listed.");
+  ui.summaryNote.textContent = `${format(perDataset.rows.length)} datasets, ${
+    format(found.rows.length)
+  } locations with readings of ${name}${found.complete ? "" : " (only the first are listed)"}.`;
   if (summaryCsvUrl !== undefined) URL.revokeObjectURL(summaryCsvUrl);
   summaryCsvUrl = URL.createObjectURL(new Blob([summaryCsv(rows)], { type: "text/csv" }));
   ui.summaryCsv.href = summaryCsvUrl;

@@ -26,6 +26,15 @@ export function summaryApply(selection: Selection): string {
 }
 
 /**
+ * The `$apply` of a selection's summary per dataset: one row per `DOI`, its
+ * aggregates those of {@linkcode summaryApply}.
+ * @param selection what the user picked
+ */
+export function datasetSummaryApply(selection: Selection): string {
+  return `${applyFilter(selection)}groupby((DOI), ${AGGREGATES})`;
+}
+
+/**
  * The `$apply` of a selection's yearly trend (of one location's, when given):
  * one row per `Year` of `ActivityStartDate` with `Count`, `Mean`, `Low` and `High`.
  * @param selection what the user picked
@@ -45,9 +54,13 @@ export interface Aggregates {
   readonly High: number | null;
 }
 
-/** A row of {@linkcode summaryApply}'s answer. */
-export interface SummaryRow extends Aggregates {
+/** A row of {@linkcode datasetSummaryApply}'s answer. */
+export interface DatasetSummaryRow extends Aggregates {
   readonly DOI: string | null;
+}
+
+/** A row of {@linkcode summaryApply}'s answer. */
+export interface SummaryRow extends DatasetSummaryRow {
   readonly LocationId: number;
 }
 
@@ -105,10 +118,48 @@ export function summaryTitle(name: string, id: number, row: Aggregates): string 
   }, range ${summaryNumber(row.Low)}–${summaryNumber(row.High)}`;
 }
 
-/** A row of the summary table: a location of a dataset, named. */
-export interface SummaryTableRow extends SummaryRow {
+/** A row of the summary table: a dataset's (no `LocationId`), or a location's of a dataset, named. */
+export interface SummaryTableRow extends DatasetSummaryRow {
+  readonly LocationId: number | null;
   readonly dataset: string;
   readonly location: string;
+}
+
+/** The location of a dataset's own row of the summary table. */
+export const ALL_LOCATIONS = "All locations";
+
+/**
+ * The summary table's rows: each dataset's (by name), then its locations' (by
+ * name, then id); a location whose dataset has no row of its own still listed.
+ * @param datasets the rows of {@linkcode datasetSummaryApply}
+ * @param places the rows of {@linkcode summaryApply}
+ * @param datasetName a dataset's name, by DOI
+ * @param locationName a location's name, by id
+ */
+export function summaryTable(
+  datasets: readonly DatasetSummaryRow[],
+  places: readonly SummaryRow[],
+  datasetName: (doi: string) => string,
+  locationName: (id: number) => string,
+): SummaryTableRow[] {
+  const named = (doi: string | null): string => doi === null ? "" : datasetName(doi);
+  const own: SummaryTableRow[] = datasets.map((row) => ({
+    ...row,
+    LocationId: null,
+    dataset: named(row.DOI),
+    location: ALL_LOCATIONS,
+  }));
+  const located: SummaryTableRow[] = places.map((row) => ({
+    ...row,
+    dataset: named(row.DOI),
+    location: locationName(row.LocationId),
+  }));
+  // A dataset's row first, then its locations: the dataset's own row sorts as if before any id.
+  return [...own, ...located].sort((a, b) =>
+    a.dataset.localeCompare(b.dataset) || (a.DOI ?? "").localeCompare(b.DOI ?? "") ||
+    Number(a.LocationId !== null) - Number(b.LocationId !== null) ||
+    a.location.localeCompare(b.location) || (a.LocationId ?? 0) - (b.LocationId ?? 0)
+  );
 }
 
 /** The summary table's columns, as its CSV names them. */
@@ -139,7 +190,7 @@ export function summaryCsv(rows: readonly SummaryTableRow[]): string {
       [
         row.DOI ?? "",
         row.dataset,
-        String(row.LocationId),
+        row.LocationId === null ? "" : String(row.LocationId),
         row.location,
         String(row.Count),
         summaryNumber(row.Mean),
@@ -152,8 +203,9 @@ export function summaryCsv(rows: readonly SummaryTableRow[]): string {
 }
 
 /**
- * Fills the summary table's body: a row per location of a dataset, the
- * numbers in their own right-aligned cells.
+ * Fills the summary table's body: a row per dataset (`tr.dataset`, with its
+ * DOI in `data-dataset`), then per location of it (its id in
+ * `data-location`), the numbers in their own right-aligned cells.
  * @param body the table's body
  * @param rows its rows
  */
@@ -163,10 +215,15 @@ export function drawSummaryTable(
 ): void {
   body.replaceChildren(...rows.map((row) => {
     const tr = document.createElement("tr");
-    tr.dataset["location"] = String(row.LocationId);
+    if (row.LocationId === null) {
+      tr.className = "dataset";
+      tr.dataset["dataset"] = row.DOI ?? "";
+    } else {
+      tr.dataset["location"] = String(row.LocationId);
+    }
     const cells = [
       row.dataset,
-      `${row.location} (${row.LocationId})`,
+      row.LocationId === null ? row.location : `${row.location} (${row.LocationId})`,
       String(row.Count),
       summaryNumber(row.Mean),
       summaryNumber(row.Low),
