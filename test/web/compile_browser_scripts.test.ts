@@ -28,6 +28,7 @@ const MODULES = [
   "water/explorer/map.browser.js",
   "water/explorer/plot.browser.js",
   "water/explorer/query.browser.js",
+  "water/explorer/summary.browser.js",
   "water/explorer/table.browser.js",
   "web/browser/api_client.browser.js",
 ];

@@ -236,6 +236,7 @@ describe("pageLoader()", () => {
       "drawing.js",
       "plot.js",
       "table.js",
+      "summary.js",
       "api_client.js",
     ];
     for (let round = 0; round < 5; round++) {
