@@ -1163,6 +1163,55 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
     }
   });
 
+  it("shows no summary, and why, when the API refuses one of its $apply requests, and the rest of the page as ever", async () => {
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    try {
+      const page = await context.newPage();
+      // The summary per dataset is refused as the API refuses a bad $apply; the one per location (asked before it) goes through.
+      let refused = 0;
+      await page.route(
+        (target) =>
+          target.pathname === `${API}/Observations` &&
+          (target.searchParams.get("$apply") ?? "").includes("groupby((DOI),"),
+        async (route) => {
+          refused++;
+          await route.fulfill({
+            status: 400,
+            headers: { "content-type": "application/json" },
+            body:
+              '{"error":{"code":"ERR_ODATA_UNSUPPORTED","message":"Cannot apply this (the test refuses it)"}}',
+          });
+        },
+      );
+      await page.addInitScript(GIVE_KEY);
+      await page.goto(`${url}/#region=${REGION}&characteristic=${CHARACTERISTIC}`);
+      await summarisedFilter(page, FILTER);
+      assert.equal(refused, 1);
+      assert.equal(
+        await page.textContent("#summary-note"),
+        "Cannot summarise pH: Cannot apply this (the test refuses it)",
+      );
+      // No half summary: no colour on the map, no legend, no rows, no CSV link, no trend.
+      assert.equal(await page.locator("#map circle.location[fill]").count(), 0);
+      assert.ok(await page.locator("#map circle.location").count() > 1);
+      assert.equal(await page.isVisible("#map-legend"), false);
+      assert.equal(await page.locator("#summary-rows tr").count(), 0);
+      assert.equal(await page.isVisible("#summary-csv"), false);
+      assert.equal(await page.isVisible("#trend"), false);
+      // The status and the series are as ever.
+      assert.equal(
+        await page.textContent("#status"),
+        `${await page.textContent("#count")} observations at ${await page.textContent(
+          "#location-count",
+        )} locations.`,
+      );
+      await page.locator("#map circle.location").last().click();
+      await page.waitForSelector("#series[data-points]");
+    } finally {
+      await context.close();
+    }
+  });
+
   it("asks again for a key the API refuses", async () => {
     const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
     try {

@@ -102,11 +102,7 @@ const ui = {
   legendWhat: byId("legend-what", HTMLElement),
   legendLow: byId("legend-low", HTMLOutputElement),
   legendHigh: byId("legend-high", HTMLOutputElement),
-  trend: byId("trend", SVGSVGElement),
-  trendDescription: byId("trend-description", SVGDescElement),
   trendNote: byId("trend-note", HTMLElement),
-  locationTrend: byId("location-trend", SVGSVGElement),
-  locationTrendDescription: byId("location-trend-description", SVGDescElement),
   locationTrendNote: byId("location-trend-note", HTMLElement),
   summaryNote: byId("summary-note", HTMLElement),
   summaryRows: byId("summary-rows", HTMLTableSectionElement),
@@ -132,11 +128,10 @@ const apiBase = meta("explorer:api");
 const tileTemplate = meta("explorer:tiles");
 const map: Drawing = { svg: ui.map, description: ui.mapDescription };
 const plot: Drawing = { svg: ui.series, description: ui.seriesDescription };
-const trendPlot: Drawing = { svg: ui.trend, description: ui.trendDescription };
-const locationTrendPlot: Drawing = {
-  svg: ui.locationTrend,
-  description: ui.locationTrendDescription,
-};
+const [trendPlot, locationTrendPlot] = ["trend", "location-trend"].map((id): Drawing => ({
+  svg: byId(id, SVGSVGElement),
+  description: byId(`${id}-description`, SVGDescElement),
+})) as [Drawing, Drawing];
 
 let key = sessionStorage.getItem(KEY_STORAGE) ?? "";
 let datasets: Dataset[] = [];
@@ -155,7 +150,7 @@ let plotted: Series | undefined;
 /** The shown selection's summary per location (its `$apply`), empty without a characteristic. */
 let summaries = new Map<number, SummaryRow>();
 /** The trends on their plots (the selection's, the chosen location's), to draw again at another width. */
-const trends = new Map<SVGSVGElement, Series>();
+const trends = new Map<Drawing, Series>();
 /** The object URL of the summary's CSV, revoked when another takes its place. */
 let summaryCsvUrl: string | undefined;
 /** The width each drawing was last drawn at. */
@@ -348,7 +343,23 @@ async function show(selection: Selection): Promise<void> {
       rendered = true;
       performance.mark("explorer:first-render");
     }
-    await summarise(selection, controller.signal);
+    try {
+      await summarise(selection, controller.signal);
+    } catch (error) {
+      // A summary the API cannot give leaves the rest of the page as it is: no summary at all, and why.
+      // A cancelled request and a refused key are the page's to handle, as for any request.
+      if (
+        (error instanceof DOMException && error.name === "AbortError") ||
+        (error instanceof ApiError && (error.status === 401 || error.status === 403))
+      ) throw error;
+      summaries = new Map();
+      showMap();
+      clearSummary(
+        `Cannot summarise ${selection.characteristic}: ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+      );
+    }
     document.body.dataset["summarised"] = filter;
     await plotSeries();
   } catch (error) {
@@ -358,19 +369,9 @@ async function show(selection: Selection): Promise<void> {
 
 // --- The API box and the citations ------------------------------------------------
 
-/** The path of a selection's summary per dataset and location. */
-function summaryPath(selection: Selection): string {
-  return collectionPath(apiBase, "Observations", [["$apply", summaryApply(selection)]]);
-}
-
-/** The path of a selection's summary per dataset. */
-function datasetSummaryPath(selection: Selection): string {
-  return collectionPath(apiBase, "Observations", [["$apply", datasetSummaryApply(selection)]]);
-}
-
-/** The path of a selection's yearly trend (of one location's, when given). */
-function trendPath(selection: Selection, locationId?: number): string {
-  return collectionPath(apiBase, "Observations", [["$apply", trendApply(selection, locationId)]]);
+/** The path of an `$apply` of the observations. */
+function applyPath(apply: string): string {
+  return collectionPath(apiBase, "Observations", [["$apply", apply]]);
 }
 
 function showApi(filter: string): void {
@@ -392,10 +393,10 @@ function showApi(filter: string): void {
     ui.trendUrl.textContent = "";
     return;
   }
-  const summaryUrl = `${location.origin}${summaryPath(selection)}`;
+  const summaryUrl = `${location.origin}${applyPath(summaryApply(selection))}`;
   ui.applyUrl.textContent = summaryUrl;
   ui.applyCurl.textContent = curlCommand(summaryUrl, key);
-  ui.trendUrl.textContent = `${location.origin}${trendPath(selection)}`;
+  ui.trendUrl.textContent = `${location.origin}${applyPath(trendApply(selection))}`;
 }
 
 function csvPath(filter: string): string {
@@ -464,17 +465,16 @@ function showMap(): void {
     const at = coordinates(row);
     if (at === undefined) continue;
     const summary = summaries.get(row.Id);
-    places.push(
-      summary?.Mean === null || summary?.Mean === undefined
-        ? { id: row.Id, name: row.Name, ...at }
-        : {
-          id: row.Id,
-          name: row.Name,
-          ...at,
-          fill: meanColour(summary.Mean, meanRange.low, meanRange.high),
-          title: summaryTitle(row.Name, row.Id, summary),
-        },
-    );
+    const mean = summary?.Mean ?? null;
+    places.push({
+      id: row.Id,
+      name: row.Name,
+      ...at,
+      ...(mean === null ? {} : {
+        fill: meanColour(mean, meanRange.low, meanRange.high),
+        title: summaryTitle(row.Name, row.Id, summary!),
+      }),
+    });
   }
   const selected = ui.seriesLocation.value === "" ? undefined : Number(ui.seriesLocation.value);
   // Tiles only for a selection's view: the view before one (Canada) would ask a tile server for tiles shown a moment.
@@ -560,7 +560,7 @@ async function plotSeries(): Promise<void> {
       (units.size === 0 ? "" : ` (${[...units].join(", ")})`) +
       (left > 0 ? `; ${format(left)} without a value are left out` : "") +
       (complete ? "." : "; only the first ones are drawn.");
-    const trend = await getAll<TrendRow>(trendPath(selection, id), controller.signal);
+    const trend = await getAll<TrendRow>(applyPath(trendApply(selection, id)), controller.signal);
     showTrend(
       locationTrendPlot,
       ui.locationTrendNote,
@@ -628,7 +628,7 @@ function clearSummary(note: string): void {
 async function summarise(selection: Selection, signal: AbortSignal): Promise<void> {
   const name = selection.characteristic;
   if (name === "") return;
-  const found = await getAll<SummaryRow>(summaryPath(selection), signal);
+  const found = await getAll<SummaryRow>(applyPath(summaryApply(selection)), signal);
   summaries = new Map(found.rows.map((row) => [row.LocationId, row]));
   showMap();
   const { low, high } = rangeOfMeans();
@@ -638,7 +638,10 @@ async function summarise(selection: Selection, signal: AbortSignal): Promise<voi
     ui.legendHigh.value = summaryNumber(high);
     ui.mapLegend.hidden = false;
   }
-  const perDataset = await getAll<DatasetSummaryRow>(datasetSummaryPath(selection), signal);
+  const perDataset = await getAll<DatasetSummaryRow>(
+    applyPath(datasetSummaryApply(selection)),
+    signal,
+  );
   const names = new Map(datasets.map((dataset) => [dataset.DOI, dataset.DatasetName]));
   const rows = summaryTable(
     perDataset.rows,
@@ -658,7 +661,7 @@ async function summarise(selection: Selection, signal: AbortSignal): Promise<voi
       .replace(/[^\w.-]+/g, "_")
   }.csv`;
   ui.summaryCsv.hidden = rows.length === 0;
-  const trend = await getAll<TrendRow>(trendPath(selection), signal);
+  const trend = await getAll<TrendRow>(applyPath(trendApply(selection)), signal);
   showTrend(trendPlot, ui.trendNote, trend.rows, `${name}, the whole selection`);
 }
 
@@ -677,7 +680,7 @@ function showTrend(
     readings += row.Count;
   }
   const series: Series = { points, units: [], title: `mean ${title}`, noun: "yearly means" };
-  trends.set(drawing.svg, series);
+  trends.set(drawing, series);
   drawnWidths.set(drawing.svg, drawSeries(drawing, series));
   note.textContent = points.length === 0
     ? `No readings of ${title}.`
@@ -685,7 +688,7 @@ function showTrend(
 }
 
 function clearTrend(drawing: Drawing, note: HTMLElement, text: string): void {
-  trends.delete(drawing.svg);
+  trends.delete(drawing);
   clearSeries(drawing);
   note.textContent = text;
 }
@@ -706,20 +709,15 @@ function redrawOnResize(): void {
       if (plotted !== undefined && !ui.series.hasAttribute("hidden") && changed(ui.series)) {
         showSeries(plotted);
       }
-      for (const [element, series] of trends) {
-        if (!element.hasAttribute("hidden") && changed(element)) {
-          const description = element === ui.trend
-            ? ui.trendDescription
-            : ui.locationTrendDescription;
-          drawnWidths.set(element, drawSeries({ svg: element, description }, series));
-        }
+      for (const [drawing, series] of trends) {
+        if (changed(drawing.svg)) drawnWidths.set(drawing.svg, drawSeries(drawing, series));
       }
     });
   });
   observer.observe(ui.map);
   observer.observe(ui.series);
-  observer.observe(ui.trend);
-  observer.observe(ui.locationTrend);
+  observer.observe(trendPlot.svg);
+  observer.observe(locationTrendPlot.svg);
 }
 
 // --- Characteristic suggestions, copying and the CSV download ---------------------------
