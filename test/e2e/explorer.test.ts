@@ -243,11 +243,11 @@ async function summarisedFilter(page: Page, filter: string): Promise<void> {
 
 /** The test's own `$apply` of a summary per dataset and location, of the readings with a value. */
 const SUMMARY_APPLY =
-  `filter(${FILTER} and ResultValue ne null)/groupby((DOI,LocationId), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High))`;
+  `filter(${FILTER} and ResultValue ne null)/groupby((DOI,LocationId), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High, ResultUnit with countdistinct as Units, ResultUnit with min as Unit))`;
 
 /** The test's own `$apply` of a summary per dataset. */
 const DATASET_SUMMARY_APPLY =
-  `filter(${FILTER} and ResultValue ne null)/groupby((DOI), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High))`;
+  `filter(${FILTER} and ResultValue ne null)/groupby((DOI), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High, ResultUnit with countdistinct as Units, ResultUnit with min as Unit))`;
 
 /** A CSV line's fields (RFC 4180: a quoted field may hold commas and doubled quotes). */
 function csvCells(line: string): string[] {
@@ -264,6 +264,8 @@ interface SummaryAnswer {
   readonly Mean: number;
   readonly Low: number;
   readonly High: number;
+  readonly Units: number;
+  readonly Unit: string;
 }
 
 /** The test's own yearly trend of the selection (of one location's, when given). */
@@ -596,6 +598,8 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
         `Observations?$apply=${encodeURIComponent(SUMMARY_APPLY)}`,
       )).json()) as { value: SummaryAnswer[] }).value;
       assert.ok(summary.length > 1, `${summary.length} locations summarised`);
+      // pH's readings are all in WQX's unit "None", which the page writes as no unit.
+      assert.deepEqual([...new Set(summary.map((row) => `${row.Units} ${row.Unit}`))], ["1 None"]);
 
       // The summary's numbers are those of the rows: one location's readings, asked for as rows.
       const checked = summary[0]!;
@@ -716,6 +720,7 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
           datasets.get(row.DOI),
           doi === null ? `${names.get(Number(id))} (${id})` : "All locations",
           String(row.Count),
+          "",
           six(row.Mean),
           six(row.Low),
           six(row.High),
@@ -730,7 +735,7 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       ]);
       assert.equal(download.suggestedFilename(), `summary-${REGION}-${CHARACTERISTIC}.csv`);
       const lines = (await readFile(await download.path(), "utf8")).split("\r\n");
-      assert.equal(lines[0], "DOI,Dataset,LocationId,Location,Count,Mean,Min,Max");
+      assert.equal(lines[0], "DOI,Dataset,LocationId,Location,Count,Unit,Mean,Min,Max");
       assert.equal(lines.length, tableRows.length + 2, "a line per row, each ended");
       assert.equal(lines.at(-1), "");
       const csvRows = lines.slice(1, -1).map(csvCells);
@@ -749,7 +754,9 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
           row.DOI,
           datasets.get(row.DOI),
           cells[2] === "" ? "All locations" : names.get(Number(cells[2])),
-          ...[row.Count, row.Mean, row.Low, row.High].map(six),
+          six(row.Count),
+          "",
+          ...[row.Mean, row.Low, row.High].map(six),
         ]);
       }
       assert.ok(
@@ -940,6 +947,8 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
             Mean: 7,
             Low: 1,
             High: null,
+            Units: 2,
+            Unit: "deg C",
           }, {
             DOI: "10.25976/ab-1",
             dataset: 'Lakes, "big"',
@@ -949,7 +958,27 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
             Mean: 7.123456789,
             Low: 1,
             High: null,
+            Units: 1,
+            Unit: "mg/L",
           }]),
+          // Units: the one of the most readings among groups of one; a tooltip with its unit, none for "None", no mean for several.
+          mainUnits: [
+            [{ Units: 1, Unit: "mg/L", Count: 3 }, { Units: 1, Unit: "ug/L", Count: 2 }, {
+              Units: 1,
+              Unit: "ug/L",
+              Count: 2,
+            }, { Units: 2, Unit: "mg/L", Count: 9 }],
+            [{ Units: 2, Unit: "mg/L", Count: 9 }],
+            [{ Units: 0, Unit: null, Count: 4 }],
+          ].map((rows) => {
+            const unit = m["mainUnit"]!(rows);
+            return unit === undefined ? "none" : unit;
+          }),
+          titles: [
+            { Count: 2, Mean: 7.5, Low: 7, High: 8, Units: 1, Unit: "mg/L" },
+            { Count: 1, Mean: 7, Low: 7, High: 7, Units: 1, Unit: "None" },
+            { Count: 5, Mean: 30, Low: 1, High: 90, Units: 2, Unit: "deg C" },
+          ].map((row) => m["summaryTitle"]!("Lake A", 3, row)),
           query: m["queryString"]!([["$filter", "Name eq 'a b'"], ["$select", "Id,Name"], [
             "$top",
             "",
@@ -1082,17 +1111,23 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
         one: "LocationId eq 7 and CharacteristicName eq 'pH'",
         nothing: "",
         summaryOfAll:
-          "filter(ResultValue ne null)/groupby((DOI,LocationId), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High))",
+          "filter(ResultValue ne null)/groupby((DOI,LocationId), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High, ResultUnit with countdistinct as Units, ResultUnit with min as Unit))",
         trendOfOne:
-          "filter(LocationId eq 7 and CharacteristicName eq 'pH' and ResultValue ne null)/compute(year(ActivityStartDate) as Year)/groupby((Year), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High))",
+          "filter(LocationId eq 7 and CharacteristicName eq 'pH' and ResultValue ne null)/compute(year(ActivityStartDate) as Year)/groupby((Year), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High, ResultUnit with countdistinct as Units, ResultUnit with min as Unit))",
         // The palette's ends and middle; a quarter of the way, between its first two colours; all equal, the middle; beyond, the end.
         colours: ["#440154", "#fde725", "#21918c", "#3b528b", "#21918c", "#fde725"],
         perDataset:
-          "filter(RegionId eq 'hub.atlantic' and ResultValue ne null)/groupby((DOI), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High))",
+          "filter(RegionId eq 'hub.atlantic' and ResultValue ne null)/groupby((DOI), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High, ResultUnit with countdistinct as Units, ResultUnit with min as Unit))",
         // Each dataset's row (by name), then its locations' (by name, then id).
         table: ["a:-:All locations", "a:4:Cove", "b:-:All locations", "b:9:Bay", "b:2:Cove"],
         summaryCsv:
-          'DOI,Dataset,LocationId,Location,Count,Mean,Min,Max\r\n10.25976/ab-1,Lakes,,All locations,2,7,1,\r\n10.25976/ab-1,"Lakes, ""big""",7,A,2,7.12346,1,\r\n',
+          'DOI,Dataset,LocationId,Location,Count,Unit,Mean,Min,Max\r\n10.25976/ab-1,Lakes,,All locations,2,2 units,,,\r\n10.25976/ab-1,"Lakes, ""big""",7,A,2,mg/L,7.12346,1,\r\n',
+        mainUnits: ["ug/L", "none", null],
+        titles: [
+          "Lake A (location 3): mean 7.5 mg/L, 2 readings, range 7–8 mg/L",
+          "Lake A (location 3): mean 7, 1 reading, range 7–7",
+          "Lake A (location 3): 5 readings in 2 units",
+        ],
         query: "?$filter=Name%20eq%20%27a%20b%27&$select=Id,Name",
         shell: "'it'\\''s'",
         same: "/v1/odata/v4/Locations?$skiptoken=Id:9",

@@ -44,6 +44,8 @@ import {
   datasetSummaryApply,
   type DatasetSummaryRow,
   drawSummaryTable,
+  inUnit,
+  mainUnit,
   meanColour,
   summaryApply,
   summaryCsv,
@@ -124,6 +126,12 @@ const ui = {
   attribution: byId("attribution", HTMLElement),
 };
 
+/** The summaries' notes as the page first gives them, to give again with nothing to show. */
+const hints = {
+  summary: ui.summaryNote.textContent ?? "",
+  trend: ui.trendNote.textContent ?? "",
+  locationTrend: ui.locationTrendNote.textContent ?? "",
+};
 const apiBase = meta("explorer:api");
 const tileTemplate = meta("explorer:tiles");
 const map: Drawing = { svg: ui.map, description: ui.mapDescription };
@@ -147,10 +155,12 @@ let located = false;
 let basemap: BasemapLayer[] = [];
 /** The series on the plot, to draw again at another width. */
 let plotted: Series | undefined;
-/** The shown selection's summary per location (its `$apply`), empty without a characteristic. */
+/** The summary per location shown. */
 let summaries = new Map<number, SummaryRow>();
-/** The trends on their plots (the selection's, the chosen location's), to draw again at another width. */
+/** The trends drawn, to draw again at another width. */
 const trends = new Map<Drawing, Series>();
+/** The unit the map shows means in: that of the most readings. */
+let colourUnit: string | null | undefined;
 /** The object URL of the summary's CSV, revoked when another takes its place. */
 let summaryCsvUrl: string | undefined;
 /** The width each drawing was last drawn at. */
@@ -297,9 +307,7 @@ async function show(selection: Selection): Promise<void> {
   delete document.body.dataset["summarised"];
   summaries = new Map();
   clearSummary(
-    selection.characteristic === ""
-      ? "Pick a characteristic for its readings, mean and range at each location."
-      : `Summarising ${selection.characteristic}…`,
+    selection.characteristic === "" ? hints.summary : `Summarising ${selection.characteristic}…`,
   );
   writeHash(selection);
   showApi(filter);
@@ -346,8 +354,7 @@ async function show(selection: Selection): Promise<void> {
     try {
       await summarise(selection, controller.signal);
     } catch (error) {
-      // A summary the API cannot give leaves the rest of the page as it is: no summary at all, and why.
-      // A cancelled request and a refused key are the page's to handle, as for any request.
+      // A summary refused: none at all, and why; the rest of the page as ever.
       if (
         (error instanceof DOMException && error.name === "AbortError") ||
         (error instanceof ApiError && (error.status === 401 || error.status === 403))
@@ -465,7 +472,7 @@ function showMap(): void {
     const at = coordinates(row);
     if (at === undefined) continue;
     const summary = summaries.get(row.Id);
-    const mean = summary?.Mean ?? null;
+    const mean = summary !== undefined && inUnit(summary, colourUnit) ? summary.Mean : null;
     places.push({
       id: row.Id,
       name: row.Name,
@@ -581,7 +588,7 @@ function noSeries(note: string): void {
   clearTrend(
     locationTrendPlot,
     ui.locationTrendNote,
-    "Pick a location too for its own yearly mean.",
+    hints.locationTrend,
   );
 }
 
@@ -596,7 +603,7 @@ function showSeries(series: Series): void {
 function rangeOfMeans(): { low: number; high: number } {
   let low = Infinity, high = -Infinity;
   for (const row of summaries.values()) {
-    if (row.Mean === null) continue;
+    if (row.Mean === null || !inUnit(row, colourUnit)) continue;
     low = Math.min(low, row.Mean);
     high = Math.max(high, row.Mean);
   }
@@ -615,25 +622,25 @@ function clearSummary(note: string): void {
   clearTrend(
     trendPlot,
     ui.trendNote,
-    "Pick a characteristic to plot its yearly mean over the selection.",
+    hints.trend,
   );
 }
 
 /**
- * Asks the API for a selection's summaries, one `$apply` request each: the
- * mean, count and range per dataset and location (which colour the map and
- * fill the table), per dataset (the table's dataset rows), then the yearly
- * trend of the whole selection.
+ * Asks for a selection's summaries, one `$apply` each: per dataset and
+ * location (the map, the table), per dataset, and the yearly trend.
  */
 async function summarise(selection: Selection, signal: AbortSignal): Promise<void> {
   const name = selection.characteristic;
   if (name === "") return;
   const found = await getAll<SummaryRow>(applyPath(summaryApply(selection)), signal);
   summaries = new Map(found.rows.map((row) => [row.LocationId, row]));
+  colourUnit = mainUnit(found.rows);
   showMap();
   const { low, high } = rangeOfMeans();
   if (Number.isFinite(low)) {
-    ui.legendWhat.textContent = `Mean ${name} per location:`;
+    const unit = displayUnit(colourUnit);
+    ui.legendWhat.textContent = `Mean ${name} per location${unit === "" ? "" : ` (${unit})`}:`;
     ui.legendLow.value = summaryNumber(low);
     ui.legendHigh.value = summaryNumber(high);
     ui.mapLegend.hidden = false;
@@ -673,18 +680,28 @@ function showTrend(
   title: string,
 ): void {
   const points: SeriesPoint[] = [];
-  let readings = 0;
+  let readings = 0, other = 0;
+  const main = mainUnit(rows);
   for (const row of rows) {
-    if (row.Year === null || row.Mean === null) continue;
+    if (!inUnit(row, main)) other++;
+    if (row.Year === null || row.Mean === null || !inUnit(row, main)) continue;
     points.push({ time: Date.UTC(row.Year, 0, 1), value: row.Mean });
     readings += row.Count;
   }
-  const series: Series = { points, units: [], title: `mean ${title}`, noun: "yearly means" };
+  const unit = displayUnit(main);
+  const series: Series = {
+    points,
+    units: unit === "" ? [] : [unit],
+    title: `mean ${title}`,
+    noun: "yearly means",
+  };
   trends.set(drawing, series);
   drawnWidths.set(drawing.svg, drawSeries(drawing, series));
   note.textContent = points.length === 0
     ? `No readings of ${title}.`
-    : `Mean of ${title}, per year: ${format(points.length)} years, ${format(readings)} readings.`;
+    : `Mean of ${title}, per year: ${format(points.length)} years, ${format(readings)} readings${
+      other > 0 ? `; ${other} years in other units left out` : ""
+    }.`;
 }
 
 function clearTrend(drawing: Drawing, note: HTMLElement, text: string): void {

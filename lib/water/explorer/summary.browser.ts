@@ -1,24 +1,20 @@
-// The water-data explorer's summaries, computed by the API's `$apply`: the
-// `$apply` of a selection's per-location summary and of its yearly trend, the
-// colour of a mean on the map, and the summary table with its CSV. Pure
-// functions but the table's drawing (the browser test calls them).
+// The explorer's summaries from the API's `$apply`: the requests, a mean's
+// colour on the map, the summary table and its CSV.
 
-import { buildFilter, type Selection } from "./query.browser.ts";
+import { buildFilter, displayUnit, type Selection } from "./query.browser.ts";
 
-/** What each summary aggregates: the readings with a value, their mean, lowest and highest. */
+/** Each summary: count, mean, range and units (a mean over several means nothing). */
 const AGGREGATES =
-  "aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High)";
+  "aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High, ResultUnit with countdistinct as Units, ResultUnit with min as Unit)";
 
-/** The `filter(...)/` step of a summary's `$apply`: the selection's rows that have a value. */
+/** The `filter(...)/` of the selection's readings with a value. */
 function applyFilter(selection: Selection, locationId?: number): string {
   const filter = buildFilter(selection, locationId);
   return `filter(${filter === "" ? "" : `${filter} and `}ResultValue ne null)/`;
 }
 
 /**
- * The `$apply` of a selection's summary per dataset and location: one row
- * per `(DOI, LocationId)` with `Count`, `Mean`, `Low` and `High` of the
- * readings with a value.
+ * The `$apply` of a summary per dataset and location.
  * @param selection what the user picked
  */
 export function summaryApply(selection: Selection): string {
@@ -26,8 +22,7 @@ export function summaryApply(selection: Selection): string {
 }
 
 /**
- * The `$apply` of a selection's summary per dataset: one row per `DOI`, its
- * aggregates those of {@linkcode summaryApply}.
+ * The `$apply` of a summary per dataset.
  * @param selection what the user picked
  */
 export function datasetSummaryApply(selection: Selection): string {
@@ -35,8 +30,7 @@ export function datasetSummaryApply(selection: Selection): string {
 }
 
 /**
- * The `$apply` of a selection's yearly trend (of one location's, when given):
- * one row per `Year` of `ActivityStartDate` with `Count`, `Mean`, `Low` and `High`.
+ * The `$apply` of a yearly trend (of one location's, when given).
  * @param selection what the user picked
  * @param locationId one location's id
  */
@@ -52,6 +46,38 @@ export interface Aggregates {
   readonly Mean: number | null;
   readonly Low: number | null;
   readonly High: number | null;
+  /** How many units the readings have (0 when none has one). */
+  readonly Units: number;
+  /** Their unit, when they have one (the first of several). */
+  readonly Unit: string | null;
+}
+
+/**
+ * The unit of the most readings among groups of one unit; undefined for none.
+ * @param rows the groups
+ */
+export function mainUnit(rows: readonly Aggregates[]): string | null | undefined {
+  const counts = new Map<string | null, number>();
+  for (const row of rows) {
+    if (row.Units <= 1) counts.set(row.Unit, (counts.get(row.Unit) ?? 0) + row.Count);
+  }
+  let main: string | null | undefined, most = 0;
+  for (const [unit, count] of counts) if (count > most) [main, most] = [unit, count];
+  return main;
+}
+
+/**
+ * Whether a group's readings are all in the given unit.
+ * @param row the group
+ * @param unit the unit, e.g. of {@linkcode mainUnit}
+ */
+export function inUnit(row: Aggregates, unit: string | null | undefined): boolean {
+  return row.Units <= 1 && row.Unit === unit;
+}
+
+/** A group's unit as shown: `mg/L`, none for `None`, `3 units` for several. */
+export function unitText(row: Aggregates): string {
+  return row.Units > 1 ? `${row.Units} units` : displayUnit(row.Unit);
 }
 
 /** A row of {@linkcode datasetSummaryApply}'s answer. */
@@ -69,12 +95,11 @@ export interface TrendRow extends Aggregates {
   readonly Year: number | null;
 }
 
-/** The map's colours for a mean, from the lowest mean shown to the highest (viridis, which reads in grey and for colour-blind eyes). */
+/** The map's colours, lowest mean to highest (viridis: colour-blind safe). */
 export const PALETTE: readonly string[] = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"];
 
 /**
- * A mean's colour between the lowest and highest means shown: the palette's
- * colours interpolated, `#rrggbb`; the middle colour when all are equal.
+ * A mean's colour, `#rrggbb`, interpolated in the palette; the middle one when all are equal.
  * @param value the mean
  * @param low the lowest mean shown
  * @param high the highest
@@ -106,16 +131,18 @@ export function summaryNumber(value: number | null): string {
 }
 
 /**
- * A location's tooltip on the map: its name and id, the mean, the count and
- * the range of its readings.
+ * A location's tooltip: its mean, count and range, with their unit (no mean for several).
  * @param name the location's name
  * @param id its id
  * @param row its summary
  */
 export function summaryTitle(name: string, id: number, row: Aggregates): string {
-  return `${name} (location ${id}): mean ${summaryNumber(row.Mean)}, ${row.Count} ${
-    row.Count === 1 ? "reading" : "readings"
-  }, range ${summaryNumber(row.Low)}–${summaryNumber(row.High)}`;
+  const readings = `${row.Count} ${row.Count === 1 ? "reading" : "readings"}`;
+  if (row.Units > 1) return `${name} (location ${id}): ${readings} in ${row.Units} units`;
+  const unit = displayUnit(row.Unit) === "" ? "" : ` ${displayUnit(row.Unit)}`;
+  return `${name} (location ${id}): mean ${summaryNumber(row.Mean)}${unit}, ${readings}, range ${
+    summaryNumber(row.Low)
+  }–${summaryNumber(row.High)}${unit}`;
 }
 
 /** A row of the summary table: a dataset's (no `LocationId`), or a location's of a dataset, named. */
@@ -129,8 +156,7 @@ export interface SummaryTableRow extends DatasetSummaryRow {
 export const ALL_LOCATIONS = "All locations";
 
 /**
- * The summary table's rows: each dataset's (by name), then its locations' (by
- * name, then id); a location whose dataset has no row of its own still listed.
+ * The summary table's rows: each dataset's (by name), then its locations' (by name, then id).
  * @param datasets the rows of {@linkcode datasetSummaryApply}
  * @param places the rows of {@linkcode summaryApply}
  * @param datasetName a dataset's name, by DOI
@@ -154,7 +180,6 @@ export function summaryTable(
     dataset: named(row.DOI),
     location: locationName(row.LocationId),
   }));
-  // A dataset's row first, then its locations: the dataset's own row sorts as if before any id.
   return [...own, ...located].sort((a, b) =>
     a.dataset.localeCompare(b.dataset) || (a.DOI ?? "").localeCompare(b.DOI ?? "") ||
     Number(a.LocationId !== null) - Number(b.LocationId !== null) ||
@@ -162,17 +187,21 @@ export function summaryTable(
   );
 }
 
-/** The summary table's columns, as its CSV names them. */
-export const SUMMARY_COLUMNS = [
-  "DOI",
-  "Dataset",
-  "LocationId",
-  "Location",
-  "Count",
-  "Mean",
-  "Min",
-  "Max",
-] as const;
+/** The summary's CSV header. */
+export const SUMMARY_HEADER = "DOI,Dataset,LocationId,Location,Count,Unit,Mean,Min,Max";
+
+/** A row's fields, as {@linkcode SUMMARY_HEADER} names them (no mean or range for several units). */
+function fields(row: SummaryTableRow): string[] {
+  return [
+    row.DOI ?? "",
+    row.dataset,
+    row.LocationId === null ? "" : String(row.LocationId),
+    row.location,
+    String(row.Count),
+    unitText(row),
+    ...[row.Mean, row.Low, row.High].map((value) => row.Units > 1 ? "" : summaryNumber(value)),
+  ];
+}
 
 function csvField(text: string): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
@@ -180,32 +209,18 @@ function csvField(text: string): string {
 
 /**
  * The summary table as CSV (RFC 4180: CRLF line ends, fields with a comma,
- * quote or line end quoted), its header {@linkcode SUMMARY_COLUMNS}.
+ * quote or line end quoted), its header {@linkcode SUMMARY_HEADER}.
  * @param rows the table's rows
  */
 export function summaryCsv(rows: readonly SummaryTableRow[]): string {
-  const lines = [SUMMARY_COLUMNS.join(",")];
-  for (const row of rows) {
-    lines.push(
-      [
-        row.DOI ?? "",
-        row.dataset,
-        row.LocationId === null ? "" : String(row.LocationId),
-        row.location,
-        String(row.Count),
-        summaryNumber(row.Mean),
-        summaryNumber(row.Low),
-        summaryNumber(row.High),
-      ].map(csvField).join(","),
-    );
-  }
-  return `${lines.join("\r\n")}\r\n`;
+  return [SUMMARY_HEADER, ...rows.map((row) => fields(row).map(csvField).join(",")), ""].join(
+    "\r\n",
+  );
 }
 
 /**
- * Fills the summary table's body: a row per dataset (`tr.dataset`, with its
- * DOI in `data-dataset`), then per location of it (its id in
- * `data-location`), the numbers in their own right-aligned cells.
+ * Fills the summary table's body: a row per dataset (`tr.dataset`, its DOI
+ * in `data-dataset`), then per location of it (its id in `data-location`).
  * @param body the table's body
  * @param rows its rows
  */
@@ -221,18 +236,11 @@ export function drawSummaryTable(
     } else {
       tr.dataset["location"] = String(row.LocationId);
     }
-    const cells = [
-      row.dataset,
-      row.LocationId === null ? row.location : `${row.location} (${row.LocationId})`,
-      String(row.Count),
-      summaryNumber(row.Mean),
-      summaryNumber(row.Low),
-      summaryNumber(row.High),
-    ];
-    cells.forEach((text, index) => {
+    const [, dataset, id, location, ...rest] = fields(row);
+    [dataset!, id === "" ? location! : `${location} (${id})`, ...rest].forEach((text, index) => {
       const td = document.createElement("td");
       td.textContent = text;
-      if (index >= 2) td.className = "number";
+      if (index >= 2 && index !== 3) td.className = "number";
       tr.append(td);
     });
     return tr;
