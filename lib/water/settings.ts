@@ -118,6 +118,12 @@ export const WATER_SETTINGS = {
     max: 2 ** 31,
     doc: "a JSON page larger than this is answered 413 (CSV streams are not limited)",
   }),
+  maxGroups: integerSetting("MAX_GROUPS", {
+    default: 100_000,
+    min: 1,
+    max: 10_000_000,
+    doc: "most groups an `$apply` may make; more is answered 400 `ERR_WATER_TOO_MANY_GROUPS`",
+  }),
   renderCacheBytes: integerSetting("RENDER_CACHE_BYTES", {
     default: 64 * 1024 * 1024,
     min: 0,

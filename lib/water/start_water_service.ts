@@ -175,6 +175,7 @@ export async function startWaterService(
     queryTimeoutMs: config.queryTimeoutMs,
     maxResponseBytes: config.maxResponseBytes,
     renderCacheBytes: config.renderCacheBytes,
+    maxGroups: config.maxGroups,
     ...(options.compressAboveBytes === undefined
       ? {}
       : { compressAboveBytes: options.compressAboveBytes }),

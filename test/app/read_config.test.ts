@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { AVAILABLE_SERVICES, type Config, readConfig } from "../../lib/app/mod.ts";
+import { AVAILABLE_SERVICES, type Config, createApp, readConfig } from "../../lib/app/mod.ts";
 import { redactUrl } from "../../lib/config/mod.ts";
 import { sha256Hex } from "../../lib/crypto/mod.ts";
 import { assertConfigError } from "../_helpers/config.ts";
+import { makeRequest } from "../_helpers/http.ts";
 
 const HASH = sha256Hex("hashed-secret");
 
@@ -42,6 +43,7 @@ describe("readConfig()", () => {
         rateLimitRedisUrl: "",
         queryTimeoutMs: 30_000,
         maxResponseBytes: 32 * 1024 * 1024,
+        maxGroups: 100_000,
         renderCacheBytes: 64 * 1024 * 1024,
         mapTiles: undefined,
         mapTileAttribution: "",
@@ -290,6 +292,40 @@ describe("readConfig()", () => {
       name: "ConfigError",
       variable: "RENDER_CACHE_BYTES",
     });
+  });
+
+  it("reads MAX_GROUPS, and a water app answers 400 past it", async () => {
+    assert.equal(readConfig({}).water.maxGroups, 100_000);
+    assert.throws(() => readConfig({ MAX_GROUPS: "0" }), {
+      name: "ConfigError",
+      variable: "MAX_GROUPS",
+    });
+    const config = readConfig({
+      SERVICES: "water",
+      STATE_DIR: "",
+      MAX_GROUPS: "2",
+      RATE_LIMIT_PER_SECOND: "0",
+    });
+    assert.equal(config.water.maxGroups, 2);
+    const app = createApp(config, { log: { info: () => {}, error: () => {} } });
+    await app.start();
+    try {
+      const ask = async (apply: string) => {
+        const response = await app.handler(makeRequest({
+          path: "/v1/odata/v4/Observations",
+          query: `$apply=${encodeURIComponent(apply)}`,
+          headers: { "x-api-key": "tributary-demo-key" },
+        }));
+        return { status: response.status, body: String(response.body) };
+      };
+      // The demo data has more than two characteristics and just one count of them all.
+      const refused = await ask("groupby((CharacteristicName))");
+      assert.equal(refused.status, 400, refused.body);
+      assert.match(refused.body, /ERR_WATER_TOO_MANY_GROUPS/);
+      assert.equal((await ask("aggregate($count as N)")).status, 200);
+    } finally {
+      await app.close();
+    }
   });
 
   it("treats empty values as unset", () => {
