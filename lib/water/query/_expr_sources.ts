@@ -1,6 +1,7 @@
 import { type Column, type ColumnTable, rowNumberAt, rowNumberReader } from "../../columnar/mod.ts";
 import { type BoundExpr, evaluateExpr, type Scalar } from "../../odata/mod.ts";
 import { arithmetic } from "../../odata/_internal.ts";
+import { upperBound } from "../store/store.ts";
 
 // How the aggregation engine reads a value expression of `$apply` from the
 // rows of a column table, batch by batch, without an object per row. An
@@ -197,17 +198,6 @@ function groupWalker(starts: Uint32Array): (row: number) => number {
     }
     return g;
   };
-}
-
-function upperBound(sorted: Uint32Array, value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! <= value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** A closure reading an expression's value from a row. */

@@ -235,8 +235,13 @@ export class WaterStore {
   }
 }
 
-/** Index of the first element of a sorted array that is > value. */
-function upperBound(sorted: Uint32Array, value: number): number {
+/**
+ * Index of the first element of a sorted array that is > value.
+ * @param sorted ascending values
+ * @param value the value sought
+ * @returns the index, `sorted.length` when none is greater
+ */
+export function upperBound(sorted: Uint32Array, value: number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
