@@ -16,7 +16,7 @@ import { WaterError } from "../errors.ts";
 import type { CollectionSchema } from "../fields.ts";
 import { aggregateQuery, prepareApply } from "../query/query_apply.ts";
 import { formatCsvRow } from "../render/format_csv.ts";
-import type { PageSettings } from "./_served_store.ts";
+import { keptFor, type PageSettings } from "./_served_store.ts";
 
 /** Bound `$apply`s kept, by collection and text, so that paging through a result binds it once. */
 const MAX_APPLIES = 512;
@@ -35,14 +35,12 @@ export function readApply(
   text: string,
   applies: Map<string, BoundApply>,
 ): BoundApply {
-  const key = `${collection.name}\n${text}`;
-  let apply = applies.get(key);
-  if (apply === undefined) {
-    apply = prepareApply(collection, text);
-    if (applies.size >= MAX_APPLIES) applies.delete(applies.keys().next().value!);
-    applies.set(key, apply);
-  }
-  return apply;
+  return keptFor(
+    applies,
+    `${collection.name}\n${text}`,
+    MAX_APPLIES,
+    () => prepareApply(collection, text),
+  );
 }
 
 /** Where the answer's links point: the request's origin and the service root's path. */

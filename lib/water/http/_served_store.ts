@@ -120,12 +120,31 @@ export function readQuery(
 ): CollectionQuery {
   const text = options.filter;
   if (text === undefined) return { collection, checkpoint: deadline.check };
-  const key = `${collection.name}\n${text}`;
-  let filter = filters.get(key);
-  if (filter === undefined) {
-    filter = prepareFilter(collection, text);
-    if (filters.size >= MAX_FILTERS) filters.delete(filters.keys().next().value!);
-    filters.set(key, filter);
-  }
+  const filter = keptFor(
+    filters,
+    `${collection.name}\n${text}`,
+    MAX_FILTERS,
+    () => prepareFilter(collection, text),
+  );
   return { collection, filter, checkpoint: deadline.check };
+}
+
+/**
+ * What `cache` keeps for `key`, made by `make` the first time and kept, the
+ * oldest let go of past `max`: a query's bound filter or `$apply`, so that
+ * paging through a result binds it once.
+ * @param cache what is kept, by key, oldest first
+ * @param key the collection and the query text
+ * @param max how many are kept at most
+ * @param make binds it (and may throw for a bad query; nothing is kept then)
+ * @returns the kept or new value
+ */
+export function keptFor<V>(cache: Map<string, V>, key: string, max: number, make: () => V): V {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = make();
+    if (cache.size >= max) cache.delete(cache.keys().next().value!);
+    cache.set(key, value);
+  }
+  return value;
 }
