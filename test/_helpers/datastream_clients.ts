@@ -119,6 +119,17 @@ export interface ClientAnswer {
   readonly text: string;
 }
 
+/** One page of a collection as a client read it, in {@linkcode ClientSession.rows}. */
+export interface PageRead {
+  /** The URL it asked: the first page's, then each next link as the client found it. */
+  readonly url: string;
+  /** The coding the server used, `identity` for none. */
+  readonly coding: string;
+  /** Its size once decoded. */
+  readonly bytes: number;
+  readonly rows: number;
+}
+
 /** Thrown when an answer comes in a coding the client cannot decode (what makes the real client fail). */
 export class UndecodableAnswer extends Error {
   constructor(client: string, coding: string, url: string) {
@@ -146,6 +157,8 @@ export class ClientSession {
   readonly #key: string;
   /** The status of every request sent, in order. */
   readonly statuses: number[] = [];
+  /** Every page read by {@linkcode rows}, in order. */
+  readonly pages: PageRead[] = [];
 
   /**
    * @param client the client's behaviour
@@ -235,6 +248,12 @@ export class ClientSession {
         "@odata.nextLink"?: string;
       };
       rows.push(...page.value);
+      this.pages.push({
+        url: new URL(target, this.#origin).href,
+        coding: answer.coding,
+        bytes: Buffer.byteLength(answer.text),
+        rows: page.value.length,
+      });
       if (this.client.next === "body") target = page["@odata.nextLink"];
       else target = /<([^>]+)>;\s*rel="next"/.exec(String(answer.headers["link"] ?? ""))?.[1];
     }

@@ -39,6 +39,55 @@ async function count(collection: string, filter: string): Promise<number> {
   return (JSON.parse(answer.text) as { "@odata.count": number })["@odata.count"];
 }
 
+/** Above this many bytes the default server compresses an answer (COMPRESS_ABOVE_BYTES). */
+const COMPRESS_ABOVE_BYTES = 1024;
+
+/**
+ * A call that pages, as the client follows it (its next link, every page
+ * decoded with only what it can decode): several pages, each above the
+ * compression threshold, each in the same coding, and as many rows as the
+ * client's own `$count` of the query.
+ * @returns the Ids of each page's rows
+ */
+async function pagedCall(
+  session: Session,
+  collection: string,
+  top: number,
+  filter?: string,
+): Promise<unknown[][]> {
+  const from = session.pages.length;
+  const qs = filter === undefined ? { $top: top } : { $top: top, $filter: filter };
+  const rows = await session.rows(collection, qs);
+  const pages = session.pages.slice(from);
+  const what = `${session.client.name}: ${collection} by ${top}`;
+  assert.ok(pages.length >= 3, `${what}: ${pages.length} pages`);
+  for (const page of pages) {
+    assert.ok(page.bytes > COMPRESS_ABOVE_BYTES, `${what}: ${page.bytes} bytes at ${page.url}`);
+  }
+  // br only for the client that lists br with gzip and deflate (R), none for a bare br:
+  // the first page and every next link alike.
+  const { acceptEncoding, decodes } = session.client;
+  const coding = acceptEncoding !== "br" && decodes.includes("br") ? "br" : "identity";
+  assert.deepEqual(pages.map((page) => page.coding), pages.map(() => coding), what);
+  const counted = await session.get(
+    `/v1/odata/v4/${collection}?${
+      session.client.encode(
+        filter === undefined ? { $count: "true" } : {
+          $count: "true",
+          $filter: filter,
+        },
+      )
+    }`,
+  );
+  assert.equal(counted.status, 200, counted.text);
+  assert.equal(rows.length, Number((JSON.parse(counted.text) as { value: unknown }).value), what);
+  const ids = rows.map((row) => row["Id"]);
+  return pages.map((page, i) => {
+    const start = pages.slice(0, i).reduce((sum, before) => sum + before.rows, 0);
+    return ids.slice(start, start + page.rows);
+  });
+}
+
 /** Each documented kind of call, as one client makes it; every answer read as that client reads it. */
 async function documentedCalls(session: Session): Promise<Record<string, unknown>> {
   const metadata = await session.rows("Metadata", { $top: 100 });
@@ -47,11 +96,18 @@ async function documentedCalls(session: Session): Promise<Record<string, unknown
     $select: "Id,Name,Latitude,Longitude",
     $filter: REGION,
   });
-  // Pages of one location's rows (the shell client's --top), then partitioned downloads.
-  const paged = await session.rows("Observations", {
-    $top: 500,
-    $filter: `LocationId eq ${String(locations[0]!["Id"])}`,
-  });
+  // Pages (a smaller $top, as the shell client's --top gives), each above the compression
+  // threshold, followed as the client follows them; then partitioned downloads.
+  const paged = {
+    metadata: await pagedCall(session, "Metadata", 2),
+    locations: await pagedCall(session, "Locations", 6, REGION),
+    observations: await pagedCall(
+      session,
+      "Observations",
+      100,
+      `LocationId eq ${String(locations[0]!["Id"])}`,
+    ),
+  };
   const observations = await session.partitioned(
     "Observations",
     10000,
@@ -87,7 +143,7 @@ async function documentedCalls(session: Session): Promise<Record<string, unknown
   return {
     metadata: metadata.map((row) => row["Id"]),
     locations,
-    paged: paged.map((row) => row["Id"]),
+    paged,
     observations,
     records: records.map((row) => row["Id"]),
     count: JSON.parse(counted.text),
@@ -158,9 +214,16 @@ describe("the official DataStream clients against the default server", () => {
 describe("the shell client's download, with no pause and no retry, at the default rate limit", () => {
   it("pages 20 times and partitions over all 200 demo locations, getting every row; past the burst 2/s holds", async () => {
     const shell = new ClientSession(OFFICIAL_CLIENTS[1]!, url, SHELL_KEY);
-    const locations = await shell.rows("Locations", { $top: 10, $select: "Id,Name" });
+    const locations = await shell.rows("Locations", { $top: 10 });
     assert.equal(locations.length, 200);
     assert.equal(shell.statuses.length, 20, "20 pages of 10");
+    // Whole rows: every page above the compression threshold, and sent as the shell can read it.
+    assert.deepEqual(
+      shell.pages.filter((page) =>
+        page.bytes <= COMPRESS_ABOVE_BYTES || page.coding !== "identity"
+      ),
+      [],
+    );
     const filter = "CharacteristicName eq 'Temperature, water'";
     const rows = await shell.partitioned(
       "Observations",
