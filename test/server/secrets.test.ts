@@ -98,8 +98,14 @@ async function waitFor(
   }
 }
 
-/** Uses every secret of `plain` in a request, the way a client would. */
-async function useEverySecret(url: string, plain: ReturnType<typeof secrets>): Promise<void> {
+/**
+ * Uses every secret of `plain` in a request, the way a client would.
+ * @returns the secrets the server made on the way: the one rotate-secret gave
+ */
+async function useEverySecret(
+  url: string,
+  plain: ReturnType<typeof secrets>,
+): Promise<Record<string, string>> {
   for (const key of [plain.fileApiKey, plain.envApiKey]) {
     assert.equal(
       (await fetch(`${url}/v1/odata/v4/Locations?$top=1`, { headers: { "x-api-key": key } }))
@@ -161,6 +167,7 @@ async function useEverySecret(url: string, plain: ReturnType<typeof secrets>): P
     })).status,
     403,
   );
+  return { rotatedWebhookSecret: fresh };
 }
 
 /** Stops a started server and gives all it wrote. */
@@ -183,9 +190,9 @@ describe("server.ts log", () => {
       const plain = secrets();
       const started = startServer({ ...filesOf(plain), LOG_FORMAT: format });
       const url = (await waitFor(started.child, () => started.raw().out, LISTENING))[1]!;
-      await useEverySecret(url, plain);
+      const made = await useEverySecret(url, plain);
       const log = await stopped(started);
-      assertNoneOf(log, plain);
+      assertNoneOf(log, { ...plain, ...made });
       if (format === "json") { for (const line of log.trim().split("\n")) JSON.parse(line); }
       // Where the plain credentials are, instead.
       const text = logText(log);
