@@ -194,8 +194,9 @@ function assertMap(report: MapReport, layers: readonly string[]): void {
   assert.equal(report.onTop, true, "every location is on top of the map");
 }
 
-/** The size each label of the map and the plot is drawn at on the screen, in CSS pixels. */
-const LABEL_SIZES = `Object.fromEntries(["#map", "#series"].map((drawing) => [drawing,
+/** The size each label of the map, the series and the two yearly trends is drawn at on the screen, in CSS pixels. */
+const LABEL_SIZES =
+  `Object.fromEntries(["#map", "#series", "#trend", "#location-trend"].map((drawing) => [drawing,
   [...document.querySelectorAll(drawing + " text")].map((text) => parseFloat(getComputedStyle(text).fontSize) * text.getScreenCTM().a)]))`;
 
 /** Each column of the table, by its heading: whether scrolling the table's box (not the page) to it shows it whole. */
@@ -856,6 +857,9 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
       await page.waitForSelector("#map .basemap path.land");
       await page.locator("#map circle.location").last().tap();
       await page.waitForSelector("#series[data-points]");
+      // The yearly trends: the selection's, and the tapped location's.
+      await page.waitForSelector("#trend[data-points]");
+      await page.waitForSelector("#location-trend[data-points]");
       // The Atlantic region's locations, on a phone: the Maritimes, no country border in view.
       assertMap(await page.evaluate<MapReport>(MAP_REPORT), [
         "land",
@@ -864,11 +868,10 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
         "provinces",
       ]);
       const sizes = await page.evaluate<Record<string, number[]>>(LABEL_SIZES);
-      assert.ok(
-        sizes["#map"]!.length > 0 && sizes["#series"]!.length > 0,
-        "both drawings have labels",
-      );
-      assert.ok(Math.min(...sizes["#map"]!, ...sizes["#series"]!) >= 11, JSON.stringify(sizes));
+      for (const [drawing, labels] of Object.entries(sizes)) {
+        assert.ok(labels.length > 0, `${drawing} has labels`);
+        assert.ok(Math.min(...labels) >= 11, `${drawing}: ${JSON.stringify(labels)}`);
+      }
       // The table scrolls sideways in its own box, never the page; every column shows whole at one end or the other.
       assert.deepEqual(await page.evaluate<Record<string, boolean>>(TABLE_REACH), {
         Id: true,
