@@ -337,8 +337,11 @@ json.dump({
 }, sys.stdout)
 `;
 
-const pythonFound = spawnSync("python3", ["-c", "import requests"], { stdio: "ignore" }).status ===
-  0;
+// PATH's python3 first, then Debian's (where python3-requests installs), whichever has requests.
+const pythonBin = ["python3", "/usr/bin/python3"].find((candidate) =>
+  spawnSync(candidate, ["-c", "import requests"], { stdio: "ignore" }).status === 0
+);
+const pythonFound = pythonBin !== undefined;
 // As for the shell's tools: a developer's run without them skips, REQUIRE_SERVICES=1 fails.
 const pythonSkip: false | string = pythonFound || process.env["REQUIRE_SERVICES"] === "1"
   ? false
@@ -379,7 +382,7 @@ async function python(call: {
   readonly acceptEncoding?: string;
 }): Promise<PythonRun> {
   const { stdout } = await run(
-    "python3",
+    pythonBin ?? "python3",
     ["-c", PYTHON_CLIENT, JSON.stringify(call), url, PYTHON_KEY],
     {
       cwd: dir,
