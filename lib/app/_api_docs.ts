@@ -17,7 +17,7 @@ const LIVE_STATES: Readonly<Record<Exclude<AppState, "started"> | "ok", true>> =
 const SERVICES: JsonSchema = {
   type: "array",
   items: { type: "string" },
-  description: "The services it runs, as `SERVICES` names them",
+  description: "The modules it runs, by name (`water`, `sync`, `relay` for the built-in ones)",
 };
 const NO_STORE = {
   "Cache-Control": {

@@ -100,7 +100,7 @@ export interface ServiceModule {
 
 /** What a started app serves: its services' entry points, demo credentials and notes, together. */
 export interface AppDescription extends ServiceDescription {
-  /** The services it runs, as `SERVICES` names them. */
+  /** The modules it runs, by name in the order they started (`water`, `sync`, `relay` for the built-in ones). */
   readonly services: readonly string[];
 }
 

@@ -56,6 +56,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   const context = appContext(config, overrides, basics, metrics, backends);
   const modules = overrides.modules ??
     BUILT_IN_MODULES.filter((module) => config.server.services.includes(module.name as never));
+  // What /health and describe() name: the modules running, whatever SERVICES says.
+  const names = modules.map((module) => module.name);
   const lifecycle = new Lifecycle(() => backends.close());
   const guard = new ProcessGuard({ log, now: monotonic });
   let state: AppState = "new";
@@ -63,7 +65,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
     Promise.resolve({ ready: true, problems: [] });
   const host = hostRoutes({
     metrics,
-    services: config.server.services,
+    services: names,
     state: () => state,
     ready: () => readiness(),
     running: () => lifecycle.running,
@@ -132,7 +134,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
       return served.listen(options.port ?? config.server.port, options.host ?? config.server.host);
     },
     describe: (origin) => ({
-      services: config.server.services,
+      services: names,
       ...describeServices(lifecycle.running, origin),
     }),
     reload: () => reloadServices(lifecycle.running, state),

@@ -10,7 +10,7 @@ import type { ReadinessReport } from "./create_readiness_check.ts";
 export interface HealthHandlerOptions {
   /** The app's state now. */
   readonly state: () => AppState;
-  /** The services the app runs, as `SERVICES` names them. */
+  /** The modules the app runs, by name (`water`, `sync`, `relay` for the built-in ones). */
   readonly services: readonly string[];
   /** Asks the services' backends (see `createReadinessCheck`); asked only once the app has started. */
   readonly ready: () => Promise<ReadinessReport>;

@@ -21,7 +21,7 @@ import type { ReadinessReport } from "./create_readiness_check.ts";
 /** What the host's own routes read of the app. */
 export interface HostRoutesOptions {
   readonly metrics: MetricsRegistry;
-  /** The services `SERVICES` names, for `/health`. */
+  /** The names of the modules the app runs, for `/health`. */
   readonly services: readonly string[];
   readonly state: () => AppState;
   readonly ready: () => Promise<ReadinessReport>;

@@ -14,12 +14,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import {
+  ACCOUNTS_MODULE,
   type App,
   type AppOverrides,
   type Config,
   createApp,
   type Environment,
   readConfig,
+  WATER_MODULE,
 } from "../../lib/app/mod.ts";
 import type { ConfigPath } from "../../lib/config/mod.ts";
 import {
@@ -561,6 +563,88 @@ describe("createApp()", () => {
     await second.start();
     await second.close();
   });
+});
+
+describe("createApp() with the modules given", () => {
+  // Each request a module answers (and the status it answers), one per module, as the other modules' would be.
+  const probes = {
+    water: {
+      method: "GET",
+      path: "/v1/odata/v4/Locations?$top=1",
+      headers: { "x-api-key": "tributary-demo-key" },
+      status: 200,
+    },
+    explorer: { method: "GET", path: "/", headers: {}, status: 200 },
+    token: {
+      method: "POST",
+      path: "/oauth2/token",
+      headers: {
+        authorization: `Basic ${btoa("demo-backend:demo-backend-secret")}`,
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: "grant_type=client_credentials",
+      status: 200,
+    },
+    // Mounted, the sync API refuses a request without a token.
+    sync: { method: "GET", path: "/api/v2/sync/user", headers: {}, status: 401 },
+    relay: { method: "GET", path: "/webhook/endpoints", headers: {}, status: 401 },
+  } as const;
+  const cases = [
+    {
+      module: ACCOUNTS_MODULE,
+      services: ["sync"],
+      answered: ["token", "sync"],
+      unmounted: ["water", "explorer", "relay"],
+    },
+    {
+      module: WATER_MODULE,
+      services: ["water"],
+      answered: ["water", "explorer"],
+      unmounted: ["token", "sync", "relay"],
+    },
+  ] as const;
+  for (const c of cases) {
+    it(`runs ${c.module.name} alone whatever SERVICES says: /health and describe() name it, the others' routes answer 404`, async () => {
+      // SERVICES is left at its default, every service: the modules given decide.
+      const config = readConfig({
+        STATE_DIR: "",
+        PASSWORD_HASH_COST: "1024",
+        RATE_LIMIT_PER_SECOND: "0",
+        RATE_LIMIT_CONCURRENCY: "0",
+      });
+      assert.deepEqual(config.server.services, ["water", "sync", "relay"]);
+      const app = createApp(config, { modules: [c.module], log: memoryLog() });
+      await app.start();
+      const { url } = await app.listen({ port: 0, host: "127.0.0.1" });
+      try {
+        assert.deepEqual(await json(await fetch(`${url}/health`)), {
+          status: "ok",
+          services: c.services,
+        });
+        assert.deepEqual(
+          (await json(await fetch(`${url}/health/ready`)))["services"],
+          c.services,
+        );
+        assert.deepEqual(app.describe(url).services, c.services);
+        const statusOf = async (name: keyof typeof probes): Promise<number> => {
+          const probe = probes[name];
+          const response = await fetch(`${url}${probe.path}`, {
+            method: probe.method,
+            headers: probe.headers,
+            ...("body" in probe ? { body: probe.body } : {}),
+          });
+          await response.arrayBuffer();
+          return response.status;
+        };
+        for (const name of c.answered) {
+          assert.equal(await statusOf(name), probes[name].status, name);
+        }
+        for (const name of c.unmounted) assert.equal(await statusOf(name), 404, name);
+      } finally {
+        await app.close();
+      }
+    });
+  }
 });
 
 describe("createApp() behind a proxy (TRUST_PROXY)", () => {
