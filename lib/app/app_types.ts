@@ -157,8 +157,9 @@ export interface App {
   reload(): Promise<void>;
   /**
    * Stops taking requests, lets those in flight finish (`requestDrainMs`),
-   * drains every service (deliveries in flight, queued sync jobs), then closes
-   * them (the memory queue is saved, stores and connections closed).
+   * drains every service together (deliveries in flight, queued sync jobs),
+   * then closes them, the last started first (the memory queue is saved,
+   * stores closed), then the backends they share (connections, the state folder's lock).
    * @throws {Error} when that takes longer than `closeTimeoutMs`
    */
   close(): Promise<void>;
