@@ -19,6 +19,13 @@ import {
  */
 export interface Backends {
   /**
+   * The state folder's path as `STATE_DIR` names it (read once, with the
+   * storage settings), opened or not: what a module keeps there besides
+   * journals (the datasets' snapshots) goes under it. Empty when state is
+   * kept in memory only: {@linkcode Backends.stateDir} then refuses.
+   */
+  readonly stateDirPath: string;
+  /**
    * The state folder, opened lazily: a folder not there yet is made and
    * locked at its first write or at {@linkcode Backends.hold}, whichever comes first.
    * @throws {ConfigError} naming STATE_DIR when another process holds it, or it is empty (state kept in memory)
@@ -69,6 +76,7 @@ export function openBackends(config: StorageConfig, options: OpenBackendsOptions
     });
   };
   return {
+    stateDirPath: config.stateDir,
     stateDir: () => (state ??= openStateDir(config.stateDir, {
       lazily: true,
       leaseMs: config.stateLockLeaseMs,

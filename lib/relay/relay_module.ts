@@ -8,8 +8,6 @@ import { startRelayService } from "./start_relay_service.ts";
 /** What the relay module reads of an app's configuration. */
 export interface RelayModuleConfig {
   readonly relay: RelayConfig;
-  /** The state folder (`STATE_DIR`): the memory queue journals there; empty keeps it in memory only. */
-  readonly storage: { readonly stateDir: string };
 }
 
 /** What the relay module needs of the app it runs in. */
@@ -19,8 +17,14 @@ export interface RelayContext {
   readonly now: () => number;
   readonly random: (size: number) => Uint8Array;
   readonly log: ServiceLog;
-  /** The app's state folder, which the memory queue and the endpoints journal in. */
-  readonly backends: { readonly stateDir: () => Promise<StateDir> };
+  /**
+   * The app's state folder (`STATE_DIR`), which the memory queue and the
+   * endpoints journal in: its path (empty keeps them in memory only), and the folder opened.
+   */
+  readonly backends: {
+    readonly stateDirPath: string;
+    readonly stateDir: () => Promise<StateDir>;
+  };
   /** How deliveries are sent, when a host replaces HTTP. */
   readonly deliver?: Deliver;
 }
@@ -39,7 +43,7 @@ export const RELAY_MODULE = {
   name: "relay",
   /**
    * Opens the relay's stores and starts intake and delivery.
-   * @param config the relay's settings and the state folder
+   * @param config the relay's settings
    * @param context the app's metrics, clocks, randomness, log and backends
    * @returns the relay
    */
@@ -48,7 +52,8 @@ export const RELAY_MODULE = {
     context: RelayContext,
   ): Promise<readonly RunningService[]> {
     // The memory queue journals in STATE_DIR (an empty STATE_DIR keeps it in memory only).
-    const journaled = config.relay.storageType === "memory" && config.storage.stateDir !== "";
+    const journaled = config.relay.storageType === "memory" &&
+      context.backends.stateDirPath !== "";
     return [
       await startRelayService(config.relay, {
         metrics: context.metrics,

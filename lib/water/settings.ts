@@ -10,7 +10,6 @@ import {
 } from "../config/mod.ts";
 import { parseApiKey } from "../http/mod.ts";
 import { parseOrigin } from "../http/_internal.ts";
-import { STORAGE_SETTINGS } from "../storage/mod.ts";
 import { parseTileUrl, type TileServer } from "./parse_tile_url.ts";
 
 /**
@@ -33,19 +32,16 @@ export const WATER_SETTINGS = {
     doc:
       "the datasets folder, loaded at start and again on `SIGHUP` or `POST /admin/datasets/reload`; the default may be missing (no datasets, until a reload finds it), a folder set must exist",
   }),
-  datasetCacheDir: customSetting<string>("DATASET_CACHE_DIR", {
-    default: join("var", "dataset-cache"),
+  datasetCacheDir: customSetting<string | undefined>("DATASET_CACHE_DIR", {
+    default: undefined,
     defaultText: "<STATE_DIR>/dataset-cache",
     accepts: "a folder; empty for none",
     doc:
       "where each dataset is kept built (a snapshot, rebuilt when its `data.csv` changes), so that a restart reads it back instead of parsing the CSV; empty turns snapshots off (so does an empty `STATE_DIR` when this is unset)",
     parse: (text) => text.trim(),
-    // Unset: under STATE_DIR, none when STATE_DIR is empty; set empty: none.
-    unset: (env) => {
-      if (env["DATASET_CACHE_DIR"] !== undefined) return "";
-      const state = STORAGE_SETTINGS.stateDir.read(env["STATE_DIR"], "STATE_DIR", env);
-      return state === "" ? "" : join(state, "dataset-cache");
-    },
+    // Unset: undefined, under the state folder the app gives (STATE_DIR is read once, with
+    // the storage settings; see datasetCacheDir); set empty: none.
+    unset: (env) => (env["DATASET_CACHE_DIR"] !== undefined ? "" : undefined),
   }),
   apiKeysFile: pathSetting("API_KEYS_FILE", {
     default: "data/api_keys.json",
@@ -149,3 +145,17 @@ export const WATER_SETTINGS = {
 
 /** The water-data API's configuration. */
 export type WaterConfig = ConfigOf<typeof WATER_SETTINGS>;
+
+/**
+ * The folder the datasets' snapshots are kept in: `DATASET_CACHE_DIR` when
+ * set (empty for none), else `dataset-cache` in the state folder (none when
+ * that is empty). The state folder comes from the app (`STATE_DIR`, read
+ * with the storage settings), so that one setting is read in one place.
+ * @param setting `DATASET_CACHE_DIR` as read: undefined when unset
+ * @param stateDir the state folder, `STATE_DIR`; empty when state is kept in memory only
+ * @returns the folder, or empty for no snapshots
+ */
+export function resolveDatasetCacheDir(setting: string | undefined, stateDir: string): string {
+  if (setting !== undefined) return setting;
+  return stateDir === "" ? "" : join(stateDir, "dataset-cache");
+}

@@ -14,12 +14,12 @@ import {
   type ServiceLog,
 } from "../http/mod.ts";
 import { count, OutageLog } from "../log/mod.ts";
-import { connectRedis, type RedisScripts } from "../storage/mod.ts";
+import { connectRedis, type RedisScripts, STORAGE_SETTINGS } from "../storage/mod.ts";
 import { createDatasetsAdmin } from "./http/create_datasets_admin.ts";
 import { createWaterService } from "./http/create_water_service.ts";
 import { LiveDatasets } from "./load/live_datasets.ts";
 import type { LoadProgress, ReloadReport } from "./load/load_datasets.ts";
-import type { WaterConfig } from "./settings.ts";
+import { resolveDatasetCacheDir, type WaterConfig } from "./settings.ts";
 import { WATER_ERROR_STATUS } from "./error_status.ts";
 
 /** Options of {@linkcode startWaterService}. */
@@ -54,6 +54,13 @@ export interface StartWaterServiceOptions {
    * @default {Date.now}
    */
   wallClock?: () => number;
+  /**
+   * The state folder (`STATE_DIR`, as the storage settings read it): with
+   * `DATASET_CACHE_DIR` unset, the datasets' snapshots are kept in its
+   * `dataset-cache` folder; empty for none. The app gives its own.
+   * @default STATE_DIR's default, `var`
+   */
+  stateDir?: string;
 }
 
 /**
@@ -117,7 +124,10 @@ export async function startWaterService(
     );
   }
   const live = await LiveDatasets.open(dataDir, {
-    snapshotDir: config.datasetCacheDir,
+    snapshotDir: resolveDatasetCacheDir(
+      config.datasetCacheDir,
+      options.stateDir ?? STORAGE_SETTINGS.stateDir.read(undefined, "STATE_DIR", {}),
+    ),
     // The default folder may come later: a reload then loads it.
     optionalFolder: !config.dataDir.given,
     ...(options.onLoadProgress === undefined ? {} : { onProgress: options.onLoadProgress }),

@@ -19,6 +19,11 @@ export interface WaterContext {
   /** Monotonic clock, milliseconds (deadlines, rate limits, progress). */
   readonly monotonic: () => number;
   readonly log: Logger;
+  /**
+   * The app's backends: the state folder's path (`STATE_DIR`), where the
+   * datasets' snapshots go when `DATASET_CACHE_DIR` is unset.
+   */
+  readonly backends: { readonly stateDirPath: string };
 }
 
 /**
@@ -36,7 +41,7 @@ export const WATER_MODULE = {
   /**
    * Loads the datasets and starts the API and the explorer.
    * @param config the water settings and the compression threshold
-   * @param context the app's clocks and log
+   * @param context the app's clocks, log and state folder
    * @returns the API, then the explorer
    */
   async start(
@@ -65,6 +70,7 @@ export const WATER_MODULE = {
       log,
       onLoadProgress,
       compressAboveBytes: config.server.compressAboveBytes,
+      stateDir: context.backends.stateDirPath,
     });
     loading?.finish({ done: rows });
     // The water-data explorer, a page at `/` that asks the water API with the user's key.

@@ -647,6 +647,20 @@ describe("createApp() with the modules given", () => {
   }
 });
 
+describe("createApp() and STATE_DIR", () => {
+  it("keeps the datasets' snapshots in STATE_DIR's dataset-cache, the folder its backends give the water module", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tributary-app-cache-"));
+    const app = build({ SERVICES: "water", STATE_DIR: dir });
+    await app.start();
+    try {
+      const cached = readdirSync(join(dir, "dataset-cache"));
+      assert.ok(cached.length > 0, "a snapshot per dataset");
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe("createApp() behind a proxy (TRUST_PROXY)", () => {
   it("gives next links and the OAuth issuer the scheme and host the client used through a trusted proxy, and ignores the headers from anyone else", async () => {
     const app = build({ TRUST_PROXY: "127.0.0.2" });
@@ -753,7 +767,6 @@ function newProject(env: Environment = {}): { dir: string; config: Config } {
         ...config.water,
         dataDir: within(config.water.dataDir),
         apiKeysFile: within(config.water.apiKeysFile),
-        datasetCacheDir: inFolder("DATASET_CACHE_DIR", config.water.datasetCacheDir),
       },
       auth: { ...config.auth, clientsFile: within(config.auth.clientsFile) },
       relay: { ...config.relay, tenantsFile: within(config.relay.tenantsFile) },

@@ -32,7 +32,7 @@ describe("readConfig()", () => {
       },
       water: {
         dataDir: { path: "data/datasets", given: false },
-        datasetCacheDir: "var/dataset-cache",
+        datasetCacheDir: undefined,
         apiKeysFile: { path: "data/api_keys.json", given: false },
         apiKeys: [],
         adminApiKeys: [],

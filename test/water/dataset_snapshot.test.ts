@@ -11,7 +11,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { readSettings } from "../../lib/config/mod.ts";
+import { type Environment, readSettings } from "../../lib/config/mod.ts";
+import { STORAGE_SETTINGS } from "../../lib/storage/mod.ts";
 import type { Handler } from "../../lib/http/mod.ts";
 import {
   decodeDatasetSnapshot,
@@ -27,6 +28,7 @@ import {
   type WaterStore,
 } from "../../lib/water/mod.ts";
 import { SOURCE_FIELDS } from "../../lib/water/fields.ts";
+import { resolveDatasetCacheDir } from "../../lib/water/settings.ts";
 import { codeArray, placeRows, remapCodes } from "../../lib/water/store/_code_column.ts";
 import type { CodeArray } from "../../lib/columnar/mod.ts";
 import { createPrng, type Prng } from "../_helpers/prng.ts";
@@ -464,6 +466,12 @@ describe("decodeDatasetSnapshot()", () => {
 });
 
 describe("DATASET_CACHE_DIR", () => {
+  // The water settings read DATASET_CACHE_DIR alone; STATE_DIR is the storage settings', given to resolveDatasetCacheDir.
+  const folder = (env: Environment): string =>
+    resolveDatasetCacheDir(
+      readSettings(WATER_SETTINGS, env).datasetCacheDir,
+      readSettings(STORAGE_SETTINGS, env).stateDir,
+    );
   const cases = [
     { name: "defaults under STATE_DIR's default", env: {}, expected: join("var", "dataset-cache") },
     {
@@ -483,9 +491,13 @@ describe("DATASET_CACHE_DIR", () => {
       expected: "/cache",
     },
   ] as const;
-  for (const c of cases) {
-    it(c.name, () => assert.equal(readSettings(WATER_SETTINGS, c.env).datasetCacheDir, c.expected));
-  }
+  for (const c of cases) it(c.name, () => assert.equal(folder(c.env), c.expected));
+  it("is read without STATE_DIR: unset, it is left to the state folder the app gives", () => {
+    assert.equal(
+      readSettings(WATER_SETTINGS, { STATE_DIR: "/srv/state" }).datasetCacheDir,
+      undefined,
+    );
+  });
 });
 
 describe("remapCodes() and placeRows()", () => {
