@@ -6,3 +6,11 @@
  */
 export { Batcher } from "./batcher.ts";
 export { openJournaledStore } from "./journal_sink.ts";
+export type {
+  KafkaBatch,
+  KafkaLog,
+  KafkaRecordIn,
+  KafkaRecordOut,
+  KafkaSubscribeOptions,
+  KafkaSubscription,
+} from "./kafka_log.ts";

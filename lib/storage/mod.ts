@@ -2,7 +2,9 @@
  * Durable state for stores that live in memory: an append-only, checksummed
  * journal with group commits, snapshots, torn-tail recovery and damage
  * refused (with a check and a repair), and the state folder that holds
- * journals for one process.
+ * journals for one process; and the connections to the backends shared
+ * beyond it (PostgreSQL, Redis, Kafka), each importing its client, an
+ * optional peer dependency, only when called.
  * @module
  */
 export { StorageError } from "./errors.ts";
@@ -22,3 +24,10 @@ export type { ConnectPostgresOptions, SqlClient, SqlPool, SqlResult } from "./po
 export { migrate } from "./migrate.ts";
 export { connectRedis } from "./redis.ts";
 export type { ConnectRedisOptions, RedisScripts } from "./redis.ts";
+export { connectKafka } from "./kafka.ts";
+export type {
+  ConnectKafkaOptions,
+  KafkaConnection,
+  KafkaTopicSpec,
+  TopicDescription,
+} from "./kafka.ts";

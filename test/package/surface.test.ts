@@ -113,8 +113,9 @@ describe("the domains' entry points", () => {
     }
   });
 
-  // The connections to shared backends (connectPostgres, connectRedis) are storage's and exported with it;
-  // each imports its client only when called. The columnar engine (lib/columnar) is the package's own.
+  // The connections to shared backends (connectPostgres, connectRedis, connectKafka) are
+  // storage's and exported with it; each imports its client only when called. The columnar
+  // engine (lib/columnar) is the package's own.
   const kept = {
     odata: ["compileFilter", "MatchCursor", "countMatches", "rowNumberReader", "isCalendarDate"],
     water: ["RenderCache", "FIELD_ESCAPED", "SNAPSHOT_HEAD_BYTES"],

@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { performance } from "node:perf_hooks";
 import { after, before, describe, it } from "node:test";
-import { connectKafka, topicConfig } from "../../lib/relay/kafka/kafka_client.ts";
+import { connectKafka, topicConfig } from "../../lib/storage/kafka.ts";
 import { KafkaConfigStore, kafkaConfigTopic } from "../../lib/relay/kafka/kafka_config_store.ts";
 import type {
   KafkaBatch,
   KafkaLog,
   KafkaRecordOut,
   KafkaSubscribeOptions,
-} from "../../lib/relay/kafka/kafka_log.ts";
+} from "../../lib/storage/kafka_log.ts";
 import type { ConfigRecord, ConfigStore, RelayError } from "../../lib/relay/mod.ts";
 import { type ConfigBackend, configStoreContract } from "../_contracts/config_store.ts";
 import { kafkaSkip, startKafka, type TestKafka } from "../_helpers/kafka.ts";

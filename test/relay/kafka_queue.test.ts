@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { connectKafka } from "../../lib/relay/kafka/kafka_client.ts";
-import type { KafkaLog } from "../../lib/relay/kafka/kafka_log.ts";
+import { connectKafka } from "../../lib/storage/mod.ts";
+import type { KafkaLog } from "../../lib/storage/kafka_log.ts";
 import { KafkaQueue, kafkaTopics } from "../../lib/relay/kafka/kafka_queue.ts";
 import type { RelayError } from "../../lib/relay/mod.ts";
 import { jobQueueContract, makeJob } from "../_contracts/job_queue.ts";

@@ -8,7 +8,7 @@ import type {
   KafkaLog,
   KafkaRecordOut,
   KafkaSubscribeOptions,
-} from "../../lib/relay/kafka/kafka_log.ts";
+} from "../../lib/storage/kafka_log.ts";
 import { KafkaQueue, kafkaTopics } from "../../lib/relay/kafka/kafka_queue.ts";
 import { makeJob } from "../_contracts/job_queue.ts";
 

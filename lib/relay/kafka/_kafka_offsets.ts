@@ -1,4 +1,4 @@
-import type { KafkaBatch, KafkaRecordIn, KafkaSubscription } from "./kafka_log.ts";
+import type { KafkaBatch, KafkaRecordIn, KafkaSubscription } from "../../storage/_internal.ts";
 
 /** A record of a partition: what is committed once its job is handled. */
 export interface RecordPlace {

@@ -1,5 +1,5 @@
 import { RelayError } from "../errors.ts";
-import type { KafkaLog, KafkaRecordOut } from "./kafka_log.ts";
+import type { KafkaLog, KafkaRecordOut } from "../../storage/_internal.ts";
 
 /** Appends waiting for the next request, with how to answer each. */
 interface Pending {

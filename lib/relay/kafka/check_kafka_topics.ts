@@ -1,12 +1,5 @@
+import type { TopicDescription } from "../../storage/mod.ts";
 import type { KafkaTopics } from "./kafka_queue.ts";
-
-/** A topic as the brokers describe it. */
-export interface TopicDescription {
-  /** Its partitions; 0 when the brokers know no such topic. */
-  readonly partitions: number;
-  /** Its `cleanup.policy` (`delete`, `compact` or `compact,delete`); undefined when the brokers would not say. */
-  readonly cleanupPolicy: string | undefined;
-}
 
 /**
  * What is wrong with the relay's topics, each problem in one line naming

@@ -1,6 +1,6 @@
 import type { ConfigPut, ConfigRecord, ConfigStore } from "../config_store.ts";
 import { RelayError } from "../errors.ts";
-import type { KafkaBatch, KafkaLog, KafkaSubscription } from "./kafka_log.ts";
+import type { KafkaBatch, KafkaLog, KafkaSubscription } from "../../storage/_internal.ts";
 
 /** The only partition of the configuration topic: its offsets order every key's changes. */
 const PARTITION = 0;

@@ -21,7 +21,12 @@ import type {
 import { PartitionOffsets, type RecordPlace } from "./_kafka_offsets.ts";
 import { KafkaOutbox } from "./_kafka_outbox.ts";
 import { KafkaView, parseJson, type StateRecord, type ViewRetention } from "./_kafka_view.ts";
-import type { KafkaBatch, KafkaLog, KafkaRecordOut, KafkaSubscription } from "./kafka_log.ts";
+import type {
+  KafkaBatch,
+  KafkaLog,
+  KafkaRecordOut,
+  KafkaSubscription,
+} from "../../storage/_internal.ts";
 
 /** Topic names of a {@linkcode KafkaQueue}. */
 export interface KafkaTopics {

@@ -12,7 +12,12 @@ export { KafkaQueue } from "./kafka_queue.ts";
 export type { KafkaQueueOptions, KafkaTopics } from "./kafka_queue.ts";
 export { KafkaConfigStore } from "./kafka_config_store.ts";
 export type { KafkaConfigStoreOptions } from "./kafka_config_store.ts";
-export { connectKafka } from "./kafka_client.ts";
-export type { ConnectKafkaOptions, KafkaConnection, KafkaTopicSpec } from "./kafka_client.ts";
 export { checkKafkaTopics } from "./check_kafka_topics.ts";
-export type { TopicDescription } from "./check_kafka_topics.ts";
+// The connection lives with the other backends in storage; exported here as before.
+export { connectKafka } from "../../storage/mod.ts";
+export type {
+  ConnectKafkaOptions,
+  KafkaConnection,
+  KafkaTopicSpec,
+  TopicDescription,
+} from "../../storage/mod.ts";

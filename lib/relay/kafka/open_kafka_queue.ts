@@ -4,7 +4,7 @@ import type { ReadinessProbe, ServiceLog } from "../../http/mod.ts";
 import { OutageLog } from "../../log/mod.ts";
 import { describeError } from "../describe_error.ts";
 import { checkKafkaTopics } from "./check_kafka_topics.ts";
-import { connectKafka, type KafkaConnection } from "./kafka_client.ts";
+import { connectKafka, type KafkaConnection } from "../../storage/mod.ts";
 import { KafkaConfigStore, kafkaConfigTopic } from "./kafka_config_store.ts";
 import { KafkaQueue, kafkaTopics } from "./kafka_queue.ts";
 

@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Consumer } from "kafkajs";
-import type { TopicDescription } from "./check_kafka_topics.ts";
 import type {
   KafkaLog,
   KafkaRecordOut,
@@ -32,6 +31,14 @@ export interface ConnectKafkaOptions {
    * @default {30000}
    */
   readonly sessionTimeoutMs?: number;
+}
+
+/** A topic as the brokers describe it. */
+export interface TopicDescription {
+  /** Its partitions; 0 when the brokers know no such topic. */
+  readonly partitions: number;
+  /** Its `cleanup.policy` (`delete`, `compact` or `compact,delete`); undefined when the brokers would not say. */
+  readonly cleanupPolicy: string | undefined;
 }
 
 /** Topics to create at start-up, where the broker allows it. */

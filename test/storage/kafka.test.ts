@@ -8,8 +8,8 @@ import {
   type ProduceAck,
   produceAcknowledged,
   type ProduceRequest,
-} from "../../lib/relay/kafka/kafka_client.ts";
-import type { KafkaRecordOut } from "../../lib/relay/kafka/kafka_log.ts";
+} from "../../lib/storage/kafka.ts";
+import type { KafkaRecordOut } from "../../lib/storage/kafka_log.ts";
 
 function record(topic: string, partition: number, key: string): KafkaRecordOut {
   return { topic, partition, key, value: key };

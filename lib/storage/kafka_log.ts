@@ -51,7 +51,7 @@ export interface KafkaSubscribeOptions {
 
 /**
  * What the Kafka queue (and the configuration store beside it) needs of
- * Kafka: kafka_client.ts implements it with `kafkajs`; nothing else in the
+ * Kafka: kafka.ts implements it with `kafkajs`; nothing else in the
  * queue knows the client.
  */
 export interface KafkaLog {
