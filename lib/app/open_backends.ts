@@ -2,20 +2,25 @@ import { redactUrl } from "../config/mod.ts";
 import type { ServiceLog } from "../http/mod.ts";
 import { OutageLog } from "../log/mod.ts";
 import {
+  type connectKafka,
   connectPostgres,
+  type connectRedis,
   openStateDir,
   type SqlPool,
   type StateDir,
   type StorageConfig,
 } from "../storage/mod.ts";
+import { shareKafka, shareRedis } from "../storage/_internal.ts";
 
 /**
- * The backends an app's modules share, each opened once, when first asked
- * for, and closed by the app after every module: the state folder
- * (`STATE_DIR`, whose journals the modules open) and the PostgreSQL pool of
- * `DATABASE_URL`. The queue backends (the relay's Redis or Kafka) and the
- * rate limits' Redis are the modules' own: each has settings and readiness
- * of its own.
+ * The backends an app's modules share, resolved here, each opened once,
+ * when first asked for, and closed by the app after every module: the state
+ * folder (`STATE_DIR`, whose journals the modules open), the PostgreSQL pool
+ * of `DATABASE_URL`, and connections to Redis and Kafka. Which Redis or
+ * Kafka a module uses is its own setting (`REDIS_URL`,
+ * `RATE_LIMIT_REDIS_URL`, `KAFKA_BROKER`), and so are its outage lines and
+ * readiness probes, told by the hooks it connects with; the connection is
+ * the backends', one per server.
  */
 export interface Backends {
   /**
@@ -37,9 +42,29 @@ export interface Backends {
    * Undefined without `DATABASE_URL`.
    */
   readonly postgres: (() => Promise<SqlPool>) | undefined;
+  /**
+   * Connects to Redis as `connectRedis` does, on one connection per URL
+   * (and timeouts) for every module, opened at the first call (the
+   * `redis` package imported then): the relay's queue and the rate limits
+   * naming one server share it. A caller's `onError` and `onReady` hear of
+   * that connection; its `close` stops telling them and leaves the
+   * connection to the others, which {@linkcode Backends.close} closes.
+   * @throws {Error} when the `redis` package is missing or the first connection fails
+   */
+  readonly redis: typeof connectRedis;
+  /**
+   * Connects to Kafka as `connectKafka` does, on one connection per broker
+   * list (and settings) for every module, opened at the first call (the
+   * `kafkajs` package imported then): its producer and admin client are
+   * shared. A consumer group's member cannot be shared, so each
+   * `subscribe` still makes the caller a consumer of its own, left at its
+   * close; the connection is closed by {@linkcode Backends.close}.
+   * @throws {Error} when the `kafkajs` package is missing or no broker answers
+   */
+  readonly kafka: typeof connectKafka;
   /** Makes and locks the state folder now, if one was asked for (as the app starts serving). */
   hold(): Promise<void>;
-  /** Closes what was opened: the pool, then the state folder's lock. */
+  /** Closes what was opened: the Redis and Kafka connections and the pool, then the state folder's lock. */
   close(): Promise<void>;
 }
 
@@ -60,6 +85,8 @@ export interface OpenBackendsOptions {
 export function openBackends(config: StorageConfig, options: OpenBackendsOptions): Backends {
   let state: Promise<StateDir> | undefined;
   let pool: Promise<SqlPool> | undefined;
+  const redis = shareRedis();
+  const kafka = shareKafka();
   const url = config.databaseUrl;
   const connect = (): Promise<SqlPool> => {
     const outage = new OutageLog(
@@ -82,6 +109,8 @@ export function openBackends(config: StorageConfig, options: OpenBackendsOptions
       leaseMs: config.stateLockLeaseMs,
     })),
     postgres: url === "" ? undefined : () => (pool ??= connect()),
+    redis: redis.connect,
+    kafka: kafka.connect,
     async hold() {
       if (state !== undefined) await (await state).hold();
     },
@@ -89,8 +118,15 @@ export function openBackends(config: StorageConfig, options: OpenBackendsOptions
       const [openedPool, openedState] = [pool, state];
       pool = undefined;
       state = undefined;
-      await (await openedPool?.catch(() => undefined))?.close();
+      const closed = await Promise.allSettled([
+        redis.close(),
+        kafka.close(),
+        (async () => (await openedPool?.catch(() => undefined))?.close())(),
+      ]);
+      // The state folder last: its lock is let go once nothing else of the app is open.
       await (await openedState?.catch(() => undefined))?.close();
+      const failed = closed.find((result) => result.status === "rejected");
+      if (failed !== undefined) throw failed.reason;
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { RunningService, ServiceLog } from "../http/mod.ts";
 import type { MetricsRegistry } from "../metrics/mod.ts";
-import type { StateDir } from "../storage/mod.ts";
+import type { connectKafka, connectRedis, StateDir } from "../storage/mod.ts";
 import type { RelayConfig } from "./settings.ts";
 import type { Deliver } from "./http_delivery.ts";
 import { startRelayService } from "./start_relay_service.ts";
@@ -18,12 +18,16 @@ export interface RelayContext {
   readonly random: (size: number) => Uint8Array;
   readonly log: ServiceLog;
   /**
-   * The app's state folder (`STATE_DIR`), which the memory queue and the
-   * endpoints journal in: its path (empty keeps them in memory only), and the folder opened.
+   * The app's backends: the state folder (`STATE_DIR`), which the memory
+   * queue and the endpoints journal in (its path, empty to keep them in
+   * memory only, and the folder opened), and the connections to Redis and
+   * Kafka the queue's backend is reached by.
    */
   readonly backends: {
     readonly stateDirPath: string;
     readonly stateDir: () => Promise<StateDir>;
+    readonly redis: typeof connectRedis;
+    readonly kafka: typeof connectKafka;
   };
   /** How deliveries are sent, when a host replaces HTTP. */
   readonly deliver?: Deliver;
@@ -61,6 +65,8 @@ export const RELAY_MODULE = {
         random: context.random,
         log: context.log,
         ...(journaled ? { state: await context.backends.stateDir() } : {}),
+        redis: context.backends.redis,
+        kafka: context.backends.kafka,
         ...(context.deliver === undefined ? {} : { deliver: context.deliver }),
       }),
     ];

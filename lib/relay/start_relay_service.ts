@@ -8,7 +8,7 @@ import {
 import { startPeriodicTask, type TaskOutcomes, waitAtMost } from "../http/_internal.ts";
 import { count, OutageLog } from "../log/mod.ts";
 import type { MetricsRegistry } from "../metrics/mod.ts";
-import { type Journal, type StateDir } from "../storage/mod.ts";
+import type { connectKafka, connectRedis, Journal, StateDir } from "../storage/mod.ts";
 import { openJournaledStore } from "../storage/_internal.ts";
 import { type ConfigRecord, type ConfigStore, MemoryConfigStore } from "./config_store.ts";
 import { type DirectoryOpening, EndpointDirectory } from "./endpoint_directory.ts";
@@ -70,6 +70,19 @@ export interface StartRelayServiceOptions {
    * @default none: the memory queue lives and dies with the process
    */
   state?: StateDir;
+  /**
+   * Connects to Redis, with `STORAGE_TYPE=redis`: an app gives its
+   * backends' connections (`Backends.redis`), shared with every module on
+   * the same server.
+   * @default {connectRedis}: a connection of the relay's own
+   */
+  redis?: typeof connectRedis;
+  /**
+   * Connects to Kafka, with `STORAGE_TYPE=kafka`: an app gives its
+   * backends' connections (`Backends.kafka`).
+   * @default {connectKafka}: a connection of the relay's own
+   */
+  kafka?: typeof connectKafka;
 }
 
 /** How long deliveries in flight may take to finish at shutdown, at most. */
@@ -329,6 +342,7 @@ async function openQueue(
         capacity: config.queueCapacity,
         log: options.log,
         now: options.now,
+        ...(options.redis === undefined ? {} : { connect: options.redis }),
       });
       return {
         queue: stores.queue,
@@ -346,6 +360,7 @@ async function openQueue(
         random: options.random,
         log: options.log,
         now: options.now,
+        ...(options.kafka === undefined ? {} : { connect: options.kafka }),
       });
       const { brokers, topicPrefix, groupId } = config.kafka;
       return {

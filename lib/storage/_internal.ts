@@ -14,3 +14,7 @@ export type {
   KafkaSubscribeOptions,
   KafkaSubscription,
 } from "./kafka_log.ts";
+export { shareRedis } from "./redis.ts";
+export type { SharedRedis } from "./redis.ts";
+export { shareKafka } from "./kafka.ts";
+export type { SharedKafka } from "./kafka.ts";

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Consumer } from "kafkajs";
+import { SharedConnections } from "./_shared_connections.ts";
 import type {
   KafkaLog,
   KafkaRecordOut,
@@ -300,6 +301,79 @@ export async function connectKafka(
         within(3000, admin.disconnect(), "disconnect"),
       ]);
     },
+  };
+}
+
+/** Kafka connections shared by whoever asks for one: what {@linkcode shareKafka} gives. */
+export interface SharedKafka {
+  /**
+   * A connection as {@linkcode connectKafka} gives one, on the one
+   * connection of its brokers and settings, opened when first asked for:
+   * its `onError` hears of that connection, its subscriptions are its own,
+   * and its `close` leaves them and stops telling it, leaving the
+   * connection open for the others.
+   */
+  readonly connect: typeof connectKafka;
+  /** Closes every connection opened; a later `connect` opens anew. */
+  close(): Promise<void>;
+}
+
+/**
+ * Kafka connections opened once per broker list (and settings) and shared:
+ * the producer and the admin client are the connection's, one for every
+ * caller. A subscription stays its caller's own, as a consumer group's
+ * member must be: each `subscribe` makes a consumer of its own (its own
+ * connections to the brokers, its group's heartbeats), left at the
+ * subscription's close or the caller's, whichever comes first.
+ * @param connect opens a connection
+ * @returns the shared connections, none opened yet
+ */
+export function shareKafka(connect: typeof connectKafka = connectKafka): SharedKafka {
+  const shared = new SharedConnections<KafkaConnection>();
+  return {
+    async connect(brokers, options = {}) {
+      const { onError, ...settings } = options;
+      const key = JSON.stringify([
+        brokers,
+        settings.clientId,
+        settings.connectTimeoutMs,
+        settings.produceTimeoutMs,
+        settings.sessionTimeoutMs,
+      ]);
+      const lease = await shared.lease(
+        key,
+        (hooks) => connect(brokers, { ...settings, onError: hooks.onError }),
+        { onError },
+      );
+      const kafka = lease.connection;
+      const subscriptions = new Set<KafkaSubscription>();
+      return {
+        produce: (records) => kafka.produce(records),
+        async subscribe(subscription) {
+          const joined = await kafka.subscribe(subscription);
+          const mine: KafkaSubscription = {
+            pause: (topic, partition) => joined.pause(topic, partition),
+            resume: (topic, partition) => joined.resume(topic, partition),
+            commit: (offsets) => joined.commit(offsets),
+            close: () => {
+              subscriptions.delete(mine);
+              return joined.close();
+            },
+          };
+          subscriptions.add(mine);
+          return mine;
+        },
+        partitions: (topic) => kafka.partitions(topic),
+        ends: (topic) => kafka.ends(topic),
+        createTopics: (topics) => kafka.createTopics(topics),
+        describeTopics: (topics) => kafka.describeTopics(topics),
+        async close() {
+          await Promise.allSettled([...subscriptions].map((subscription) => subscription.close()));
+          lease.release();
+        },
+      };
+    },
+    close: () => shared.close(),
   };
 }
 

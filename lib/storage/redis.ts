@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { SharedConnections } from "./_shared_connections.ts";
 
 /** A Redis connection as the stores use it: Lua scripts, each one atomic on the server. */
 export interface RedisScripts {
@@ -112,5 +113,56 @@ export async function connectRedis(
       clearInterval(watchdog);
       await client.close();
     },
+  };
+}
+
+/** Redis connections shared by whoever asks for one: what {@linkcode shareRedis} gives. */
+export interface SharedRedis {
+  /**
+   * A connection as {@linkcode connectRedis} gives one, on the one
+   * connection of its URL and timeouts, opened when first asked for: its
+   * `onError` and `onReady` hear of that connection (a lost connection is
+   * every caller's outage), and its `close` stops telling them and leaves
+   * the connection open for the others.
+   */
+  readonly connect: typeof connectRedis;
+  /** Closes every connection opened; a later `connect` opens anew. */
+  close(): Promise<void>;
+}
+
+/**
+ * Redis connections opened once per URL (and timeouts) and shared: an app's
+ * relay queue (`REDIS_URL`) and rate limits (`RATE_LIMIT_REDIS_URL`) naming
+ * one server use one connection, each with its own outage lines and
+ * readiness. Every store's work is a Lua script (no blocking command, no
+ * subscription), so no caller needs a connection of its own.
+ * @param connect opens a connection
+ * @returns the shared connections, none opened yet
+ */
+export function shareRedis(connect: typeof connectRedis = connectRedis): SharedRedis {
+  const shared = new SharedConnections<RedisScripts>();
+  return {
+    async connect(url, options = {}) {
+      const { onError, onReady, ...settings } = options;
+      const key = JSON.stringify([url, settings.connectTimeoutMs, settings.commandTimeoutMs]);
+      const lease = await shared.lease(
+        key,
+        (hooks) => connect(url, { ...settings, ...hooks }),
+        { onError, onReady },
+      );
+      let closed = false;
+      return {
+        run: (script, args) =>
+          closed
+            ? Promise.reject(new Error("Cannot run a Redis script: the connection is closed"))
+            : lease.connection.run(script, args),
+        close() {
+          closed = true;
+          lease.release();
+          return Promise.resolve();
+        },
+      };
+    },
+    close: () => shared.close(),
   };
 }

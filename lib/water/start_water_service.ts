@@ -61,6 +61,13 @@ export interface StartWaterServiceOptions {
    * @default STATE_DIR's default, `var`
    */
   stateDir?: string;
+  /**
+   * Connects to the rate limits' Redis (`RATE_LIMIT_REDIS_URL`): an app
+   * gives its backends' connections (`Backends.redis`), shared with every
+   * module on the same server.
+   * @default {connectRedis}: a connection of the service's own, closed with it
+   */
+  redis?: typeof connectRedis;
 }
 
 /**
@@ -146,7 +153,7 @@ export async function startWaterService(
       options.wallClock ?? Date.now,
     );
     try {
-      redis = await connectRedis(config.rateLimitRedisUrl, {
+      redis = await (options.redis ?? connectRedis)(config.rateLimitRedisUrl, {
         onError: (error) => outage.failed(error),
         onReady: () => outage.recovered(),
       });

@@ -1,5 +1,6 @@
 import type { RunningService } from "../http/mod.ts";
 import { type Logger, Progress } from "../log/mod.ts";
+import type { connectRedis } from "../storage/mod.ts";
 import { createExplorerService } from "./http/create_explorer_service.ts";
 import type { LoadProgress } from "./load/load_datasets.ts";
 import type { WaterConfig } from "./settings.ts";
@@ -21,9 +22,10 @@ export interface WaterContext {
   readonly log: Logger;
   /**
    * The app's backends: the state folder's path (`STATE_DIR`), where the
-   * datasets' snapshots go when `DATASET_CACHE_DIR` is unset.
+   * datasets' snapshots go when `DATASET_CACHE_DIR` is unset, and the
+   * connections to Redis the rate limits count in (`RATE_LIMIT_REDIS_URL`).
    */
-  readonly backends: { readonly stateDirPath: string };
+  readonly backends: { readonly stateDirPath: string; readonly redis: typeof connectRedis };
 }
 
 /**
@@ -41,7 +43,7 @@ export const WATER_MODULE = {
   /**
    * Loads the datasets and starts the API and the explorer.
    * @param config the water settings and the compression threshold
-   * @param context the app's clocks, log and state folder
+   * @param context the app's clocks, log and backends
    * @returns the API, then the explorer
    */
   async start(
@@ -71,6 +73,7 @@ export const WATER_MODULE = {
       onLoadProgress,
       compressAboveBytes: config.server.compressAboveBytes,
       stateDir: context.backends.stateDirPath,
+      redis: context.backends.redis,
     });
     loading?.finish({ done: rows });
     // The water-data explorer, a page at `/` that asks the water API with the user's key.

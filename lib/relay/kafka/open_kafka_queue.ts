@@ -31,6 +31,13 @@ export interface OpenKafkaQueueOptions {
    * @default {Date.now}
    */
   now?: () => number;
+  /**
+   * Connects to Kafka: an app gives its backends' shared connections
+   * (`Backends.kafka`), whose producer and admin client outlive the queue
+   * (its consumer groups' members are its own all the same).
+   * @default {connectKafka}: a connection of the queue's own, closed with it
+   */
+  connect?: typeof connectKafka;
 }
 
 // Past the longest any job's state is shown (dead letters, 7 days), with a day to spare.
@@ -57,7 +64,7 @@ export async function openKafkaQueue(options: OpenKafkaQueueOptions): Promise<Ka
 
 /** The relay's queue and configuration on one Kafka connection. */
 export interface KafkaRelayStores {
-  /** Closing it closes the connection. */
+  /** Closing it closes the connection (or lets go of a shared one). */
   readonly queue: KafkaQueue;
   /** Close it before the queue. */
   readonly config: KafkaConfigStore;
@@ -89,7 +96,7 @@ export async function openKafkaRelay(options: OpenKafkaQueueOptions): Promise<Ka
   );
   let log: KafkaConnection;
   try {
-    log = await connectKafka(options.brokers, {
+    log = await (options.connect ?? connectKafka)(options.brokers, {
       sessionTimeoutMs: options.sessionTimeoutMs,
       onError: (error) => outage.failed(error),
     });

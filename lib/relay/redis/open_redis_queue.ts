@@ -22,6 +22,12 @@ export interface OpenRedisQueueOptions {
    * @default {Date.now}
    */
   now?: () => number;
+  /**
+   * Connects to Redis: an app gives its backends' shared connections
+   * (`Backends.redis`), whose connection outlives the queue.
+   * @default {connectRedis}: a connection of the queue's own, closed with it
+   */
+  connect?: typeof connectRedis;
 }
 
 /**
@@ -42,7 +48,7 @@ export async function openRedisQueue(options: OpenRedisQueueOptions): Promise<Re
 
 /** The relay's queue and configuration on one Redis connection. */
 export interface RedisRelayStores {
-  /** Closing it closes the connection. */
+  /** Closing it closes the connection (or lets go of a shared one). */
   readonly queue: RedisQueue;
   /** Close it before the queue. */
   readonly config: RedisConfigStore;
@@ -72,7 +78,7 @@ export async function openRedisRelay(options: OpenRedisQueueOptions): Promise<Re
     options.now ?? Date.now,
   );
   try {
-    const scripts = await connectRedis(options.url, {
+    const scripts = await (options.connect ?? connectRedis)(options.url, {
       onError: (error) => outage.failed(error),
       onReady: () => outage.recovered(),
     });
