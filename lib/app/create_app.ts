@@ -116,6 +116,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}): App {
   async function shutDown(requestDrainMs: number): Promise<void> {
     state = "closing";
     current = host.notServing;
+    // Streams never end by themselves: ended now, the requests in flight can finish.
+    for (const service of lifecycle.running) service.endStreams?.();
     await served.stop(requestDrainMs);
     await counted.settled(requestDrainMs);
     await lifecycle.stop();

@@ -97,6 +97,12 @@ export interface RunningService {
    * process (what it loads at start, it has once started).
    */
   readonly readiness?: readonly ReadinessProbe[];
+  /**
+   * Ends the long-lived answers it holds (change streams, long-polls), as
+   * the host stops taking requests and before it waits for those in flight,
+   * so that they do not hold the shutdown up. Absent when it holds none.
+   */
+  endStreams?(): void;
   /** Finishes the work in flight (deliveries, queued jobs) once the host takes no more requests. */
   drain(): Promise<void>;
   /** Saves what must outlive the process and closes stores and connections, once every service has drained. */

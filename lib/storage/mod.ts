@@ -20,7 +20,13 @@ export type { ChangeSink } from "./journal_sink.ts";
 export { STORAGE_SETTINGS } from "./settings.ts";
 export type { StorageConfig } from "./settings.ts";
 export { connectPostgres, isUnavailable } from "./postgres.ts";
-export type { ConnectPostgresOptions, SqlClient, SqlPool, SqlResult } from "./postgres.ts";
+export type {
+  ConnectPostgresOptions,
+  SqlClient,
+  SqlNotificationHandlers,
+  SqlPool,
+  SqlResult,
+} from "./postgres.ts";
 export { migrate } from "./migrate.ts";
 export { connectRedis } from "./redis.ts";
 export type { ConnectRedisOptions, RedisScripts } from "./redis.ts";

@@ -39,8 +39,29 @@ export interface SqlPool extends SqlClient {
    * @returns what `work` gives
    */
   transaction<T>(work: (client: SqlClient) => Promise<T>): Promise<T>;
+  /**
+   * Listens on a channel (`LISTEN`) over the pool's one listening
+   * connection, made at the first call and kept apart from the pool's: a
+   * connection lost is made again by itself (its outage reported as the
+   * pool's), its channels listened to again, and then each one's
+   * `onRelisten` called, since what was notified meanwhile was not heard.
+   * @param channel the channel: lower-case letters, digits and `_`
+   * @param handlers what hears its notifications
+   * @returns once listening, a function that stops it
+   * @throws {StorageError} `ERR_STORAGE_UNAVAILABLE` when the database cannot be reached now
+   * @throws {RangeError} for a channel name that is not one
+   */
+  listen(channel: string, handlers: SqlNotificationHandlers): Promise<() => void>;
   /** Closes every connection. */
   close(): Promise<void>;
+}
+
+/** What hears a channel's notifications (see {@linkcode SqlPool.listen}). */
+export interface SqlNotificationHandlers {
+  /** A notification's payload. */
+  onNotify(payload: string): void;
+  /** Listening again after the connection was lost and made again: notifications sent meanwhile were missed. */
+  onRelisten?(): void;
 }
 
 /** Options of {@linkcode connectPostgres}. */
@@ -233,8 +254,9 @@ export async function connectPostgres(
 ): Promise<SqlPool> {
   const where = redactUrl(url);
   let Pool: typeof import("pg").Pool;
+  let Client: typeof import("pg").Client;
   try {
-    Pool = (await import("pg")).default.Pool;
+    ({ Pool, Client } = (await import("pg")).default);
   } catch {
     throw new ConfigError(
       "DATABASE_URL",
@@ -372,9 +394,21 @@ export async function connectPostgres(
     }, reach);
   }
 
+  const listener = new Listener(
+    () =>
+      new Client({
+        connectionString: url,
+        keepAlive: true,
+        connectionTimeoutMillis: Math.min(5000, deadlineMs),
+      }),
+    deadlineMs,
+    reach,
+  );
+
   return {
     deadlineMs,
     query,
+    listen: (channel, handlers) => listener.listen(channel, handlers),
     async transaction(work) {
       const start = performance.now() + deadlineMs;
       const connection = use(await guarded(() => checkout(start), reach));
@@ -397,6 +431,186 @@ export async function connectPostgres(
         connection.release();
       }
     },
-    close: () => pool.end(),
+    close: async () => {
+      await listener.close();
+      await pool.end();
+    },
   };
+}
+
+/** The listening connection's client, as {@linkcode Listener} uses it. */
+type ListeningClient = import("pg").Client;
+
+/** How often the listening connection is asked a statement, so that one that hangs is found and made again. */
+const LISTEN_PING_MS = 15_000;
+/** The first wait before the listening connection is made again; doubled at each failure, up to the most. */
+const RELISTEN_FIRST_MS = 100;
+const RELISTEN_MOST_MS = 5000;
+const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * The pool's one listening connection (see {@linkcode SqlPool.listen}): made
+ * at the first listen, made again after a loss (waiting longer after each
+ * failure), asked `SELECT 1` now and then so that one that hangs is found.
+ */
+class Listener {
+  readonly #make: () => ListeningClient;
+  readonly #deadlineMs: number;
+  readonly #reach: Reachability;
+  readonly #channels = new Map<string, Set<SqlNotificationHandlers>>();
+  #client: ListeningClient | undefined;
+  #connecting: Promise<ListeningClient> | undefined;
+  #retry: ReturnType<typeof setTimeout> | undefined;
+  #ping: ReturnType<typeof setInterval> | undefined;
+  #delay = RELISTEN_FIRST_MS;
+  #closed = false;
+
+  constructor(make: () => ListeningClient, deadlineMs: number, reach: Reachability) {
+    this.#make = make;
+    this.#deadlineMs = deadlineMs;
+    this.#reach = reach;
+  }
+
+  async listen(channel: string, handlers: SqlNotificationHandlers): Promise<() => void> {
+    if (!CHANNEL.test(channel)) {
+      throw new RangeError(
+        `Cannot listen on channel ${JSON.stringify(channel)}: use lower-case letters, digits and _`,
+      );
+    }
+    if (this.#closed) throw unavailable(new Error("the pool is closed"));
+    let set = this.#channels.get(channel);
+    const added = set === undefined;
+    if (set === undefined) this.#channels.set(channel, set = new Set());
+    set.add(handlers);
+    const stop = (): void => {
+      set.delete(handlers);
+      if (set.size > 0 || this.#channels.get(channel) !== set) return;
+      this.#channels.delete(channel);
+      this.#client?.query(`UNLISTEN ${channel}`).catch(() => {});
+    };
+    try {
+      // Listened to again when the connection was just made: harmless, and it may have been made without it.
+      const client = this.#client ?? (await this.#connect());
+      if (added) await this.#statement(client, `LISTEN ${channel}`);
+    } catch (error) {
+      stop();
+      this.#reach.failed(error);
+      this.#again();
+      throw error instanceof StorageError ? error : unavailable(error);
+    }
+    return stop;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    clearInterval(this.#ping);
+    this.#channels.clear();
+    const client = this.#client ?? (await this.#connecting?.catch(() => undefined));
+    this.#client = undefined;
+    await client?.end().catch(() => {});
+  }
+
+  /** The connection, made (and every channel listened to) unless it is there or being made. */
+  #connect(): Promise<ListeningClient> {
+    if (this.#client !== undefined) return Promise.resolve(this.#client);
+    this.#connecting ??= this.#open().then(
+      (client) => {
+        this.#connecting = undefined;
+        if (this.#closed) {
+          client.end().catch(() => {});
+          throw unavailable(new Error("the pool is closed"));
+        }
+        this.#client = client;
+        this.#delay = RELISTEN_FIRST_MS;
+        clearInterval(this.#ping);
+        this.#ping = setInterval(() => this.#check(client), LISTEN_PING_MS);
+        this.#ping.unref();
+        this.#reach.answered();
+        return client;
+      },
+      (error: unknown) => {
+        this.#connecting = undefined;
+        throw error;
+      },
+    );
+    return this.#connecting;
+  }
+
+  async #open(): Promise<ListeningClient> {
+    const client = this.#make();
+    // Kept after a loss too: a late error of a dropped connection must not end the process.
+    client.on("error", (error) => this.#lost(client, error));
+    client.on("end", () => this.#lost(client, new Error("the listening connection ended")));
+    client.on("notification", (message) => {
+      if (message.payload === undefined) return;
+      for (const handlers of this.#channels.get(message.channel) ?? []) {
+        handlers.onNotify(message.payload);
+      }
+    });
+    try {
+      await within(
+        client.connect(),
+        this.#deadlineMs,
+        () => late(this.#deadlineMs, "connection"),
+        () => {},
+      );
+      for (const channel of this.#channels.keys()) {
+        await this.#statement(client, `LISTEN ${channel}`);
+      }
+    } catch (error) {
+      client.end().catch(() => {});
+      throw error;
+    }
+    return client;
+  }
+
+  /** A statement on the listening connection, given up (and the connection closed) at the deadline. */
+  #statement(client: ListeningClient, text: string): Promise<unknown> {
+    return within(
+      client.query(text),
+      this.#deadlineMs,
+      () => late(this.#deadlineMs, "answer"),
+      () => {
+        (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream
+          ?.destroy();
+      },
+    );
+  }
+
+  #check(client: ListeningClient): void {
+    if (client !== this.#client) return;
+    this.#statement(client, "SELECT 1").catch((error: unknown) => this.#lost(client, error));
+  }
+
+  #lost(client: ListeningClient, error: unknown): void {
+    if (client !== this.#client) return;
+    this.#client = undefined;
+    clearInterval(this.#ping);
+    client.end().catch(() => {});
+    if (this.#closed) return;
+    this.#reach.failed(error);
+    this.#again();
+  }
+
+  /** Makes the connection again after a wait, then tells every channel's handlers that they listen again. */
+  #again(): void {
+    if (this.#closed || this.#retry !== undefined || this.#channels.size === 0) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      this.#connect().then(
+        () => {
+          for (const set of this.#channels.values()) {
+            for (const handlers of [...set]) handlers.onRelisten?.();
+          }
+        },
+        (error: unknown) => {
+          this.#reach.failed(error);
+          this.#delay = Math.min(this.#delay * 2, RELISTEN_MOST_MS);
+          this.#again();
+        },
+      );
+    }, this.#delay);
+    this.#retry.unref();
+  }
 }

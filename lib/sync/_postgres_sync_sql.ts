@@ -56,6 +56,16 @@ export const SYNC_MIGRATIONS: readonly string[] = [
      created_at bigint NOT NULL,
      PRIMARY KEY (owner, key));
    CREATE INDEX sync_idempotency_created_at ON sync_idempotency (created_at);`,
+  // 3: a context's new head announced on the channel tributary_sync_revisions, in the commit's own
+  // transaction (sent when it commits, never when it rolls back), whichever statement moved it.
+  `CREATE FUNCTION sync_announce_head() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     PERFORM pg_notify('tributary_sync_revisions',
+       NEW.owner::text || ' ' || NEW.head_serial || ' ' || NEW.head_uuid::text || ' ' || NEW.head_created_at);
+     RETURN NULL;
+   END $$;
+   CREATE TRIGGER sync_contexts_announce AFTER UPDATE OF head_serial ON sync_contexts
+     FOR EACH ROW WHEN (NEW.head_serial > OLD.head_serial) EXECUTE FUNCTION sync_announce_head();`,
 ];
 
 /** Rows changed at most by one statement of a sweep, so that a sweep never holds locks for long. */

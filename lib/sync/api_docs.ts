@@ -378,7 +378,7 @@ const NOT_MODIFIED = {
 
 /** The sync API's routes' docs. */
 export const SYNC_DOCS: Readonly<
-  Record<"snapshot" | "diff" | "ticket" | "patch" | "deleteAccount", RouteDoc>
+  Record<"snapshot" | "diff" | "changes" | "ticket" | "patch" | "deleteAccount", RouteDoc>
 > = {
   snapshot: {
     operationId: "getSyncSnapshot",
@@ -416,6 +416,16 @@ export const SYNC_DOCS: Readonly<
         example: "0b5b6c9e-2f44-4c1b-9d2a-3e4f5a6b7c8d",
       },
       IF_NONE_MATCH,
+      {
+        name: "wait",
+        in: "query",
+        description:
+          "A long-poll, for clients that cannot hold a change stream: when nothing changed since the revision, " +
+          "wait up to this many seconds for a change before answering (as soon as one commits), then answer as without it " +
+          "(204 when the wait ended with nothing new)",
+        schema: { type: "integer", minimum: 0, maximum: 60 },
+        example: 1,
+      },
     ],
     responses: {
       "200": {
@@ -443,10 +453,74 @@ export const SYNC_DOCS: Readonly<
         "ERR_SYNC_UNKNOWN_REVISION",
         "ERR_SYNC_REVISION_EXPIRED",
         "ERR_SYNC_BUSY",
+        "ERR_SYNC_INVALID_WAIT",
+        "ERR_SYNC_TOO_MANY_STREAMS",
+        "ERR_SYNC_STREAMS_UNAVAILABLE",
       ]),
     },
     security: SECURITY,
     schemas: SCHEMAS,
+  },
+  changes: {
+    operationId: "streamSyncChanges",
+    summary: "A stream announcing each new revision of the user's context as it commits",
+    description:
+      "Server-Sent Events (`text/event-stream`), read with `fetch` and the bearer token in `Authorization`. " +
+      "Each revision is announced as `id: <revision>`, `event: revision`, " +
+      '`data: {"revision": "<revision>", "serial": <serial>}`: the client then asks for the diff from its revision ' +
+      "(several revisions committed before the client reads them are announced as the newest). " +
+      "The stream opens with a `retry:` line, and sends a `: ping` comment when it has had nothing to send " +
+      "for `SYNC_STREAM_HEARTBEAT_MS`. It resumes from `Last-Event-ID` (or `since`): a head past that revision " +
+      "is announced at once, and without either the head is announced at once. " +
+      "A user holds at most `SYNC_STREAMS_PER_USER` streams and long-polls in a process (429 above), " +
+      "a process at most `SYNC_STREAMS_MAX` (503 with `Retry-After` above). The server ends streams when it shuts down: " +
+      "connect again, from the last event's id.",
+    parameters: [
+      {
+        name: "since",
+        in: "query",
+        description:
+          "The revision the client has (a snapshot's or diff's `revision`): a head past it is announced at once",
+        schema: UUID,
+        example: "0b5b6c9e-2f44-4c1b-9d2a-3e4f5a6b7c8d",
+      },
+      {
+        name: "Last-Event-ID",
+        in: "header",
+        description:
+          "The last event's id the client saw (an EventSource sends it when it reconnects); before `since`",
+        schema: UUID,
+        example: "0b5b6c9e-2f44-4c1b-9d2a-3e4f5a6b7c8d",
+      },
+    ],
+    responses: {
+      "200": {
+        description: "The stream, open until the client or the server ends it",
+        headers: {
+          "Cache-Control": { description: "`no-store, no-transform`", schema: { type: "string" } },
+        },
+        content: {
+          "text/event-stream": {
+            schema: {
+              type: "string",
+              description:
+                "Events of three lines (`id`, `event: revision`, `data` a JSON object with `revision` and `serial`) " +
+                "and a blank line each, `: ping` comments, and a `retry:` line first",
+            },
+            example:
+              'retry: 3000\n\nid: 0b5b6c9e-2f44-4c1b-9d2a-3e4f5a6b7c8d\nevent: revision\ndata: {"revision":"0b5b6c9e-2f44-4c1b-9d2a-3e4f5a6b7c8d","serial":2}\n\n',
+          },
+        },
+      },
+      ...errors([
+        ...BEARER_ERRORS,
+        "ERR_SYNC_INVALID_ID",
+        "ERR_SYNC_NO_CONTEXT",
+        "ERR_SYNC_TOO_MANY_STREAMS",
+        "ERR_SYNC_STREAMS_UNAVAILABLE",
+      ]),
+    },
+    security: SECURITY,
   },
   ticket: {
     operationId: "getSyncTicket",

@@ -11,11 +11,12 @@ import {
   type Router,
   withErrorStatuses,
 } from "../http/mod.ts";
-import { ifNoneMatch, JSON_CONTENT_TYPE } from "../http/_internal.ts";
+import { ifNoneMatch, JSON_CONTENT_TYPE, parseQuery } from "../http/_internal.ts";
 import { SYNC_DOCS } from "./api_docs.ts";
 import { SYNC_ERROR_STATUS } from "./error_status.ts";
 import { SyncError } from "./errors.ts";
 import { parsePatch } from "./parse_patch.ts";
+import { RevisionStreams } from "./revision_streams.ts";
 import type { SerialJobs } from "./serial_jobs.ts";
 import type { SyncStore, TicketWork } from "./sync_store.ts";
 import type { Ticket } from "./ticket_store.ts";
@@ -75,7 +76,23 @@ export interface SyncServiceOptions {
    * @default none: such a user gets 404 `ERR_SYNC_NO_CONTEXT`
    */
   readonly completeContext?: (owner: string) => Promise<boolean>;
+  /**
+   * The change streams and long-polls open, with their bounds and heartbeat;
+   * whoever gives them closes them (at drain).
+   * @default streams on the store's feed with the defaults of {@linkcode RevisionStreams}
+   */
+  readonly streams?: RevisionStreams;
 }
+
+/** The longest a long-poll (`since/<revision>?wait=<seconds>`) waits, in seconds. */
+export const MAX_WAIT_SECONDS = 60;
+
+/** The headers of a change stream: never cached, never transformed (compressed) or buffered by a proxy. */
+const STREAM_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-store, no-transform",
+  "x-accel-buffering": "no",
+} as const;
 
 /** Every cached answer is revalidated; it is the user's own data. */
 const CACHED = "private, no-cache";
@@ -83,10 +100,14 @@ const CACHED = "private, no-cache";
 /**
  * Creates the sync API of the user context: `GET <base>` (snapshot: 200,
  * 202, 304), `GET <base>/since/<revision>` (diff: 200, 202, 204, 304, 404,
- * 410), `POST <base>` (patch: 202 with a ticket, 422 with `[{message, field}]`
- * for a body that is not a patch), `GET <base>/ticket/<uuid>` (200, 404, 410).
- * Answers are `{ticket, data}`; snapshots and diffs carry an `ETag`, and a
- * matching `If-None-Match` answers 304.
+ * 410; with `?wait=<seconds>` it first waits, up to {@linkcode MAX_WAIT_SECONDS},
+ * until the head passes the revision), `POST <base>` (patch: 202 with a ticket,
+ * 422 with `[{message, field}]` for a body that is not a patch),
+ * `GET <base>/ticket/<uuid>` (200, 404, 410), and `GET <base>/changes`, a
+ * stream of Server-Sent Events announcing each new revision as it commits
+ * (resumed from `Last-Event-ID` or `?since=<revision>`: a head past it is
+ * announced at once). Answers are `{ticket, data}`; snapshots and diffs carry
+ * an `ETag`, and a matching `If-None-Match` answers 304.
  * @param store the contexts and tickets
  * @param options authorization, job queue and limits
  * @returns the handler
@@ -106,6 +127,8 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
   const maxPending = options.maxPendingPerUser ?? 16;
   const { authorize, jobs } = options;
   const complete = options.completeContext;
+  const streams = options.streams ??
+    new RevisionStreams(store.feed, { headOf: (owner) => store.head(owner) });
   /** The head of the owner's context, made first if the user has none and `completeContext` can make it. */
   const headOf = async (owner: string): Promise<Revision> => {
     const head = await store.head(owner);
@@ -211,8 +234,20 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
       path: `${base}/since/:revision`,
       handler: async (request, params) => {
         const owner = await authorize(request);
+        const wait = waitOf(request);
         const from = await store.revision(owner, idOf(params, "revision"));
-        const head = await headOf(owner);
+        let head = await headOf(owner);
+        if (from.serial === head.serial && wait > 0) {
+          // Listening first, then the head again: a commit in between is not missed.
+          const watcher = await streams.open(owner, request.signal);
+          try {
+            watcher.start(from.serial, await headOf(owner));
+            await watcher.changed(wait * 1000);
+          } finally {
+            watcher.close();
+          }
+          head = await headOf(owner);
+        }
         if (from.serial === head.serial) {
           return { status: 204, headers: { etag: `"${head.uuid}"`, "cache-control": CACHED } };
         }
@@ -233,6 +268,28 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         };
       },
       doc: SYNC_DOCS.diff,
+    },
+    {
+      method: "GET",
+      path: `${base}/changes`,
+      handler: async (request) => {
+        const owner = await authorize(request);
+        const since = sinceOf(request);
+        await headOf(owner);
+        // HEAD learns what a stream would be, without holding one.
+        if (request.method === "HEAD") return { status: 200, headers: STREAM_HEADERS };
+        // Listening first, then the head: a commit in between is announced, never missed.
+        const watcher = await streams.open(owner, request.signal);
+        try {
+          const head = await headOf(owner);
+          watcher.start(await knownSerial(owner, since, head), head);
+        } catch (error) {
+          watcher.close();
+          throw error;
+        }
+        return { status: 200, headers: STREAM_HEADERS, body: watcher };
+      },
+      doc: SYNC_DOCS.changes,
     },
     {
       method: "GET",
@@ -296,6 +353,24 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
       doc: SYNC_DOCS.deleteAccount,
     },
   ]);
+  /**
+   * The serial of the revision a stream resumes from: 0 (the head is
+   * announced at once) without one, or for one unknown or past the
+   * retention (the client's diff from it then says what to do).
+   */
+  async function knownSerial(owner: string, since: string | undefined, head: Revision) {
+    if (since === undefined) return 0;
+    if (since === head.uuid) return head.serial;
+    try {
+      return (await store.revision(owner, since)).serial;
+    } catch (error) {
+      if (
+        error instanceof SyncError &&
+        (error.code === "ERR_SYNC_UNKNOWN_REVISION" || error.code === "ERR_SYNC_REVISION_EXPIRED")
+      ) return 0;
+      throw error;
+    }
+  }
   // Its errors (and a refused bearer token's) answered as the JSON error body, with their statuses.
   return keepRoutes(withErrorStatuses(router, STATUSES), router);
 }
@@ -324,6 +399,40 @@ function idempotencyKey(request: HttpRequest): string | undefined {
     );
   }
   return key;
+}
+
+/** The revision a stream resumes from: `Last-Event-ID` (an EventSource's reconnection), else `?since=`. */
+function sinceOf(request: HttpRequest): string | undefined {
+  const header = request.headers["last-event-id"]?.trim();
+  const raw = header !== undefined && header !== ""
+    ? header
+    : parseQuery(request.query).findLast((parameter) => parameter.name === "since")?.value;
+  if (raw === undefined || raw === "") return undefined;
+  const valid: boolean = isUuid(raw);
+  if (!valid) {
+    const shown = JSON.stringify(raw.length > 64 ? `${raw.slice(0, 64)}…` : raw);
+    throw new SyncError(
+      "ERR_SYNC_INVALID_ID",
+      `Cannot resume from revision ${shown}: a revision id is a UUID`,
+    );
+  }
+  return raw.toLowerCase();
+}
+
+/** A long-poll's `?wait=<seconds>`: 0 without one; whole seconds up to {@linkcode MAX_WAIT_SECONDS}. */
+function waitOf(request: HttpRequest): number {
+  if (request.query === "") return 0;
+  const raw = parseQuery(request.query).findLast((parameter) => parameter.name === "wait")?.value;
+  if (raw === undefined || raw === "") return 0;
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) > MAX_WAIT_SECONDS) {
+    throw new SyncError(
+      "ERR_SYNC_INVALID_WAIT",
+      `Cannot wait ${
+        JSON.stringify(raw.slice(0, 32))
+      } seconds: wait is a whole number of seconds from 0 to ${MAX_WAIT_SECONDS}`,
+    );
+  }
+  return Number(raw);
 }
 
 /** A revision or ticket id from the path, lower-cased. */

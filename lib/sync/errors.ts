@@ -9,7 +9,10 @@ export type SyncErrorCode =
   | "ERR_SYNC_UNKNOWN_TICKET"
   | "ERR_SYNC_TICKET_EXPIRED"
   | "ERR_SYNC_INVALID_IDEMPOTENCY_KEY"
-  | "ERR_SYNC_IDEMPOTENCY_MISMATCH";
+  | "ERR_SYNC_IDEMPOTENCY_MISMATCH"
+  | "ERR_SYNC_INVALID_WAIT"
+  | "ERR_SYNC_TOO_MANY_STREAMS"
+  | "ERR_SYNC_STREAMS_UNAVAILABLE";
 
 /** One problem of a patch body (the API's `ValidationError`, a 422 body holds a list of them). */
 export interface PatchFieldError {
@@ -29,8 +32,9 @@ export interface SyncErrorOptions extends ErrorOptions {
 /**
  * An error of the sync domain: an invalid patch (`errors` lists every
  * problem), a malformed revision or ticket id, a user without a sync
- * context, a user with too much work queued, or a revision or ticket that
- * is unknown or past its retention.
+ * context, a user with too much work queued or too many change streams
+ * open, a process at its most streams (or draining), a long-poll's wait out
+ * of range, or a revision or ticket that is unknown or past its retention.
  */
 export class SyncError extends Error {
   readonly code: SyncErrorCode;

@@ -8,6 +8,8 @@ import type { ChangeSink } from "../storage/mod.ts";
 import { baseErrors, checkPatch, conflictErrors, findConflicts } from "./check_patch.ts";
 import { patchChanges } from "./apply_patch.ts";
 import { idempotencyMismatch, SyncError } from "./errors.ts";
+import { MemoryRevisionFeed } from "./memory_revision_feed.ts";
+import type { RevisionFeed } from "./revision_feed.ts";
 import { RevisionLog, type RevisionLogState } from "./revision_log.ts";
 import { drainOwnerQueue, runTicketWork } from "./_work_scheduler.ts";
 import {
@@ -49,6 +51,11 @@ export interface MemorySyncStoreOptions {
    * @default nowhere: the state lives and dies with the process
    */
   readonly sink?: ChangeSink<SyncChange>;
+  /**
+   * Where each revision is announced once its commit is durable.
+   * @default a new {@linkcode MemoryRevisionFeed}
+   */
+  readonly feed?: RevisionFeed;
 }
 
 /** The ids and times a change drew, in the order it drew them: what makes its replay give the same result. */
@@ -121,6 +128,7 @@ export class MemorySyncStore implements SyncStore {
   readonly #uuid: () => string;
   readonly #retention: number;
   readonly #sink: ChangeSink<SyncChange> | undefined;
+  readonly feed: RevisionFeed;
   readonly #logs = new Map<string, RevisionLog>();
   #tickets: TicketStore;
   /** Queued work by ticket, oldest first. */
@@ -151,6 +159,7 @@ export class MemorySyncStore implements SyncStore {
     this.#uuid = options.uuid;
     this.#retention = options.revisionRetention ?? 30 * DAY;
     this.#sink = options.sink;
+    this.feed = options.feed ?? new MemoryRevisionFeed();
     this.#tickets = new TicketStore(this.#ticketOptions(options));
   }
 
@@ -243,8 +252,10 @@ export class MemorySyncStore implements SyncStore {
     const changes = patchChanges(patch, log);
     if (changes.length === 0) return { errors: [], revision: undefined };
     const drawn = this.#draw(() => log.commit(changes));
+    const made = log.head;
     await this.#record({ op: "commit", owner, changes, ...drawn });
-    return { errors: [], revision: log.head };
+    await this.feed.publish(owner, made);
+    return { errors: [], revision: made };
   }
 
   async enqueue(
@@ -412,8 +423,10 @@ export class MemorySyncStore implements SyncStore {
     if (changes.length === 0) return { errors: [], revision: undefined };
     // The revision and the ticket's end in one change: replayed together or not at all.
     const drawn = this.#draw(() => this.#commit(owner, changes, ticket));
+    const made = log.head;
     await this.#record({ op: "commit", owner, changes, ticket, ...drawn });
-    return { errors: [], revision: log.head };
+    await this.feed.publish(owner, made);
+    return { errors: [], revision: made };
   }
 
   async #status(

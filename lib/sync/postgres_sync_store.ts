@@ -33,6 +33,8 @@ import type {
   SyncPatch,
 } from "./types.ts";
 import { formatTimestamp } from "./_time.ts";
+import { PostgresRevisionFeed } from "./postgres_revision_feed.ts";
+import type { RevisionFeed } from "./revision_feed.ts";
 import { drainOwnerQueue, runTicketWork } from "./_work_scheduler.ts";
 import {
   CHANGED_SINCE_SQL,
@@ -107,6 +109,11 @@ export interface PostgresSyncStoreOptions {
    * @default {4}
    */
   readonly workConcurrency?: number;
+  /**
+   * Where revisions are announced: the database's trigger notifies every commit.
+   * @default a {@linkcode PostgresRevisionFeed} on the same pool
+   */
+  readonly feed?: RevisionFeed;
 }
 
 /** Ids of pruned revisions answer 410 for this many retention periods, then 404. */
@@ -147,6 +154,7 @@ export class PostgresSyncStore implements SyncStore {
   readonly #retention: number;
   readonly #ticketRetention: number;
   readonly workConcurrency: number;
+  readonly feed: RevisionFeed;
   /** Patches being placed, batched: the writers waiting share one read and one write statement. */
   readonly #placer: Batcher<Placement>;
 
@@ -162,6 +170,7 @@ export class PostgresSyncStore implements SyncStore {
     this.#retention = options.revisionRetention ?? 30 * 86_400_000;
     this.#ticketRetention = options.ticketRetention ?? 600_000;
     this.workConcurrency = options.workConcurrency ?? 4;
+    this.feed = options.feed ?? new PostgresRevisionFeed(db);
     this.#placer = new Batcher({
       run: (placements) => this.#placeBatch(placements),
       keyOf: (placement) => placement.owner,

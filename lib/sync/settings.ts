@@ -27,6 +27,27 @@ export const SYNC_SETTINGS = {
     max: 7 * 24 * 3600,
     doc: "a ticket and its result are kept this long, then answered 410",
   }),
+  streamHeartbeatMs: integerSetting("SYNC_STREAM_HEARTBEAT_MS", {
+    default: 15_000,
+    min: 1000,
+    max: 300_000,
+    doc:
+      "a change stream with nothing to announce sends a comment (`: ping`) this often, so that proxies keep it open",
+  }),
+  streamsPerUser: integerSetting("SYNC_STREAMS_PER_USER", {
+    default: 8,
+    min: 1,
+    max: 10_000,
+    doc:
+      "change streams and long-polls a user may have open at once in one process; more answer 429",
+  }),
+  streamsMax: integerSetting("SYNC_STREAMS_MAX", {
+    default: 10_000,
+    min: 1,
+    max: 1_000_000,
+    doc:
+      "change streams and long-polls one process holds open at most; more answer 503 with Retry-After",
+  }),
 } as const;
 
 /** The sync API's configuration. */

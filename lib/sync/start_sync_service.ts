@@ -3,6 +3,7 @@ import { startPeriodicTask } from "../http/_internal.ts";
 import { OutageLog } from "../log/mod.ts";
 import { StorageError } from "../storage/mod.ts";
 import { createSyncService } from "./create_sync_service.ts";
+import { RevisionStreams } from "./revision_streams.ts";
 import { SerialJobs } from "./serial_jobs.ts";
 import type { SyncConfig } from "./settings.ts";
 import type { SyncStore } from "./sync_store.ts";
@@ -31,7 +32,8 @@ export interface StartSyncServiceOptions {
    */
   storeLogsOutages?: boolean;
   /**
-   * Runs a task periodically (past revisions and tickets are swept every minute); returns a stop function.
+   * Runs a task periodically (past revisions and tickets are swept every minute, the change
+   * streams' heartbeat every `SYNC_STREAM_HEARTBEAT_MS`); returns a stop function.
    * @default real timers that do not keep the process alive
    */
   every?: (task: () => void, ms: number) => () => void;
@@ -54,7 +56,8 @@ const RESUME_EVERY_MS = 5000;
  * Starts the sync API as an app runs it: queued work runs one owner's queue
  * at a time (and is finished when it drains); work queued before a restart,
  * or by a process that stopped, is picked up at start and every 5 seconds;
- * past revisions and tickets are swept every minute.
+ * past revisions and tickets are swept every minute; change streams are
+ * held with one heartbeat timer and ended when the host stops serving.
  * @param config the sync settings
  * @param options the store, the authorization and the log
  * @returns the running service
@@ -87,7 +90,19 @@ export async function startSyncService(
       } else options.log.error("Sync job failed", error);
     },
   });
+  // The change streams: one heartbeat timer for them all, ended at drain (and before, by the host, see endStreams).
+  const streams = new RevisionStreams(options.store.feed, {
+    headOf: (owner) => options.store.head(owner),
+    heartbeatMs: config.streamHeartbeatMs,
+    maxPerUser: config.streamsPerUser,
+    maxOpen: config.streamsMax,
+    ...(options.every === undefined ? {} : { every: options.every }),
+    onError: (error) => {
+      if (!outageLogged(error)) options.log.error("Sync: cannot look up heads after a gap", error);
+    },
+  });
   const handler = createSyncService(options.store, {
+    streams,
     authorize: options.authorize,
     jobs,
     queueAboveObjects: config.queueAboveObjects,
@@ -133,7 +148,9 @@ export async function startSyncService(
       credentials: [],
       notes: [],
     }),
+    endStreams: () => streams.close(),
     drain: async () => {
+      streams.close();
       await Promise.all([stopSweep(), stopResume()]);
       await jobs.idle();
     },

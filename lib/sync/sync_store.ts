@@ -1,3 +1,4 @@
+import type { RevisionFeed } from "./revision_feed.ts";
 import type { Ticket, TicketResult } from "./ticket_store.ts";
 import type { ObjectErrors, Revision, SyncData, SyncDiff, SyncPatch } from "./types.ts";
 
@@ -126,6 +127,11 @@ export interface SyncStore {
    * the same commit together, without taking every connection requests need.
    */
   readonly workConcurrency: number;
+  /**
+   * Announces each revision committed to a context, once it is durable: in
+   * the process for a store in memory, to every process for a shared one.
+   */
+  readonly feed: RevisionFeed;
   /** Owners with queued work: what a runner picks up at start, and from a process that stopped. */
   waitingOwners(): Promise<string[]>;
   /** An owner's ticket; `"expired"` past its retention; undefined when unknown or another's. */

@@ -4,6 +4,8 @@ import { type Handler, HttpError } from "../../lib/http/mod.ts";
 import {
   createSyncService,
   MemorySyncStore,
+  RevisionStreams,
+  type RevisionStreamsOptions,
   SerialJobs,
   type SyncServiceOptions,
   type SyncStore,
@@ -20,6 +22,8 @@ export interface SyncFixture {
   readonly store: MemorySyncStore;
   readonly clock: { time: number };
   readonly jobs: SerialJobs;
+  /** The change streams and long-polls open. */
+  readonly streams: RevisionStreams;
   /** Errors the job queue reported. */
   readonly jobErrors: unknown[];
   /** Runs every queued job to the end. */
@@ -51,6 +55,8 @@ export function key(n: number): string {
 export async function syncFixture(
   options: Partial<Omit<SyncServiceOptions, "authorize" | "jobs">> & {
     store?: (store: MemorySyncStore) => SyncStore;
+    /** The streams' bounds and timers (their heads are the store's). */
+    streamOptions?: Omit<RevisionStreamsOptions, "headOf">;
   } = {},
 ): Promise<SyncFixture> {
   const clock = { time: T0 };
@@ -67,8 +73,13 @@ export async function syncFixture(
     defer: (run) => runs.push(run),
     onError: (error) => jobErrors.push(error),
   });
-  const { store: wrap, ...rest } = options;
+  const { store: wrap, streamOptions, ...rest } = options;
+  const streams = new RevisionStreams(store.feed, {
+    ...streamOptions,
+    headOf: (owner) => store.head(owner),
+  });
   const handler = createSyncService(wrap === undefined ? store : wrap(store), {
+    streams,
     ...rest,
     jobs,
     authorize: (request) => {
@@ -84,6 +95,7 @@ export async function syncFixture(
     store,
     clock,
     jobs,
+    streams,
     jobErrors,
     async runJobs() {
       while (runs.length > 0) runs.shift()!();
