@@ -400,6 +400,8 @@ export async function connectPostgres(
         connectionString: url,
         keepAlive: true,
         connectionTimeoutMillis: Math.min(5000, deadlineMs),
+        // What an operator sees in pg_stat_activity: the connection that idles on purpose.
+        application_name: "tributary-listen",
       }),
     deadlineMs,
     reach,
