@@ -30,9 +30,9 @@ export const SYNC_SETTINGS = {
   streamHeartbeatMs: integerSetting("SYNC_STREAM_HEARTBEAT_MS", {
     default: 15_000,
     min: 1000,
-    max: 300_000,
+    max: 50_000,
     doc:
-      "a change stream with nothing to announce sends a comment (`: ping`) this often, so that proxies keep it open",
+      "a change stream with nothing to announce sends a comment (`: ping`) this often, so that proxies keep it open (below the 60 s idle limit of common proxies and of this server's TLS connections)",
   }),
   streamsPerUser: integerSetting("SYNC_STREAMS_PER_USER", {
     default: 8,
