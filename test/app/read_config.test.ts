@@ -63,6 +63,9 @@ describe("readConfig()", () => {
         maxQueuedPerUser: 16,
         revisionRetentionDays: 30,
         ticketRetentionSeconds: 600,
+        streamHeartbeatMs: 15_000,
+        streamsPerUser: 8,
+        streamsMax: 10_000,
       },
       relay: {
         storageType: "memory",
