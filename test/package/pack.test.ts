@@ -34,6 +34,7 @@ const ENTRY_POINTS = [
   "/water",
   "/auth",
   "/sync",
+  "/sync-client",
   "/relay",
   "/relay/redis",
   "/relay/kafka",
@@ -45,6 +46,11 @@ const ENTRY_POINTS = [
   "/log",
   "/app",
 ];
+
+/** The folder of an entry point under lib/ and dist/: `/sync-client` is `sync_client` (files are snake_case). */
+function folderOf(entry: string): string {
+  return entry.slice(1).replaceAll("-", "_");
+}
 
 /** The strict flags of the style guide that bear on a consumer's check, with TypeScript's default libs (which bring the DOM's `console`, `URL`, `Request`). */
 const STRICT = {
@@ -177,7 +183,7 @@ describe("the packed package", () => {
       assert.ok(!files.includes(`package/dist/${module}.browser.ts`), `${module}.browser.ts`);
     }
     for (const entry of ENTRY_POINTS) {
-      const base = entry === "" ? "mod" : `${entry.slice(1)}/mod`;
+      const base = entry === "" ? "mod" : `${folderOf(entry)}/mod`;
       assert.ok(
         files.includes(`package/dist/${base}.js`) && files.includes(`package/dist/${base}.d.ts`),
         base,
@@ -580,7 +586,9 @@ export const plain: Uint8Array = decryptJwe(jwe, privateKey);
       );
       // Every entry point's source, and every _internal.ts the domains share.
       const sources = [
-        ...ENTRY_POINTS.map((entry) => `lib${entry}/mod.ts`),
+        ...ENTRY_POINTS.map((entry) =>
+          entry === "" ? "lib/mod.ts" : `lib/${folderOf(entry)}/mod.ts`
+        ),
         ...readdirSync(join(ROOT, "lib")).map((domain) => `lib/${domain}/_internal.ts`).filter((
           file,
         ) => existsSync(join(ROOT, file))),

@@ -18,6 +18,7 @@ import * as odata from "../../lib/odata/mod.ts";
 import * as relay from "../../lib/relay/mod.ts";
 import * as storage from "../../lib/storage/mod.ts";
 import * as sync from "../../lib/sync/mod.ts";
+import * as syncClient from "../../lib/sync_client/mod.ts";
 import * as water from "../../lib/water/mod.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -34,6 +35,7 @@ const DOMAINS = {
   relay,
   storage,
   sync,
+  sync_client: syncClient,
   water,
 } as const;
 
