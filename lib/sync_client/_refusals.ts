@@ -46,7 +46,7 @@ export function abortedRefusals(
   return { refused, snapshot };
 }
 
-const FIELD = /^(objects|deleted_objects)\.(me|messages|teams)(?:\[(\d+)\])?/;
+const FIELD = /^(objects|deleted_objects)\.(messages|teams|me)(?:\[(\d+)\])?(?![A-Za-z_])/;
 
 /** The uuid of the object a 422 field path names in a patch body. */
 function uuidAt(body: unknown, match: RegExpExecArray): string | undefined {

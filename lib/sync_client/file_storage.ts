@@ -161,8 +161,10 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Syn
           deleted.push(key);
           entries.delete(key);
         } else {
-          set[key] = value;
-          entries.set(key, value);
+          // A copy, as a load after a restart would give: the caller may change its own object.
+          const copy: unknown = JSON.parse(JSON.stringify(value));
+          set[key] = copy;
+          entries.set(key, copy);
         }
       }
       const line = `${JSON.stringify({ set, delete: deleted })}\n`;
