@@ -216,7 +216,7 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
   const now = options.now ?? Date.now;
   const closed = new AbortController();
   const storage = options.storage ?? memoryStorage();
-  const connection = new Connection({
+  const connection: Connection = new Connection({
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
     clientId: options.clientId,
     clientSecret: options.clientSecret,
@@ -234,7 +234,7 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
     loginRequired: () => engine.loginRequired(),
   });
   // The connection's callbacks above run only after this line, when requests are made.
-  const engine = new SyncEngine({
+  const engine: SyncEngine = new SyncEngine({
     storage,
     connection,
     contextPath: options.contextPath ?? "/api/v2/sync/user",
