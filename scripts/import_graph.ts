@@ -5,8 +5,9 @@
 // through another file; and no file imports itself
 // back through others (no cycle, in a domain or across). The pages' browser
 // modules (*.browser.ts) are a program of their own, compiled apart: they may
-// import the shared browser modules of lib/web/browser/ directly, and are
-// checked for cycles and for importing nothing but browser modules. Prints
+// import the shared browser modules of lib/web/browser/ directly, and of the
+// library only the mod.ts of a domain that runs on fetch alone (FETCH_ONLY,
+// compiled for the browser with them), and are checked for cycles. Prints
 // every breach and exits 1 when there is one; `--dot` prints the domain graph.
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -100,8 +101,14 @@ export function checkGraph(): string[] {
     graph.set(file, targets);
     if (file.endsWith(".browser.ts")) {
       for (const target of targets) {
-        if (!target.endsWith(".browser.ts")) {
-          breaches.push(`${file} imports ${target}: a page's module imports only browser modules`);
+        const fetchOnly = FETCH_ONLY.includes(domainOf(target)) &&
+          target.split(sep).slice(1).join(sep) === "mod.ts";
+        if (!target.endsWith(".browser.ts") && !fetchOnly) {
+          breaches.push(
+            `${file} imports ${target}: a page's module imports only browser modules and the mod.ts of a fetch-only domain (${
+              FETCH_ONLY.join(", ")
+            })`,
+          );
         }
       }
       continue;

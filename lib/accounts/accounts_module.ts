@@ -3,6 +3,7 @@ import type { RunningService, ServiceLog } from "../http/mod.ts";
 import type { SqlPool, StateDir } from "../storage/mod.ts";
 import { startSyncService, type SyncStore } from "../sync/mod.ts";
 import { type AccountsConfig, openAccountStores } from "./open_account_stores.ts";
+import { createPlaygroundService } from "./playground_service.ts";
 import { completeContextFrom, registerInOrder } from "./register.ts";
 
 /** What the accounts module needs of the app it runs in. */
@@ -26,8 +27,9 @@ export interface AccountsContext {
  * The token and sync service as one module of an app: the OAuth token
  * service and sign-up, and the sync API, on the accounts' stores (a user
  * and its sync context are one account: a sign-up writes both, and an
- * account an earlier version left half-made is completed at its first sync).
- * Its `SERVICES` name is `sync`.
+ * account an earlier version left half-made is completed at its first sync);
+ * and the sync playground, a page at `/sync/playground` where two devices of
+ * one user sync its messages. Its `SERVICES` name is `sync`.
  * @example
  * ```ts
  * const app = createApp(readConfig(process.env), { modules: [ACCOUNTS_MODULE] });
@@ -39,7 +41,7 @@ export const ACCOUNTS_MODULE = {
    * Opens the stores and starts the token service and the sync API.
    * @param config the token service's, sync API's and storage settings
    * @param context the app's clocks, randomness, log and backends
-   * @returns the two running services, the token service first
+   * @returns the running services: the token service, the sync API and the playground page
    */
   async start(
     config: AccountsConfig,
@@ -104,6 +106,8 @@ export const ACCOUNTS_MODULE = {
             await stores.close();
           },
         },
+        // The sync playground: a page that runs two sync clients against the services above.
+        createPlaygroundService(),
       ];
     } catch (error) {
       await stores.close();

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import * as nodeModule from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** Options of {@linkcode compileBrowserScripts}. */
@@ -34,8 +34,9 @@ const stripTypeScriptTypes =
 
 /**
  * Compiles the pages' scripts (`lib/**\/*.browser.ts`, typed against the DOM
- * by `tsconfig.browser.json`: each page's modules and the modules the pages
- * share, `lib/web/browser/`) to JavaScript under `outDir`, at the paths they
+ * by `tsconfig.browser.json`: each page's modules, the modules the pages
+ * share, `lib/web/browser/`, and the library modules they import, such as
+ * `lib/sync_client/`) to JavaScript under `outDir`, at the paths they
  * have under `lib/`, with the project's own `tsc`: `npm run build` does it
  * into `dist/`, and a server running from the sources does it once, as the
  * services that serve pages start (`compileOnce`), so a
@@ -143,20 +144,37 @@ function findTsc(root: string): string | undefined {
 // A relative module specifier ending in .ts, in an import, export or import().
 const RELATIVE_TS_SPECIFIER = /((?:\bfrom|\bimport)\s*\(?\s*)(["'])(\.{1,2}\/[^"'\n]*?)\.ts\2/g;
 
-/** Writes every `lib/**\/*.browser.ts` to `outDir` as `.browser.js` with its types stripped (whitespace in their place, so lines and columns stay). */
+/**
+ * Writes every `lib/**\/*.browser.ts` to `outDir` as `.browser.js` with its
+ * types stripped (whitespace in their place, so lines and columns stay), and
+ * every module of the library they import (a domain's `mod.ts` and what it
+ * imports, as `tsc` follows them), each at its path under `lib/`.
+ */
 async function stripScripts(
   library: string,
   outDir: string,
   strip: (code: string) => string,
 ): Promise<void> {
-  for (const entry of await readdir(library, { recursive: true, encoding: "utf8" })) {
-    if (!entry.endsWith(".browser.ts")) continue;
-    const code = strip(await readFile(join(library, entry), "utf8")).replace(
+  const pending = (await readdir(library, { recursive: true, encoding: "utf8" })).filter((
+    entry,
+  ) => entry.endsWith(".browser.ts")).map((entry) => join(library, entry));
+  const seen = new Set(pending);
+  for (let file = pending.shift(); file !== undefined; file = pending.shift()) {
+    const imported: string[] = [];
+    const code = strip(await readFile(file, "utf8")).replace(
       RELATIVE_TS_SPECIFIER,
-      "$1$2$3.js$2",
+      (_whole, head: string, quote: string, specifier: string) => {
+        imported.push(resolve(dirname(file), `${specifier}.ts`));
+        return `${head}${quote}${specifier}.js${quote}`;
+      },
     );
-    const target = join(outDir, `${entry.slice(0, -".ts".length)}.js`);
+    const target = join(outDir, `${relative(library, file).slice(0, -".ts".length)}.js`);
     await mkdir(dirname(target), { recursive: true });
     await writeFile(target, code);
+    for (const next of imported) {
+      if (seen.has(next)) continue;
+      seen.add(next);
+      pending.push(next);
+    }
   }
 }

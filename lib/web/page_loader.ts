@@ -20,6 +20,12 @@ export interface PageLoaderOptions {
    * @default none
    */
   readonly files?: readonly { readonly name: string; readonly contentType: string }[];
+  /**
+   * The library's folder, whose domains' `mod.js` a page's module may import
+   * (see {@linkcode pageLoader}).
+   * @default the folder of the library this module is in: lib/ in a checkout, dist/ installed
+   */
+  readonly library?: string | URL;
 }
 
 const JS_TYPE = "text/javascript; charset=utf-8";
@@ -43,15 +49,21 @@ const IMPORT = /^([ \t]*(?:import|export)\b(?:[^'"`;]*?\bfrom)?\s*)(["'])([^"'\n
  * is served beside it by its name without `.browser` (`map.js`,
  * `api_client.js`), its imports written to match, so that a page loads
  * its modules under its own path and two pages serve a shared module as
- * the same bytes. Installed, the modules are the files the build put beside
- * the HTML; in a checkout they are read from `scripts`, compiled once per
+ * the same bytes. A page's module may import a domain of the library too,
+ * by its `mod.js` (`lib/sync_client/mod.js`, a domain that runs on `fetch`
+ * alone: `npm run graph` checks which): that module and the modules of its
+ * domain it imports are served as `<domain>.<name>.js`
+ * (`sync_client.mod.js`, `sync_client.create_sync_client.js`); a domain's
+ * module imports only modules of its own domain. Installed, the modules are
+ * the files the build put beside the HTML (and the library's own modules, for
+ * a domain); in a checkout they are read from `scripts`, compiled once per
  * process (as the services that serve pages start: see {@linkcode pageRoutes},
  * which loads its page then), never per request.
  * @param dir the page's folder under the library, e.g. `new URL("./portal/", import.meta.url)`
  * @param name the page's file name without extension, e.g. `portal`
- * @param options where a checkout's compiled scripts come from; other files
+ * @param options where a checkout's compiled scripts come from; other files; the library's folder
  * @returns a function that loads the page, for {@linkcode pageRoutes}
- * @throws {Error} (from the function) when a file is missing, a module imports what is not a page's module, or two modules would be served by one name
+ * @throws {Error} (from the function) when a file is missing, a module imports what is not a page's module nor a domain of the library, or two modules would be served by one name
  */
 export function pageLoader(
   dir: string | URL,
@@ -62,6 +74,12 @@ export function pageLoader(
   const scripts = options.scripts ?? PROCESS_SCRIPTS;
   const files = options.files ?? [];
   return async () => {
+    // Read here, not at import, for runtimes without a file path.
+    const library = options.library === undefined
+      ? fileURLToPath(new URL("../", import.meta.url))
+      : typeof options.library === "string"
+      ? options.library
+      : fileURLToPath(options.library);
     const entry = join(folder, `${name}${BROWSER_JS}`);
     // Installed, the build's files; in a checkout, the compile is set off now, beside the reads.
     const compiled = existsSync(entry) ? undefined : scripts();
@@ -73,12 +91,12 @@ export function pageLoader(
     ]);
     const read = compiled === undefined
       ? (file: string) => readFile(file, "utf8")
-      : compiledReader(await compiled);
+      : compiledReader(await compiled, library);
     return {
       html,
       assets: [
         { name: `${name}.css`, contentType: "text/css; charset=utf-8", body: css },
-        ...await pageModules(entry, `${name}.js`, read),
+        ...await pageModules(entry, `${name}.js`, read, library),
         ...files.map((file, index) => ({
           name: file.name,
           contentType: file.contentType,
@@ -90,9 +108,10 @@ export function pageLoader(
 }
 
 /** Reads a module of the library (by its file path) from the compiled scripts. */
-function compiledReader(scripts: CompiledScripts): (file: string) => Promise<string> {
-  // The library's folder: lib/ in a checkout, dist/ installed (this module is in its web/). Read here, not at import, for runtimes without a file path.
-  const library = fileURLToPath(new URL("../", import.meta.url));
+function compiledReader(
+  scripts: CompiledScripts,
+  library: string,
+): (file: string) => Promise<string> {
   return (file) => {
     const path = relative(library, file).split(sep).join("/");
     const code = scripts.get(path);
@@ -106,13 +125,15 @@ function compiledReader(scripts: CompiledScripts): (file: string) => Promise<str
 
 /**
  * A page's modules from its entry: each served by its name without
- * `.browser`, its relative imports written as those names, in the order
- * they are first imported (the entry first).
+ * `.browser` (a domain's, as `<domain>.<name>.js`), its relative imports
+ * written as those names, in the order they are first imported (the entry
+ * first).
  */
 async function pageModules(
   entry: string,
   entryName: string,
   read: (file: string) => Promise<string>,
+  library: string,
 ): Promise<WebAsset[]> {
   const names = new Map<string, string>([[entry, entryName]]);
   const taken = new Map<string, string>([[entryName, entry]]);
@@ -120,6 +141,7 @@ async function pageModules(
   const modules: WebAsset[] = [];
   for (let file = pending.shift(); file !== undefined; file = pending.shift()) {
     const code = await read(file);
+    const from = domainModule(library, file);
     const body = code.replace(IMPORT, (_whole, head: string, quote: string, specifier: string) => {
       if (!specifier.startsWith("./") && !specifier.startsWith("../")) {
         throw new Error(
@@ -131,14 +153,7 @@ async function pageModules(
       const target = resolve(dirname(file), specifier);
       let served = names.get(target);
       if (served === undefined) {
-        if (!target.endsWith(BROWSER_JS)) {
-          throw new Error(
-            `Cannot serve the page's module ${
-              basename(file)
-            }: it imports "${specifier}", which is no browser module (*.browser.ts)`,
-          );
-        }
-        served = `${basename(target).slice(0, -BROWSER_JS.length)}.js`;
+        served = servedName(file, specifier, target, from, domainModule(library, target));
         const other = taken.get(served);
         if (other !== undefined) {
           throw new Error(
@@ -154,4 +169,47 @@ async function pageModules(
     modules.push({ name: names.get(file)!, contentType: JS_TYPE, body });
   }
   return modules;
+}
+
+/** A module of a domain of the library: the domain, and its path in the domain's folder. */
+interface DomainModule {
+  readonly domain: string;
+  readonly path: readonly string[];
+}
+
+/** The domain a module is of, when it is no browser module and lies in a domain's folder of the library. */
+function domainModule(library: string, file: string): DomainModule | undefined {
+  if (file.endsWith(BROWSER_JS)) return undefined;
+  const [domain, ...path] = relative(library, file).split(sep);
+  if (domain === undefined || domain === ".." || domain === "" || path.length === 0) {
+    return undefined;
+  }
+  return { domain, path };
+}
+
+/**
+ * The name a module imported by `file` is served as: a browser module's by its
+ * name without `.browser`; a domain's as `<domain>.<path, folders joined by .>`,
+ * when a page's module imports the domain's `mod.js` or a module of the domain
+ * imports another of its own.
+ */
+function servedName(
+  file: string,
+  specifier: string,
+  target: string,
+  from: DomainModule | undefined,
+  to: DomainModule | undefined,
+): string {
+  const refuse = (why: string): never => {
+    throw new Error(
+      `Cannot serve the page's module ${basename(file)}: it imports "${specifier}", ${why}`,
+    );
+  };
+  if (from === undefined) {
+    if (target.endsWith(BROWSER_JS)) return `${basename(target).slice(0, -BROWSER_JS.length)}.js`;
+    if (to?.path.join("/") === "mod.js") return [to.domain, ...to.path].join(".");
+    return refuse("which is no browser module (*.browser.ts) nor a domain's mod.js");
+  }
+  if (to?.domain === from.domain) return [to.domain, ...to.path].join(".");
+  return refuse(`which is not a module of its domain, ${from.domain}`);
 }
