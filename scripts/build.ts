@@ -5,7 +5,9 @@
 // CSS and data (JSON) copied beside the modules, their modules (*.browser.ts:
 // each page's and the shared ones of lib/web/browser/) compiled for the
 // browser by the function a server running from the sources compiles them
-// with, at their paths under lib/, where the page loader reads them.
+// with, at their paths under lib/, where the page loader reads them (a
+// domain a page imports, the sync client, is compiled again with them: the
+// same JavaScript the library's build wrote there).
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";

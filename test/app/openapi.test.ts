@@ -191,6 +191,7 @@ describe("GET /openapi.json", () => {
         "GET /webhook/messages",
         "GET /webhook/stats",
         "GET /webhook/portal",
+        "GET /sync/playground",
         "GET /",
       ]
     ) {

@@ -167,7 +167,13 @@ describe("the packed package", () => {
       files.includes("package/dist/water/explorer/basemap.json"),
       "the explorer's map data",
     );
-    for (const page of ["relay/portal/portal", "water/explorer/explorer"]) {
+    for (
+      const page of [
+        "relay/portal/portal",
+        "water/explorer/explorer",
+        "accounts/playground/playground",
+      ]
+    ) {
       for (const extension of [".html", ".css"]) {
         assert.ok(files.includes(`package/dist/${page}${extension}`), `${page}${extension}`);
       }

@@ -147,6 +147,52 @@ describe("pageLoader()", () => {
     );
   });
 
+  it("serves a domain of the library the page imports by its mod.js, its modules as <domain>.<name>.js", async () => {
+    const dir = built({
+      "lib/p/p.html": "",
+      "lib/p/p.css": "",
+      "lib/p/p.browser.js": `import { x } from "../d/mod.js";\nconsole.log(x);\n`,
+      "lib/d/mod.js": `export { x } from "./_x.js";\n`,
+      "lib/d/_x.js": `import { y } from "./inner/y.js";\nexport const x = y;\n`,
+      "lib/d/inner/y.js": "export const y = 1;\n",
+    });
+    const page = await pageLoader(join(dir, "lib", "p"), "p", { library: join(dir, "lib") })();
+    assert.deepEqual(page.assets.map((asset) => [asset.name, asset.body]), [
+      ["p.css", ""],
+      ["p.js", `import { x } from "./d.mod.js";\nconsole.log(x);\n`],
+      ["d.mod.js", `export { x } from "./d._x.js";\n`],
+      ["d._x.js", `import { y } from "./d.inner.y.js";\nexport const x = y;\n`],
+      ["d.inner.y.js", "export const y = 1;\n"],
+    ]);
+  });
+
+  it("refuses a domain's module but its mod.js, and a domain's module that imports out of its domain", async () => {
+    const page = (module: string, domain: Readonly<Record<string, string>> = {}) => {
+      const dir = built({
+        "lib/p/p.html": "",
+        "lib/p/p.css": "",
+        "lib/p/p.browser.js": module,
+        "lib/p/q.browser.js": "",
+        "lib/d/_x.js": "",
+        "lib/e/mod.js": "",
+        ...domain,
+      });
+      return pageLoader(join(dir, "lib", "p"), "p", { library: join(dir, "lib") })();
+    };
+    await assert.rejects(
+      page(`import "../d/_x.js";\n`),
+      /imports "\.\.\/d\/_x\.js", which is no browser module \(\*\.browser\.ts\) nor a domain's mod\.js/,
+    );
+    await assert.rejects(
+      page(`import "../d/mod.js";\n`, { "lib/d/mod.js": `import "../e/mod.js";\n` }),
+      /mod\.js: it imports "\.\.\/e\/mod\.js", which is not a module of its domain, d/,
+    );
+    await assert.rejects(
+      page(`import "../d/mod.js";\n`, { "lib/d/mod.js": `import "../p/q.browser.js";\n` }),
+      /which is not a module of its domain, d/,
+    );
+  });
+
   it("reads a checkout's modules from the compiled scripts, at their paths under lib/, and writes nothing beside the sources", async () => {
     const { scripts, asked } = countedScripts(
       new Map([
