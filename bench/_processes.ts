@@ -18,6 +18,20 @@ const PINNED = existsSync("/usr/bin/taskset") && availableParallelism() >= 2;
 const SERVER_PIN = PINNED ? ["taskset", "-c", String(availableParallelism() - 1)] : [];
 const CLIENT_PIN = PINNED ? ["taskset", "-c", "0"] : [];
 
+/**
+ * A command pinned to the servers' CPU or the load generator's, with taskset
+ * (unchanged where it cannot pin).
+ * @param command the command and its arguments
+ * @param cpu which CPU
+ * @returns the command to spawn
+ */
+export function pinnedCommand(
+  command: readonly string[],
+  cpu: "server" | "client",
+): string[] {
+  return [...(cpu === "server" ? SERVER_PIN : CLIENT_PIN), ...command];
+}
+
 /** The load generator's process, started on first use and kept for the next runs. */
 let loader: { child: ChildProcess; results: AsyncIterator<string> } | undefined;
 /** Runs wait for the one before (the loader runs one at a time). */

@@ -18,6 +18,7 @@ const ALL = [
   "odata",
   "token",
   "sync_diff",
+  "sync_push",
   "storage",
   "intake",
   "deliver",
