@@ -13,6 +13,13 @@ export interface LoadOptions {
   readonly body: string;
   readonly connections: number;
   readonly seconds: number;
+  /**
+   * Paths (with their queries) to send in turn instead of the URL's own, one
+   * after another across all connections, on the URL's host: a server that
+   * keeps answers by request then answers each anew once there are more
+   * paths than it keeps.
+   */
+  readonly paths?: readonly string[];
 }
 
 /** What a run measured. */
@@ -40,13 +47,17 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     throw new Error(`Cannot load ${url.host}: benchmarks send traffic to loopback addresses only`);
   }
   const body = Buffer.from(options.body);
-  const head = [
-    `${options.method} ${url.pathname}${url.search} HTTP/1.1`,
-    `host: ${url.host}`,
-    `content-length: ${body.length}`,
-  ];
-  for (const [name, value] of Object.entries(options.headers)) head.push(`${name}: ${value}`);
-  const request = Buffer.concat([Buffer.from(`${head.join("\r\n")}\r\n\r\n`, "latin1"), body]);
+  const variants = (options.paths ?? [`${url.pathname}${url.search}`]).map((path) => {
+    const head = [
+      `${options.method} ${path} HTTP/1.1`,
+      `host: ${url.host}`,
+      `content-length: ${body.length}`,
+    ];
+    for (const [name, value] of Object.entries(options.headers)) head.push(`${name}: ${value}`);
+    return Buffer.concat([Buffer.from(`${head.join("\r\n")}\r\n\r\n`, "latin1"), body]);
+  });
+  let sent = 0;
+  const nextRequest = (): Buffer => variants[sent++ % variants.length]!;
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const port = Number(url.port || 80);
 
@@ -63,7 +74,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       new Promise<void>((resolve, reject) => {
         const socket: Socket = connect({ host, port, noDelay: true });
         let pending: Buffer = Buffer.alloc(0);
-        socket.on("connect", () => socket.write(request));
+        socket.on("connect", () => socket.write(nextRequest()));
         socket.on("error", reject);
         socket.on("close", () => resolve());
         socket.on("data", (chunk: Buffer) => {
@@ -80,7 +91,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
               socket.end();
               return;
             }
-            socket.write(request);
+            socket.write(nextRequest());
           }
         });
       }),

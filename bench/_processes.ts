@@ -94,16 +94,18 @@ async function loadOnce(options: LoadOptions): Promise<LoadResult> {
  * @param args Node's arguments
  * @param env variables added to this process's environment
  * @param cpu the servers' CPU (the default), or the load generator's, for a process that serves the servers
+ * @param node the Node binary (this process's by default), e.g. a Node 24 for a peer that needs it
  * @returns the process, the URL it listens on and its output up to its listening line
  */
 export async function startPinnedServer(
   args: readonly string[],
   env: Record<string, string> = {},
   cpu: "server" | "client" = "server",
+  node: string = process.execPath,
 ): Promise<{ child: ChildProcess; url: string; output: string }> {
   const [command, ...rest] = [
     ...(cpu === "server" ? SERVER_PIN : CLIENT_PIN),
-    process.execPath,
+    node,
     ...args,
   ];
   const child = spawn(command!, rest, {
