@@ -16,6 +16,7 @@ const ALL = [
   "http2",
   "pipeline",
   "odata",
+  "apply",
   "token",
   "sync_diff",
   "sync_push",
