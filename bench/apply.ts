@@ -272,6 +272,16 @@ if (PARTS.includes("duckdb")) {
         ms.duckOne.toFixed(1)
       } ms on 1 thread (medians of ${ROUNDS})`,
     );
+    // DuckDB's threads need the machine's other cores: when another process held them, its time is its one-core
+    // time, and the ratio flatters ours.
+    const cores = cpu.duck / ROUNDS / ms.duck;
+    if (threads > 1 && cores < 1.3) {
+      console.log(
+        `  note: DuckDB's ${threads} threads used ${
+          cores.toFixed(2)
+        } cores on average (CPU / time): other processes held the rest, so its time is slower than on a quiet machine`,
+      );
+    }
     console.log(
       `  heap allocated by one aggregation of ours (least of 3): ${
         (heap.bytes / 1e6).toFixed(2)
