@@ -312,6 +312,11 @@ export class SyncEngine {
     wake?.();
   }
 
+  /** Forgets the wake-ups so far: the round about to start covers them. */
+  clearWake(): void {
+    this.#woken = false;
+  }
+
   /** Resolves at the next write, hint, login or close (at once if one came since the last call). */
   nextWake(): Promise<void> {
     if (this.#woken || this.#options.closed.aborted) {

@@ -40,6 +40,20 @@ export function defaultFetch(input: string, init?: RequestInit): Promise<Respons
 }
 
 /**
+ * Whether the platform's `fetch` gives a body that reads as a stream (not so
+ * in React Native, whose `Response` has no `body`).
+ */
+export function platformStreams(): boolean {
+  try {
+    const body: unknown = new Response("x").body;
+    return typeof body === "object" && body !== null &&
+      typeof Reflect.get(body, "getReader") === "function";
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The platform's online state: `navigator.onLine` and the `online` and
  * `offline` events of `globalThis` where they exist (browsers, React
  * Native with a polyfill); elsewhere always online.

@@ -12,12 +12,14 @@ import { SyncClientError } from "./errors.ts";
 import { memoryStorage } from "./memory_storage.ts";
 import { localWins } from "./policies.ts";
 import { pollChanges } from "./poll_changes.ts";
+import { streamChanges } from "./stream_changes.ts";
 import {
   defaultFetch,
   defaultRandom,
   defaultSleep,
   drawFrom,
   platformOnline,
+  platformStreams,
   uuidFrom,
 } from "./_platform.ts";
 import { SyncEngine } from "./_engine.ts";
@@ -64,7 +66,8 @@ export interface SyncClientOptions {
   readonly onLoginRequired?: () => void | Promise<void>;
   /**
    * How changes of the server are learnt of while `start`ed.
-   * @default {pollChanges({ interval: 30000 })}
+   * @default {streamChanges()} where the platform's `fetch` reads a body as a stream, else
+   * {pollChanges({ interval: 30000 })}
    */
   readonly watch?: ChangesTransport;
   /**
@@ -216,6 +219,7 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
   const now = options.now ?? Date.now;
   const closed = new AbortController();
   const storage = options.storage ?? memoryStorage();
+  const contextPath = options.contextPath ?? "/api/v2/sync/user";
   const connection: Connection = new Connection({
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
     clientId: options.clientId,
@@ -237,7 +241,7 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
   const engine: SyncEngine = new SyncEngine({
     storage,
     connection,
-    contextPath: options.contextPath ?? "/api/v2/sync/user",
+    contextPath,
     onConflict: options.onConflict ?? localWins,
     onLoginRequired: options.onLoginRequired,
     sleep,
@@ -247,7 +251,8 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
     ticketPollDelay: options.ticketPollDelay ?? 250,
     closed: closed.signal,
   });
-  const watch = options.watch ?? pollChanges({ sleep });
+  const watch = options.watch ??
+    (platformStreams() ? streamChanges({ contextPath, sleep, random }) : pollChanges({ sleep }));
   const ready = engine.ready();
   // A failed load is reported by the first operation that waits for it.
   ready.catch(() => {});
@@ -285,6 +290,7 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
       }
     })().catch(() => {});
     while (!closed.signal.aborted) {
+      engine.clearWake();
       try {
         await engine.round(closed.signal);
       } catch {

@@ -14,6 +14,8 @@ export { localWins, merge, serverWins } from "./policies.ts";
 export type { MergeFunction } from "./policies.ts";
 export { pollChanges } from "./poll_changes.ts";
 export type { PollChangesOptions } from "./poll_changes.ts";
+export { streamChanges } from "./stream_changes.ts";
+export type { StreamChangesOptions } from "./stream_changes.ts";
 export { memoryStorage } from "./memory_storage.ts";
 export { fileStorage } from "./file_storage.ts";
 export type { FileStorageOptions, StorageFileHandle, StorageFileSystem } from "./file_storage.ts";

@@ -107,6 +107,60 @@ describe("createSyncClient() against the server", () => {
     assert.equal(phone.status().phase, "idle");
   });
 
+  it("started, pulls another device's patch when the change stream announces it, and polls nothing", async () => {
+    const user = await newUser();
+    // What the laptop sends, and each revision event its change stream brings, in order.
+    const log: string[] = [];
+    const laptopFetch = async (input: string, init?: RequestInit): Promise<Response> => {
+      const url = new URL(input);
+      log.push(`${init?.method ?? "GET"} ${url.pathname}`);
+      const response = await fetch(input, init);
+      if (!url.pathname.endsWith("/changes") || response.body === null) return response;
+      let text = "";
+      let counted = 0;
+      const body = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(
+        new TransformStream<string, string>({
+          transform(chunk, controller) {
+            text += chunk;
+            const events = text.match(/^event: revision$/gm)?.length ?? 0;
+            for (; counted < events; counted++) log.push("event");
+            controller.enqueue(chunk);
+          },
+        }),
+      ).pipeThrough(new TextEncoderStream());
+      return new Response(body, { status: response.status, headers: response.headers });
+    };
+    const phone = device();
+    const laptop = device({ fetch: laptopFetch });
+    await phone.login(user, PASSWORD);
+    await laptop.login(user, PASSWORD);
+    await laptop.sync();
+    const arrived = new Promise<void>((resolve) =>
+      laptop.subscribe(() => {
+        if (laptop.get("messages", message(1).uuid) !== undefined) resolve();
+      })
+    );
+    const started = log.length;
+    laptop.start();
+    await phone.put("messages", message(1));
+    await phone.sync();
+    await arrived;
+    await laptop.close();
+    const since = log.slice(started);
+    assert.ok(since.includes("GET /api/v2/sync/user/changes"), since.join("\n"));
+    const diffs = since.filter((entry) => entry.includes("/since/")).length;
+    const events = since.filter((entry) => entry === "event").length;
+    assert.ok(events >= 1, since.join("\n"));
+    // start() pulls once as it starts; every other pull follows an event.
+    assert.ok(diffs <= events + 1, since.join("\n"));
+    const lastDiff = since.findLastIndex((entry) => entry.includes("/since/"));
+    assert.ok(
+      since.slice(0, lastDiff).includes("event"),
+      "the pull that brought it followed an event",
+    );
+    assert.equal(laptop.get("messages", message(1).uuid)?.subject, "Message 1");
+  });
+
   it("sends a patch whose answer was lost again under the same Idempotency-Key, and the server applies it once", async () => {
     const user = await newUser();
     let dropped = 0;
