@@ -1,4 +1,5 @@
-// The sync client's storages: the contract for memory and for a folder,
+// The sync client's storages: the contract for memory, for a folder and for
+// a model of IndexedDB (the real one is tested in Chromium),
 // and the folder's journal read back after a crash cut a line short, and
 // compacted into state.json.
 import assert from "node:assert/strict";
@@ -6,7 +7,8 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { fileStorage, memoryStorage } from "../../lib/sync_client/mod.ts";
+import { fileStorage, indexedDbStorage, memoryStorage } from "../../lib/sync_client/mod.ts";
+import { FakeIndexedDb } from "../_helpers/fake_indexed_db.ts";
 import { runSyncStorageContract } from "../_helpers/sync_storage.ts";
 
 const temporary = mkdtempSync(join(tmpdir(), "tributary-sync-storage-"));
@@ -51,5 +53,25 @@ describe("fileStorage()", () => {
 
   it("refuses an empty path", () => {
     assert.throws(() => fileStorage(""), TypeError);
+  });
+});
+
+describe("indexedDbStorage() on a model of IndexedDB", () => {
+  const factory = new FakeIndexedDb();
+  runSyncStorageContract((name) => indexedDbStorage(name, { indexedDB: factory }), true);
+
+  it("rejects a write whose transaction aborts, and keeps what was there", async () => {
+    const failing = new FakeIndexedDb();
+    const storage = indexedDbStorage("aborts", { indexedDB: failing });
+    await storage.write(new Map([["a", 1]]));
+    failing.failWrites = true;
+    await assert.rejects(storage.write(new Map([["a", 2], ["b", 3]])), /QuotaExceeded/);
+    assert.deepEqual(await storage.load(), new Map([["a", 1]]));
+    await storage.close();
+  });
+
+  it("refuses an empty name, and a platform without IndexedDB", async () => {
+    assert.throws(() => indexedDbStorage(""), TypeError);
+    await assert.rejects(indexedDbStorage("none").load(), TypeError);
   });
 });
