@@ -124,8 +124,10 @@ export interface SyncClientOptions {
   readonly maxPatchObjects?: number;
   /**
    * The first wait before a ticket still `new` or `work` is asked for again,
-   * in milliseconds; waits double up to 3 s.
-   * @default {250}
+   * in milliseconds; waits double up to 3 s, each drawn at random below its
+   * bound. A patch sent with its `Idempotency-Key` is queued, and the queue
+   * usually applies it within milliseconds, so the first look comes soon.
+   * @default {20}
    */
   readonly ticketPollDelay?: number;
 }
@@ -248,7 +250,7 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
     draw: () => drawFrom(random),
     newKey: () => uuidFrom(random),
     maxPatchObjects: options.maxPatchObjects ?? 1000,
-    ticketPollDelay: options.ticketPollDelay ?? 250,
+    ticketPollDelay: options.ticketPollDelay ?? 20,
     closed: closed.signal,
   });
   const watch = options.watch ??
