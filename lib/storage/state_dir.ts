@@ -73,12 +73,13 @@ export interface StateDir {
  * its lock, so that a second process pointed at the same folder is refused
  * instead of interleaving writes, whatever its host name (containers on a
  * shared volume), even when both start at once over a stale or half-written
- * lock. The lock is a lease (`LOCK.<generation>`, made with O_EXCL, renewed
- * by the holder): a lock left by a process that is gone is taken over, at
- * once for a process of this host that is no longer running, else once it
- * has gone unrenewed for `leaseMs`; its journals stop writing if this
- * process loses it. Opened `lazily`, a folder that does not exist is made
- * and locked only when first needed.
+ * lock. The lock is a lease (`LOCK.<generation>`, written aside and linked
+ * into place, renewed by the holder): a lock left by a process that is gone
+ * is taken over by making the next generation, at once for a process of
+ * this host that is no longer running, else once it has gone unrenewed for
+ * `leaseMs`; its journals stop writing if this process loses it. Opened
+ * `lazily`, a folder that does not exist is made and locked only when first
+ * needed.
  * @param dir the folder
  * @param options the process id and liveness probe (tests), and whether to make the folder lazily
  * @returns the folder, held
