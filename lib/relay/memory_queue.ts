@@ -78,6 +78,11 @@ export interface MemoryQueueOptions {
 
 interface Entry {
   job: Job;
+  /**
+   * The message it was queued with: the batch's id, which is the job's
+   * except in a KafkaQueue's local work queue (there, the record's place).
+   */
+  readonly messageId: string;
   /** "forgotten": past retention, dropped. */
   state: JobState | "forgotten";
   /** The lease's token while leased; a new token for every claim. */
@@ -224,6 +229,7 @@ export class MemoryQueue implements JobQueue {
     }
     const entries = batch.jobs.map((job): Entry => ({
       job,
+      messageId: batch.messageId,
       state: "ready",
       token: "",
       leaseExpiresAt: 0,
@@ -483,6 +489,7 @@ export class MemoryQueue implements JobQueue {
       const { state, reason, finishedAt, ...job } = saved;
       const entry: Entry = {
         job,
+        messageId: job.messageId,
         state,
         token: "",
         leaseExpiresAt: 0,
@@ -633,7 +640,7 @@ export class MemoryQueue implements JobQueue {
   /** Drops a finished entry; its message goes when it has no entry left. */
   #forget(entry: Entry): void {
     entry.state = "forgotten";
-    const messageId = entry.job.messageId;
+    const messageId = entry.messageId;
     const held = this.#byMessage.get(messageId);
     if (
       held === entry || (Array.isArray(held) && held.every((other) => other.state === "forgotten"))

@@ -264,3 +264,20 @@ describe("MemoryQueue state over a restart (exportState, restore, the journal)",
     assert.equal(await queue.ack(lease!, attempt(T0, 200)), true);
   });
 });
+
+describe("MemoryQueue retention", () => {
+  it("forgets a message queued under an id other than its jobs' (as KafkaQueue's local queue queues them), so the id can be queued again", async () => {
+    const queue = new MemoryQueue({ maxDelivered: 0, deliveredRetentionMs: 0 });
+    const place = "unit.jobs/0/7";
+    await queue.enqueue({ tenantId: "acme", messageId: place, jobs: [makeJob("m0")] });
+    const [lease] = await queue.claim({ now: T0, limit: 1, leaseMs: LEASE });
+    assert.equal(await queue.ack(lease!, attempt(T0, 200)), true);
+    await queue.sweep(T0 + 1);
+    assert.deepEqual(await queue.message("acme", place), []);
+    assert.deepEqual(
+      await queue.enqueue({ tenantId: "acme", messageId: place, jobs: [makeJob("m0")] }),
+      { accepted: true },
+      "the id was forgotten with its job",
+    );
+  });
+});
