@@ -30,9 +30,12 @@ class ScriptedLog implements KafkaLog {
   readonly paused: string[] = [];
   readonly resumed: string[] = [];
   work: KafkaSubscribeOptions | undefined;
+  /** While set, appends fail (the brokers are away). */
+  away = false;
   #offsets = new Map<string, number>();
 
   produce(records: readonly KafkaRecordOut[]): Promise<number[]> {
+    if (this.away) return Promise.reject(new Error("Kafka did not acknowledge in time"));
     this.produced.push(...records);
     return Promise.resolve(records.map((record) => {
       const next = this.#offsets.get(record.topic) ?? 0;
@@ -172,6 +175,37 @@ describe("KafkaQueue offsets", () => {
     );
     await queue.close();
     assert.deepEqual(log.committed(TOPICS.jobs), [2]);
+  });
+
+  it("hands a job whose retry could not be appended out again when due, and commits it once appended", async () => {
+    const log = new ScriptedLog();
+    const timer = new ManualTimer();
+    const queue = await KafkaQueue.open(log, {
+      topics: TOPICS,
+      instanceId: "a",
+      setTimer: timer.set,
+    });
+    await queue.enqueue({ tenantId: "acme", messageId: "m0", jobs: [makeJob("m0")] });
+    log.deliver(TOPICS.jobs, 0, ["m0"]);
+    const [first] = await queue.claim({ now: NOW, limit: 1, leaseMs: 30_000 });
+    log.away = true;
+    await assert.rejects(queue.retry(first!, FAILED, NOW + 1000), /did not acknowledge/);
+    // Before the sweep that would have forgotten the local queue's first copy.
+    const [again] = await queue.claim({ now: NOW + 1000, limit: 1, leaseMs: 30_000 });
+    assert.equal(again?.job.messageId, "m0", "in hand again once due");
+    assert.deepEqual(
+      (await queue.message("acme", "m0")).map((view) => view.state),
+      ["leased"],
+      "shown as in hand",
+    );
+    await assert.rejects(queue.retry(again!, FAILED, NOW + 2000), /did not acknowledge/);
+    log.away = false;
+    const [third] = await queue.claim({ now: NOW + 2000, limit: 1, leaseMs: 30_000 });
+    assert.equal(third?.job.messageId, "m0", "and again");
+    assert.equal(await queue.retry(third!, FAILED, NOW + 3000), true);
+    await timer.fire();
+    assert.deepEqual(log.committed(TOPICS.jobs), [1], "handed to the retry topic: committed");
+    await queue.close();
   });
 
   it("holds a retry read before its due time without holding back the ones behind it", async () => {

@@ -101,6 +101,11 @@ interface Origin extends RecordPlace {
   readonly rev: number;
 }
 
+/** A job in the local work queue: where it came from, and its message id there (one of its own each time). */
+interface InHand extends Origin {
+  readonly local: string;
+}
+
 /** A retry read from its topic before its due time. */
 interface Waiting {
   readonly dueAt: number;
@@ -151,7 +156,9 @@ export class KafkaQueue implements JobQueue {
     deadRetentionMs: 0,
     deliveredRetentionMs: 0,
   });
-  readonly #origins = new Map<string, Origin>();
+  readonly #origins = new Map<string, InHand>();
+  /** Jobs put into the local work queue so far, for their message ids there. */
+  #taken = 0;
   readonly #waiting = new Heap<Waiting>((a, b) => a.dueAt < b.dueAt);
   readonly #offsets: PartitionOffsets;
   #work: KafkaSubscription | undefined;
@@ -450,10 +457,7 @@ export class KafkaQueue implements JobQueue {
       if (entry === undefined || entry.job.tenantId !== tenantId) continue;
       // A job in hand here: its state is the local one (leased, or released to wait).
       const origin = this.#origins.get(id);
-      const [local] = origin === undefined ? [] : await this.#local.message(
-        tenantId,
-        `${origin.topic}/${origin.partition}/${origin.offset}`,
-      );
+      const [local] = origin === undefined ? [] : await this.#local.message(tenantId, origin.local);
       if (local !== undefined) views.push(local);
       else {views.push(
           entry.state === "dead"
@@ -527,14 +531,16 @@ export class KafkaQueue implements JobQueue {
     });
   }
 
-  /** Puts a job into the local work queue. */
+  /**
+   * Puts a job into the local work queue, under a message id never used
+   * there before: a job whose retry or burial could not be appended is put
+   * in again from the same record, while the local queue may still hold
+   * the id of its first time (refused there as queued already).
+   */
   #take(job: Job, origin: Origin): void {
-    this.#origins.set(job.id, origin);
-    void this.#local.enqueue({
-      tenantId: job.tenantId,
-      messageId: `${origin.topic}/${origin.partition}/${origin.offset}`,
-      jobs: [job],
-    });
+    const local = `${origin.topic}/${origin.partition}/${origin.offset}/${++this.#taken}`;
+    this.#origins.set(job.id, { ...origin, local });
+    void this.#local.enqueue({ tenantId: job.tenantId, messageId: local, jobs: [job] });
   }
 
   /** Moves retries that are due into the local work queue. */
