@@ -208,6 +208,8 @@ export async function takeStateLock(
     }
     const generation = current.generation + 1;
     const file = join(dir, lockName(generation));
+    // The lease counts from before the lock is made: a pause after the check below must not look like a renewal.
+    const making = settings.now();
     let made: boolean;
     try {
       made = await makeLock(dir, file, body, pid);
@@ -229,7 +231,7 @@ export async function takeStateLock(
         await rm(join(dir, entry), { force: true });
       }
     }
-    return held(dir, file, generation, { ...settings, every: options.every ?? repeat });
+    return held(dir, file, generation, making, { ...settings, every: options.every ?? repeat });
   }
   throw new LockRefused("cannot be locked: its lock kept changing hands", undefined);
 }
@@ -277,24 +279,31 @@ async function writeSynced(file: string, flags: "w" | "wx", body: string): Promi
   }
 }
 
-/** A lock taken: renewed every quarter lease, checked for a newer generation each time. */
+/**
+ * A lock taken: renewed every quarter lease, checked for a newer generation
+ * each time. Confirmed as of when a check began, never when it ended: a
+ * process frozen between the check and reading its clock may have lost the
+ * lock meanwhile, and must not take that late time for a confirmation.
+ */
 function held(
   dir: string,
   file: string,
   generation: number,
+  made: number,
   settings: {
     leaseMs: number;
     now: () => number;
     every: (task: () => Promise<void>, ms: number) => () => void;
   },
 ): StateLock {
-  let confirmed = settings.now();
+  let confirmed = made;
   let lost: Error | undefined;
   let renewing: Promise<void> | undefined;
   // Each renewal sets a time later than the one before (two within one millisecond still differ),
   // so that a watcher sees it move.
   let lastSet = Date.now();
   const renew = (): Promise<void> => (renewing ??= (async () => {
+    const began = settings.now();
     try {
       lastSet = Math.max(Date.now(), lastSet + 1);
       const at = new Date(lastSet);
@@ -305,7 +314,7 @@ function held(
         );
         return;
       }
-      confirmed = settings.now();
+      confirmed = began;
     } catch (error) {
       // The file gone, or the disk away (then writes stop once the lease is unconfirmed too long).
       if ((error as NodeJS.ErrnoException).code === "ENOENT") {
@@ -321,12 +330,17 @@ function held(
     fence() {
       if (lost !== undefined) return lost;
       if (recent()) return undefined;
-      return renew().then(() => {
-        if (lost !== undefined) return lost;
-        return recent() ? undefined : new Error(
-          `the lock ${file} cannot be confirmed (renewing it failed): another process may take it over`,
+      return (async () => {
+        // A renewal that took over half a lease (a slow disk, or a pause within it) confirms nothing: one more.
+        for (let attempt = 0; attempt < 2; attempt++) {
+          await renew();
+          if (lost !== undefined) return lost;
+          if (recent()) return undefined;
+        }
+        return new Error(
+          `the lock ${file} cannot be confirmed (renewing it failed, or took over half a lease twice): another process may take it over`,
         );
-      });
+      })();
     },
     async release() {
       stop();

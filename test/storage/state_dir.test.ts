@@ -204,6 +204,81 @@ describe("openStateDir()", () => {
     await state.close();
   });
 
+  it("takes no clock reading after a check for a confirmation: frozen at any reading while taking or renewing its lock, and taken over meanwhile, it writes nothing more", async () => {
+    for (const phase of ["taking", "renewing"] as const) {
+      for (let reading = 1; reading <= 3; reading++) {
+        const dir = folder();
+        let t = 0;
+        let armed = phase === "taking";
+        let readings = 0;
+        let takenOver = false;
+        let renewal: (() => Promise<void>) | undefined;
+        // At this reading of the clock the process had been frozen two leases, and another took its lock over.
+        const now = (): number => {
+          if (armed && ++readings === reading) {
+            const newest = Math.max(0, ...locks(dir).map((name) => Number(name.slice(5))));
+            if (newest > 0) {
+              leftLock(dir, newest + 1, { pid: 2, host: "host-b", identity: ELSEWHERE }, 0);
+              takenOver = true;
+            }
+            t += 40_000;
+          }
+          return t;
+        };
+        const state = await openStateDir(
+          dir,
+          here(1, {
+            leaseMs: 20_000,
+            now,
+            every: (task) => {
+              renewal = task;
+              return () => {};
+            },
+          }),
+        );
+        armed = false;
+        if (phase === "renewing") {
+          [armed, readings] = [true, 0];
+          await renewal!();
+          armed = false;
+        }
+        const { journal } = await state.journal("auth");
+        const context = `frozen at reading ${reading} of the clock while ${phase}`;
+        if (takenOver) {
+          await assert.rejects(
+            journal.append("after"),
+            { code: "ERR_STORAGE_UNAVAILABLE" },
+            context,
+          );
+        } else await journal.append("after");
+        await journal.close();
+        await state.close();
+      }
+    }
+  });
+
+  it("refuses no write for a pause alone: paused at any clock reading while a write confirms its lock, nobody taking it over, it writes", async () => {
+    for (let reading = 1; reading <= 4; reading++) {
+      const dir = folder();
+      let t = 0;
+      let readings: number | undefined;
+      const now = (): number => {
+        if (readings !== undefined && ++readings === reading) t += 40_000;
+        return t;
+      };
+      const state = await openStateDir(
+        dir,
+        here(1, { leaseMs: 20_000, now, every: () => () => {} }),
+      );
+      const { journal } = await state.journal("auth");
+      t = 15_000; // Unconfirmed for more than half a lease: the write confirms first.
+      readings = 0;
+      await journal.append("after");
+      await journal.close();
+      await state.close();
+    }
+  });
+
   it("names STATE_DIR when the folder cannot be created", async () => {
     const file = join(mkdtempSync(join(tmpdir(), "tributary-state-")), "file");
     writeFileSync(file, "");
