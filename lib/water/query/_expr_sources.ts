@@ -1,4 +1,10 @@
-import { type Column, type ColumnTable, rowNumberAt, rowNumberReader } from "../../columnar/mod.ts";
+import {
+  type CodeArray,
+  type Column,
+  type ColumnTable,
+  rowNumberAt,
+  rowNumberReader,
+} from "../../columnar/mod.ts";
 import { type BoundExpr, evaluateExpr, type Scalar } from "../../odata/mod.ts";
 import { arithmetic } from "../../odata/_internal.ts";
 import { upperBound } from "../store/store.ts";
@@ -27,6 +33,8 @@ export interface CodedSource {
   readonly codes: CodeReader;
   /** The expression's value for each code. */
   readonly values: readonly Scalar[];
+  /** The code of each row, when the codes are a row-level column's (what `codes` reads). */
+  readonly rowCodes?: CodeArray;
 }
 
 /** A row-level number column, read directly. */
@@ -73,7 +81,9 @@ export function sourceOf(expr: BoundExpr, table: ColumnTable): ExprSource {
       const values = coded.values.map((value) =>
         expr.kind === "field" ? value : evaluateExpr(expr, () => value)
       );
-      return { kind: "coded", codes: coded.codes, values };
+      return coded.rowCodes === undefined
+        ? { kind: "coded", codes: coded.codes, values }
+        : { kind: "coded", codes: coded.codes, values, rowCodes: coded.rowCodes };
     }
   }
   return { kind: "dynamic", read: compile(expr, table) };
@@ -103,7 +113,9 @@ function columnOf(table: ColumnTable, name: string): Column {
 }
 
 /** A column as codes over a finite domain, or undefined for row-level numbers and row numbers. */
-function codedColumn(column: Column): { codes: CodeReader; values: Scalar[] } | undefined {
+function codedColumn(
+  column: Column,
+): { codes: CodeReader; values: Scalar[]; rowCodes?: CodeArray } | undefined {
   switch (column.kind) {
     case "dict": {
       const codes = column.codes;
@@ -114,6 +126,7 @@ function codedColumn(column: Column): { codes: CodeReader; values: Scalar[] } | 
           },
         },
         values: column.values as Scalar[],
+        rowCodes: codes,
       };
     }
     case "values":

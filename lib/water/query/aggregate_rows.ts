@@ -1,4 +1,4 @@
-import type { ColumnTable } from "../../columnar/mod.ts";
+import type { CodeArray, ColumnTable } from "../../columnar/mod.ts";
 import type { BoundAggregate, BoundApply, Scalar } from "../../odata/mod.ts";
 import { compareResultValues } from "../../odata/_internal.ts";
 import { WaterError } from "../errors.ts";
@@ -98,6 +98,20 @@ export function aggregateRows(
   const rows = new Uint32Array(BATCH);
   const keys = keyers.map(() => new Int32Array(BATCH));
   const groupOf = new Int32Array(BATCH);
+  const direct = keyers.length === 1 ? keyers[0]!.direct() : undefined;
+  if (direct !== undefined && groups.dense) {
+    // One key of a row-level dictionary: its codes give the groups directly.
+    const byCode = new Int32Array(direct.codeCount).fill(-1);
+    for (;;) {
+      const n = cursor.next(rows, BATCH);
+      if (n > 0) {
+        groups.assignCodes(direct.codes, direct.canonical, byCode, rows, n, groupOf);
+        for (let a = 0; a < accumulators.length; a++) accumulators[a]!.add(rows, n, groupOf);
+      }
+      if (n < BATCH) break;
+    }
+    return groups.rows(keyers, plan.outputs);
+  }
   for (;;) {
     const n = cursor.next(rows, BATCH);
     if (n > 0) {
@@ -118,6 +132,15 @@ interface Keyer {
   /** Whether `size` is fixed before the first row. */
   readonly fixed: boolean;
   value(key: number): Scalar;
+  /** The row-level codes and the key of each, when the keys come from a dictionary column. */
+  direct(): DirectCodes | undefined;
+}
+
+/** A row-level dictionary column's codes, and the key of each code (undefined: the code). */
+interface DirectCodes {
+  readonly codes: CodeArray;
+  readonly codeCount: number;
+  readonly canonical: Int32Array | undefined;
 }
 
 function keyerOf(source: ExprSource): Keyer {
@@ -138,6 +161,8 @@ function keyerOf(source: ExprSource): Keyer {
 /** A coded source's keys: its codes, mapped to one key per distinct value when values repeat. */
 class CodedKeyer implements Keyer {
   readonly #codes: CodeReader;
+  readonly #rowCodes: CodeArray | undefined;
+  readonly #codeCount: number;
   /** From code to key; undefined when each code has its own value (the key is the code). */
   readonly #canonical: Int32Array | undefined;
   readonly #distinct: readonly Scalar[];
@@ -159,9 +184,16 @@ class CodedKeyer implements Keyer {
       canonical[code] = id;
     }
     this.#codes = source.codes;
+    this.#rowCodes = source.rowCodes;
+    this.#codeCount = source.values.length;
     this.#canonical = distinct.length === source.values.length ? undefined : canonical;
     this.#distinct = distinct;
     this.size = distinct.length;
+  }
+
+  direct(): DirectCodes | undefined {
+    if (this.#rowCodes === undefined) return undefined;
+    return { codes: this.#rowCodes, codeCount: this.#codeCount, canonical: this.#canonical };
   }
 
   fill(rows: Uint32Array, n: number, out: Int32Array): void {
@@ -233,6 +265,10 @@ class RangeKeyer implements Keyer {
     }
   }
 
+  direct(): DirectCodes | undefined {
+    return undefined;
+  }
+
   value(key: number): Scalar {
     return key === this.#span ? null : key + this.#low;
   }
@@ -278,6 +314,10 @@ class OpenKeyer implements Keyer {
     }
   }
 
+  direct(): DirectCodes | undefined {
+    return undefined;
+  }
+
   value(key: number): Scalar {
     return this.#distinct[key]!;
   }
@@ -316,6 +356,43 @@ class GroupTable {
     else this.#text = new Map();
     this.#keys = keyers.map(() => new Int32Array(0));
     this.#reserve(16);
+  }
+
+  /** Whether keys find their group through a dense array. */
+  get dense(): boolean {
+    return this.#dense !== undefined;
+  }
+
+  /**
+   * Gives each row of a batch its group, for one key read from a dictionary
+   * column's codes: a code's group is found once, then kept in `byCode`.
+   */
+  assignCodes(
+    codes: CodeArray,
+    canonical: Int32Array | undefined,
+    byCode: Int32Array,
+    rows: Uint32Array,
+    n: number,
+    out: Int32Array,
+  ): void {
+    const dense = this.#dense!;
+    let sizes = this.sizes;
+    for (let i = 0; i < n; i++) {
+      const code = codes[rows[i]!]!;
+      let g = byCode[code]!;
+      if (g < 0) {
+        const key = canonical === undefined ? code : canonical[code]!;
+        g = dense[key]!;
+        if (g < 0) {
+          g = this.#add1(key, 0);
+          dense[key] = g;
+          sizes = this.sizes;
+        }
+        byCode[code] = g;
+      }
+      sizes[g]!++;
+      out[i] = g;
+    }
   }
 
   /** Makes the one group of an aggregation without grouping properties. */
