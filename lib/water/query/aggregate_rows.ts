@@ -607,7 +607,11 @@ function planOf(
       outputs.push({ stats: undefined, kind: SUM, accumulator });
       continue;
     }
-    const key = JSON.stringify(aggregate.value);
+    // The same expression, wherever it is written in the text (its span aside).
+    const key = JSON.stringify(
+      aggregate.value,
+      (name, value: unknown) => name === "span" ? undefined : value,
+    );
     let stats = statsByValue.get(key);
     if (stats === undefined) {
       stats = new NumberStats(new NumberReader(source));
