@@ -78,9 +78,10 @@ export function sourceOf(expr: BoundExpr, table: ColumnTable): ExprSource {
     }
     const coded = codedColumn(column);
     if (coded !== undefined) {
-      const values = coded.values.map((value) =>
-        expr.kind === "field" ? value : evaluateExpr(expr, () => value)
-      );
+      // A field's values are the column's own (the same array each time, for what keeps work by it).
+      const values = expr.kind === "field"
+        ? coded.values
+        : coded.values.map((value) => evaluateExpr(expr, () => value));
       return coded.rowCodes === undefined
         ? { kind: "coded", codes: coded.codes, values }
         : { kind: "coded", codes: coded.codes, values, rowCodes: coded.rowCodes };

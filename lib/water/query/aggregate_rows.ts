@@ -158,6 +158,32 @@ function keyerOf(source: ExprSource): Keyer {
   }
 }
 
+/** The distinct values of a coded source's codes, and the key of each code (undefined: the code). */
+interface CodeKeys {
+  readonly canonical: Int32Array | undefined;
+  readonly distinct: readonly Scalar[];
+}
+
+/** Keys by the values array of a source (a dictionary's, the same for every query of a store). */
+const keysByValues = new WeakMap<readonly Scalar[], CodeKeys>();
+
+function keysOf(values: readonly Scalar[]): CodeKeys {
+  const ids = new Map<Scalar, number>();
+  const canonical = new Int32Array(values.length);
+  const distinct: Scalar[] = [];
+  for (let code = 0; code < values.length; code++) {
+    const value = values[code]!;
+    let id = ids.get(value);
+    if (id === undefined) {
+      id = distinct.length;
+      ids.set(value, id);
+      distinct.push(value);
+    }
+    canonical[code] = id;
+  }
+  return { canonical: distinct.length === values.length ? undefined : canonical, distinct };
+}
+
 /** A coded source's keys: its codes, mapped to one key per distinct value when values repeat. */
 class CodedKeyer implements Keyer {
   readonly #codes: CodeReader;
@@ -170,25 +196,17 @@ class CodedKeyer implements Keyer {
   readonly fixed = true;
 
   constructor(source: CodedSource) {
-    const ids = new Map<Scalar, number>();
-    const canonical = new Int32Array(source.values.length);
-    const distinct: Scalar[] = [];
-    for (let code = 0; code < source.values.length; code++) {
-      const value = source.values[code]!;
-      let id = ids.get(value);
-      if (id === undefined) {
-        id = distinct.length;
-        ids.set(value, id);
-        distinct.push(value);
-      }
-      canonical[code] = id;
+    let keys = keysByValues.get(source.values);
+    if (keys === undefined) {
+      keys = keysOf(source.values);
+      keysByValues.set(source.values, keys);
     }
     this.#codes = source.codes;
     this.#rowCodes = source.rowCodes;
     this.#codeCount = source.values.length;
-    this.#canonical = distinct.length === source.values.length ? undefined : canonical;
-    this.#distinct = distinct;
-    this.size = distinct.length;
+    this.#canonical = keys.canonical;
+    this.#distinct = keys.distinct;
+    this.size = keys.distinct.length;
   }
 
   direct(): DirectCodes | undefined {
