@@ -55,7 +55,7 @@ export class FakeIndexedDb implements IdbFactoryLike {
   }
 
   #database(stores: Stores): IdbDatabaseLike {
-    const factory = this;
+    const failWrites = (): boolean => this.failWrites;
     return {
       objectStoreNames: { contains: (store) => stores.has(store) },
       createObjectStore: (store) => stores.set(store, new Map()),
@@ -79,7 +79,7 @@ export class FakeIndexedDb implements IdbFactoryLike {
         };
         if (mode === "readwrite") {
           setImmediate(() => {
-            if (factory.failWrites) {
+            if (failWrites()) {
               transaction.error = new Error("QuotaExceededError");
               transaction.onabort?.();
               return;
