@@ -22,6 +22,36 @@ export interface ClientErrorSocket {
   readonly writable: boolean;
   end(chunk: string, callback: () => void): unknown;
   destroy(): unknown;
+  /** Reads on, discarding (a socket that has it lingers after the answer). */
+  resume?(): unknown;
+  /** Told once the peer has closed its side, or the socket is closed. */
+  once?(event: "end" | "close", listener: () => void): unknown;
+}
+
+/**
+ * How long a refused connection is read on, discarding, after its answer is
+ * sent, for the client to finish sending what it was sending (a 120 KB URL)
+ * and read the answer: closing at once, with its bytes unread, resets the
+ * connection, and a client still writing (curl over TLS) fails with a send
+ * error instead of reading the 431.
+ */
+const LINGER_MS = 2000;
+
+/** Reads a socket on, discarding, until its peer closes or {@linkcode LINGER_MS} pass; then closes it. */
+function linger(socket: ClientErrorSocket): void {
+  if (socket.resume === undefined || socket.once === undefined) {
+    socket.destroy();
+    return;
+  }
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref?.();
+  const done = (): void => {
+    clearTimeout(timer);
+    socket.destroy();
+  };
+  socket.once("end", done);
+  socket.once("close", done);
+  socket.resume();
 }
 
 /** What the listener reads of a socket's in-flight response: Node's own field, undocumented but long stable. */
@@ -42,7 +72,8 @@ const answered = new WeakSet<object>();
  * request that did not arrive in time (`ERR_HTTP_REQUEST_TIMEOUT`), 413 for
  * oversized chunk extensions (`ERR_HTTP_BODY_TOO_LARGE`) and 400 for
  * anything else it cannot parse (`ERR_HTTP_BAD_REQUEST`). The answer says
- * `Connection: close`, and the connection is closed once it is sent. A
+ * `Connection: close`, and once it is sent the connection is read on,
+ * discarding, until the client closes it (at most 2 s), then closed. A
  * socket that cannot be written to, or whose response is already under way,
  * is only closed. The refused bytes are never echoed.
  * @param options the header limit (for the message) and a hook for each answer
@@ -75,8 +106,8 @@ export function createClientErrorListener(
       "Content-Type: application/json; charset=utf-8\r\n" +
       `Content-Length: ${new TextEncoder().encode(body).length}\r\n` +
       "Connection: close\r\n\r\n";
-    // Sent, then closed once it is out (as Node closes a Connection: close answer).
-    socket.end(head + body, () => socket.destroy());
+    // Sent, then read on until the client has closed its side (or briefly), then closed.
+    socket.end(head + body, () => linger(socket));
     options.onAnswer?.(status);
   };
 }
