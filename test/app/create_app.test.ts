@@ -178,6 +178,7 @@ describe("createApp()", () => {
         "Token endpoint",
         "Sign-up",
         "Sync API",
+        "Sync playground",
         "Webhook intake",
         "Relay portal",
       ]);
