@@ -1,6 +1,18 @@
 import { createHash } from "node:crypto";
 import { ConfigError, redactUrl } from "../config/mod.ts";
-import { StorageError } from "./errors.ts";
+import {
+  guarded,
+  late,
+  type PgError,
+  type PooledClient,
+  type Reachability,
+  userHint,
+  within,
+} from "./_postgres_faults.ts";
+import { Listener, type SqlNotificationHandlers } from "./_postgres_listener.ts";
+
+export { isUnavailable } from "./_postgres_faults.ts";
+export type { SqlNotificationHandlers } from "./_postgres_listener.ts";
 
 /** Rows a statement gave. */
 export interface SqlResult<R> {
@@ -56,14 +68,6 @@ export interface SqlPool extends SqlClient {
   close(): Promise<void>;
 }
 
-/** What hears a channel's notifications (see {@linkcode SqlPool.listen}). */
-export interface SqlNotificationHandlers {
-  /** A notification's payload. */
-  onNotify(payload: string): void;
-  /** Listening again after the connection was lost and made again: notifications sent meanwhile were missed. */
-  onRelisten?(): void;
-}
-
 /** Options of {@linkcode connectPostgres}. */
 export interface ConnectPostgresOptions {
   /**
@@ -97,134 +101,6 @@ export interface ConnectPostgresOptions {
    * away (through `onError` or `onUnavailable`): it answers again.
    */
   readonly onAvailable?: () => void;
-}
-
-interface PgError {
-  readonly code?: string;
-  readonly message?: string;
-}
-
-// Connection exceptions (08), the server shutting down or starting (57P01-57P03), a cancelled
-// statement (57014, statement_timeout), too many connections (53300).
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|57014|53300)$/;
-const UNAVAILABLE_SYSTEM = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EPIPE",
-  "EHOSTUNREACH",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-]);
-
-/** Refusals of who connects: no such role or no user name (28000), a wrong password (28P01). */
-const AUTHENTICATION_CODES = new Set(["28000", "28P01"]);
-
-/**
- * For a URL without a user name that PostgreSQL refused as to who connects:
- * it then gets PGUSER or the process's login name (USER), or none at all,
- * so say to name one.
- */
-function userHint(url: string, error: unknown): string {
-  const parsed = URL.parse(url);
-  if (parsed === null || parsed.username !== "") return "";
-  const code = typeof error === "object" && error !== null ? (error as PgError).code : undefined;
-  if (code === undefined || !AUTHENTICATION_CODES.has(code)) return "";
-  return `; the URL names no user (PostgreSQL was then sent PGUSER or the login name, or none): name one, as in ${parsed.protocol}//user@${parsed.host}${parsed.pathname}`;
-}
-
-/**
- * Whether an error of the database client means the database cannot be
- * reached now (so a request should get 503 and be sent again later), rather
- * than that a statement was wrong.
- * @param error what the client threw
- * @returns whether the database is unavailable
- */
-export function isUnavailable(error: unknown): boolean {
-  if (typeof error !== "object" || error === null) return false;
-  const { code, message } = error as PgError;
-  if (
-    typeof code === "string" && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_SYSTEM.has(code))
-  ) return true;
-  return typeof message === "string" &&
-    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i
-      .test(message);
-}
-
-function unavailable(error: unknown): StorageError {
-  const why = error instanceof Error ? error.message : String(error);
-  return new StorageError("ERR_STORAGE_UNAVAILABLE", `Cannot reach the database now: ${why}`, {
-    cause: error,
-  });
-}
-
-/** What a pool tells of its database's reachability. */
-interface Reachability {
-  /** The database did not answer. */
-  failed(error: unknown): void;
-  /** A call succeeded. */
-  answered(): void;
-}
-
-/** Runs a database call, turning a lost connection into `ERR_STORAGE_UNAVAILABLE`. */
-async function guarded<T>(call: () => Promise<T>, reach: Reachability): Promise<T> {
-  let result: T;
-  try {
-    result = await call();
-  } catch (error) {
-    if (error instanceof StorageError) {
-      reach.failed(error);
-      throw error;
-    }
-    if (!isUnavailable(error)) throw error;
-    reach.failed(error);
-    throw unavailable(error);
-  }
-  reach.answered();
-  return result;
-}
-
-/** The error of a statement given up at its deadline. */
-function late(deadlineMs: number, waiting: "connection" | "answer"): StorageError {
-  const what = waiting === "connection"
-    ? "no connection to the database was free or could be made"
-    : "the database did not answer";
-  return new StorageError(
-    "ERR_STORAGE_UNAVAILABLE",
-    `Cannot reach the database now: ${what} within ${deadlineMs} ms`,
-  );
-}
-
-/** A connection of the pool as the calls use it. */
-type PooledClient = import("pg").PoolClient;
-
-/**
- * Settles with `work`, or rejects with `error()` once `ms` have passed
- * (`onLate` runs first): `work` goes on, and what it gives later is dropped.
- */
-function within<T>(
-  work: Promise<T>,
-  ms: number,
-  error: () => Error,
-  onLate: () => void,
-): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      onLate();
-      reject(error());
-    }, Math.max(0, ms));
-    timer.unref();
-    work.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (failure: unknown) => {
-        clearTimeout(timer);
-        reject(failure);
-      },
-    );
-  });
 }
 
 /**
@@ -438,181 +314,4 @@ export async function connectPostgres(
       await pool.end();
     },
   };
-}
-
-/** The listening connection's client, as {@linkcode Listener} uses it. */
-type ListeningClient = import("pg").Client;
-
-/** How often the listening connection is asked a statement, so that one that hangs is found and made again. */
-const LISTEN_PING_MS = 15_000;
-/** The first wait before the listening connection is made again; doubled at each failure, up to the most. */
-const RELISTEN_FIRST_MS = 100;
-const RELISTEN_MOST_MS = 5000;
-const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
-
-/**
- * The pool's one listening connection (see {@linkcode SqlPool.listen}): made
- * at the first listen, made again after a loss (waiting longer after each
- * failure), asked `SELECT 1` now and then so that one that hangs is found.
- */
-class Listener {
-  readonly #make: () => ListeningClient;
-  readonly #deadlineMs: number;
-  readonly #reach: Reachability;
-  readonly #channels = new Map<string, Set<SqlNotificationHandlers>>();
-  #client: ListeningClient | undefined;
-  #connecting: Promise<ListeningClient> | undefined;
-  #retry: ReturnType<typeof setTimeout> | undefined;
-  #ping: ReturnType<typeof setInterval> | undefined;
-  #delay = RELISTEN_FIRST_MS;
-  #closed = false;
-
-  constructor(make: () => ListeningClient, deadlineMs: number, reach: Reachability) {
-    this.#make = make;
-    this.#deadlineMs = deadlineMs;
-    this.#reach = reach;
-  }
-
-  async listen(channel: string, handlers: SqlNotificationHandlers): Promise<() => void> {
-    if (!CHANNEL.test(channel)) {
-      throw new RangeError(
-        `Cannot listen on channel ${JSON.stringify(channel)}: use lower-case letters, digits and _`,
-      );
-    }
-    if (this.#closed) throw unavailable(new Error("the pool is closed"));
-    let set = this.#channels.get(channel);
-    const added = set === undefined;
-    if (set === undefined) this.#channels.set(channel, set = new Set());
-    set.add(handlers);
-    const stop = (): void => {
-      set.delete(handlers);
-      if (set.size > 0 || this.#channels.get(channel) !== set) return;
-      this.#channels.delete(channel);
-      this.#client?.query(`UNLISTEN ${channel}`).catch(() => {});
-    };
-    try {
-      // Listened to again when the connection was just made: harmless, and it may have been made without it.
-      const client = this.#client ?? (await this.#connect());
-      if (added) await this.#statement(client, `LISTEN ${channel}`);
-    } catch (error) {
-      stop();
-      this.#reach.failed(error);
-      this.#again();
-      throw error instanceof StorageError ? error : unavailable(error);
-    }
-    return stop;
-  }
-
-  async close(): Promise<void> {
-    this.#closed = true;
-    clearTimeout(this.#retry);
-    clearInterval(this.#ping);
-    this.#channels.clear();
-    const client = this.#client ?? (await this.#connecting?.catch(() => undefined));
-    this.#client = undefined;
-    await client?.end().catch(() => {});
-  }
-
-  /** The connection, made (and every channel listened to) unless it is there or being made. */
-  #connect(): Promise<ListeningClient> {
-    if (this.#client !== undefined) return Promise.resolve(this.#client);
-    this.#connecting ??= this.#open().then(
-      (client) => {
-        this.#connecting = undefined;
-        if (this.#closed) {
-          client.end().catch(() => {});
-          throw unavailable(new Error("the pool is closed"));
-        }
-        this.#client = client;
-        this.#delay = RELISTEN_FIRST_MS;
-        clearInterval(this.#ping);
-        this.#ping = setInterval(() => this.#check(client), LISTEN_PING_MS);
-        this.#ping.unref();
-        this.#reach.answered();
-        return client;
-      },
-      (error: unknown) => {
-        this.#connecting = undefined;
-        throw error;
-      },
-    );
-    return this.#connecting;
-  }
-
-  async #open(): Promise<ListeningClient> {
-    const client = this.#make();
-    // Kept after a loss too: a late error of a dropped connection must not end the process.
-    client.on("error", (error) => this.#lost(client, error));
-    client.on("end", () => this.#lost(client, new Error("the listening connection ended")));
-    client.on("notification", (message) => {
-      if (message.payload === undefined) return;
-      for (const handlers of this.#channels.get(message.channel) ?? []) {
-        handlers.onNotify(message.payload);
-      }
-    });
-    try {
-      await within(
-        client.connect(),
-        this.#deadlineMs,
-        () => late(this.#deadlineMs, "connection"),
-        () => {},
-      );
-      for (const channel of this.#channels.keys()) {
-        await this.#statement(client, `LISTEN ${channel}`);
-      }
-    } catch (error) {
-      client.end().catch(() => {});
-      throw error;
-    }
-    return client;
-  }
-
-  /** A statement on the listening connection, given up (and the connection closed) at the deadline. */
-  #statement(client: ListeningClient, text: string): Promise<unknown> {
-    return within(
-      client.query(text),
-      this.#deadlineMs,
-      () => late(this.#deadlineMs, "answer"),
-      () => {
-        (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream
-          ?.destroy();
-      },
-    );
-  }
-
-  #check(client: ListeningClient): void {
-    if (client !== this.#client) return;
-    this.#statement(client, "SELECT 1").catch((error: unknown) => this.#lost(client, error));
-  }
-
-  #lost(client: ListeningClient, error: unknown): void {
-    if (client !== this.#client) return;
-    this.#client = undefined;
-    clearInterval(this.#ping);
-    client.end().catch(() => {});
-    if (this.#closed) return;
-    this.#reach.failed(error);
-    this.#again();
-  }
-
-  /** Makes the connection again after a wait, then tells every channel's handlers that they listen again. */
-  #again(): void {
-    if (this.#closed || this.#retry !== undefined || this.#channels.size === 0) return;
-    this.#retry = setTimeout(() => {
-      this.#retry = undefined;
-      this.#connect().then(
-        () => {
-          for (const set of this.#channels.values()) {
-            for (const handlers of [...set]) handlers.onRelisten?.();
-          }
-        },
-        (error: unknown) => {
-          this.#reach.failed(error);
-          this.#delay = Math.min(this.#delay * 2, RELISTEN_MOST_MS);
-          this.#again();
-        },
-      );
-    }, this.#delay);
-    this.#retry.unref();
-  }
 }

@@ -222,3 +222,19 @@ export function parseJson(text: string): unknown {
     return undefined;
   }
 }
+
+/** A job record's value on the jobs and retry topics. */
+export interface JobRecord {
+  readonly rev: number;
+  readonly job: Job;
+}
+
+/** A job record read from its topic, or undefined for one that is not a job record (a tombstone, another shape). */
+export function parseJobRecord(value: string | null): JobRecord | undefined {
+  if (value === null) return undefined;
+  const parsed = parseJson(value) as JobRecord | undefined;
+  if (
+    parsed === undefined || typeof parsed.rev !== "number" || typeof parsed.job?.id !== "string"
+  ) return undefined;
+  return parsed;
+}

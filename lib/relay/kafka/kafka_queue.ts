@@ -20,7 +20,13 @@ import type {
 } from "../queue.ts";
 import { PartitionOffsets, type RecordPlace } from "./_kafka_offsets.ts";
 import { KafkaOutbox } from "./_kafka_outbox.ts";
-import { KafkaView, parseJson, type StateRecord, type ViewRetention } from "./_kafka_view.ts";
+import {
+  type JobRecord,
+  KafkaView,
+  parseJobRecord,
+  type StateRecord,
+  type ViewRetention,
+} from "./_kafka_view.ts";
 import type {
   KafkaBatch,
   KafkaLog,
@@ -111,12 +117,6 @@ interface Waiting {
   readonly dueAt: number;
   readonly job: Job;
   readonly origin: Origin;
-}
-
-/** A job record's value on the jobs and retry topics. */
-interface JobRecord {
-  readonly rev: number;
-  readonly job: Job;
 }
 
 /**
@@ -591,13 +591,4 @@ export class KafkaQueue implements JobQueue {
     }
     return (hash >>> 0) % this.#partitionCount;
   }
-}
-
-function parseJobRecord(value: string | null): JobRecord | undefined {
-  if (value === null) return undefined;
-  const parsed = parseJson(value) as JobRecord | undefined;
-  if (
-    parsed === undefined || typeof parsed.rev !== "number" || typeof parsed.job?.id !== "string"
-  ) return undefined;
-  return parsed;
 }
