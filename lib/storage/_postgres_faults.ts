@@ -98,9 +98,6 @@ export function late(deadlineMs: number, waiting: "connection" | "answer"): Stor
   );
 }
 
-/** A connection of the pool as the calls use it. */
-export type PooledClient = import("pg").PoolClient;
-
 /**
  * Settles with `work`, or rejects with `error()` once `ms` have passed
  * (`onLate` runs first): `work` goes on, and what it gives later is dropped.

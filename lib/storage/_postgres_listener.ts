@@ -9,8 +9,24 @@ export interface SqlNotificationHandlers {
   onRelisten?(): void;
 }
 
-/** The listening connection's client, as {@linkcode Listener} uses it. */
-export type ListeningClient = import("pg").Client;
+/**
+ * The listening connection's client, as {@linkcode Listener} uses it (a
+ * `pg` Client is one): said here rather than named from `pg`, so that the
+ * package's declarations need no `pg` types.
+ */
+export interface ListeningClient {
+  connect(): Promise<unknown>;
+  query(text: string): Promise<unknown>;
+  end(): Promise<unknown>;
+  on(event: "error", listener: (error: Error) => void): unknown;
+  on(event: "end", listener: () => void): unknown;
+  on(
+    event: "notification",
+    listener: (
+      message: { readonly channel: string; readonly payload?: string | undefined },
+    ) => void,
+  ): unknown;
+}
 
 /** How often the listening connection is asked a statement, so that one that hangs is found and made again. */
 export const LISTEN_PING_MS = 15_000;

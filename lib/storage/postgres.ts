@@ -4,7 +4,6 @@ import {
   guarded,
   late,
   type PgError,
-  type PooledClient,
   type Reachability,
   userHint,
   within,
@@ -13,6 +12,9 @@ import { Listener, type SqlNotificationHandlers } from "./_postgres_listener.ts"
 
 export { isUnavailable } from "./_postgres_faults.ts";
 export type { SqlNotificationHandlers } from "./_postgres_listener.ts";
+
+/** A connection of the pool as the calls use it. */
+type PooledClient = import("pg").PoolClient;
 
 /** Rows a statement gave. */
 export interface SqlResult<R> {
