@@ -14,6 +14,9 @@ import { setTimeout as delay } from "node:timers/promises";
 import { listeningUrl, type Started, startServer } from "./server.ts";
 
 export const MESSAGES = 10_000;
+
+/** How long an intake request may stay unanswered before it counts as hung. */
+const INTAKE_HANG_MS = 60_000;
 export const TENANTS = [
   "acme",
   "globex",
@@ -128,10 +131,13 @@ export async function post(
         const targets = urls();
         const url = targets[(n + attempt) % targets.length]!;
         try {
+          // The relay answers within its queue's 5 s append bound: a request still open after
+          // 60 s is a hang, reported as such rather than left to fetch's own 300 s.
           const response = await fetch(`${url}/webhook`, {
             method: "POST",
             headers: { authorization: `Bearer key-${tenant}`, "content-type": "application/json" },
             body,
+            signal: AbortSignal.timeout(INTAKE_HANG_MS),
           });
           if (response.status === 202) {
             accepted.add(((await response.json()) as { id: string }).id);
@@ -142,6 +148,11 @@ export async function post(
           await response.body?.cancel();
         } catch (error) {
           if (error instanceof assert.AssertionError) throw error;
+          if (error instanceof DOMException && error.name === "TimeoutError") {
+            assert.fail(
+              `message ${n} (try ${attempt}) got no answer from ${url} in ${INTAKE_HANG_MS} ms`,
+            );
+          }
         }
         await delay(50);
       }

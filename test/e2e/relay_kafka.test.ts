@@ -29,6 +29,17 @@ import { listeningUrl, startServer } from "../_helpers/server.ts";
 
 const PARTITIONS = 4;
 
+/** `work`, or a failure naming it when the mock cluster has not answered in 30 s. */
+async function bounded(work: Promise<void>, what: string): Promise<void> {
+  const abort = new AbortController();
+  const outcome = await Promise.race([
+    work.then(() => "done" as const),
+    delay(30_000, "late" as const, { signal: abort.signal }),
+  ]);
+  abort.abort();
+  assert.equal(outcome, "done", `the mock cluster did not finish ${what} in 30 s`);
+}
+
 describe(
   "the relay on one Kafka cluster, several processes",
   { skip: kafkaSkip, timeout: 600_000 },
@@ -105,14 +116,14 @@ describe(
           // Once 3,000 are in, broker 2 goes away mid-intake and mid-delivery, and comes back 10 s later.
           if (count !== 3000) return;
           outage = (async () => {
-            await kafka.down(2);
+            await bounded(kafka.down(2), "taking broker 2 down");
             const before = { accepted: sofar, delivered: receiver.seen.size };
             await delay(10_000);
             during = {
               accepted: sofar - before.accepted,
               delivered: receiver.seen.size - before.delivered,
             };
-            await kafka.up(2);
+            await bounded(kafka.up(2), "bringing broker 2 back");
           })();
         });
         await outage;
