@@ -8,7 +8,7 @@ export const PLAYGROUND_PATH = "/sync/playground";
 /** Options of {@linkcode createPlaygroundService}. */
 export interface PlaygroundServiceOptions {
   /**
-   * Reads the page (its HTML, CSS and modules, the sync client's among them); called once, as the service is made.
+   * Reads the page (its HTML, CSS, the pages' shared `page.css`, and modules, the sync client's among them); called once, as the service is made.
    * @default the page in `lib/accounts/playground/`, its modules built by `npm run build` (in a checkout, compiled once per process)
    */
   readonly load?: () => Promise<WebPage>;
@@ -29,7 +29,7 @@ export interface PlaygroundServiceOptions {
  */
 export function createPlaygroundService(options: PlaygroundServiceOptions = {}): RunningService {
   const load = options.load ??
-    pageLoader(new URL("./playground/", import.meta.url), "playground");
+    pageLoader(new URL("./playground/", import.meta.url), "playground", { styles: ["page.css"] });
   const routes = pageRoutes(PLAYGROUND_PATH, load, {
     // Built from text only: no string ever becomes markup. Its icon is an empty data: image.
     contentSecurityPolicy: contentSecurityPolicy({ dataImages: true, requireTrustedTypes: true }),

@@ -74,7 +74,7 @@ export interface RelayServiceOptions {
   readonly addressPolicy?: AddressPolicy;
   /**
    * The relay portal served at `<base>/portal`, its files (`portal.css`,
-   * `portal.js` and the pages' shared `api_client.js`) under it (the page
+   * `portal.js` and the pages' shared `page.css` and `api_client.js`) under it (the page
    * loads without a key and asks this API with the one the user gives it);
    * loaded once, as the service is made; false for none.
    * @default the portal page of the package (lib/relay/portal/), built by `npm run build` (in a checkout, compiled once per process)
@@ -337,7 +337,8 @@ export function createRelayService(options: RelayServiceOptions): Router {
     },
     ...(options.portal === false ? [] : pageRoutes(
       `${base}/portal`,
-      options.portal ?? pageLoader(new URL("./portal/", import.meta.url), "portal"),
+      options.portal ??
+        pageLoader(new URL("./portal/", import.meta.url), "portal", { styles: ["page.css"] }),
       {
         // The portal builds its DOM from text only: no string ever becomes markup. Its icon is an empty data: image.
         contentSecurityPolicy: contentSecurityPolicy({

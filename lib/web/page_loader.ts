@@ -21,6 +21,13 @@ export interface PageLoaderOptions {
    */
   readonly files?: readonly { readonly name: string; readonly contentType: string }[];
   /**
+   * The pages' shared stylesheets of the library's `web/browser/` folder
+   * that the page links (before its own), each served beside it by its
+   * name, e.g. `["page.css"]`: two pages serve one as the same bytes.
+   * @default none
+   */
+  readonly styles?: readonly string[];
+  /**
    * The library's folder, whose domains' `mod.js` a page's module may import
    * (see {@linkcode pageLoader}).
    * @default the folder of the library this module is in: lib/ in a checkout, dist/ installed
@@ -29,6 +36,7 @@ export interface PageLoaderOptions {
 }
 
 const JS_TYPE = "text/javascript; charset=utf-8";
+const CSS_TYPE = "text/css; charset=utf-8";
 const BROWSER_JS = ".browser.js";
 
 /** The scripts of a process running from the sources, compiled the first time a page loads and kept. */
@@ -43,7 +51,8 @@ const IMPORT = /^([ \t]*(?:import|export)\b(?:[^'"`;]*?\bfrom)?\s*)(["'])([^"'\n
 
 /**
  * Reads a page from its folder: `<name>.html`, `<name>.css`, its modules and
- * the other files named. The page's module is `<name>.browser.js` and is
+ * the other files named, and the shared stylesheets named from the library's
+ * `web/browser/`. The page's module is `<name>.browser.js` and is
  * served as `<name>.js`; every module it imports, its own
  * (`<folder>/map.browser.js`) or shared (`lib/web/browser/api_client.browser.js`),
  * is served beside it by its name without `.browser` (`map.js`,
@@ -61,8 +70,9 @@ const IMPORT = /^([ \t]*(?:import|export)\b(?:[^'"`;]*?\bfrom)?\s*)(["'])([^"'\n
  * which loads its page then), never per request.
  * @param dir the page's folder under the library, e.g. `new URL("./portal/", import.meta.url)`
  * @param name the page's file name without extension, e.g. `portal`
- * @param options where a checkout's compiled scripts come from; other files; the library's folder
+ * @param options where a checkout's compiled scripts come from; other files; shared stylesheets; the library's folder
  * @returns a function that loads the page, for {@linkcode pageRoutes}
+ * @throws {TypeError} when a shared stylesheet's name is not a plain `.css` file name other than `<name>.css`
  * @throws {Error} (from the function) when a file is missing, a module imports what is not a page's module nor a domain of the library, or two modules would be served by one name
  */
 export function pageLoader(
@@ -73,6 +83,14 @@ export function pageLoader(
   const folder = typeof dir === "string" ? dir : fileURLToPath(dir);
   const scripts = options.scripts ?? PROCESS_SCRIPTS;
   const files = options.files ?? [];
+  const styles = options.styles ?? [];
+  for (const style of styles) {
+    if (!/^[A-Za-z0-9_-]+\.css$/.test(style) || style === `${name}.css`) {
+      throw new TypeError(
+        `Cannot share the stylesheet "${style}": give a plain .css file name other than ${name}.css`,
+      );
+    }
+  }
   return async () => {
     // Read here, not at import, for runtimes without a file path.
     const library = options.library === undefined
@@ -84,10 +102,11 @@ export function pageLoader(
     // Installed, the build's files; in a checkout, the compile is set off now, beside the reads.
     const compiled = existsSync(entry) ? undefined : scripts();
     compiled?.catch(() => undefined); // met below, once the files are read
-    const [html, css, ...others] = await Promise.all([
+    const [html, css, shared, others] = await Promise.all([
       readFile(join(folder, `${name}.html`), "utf8"),
       readFile(join(folder, `${name}.css`), "utf8"),
-      ...files.map((file) => readFile(join(folder, file.name), "utf8")),
+      Promise.all(styles.map((style) => readFile(join(library, "web", "browser", style), "utf8"))),
+      Promise.all(files.map((file) => readFile(join(folder, file.name), "utf8"))),
     ]);
     const read = compiled === undefined
       ? (file: string) => readFile(file, "utf8")
@@ -95,7 +114,12 @@ export function pageLoader(
     return {
       html,
       assets: [
-        { name: `${name}.css`, contentType: "text/css; charset=utf-8", body: css },
+        { name: `${name}.css`, contentType: CSS_TYPE, body: css },
+        ...styles.map((style, index) => ({
+          name: style,
+          contentType: CSS_TYPE,
+          body: shared[index]!,
+        })),
         ...await pageModules(entry, `${name}.js`, read, library),
         ...files.map((file, index) => ({
           name: file.name,

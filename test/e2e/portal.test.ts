@@ -215,6 +215,7 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
       href,
     ) => !href.startsWith("#"));
     assert.deepEqual(files.filter((href) => !href.startsWith("data:")).sort(), [
+      "/webhook/portal/page.css",
       "/webhook/portal/portal.css",
       "/webhook/portal/portal.js",
     ]);
@@ -242,12 +243,13 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
     }
     assert.deepEqual(loaded.sort(), [
       "/webhook/portal/api_client.js",
+      "/webhook/portal/page.css",
       "/webhook/portal/portal.css",
       "/webhook/portal/portal.js",
     ]);
     console.log(
       `# the portal's HTML, CSS and JavaScript (${
-        loaded.length - 1
+        loaded.length - 2
       } modules): ${bytes} bytes before any data`,
     );
     assert.ok(bytes < 100 * 1024, `${bytes} bytes`);

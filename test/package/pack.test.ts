@@ -178,6 +178,7 @@ describe("the packed package", () => {
         assert.ok(files.includes(`package/dist/${page}${extension}`), `${page}${extension}`);
       }
     }
+    assert.ok(files.includes("package/dist/web/browser/page.css"), "the pages' shared stylesheet");
     // Every module of the pages built, the shared client among them; no TypeScript.
     assert.ok(
       PAGE_MODULES.includes("web/browser/api_client") &&
@@ -404,7 +405,7 @@ async function ask(handler, path) {
   return [path, response.status, response.headers["content-type"], response.headers["content-security-policy"] !== undefined, String(response.body).length > 100];
 }
 const answers = await Promise.all([
-  ask(relay, "/webhook/portal"), ask(relay, "/webhook/portal/portal.js"), ask(relay, "/webhook/portal/api_client.js"), ask(relay, "/webhook/portal/portal.css"),
+  ask(relay, "/webhook/portal"), ask(relay, "/webhook/portal/portal.js"), ask(relay, "/webhook/portal/api_client.js"), ask(relay, "/webhook/portal/portal.css"), ask(relay, "/webhook/portal/page.css"),
   ask(explorer.handler, "/"), ask(explorer.handler, "/explorer/explorer.js"), ask(explorer.handler, "/explorer/map.js"), ask(explorer.handler, "/explorer/api_client.js"), ask(explorer.handler, "/explorer/basemap.json"),
 ]);
 const client = bodies["/webhook/portal/api_client.js"];
@@ -419,6 +420,7 @@ console.log(JSON.stringify({ answers, sameClient: client.includes("export functi
         ["/webhook/portal/portal.js", 200, js, true, true],
         ["/webhook/portal/api_client.js", 200, js, true, true],
         ["/webhook/portal/portal.css", 200, "text/css; charset=utf-8", true, true],
+        ["/webhook/portal/page.css", 200, "text/css; charset=utf-8", true, true],
         ["/", 200, html, true, true],
         ["/explorer/explorer.js", 200, js, true, true],
         ["/explorer/map.js", 200, js, true, true],

@@ -707,6 +707,14 @@ describe("createRelayService() portal", () => {
     );
     const css = await t.handler(makeRequest({ path: "/webhook/portal/portal.css" }));
     assert.equal(css.headers?.["content-type"], "text/css; charset=utf-8");
+    // The pages' shared stylesheet, linked before the portal's own.
+    assert.match(
+      html,
+      /<link rel="stylesheet" href="\/webhook\/portal\/page\.css">\n<link rel="stylesheet" href="\/webhook\/portal\/portal\.css">/,
+    );
+    const shared = await t.handler(makeRequest({ path: "/webhook/portal/page.css" }));
+    assert.equal(shared.headers?.["content-type"], "text/css; charset=utf-8");
+    assert.match(String(shared.body), /^:root \{$/m);
     // The pages' shared API client, beside the portal's own module, which imports it there.
     assert.match(
       String(script.body),

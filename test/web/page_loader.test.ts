@@ -70,6 +70,36 @@ describe("pageLoader()", () => {
     ]);
   });
 
+  it("serves the shared stylesheets named, from the library's web/browser/, after the page's own", async () => {
+    const dir = built({
+      "lib/p/p.html": "",
+      "lib/p/p.css": "p{}",
+      "lib/p/p.browser.js": "",
+      "lib/q/q.html": "",
+      "lib/q/q.css": "q{}",
+      "lib/q/q.browser.js": "",
+      "lib/web/browser/page.css": "body{margin:0}",
+    });
+    const load = (name: string) =>
+      pageLoader(join(dir, "lib", name), name, {
+        library: join(dir, "lib"),
+        styles: ["page.css"],
+      })();
+    const [p, q] = [await load("p"), await load("q")];
+    assert.deepEqual(p.assets.map((asset) => [asset.name, asset.contentType, asset.body]), [
+      ["p.css", "text/css; charset=utf-8", "p{}"],
+      ["page.css", "text/css; charset=utf-8", "body{margin:0}"],
+      ["p.js", JS, ""],
+    ]);
+    assert.deepEqual(q.assets[1], p.assets[1], "the same bytes beside each page");
+  });
+
+  it("refuses a shared stylesheet that is no plain .css name or is named as the page's own", () => {
+    for (const style of ["p.css", "../page.css", "page.js", "a/page.css"]) {
+      assert.throws(() => pageLoader(builtPage(), "p", { styles: [style] }), TypeError, style);
+    }
+  });
+
   it("fails when a file named is missing", async () => {
     await assert.rejects(
       pageLoader(builtPage(), "p", {
