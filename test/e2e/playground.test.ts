@@ -10,15 +10,18 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
+import { browserSkip, launchBrowser, saveScreenshot, VIEWPORTS } from "../_helpers/browser.ts";
 import {
-  browserSkip,
-  foreignRequests,
-  launchBrowser,
-  parseCsp,
-  recordRequests,
-  saveScreenshot,
-  VIEWPORTS,
-} from "../_helpers/browser.ts";
+  assertNoSidewaysScroll,
+  assertQuiet,
+  assertReadableText,
+  fetchPage,
+  fetchPageFiles,
+  inContext,
+  type OpenedPage,
+  openPage,
+  PHONE,
+} from "../_helpers/page_harness.ts";
 import { until } from "../_helpers/relay_e2e.ts";
 import { listeningUrl, startServer } from "../_helpers/server.ts";
 
@@ -50,18 +53,8 @@ async function serverSubjects(): Promise<Map<string, string>> {
 }
 
 /** A new page whose requests and errors (script errors, console errors such as a policy violation) are recorded. */
-async function openPlayground(
-  context: BrowserContext,
-): Promise<{ page: Page; requests: readonly string[]; errors: string[] }> {
-  const page = await context.newPage();
-  const requests = recordRequests(page);
-  const errors: string[] = [];
-  page.on("pageerror", (error) => errors.push(error.message));
-  page.on("console", (message) => {
-    if (message.type() === "error") errors.push(message.text());
-  });
-  await page.goto(`${url}/sync/playground`);
-  return { page, requests, errors };
+function openPlayground(context: BrowserContext): Promise<OpenedPage> {
+  return openPage(context, `${url}/sync/playground`);
 }
 
 /** The subjects a device lists, in order. */
@@ -103,39 +96,32 @@ describe(
     });
 
     it("serves the page without a token under a strict Content-Security-Policy, the sync client's modules beside it", async () => {
-      const page = await fetch(`${url}/sync/playground`);
-      assert.equal(page.status, 200);
-      assert.match(page.headers.get("content-type") ?? "", /^text\/html/);
-      const csp = parseCsp(page.headers.get("content-security-policy") ?? "");
-      assert.deepEqual(csp.get("default-src"), ["'none'"]);
-      assert.deepEqual(csp.get("script-src"), ["'self'"]);
-      assert.deepEqual(csp.get("style-src"), ["'self'"]);
-      assert.deepEqual(csp.get("connect-src"), ["'self'"]);
-      assert.deepEqual(csp.get("img-src"), ["'self'", "data:"]);
-      assert.deepEqual(csp.get("require-trusted-types-for"), ["'script'"]);
-      assert.deepEqual(csp.get("trusted-types"), ["'none'"]);
-      const html = await page.text();
-      assert.doesNotMatch(html, /<script(?![^>]*\ssrc=)[^>]*>/i, "every script has a src");
-      assert.doesNotMatch(html, /<style|\sstyle=|\son[a-z]+=/i, "nothing inline");
-      // Every module the page loads, followed from its entry through their imports.
-      const pending = ["/sync/playground/playground.js"];
-      const loaded: string[] = [];
-      let bytes = Buffer.byteLength(html);
-      for (let file = pending.shift(); file !== undefined; file = pending.shift()) {
-        const asset = await fetch(`${url}${file}`);
-        assert.equal(asset.status, 200, file);
-        assert.match(asset.headers.get("content-type") ?? "", /^text\/javascript/, file);
-        assert.ok(asset.headers.get("content-security-policy") !== null, `${file} has the policy`);
-        const body = await asset.text();
-        bytes += Buffer.byteLength(body);
-        loaded.push(file);
-        for (
-          const [, specifier] of body.matchAll(/^(?:import|export)\b[^'"`;]*?\bfrom\s*"([^"]+)"/gm)
-        ) {
-          const imported = new URL(specifier!, `${url}${file}`).pathname;
-          if (!loaded.includes(imported) && !pending.includes(imported)) pending.push(imported);
-        }
+      const { html, links } = await fetchPage(`${url}/sync/playground`, {
+        "default-src": ["'none'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "require-trusted-types-for": ["'script'"],
+        "trusted-types": ["'none'"],
+      });
+      assert.deepEqual(links.filter((href) => !href.startsWith("data:")), [
+        "/sync/playground/page.css",
+        "/sync/playground/playground.css",
+        "/sync/playground/playground.js",
+      ]);
+      // The pages' shared stylesheet and the playground's own.
+      for (const file of await fetchPageFiles(url, links.filter((href) => href.endsWith(".css")))) {
+        assert.match(file.contentType, /^text\/css/, file.path);
       }
+      // Every module the page loads, followed from its entry through their imports.
+      const modules = await fetchPageFiles(url, ["/sync/playground/playground.js"]);
+      let bytes = Buffer.byteLength(html);
+      for (const file of modules) {
+        assert.match(file.contentType, /^text\/javascript/, file.path);
+        bytes += Buffer.byteLength(file.body);
+      }
+      const loaded = modules.map((file) => file.path);
       const names = loaded.map((file) => file.slice("/sync/playground/".length));
       for (const name of ["playground.js", "device.js", "changes.js", "dom.js"]) {
         assert.ok(names.includes(name), `${name} is loaded`);
@@ -151,9 +137,9 @@ describe(
     });
 
     it("signs up, and two devices see each other's writes pushed, meet conflicts by the policy chosen, and converge", async () => {
-      const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
-      try {
-        const { page, requests, errors } = await openPlayground(context);
+      await inContext(browser, { viewport: VIEWPORTS.desktop }, async (context) => {
+        const opened = await openPlayground(context);
+        const { page, requests } = opened;
         await page.fill("#username", USER.username);
         await page.fill("#password", USER.password);
         await page.click("#signup-client summary");
@@ -215,7 +201,6 @@ describe(
         await lists(a, []);
         await until(async () => (await serverSubjects()).size === 0);
 
-        assert.deepEqual(foreignRequests(requests, url), [], "no request to another origin");
         assert.ok(
           requests.some((request) => request.includes("/api/v2/sync/user/changes")),
           "the devices held the change stream",
@@ -224,20 +209,14 @@ describe(
           requests.includes(`${url}/sync/playground/sync_client.mod.js`),
           "the sync client, under the playground's path",
         );
-        assert.deepEqual(errors, [], "no script error, no policy violation");
-      } finally {
-        await context.close();
-      }
+        assertQuiet(opened, url);
+      });
     });
 
     it("logs in on a phone and reads without sideways scrolling", async () => {
-      const context = await browser.newContext({
-        viewport: VIEWPORTS.phone,
-        isMobile: true,
-        hasTouch: true,
-      });
-      try {
-        const { page, requests, errors } = await openPlayground(context);
+      await inContext(browser, PHONE, async (context) => {
+        const opened = await openPlayground(context);
+        const { page } = opened;
         await page.fill("#username", USER.username);
         await page.fill("#password", USER.password);
         await page.click("#login");
@@ -252,18 +231,11 @@ describe(
             "A subject long enough to wrap on a narrow phone screen",
           )
         );
-        const width = await page.evaluate<number>("document.documentElement.scrollWidth");
-        assert.ok(width <= VIEWPORTS.phone.width, `the page is ${width} px wide`);
-        const fontSize = await page.evaluate<string>(
-          'getComputedStyle(document.querySelector("#device-b ul.messages .subject")).fontSize',
-        );
-        assert.ok(Number.parseFloat(fontSize) >= 14, `text at ${fontSize}`);
+        await assertNoSidewaysScroll(page);
+        await assertReadableText(page, "#device-b ul.messages .subject");
         await saveScreenshot(page, "playground-phone");
-        assert.deepEqual(foreignRequests(requests, url), []);
-        assert.deepEqual(errors, []);
-      } finally {
-        await context.close();
-      }
+        assertQuiet(opened, url);
+      });
     });
   },
 );

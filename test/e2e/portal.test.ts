@@ -13,15 +13,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { browserSkip, launchBrowser, saveScreenshot, VIEWPORTS } from "../_helpers/browser.ts";
 import {
-  browserSkip,
-  foreignRequests,
-  launchBrowser,
-  parseCsp,
-  recordRequests,
-  saveScreenshot,
-  VIEWPORTS,
-} from "../_helpers/browser.ts";
+  assertNoSidewaysScroll,
+  assertQuiet,
+  assertReadableText,
+  fetchPage,
+  fetchPageFiles,
+  inContext,
+  type OpenedPage,
+  openPage,
+  PHONE,
+} from "../_helpers/page_harness.ts";
 import { until } from "../_helpers/relay_e2e.ts";
 import { listeningUrl, startServer } from "../_helpers/server.ts";
 
@@ -109,22 +112,16 @@ async function deadMessage(tenant: keyof typeof KEYS, event: string): Promise<st
 /** A new page whose requests (with their Authorization header) and errors (script errors, console errors such as a policy violation) are recorded. */
 async function openPortal(
   context: BrowserContext,
-): Promise<{ page: Page; requests: readonly string[]; unkeyed: string[]; errors: string[] }> {
-  const page = await context.newPage();
-  const requests = recordRequests(page);
+): Promise<OpenedPage & { readonly unkeyed: readonly string[] }> {
   const unkeyed: string[] = [];
-  const errors: string[] = [];
-  page.on("request", (request) => {
-    const path = new URL(request.url()).pathname;
-    const isApi = path.startsWith("/webhook/") && !path.startsWith("/webhook/portal");
-    if (isApi && request.headers()["authorization"] === undefined) unkeyed.push(request.url());
+  const opened = await openPage(context, `${url}/webhook/portal`, (page) => {
+    page.on("request", (request) => {
+      const path = new URL(request.url()).pathname;
+      const isApi = path.startsWith("/webhook/") && !path.startsWith("/webhook/portal");
+      if (isApi && request.headers()["authorization"] === undefined) unkeyed.push(request.url());
+    });
   });
-  page.on("pageerror", (error) => errors.push(error.message));
-  page.on("console", (message) => {
-    if (message.type() === "error") errors.push(message.text());
-  });
-  await page.goto(`${url}/webhook/portal`);
-  return { page, requests, unkeyed, errors };
+  return { ...opened, unkeyed };
 }
 
 /** Gives the key the way a person does: typed into its field, then Enter. */
@@ -192,55 +189,27 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
   });
 
   it("serves the page without a key under a strict Content-Security-Policy, nothing inline, in under 100 KB", async () => {
-    const page = await fetch(`${url}/webhook/portal`);
-    assert.equal(page.status, 200);
-    assert.match(page.headers.get("content-type") ?? "", /^text\/html/);
-    const csp = parseCsp(page.headers.get("content-security-policy") ?? "");
-    assert.deepEqual(csp.get("default-src"), ["'none'"]);
-    assert.deepEqual(csp.get("script-src"), ["'self'"]);
-    assert.deepEqual(csp.get("style-src"), ["'self'"]);
-    assert.deepEqual(csp.get("connect-src"), ["'self'"]);
-    assert.deepEqual(csp.get("img-src"), ["'self'", "data:"], "data: for the empty icon only");
-    assert.deepEqual(csp.get("frame-ancestors"), ["'none'"]);
-    assert.deepEqual(csp.get("require-trusted-types-for"), ["'script'"]);
-    assert.equal(page.headers.get("x-content-type-options"), "nosniff");
-    const html = await page.text();
-    assert.doesNotMatch(html, /<script(?![^>]*\ssrc=)[^>]*>/i, "every script has a src");
-    assert.doesNotMatch(
-      html,
-      /<style|\sstyle=|\son[a-z]+=/i,
-      "no style element or attribute, no handler attribute",
-    );
-    const files = [...html.matchAll(/\s(?:src|href)="([^"]+)"/g)].map((match) => match[1]!).filter((
-      href,
-    ) => !href.startsWith("#"));
+    const { html, links: files } = await fetchPage(`${url}/webhook/portal`, {
+      "default-src": ["'none'"],
+      "script-src": ["'self'"],
+      "style-src": ["'self'"],
+      "connect-src": ["'self'"],
+      "img-src": ["'self'", "data:"], // data: for the empty icon only
+      "frame-ancestors": ["'none'"],
+      "require-trusted-types-for": ["'script'"],
+    });
     assert.deepEqual(files.filter((href) => !href.startsWith("data:")).sort(), [
       "/webhook/portal/page.css",
       "/webhook/portal/portal.css",
       "/webhook/portal/portal.js",
     ]);
     // The page's module and the module it imports, the pages' shared API client, beside it.
-    let bytes = Buffer.byteLength(html);
-    const loaded: string[] = [];
-    const pending = files.filter((href) => href.startsWith("/"));
-    for (let file = pending.shift(); file !== undefined; file = pending.shift()) {
-      const asset = await fetch(`${url}${file}`);
-      assert.equal(asset.status, 200, file);
-      assert.ok(
-        asset.headers.get("content-security-policy") !== null,
-        `${file} has the policy too`,
-      );
-      const body = await asset.text();
-      bytes += Buffer.byteLength(body);
-      loaded.push(file);
-      if (!file.endsWith(".js")) continue;
-      for (
-        const [, specifier] of body.matchAll(/^(?:import|export)\b[^'"`;]*?\bfrom\s*"([^"]+)"/gm)
-      ) {
-        const imported = new URL(specifier!, `${url}${file}`).pathname;
-        if (!loaded.includes(imported) && !pending.includes(imported)) pending.push(imported);
-      }
-    }
+    const fetched = await fetchPageFiles(url, files.filter((href) => href.startsWith("/")));
+    const bytes = fetched.reduce(
+      (sum, file) => sum + Buffer.byteLength(file.body),
+      Buffer.byteLength(html),
+    );
+    const loaded = fetched.map((file) => file.path);
     assert.deepEqual(loaded.sort(), [
       "/webhook/portal/api_client.js",
       "/webhook/portal/page.css",
@@ -257,9 +226,9 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
 
   it("lists a failed message, replays it and shows the new attempt delivered, asking no origin but the server's", async () => {
     const id = await deadMessage("acme", "order.created");
-    const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
-    try {
-      const { page, requests, unkeyed, errors } = await openPortal(context);
+    await inContext(browser, { viewport: VIEWPORTS.desktop }, async (context) => {
+      const opened = await openPortal(context);
+      const { page, requests, unkeyed } = opened;
       await giveKey(page, KEYS.acme);
 
       // The endpoints: states and success rates.
@@ -341,7 +310,6 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
         null,
       );
 
-      assert.deepEqual(foreignRequests(requests, url), [], "no request to another origin");
       assert.ok(
         requests.some((request) => request.includes("/webhook/messages")),
         "the log came from the API",
@@ -351,10 +319,8 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
         "the pages' shared API client, under the portal's path",
       );
       assert.deepEqual(unkeyed, [], "every API request carries the key");
-      assert.deepEqual(errors, [], "no script error, no policy violation");
-    } finally {
-      await context.close();
-    }
+      assertQuiet(opened, url);
+    });
   });
 
   it("reads on a phone without sideways scrolling, and replays every dead letter from the keyboard", async () => {
@@ -362,23 +328,15 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
       await deadMessage("globex", "order.paid"),
       await deadMessage("globex", "order.refunded"),
     ];
-    const context = await browser.newContext({
-      viewport: VIEWPORTS.phone,
-      isMobile: true,
-      hasTouch: true,
-    });
-    try {
-      const { page, requests, errors } = await openPortal(context);
+    await inContext(browser, PHONE, async (context) => {
+      const opened = await openPortal(context);
+      const { page } = opened;
       await giveKey(page, KEYS.globex);
       for (const id of ids) {
         await page.locator(`#messages li[data-message="${id}"][data-status="dead"]`).waitFor();
       }
-      const width = await page.evaluate<number>("document.documentElement.scrollWidth");
-      assert.ok(width <= VIEWPORTS.phone.width, `the page is ${width} px wide`);
-      const fontSize = await page.evaluate<string>(
-        'getComputedStyle(document.querySelector("#messages summary")).fontSize',
-      );
-      assert.ok(Number.parseFloat(fontSize) >= 14, `text at ${fontSize}`);
+      await assertNoSidewaysScroll(page);
+      await assertReadableText(page, "#messages summary");
       await saveScreenshot(page, "portal-phone");
 
       await page.focus("#refresh");
@@ -396,10 +354,7 @@ describe("the relay portal at /webhook/portal, in headless Chromium", { skip: br
           }).document.querySelector("#status")?.textContent === "Replayed 2 dead letters",
       );
       await Promise.all(ids.map((id) => receiver.arrived(id, 2)));
-      assert.deepEqual(foreignRequests(requests, url), []);
-      assert.deepEqual(errors, []);
-    } finally {
-      await context.close();
-    }
+      assertQuiet(opened, url);
+    });
   });
 });
