@@ -14,10 +14,16 @@ export class SyncServer {
   #app: App | undefined;
   url = "";
 
-  async start(env: Record<string, string> = {}): Promise<this> {
+  /**
+   * Starts the app with SERVICES=sync and these settings over the tests' own
+   * (a cheap password hash, one day's retention, no rate limit).
+   * @param env settings over those
+   * @param stateDir STATE_DIR, unless `env` names it; undefined leaves it to `env` (or the app's default)
+   */
+  async start(env: Record<string, string> = {}, stateDir: string | undefined = ""): Promise<this> {
     const config = readConfig({
       SERVICES: "sync",
-      STATE_DIR: "",
+      ...(stateDir === undefined ? {} : { STATE_DIR: stateDir }),
       PASSWORD_HASH_COST: "1024",
       REVISION_RETENTION_DAYS: "1",
       RATE_LIMIT_PER_SECOND: "0",

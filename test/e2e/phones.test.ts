@@ -7,13 +7,9 @@
 // form, account deletion, and who may see or revoke whose token.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type App, createApp, readConfig } from "../../lib/app/mod.ts";
 import { requestFrom } from "../_helpers/http.ts";
 import { postgresSkip, startPostgres, type TestPostgres } from "../_helpers/postgres.ts";
-
-const T0 = Date.UTC(2026, 10, 24, 8);
-const DAY = 86_400_000;
-const PASSWORD = "correct horse battery";
+import { DAY, PASSWORD, SyncServer } from "../_helpers/sync_server.ts";
 
 /** A ticket as the sync API shows it. */
 interface TicketBody {
@@ -78,31 +74,25 @@ function message(n: number, subject = `Message ${n}`) {
   };
 }
 
-/** The service with its clock, on the given storage. */
+/** The service with its clock (the sync client tests' server), on the given storage, asked as phones ask it. */
 class Phones {
-  readonly clock = { time: T0 };
-  #app: App | undefined;
-  url = "";
+  readonly #server = new SyncServer();
 
+  get clock(): { time: number } {
+    return this.#server.clock;
+  }
+
+  get url(): string {
+    return this.#server.url;
+  }
+
+  /** Starts the server on the storage `env` names: STATE_DIR as `env` has it. */
   async start(env: Record<string, string>): Promise<void> {
-    const config = readConfig({
-      SERVICES: "sync",
-      PASSWORD_HASH_COST: "1024",
-      REVISION_RETENTION_DAYS: "1",
-      RATE_LIMIT_PER_SECOND: "0",
-      RATE_LIMIT_CONCURRENCY: "0",
-      ...env,
-    });
-    this.#app = createApp(config, {
-      now: () => this.clock.time,
-      log: { info: () => {}, error: () => {} },
-    });
-    await this.#app.start();
-    this.url = (await this.#app.listen({ port: 0, host: "127.0.0.1" })).url;
+    await this.#server.start(env, undefined);
   }
 
   close(): Promise<void> {
-    return this.#app?.close() ?? Promise.resolve();
+    return this.#server.close();
   }
 
   async token(
