@@ -51,6 +51,24 @@ function device(options: Partial<SyncClientOptions> = {}): SyncClient {
   return client;
 }
 
+/**
+ * Both devices log in and hold message 1; the phone edits it and syncs, then
+ * the laptop edits it from the revision before the phone's edit and syncs: a
+ * conflict, the laptop's intent "From the laptop" against the server's "From the phone".
+ */
+async function editOnBoth(user: string, phone: SyncClient, laptop: SyncClient): Promise<void> {
+  await phone.login(user, PASSWORD);
+  await laptop.login(user, PASSWORD);
+  await phone.put("messages", message(1));
+  await phone.sync();
+  await laptop.sync();
+  await phone.put("messages", message(1, "From the phone"));
+  await phone.sync();
+  // The laptop edits the same message from the revision before the phone's edit.
+  await laptop.put("messages", message(1, "From the laptop"));
+  await laptop.sync();
+}
+
 /** A fetch that records what it sends and what comes back, and may drop an answer. */
 function recordingFetch(drop?: (url: string, init: RequestInit | undefined) => boolean) {
   const seen: { method: string; path: string; status: number; key: string | null; body: string }[] =
@@ -204,16 +222,7 @@ describe("createSyncClient() against the server", () => {
         return serverWins(conflict);
       },
     });
-    await phone.login(user, PASSWORD);
-    await laptop.login(user, PASSWORD);
-    await phone.put("messages", message(1));
-    await phone.sync();
-    await laptop.sync();
-    await phone.put("messages", message(1, "From the phone"));
-    await phone.sync();
-    // The laptop edits the same message from the revision before the phone's edit.
-    await laptop.put("messages", message(1, "From the laptop"));
-    await laptop.sync();
+    await editOnBoth(user, phone, laptop);
     assert.equal(conflicts.length, 1);
     assert.equal(conflicts[0]!.entity, "messages");
     assert.equal(conflicts[0]!.uuid, message(1).uuid);
@@ -227,15 +236,7 @@ describe("createSyncClient() against the server", () => {
     const user = await newUser();
     const phone = device();
     const laptop = device();
-    await phone.login(user, PASSWORD);
-    await laptop.login(user, PASSWORD);
-    await phone.put("messages", message(1));
-    await phone.sync();
-    await laptop.sync();
-    await phone.put("messages", message(1, "From the phone"));
-    await phone.sync();
-    await laptop.put("messages", message(1, "From the laptop"));
-    await laptop.sync();
+    await editOnBoth(user, phone, laptop);
     await phone.sync();
     assert.equal(phone.get("messages", message(1).uuid)?.subject, "From the laptop");
     assert.equal((await server.snapshot(user)).objects.messages[0]?.subject, "From the laptop");
