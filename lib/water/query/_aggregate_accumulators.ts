@@ -207,6 +207,11 @@ export class NumberStats implements Accumulator {
   }
 }
 
+// addSums, addExtremes and addAll repeat their loop bodies on purpose: addAll
+// is the fused single pass (sums, counts and extremes of a batch at once, for
+// a column asked for both), the other two the passes for one kind. A shared
+// per-value helper or callback would cost a call in these hot loops; change
+// the three together.
 export function addSums(
   values: Float64Array,
   n: number,
