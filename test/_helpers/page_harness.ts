@@ -94,13 +94,18 @@ export interface ServedPage {
   readonly csp: ReadonlyMap<string, string[]>;
   /** What its `src` and `href` attributes name, but fragments (`#main`), in order. */
   readonly links: readonly string[];
+  /** The files it loads from its origin (its links by path, and the modules they import). */
+  readonly files: readonly PageFile[];
+  /** The bytes of its HTML and of those files. */
+  readonly bytes: number;
 }
 
 /**
  * Fetches a page (without a credential) and asserts that it is served as
  * HTML, 200, with `X-Content-Type-Options: nosniff` and these directives of
  * its Content-Security-Policy, and with nothing inline: every script has a
- * src, no style element or attribute, no event handler attribute.
+ * src, no style element or attribute, no event handler attribute; then
+ * fetches the files it loads from its origin, as {@linkcode fetchPageFiles}.
  * @param url the page's URL
  * @param directives the policy's directives to check, each with its sources in order
  */
@@ -125,7 +130,15 @@ export async function fetchPage(
   );
   const links = [...html.matchAll(/\s(?:src|href)="([^"]+)"/g)].map((match) => match[1]!)
     .filter((href) => !href.startsWith("#"));
-  return { html, headers: response.headers, csp, links };
+  const files = await fetchPageFiles(
+    new URL(url).origin,
+    links.filter((href) => href.startsWith("/")),
+  );
+  const bytes = files.reduce(
+    (sum, file) => sum + Buffer.byteLength(file.body),
+    Buffer.byteLength(html),
+  );
+  return { html, headers: response.headers, csp, links, files, bytes };
 }
 
 /** A file a page loads, as {@linkcode fetchPageFiles} fetched it. */

@@ -16,7 +16,6 @@ import {
   assertQuiet,
   assertReadableText,
   fetchPage,
-  fetchPageFiles,
   inContext,
   type OpenedPage,
   openPage,
@@ -96,7 +95,7 @@ describe(
     });
 
     it("serves the page without a token under a strict Content-Security-Policy, the sync client's modules beside it", async () => {
-      const { html, links } = await fetchPage(`${url}/sync/playground`, {
+      const { html, links, files } = await fetchPage(`${url}/sync/playground`, {
         "default-src": ["'none'"],
         "script-src": ["'self'"],
         "style-src": ["'self'"],
@@ -111,11 +110,11 @@ describe(
         "/sync/playground/playground.js",
       ]);
       // The pages' shared stylesheet and the playground's own.
-      for (const file of await fetchPageFiles(url, links.filter((href) => href.endsWith(".css")))) {
+      for (const file of files.filter((file) => file.path.endsWith(".css"))) {
         assert.match(file.contentType, /^text\/css/, file.path);
       }
       // Every module the page loads, followed from its entry through their imports.
-      const modules = await fetchPageFiles(url, ["/sync/playground/playground.js"]);
+      const modules = files.filter((file) => file.path.endsWith(".js"));
       let bytes = Buffer.byteLength(html);
       for (const file of modules) {
         assert.match(file.contentType, /^text\/javascript/, file.path);
