@@ -422,13 +422,30 @@ describe("prepareApply()", () => {
     assert.equal(apply.aggregated, true);
   });
 
-  it("refuses $apply on /Locations and /Metadata", () => {
-    for (const name of ["Locations", "Metadata"] as const) {
-      assert.throws(() => prepareApply(COLLECTIONS.get(name)!, "aggregate($count as N)"), {
-        code: "ERR_ODATA_UNSUPPORTED",
-        target: "$apply",
-      });
-    }
+  it("refuses $apply on /Metadata", () => {
+    assert.throws(() => prepareApply(COLLECTIONS.get("Metadata")!, "aggregate($count as N)"), {
+      code: "ERR_ODATA_UNSUPPORTED",
+      target: "$apply",
+    });
+  });
+
+  it("groups /Locations by location and dataset fields, never by an observation's", () => {
+    const locations = COLLECTIONS.get("Locations")!;
+    const apply = prepareApply(
+      locations,
+      "filter(CharacteristicName eq 'pH')/groupby((DOI,MonitoringLocationType), aggregate(Latitude with average as L))",
+    );
+    assert.deepEqual(apply.shape.map((p) => p.name), ["DOI", "MonitoringLocationType", "L"]);
+    assert.throws(() => prepareApply(locations, "groupby((ActivityStartYear))"), {
+      code: "ERR_ODATA_UNSUPPORTED",
+      target: "ActivityStartYear",
+      position: 9,
+    });
+    assert.throws(
+      () =>
+        prepareApply(locations, "filter(ResultValue gt 1)/filter(Latitude gt 2)/groupby((DOI))"),
+      { code: "ERR_ODATA_UNSUPPORTED", target: "$apply", position: 25 },
+    );
   });
 });
 

@@ -341,12 +341,180 @@ describe("$apply errors", () => {
     }
   });
 
-  it("refuses $apply on /Locations and on one entity", async () => {
-    const locations = await refused("Locations", { $apply: "aggregate($count as N)" });
-    assert.equal(locations.status, 400);
-    assert.equal(locations.error.code, "ERR_ODATA_UNSUPPORTED");
-    const entity = await call(handler, `${BASE}/Observations(1)?$apply=identity`);
-    assert.equal(entity.status, 400);
+  it("refuses $apply on /Metadata and on one entity", async () => {
+    const datasets = await refused("Metadata", { $apply: "aggregate($count as N)" });
+    assert.deepEqual([datasets.status, datasets.error.code], [400, "ERR_ODATA_UNSUPPORTED"]);
+    assert.match(datasets.error.message, /\/Locations or the observations on \/Observations/);
+    for (const path of ["Observations(1)", "Locations(1)"]) {
+      const entity = await call(handler, `${BASE}/${path}?$apply=identity`);
+      assert.equal(entity.status, 400, path);
+    }
+  });
+});
+
+describe("$apply on /Locations", () => {
+  /** Every location, as /Locations lists them, with a filter when given. */
+  async function locations(filter?: string): Promise<Row[]> {
+    const page = await get("Locations", {
+      $top: "10000",
+      ...(filter === undefined ? {} : { $filter: filter }),
+    });
+    assert.equal(page["@odata.nextLink"], undefined);
+    return page.value;
+  }
+
+  it("groups the locations by their own and their dataset's fields, paged like any result", async () => {
+    const rows = await all("Locations", {
+      $apply:
+        "groupby((DOI,MonitoringLocationType), aggregate($count as N, Latitude with min as South, Latitude with max as North))",
+      $top: "5",
+    });
+    const every = await locations();
+    const expected = new Map<string, { n: number; south: number; north: number }>();
+    for (const l of every) {
+      const key = `${l["DOI"]}|${l["MonitoringLocationType"]}`;
+      const group = expected.get(key) ?? { n: 0, south: Infinity, north: -Infinity };
+      group.n++;
+      group.south = Math.min(group.south, l["Latitude"] as number);
+      group.north = Math.max(group.north, l["Latitude"] as number);
+      expected.set(key, group);
+    }
+    assert.equal(rows.length, expected.size);
+    for (const row of rows) {
+      assert.deepEqual(Object.keys(row), [
+        "@odata.id",
+        "DOI",
+        "MonitoringLocationType",
+        "N",
+        "South",
+        "North",
+      ]);
+      const group = expected.get(`${row["DOI"]}|${row["MonitoringLocationType"]}`);
+      assert.deepEqual([row["N"], row["South"], row["North"]], [
+        group?.n,
+        group?.south,
+        group?.north,
+      ]);
+    }
+  });
+
+  it("keeps a location when one of its observations passes the filter, as $filter does", async () => {
+    const filter = "CharacteristicName eq 'pH' and ResultValue gt 8";
+    const kept = await locations(filter);
+    assert.ok(kept.length > 0 && kept.length < store.locationCount, `${kept.length} locations`);
+    const [row] = (await get("Locations", {
+      $apply: `filter(${filter})/aggregate($count as N, Longitude with average as West)`,
+    })).value;
+    assert.equal(row!["N"], kept.length);
+    const mean = kept.reduce((sum, l) => sum + (l["Longitude"] as number), 0) / kept.length;
+    assert.ok(Math.abs((row!["West"] as number) - mean) < 1e-9, `${row!["West"]} vs ${mean}`);
+    // A region is a filter on /Locations too.
+    const atlantic = await all("Locations", {
+      $apply: "filter(RegionId eq 'hub.atlantic')/groupby((DOI), aggregate($count as N))",
+    });
+    const inRegion = await locations("RegionId eq 'hub.atlantic'");
+    assert.equal(atlantic.reduce((sum, r) => sum + (r["N"] as number), 0), inRegion.length);
+  });
+
+  it("equals the plain locations on random filters, groupings and aggregates", async () => {
+    const seed = 3001;
+    console.log(`# seed ${seed}`);
+    const prng = createPrng(seed);
+    const filters = [
+      undefined,
+      "Latitude gt 47",
+      "CharacteristicName eq 'Temperature, water'",
+      "RegionId eq 'hub.pacific' or MonitoringLocationType eq 'Lake/Pond'",
+      "ActivityStartYear le 2016",
+    ];
+    const keys = ["DOI", "MonitoringLocationType", "HorizontalCoordinateReferenceSystem"];
+    for (let trial = 0; trial < 12; trial++) {
+      const filter = prng.pick(filters);
+      const groups = keys.filter(() => prng.next() < 0.5);
+      const aggregate =
+        "aggregate($count as N, Latitude with sum as S, Longitude with min as Lo, ID with countdistinct as D)";
+      const apply = `${filter === undefined ? "" : `filter(${filter})/`}${
+        groups.length === 0 ? aggregate : `groupby((${groups.join(",")}), ${aggregate})`
+      }`;
+      const got = await all("Locations", { $apply: apply, $top: String(1 + prng.int(6)) });
+      const reference = new Map<string, Row[]>();
+      for (const l of await locations(filter)) {
+        const key = JSON.stringify(groups.map((g) => l[g]));
+        reference.set(key, [...(reference.get(key) ?? []), l]);
+      }
+      if (groups.length === 0 && reference.size === 0) reference.set("[]", []);
+      assert.equal(got.length, reference.size, apply);
+      for (const row of got) {
+        const members = reference.get(JSON.stringify(groups.map((g) => row[g])));
+        assert.ok(members !== undefined, `${apply}: ${JSON.stringify(row)}`);
+        assert.equal(row["N"], members.length, apply);
+        assert.equal(row["D"], new Set(members.map((l) => l["ID"])).size, apply);
+        const lows = members.map((l) => l["Longitude"] as number);
+        assert.equal(row["Lo"], lows.length === 0 ? null : Math.min(...lows), apply);
+        const sum = members.reduce((total, l) => total + (l["Latitude"] as number), 0);
+        const bound = 4 * Number.EPSILON * members.length * Math.max(1, Math.abs(sum));
+        if (members.length === 0) assert.equal(row["S"], null, apply);
+        else {assert.ok(
+            Math.abs((row["S"] as number) - sum) <= bound,
+            `${apply}: ${row["S"]} vs ${sum}`,
+          );}
+      }
+    }
+  });
+
+  const refusals = [
+    {
+      name: "grouping by an observation's field",
+      apply: "groupby((CharacteristicName))",
+      target: "CharacteristicName",
+      message: /a location has many observations/,
+    },
+    {
+      name: "averaging an observation's value",
+      apply: "aggregate(ResultValue with average as M)",
+      target: "ResultValue",
+      message: /aggregate the observations on \/Observations/,
+    },
+    {
+      name: "grouping by RegionId",
+      apply: "groupby((RegionId))",
+      target: "RegionId",
+      message: /filter by region/,
+    },
+    {
+      name: "filters alone",
+      apply: "filter(Latitude gt 45)",
+      target: "$apply",
+      message: /use \$filter/,
+    },
+    {
+      name: "two filters that test observations",
+      apply: "filter(CharacteristicName eq 'pH')/filter(ResultValue gt 8)/aggregate($count as N)",
+      target: "$apply",
+      message: /at position 35 .*join them with and in one filter/,
+    },
+  ] as const;
+  for (const c of refusals) {
+    it(`refuses ${c.name} with 400 ERR_ODATA_UNSUPPORTED`, async () => {
+      const { status, error } = await refused("Locations", { $apply: c.apply });
+      assert.deepEqual([status, error.code, error.target], [
+        400,
+        "ERR_ODATA_UNSUPPORTED",
+        c.target,
+      ]);
+      assert.match(error.message, c.message);
+    });
+  }
+
+  it("chains filters on the locations' own fields", async () => {
+    const [row] = (await get("Locations", {
+      $apply:
+        "filter(Latitude gt 45)/filter(MonitoringLocationType eq 'Lake/Pond')/aggregate($count as N)",
+    })).value;
+    assert.equal(
+      row!["N"],
+      (await locations("Latitude gt 45 and MonitoringLocationType eq 'Lake/Pond'")).length,
+    );
   });
 });
 
@@ -358,8 +526,14 @@ describe("$metadata", () => {
       /<edmx:Include Namespace="Org\.OData\.Aggregation\.V1" Alias="Aggregation"\/>/,
     );
     const sets = [...xml.matchAll(/<EntitySet Name="(\w+)"[^/]*?>([\s\S]*?)<\/EntitySet>/g)];
-    assert.deepEqual(sets.map((set) => set[1]), ["Observations", "Records"]);
-    for (const set of sets) {
+    assert.deepEqual(sets.map((set) => set[1]), ["Locations", "Observations", "Records"]);
+    assert.match(xml, /<EntitySet Name="Metadata" EntityType="DataStream\.Metadata"\/>/);
+    const locations = sets[0]![2]!;
+    assert.match(locations, /<PropertyPath>MonitoringLocationType<\/PropertyPath>/);
+    assert.match(locations, /<PropertyPath>DOI<\/PropertyPath>/);
+    assert.match(locations, /<PropertyValue Property="Property" PropertyPath="Latitude"\/>/);
+    assert.doesNotMatch(locations, /CharacteristicName|ResultValue|RegionId/);
+    for (const set of sets.slice(1)) {
       const body = set[2]!;
       assert.match(body, /<Annotation Term="Aggregation\.ApplySupported">/);
       assert.match(body, /<String>groupby<\/String>/);
@@ -447,6 +621,8 @@ describe("$apply: random expressions", () => {
     "CharacteristicName",
     "LocationId",
     "RegionId",
+    "Latitude",
+    "DOI",
     "year(ActivityStartDate)",
     " gt 7",
     " eq 'pH'",
@@ -458,9 +634,10 @@ describe("$apply: random expressions", () => {
   ];
   it("answers 200 or a 4xx JSON error, never a 5xx", async () => {
     const prng = createPrng(30);
-    for (let i = 0; i < 300; i++) {
+    for (let i = 0; i < 400; i++) {
       const text = Array.from({ length: 1 + prng.int(14) }, () => prng.pick(pieces)).join("");
-      const result = await call(handler, target("Observations", { $apply: text, $top: "5" }));
+      const collection = i < 300 ? "Observations" : "Locations";
+      const result = await call(handler, target(collection, { $apply: text, $top: "5" }));
       assert.ok(
         result.status === 200 || result.status === 400,
         `${result.status} for $apply=${text}`,

@@ -194,15 +194,22 @@ function queryParameters(collection: CollectionSchema, forCount: boolean): Param
     $format: { example: "csv" },
     $orderby: { example: examples.orderby },
     $skip: { example: 1 },
-    $apply: {
-      example:
-        "filter(CharacteristicName eq 'pH')/groupby((LocationId), aggregate(ResultValue with average as Mean, $count as N))",
-      more:
-        ". Groupable: every filterable field but RegionId (filter by region instead); summable: the numbers",
-    },
+    $apply: collection.level === "location"
+      ? {
+        example:
+          "filter(CharacteristicName eq 'pH')/groupby((DOI,MonitoringLocationType), aggregate($count as Locations))",
+        more:
+          ". It must group or aggregate. Groupable: the locations' own fields and their dataset's (not RegionId, nor an observation's: filter by them); summable: the coordinates and measures",
+      }
+      : {
+        example:
+          "filter(CharacteristicName eq 'pH')/groupby((LocationId), aggregate(ResultValue with average as Mean, $count as N))",
+        more:
+          ". Groupable: every filterable field but RegionId (filter by region instead); summable: the numbers",
+      },
   };
-  // A count reads the filter (and the $apply, whose rows it counts) only; $apply is on the observations.
-  const applies = collection.level === "observation";
+  // A count reads the filter (and the $apply, whose rows it counts) only; /Metadata takes no $apply.
+  const applies = collection.level !== "dataset";
   const options = describeQueryOptions().filter((option) =>
     (option.name !== "$apply" || applies) &&
     (!forCount || option.name === "$filter" || option.name === "$apply")
@@ -293,7 +300,7 @@ export function collectionDoc(collection: CollectionSchema): RouteDoc {
         },
         content: {
           "application/json": {
-            schema: collection.level === "observation"
+            schema: collection.level !== "dataset"
               ? { anyOf: [page, count, aggregated] }
               : { oneOf: [page, count] },
           },
@@ -306,7 +313,7 @@ export function collectionDoc(collection: CollectionSchema): RouteDoc {
         ...QUERY_ERRORS,
         "ERR_WATER_TOKEN_GONE",
         "ERR_WATER_RESPONSE_TOO_LARGE",
-        ...(collection.level === "observation" ? ["ERR_WATER_TOO_MANY_GROUPS" as const] : []),
+        ...(collection.level !== "dataset" ? ["ERR_WATER_TOO_MANY_GROUPS" as const] : []),
       ]),
     },
     security: SECURITY,

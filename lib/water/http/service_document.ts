@@ -37,9 +37,11 @@ export function serviceDocument(base: string): unknown {
 
 /**
  * Builds the CSDL XML `$metadata` document describing the four entity sets,
- * their selectable properties and types, and the `$apply` of the
- * observation sets (`Org.OData.Aggregation.V1.ApplySupported`: the
- * transformations, the groupable properties and the aggregatable numbers). Times and time zones are strings,
+ * their selectable properties and types, and the `$apply` of the sets
+ * that take it, `/Locations`, `/Observations` and `/Records`
+ * (`Org.OData.Aggregation.V1.ApplySupported`: the transformations, the
+ * groupable properties and the aggregatable numbers; `/Metadata` has none,
+ * as it takes no `$apply`). Times and time zones are strings,
  * as the data keeps them as written (`HH:MM` or `HH:MM:SS`). The document
  * validates against the OASIS CSDL XML schemas (`edmx.xsd`, `edm.xsd`).
  * @returns the XML text
@@ -61,7 +63,7 @@ export function metadataDocument(): string {
     );
     const set = `        <EntitySet Name="${name}" EntityType="${SCHEMA_NAMESPACE}.${name}"`;
     sets.push(
-      collection.level === "observation"
+      collection.level !== "dataset"
         ? `${set}>\n${applySupported(collection.select)}\n        </EntitySet>`
         : `${set}/>`,
     );
@@ -97,7 +99,7 @@ const TRANSFORMATIONS = [
   "bottomcount",
 ] as const;
 
-/** The `Aggregation.ApplySupported` annotation of an observation set. */
+/** The `Aggregation.ApplySupported` annotation of a set: its single-valued properties group, its numbers aggregate. */
 function applySupported(fields: readonly CollectionField[]): string {
   const pad = "              ";
   const single = fields.filter((field) => field.source.multiValued !== true);

@@ -5,10 +5,16 @@ import {
   parseApply,
   type Scalar,
 } from "../../odata/mod.ts";
-import type { CollectionSchema } from "../fields.ts";
+import { COLLECTIONS, type CollectionSchema } from "../fields.ts";
 import type { WaterStore } from "../store/store.ts";
 import { aggregateRows } from "./aggregate_rows.ts";
-import { filterSchemaOf, observationCursor } from "./query_collection.ts";
+import {
+  type CollectionQuery,
+  filterSchemaOf,
+  locationCursor,
+  observationCursor,
+  readsObservations,
+} from "./query_collection.ts";
 
 /**
  * The filterable names `$apply` cannot group, aggregate or compute with, and
@@ -23,27 +29,68 @@ export const UNGROUPABLE: ReadonlyMap<string, string> = new Map([
   ],
 ]);
 
+/** The names `$apply` on `/Locations` cannot group or aggregate by: its regions, and the observations' fields. */
+const LOCATION_UNGROUPABLE: ReadonlyMap<string, string> = new Map([
+  ...UNGROUPABLE,
+  ...[...COLLECTIONS.get("Locations")!.filter.values()]
+    .filter((field) => field.source.level === "observation")
+    .map((field): [string, string] => [
+      field.name,
+      `Cannot group or aggregate /Locations by ${field.name}: a location has many observations, each with its own ${field.name}; aggregate the observations on /Observations (grouped by LocationId, say), or filter the locations by it`,
+    ]),
+]);
+
 /**
- * Parses and binds an `$apply` for a collection: the observation-level
- * collections (`/Observations`, `/Records`) take it; every filterable name
+ * Parses and binds an `$apply` for a collection. The observation-level
+ * collections (`/Observations`, `/Records`) take it: every filterable name
  * of theirs but `RegionId` (see {@linkcode UNGROUPABLE}) can be grouped and
  * counted, and the numbers (`ResultValue`, `ActivityDepthHeightMeasure`,
  * `ResultDetectionQuantitationLimitMeasure`, the coordinates, and
- * `ActivityStartYear`) summed and averaged.
+ * `ActivityStartYear`) summed and averaged. `/Locations` takes one that
+ * aggregates its locations: grouped by their own and their dataset's
+ * fields, the coordinates and measures summed and averaged; its filter may
+ * test the observations (a location is kept when one of them satisfies
+ * it), so at most one filter before the aggregation may, as two would ask
+ * of one observation what each asks of any.
  * @param collection the collection
  * @param text the `$apply` text
  * @returns the bound `$apply`
- * @throws {ApplySyntaxError} or {ODataError} for a bad `$apply`, or one on `/Locations` or `/Metadata`
+ * @throws {ApplySyntaxError} or {ODataError} for a bad `$apply`, or one on `/Metadata`
  */
 export function prepareApply(collection: CollectionSchema, text: string): BoundApply {
-  if (collection.level !== "observation") {
+  if (collection.level === "dataset") {
     throw new ODataError(
       "ERR_ODATA_UNSUPPORTED",
-      `Cannot use $apply on /${collection.name}: aggregate the observations, on /Observations or /Records (group by LocationId or DOI)`,
+      `Cannot use $apply on /${collection.name}: aggregate the locations on /Locations or the observations on /Observations, grouped by DOI`,
       { target: "$apply" },
     );
   }
-  return bindApply(parseApply(text), filterSchemaOf(collection), { ungroupable: UNGROUPABLE });
+  const node = parseApply(text);
+  if (collection.level === "observation") {
+    return bindApply(node, filterSchemaOf(collection), { ungroupable: UNGROUPABLE });
+  }
+  const bound = bindApply(node, filterSchemaOf(collection), { ungroupable: LOCATION_UNGROUPABLE });
+  if (!bound.aggregated) {
+    throw new ODataError(
+      "ERR_ODATA_UNSUPPORTED",
+      `Cannot use an $apply of filters alone on /${collection.name}: use $filter, which selects the same locations; an $apply on /${collection.name} groups or aggregates them`,
+      { target: "$apply" },
+    );
+  }
+  const end = node.findIndex((t) => t.kind === "groupby" || t.kind === "aggregate");
+  const filters = node.slice(0, end).filter((t) => t.kind === "filter");
+  const second = filters[1];
+  if (
+    second !== undefined && bound.filter !== undefined &&
+    readsObservations({ collection, filter: bound.filter })
+  ) {
+    throw new ODataError(
+      "ERR_ODATA_UNSUPPORTED",
+      `Cannot chain filters before the aggregation at position ${second.span.start} of $apply on /${collection.name} when they test observations: join them with and in one filter (a location is kept when one of its observations satisfies it)`,
+      { target: "$apply", position: second.span.start },
+    );
+  }
+  return bound;
 }
 
 /** What {@linkcode aggregateQuery} needs besides the store. */
@@ -57,9 +104,9 @@ export interface AggregateQuery {
 }
 
 /**
- * Aggregates a collection's observations as a bound `$apply` says (see
- * `aggregateRows`): the rows its filter selects, through the same compiled
- * plans as a page's.
+ * Aggregates a collection's rows (observations, or the locations of
+ * `/Locations`) as a bound `$apply` says (see `aggregateRows`): the rows its
+ * filter selects, through the same compiled plans as a page's.
  * @param store the store
  * @param query the collection, the bound `$apply`, the checkpoint and the group limit
  * @returns one row per group: the grouping properties' values, then the aggregates
@@ -67,13 +114,15 @@ export interface AggregateQuery {
  */
 export function aggregateQuery(store: WaterStore, query: AggregateQuery): Scalar[][] {
   const { collection, apply } = query;
-  const cursor = observationCursor(store, {
+  const rows: CollectionQuery = {
     collection,
     ...(apply.filter === undefined ? {} : { filter: apply.filter }),
     ...(query.checkpoint === undefined ? {} : { checkpoint: query.checkpoint }),
-  });
+  };
+  const location = collection.level === "location";
+  const cursor = location ? locationCursor(store, rows) : observationCursor(store, rows);
   return aggregateRows(
-    store.view("observation", collection.filter),
+    store.view(location ? "location" : "observation", collection.filter),
     cursor,
     apply,
     query.maxGroups === undefined ? {} : { maxGroups: query.maxGroups },

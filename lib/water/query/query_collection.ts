@@ -246,6 +246,58 @@ export function observationCursor(store: WaterStore, query: CollectionQuery): Ma
   return new MatchCursor(compileAt(store, query, "observation"), optionsOf(query, 0));
 }
 
+/**
+ * A cursor over the matching locations, ascending: what an aggregation of
+ * `/Locations` reads its rows from. A condition on observations holds for a
+ * location when one of its observations satisfies it, as for a page.
+ * @param store the store
+ * @param query collection (`/Locations`), filter and checkpoint
+ * @returns the cursor
+ */
+export function locationCursor(
+  store: WaterStore,
+  query: CollectionQuery,
+): ListCursor | MatchCursor {
+  if (levelOf(query) !== "observation") {
+    return new MatchCursor(compileAt(store, query, "location"), optionsOf(query, 0));
+  }
+  return new ListCursor(matchingLocations(store, query, 0, Infinity));
+}
+
+/**
+ * Whether a query's filter reads the observations of a coarser collection's
+ * rows (and so holds for a row when one of its observations satisfies it).
+ * @param query collection and filter
+ * @returns true when it does
+ */
+export function readsObservations(query: CollectionQuery): boolean {
+  return query.collection.level !== "observation" && levelOf(query) === "observation";
+}
+
+/** A cursor over rows already found, ascending. */
+export class ListCursor {
+  readonly #rows: readonly number[];
+  #at = 0;
+
+  /** @param rows the rows, ascending */
+  constructor(rows: readonly number[]) {
+    this.#rows = rows;
+  }
+
+  /**
+   * Writes the next rows.
+   * @param out where the rows go
+   * @param max most rows to write
+   * @returns how many were written; fewer than `max` only at the end
+   */
+  next(out: Uint32Array, max: number = out.length): number {
+    const n = Math.min(max, out.length, this.#rows.length - this.#at);
+    for (let i = 0; i < n; i++) out[i] = this.#rows[this.#at + i]!;
+    this.#at += n;
+    return n;
+  }
+}
+
 function optionsOf(
   query: CollectionQuery,
   from: number,
