@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import type { Handler } from "../../lib/http/mod.ts";
-import type { WaterStore } from "../../lib/water/mod.ts";
+import { createDeadline, type Handler } from "../../lib/http/mod.ts";
+import { parseQuery } from "../../lib/http/_internal.ts";
+import { readQueryOptions } from "../../lib/odata/mod.ts";
+import { COLLECTIONS, type WaterStore } from "../../lib/water/mod.ts";
+import { aggregatedRows } from "../../lib/water/http/_answer_apply.ts";
+import { serveStore } from "../../lib/water/http/_served_store.ts";
+import { prepareApply } from "../../lib/water/query/query_apply.ts";
 import { createPrng } from "../_helpers/prng.ts";
 import {
   buildStore,
@@ -515,6 +520,39 @@ describe("$apply on /Locations", () => {
       row!["N"],
       (await locations("Latitude gt 45 and MonitoringLocationType eq 'Lake/Pond'")).length,
     );
+  });
+});
+
+describe("aggregatedRows()", () => {
+  it("cuts every page of a result from rows aggregated and sorted once", () => {
+    const { settings } = serveStore(store, {
+      timeout: 60_000,
+      compressAbove: Infinity,
+      maxBytes: 1 << 24,
+      defaultTop: 1000,
+      renderCacheBytes: 0,
+      maxGroups: 100_000,
+    }, { filters: new Map(), applies: new Map() });
+    const collection = COLLECTIONS.get("Observations")!;
+    const text = "groupby((LocationId), aggregate(ResultValue with average as Mean))";
+    const apply = prepareApply(collection, text);
+    const deadline = createDeadline(60_000, () => 0);
+    const rowsOf = (query: string) =>
+      aggregatedRows(
+        store,
+        collection,
+        apply,
+        readQueryOptions(parseQuery(query.replaceAll(" ", "%20"))),
+        deadline,
+        settings,
+      );
+    const first = rowsOf(`$apply=${text}&$orderby=Mean desc&$top=10`);
+    assert.equal(rowsOf(`$apply=${text}&$orderby=Mean desc&$top=10&$skip=10`), first);
+    assert.equal(rowsOf(`$apply=${text}&$orderby=Mean desc&$skip=190&$format=csv`), first);
+    const ascending = rowsOf(`$apply=${text}&$orderby=Mean`);
+    assert.notEqual(ascending, first);
+    assert.deepEqual(ascending.map((row) => row[0]), first.map((row) => row[0]).reverse());
+    assert.notEqual(rowsOf(`$apply=${text}&$filter=Mean gt 7&$orderby=Mean desc`), first);
   });
 });
 

@@ -52,14 +52,17 @@ export interface ApplyRoot {
 /**
  * The rows of an aggregating `$apply`, after the request's `$filter`,
  * `$orderby` and `$skip` (which act on the aggregated rows, as OData says:
- * `$apply` first, then the other options).
+ * `$apply` first, then the other options). Both the aggregated rows and
+ * the result in its order are kept (by collection, `$apply`, `$filter` and
+ * `$orderby`), so that each page of a result is cut from rows aggregated
+ * and sorted once.
  * @param store the store
  * @param collection the collection
  * @param apply the bound, aggregating `$apply`
  * @param options the request's options
  * @param deadline checked as the rows are read
  * @param settings the group limit and the aggregated rows kept
- * @returns the rows, in order, each the values of `apply.shape`
+ * @returns the rows, in order, each the values of `apply.shape` (not to be changed)
  * @throws {ODataError} for a `$filter`, `$orderby` or `$skiptoken` the aggregated rows cannot take
  */
 export function aggregatedRows(
@@ -69,7 +72,7 @@ export function aggregatedRows(
   options: QueryOptions,
   deadline: Deadline,
   settings: PageSettings,
-): Scalar[][] {
+): readonly (readonly Scalar[])[] {
   if (options.skipToken !== undefined) {
     throw new ODataError(
       "ERR_ODATA_QUERY_OPTION",
@@ -77,27 +80,33 @@ export function aggregatedRows(
       { target: "$skiptoken" },
     );
   }
-  const schema: FilterSchema = new Map(apply.shape.map((p) => [p.name, { type: p.type }]));
-  const extra: BoundResultStep[] = [];
-  if (options.filter !== undefined) {
-    extra.push({ kind: "filter", filter: bindFilter(parseFilter(options.filter), schema) });
-  }
-  if (options.orderBy !== undefined) {
-    for (const key of options.orderBy) checkName(schema, key.name, "$orderby");
-    extra.push({ kind: "orderby", keys: options.orderBy });
-  }
-  const rows = settings.aggregates.get(
-    `${collection.name}\n${options.apply}`,
-    () =>
-      aggregateQuery(store, {
-        collection,
-        apply,
-        checkpoint: deadline.check,
-        maxGroups: settings.maxGroups,
-      }),
-  );
-  deadline.check();
-  return applyResultSteps(rows, apply, extra);
+  const key = `${collection.name}\n${options.apply}`;
+  // A JSON array: never the key of aggregated rows (which starts with a letter), nor of another query's.
+  const order = options.orderBy?.map((k) => `${k.name}${k.descending ? " desc" : ""}`).join(",");
+  const ordered = JSON.stringify([collection.name, options.apply, options.filter, order]);
+  return settings.aggregates.get(ordered, () => {
+    const schema: FilterSchema = new Map(apply.shape.map((p) => [p.name, { type: p.type }]));
+    const extra: BoundResultStep[] = [];
+    if (options.filter !== undefined) {
+      extra.push({ kind: "filter", filter: bindFilter(parseFilter(options.filter), schema) });
+    }
+    if (options.orderBy !== undefined) {
+      for (const k of options.orderBy) checkName(schema, k.name, "$orderby");
+      extra.push({ kind: "orderby", keys: options.orderBy });
+    }
+    const rows = settings.aggregates.get(
+      key,
+      () =>
+        aggregateQuery(store, {
+          collection,
+          apply,
+          checkpoint: deadline.check,
+          maxGroups: settings.maxGroups,
+        }),
+    );
+    deadline.check();
+    return applyResultSteps(rows, apply, extra);
+  });
 }
 
 /**
