@@ -90,7 +90,8 @@ describe("createExplorerService()", () => {
       const asset = await callHandler(service.handler, makeRequest({ path: `/explorer/${file}` }));
       assert.equal(asset.status, 200, file);
       assert.ok(asset.headers?.["content-type"]?.startsWith(type), file);
-      assert.ok((await bodyText(asset)).length > 1000, file);
+      // A module compiled (without its comments), not an empty file: drawing.js, the smallest, is some 700 bytes.
+      assert.ok((await bodyText(asset)).length > 500, file);
     }
     assert.match(
       await bodyText(
