@@ -288,6 +288,24 @@ interface SummaryAnswer {
   readonly Unit: string;
 }
 
+/** The test's own monthly trend of the selection (of one location's, when given), month by month. */
+async function monthlyMeans(
+  locationId?: number,
+): Promise<{ Year: number; Month: number; Mean: number }[]> {
+  const where = locationId === undefined ? "" : ` and LocationId eq ${locationId}`;
+  const apply =
+    `filter(${FILTER}${where} and ResultValue ne null)/compute(year(ActivityStartDate) as Year, month(ActivityStartDate) as Month)/groupby((Year,Month), aggregate(ResultValue with average as Mean))`;
+  const body = (await (await api(
+    `Observations?$top=10000&$apply=${encodeURIComponent(apply)}`,
+  )).json()) as { value: { Year: number; Month: number; Mean: number }[] };
+  return body.value;
+}
+
+/** Waits until a drawing's description starts with a text. */
+async function described(page: Page, drawing: string, start: string): Promise<void> {
+  await textStarts(page, `${drawing}-description`, start);
+}
+
 /** The test's own yearly trend of the selection (of one location's, when given). */
 async function yearlyMeans(locationId?: number): Promise<{ Year: number; Mean: number }[]> {
   const where = locationId === undefined ? "" : ` and LocationId eq ${locationId}`;
@@ -803,6 +821,84 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
     });
   });
 
+  it("plots the trends per month when the period is switched, one $apply each, and per year again", async () => {
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    try {
+      const { page, requests, errors, traffic } = await openExplorer(
+        context,
+        url,
+        `#region=${REGION}&characteristic=${CHARACTERISTIC}`,
+      );
+      await summarisedFilter(page, FILTER);
+      const dot = page.locator("#map circle.location").last();
+      const id = Number(await dot.getAttribute("data-id"));
+      await dot.click();
+      await page.waitForSelector("#location-trend[data-points]");
+      await traffic.settled();
+      const asked = requests.length;
+      const [months, locationMonths] = [await monthlyMeans(), await monthlyMeans(id)];
+      assert.ok(months.length > (await yearlyMeans()).length, `${months.length} months`);
+      await page.selectOption("#trend-period", "month");
+      await described(
+        page,
+        "#trend",
+        `${months.length} monthly means of mean pH, the whole selection`,
+      );
+      await described(
+        page,
+        "#location-trend",
+        `${locationMonths.length} monthly means of mean pH at`,
+      );
+      assert.equal(Number(await page.getAttribute("#trend", "data-points")), months.length);
+      assert.equal(
+        await page.locator("#location-trend circle.point").count(),
+        locationMonths.length,
+      );
+      // A point a month, in time order, higher for a higher mean.
+      const points = await page.locator("#trend circle.point").evaluateAll((circles) =>
+        circles.map((
+          circle,
+        ) => [Number(circle.getAttribute("cx")), Number(circle.getAttribute("cy"))])
+      );
+      assert.deepEqual(points.map(([x]) => x), points.map(([x]) => x).sort((a, b) => a! - b!));
+      for (let i = 1; i < months.length; i++) {
+        const [before, now] = [months[i - 1]!.Mean, months[i]!.Mean];
+        if (before !== now) {
+          assert.equal(points[i]![1]! < points[i - 1]![1]!, now > before, `month ${i}`);
+        }
+      }
+      assert.match(await page.textContent("#trend-note") ?? "", /, per month: \d+ months, /);
+      // Two requests, each the monthly $apply; the URL shown is the selection's.
+      await traffic.settled();
+      const applied = requests.slice(asked).filter((request) => request.includes("$apply="));
+      assert.equal(applied.length, 2, applied.join("\n"));
+      for (const request of applied) {
+        assert.match(
+          new URL(request).searchParams.get("$apply") ?? "",
+          /compute\(year\(ActivityStartDate\) as Year, month\(ActivityStartDate\) as Month\)\/groupby\(\(Year,Month\), /,
+        );
+      }
+      const shownTrend = await page.textContent("#trend-url");
+      assert.ok(applied.includes(shownTrend!), shownTrend ?? "");
+      await saveScreenshot(page, "explorer-monthly-desktop");
+      // Back to years.
+      await page.selectOption("#trend-period", "year");
+      const years = await yearlyMeans();
+      await described(
+        page,
+        "#trend",
+        `${years.length} yearly means of mean pH, the whole selection`,
+      );
+      await described(page, "#location-trend", `${(await yearlyMeans(id)).length} yearly means`);
+      await traffic.settled();
+      assert.deepEqual(traffic.refused, []);
+      assert.equal(traffic.mostInFlight(), 1);
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   it("on a 390-px phone: labels of 11 px and more, every column of the table in reach, the map's layers under its locations", async () => {
     await inContext(browser, PHONE, async (context) => {
       const opened = await openExplorer(
@@ -913,6 +1009,7 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
             `${row.DOI}:${row.LocationId ?? "-"}:${row.location}`
           ),
           trendOfOne: m["trendApply"]!({ ...none, characteristic: "pH" }, 7),
+          trendPerMonth: m["trendApply"]!({ ...none, characteristic: "pH" }, undefined, "month"),
           colours: [[1, 1, 3], [3, 1, 3], [2, 1, 3], [1.5, 1, 3], [5, 5, 5], [9, 1, 3]].map((
             [value, low, high],
           ) => m["meanColour"]!(value, low, high)),
@@ -1092,6 +1189,8 @@ describe("the water-data explorer at /, in headless Chromium", { skip: browserSk
           "filter(ResultValue ne null)/groupby((DOI,LocationId), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High, ResultUnit with countdistinct as Units, ResultUnit with min as Unit))",
         trendOfOne:
           "filter(LocationId eq 7 and CharacteristicName eq 'pH' and ResultValue ne null)/compute(year(ActivityStartDate) as Year)/groupby((Year), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High, ResultUnit with countdistinct as Units, ResultUnit with min as Unit))",
+        trendPerMonth:
+          "filter(CharacteristicName eq 'pH' and ResultValue ne null)/compute(year(ActivityStartDate) as Year, month(ActivityStartDate) as Month)/groupby((Year,Month), aggregate($count as Count, ResultValue with average as Mean, ResultValue with min as Low, ResultValue with max as High, ResultUnit with countdistinct as Units, ResultUnit with min as Unit))",
         // The palette's ends and middle; a quarter of the way, between its first two colours; all equal, the middle; beyond, the end.
         colours: ["#440154", "#fde725", "#21918c", "#3b528b", "#21918c", "#fde725"],
         perDataset:

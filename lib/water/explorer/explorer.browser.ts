@@ -54,6 +54,7 @@ import {
   summaryTable,
   summaryTitle,
   trendApply,
+  type TrendPeriod,
   type TrendRow,
 } from "./summary.browser.ts";
 import { formatNumber as format, ObservationTable } from "./table.browser.ts";
@@ -112,6 +113,7 @@ const ui = {
   applyUrl: byId("apply-url", HTMLElement),
   applyCurl: byId("apply-curl", HTMLElement),
   trendUrl: byId("trend-url", HTMLElement),
+  period: byId("trend-period", HTMLSelectElement),
   rows: byId("observation-rows", HTMLTableSectionElement),
   previous: byId("previous", HTMLButtonElement),
   next: byId("next", HTMLButtonElement),
@@ -157,6 +159,17 @@ let basemap: BasemapLayer[] = [];
 let plotted: Series | undefined;
 /** The summary per location shown. */
 let summaries = new Map<number, SummaryRow>();
+/** What each trend shows, to ask for again at another period. */
+interface TrendAsk {
+  readonly selection: Selection;
+  readonly locationId: number | undefined;
+  readonly title: string;
+  readonly note: HTMLElement;
+  readonly signal: AbortSignal;
+}
+/** The trends asked for, and those whose answer is awaited. */
+const trendAsks = new Map<Drawing, TrendAsk>();
+const trendsAsking = new Map<Drawing, TrendAsk>();
 /** The trends drawn, to draw again at another width. */
 const trends = new Map<Drawing, Series>();
 /** The unit the map shows means in: that of the most readings. */
@@ -403,7 +416,18 @@ function showApi(filter: string): void {
   const summaryUrl = `${location.origin}${applyPath(summaryApply(selection))}`;
   ui.applyUrl.textContent = summaryUrl;
   ui.applyCurl.textContent = curlCommand(summaryUrl, key);
-  ui.trendUrl.textContent = `${location.origin}${applyPath(trendApply(selection))}`;
+  showTrendUrl(selection);
+}
+
+function showTrendUrl(selection: Selection): void {
+  ui.trendUrl.textContent = `${location.origin}${
+    applyPath(trendApply(selection, undefined, period()))
+  }`;
+}
+
+/** The trends' period chosen. */
+function period(): TrendPeriod {
+  return ui.period.value === "month" ? "month" : "year";
 }
 
 function csvPath(filter: string): string {
@@ -567,13 +591,13 @@ async function plotSeries(): Promise<void> {
       (units.size === 0 ? "" : ` (${[...units].join(", ")})`) +
       (left > 0 ? `; ${format(left)} without a value are left out` : "") +
       (complete ? "." : "; only the first ones are drawn.");
-    const trend = await getAll<TrendRow>(applyPath(trendApply(selection, id)), controller.signal);
-    showTrend(
-      locationTrendPlot,
-      ui.locationTrendNote,
-      trend.rows,
-      `${selection.characteristic} at ${place.Name}`,
-    );
+    await drawTrend(locationTrendPlot, {
+      selection,
+      locationId: id,
+      title: `${selection.characteristic} at ${place.Name}`,
+      note: ui.locationTrendNote,
+      signal: controller.signal,
+    });
   } catch (error) {
     if (!(error instanceof DOMException && error.name === "AbortError")) {
       noSeries(`Cannot load the series: ${error instanceof Error ? error.message : String(error)}`);
@@ -628,7 +652,7 @@ function clearSummary(note: string): void {
 
 /**
  * Asks for a selection's summaries, one `$apply` each: per dataset and
- * location (the map, the table), per dataset, and the yearly trend.
+ * location (the map, the table), per dataset, and the trend (yearly or monthly).
  */
 async function summarise(selection: Selection, signal: AbortSignal): Promise<void> {
   const name = selection.characteristic;
@@ -668,16 +692,54 @@ async function summarise(selection: Selection, signal: AbortSignal): Promise<voi
       .replace(/[^\w.-]+/g, "_")
   }.csv`;
   ui.summaryCsv.hidden = rows.length === 0;
-  const trend = await getAll<TrendRow>(applyPath(trendApply(selection)), signal);
-  showTrend(trendPlot, ui.trendNote, trend.rows, `${name}, the whole selection`);
+  await drawTrend(trendPlot, {
+    selection,
+    locationId: undefined,
+    title: `${name}, the whole selection`,
+    note: ui.trendNote,
+    signal,
+  });
 }
 
-/** Draws a yearly trend (a point per year, at its first day) and says what it shows. */
+/** Asks for a trend at the period chosen and draws it (asking again should the period change meanwhile). */
+async function drawTrend(drawing: Drawing, ask: TrendAsk): Promise<void> {
+  trendAsks.set(drawing, ask);
+  trendsAsking.set(drawing, ask);
+  try {
+    for (;;) {
+      const at = period();
+      const path = applyPath(trendApply(ask.selection, ask.locationId, at));
+      const trend = await getAll<TrendRow>(path, ask.signal);
+      if (at !== period()) continue;
+      showTrend(drawing, ask.note, trend.rows, ask.title, at);
+      return;
+    }
+  } finally {
+    if (trendsAsking.get(drawing) === ask) trendsAsking.delete(drawing);
+  }
+}
+
+/** Draws the trends shown again at the period now chosen, one `$apply` each. */
+function changePeriod(): void {
+  if (shown !== undefined && shown.selection.characteristic !== "") showTrendUrl(shown.selection);
+  for (const [drawing, ask] of trendAsks) {
+    if (trendsAsking.has(drawing) || ask.signal.aborted) continue;
+    drawTrend(drawing, ask).catch((error: unknown) => {
+      if (error instanceof DOMException && error.name === "AbortError") return;
+      ask.note.textContent = `Cannot draw the trend: ${
+        error instanceof Error ? error.message : String(error)
+      }`;
+    });
+  }
+}
+
+/** Draws a trend (a point per year or month, at its first day) and says what it shows. */
 function showTrend(
   drawing: Drawing,
   note: HTMLElement,
   rows: readonly TrendRow[],
   title: string,
+  at: TrendPeriod,
 ): void {
   const points: SeriesPoint[] = [];
   let readings = 0, other = 0;
@@ -685,7 +747,9 @@ function showTrend(
   for (const row of rows) {
     if (!inUnit(row, main)) other++;
     if (row.Year === null || row.Mean === null || !inUnit(row, main)) continue;
-    points.push({ time: Date.UTC(row.Year, 0, 1), value: row.Mean });
+    const month = at === "month" ? row.Month : 1;
+    if (month === null || month === undefined) continue;
+    points.push({ time: Date.UTC(row.Year, month - 1, 1), value: row.Mean });
     readings += row.Count;
   }
   const unit = displayUnit(main);
@@ -693,19 +757,20 @@ function showTrend(
     points,
     units: unit === "" ? [] : [unit],
     title: `mean ${title}`,
-    noun: "yearly means",
+    noun: `${at === "month" ? "monthly" : "yearly"} means`,
   };
   trends.set(drawing, series);
   drawnWidths.set(drawing.svg, drawSeries(drawing, series));
   note.textContent = points.length === 0
     ? `No readings of ${title}.`
-    : `Mean of ${title}, per year: ${format(points.length)} years, ${format(readings)} readings${
-      other > 0 ? `; ${other} years in other units left out` : ""
+    : `Mean of ${title}, per ${at}: ${format(points.length)} ${at}s, ${format(readings)} readings${
+      other > 0 ? `; ${other} ${at}s in other units left out` : ""
     }.`;
 }
 
 function clearTrend(drawing: Drawing, note: HTMLElement, text: string): void {
   trends.delete(drawing);
+  trendAsks.delete(drawing);
   clearSeries(drawing);
   note.textContent = text;
 }
@@ -839,6 +904,7 @@ ui.filters.addEventListener("submit", (event) => {
 });
 ui.dataset.addEventListener("change", datesOfDataset);
 ui.characteristic.addEventListener("focus", () => void suggestCharacteristics());
+ui.period.addEventListener("change", changePeriod);
 ui.seriesLocation.addEventListener("change", () => chooseLocation(Number(ui.seriesLocation.value)));
 ui.map.addEventListener("click", (event) => {
   const target = event.target;

@@ -29,15 +29,26 @@ export function datasetSummaryApply(selection: Selection): string {
   return `${applyFilter(selection)}groupby((DOI), ${AGGREGATES})`;
 }
 
+/** A trend's period: a mean a year, or a month. */
+export type TrendPeriod = "year" | "month";
+
 /**
- * The `$apply` of a yearly trend (of one location's, when given).
+ * The `$apply` of a trend, a mean a year or a month (of one location's, when given).
  * @param selection what the user picked
  * @param locationId one location's id
+ * @param period a year or a month
  */
-export function trendApply(selection: Selection, locationId?: number): string {
+export function trendApply(
+  selection: Selection,
+  locationId?: number,
+  period: TrendPeriod = "year",
+): string {
+  const month = period === "month" ? ", month(ActivityStartDate) as Month" : "";
   return `${
     applyFilter(selection, locationId)
-  }compute(year(ActivityStartDate) as Year)/groupby((Year), ${AGGREGATES})`;
+  }compute(year(ActivityStartDate) as Year${month})/groupby((Year${
+    month === "" ? "" : ",Month"
+  }), ${AGGREGATES})`;
 }
 
 /** What a summary's aggregates answer for a group. */
@@ -93,6 +104,8 @@ export interface SummaryRow extends DatasetSummaryRow {
 /** A row of {@linkcode trendApply}'s answer. */
 export interface TrendRow extends Aggregates {
   readonly Year: number | null;
+  /** Its month, 1 to 12, in a monthly trend. */
+  readonly Month?: number | null;
 }
 
 /** The map's colours, lowest mean to highest (viridis: colour-blind safe). */
