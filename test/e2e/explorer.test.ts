@@ -4,7 +4,7 @@
 // never takes the page's place under its key's limit) for what the page
 // should show. Screenshots at desktop and phone widths go to test-artifacts/.
 import assert from "node:assert/strict";
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -30,6 +30,7 @@ import {
   PHONE,
 } from "../_helpers/page_harness.ts";
 import { listeningUrl, startServer } from "../_helpers/server.ts";
+import { FIXTURE_HEADER, fixtureRow } from "../_helpers/water.ts";
 
 /** The page's key: `npm start`'s demo key. */
 const KEY = "tributary-demo-key";
@@ -1486,5 +1487,184 @@ describe("the explorer under a burst of 2 (RATE_LIMIT_BURST=2), in headless Chro
       assert.equal(traffic.mostInFlight(), 1);
       assertQuiet(opened, server);
     });
+  });
+});
+
+describe("the explorer on a characteristic measured in two units, in headless Chromium", {
+  skip: browserSkip,
+}, () => {
+  let server = "";
+  let browser: Browser;
+  const data = mkdtempSync(join(tmpdir(), "tributary-explorer-"));
+  const NAME = "Phosphorus, total";
+  const UNITS_FILTER = `CharacteristicName eq '${NAME}'`;
+  /** Readings: [location, date, value, unit]. Mixed Lake has both units; Micro Pond only µg/L. */
+  const READINGS = [
+    ["MIX", "Mixed Lake", "2019-06-03", 0.02, "mg/L"],
+    ["MIX", "Mixed Lake", "2019-07-03", 0.03, "mg/L"],
+    ["MIX", "Mixed Lake", "2020-06-03", 25, "µg/L"],
+    ["MIX", "Mixed Lake", "2020-07-03", 35, "µg/L"],
+    ["MILLI", "Milli Creek", "2018-06-03", 0.06, "mg/L"],
+    ["MILLI", "Milli Creek", "2019-06-04", 0.04, "mg/L"],
+    ["MILLI", "Milli Creek", "2020-06-04", 0.05, "mg/L"],
+    ["MILLI", "Milli Creek", "2020-08-04", 0.07, "mg/L"],
+    ["MICRO", "Micro Pond", "2020-06-05", 40, "µg/L"],
+    ["BAY", "Milli Bay", "2019-08-05", 0.01, "mg/L"],
+  ] as const;
+
+  before(async () => {
+    // One small dataset of the test's own, in a folder as DATA_DIR holds them.
+    const folder = join(data, "two-units");
+    mkdirSync(folder);
+    const metadata = JSON.parse(
+      await readFile(
+        join(
+          import.meta.dirname,
+          "..",
+          "..",
+          "data",
+          "datasets",
+          "qu-appelle-valley-lakes",
+          "metadata.json",
+        ),
+        "utf8",
+      ),
+    ) as Record<string, unknown>;
+    writeFileSync(
+      join(folder, "metadata.json"),
+      JSON.stringify({
+        ...metadata,
+        Id: "8b0c7d4e-5f1a-4c2b-9d3e-2a1b0c9d8e7f",
+        DOI: "10.25976/unit-s002",
+        DatasetName: "Two Units",
+        Citation: "Two Units (dataset).",
+      }),
+    );
+    const places = new Map([["MIX", 0], ["MILLI", 1], ["MICRO", 2], ["BAY", 3]]);
+    writeFileSync(
+      join(folder, "data.csv"),
+      [
+        FIXTURE_HEADER.join(","),
+        ...READINGS.map(([id, name, date, value, unit]) =>
+          fixtureRow({
+            DatasetName: "Two Units",
+            MonitoringLocationID: id,
+            MonitoringLocationName: name,
+            MonitoringLocationLatitude: 50.5 + places.get(id)! / 10,
+            MonitoringLocationLongitude: -103 + places.get(id)! / 10,
+            ActivityStartDate: date,
+            CharacteristicName: NAME,
+            ResultValue: value,
+            ResultUnit: unit,
+          })
+        ),
+      ].join("\n") + "\n",
+    );
+    const started = startServer({ SERVICES: "water", DATA_DIR: data, API_KEYS_FILE: keysFile() });
+    [server, browser] = await Promise.all([listeningUrl(started), launchBrowser()]);
+    // The test's own API checks (api()) ask this server from now on.
+    url = server;
+  });
+
+  after(async () => {
+    await browser?.close();
+    rmSync(data, { recursive: true, force: true });
+  });
+
+  it("answers the API grouped by unit, one row a unit, and never shows a mean across units", async () => {
+    // The API: grouped by unit, each unit's readings apart; by characteristic alone, the count of units says they mix.
+    const byUnit = ((await (await api(
+      `Observations?$apply=${
+        encodeURIComponent(
+          `filter(${UNITS_FILTER})/groupby((ResultUnit), aggregate($count as N, ResultValue with average as Mean))`,
+        )
+      }`,
+    )).json()) as { value: { ResultUnit: string; N: number; Mean: number }[] }).value;
+    const milli = READINGS.filter((r) => r[4] === "mg/L").map((r) => r[3] as number);
+    const micro = READINGS.filter((r) => r[4] === "µg/L").map((r) => r[3] as number);
+    const mean = (values: readonly number[]): number =>
+      values.reduce((a, b) => a + b, 0) / values.length;
+    assert.deepEqual(byUnit.map((row) => [row.ResultUnit, row.N]), [
+      ["mg/L", milli.length],
+      ["µg/L", micro.length],
+    ]);
+    assert.ok(Math.abs(byUnit[0]!.Mean - mean(milli)) < 1e-15);
+    assert.ok(Math.abs(byUnit[1]!.Mean - mean(micro)) < 1e-12);
+    const [whole] = ((await (await api(
+      `Observations?$apply=${
+        encodeURIComponent(
+          `filter(${UNITS_FILTER})/groupby((CharacteristicName), aggregate(ResultUnit with countdistinct as Units))`,
+        )
+      }`,
+    )).json()) as { value: { Units: number }[] }).value;
+    assert.equal(whole!.Units, 2);
+
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    try {
+      const { page, errors, traffic } = await openExplorer(
+        context,
+        server,
+        `#characteristic=${encodeURIComponent(NAME)}`,
+      );
+      await summarisedFilter(page, UNITS_FILTER);
+      // The map: coloured in the unit of the most readings (mg/L), the others uncoloured.
+      const dots = new Map(
+        (await page.evaluate<{ name: string; fill: string | null; title: string }[]>(
+          `[...document.querySelectorAll("#map circle.location")].map((dot) => ({
+            name: dot.querySelector("title").textContent.replace(/ \\(location \\d+\\).*/, ""),
+            fill: dot.getAttribute("fill"), title: dot.querySelector("title").textContent,
+          }))`,
+        )).map((dot) => [dot.name, dot]),
+      );
+      assert.deepEqual([...dots.keys()].sort(), [
+        "Micro Pond",
+        "Milli Bay",
+        "Milli Creek",
+        "Mixed Lake",
+      ]);
+      assert.match(dots.get("Milli Creek")!.fill ?? "", /^#[0-9a-f]{6}$/);
+      assert.match(
+        dots.get("Milli Creek")!.title,
+        /: mean 0\.055 mg\/L, 4 readings, range 0\.04–0\.07 mg\/L$/,
+      );
+      assert.match(dots.get("Milli Bay")!.fill ?? "", /^#[0-9a-f]{6}$/);
+      assert.equal(dots.get("Mixed Lake")!.fill, null);
+      assert.equal(dots.get("Micro Pond")!.fill, null);
+      assert.equal(await page.textContent("#legend-what"), `Mean ${NAME} per location (mg/L):`);
+      assert.equal(await page.textContent("#legend-low"), "0.01");
+      assert.equal(await page.textContent("#legend-high"), "0.055");
+      // The table: no mean, min or max for the dataset or a location in two units.
+      const table = await page.locator("#summary-rows tr").evaluateAll((rows) =>
+        rows.map((row) => [...row.querySelectorAll("td")].map((cell) => cell.textContent))
+      );
+      const rowOf = (location: string): (string | null)[] =>
+        table.find((cells) => cells[1]?.startsWith(location) === true)!;
+      assert.deepEqual(rowOf("All locations").slice(2), ["10", "2 units", "", "", ""]);
+      assert.deepEqual(rowOf("Mixed Lake").slice(2), ["4", "2 units", "", "", ""]);
+      assert.deepEqual(rowOf("Micro Pond").slice(2), ["1", "µg/L", "40", "40", "40"]);
+      assert.deepEqual(rowOf("Milli Creek").slice(2), ["4", "mg/L", "0.055", "0.04", "0.07"]);
+      // The trend: 2018 and 2019 in mg/L; 2020, in both units, left out.
+      await page.waitForSelector("#trend[data-points]");
+      assert.equal(await page.getAttribute("#trend", "data-points"), "2");
+      assert.equal(
+        await page.textContent("#trend-note"),
+        `Mean of ${NAME}, the whole selection, per year: 2 years, 5 readings; 1 years in other units left out.`,
+      );
+      // Per month: 2020's months are each in one unit, so the unit of the most readings (mg/L) keeps its own.
+      await page.selectOption("#trend-period", "month");
+      await textStarts(
+        page,
+        "#trend-note",
+        `Mean of ${NAME}, the whole selection, per month: 5 months,`,
+      );
+      assert.equal(await page.getAttribute("#trend", "data-points"), "5");
+      await traffic.settled();
+      assert.deepEqual(traffic.refused, []);
+      assert.equal(traffic.mostInFlight(), 1);
+      assert.deepEqual(errors, []);
+      await saveScreenshot(page, "explorer-two-units-desktop");
+    } finally {
+      await context.close();
+    }
   });
 });

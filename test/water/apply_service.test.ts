@@ -219,6 +219,50 @@ describe("$apply on /Observations", () => {
   });
 });
 
+describe("$apply on a characteristic in two units", () => {
+  it("answers a row a unit when grouped by ResultUnit, and counts the units when not", async () => {
+    const readings = [[0.02, "mg/L"], [0.04, "mg/L"], [25, "µg/L"], [35, "µg/L"], [
+      0.03,
+      "mg/L",
+    ]] as const;
+    const csv = [
+      FIXTURE_HEADER.join(","),
+      ...readings.map(([value, unit]) =>
+        fixtureRow({
+          CharacteristicName: "Phosphorus, total",
+          ResultValue: value,
+          ResultUnit: unit,
+        })
+      ),
+    ].join("\n") + "\n";
+    const { store: units } = buildStore([{
+      folder: "units",
+      metadata: { DOI: "10.25976/unit-s003", DatasetName: "Units", RegionIds: ["hub.atlantic"] },
+      csv,
+    }]);
+    const h = waterHandler(units);
+    const rows = async (apply: string): Promise<Row[]> => {
+      const result = await call(h, target("Observations", { $apply: apply }));
+      assert.equal(result.status, 200, result.text);
+      return (result.json() as AggregatePage).value;
+    };
+    const byUnit = await rows(
+      "groupby((CharacteristicName,ResultUnit), aggregate($count as N, ResultValue with average as Mean, ResultValue with max as High))",
+    );
+    assert.deepEqual(byUnit.map((row) => [row["ResultUnit"], row["N"], row["High"]]), [
+      ["mg/L", 3, 0.04],
+      ["µg/L", 2, 35],
+    ]);
+    assert.ok(Math.abs((byUnit[0]!["Mean"] as number) - 0.03) < 1e-17);
+    assert.equal(byUnit[1]!["Mean"], 30);
+    // Grouped without the unit, the units are counted, so that a mean over both is seen for what it is.
+    const [whole] = await rows(
+      "groupby((CharacteristicName), aggregate(ResultUnit with countdistinct as Units, ResultUnit with min as Unit))",
+    );
+    assert.deepEqual([whole!["Units"], whole!["Unit"]], [2, "mg/L"]);
+  });
+});
+
 describe("$apply on /Records", () => {
   it("groups by dataset-level fields", async () => {
     const rows = await all("Records", {
