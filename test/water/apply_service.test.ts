@@ -353,6 +353,21 @@ describe("$apply errors", () => {
     assert.match(error.message, /filter by region/);
   });
 
+  it("answers 408 ERR_HTTP_TIMEOUT when an aggregation passes the deadline, on each collection", async () => {
+    for (
+      const [collection, apply] of [
+        ["Observations", "groupby((LocationId,CharacteristicName), aggregate($count as N))"],
+        ["Locations", "filter(ResultValue gt 1)/groupby((DOI), aggregate($count as N))"],
+      ] as const
+    ) {
+      // Every clock reading is 100 ms later, so the first checkpoint is past the deadline.
+      let t = 0;
+      const slow = waterHandler(store, { queryTimeoutMs: 50, now: () => (t += 100) });
+      const { status, error } = await refused(collection, { $apply: apply }, slow);
+      assert.deepEqual([status, error.code], [408, "ERR_HTTP_TIMEOUT"], collection);
+    }
+  });
+
   it("answers 400 ERR_WATER_TOO_MANY_GROUPS above maxGroups", async () => {
     const small = waterHandler(store, { maxGroups: 10 });
     const { status, error } = await refused(
@@ -534,7 +549,13 @@ describe("$apply on /Locations", () => {
       name: "filters alone",
       apply: "filter(Latitude gt 45)",
       target: "$apply",
-      message: /use \$filter/,
+      message: /select locations with \$filter/,
+    },
+    {
+      name: "identity alone",
+      apply: "identity",
+      target: "$apply",
+      message: /neither groups nor aggregates/,
     },
     {
       name: "two filters that test observations",

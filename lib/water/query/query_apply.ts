@@ -73,7 +73,7 @@ export function prepareApply(collection: CollectionSchema, text: string): BoundA
   if (!bound.aggregated) {
     throw new ODataError(
       "ERR_ODATA_UNSUPPORTED",
-      `Cannot use an $apply of filters alone on /${collection.name}: use $filter, which selects the same locations; an $apply on /${collection.name} groups or aggregates them`,
+      `Cannot use an $apply that neither groups nor aggregates on /${collection.name}: select locations with $filter; an $apply on /${collection.name} groups or aggregates them`,
       { target: "$apply" },
     );
   }
