@@ -167,7 +167,8 @@ export const SYNC_DOCS: Readonly<
       "is announced at once, and without either the head is announced at once. " +
       "A user holds at most `SYNC_STREAMS_PER_USER` streams and long-polls in a process (429 above), " +
       "a process at most `SYNC_STREAMS_MAX` (503 with `Retry-After` above). The server ends streams when it shuts down: " +
-      "connect again, from the last event's id.",
+      "connect again, from the last event's id. A stream also ends at the first heartbeat after its token " +
+      "expires or is revoked: connecting again gives 401, and a refreshed token opens it again.",
     parameters: [
       {
         name: "since",

@@ -12,11 +12,12 @@ import {
   withErrorStatuses,
 } from "../http/mod.ts";
 import { ifNoneMatch, JSON_CONTENT_TYPE, parseQuery } from "../http/_internal.ts";
+import { StorageError } from "../storage/mod.ts";
 import { SYNC_DOCS } from "./api_docs.ts";
 import { SYNC_ERROR_STATUS } from "./error_status.ts";
 import { SyncError } from "./errors.ts";
 import { parsePatch } from "./parse_patch.ts";
-import { RevisionStreams } from "./revision_streams.ts";
+import { RevisionStreams, type StillAllowed } from "./revision_streams.ts";
 import type { SerialJobs } from "./serial_jobs.ts";
 import type { SyncStore, TicketWork } from "./sync_store.ts";
 import type { Ticket } from "./ticket_store.ts";
@@ -129,6 +130,19 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
   const complete = options.completeContext;
   const streams = options.streams ??
     new RevisionStreams(store.feed, { headOf: (owner) => store.head(owner) });
+  /**
+   * Whether the request's credentials still act for `owner`: asked again at a
+   * heartbeat. Refused (expired, revoked) is false; a store away for now
+   * rejects, and the stream stays until the next heartbeat.
+   */
+  const allowedOf = (request: HttpRequest, owner: string): StillAllowed => async () => {
+    try {
+      return (await authorize(request)) === owner;
+    } catch (error) {
+      if (error instanceof StorageError) throw error;
+      return false;
+    }
+  };
   /** The head of the owner's context, made first if the user has none and `completeContext` can make it. */
   const headOf = async (owner: string): Promise<Revision> => {
     const head = await store.head(owner);
@@ -239,7 +253,7 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         let head = await headOf(owner);
         if (from.serial === head.serial && wait > 0) {
           // Listening first, then the head again: a commit in between is not missed.
-          const watcher = await streams.open(owner, request.signal);
+          const watcher = await streams.open(owner, request.signal, allowedOf(request, owner));
           try {
             watcher.start(from.serial, await headOf(owner));
             await watcher.changed(wait * 1000);
@@ -279,7 +293,8 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
         // HEAD learns what a stream would be, without holding one.
         if (request.method === "HEAD") return { status: 200, headers: STREAM_HEADERS };
         // Listening first, then the head: a commit in between is announced, never missed.
-        const watcher = await streams.open(owner, request.signal);
+        // Its token is asked again at each heartbeat: expired or revoked, the stream ends.
+        const watcher = await streams.open(owner, request.signal, allowedOf(request, owner));
         try {
           const head = await headOf(owner);
           watcher.start(await knownSerial(owner, since, head), head);

@@ -69,5 +69,5 @@ export type { RevisionFeed, RevisionListener } from "./revision_feed.ts";
 export { MemoryRevisionFeed } from "./memory_revision_feed.ts";
 export { PostgresRevisionFeed, REVISION_CHANNEL } from "./postgres_revision_feed.ts";
 export { revisionEvent, RevisionStreams, Watcher } from "./revision_streams.ts";
-export type { RevisionStreamsOptions } from "./revision_streams.ts";
+export type { RevisionStreamsOptions, StillAllowed } from "./revision_streams.ts";
 export { MAX_WAIT_SECONDS } from "./create_sync_service.ts";

@@ -44,8 +44,15 @@ export interface RevisionStreamsOptions {
 const RETRY_AFTER_MS = 5000;
 /** What an EventSource waits before it reconnects, told in the stream's first line. */
 const RECONNECT_MS = 3000;
-/** Heads looked up at once after a gap. */
+/** Heads looked up at once after a gap, and credentials checked at once at a heartbeat. */
 const GAP_LOOKUPS = 8;
+
+/**
+ * Whether a stream's credentials still hold, asked at each heartbeat:
+ * false ends the stream; a rejection (the token store away for now) keeps
+ * it until the next heartbeat asks again.
+ */
+export type StillAllowed = () => Promise<boolean>;
 
 /** An owner's open watchers, and its one subscription to the feed. */
 interface Owned {
@@ -80,8 +87,12 @@ export class RevisionStreams {
   readonly #onError: (error: unknown) => void;
   readonly #owners = new Map<string, Owned>();
   readonly #stopGaps: () => void;
+  /** What each watcher that was given one asks at a heartbeat. */
+  readonly #allowed = new Map<Watcher, StillAllowed>();
   #open = 0;
   #stopHeartbeat: (() => void) | undefined;
+  /** A heartbeat's checks of credentials still running: the next heartbeat does not start more. */
+  #checking = false;
   #closed = false;
 
   /**
@@ -108,15 +119,18 @@ export class RevisionStreams {
   /**
    * Opens a watcher of an owner's revisions, counted against the bounds,
    * listening once it resolves (a commit after that is heard); ended when
-   * `signal` aborts, by its own `close`, or when the streams close.
+   * `signal` aborts, by its own `close`, when the streams close, or at the
+   * first heartbeat after `allowed` answers false (its token expired or was
+   * revoked).
    * @param owner the context's owner
    * @param signal the request's: the client going away ends it
+   * @param allowed whether its credentials still hold, asked at each heartbeat
    * @returns the watcher, to {@linkcode Watcher.start} with what the client has
    * @throws {SyncError} `ERR_SYNC_TOO_MANY_STREAMS` above the user's bound,
    * `ERR_SYNC_STREAMS_UNAVAILABLE` above the process's or once closed
    * @throws {StorageError} `ERR_STORAGE_UNAVAILABLE` when the feed cannot listen now
    */
-  async open(owner: string, signal: AbortSignal): Promise<Watcher> {
+  async open(owner: string, signal: AbortSignal, allowed?: StillAllowed): Promise<Watcher> {
     if (this.#closed) {
       throw new SyncError(
         "ERR_SYNC_STREAMS_UNAVAILABLE",
@@ -146,6 +160,7 @@ export class RevisionStreams {
     }
     const watcher = new Watcher(() => this.#release(owner, watcher), this.#after);
     owned.watchers.add(watcher);
+    if (allowed !== undefined) this.#allowed.set(watcher, allowed);
     this.#open++;
     this.#stopHeartbeat ??= this.#every(() => this.#beat(), this.#heartbeatMs);
     watcher.endOn(signal);
@@ -174,6 +189,7 @@ export class RevisionStreams {
   #release(owner: string, watcher: Watcher): void {
     const owned = this.#owners.get(owner);
     if (owned === undefined || !owned.watchers.delete(watcher)) return;
+    this.#allowed.delete(watcher);
     this.#open--;
     if (owned.watchers.size === 0) {
       this.#owners.delete(owner);
@@ -188,6 +204,26 @@ export class RevisionStreams {
   #beat(): void {
     for (const owned of this.#owners.values()) {
       for (const watcher of owned.watchers) watcher.ping();
+    }
+    if (!this.#checking && this.#allowed.size > 0) void this.#check();
+  }
+
+  /** Asks each stream's credentials (a few at once) and ends the streams whose no longer hold. */
+  async #check(): Promise<void> {
+    this.#checking = true;
+    const pairs = [...this.#allowed];
+    const next = async (): Promise<void> => {
+      for (let pair = pairs.pop(); pair !== undefined; pair = pairs.pop()) {
+        const [watcher, allowed] = pair;
+        if (watcher.closed) continue;
+        // Rejected: the store cannot tell now; the stream stays until the next heartbeat asks again.
+        if (!(await allowed().catch(() => true))) watcher.close();
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: GAP_LOOKUPS }, next));
+    } finally {
+      this.#checking = false;
     }
   }
 

@@ -53,7 +53,7 @@ export function key(n: number): string {
 }
 
 export async function syncFixture(
-  options: Partial<Omit<SyncServiceOptions, "authorize" | "jobs">> & {
+  options: Partial<Omit<SyncServiceOptions, "jobs">> & {
     store?: (store: MemorySyncStore) => SyncStore;
     /** The streams' bounds and timers (their heads are the store's). */
     streamOptions?: Omit<RevisionStreamsOptions, "headOf">;
@@ -82,13 +82,13 @@ export async function syncFixture(
     streams,
     ...rest,
     jobs,
-    authorize: (request) => {
+    authorize: rest.authorize ?? ((request) => {
       const user = request.headers["x-test-user"];
       if (user === undefined) {
         return Promise.reject(new HttpError("ERR_HTTP_UNAUTHORIZED", "no test user"));
       }
       return Promise.resolve(user);
-    },
+    }),
   });
   return {
     handler,

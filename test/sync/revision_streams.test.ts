@@ -3,7 +3,8 @@
 // long-poll's end driven by hand (no timers, no sleeps).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createFetchHandler } from "../../lib/http/mod.ts";
+import { createFetchHandler, HttpError } from "../../lib/http/mod.ts";
+import { StorageError } from "../../lib/storage/mod.ts";
 import {
   MemoryRevisionFeed,
   RevisionStreams,
@@ -199,6 +200,41 @@ describe("GET /api/v2/sync/user/changes", () => {
     await a.cancel();
     await b.cancel();
     assert.equal(timers.beating(), 0);
+  });
+
+  it("ends a stream at the heartbeat after its token is refused, and keeps it while the token store is away", async () => {
+    const timers = handTimers();
+    /** What asking for each user's token gives now: refused, the store away, or (absent) the user. */
+    const answers = new Map<string, Error>();
+    const fixture = await syncFixture({
+      streamOptions: timers.options,
+      authorize: (request) => {
+        const user = request.headers["x-test-user"]!;
+        const answer = answers.get(user);
+        return answer === undefined ? Promise.resolve(user) : Promise.reject(answer);
+      },
+    });
+    const at = (await head(fixture)).revision;
+    const alices = await stream(fixture, ALICE, `?since=${at}`);
+    const bobs = await stream(fixture, BOB);
+    assert.equal((await bobs.next())?.kind, "event");
+    // The token store cannot answer: the streams stay (a blip must not drop every client).
+    answers.set(ALICE, new StorageError("ERR_STORAGE_UNAVAILABLE", "the database is away"));
+    timers.beat();
+    assert.deepEqual(await alices.next(), { kind: "comment", text: "ping" });
+    // (The heartbeat asked at once; the store is back for the patch.)
+    answers.delete(ALICE);
+    await patch(fixture, { objects: { messages: [message(1)] } });
+    assert.equal((await alices.next())?.kind, "event");
+    // Her token expired (or was revoked): her stream ends at the next heartbeat; Bob's goes on.
+    answers.set(ALICE, new HttpError("ERR_HTTP_UNAUTHORIZED", "the token is expired"));
+    timers.beat();
+    assert.deepEqual(await alices.next(), { kind: "comment", text: "ping" });
+    await new Promise(setImmediate);
+    assert.equal(fixture.streams.size, 1, "one stream left open");
+    assert.equal(await alices.next(), undefined, "her stream ended");
+    assert.deepEqual(await bobs.next(), { kind: "comment", text: "ping" });
+    await bobs.cancel();
   });
 
   it("answers 429 above SYNC_STREAMS_PER_USER, and opens again once one is closed", async () => {
