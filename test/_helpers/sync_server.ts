@@ -62,11 +62,11 @@ export class SyncServer {
     assert.equal(response.status, 201, await response.text());
   }
 
-  /** The user's context as the server has it now (a fresh login, a snapshot). */
-  async snapshot(username: string, password = PASSWORD): Promise<{
-    serial: number;
-    objects: { messages: { uuid: string; subject: string }[] };
-  }> {
+  /** Logs a user in with the password grant, as the demo app does: its tokens. */
+  async login(
+    username: string,
+    password = PASSWORD,
+  ): Promise<{ access_token: string; refresh_token: string }> {
     const token = await fetch(`${this.url}/oauth2/token`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -78,7 +78,16 @@ export class SyncServer {
         scope: "UserActivity",
       }).toString(),
     });
-    const { access_token } = (await token.json()) as { access_token: string };
+    assert.equal(token.status, 200, "logged in");
+    return (await token.json()) as { access_token: string; refresh_token: string };
+  }
+
+  /** The user's context as the server has it now (a fresh login, a snapshot). */
+  async snapshot(username: string, password = PASSWORD): Promise<{
+    serial: number;
+    objects: { messages: { uuid: string; subject: string }[] };
+  }> {
+    const { access_token } = await this.login(username, password);
     const response = await fetch(`${this.url}/api/v2/sync/user`, {
       headers: { authorization: `Bearer ${access_token}` },
     });

@@ -4,32 +4,11 @@
 // its least setting (1 s); the token's age is the app's injected clock.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { PASSWORD, SyncServer } from "../_helpers/sync_server.ts";
+import { SyncServer } from "../_helpers/sync_server.ts";
 
 const server = new SyncServer();
 before(() => server.start({ SYNC_STREAM_HEARTBEAT_MS: "1000", ACCESS_TOKEN_TTL_SECONDS: "600" }));
 after(() => server.close());
-
-interface Login {
-  readonly access_token: string;
-  readonly refresh_token: string;
-}
-
-async function login(username: string): Promise<Login> {
-  const response = await fetch(`${server.url}/oauth2/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "password",
-      client_id: "demo-app",
-      username,
-      password: PASSWORD,
-      scope: "UserActivity",
-    }).toString(),
-  });
-  assert.equal(response.status, 200);
-  return (await response.json()) as Login;
-}
 
 function changes(token: string): Promise<Response> {
   return fetch(`${server.url}/api/v2/sync/user/changes`, {
@@ -56,7 +35,7 @@ async function endsWithin(response: Response, heartbeats: number): Promise<void>
 describe("a change stream and its token", () => {
   it("ends at the heartbeat after its token is revoked; the client is then refused", async () => {
     await server.signUp("revoked");
-    const { access_token } = await login("revoked");
+    const { access_token } = await server.login("revoked");
     const stream = await changes(access_token);
     const revoked = await fetch(`${server.url}/oauth2/revoke`, {
       method: "POST",
@@ -71,11 +50,11 @@ describe("a change stream and its token", () => {
   it("ends at the heartbeat after its token expires, while another user's stream goes on", async () => {
     await server.signUp("expiring");
     await server.signUp("staying");
-    const expiring = await login("expiring");
+    const expiring = await server.login("expiring");
     const stream = await changes(expiring.access_token);
     // Ten minutes later (the token's lifetime), a second user logs in and opens a stream.
     server.clock.time += 600_000;
-    const staying = await changes((await login("staying")).access_token);
+    const staying = await changes((await server.login("staying")).access_token);
     await endsWithin(stream, 2);
     assert.equal((await changes(expiring.access_token)).status, 401);
     // The other stream outlives two heartbeats.
