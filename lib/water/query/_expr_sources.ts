@@ -140,13 +140,30 @@ function codedColumn(
         values: column.values.map((value) => (Array.isArray(value) ? null : value as Scalar)),
       };
     case "group": {
-      const inner = groupCodes(column.column, column.starts.length - 1);
-      const walk = groupWalker(column.starts);
+      let inner = groupCodesByColumn.get(column);
+      if (inner === undefined) {
+        inner = groupCodes(column.column, column.starts.length - 1);
+        groupCodesByColumn.set(column, inner);
+      }
       const byGroup = inner.codes;
+      const starts = column.starts;
+      const last = starts.length - 2;
+      // The group of the last row read: rows come ascending, mostly in the same group or the next.
+      let g = 0;
       return {
         codes: {
           fill(rows, n, out) {
-            for (let i = 0; i < n; i++) out[i] = byGroup[walk(rows[i]!)]!;
+            let h = g;
+            for (let i = 0; i < n; i++) {
+              const row = rows[i]!;
+              if (row >= starts[h + 1]! || row < starts[h]!) {
+                h = h < last && row >= starts[h + 1]! && row < starts[h + 2]!
+                  ? h + 1
+                  : upperBound(starts, row) - 1;
+              }
+              out[i] = byGroup[h]!;
+            }
+            g = h;
           },
         },
         values: inner.values,
@@ -157,6 +174,13 @@ function codedColumn(
       return undefined;
   }
 }
+
+/**
+ * Codes of each group of a group column's level, by the column (the
+ * store's, kept): the same values array each time, so what is kept by it
+ * (keys, ranks) is found again.
+ */
+const groupCodesByColumn = new WeakMap<Column, { codes: Int32Array; values: Scalar[] }>();
 
 /** Codes of each group of a coarser level, with the values of the codes. */
 function groupCodes(column: Column, count: number): { codes: Int32Array; values: Scalar[] } {
