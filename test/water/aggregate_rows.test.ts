@@ -18,6 +18,7 @@ import {
 } from "../../lib/odata/mod.ts";
 import { COLLECTIONS } from "../../lib/water/fields.ts";
 import { aggregateRows } from "../../lib/water/query/aggregate_rows.ts";
+import type { GroupedColumns } from "../../lib/water/query/grouped_columns.ts";
 import { AggregateCache, aggregateQuery, prepareApply } from "../../lib/water/query/query_apply.ts";
 import { createPrng, type Prng } from "../_helpers/prng.ts";
 import { buildStore, FIXTURE_HEADER, fixtureRow } from "../_helpers/water.ts";
@@ -450,12 +451,14 @@ describe("prepareApply()", () => {
 });
 
 describe("AggregateCache", () => {
-  it("gives the rows kept under a key without computing them again, and lets the oldest go", () => {
+  it("gives the groups kept under a key without computing them again, and lets the oldest go", () => {
     const cache = new AggregateCache(40);
     let computed = 0;
-    const rows = (n: number) => () => {
+    const rows = (n: number) => (): GroupedColumns => {
       computed++;
-      return Array.from({ length: n }, (_, i) => [i, i]);
+      const values = Float64Array.from({ length: n }, (_, i) => i);
+      const column = { kind: "numbers", values } as const;
+      return { count: n, keys: 0, columns: [column, column], order: new Uint32Array(n) };
     };
     const first = cache.get("a", rows(5));
     assert.equal(cache.get("a", rows(5)), first);

@@ -9,13 +9,20 @@ import {
   ODataError,
   parseFilter,
   type QueryOptions,
-  type Scalar,
 } from "../../odata/mod.ts";
 import { encodeQueryValue } from "../../odata/_internal.ts";
 import { WaterError } from "../errors.ts";
 import type { CollectionSchema } from "../fields.ts";
-import { aggregateQuery, prepareApply } from "../query/query_apply.ts";
+import {
+  cellOf,
+  type GroupedColumn,
+  type GroupedColumns,
+  groupedRows,
+} from "../query/grouped_columns.ts";
+import { aggregateQueryColumns, prepareApply } from "../query/query_apply.ts";
 import { formatCsvRow } from "../render/format_csv.ts";
+import { neverKept } from "../render/compressed_pages.ts";
+import { renderGroupedJson } from "../render/render_grouped_json.ts";
 import { keptFor, type PageSettings } from "./_served_store.ts";
 
 /** Bound `$apply`s kept, by collection and text, so that paging through a result binds it once. */
@@ -50,29 +57,41 @@ export interface ApplyRoot {
 }
 
 /**
+ * The result of an aggregating `$apply` after the request's options: the
+ * columns of its rows (each the values of `apply.shape`), and which rows,
+ * in order.
+ */
+export interface AggregatedResult {
+  readonly columns: readonly GroupedColumn[];
+  readonly order: Uint32Array;
+}
+
+/**
  * The rows of an aggregating `$apply`, after the request's `$filter`,
  * `$orderby` and `$skip` (which act on the aggregated rows, as OData says:
- * `$apply` first, then the other options). Both the aggregated rows and
- * the result in its order are kept (by collection, `$apply`, `$filter` and
- * `$orderby`), so that each page of a result is cut from rows aggregated
- * and sorted once.
+ * `$apply` first, then the other options). Without steps after the
+ * grouping and without `$filter` or `$orderby`, the groups are answered in
+ * their kept order, as columns; otherwise the rows through
+ * `applyResultSteps`, that result kept too (by collection, `$apply`,
+ * `$filter` and `$orderby`), so that each page of it is cut from rows
+ * aggregated and sorted once.
  * @param store the store
  * @param collection the collection
  * @param apply the bound, aggregating `$apply`
  * @param options the request's options
  * @param deadline checked as the rows are read
  * @param settings the group limit and the aggregated rows kept
- * @returns the rows, in order, each the values of `apply.shape` (not to be changed)
+ * @returns the rows' columns and their order
  * @throws {ODataError} for a `$filter`, `$orderby` or `$skiptoken` the aggregated rows cannot take
  */
 export function aggregatedRows(
-  store: Parameters<typeof aggregateQuery>[0],
+  store: Parameters<typeof aggregateQueryColumns>[0],
   collection: CollectionSchema,
   apply: BoundApply,
   options: QueryOptions,
   deadline: Deadline,
   settings: PageSettings,
-): readonly (readonly Scalar[])[] {
+): AggregatedResult {
   if (options.skipToken !== undefined) {
     throw new ODataError(
       "ERR_ODATA_QUERY_OPTION",
@@ -81,10 +100,26 @@ export function aggregatedRows(
     );
   }
   const key = `${collection.name}\n${options.apply}`;
-  // A JSON array: never the key of aggregated rows (which starts with a letter), nor of another query's.
-  const order = options.orderBy?.map((k) => `${k.name}${k.descending ? " desc" : ""}`).join(",");
-  const ordered = JSON.stringify([collection.name, options.apply, options.filter, order]);
-  return settings.aggregates.get(ordered, () => {
+  const aggregated = (): GroupedColumns =>
+    settings.aggregates.get(
+      key,
+      () =>
+        aggregateQueryColumns(store, {
+          collection,
+          apply,
+          checkpoint: deadline.check,
+          maxGroups: settings.maxGroups,
+        }),
+    );
+  if (apply.steps.length === 0 && options.filter === undefined && options.orderBy === undefined) {
+    const groups = aggregated();
+    deadline.check();
+    return { columns: groups.columns, order: groups.order };
+  }
+  // A JSON array: never the key of aggregated groups (which starts with a letter), nor of another query's.
+  const orderBy = options.orderBy?.map((k) => `${k.name}${k.descending ? " desc" : ""}`).join(",");
+  const ordered = JSON.stringify([collection.name, options.apply, options.filter, orderBy]);
+  const result = settings.aggregates.get(ordered, () => {
     const schema: FilterSchema = new Map(apply.shape.map((p) => [p.name, { type: p.type }]));
     const extra: BoundResultStep[] = [];
     if (options.filter !== undefined) {
@@ -94,19 +129,19 @@ export function aggregatedRows(
       for (const k of options.orderBy) checkName(schema, k.name, "$orderby");
       extra.push({ kind: "orderby", keys: options.orderBy });
     }
-    const rows = settings.aggregates.get(
-      key,
-      () =>
-        aggregateQuery(store, {
-          collection,
-          apply,
-          checkpoint: deadline.check,
-          maxGroups: settings.maxGroups,
-        }),
-    );
+    const groups = aggregated();
     deadline.check();
-    return applyResultSteps(rows, apply, extra);
+    const rows = applyResultSteps(groupedRows(groups, groups.order), apply, extra);
+    const columns: GroupedColumn[] = apply.shape.map((_, c) => ({
+      kind: "values",
+      values: rows.map((row) => row[c]!),
+    }));
+    const order = new Uint32Array(rows.length);
+    for (let i = 0; i < order.length; i++) order[i] = i;
+    // Kept as groups with no grouping columns, in their final order.
+    return { count: rows.length, keys: 0, columns, order };
   });
+  return { columns: result.columns, order: result.order };
 }
 
 /**
@@ -129,7 +164,7 @@ export function aggregatedRows(
  * @throws {WaterError} `ERR_WATER_RESPONSE_TOO_LARGE` past the byte limit
  */
 export function answerAggregate(
-  store: Parameters<typeof aggregateQuery>[0],
+  store: Parameters<typeof aggregateQueryColumns>[0],
   collection: CollectionSchema,
   apply: BoundApply,
   options: QueryOptions,
@@ -141,71 +176,59 @@ export function answerAggregate(
   const schema: FilterSchema = new Map(apply.shape.map((p) => [p.name, { type: p.type }]));
   const names = options.select ?? apply.shape.map((p) => p.name);
   for (const name of names) checkName(schema, name, "$select");
-  const rows = aggregatedRows(store, collection, apply, options, deadline, settings);
+  const result = aggregatedRows(store, collection, apply, options, deadline, settings);
+  const length = result.order.length;
   if (options.count) {
-    return jsonResponse(200, { "@odata.count": rows.length, value: rows.length }, HEADERS);
+    return jsonResponse(200, { "@odata.count": length, value: length }, HEADERS);
   }
   const skip = options.skip ?? 0;
   const top = options.top ?? (csv ? Infinity : settings.defaultTop);
-  const page = rows.slice(skip, skip + top);
-  const more = rows.length > skip + top;
+  const page = result.order.subarray(Math.min(skip, length), Math.min(skip + top, length));
+  const more = length > skip + top;
   const index = new Map(apply.shape.map((p, i) => [p.name, i]));
-  const columns = names.map((name) => ({
+  const properties = names.map((name) => ({
     name,
-    at: index.get(name)!,
+    column: result.columns[index.get(name)!]!,
     datetime: schema.get(name)!.type === "datetime",
   }));
-  const value = (row: readonly Scalar[], column: (typeof columns)[number]): Scalar => {
-    const v = row[column.at]!;
-    return column.datetime && typeof v === "number" ? new Date(v).toISOString() : v;
-  };
   // Built by assignment, not spread (see mergeHeaders).
   const headers = mergeHeaders(HEADERS);
   const link = more ? nextLink(collection, options, root, top, skip + top) : undefined;
   if (link !== undefined) headers["link"] = `<${link}>; rel="next"`;
   if (csv) {
     let body = formatCsvRow(names);
-    for (const row of page) body += formatCsvRow(columns.map((column) => value(row, column)));
+    for (const g of page) {
+      body += formatCsvRow(properties.map((p) => {
+        const v = cellOf(p.column, g);
+        return p.datetime && typeof v === "number" ? new Date(v).toISOString() : v;
+      }));
+    }
     checkSize(body, settings.maxBytes);
     headers["content-type"] = "text/csv; charset=utf-8";
     return { status: 200, headers, body };
   }
-  const context = `${root.origin}${root.base}/$metadata#${collection.name}(${names.join(",")})`;
-  // The JSON written row by row, as JSON.stringify would write the object
-  // {"@odata.context", value: [{"@odata.id": null, ...columns}], "@odata.nextLink"},
-  // without an object a row.
-  const prefixes = columns.map((column) => `,${JSON.stringify(column.name)}:`);
-  let body = `{"@odata.context":${JSON.stringify(context)},"value":[`;
-  for (let r = 0; r < page.length; r++) {
-    const row = page[r]!;
-    body += r === 0 ? `{"@odata.id":null` : `,{"@odata.id":null`;
-    for (let c = 0; c < columns.length; c++) {
-      const v = value(row, columns[c]!);
-      if (v !== undefined) body += prefixes[c]! + jsonOf(v); // JSON.stringify leaves undefined out
-    }
-    body += "}";
-  }
-  body += "]";
-  if (link !== undefined) body += `,"@odata.nextLink":${JSON.stringify(link)}`;
-  body += "}";
-  checkSize(body, settings.maxBytes);
+  const body = renderGroupedJson({
+    context: `${root.origin}${root.base}/$metadata#${collection.name}(${names.join(",")})`,
+    properties,
+    groups: page,
+    ...(link === undefined ? {} : { nextLink: link }),
+  });
+  if (body.byteLength > settings.maxBytes) throw tooLarge(settings.maxBytes);
   headers["content-type"] = JSON_CONTENT_TYPE;
-  return { status: 200, headers, body };
+  // Bytes, so that they leave without being encoded again; made anew for every request, like the CSV.
+  return neverKept({ status: 200, headers, body });
 }
 
 const HEADERS = { "odata-version": "4.0" } as const;
 
-/** A value as JSON.stringify writes it: a finite number as its digits, else through JSON.stringify. */
-function jsonOf(value: Scalar): string {
-  return typeof value === "number" && Number.isFinite(value)
-    ? String(value)
-    : JSON.stringify(value);
-}
-
 /** Refuses an answer above the byte limit, counted in UTF-8 bytes (a UTF-16 unit is at most 3). */
 function checkSize(body: string, maxBytes: number): void {
   if (body.length * 3 <= maxBytes || Buffer.byteLength(body) <= maxBytes) return;
-  throw new WaterError(
+  throw tooLarge(maxBytes);
+}
+
+function tooLarge(maxBytes: number): WaterError {
+  return new WaterError(
     "ERR_WATER_RESPONSE_TOO_LARGE",
     `Cannot send the result: it is larger than ${maxBytes} bytes; lower $top or select fewer fields`,
   );

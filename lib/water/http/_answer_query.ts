@@ -68,7 +68,7 @@ export function answerCount(
     ? undefined
     : readApply(collection, options.apply, settings.applies);
   const count = apply?.aggregated === true
-    ? aggregatedRows(store, collection, apply, options, deadline, settings).length
+    ? aggregatedRows(store, collection, apply, options, deadline, settings).order.length
     : queryCount(store, rowQuery(collection, options, apply, deadline, settings));
   return {
     status: 200,

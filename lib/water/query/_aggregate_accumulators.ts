@@ -25,6 +25,11 @@ export interface Output {
   readonly accumulator: SingleAccumulator | undefined;
 }
 
+// A batch's values and codes, shared by the accumulators (each uses them
+// only within a call to add) and by one aggregation after another.
+const VALUES = new Float64Array(BATCH);
+const CODES = new Int32Array(BATCH);
+
 export function grown(old: Float64Array, capacity: number, fill = 0): Float64Array<ArrayBuffer> {
   const next = new Float64Array(capacity);
   if (fill !== 0) next.fill(fill, old.length);
@@ -110,7 +115,7 @@ export class NumberReader {
         (value) => (typeof value === "number" ? value : Number.NaN),
       )
       : new Float64Array(0);
-    this.#codes = new Int32Array(source.kind === "coded" ? BATCH : 0);
+    this.#codes = CODES;
   }
 
   read(rows: Uint32Array, n: number, out: Float64Array): void {
@@ -147,7 +152,7 @@ export class NumberReader {
  */
 export class NumberStats implements Accumulator {
   readonly #reader: NumberReader;
-  readonly #values = new Float64Array(BATCH);
+  readonly #values = VALUES;
   #sum = false;
   #extremes = false;
   #sums = new Float64Array(0);
@@ -277,7 +282,7 @@ export class RankAccumulator implements SingleAccumulator {
   readonly #max: boolean;
   readonly #rankOf: Int32Array;
   readonly #sorted: Scalar[];
-  readonly #codes = new Int32Array(BATCH);
+  readonly #codes = CODES;
   #best = new Int32Array(0);
 
   constructor(source: ExprSource & { kind: "coded" }, max: boolean) {
@@ -318,7 +323,7 @@ export class RankAccumulator implements SingleAccumulator {
 export class DistinctAccumulator implements SingleAccumulator {
   readonly #keyer: Keyer;
   readonly #radix: number;
-  readonly #keys = new Int32Array(BATCH);
+  readonly #keys = CODES;
   readonly #seen = new Set<number>();
   readonly #maxDistinct: number;
   #counts = new Float64Array(0);

@@ -21,6 +21,8 @@ export interface Keyer {
   /** Whether `size` is fixed before the first row. */
   readonly fixed: boolean;
   value(key: number): Scalar;
+  /** The value of each key given so far (of every key, for a fixed keyer); not to be changed. */
+  values(): readonly Scalar[];
   /** The row-level codes and the key of each, when the keys come from a dictionary column. */
   direct(): DirectCodes | undefined;
 }
@@ -112,6 +114,10 @@ export class CodedKeyer implements Keyer {
   value(key: number): Scalar {
     return this.#distinct[key]!;
   }
+
+  values(): readonly Scalar[] {
+    return this.#distinct;
+  }
 }
 
 /** Widest range of integers a number column's keys are offsets into (then a dense group array). */
@@ -179,7 +185,19 @@ export class RangeKeyer implements Keyer {
   value(key: number): Scalar {
     return key === this.#span ? null : key + this.#low;
   }
+
+  values(): readonly Scalar[] {
+    let values = rangeValues.get(this.#values);
+    if (values === undefined) {
+      values = Array.from({ length: this.size }, (_, key) => this.value(key));
+      rangeValues.set(this.#values, values);
+    }
+    return values;
+  }
 }
+
+/** The value of each key of an integer column's range, by the column (the store's, kept). */
+const rangeValues = new WeakMap<Float64Array, readonly Scalar[]>();
 
 /** Keys given as values are met, through a hash. */
 export class OpenKeyer implements Keyer {
@@ -227,5 +245,9 @@ export class OpenKeyer implements Keyer {
 
   value(key: number): Scalar {
     return this.#distinct[key]!;
+  }
+
+  values(): readonly Scalar[] {
+    return this.#distinct;
   }
 }

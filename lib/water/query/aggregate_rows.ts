@@ -4,6 +4,12 @@ import { WaterError } from "../errors.ts";
 import { sourceOf } from "./_expr_sources.ts";
 import { BATCH, type Keyer, keyerOf } from "./_aggregate_keys.ts";
 import { type Accumulator, grown, type Output, planOf } from "./_aggregate_accumulators.ts";
+import {
+  type GroupedColumn,
+  type GroupedColumns,
+  groupedRows,
+  orderGroups,
+} from "./grouped_columns.ts";
 
 /** Options of {@linkcode aggregateRows}. */
 export interface AggregateRowsOptions {
@@ -40,6 +46,17 @@ export const MAX_DISTINCT = 8_388_608;
 
 /** Largest key space that gets a dense array from keys to groups (4 MiB of Int32). */
 const DENSE_SLOTS = 1 << 20;
+
+/** Groups room is made for at first, at most: a dense key space smaller than this gets room for every key. */
+const FIRST_CAPACITY = 4096;
+
+// A batch's rows, keys and groups, used by one aggregation after another
+// (an aggregation runs to its end without yielding): new ones for each
+// would cost allocations and garbage collections that cost more than a
+// small aggregation.
+const ROWS = new Uint32Array(BATCH);
+const GROUP_OF = new Int32Array(BATCH);
+const KEYS: Int32Array[] = [];
 
 /**
  * Groups and aggregates the rows a cursor gives, as a bound `$apply` says:
@@ -80,6 +97,25 @@ export function aggregateRows(
   apply: BoundApply,
   options: AggregateRowsOptions = {},
 ): Scalar[][] {
+  return groupedRows(aggregateColumns(table, cursor, apply, options));
+}
+
+/**
+ * What {@linkcode aggregateRows} computes, as columns (see `GroupedColumns`):
+ * no array or boxed number per group.
+ * @param table the rows' columns, by the names the apply was bound with
+ * @param cursor the matching rows, ascending
+ * @param apply the bound `$apply` (aggregated)
+ * @param options the group limit
+ * @returns the groups: the grouping properties' columns, then the aggregates'
+ * @throws {WaterError} `ERR_WATER_TOO_MANY_GROUPS` above `maxGroups`
+ */
+export function aggregateColumns(
+  table: ColumnTable,
+  cursor: RowCursor,
+  apply: BoundApply,
+  options: AggregateRowsOptions = {},
+): GroupedColumns {
   const maxGroups = options.maxGroups ?? MAX_GROUPS;
   const keyers = apply.groups.map((group) => keyerOf(sourceOf(group.value, table)));
   const maxDistinct = options.maxDistinct ?? MAX_DISTINCT;
@@ -87,9 +123,10 @@ export function aggregateRows(
   const accumulators = plan.accumulators;
   const groups = new GroupTable(keyers, maxGroups, accumulators);
   if (keyers.length === 0) groups.only();
-  const rows = new Uint32Array(BATCH);
-  const keys = keyers.map(() => new Int32Array(BATCH));
-  const groupOf = new Int32Array(BATCH);
+  const rows = ROWS;
+  const groupOf = GROUP_OF;
+  while (KEYS.length < keyers.length) KEYS.push(new Int32Array(BATCH));
+  const keys = KEYS.slice(0, keyers.length);
   const direct = keyers.length === 1 ? keyers[0]!.direct() : undefined;
   if (direct !== undefined && groups.dense) {
     // One key of a row-level dictionary: its codes give the groups directly.
@@ -102,7 +139,7 @@ export function aggregateRows(
       }
       if (n < BATCH) break;
     }
-    return groups.rows(keyers, plan.outputs);
+    return groups.columns(keyers, plan.outputs);
   }
   for (;;) {
     const n = cursor.next(rows, BATCH);
@@ -113,7 +150,7 @@ export function aggregateRows(
     }
     if (n < BATCH) break;
   }
-  return groups.rows(keyers, plan.outputs);
+  return groups.columns(keyers, plan.outputs);
 }
 
 /**
@@ -148,7 +185,9 @@ class GroupTable {
     else if (space <= Number.MAX_SAFE_INTEGER) this.#hash = new Map();
     else this.#text = new Map();
     this.#keys = keyers.map(() => new Int32Array(0));
-    this.#reserve(16);
+    // Room for every key of a small dense space at once, rather than growing to it.
+    const first = this.#dense === undefined ? 256 : Math.min(space, FIRST_CAPACITY);
+    this.#reserve(Math.max(1, Math.min(first, maxGroups)));
   }
 
   /** Whether keys find their group through a dense array. */
@@ -322,22 +361,59 @@ class GroupTable {
     for (const accumulator of this.#accumulators) accumulator.grow(capacity);
   }
 
-  /** One row per group: its keys' values, then the outputs. */
-  rows(keyers: readonly Keyer[], outputs: readonly Output[]): Scalar[][] {
+  /**
+   * The groups as columns (one buffer for all of them): the keys' codes and
+   * values, then the outputs, numbers where every result is a number or null.
+   */
+  columns(keyers: readonly Keyer[], outputs: readonly Output[]): GroupedColumns {
     const count = this.count;
-    const width = keyers.length;
-    const out = new Array<Scalar[]>(count);
-    for (let g = 0; g < count; g++) {
-      const row = new Array<Scalar>(width + outputs.length);
-      for (let k = 0; k < width; k++) row[k] = keyers[k]!.value(this.#keys[k]![g]!);
-      for (let a = 0; a < outputs.length; a++) {
-        const output = outputs[a]!;
-        row[width + a] = output.stats === undefined
-          ? (output.accumulator === undefined ? this.sizes[g]! : output.accumulator.result(g))
-          : output.stats.result(output.kind, g);
+    const buffer = new ArrayBuffer(count * (8 * outputs.length + 4 * keyers.length));
+    let offset = 0;
+    const numbers = () => {
+      const values = new Float64Array(buffer, offset, count);
+      offset += 8 * count;
+      return values;
+    };
+    const results: GroupedColumn[] = [];
+    for (const output of outputs) {
+      if (output.stats === undefined && output.accumulator === undefined) {
+        const values = numbers();
+        values.set(this.sizes.subarray(0, count));
+        results.push({ kind: "numbers", values });
+        continue;
       }
-      out[g] = row;
+      const values = numbers();
+      let plain = true;
+      for (let g = 0; g < count; g++) {
+        const v = output.stats === undefined
+          ? output.accumulator!.result(g)
+          : output.stats.result(output.kind, g);
+        if (typeof v === "number" && v === v) values[g] = v;
+        else if (v === null) values[g] = Number.NaN;
+        else plain = false;
+      }
+      if (plain) results.push({ kind: "numbers", values });
+      else {
+        const cells = new Array<Scalar>(count);
+        for (let g = 0; g < count; g++) {
+          cells[g] = output.stats === undefined
+            ? output.accumulator!.result(g)
+            : output.stats.result(output.kind, g);
+        }
+        results.push({ kind: "values", values: cells });
+      }
     }
-    return out;
+    const keys: GroupedColumn[] = keyers.map((keyer, k) => {
+      const codes = new Int32Array(buffer, offset, count);
+      offset += 4 * count;
+      codes.set(this.#keys[k]!.subarray(0, count));
+      return { kind: "codes", codes, values: keyer.values() };
+    });
+    return {
+      count,
+      keys: keys.length,
+      columns: [...keys, ...results],
+      order: orderGroups(count, keys),
+    };
   }
 }

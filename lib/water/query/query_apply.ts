@@ -7,7 +7,8 @@ import {
 } from "../../odata/mod.ts";
 import { COLLECTIONS, type CollectionSchema } from "../fields.ts";
 import type { WaterStore } from "../store/store.ts";
-import { aggregateRows } from "./aggregate_rows.ts";
+import { aggregateColumns } from "./aggregate_rows.ts";
+import { type GroupedColumns, groupedRows } from "./grouped_columns.ts";
 import {
   type CollectionQuery,
   filterSchemaOf,
@@ -113,6 +114,17 @@ export interface AggregateQuery {
  * @throws {WaterError} `ERR_WATER_TOO_MANY_GROUPS` above the group limit
  */
 export function aggregateQuery(store: WaterStore, query: AggregateQuery): Scalar[][] {
+  return groupedRows(aggregateQueryColumns(store, query));
+}
+
+/**
+ * What {@linkcode aggregateQuery} computes, as columns (see `GroupedColumns`).
+ * @param store the store
+ * @param query the collection, the bound `$apply`, the checkpoint and the group limit
+ * @returns the groups: the grouping properties' columns, then the aggregates'
+ * @throws {WaterError} `ERR_WATER_TOO_MANY_GROUPS` above the group limit
+ */
+export function aggregateQueryColumns(store: WaterStore, query: AggregateQuery): GroupedColumns {
   const { collection, apply } = query;
   const rows: CollectionQuery = {
     collection,
@@ -121,7 +133,7 @@ export function aggregateQuery(store: WaterStore, query: AggregateQuery): Scalar
   };
   const location = collection.level === "location";
   const cursor = location ? locationCursor(store, rows) : observationCursor(store, rows);
-  return aggregateRows(
+  return aggregateColumns(
     store.view(location ? "location" : "observation", collection.filter),
     cursor,
     apply,
@@ -130,51 +142,53 @@ export function aggregateQuery(store: WaterStore, query: AggregateQuery): Scalar
 }
 
 /**
- * Aggregated rows kept for reuse, by key (collection and `$apply` text),
+ * Aggregated groups kept for reuse, by key (collection and `$apply` text),
  * the least recently used let go of first: a client paging through an
  * aggregated result asks for the same aggregation with every page, and a
  * store's rows do not change (a reload makes a new store, with a new cache).
+ * A result is a few typed arrays (see `GroupedColumns`), so keeping one
+ * costs the garbage collector little.
  */
 export class AggregateCache {
-  readonly #kept = new Map<string, readonly (readonly Scalar[])[]>();
+  readonly #kept = new Map<string, GroupedColumns>();
   readonly #maxCells: number;
   #cells = 0;
 
   /**
-   * @param maxCells values kept at most (rows times properties); a result over a quarter of it is not kept
+   * @param maxCells values kept at most (groups times columns); a result over a quarter of it is not kept
    */
   constructor(maxCells = 4_000_000) {
     this.#maxCells = maxCells;
   }
 
   /**
-   * The rows kept under a key, or those `compute` makes, then kept.
+   * The groups kept under a key, or those `compute` makes, then kept.
    * @param key the collection and `$apply` text
-   * @param compute makes the rows
-   * @returns the rows (not to be changed)
+   * @param compute makes the groups
+   * @returns the groups (not to be changed)
    */
-  get(key: string, compute: () => Scalar[][]): readonly (readonly Scalar[])[] {
+  get(key: string, compute: () => GroupedColumns): GroupedColumns {
     const hit = this.#kept.get(key);
     if (hit !== undefined) {
       this.#kept.delete(key);
       this.#kept.set(key, hit);
       return hit;
     }
-    const rows = compute();
-    const cells = cellsOf(rows);
+    const groups = compute();
+    const cells = cellsOf(groups);
     if (cells <= this.#maxCells / 4) {
       while (this.#cells + cells > this.#maxCells) {
         const [oldest, old] = this.#kept.entries().next().value!;
         this.#kept.delete(oldest);
         this.#cells -= cellsOf(old);
       }
-      this.#kept.set(key, rows);
+      this.#kept.set(key, groups);
       this.#cells += cells;
     }
-    return rows;
+    return groups;
   }
 }
 
-function cellsOf(rows: readonly (readonly Scalar[])[]): number {
-  return rows.length * Math.max(1, rows[0]?.length ?? 1);
+function cellsOf(groups: GroupedColumns): number {
+  return groups.count * Math.max(1, groups.columns.length);
 }

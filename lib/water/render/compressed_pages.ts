@@ -6,6 +6,22 @@ import {
 } from "../../http/_internal.ts";
 import { type HttpRequest, type HttpResponse } from "../../http/mod.ts";
 
+/** Answers never kept, however big (see {@linkcode neverKept}). */
+const notToKeep = new WeakSet<HttpResponse>();
+
+/**
+ * Marks an answer that {@linkcode CompressedPages} must not keep, though it
+ * is held whole: one cheap to make again, and whose requests rarely repeat
+ * (an aggregation's page, whose groups are kept apart), so that it does not
+ * push pages that are dear to make out of the budget.
+ * @param response the answer
+ * @returns the same answer
+ */
+export function neverKept<T extends HttpResponse>(response: T): T {
+  notToKeep.add(response);
+  return response;
+}
+
 /** A compressed page kept: its headers (the next link among them) and bytes. */
 interface Kept {
   readonly headers: Readonly<Record<string, string>>;
@@ -142,7 +158,7 @@ export const IDENTITY_MIN_BYTES = 16 * 1024;
 
 /** A 200 answer's body as parts, when it is held whole: one block (rendered at once) or parts (rows from the render cache). */
 function bufferedParts(response: HttpResponse): Uint8Array[] | undefined {
-  if (response.status !== 200) return undefined;
+  if (response.status !== 200 || notToKeep.has(response)) return undefined;
   const body = response.body;
   return body instanceof Uint8Array
     ? [body]

@@ -1,0 +1,142 @@
+import type { Scalar } from "../../odata/mod.ts";
+import type { GroupedColumn } from "../query/grouped_columns.ts";
+import { MAX_NUMBER_BYTES, writeNumber } from "./_write_number.ts";
+
+// A page of aggregated groups written as JSON straight into bytes, from the
+// groups' columns: no row object, no string per value, no text to encode
+// again as it leaves. Numbers are written as String writes them (see
+// _write_number.ts); the text of a dictionary's value is encoded once and
+// kept with the dictionary.
+
+/** A property of the page's rows: its name, the column of its values, and whether they are dates. */
+export interface GroupedJsonProperty {
+  readonly name: string;
+  readonly column: GroupedColumn;
+  /** Whether a number is a time (milliseconds), written as its ISO text. */
+  readonly datetime: boolean;
+}
+
+/** What {@linkcode renderGroupedJson} writes. */
+export interface GroupedJsonPage {
+  /** The `@odata.context` URL. */
+  readonly context: string;
+  readonly properties: readonly GroupedJsonProperty[];
+  /** The groups of the page, in order. */
+  readonly groups: ArrayLike<number>;
+  /** The `@odata.nextLink` URL, if there is one. */
+  readonly nextLink?: string;
+}
+
+const utf8 = new TextEncoder();
+const NULL = utf8.encode("null");
+const ROW_OPEN = utf8.encode(`{"@odata.id":null`);
+
+/** JSON bytes of a dictionary's values, by code, as met: by the values array (the store's, kept). */
+const encodedByValues = new WeakMap<readonly Scalar[], (Uint8Array | undefined)[]>();
+/** The same for values that are times, written as ISO text. */
+const encodedTimesByValues = new WeakMap<readonly Scalar[], (Uint8Array | undefined)[]>();
+
+/** Where pages are written before they are copied out whole; grows, and is used again by the next page. */
+let scratch: Uint8Array = new Uint8Array(64 * 1024);
+
+/**
+ * Writes a page of aggregated groups as JSON, as `JSON.stringify` writes
+ * `{"@odata.context", value: [{"@odata.id": null, ...properties}],
+ * "@odata.nextLink"}`, a property whose value is undefined left out.
+ * @param page the context, the properties, the groups and the next link
+ * @returns the page's bytes (UTF-8)
+ * @throws {RangeError} for a time that is not a valid date (as `toISOString` does)
+ */
+export function renderGroupedJson(page: GroupedJsonPage): Uint8Array {
+  const { properties, groups } = page;
+  const prefixes = properties.map((p) => utf8.encode(`,${JSON.stringify(p.name)}:`));
+  const encoded = properties.map((p) =>
+    p.column.kind === "codes" ? encodedOf(p.column.values, p.datetime) : undefined
+  );
+  const head = utf8.encode(`{"@odata.context":${JSON.stringify(page.context)},"value":[`);
+  let buf = ensure(scratch, 0, head.length);
+  buf.set(head);
+  let at = head.length;
+  for (let r = 0; r < groups.length; r++) {
+    const g = groups[r]!;
+    buf = ensure(buf, at, 1 + ROW_OPEN.length);
+    if (r > 0) buf[at++] = 0x2c;
+    for (let i = 0; i < ROW_OPEN.length; i++) buf[at++] = ROW_OPEN[i]!;
+    for (let p = 0; p < properties.length; p++) {
+      const { column, datetime } = properties[p]!;
+      const prefix = prefixes[p]!;
+      let text: Uint8Array;
+      if (column.kind === "numbers" && !datetime) {
+        buf = ensure(buf, at, prefix.length + MAX_NUMBER_BYTES);
+        for (let i = 0; i < prefix.length; i++) buf[at++] = prefix[i]!;
+        const v = column.values[g]!;
+        if (Number.isFinite(v)) at = writeNumber(buf, at, v);
+        else for (let i = 0; i < 4; i++) buf[at++] = NULL[i]!;
+        continue;
+      } else if (column.kind === "codes") {
+        const code = column.codes[g]!;
+        const v = column.values[code]!;
+        if (typeof v === "number" && !datetime && Number.isFinite(v)) {
+          buf = ensure(buf, at, prefix.length + MAX_NUMBER_BYTES);
+          for (let i = 0; i < prefix.length; i++) buf[at++] = prefix[i]!;
+          at = writeNumber(buf, at, v);
+          continue;
+        }
+        const bytes = encoded[p]!;
+        text = bytes[code] ??= utf8.encode(jsonOf(v, datetime));
+      } else {
+        const v = column.kind === "numbers"
+          ? (column.values[g]! === column.values[g]! ? column.values[g]! : null)
+          : column.values[g];
+        if (v === undefined) continue; // JSON.stringify leaves undefined out
+        text = utf8.encode(jsonOf(v, datetime));
+      }
+      buf = ensure(buf, at, prefix.length + text.length);
+      for (let i = 0; i < prefix.length; i++) buf[at++] = prefix[i]!;
+      if (text.length <= 16) { for (let i = 0; i < text.length; i++) buf[at++] = text[i]!; }
+      else {
+        buf.set(text, at);
+        at += text.length;
+      }
+    }
+    buf = ensure(buf, at, 1);
+    buf[at++] = 0x7d;
+  }
+  const tail = utf8.encode(
+    page.nextLink === undefined ? "]}" : `],"@odata.nextLink":${JSON.stringify(page.nextLink)}}`,
+  );
+  buf = ensure(buf, at, tail.length);
+  buf.set(tail, at);
+  at += tail.length;
+  scratch = buf;
+  return buf.slice(0, at);
+}
+
+/** A buffer with room for `bytes` more from `at`: the same one, or a bigger copy of its first `at` bytes. */
+function ensure(buf: Uint8Array, at: number, bytes: number): Uint8Array {
+  if (at + bytes <= buf.length) return buf;
+  let size = buf.length * 2;
+  while (size < at + bytes) size *= 2;
+  const grown = new Uint8Array(size);
+  grown.set(buf.subarray(0, at));
+  return grown;
+}
+
+function encodedOf(values: readonly Scalar[], datetime: boolean): (Uint8Array | undefined)[] {
+  const byValues = datetime ? encodedTimesByValues : encodedByValues;
+  let encoded = byValues.get(values);
+  if (encoded === undefined) {
+    encoded = new Array<Uint8Array | undefined>(values.length);
+    byValues.set(values, encoded);
+  }
+  return encoded;
+}
+
+/** A value as JSON, a time (a number, with `datetime`) as its ISO text. */
+function jsonOf(value: Scalar, datetime: boolean): string {
+  if (typeof value === "number") {
+    if (datetime) return JSON.stringify(new Date(value).toISOString());
+    return Number.isFinite(value) ? String(value) : "null";
+  }
+  return JSON.stringify(value);
+}
