@@ -44,11 +44,16 @@ export function writeNumber(buf: Uint8Array, at: number, v: number): number {
   }
   if (a < INT32 && (a | 0) === a) return writeInt(buf, at, a | 0);
   if (a < EXACT && Math.floor(a) === a) return writeWhole(buf, at, a);
-  for (let k = 1; k <= MAX_DECIMALS; k++) {
-    const p = POW10[k]!;
-    const m = Math.round(a * p);
-    if (m >= EXACT) break;
-    if (m / p === a) return writeDecimal(buf, at, m, k);
+  // A number with k <= 6 decimals has 6 too, found as surely while the digits are far below 2^52:
+  // tried first, it spares the six tries of a number that has more (an average, say).
+  const most = Math.round(a * POW10[MAX_DECIMALS]!);
+  if (most >= EXACT / 4 || most / POW10[MAX_DECIMALS]! === a) {
+    for (let k = 1; k <= MAX_DECIMALS; k++) {
+      const p = POW10[k]!;
+      const m = Math.round(a * p);
+      if (m >= EXACT) break;
+      if (m / p === a) return writeDecimal(buf, at, m, k);
+    }
   }
   // String writes the sign of a negative number before the digits of its magnitude.
   const text = String(a);
