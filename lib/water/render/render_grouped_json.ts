@@ -39,67 +39,100 @@ const encodedTimesByValues = new WeakMap<readonly Scalar[], (Uint8Array | undefi
 /** Where pages are written before they are copied out whole; grows, and is used again by the next page. */
 let scratch: Uint8Array = new Uint8Array(64 * 1024);
 
+/** How a property's values are written: numbers of the group, numbers or text of the group's code, or anything. */
+const NUMBER = 0;
+const CODED = 1;
+const OTHER = 2;
+
+const NO_CODES = new Int32Array(0);
+const NO_NUMBERS = new Float64Array(0);
+
+/** The numbers of a dictionary's values, by code (`NaN` for any other value): by the values array. */
+const numbersByValues = new WeakMap<readonly Scalar[], Float64Array>();
+
 /**
  * Writes a page of aggregated groups as JSON, as `JSON.stringify` writes
  * `{"@odata.context", value: [{"@odata.id": null, ...properties}],
  * "@odata.nextLink"}`, a property whose value is undefined left out.
+ * The loop over a row's properties reads only typed arrays (a number of
+ * the group, or of its code), so that it stays monomorphic whatever the
+ * mix of columns; other values take a slower path.
  * @param page the context, the properties, the groups and the next link
  * @returns the page's bytes (UTF-8)
  * @throws {RangeError} for a time that is not a valid date (as `toISOString` does)
  */
 export function renderGroupedJson(page: GroupedJsonPage): Uint8Array {
   const { properties, groups } = page;
-  const prefixes = properties.map((p) => utf8.encode(`,${JSON.stringify(p.name)}:`));
-  const encoded = properties.map((p) =>
-    p.column.kind === "codes" ? encodedOf(p.column.values, p.datetime) : undefined
-  );
+  const count = properties.length;
+  const kinds = new Uint8Array(count);
+  const numbers: Float64Array[] = [];
+  const codes: Int32Array[] = [];
+  const encoded: (Uint8Array | undefined)[][] = [];
+  const prefixes: Uint8Array[] = [];
+  let rowBytes = 2 + ROW_OPEN.length;
+  for (let p = 0; p < count; p++) {
+    const { name, column, datetime } = properties[p]!;
+    const prefix = utf8.encode(`,${JSON.stringify(name)}:`);
+    prefixes.push(prefix);
+    rowBytes += prefix.length + MAX_NUMBER_BYTES;
+    if (column.kind === "numbers" && !datetime) {
+      kinds[p] = NUMBER;
+      numbers.push(column.values);
+      codes.push(NO_CODES);
+      encoded.push([]);
+    } else if (column.kind === "codes") {
+      kinds[p] = CODED;
+      numbers.push(
+        datetime ? new Float64Array(column.values.length).fill(NaN) : numbersOf(column.values),
+      );
+      codes.push(column.codes);
+      encoded.push(encodedOf(column.values, datetime));
+    } else {
+      kinds[p] = OTHER;
+      numbers.push(NO_NUMBERS);
+      codes.push(NO_CODES);
+      encoded.push([]);
+    }
+  }
   const head = utf8.encode(`{"@odata.context":${JSON.stringify(page.context)},"value":[`);
   let buf = ensure(scratch, 0, head.length);
   buf.set(head);
   let at = head.length;
   for (let r = 0; r < groups.length; r++) {
     const g = groups[r]!;
-    buf = ensure(buf, at, 1 + ROW_OPEN.length);
+    buf = ensure(buf, at, rowBytes);
     if (r > 0) buf[at++] = 0x2c;
     for (let i = 0; i < ROW_OPEN.length; i++) buf[at++] = ROW_OPEN[i]!;
-    for (let p = 0; p < properties.length; p++) {
-      const { column, datetime } = properties[p]!;
+    for (let p = 0; p < count; p++) {
+      const kind = kinds[p]!;
       const prefix = prefixes[p]!;
-      let text: Uint8Array;
-      if (column.kind === "numbers" && !datetime) {
-        buf = ensure(buf, at, prefix.length + MAX_NUMBER_BYTES);
+      if (kind === OTHER) {
+        const text = otherJson(properties[p]!, g);
+        if (text === undefined) continue; // JSON.stringify leaves undefined out
+        buf = ensure(buf, at, prefix.length + text.length + rowBytes);
         for (let i = 0; i < prefix.length; i++) buf[at++] = prefix[i]!;
-        const v = column.values[g]!;
-        if (Number.isFinite(v)) at = writeNumber(buf, at, v);
-        else for (let i = 0; i < 4; i++) buf[at++] = NULL[i]!;
-        continue;
-      } else if (column.kind === "codes") {
-        const code = column.codes[g]!;
-        const v = column.values[code]!;
-        if (typeof v === "number" && !datetime && Number.isFinite(v)) {
-          buf = ensure(buf, at, prefix.length + MAX_NUMBER_BYTES);
-          for (let i = 0; i < prefix.length; i++) buf[at++] = prefix[i]!;
-          at = writeNumber(buf, at, v);
-          continue;
-        }
-        const bytes = encoded[p]!;
-        text = bytes[code] ??= utf8.encode(jsonOf(v, datetime));
-      } else {
-        const v = column.kind === "numbers"
-          ? (column.values[g]! === column.values[g]! ? column.values[g]! : null)
-          : column.values[g];
-        if (v === undefined) continue; // JSON.stringify leaves undefined out
-        text = utf8.encode(jsonOf(v, datetime));
-      }
-      buf = ensure(buf, at, prefix.length + text.length);
-      for (let i = 0; i < prefix.length; i++) buf[at++] = prefix[i]!;
-      if (text.length <= 16) { for (let i = 0; i < text.length; i++) buf[at++] = text[i]!; }
-      else {
         buf.set(text, at);
         at += text.length;
+        continue;
+      }
+      for (let i = 0; i < prefix.length; i++) buf[at++] = prefix[i]!;
+      const code = kind === CODED ? codes[p]![g]! : g;
+      const v = numbers[p]![code]!;
+      if (v - v === 0) at = writeNumber(buf, at, v);
+      else if (kind === NUMBER) { for (let i = 0; i < 4; i++) buf[at++] = NULL[i]!; }
+      else {
+        const column = properties[p]!.column as { readonly values: readonly Scalar[] };
+        const text = encoded[p]![code] ??= utf8.encode(
+          jsonOf(column.values[code]!, properties[p]!.datetime),
+        );
+        buf = ensure(buf, at, text.length + rowBytes);
+        if (text.length <= 16) { for (let i = 0; i < text.length; i++) buf[at++] = text[i]!; }
+        else {
+          buf.set(text, at);
+          at += text.length;
+        }
       }
     }
-    buf = ensure(buf, at, 1);
     buf[at++] = 0x7d;
   }
   const tail = utf8.encode(
@@ -110,6 +143,26 @@ export function renderGroupedJson(page: GroupedJsonPage): Uint8Array {
   at += tail.length;
   scratch = buf;
   return buf.slice(0, at);
+}
+
+/** A value of a column of any values (or of times) as JSON bytes; undefined for undefined. */
+function otherJson(property: GroupedJsonProperty, g: number): Uint8Array | undefined {
+  const column = property.column;
+  let v: Scalar | undefined;
+  if (column.kind === "numbers") {
+    v = column.values[g]! === column.values[g]! ? column.values[g]! : null;
+  } else if (column.kind === "codes") v = column.values[column.codes[g]!];
+  else v = column.values[g];
+  return v === undefined ? undefined : utf8.encode(jsonOf(v, property.datetime));
+}
+
+function numbersOf(values: readonly Scalar[]): Float64Array {
+  let numbers = numbersByValues.get(values);
+  if (numbers === undefined) {
+    numbers = Float64Array.from(values, (v) => (typeof v === "number" ? v : NaN));
+    numbersByValues.set(values, numbers);
+  }
+  return numbers;
 }
 
 /** A buffer with room for `bytes` more from `at`: the same one, or a bigger copy of its first `at` bytes. */
