@@ -191,6 +191,42 @@ export class NumberStats implements Accumulator {
     else addExtremes(values, n, groups, this.#low, this.#high);
   }
 
+  /**
+   * Writes one kind of result of the first `count` groups, `NaN` for null.
+   * @returns false when a result is `NaN` of itself (a sum of infinities of both signs), which `NaN` would not tell from null
+   */
+  results(kind: StatKind, count: number, out: Float64Array): boolean {
+    switch (kind) {
+      case SUM:
+      case AVERAGE: {
+        const sums = this.#sums;
+        const errors = this.#errors;
+        const counts = this.#counts;
+        for (let g = 0; g < count; g++) {
+          const n = counts[g]!;
+          if (n === 0) {
+            out[g] = Number.NaN;
+            continue;
+          }
+          const sum = sums[g]! + errors[g]!;
+          const v = kind === AVERAGE ? sum / n : sum;
+          if (v !== v) return false;
+          out[g] = v;
+        }
+        return true;
+      }
+      case MIN:
+      case MAX: {
+        const extremes = kind === MIN ? this.#low : this.#high;
+        for (let g = 0; g < count; g++) {
+          const v = extremes[g]!;
+          out[g] = Number.isFinite(v) ? v : Number.NaN;
+        }
+        return true;
+      }
+    }
+  }
+
   result(kind: StatKind, g: number): Scalar {
     switch (kind) {
       case SUM:
@@ -217,6 +253,14 @@ export class NumberStats implements Accumulator {
 // a column asked for both), the other two the passes for one kind. A shared
 // per-value helper or callback would cost a call in these hot loops; change
 // the three together.
+/**
+ * Adds a batch's values to their groups' compensated sums and counts. A
+ * group's sum, error and count stay in registers while its rows follow one
+ * another (rows come in order, and a location's rows are together), and
+ * are stored when another group's row comes: the same operations, in the
+ * same order, as updating the arrays a row at a time, without a round trip
+ * through memory on the sum's chain of additions.
+ */
 export function addSums(
   values: Float64Array,
   n: number,
@@ -225,16 +269,32 @@ export function addSums(
   errors: Float64Array,
   counts: Float64Array,
 ): void {
+  if (n === 0) return;
+  let g = groups[0]!;
+  let s = sums[g]!;
+  let e = errors[g]!;
+  let c = counts[g]!;
   for (let i = 0; i < n; i++) {
     const x = values[i]!;
     if (x !== x) continue;
-    const g = groups[i]!;
-    const s = sums[g]!;
+    const h = groups[i]!;
+    if (h !== g) {
+      sums[g] = s;
+      errors[g] = e;
+      counts[g] = c;
+      g = h;
+      s = sums[g]!;
+      e = errors[g]!;
+      c = counts[g]!;
+    }
     const t = s + x;
-    errors[g]! += Math.abs(s) >= Math.abs(x) ? (s - t) + x : (x - t) + s;
-    sums[g] = t;
-    counts[g]!++;
+    e += Math.abs(s) >= Math.abs(x) ? (s - t) + x : (x - t) + s;
+    s = t;
+    c++;
   }
+  sums[g] = s;
+  errors[g] = e;
+  counts[g] = c;
 }
 
 export function addExtremes(

@@ -121,11 +121,7 @@ function codedColumn(
     case "dict": {
       const codes = column.codes;
       return {
-        codes: {
-          fill(rows, n, out) {
-            for (let i = 0; i < n; i++) out[i] = codes[rows[i]!]!;
-          },
-        },
+        codes: { fill: codeFill(codes) },
         values: column.values as Scalar[],
         rowCodes: codes,
       };
@@ -173,6 +169,29 @@ function codedColumn(
     case "rownumber":
       return undefined;
   }
+}
+
+/**
+ * Reads a batch's codes from a dictionary column: a loop for each kind of
+ * code array, so that each reads one kind (one loop for all would read
+ * three, and every read would ask which).
+ */
+function codeFill(codes: CodeArray): CodeReader["fill"] {
+  if (codes instanceof Uint8Array) return (rows, n, out) => fill8(codes, rows, n, out);
+  if (codes instanceof Uint16Array) return (rows, n, out) => fill16(codes, rows, n, out);
+  return (rows, n, out) => fill32(codes, rows, n, out);
+}
+
+function fill8(codes: Uint8Array, rows: Uint32Array, n: number, out: Int32Array): void {
+  for (let i = 0; i < n; i++) out[i] = codes[rows[i]!]!;
+}
+
+function fill16(codes: Uint16Array, rows: Uint32Array, n: number, out: Int32Array): void {
+  for (let i = 0; i < n; i++) out[i] = codes[rows[i]!]!;
+}
+
+function fill32(codes: Uint32Array, rows: Uint32Array, n: number, out: Int32Array): void {
+  for (let i = 0; i < n; i++) out[i] = codes[rows[i]!]!;
 }
 
 /**

@@ -255,19 +255,30 @@ class GroupTable {
     this.sizes[0]! += n;
   }
 
+  // The one- and two-key paths count a run of rows of one key (a
+  // location's rows come together) in a register, and look its group up
+  // once: a group's size is not stored and loaded back a row at a time.
+
   #assignOne(dense: Int32Array, keys: Int32Array, n: number, out: Int32Array): void {
-    let sizes = this.sizes;
+    let last = -1;
+    let g = -1;
+    let run = 0;
     for (let i = 0; i < n; i++) {
       const slot = keys[i]!;
-      let g = dense[slot]!;
-      if (g < 0) {
-        g = this.#add1(keys[i]!, 0);
-        dense[slot] = g;
-        sizes = this.sizes;
+      if (slot !== last) {
+        if (run > 0) this.sizes[g]! += run;
+        run = 0;
+        last = slot;
+        g = dense[slot]!;
+        if (g < 0) {
+          g = this.#add1(slot, 0);
+          dense[slot] = g;
+        }
       }
-      sizes[g]!++;
+      run++;
       out[i] = g;
     }
+    if (run > 0) this.sizes[g]! += run;
   }
 
   #assignTwo(
@@ -278,18 +289,25 @@ class GroupTable {
     out: Int32Array,
   ): void {
     const stride = this.#strides[1]!;
-    let sizes = this.sizes;
+    let last = -1;
+    let g = -1;
+    let run = 0;
     for (let i = 0; i < n; i++) {
       const slot = first[i]! + second[i]! * stride;
-      let g = dense[slot]!;
-      if (g < 0) {
-        g = this.#add1(first[i]!, second[i]!);
-        dense[slot] = g;
-        sizes = this.sizes;
+      if (slot !== last) {
+        if (run > 0) this.sizes[g]! += run;
+        run = 0;
+        last = slot;
+        g = dense[slot]!;
+        if (g < 0) {
+          g = this.#add1(first[i]!, second[i]!);
+          dense[slot] = g;
+        }
       }
-      sizes[g]!++;
+      run++;
       out[i] = g;
     }
+    if (run > 0) this.sizes[g]! += run;
   }
 
   #assignSlots(keys: readonly Int32Array[], n: number, out: Int32Array): void {
@@ -384,13 +402,14 @@ class GroupTable {
       }
       const values = numbers();
       let plain = true;
-      for (let g = 0; g < count; g++) {
-        const v = output.stats === undefined
-          ? output.accumulator!.result(g)
-          : output.stats.result(output.kind, g);
-        if (typeof v === "number" && v === v) values[g] = v;
-        else if (v === null) values[g] = Number.NaN;
-        else plain = false;
+      if (output.stats !== undefined) plain = output.stats.results(output.kind, count, values);
+      else {
+        for (let g = 0; g < count; g++) {
+          const v = output.accumulator!.result(g);
+          if (typeof v === "number" && v === v) values[g] = v;
+          else if (v === null) values[g] = Number.NaN;
+          else plain = false;
+        }
       }
       if (plain) results.push({ kind: "numbers", values });
       else {

@@ -96,10 +96,12 @@ function ranksOf(values: readonly Scalar[]): Int32Array {
  * The groups in ascending order of their grouping properties, the groups
  * of equal values in the order met (what a stable sort of the rows by
  * `compareResultValues` gives). Each key of a group becomes the rank of its
- * value. Where the ranks are few beside the groups, the groups are
- * distributed by rank, last key first (a stable radix sort, linear);
- * otherwise, when the ranks and the group fit in one exact double, each
- * group is one number (ranks, then the group) and the numbers are sorted.
+ * value. Where the combinations of ranks are few beside the groups, the
+ * groups are counted out by combination (a counting sort, linear); where
+ * the ranks of each key are, by the rank of each key, last key first (a
+ * stable radix sort); otherwise, when the ranks and the group fit in one
+ * exact double, each group is one number (ranks, then the group) and the
+ * numbers are sorted.
  * @param count groups
  * @param keys the grouping properties' columns
  * @returns the groups in order
@@ -118,7 +120,25 @@ export function orderGroups(count: number, keys: readonly GroupedColumn[]): Uint
     space *= Math.max(1, ranks.length);
     spread += ranks.length;
   }
+  if (space / count <= 4 * count + 1024) {
+    // One counting sort by the ranks together (groups, the order met, within a combination).
+    const combined = new Int32Array(count);
+    for (let g = 0; g < count; g++) {
+      let key = 0;
+      for (let k = 0; k < ranked.length; k++) {
+        const { ranks, codes } = ranked[k]!;
+        key = key * ranks.length + ranks[codes[g]!]!;
+      }
+      combined[g] = key;
+    }
+    const starts = new Int32Array(space / count + 1);
+    for (let g = 0; g < count; g++) starts[combined[g]! + 1]!++;
+    for (let r = 1; r < starts.length; r++) starts[r]! += starts[r - 1]!;
+    for (let g = 0; g < count; g++) order[starts[combined[g]!]!++] = g;
+    return order;
+  }
   if (spread <= 4 * count) {
+    // Distributed by the rank of each key, last first: a stable radix sort.
     let next = new Uint32Array(count);
     for (let k = ranked.length - 1; k >= 0; k--) {
       const { ranks, codes } = ranked[k]!;
