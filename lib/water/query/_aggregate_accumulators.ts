@@ -6,10 +6,13 @@ import { compareResultValues } from "../../odata/_internal.ts";
 import { WaterError } from "../errors.ts";
 import { type CodedSource, type ExprSource, sourceOf } from "./_expr_sources.ts";
 import { BATCH, type Keyer, keyerOf } from "./_aggregate_keys.ts";
+import { giveFloats, giveInts, takeFloats, takeInts } from "./_scratch_arrays.ts";
 
 /** Per-group state of aggregates, in typed arrays that grow with the groups. */
 export interface Accumulator {
   grow(capacity: number): void;
+  /** Gives back the per-group arrays (see _scratch_arrays.ts): the aggregation is over. */
+  release(): void;
   add(rows: Uint32Array, n: number, groups: Int32Array): void;
 }
 
@@ -30,10 +33,11 @@ export interface Output {
 const VALUES = new Float64Array(BATCH);
 const CODES = new Int32Array(BATCH);
 
+/** A longer copy of a per-group array, the rest `fill`; the old one is given back. */
 export function grown(old: Float64Array, capacity: number, fill = 0): Float64Array<ArrayBuffer> {
-  const next = new Float64Array(capacity);
-  if (fill !== 0) next.fill(fill, old.length);
+  const next = takeFloats(capacity, fill);
   next.set(old);
+  giveFloats(old);
   return next;
 }
 
@@ -179,6 +183,12 @@ export class NumberStats implements Accumulator {
     if (this.#extremes) {
       this.#low = grown(this.#low, capacity, Infinity);
       this.#high = grown(this.#high, capacity, -Infinity);
+    }
+  }
+
+  release(): void {
+    for (const array of [this.#sums, this.#errors, this.#counts, this.#low, this.#high]) {
+      giveFloats(array);
     }
   }
 
@@ -354,9 +364,14 @@ export class RankAccumulator implements SingleAccumulator {
   }
 
   grow(capacity: number): void {
-    const next = new Int32Array(capacity).fill(-1);
+    const next = takeInts(capacity, -1);
     next.set(this.#best);
+    giveInts(this.#best);
     this.#best = next;
+  }
+
+  release(): void {
+    giveInts(this.#best);
   }
 
   add(rows: Uint32Array, n: number, groups: Int32Array): void {
@@ -397,6 +412,10 @@ export class DistinctAccumulator implements SingleAccumulator {
 
   grow(capacity: number): void {
     this.#counts = grown(this.#counts, capacity);
+  }
+
+  release(): void {
+    giveFloats(this.#counts);
   }
 
   add(rows: Uint32Array, n: number, groups: Int32Array): void {

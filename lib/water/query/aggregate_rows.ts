@@ -4,6 +4,7 @@ import { WaterError } from "../errors.ts";
 import { sourceOf } from "./_expr_sources.ts";
 import { BATCH, type Keyer, keyerOf } from "./_aggregate_keys.ts";
 import { type Accumulator, grown, type Output, planOf } from "./_aggregate_accumulators.ts";
+import { giveFloats, giveInts, takeInts } from "./_scratch_arrays.ts";
 import {
   type GroupedColumn,
   type GroupedColumns,
@@ -122,7 +123,23 @@ export function aggregateColumns(
   const plan = planOf(apply.aggregates, table, maxGroups, maxDistinct);
   const accumulators = plan.accumulators;
   const groups = new GroupTable(keyers, maxGroups, accumulators);
-  if (keyers.length === 0) groups.only();
+  try {
+    if (keyers.length === 0) groups.only();
+    aggregateBatches(cursor, keyers, groups, accumulators);
+    return groups.columns(keyers, plan.outputs);
+  } finally {
+    // The result is a copy: the per-group arrays serve the next aggregation.
+    groups.release();
+  }
+}
+
+/** Reads the rows batch by batch, giving each its group and adding it to the accumulators. */
+function aggregateBatches(
+  cursor: RowCursor,
+  keyers: readonly Keyer[],
+  groups: GroupTable,
+  accumulators: readonly Accumulator[],
+): void {
   const rows = ROWS;
   const groupOf = GROUP_OF;
   while (KEYS.length < keyers.length) KEYS.push(new Int32Array(BATCH));
@@ -130,7 +147,7 @@ export function aggregateColumns(
   const direct = keyers.length === 1 ? keyers[0]!.direct() : undefined;
   if (direct !== undefined && groups.dense) {
     // One key of a row-level dictionary: its codes give the groups directly.
-    const byCode = new Int32Array(direct.codeCount).fill(-1);
+    const byCode = takeInts(direct.codeCount, -1);
     for (;;) {
       const n = cursor.next(rows, BATCH);
       if (n > 0) {
@@ -139,7 +156,8 @@ export function aggregateColumns(
       }
       if (n < BATCH) break;
     }
-    return groups.columns(keyers, plan.outputs);
+    giveInts(byCode);
+    return;
   }
   for (;;) {
     const n = cursor.next(rows, BATCH);
@@ -150,7 +168,6 @@ export function aggregateColumns(
     }
     if (n < BATCH) break;
   }
-  return groups.columns(keyers, plan.outputs);
 }
 
 /**
@@ -181,7 +198,7 @@ class GroupTable {
       space *= keyer.fixed ? Math.max(1, keyer.size) : maxGroups + 2;
     }
     const fixed = keyers.every((keyer) => keyer.fixed);
-    if (fixed && space <= DENSE_SLOTS) this.#dense = new Int32Array(space).fill(-1);
+    if (fixed && space <= DENSE_SLOTS) this.#dense = takeInts(space, -1);
     else if (space <= Number.MAX_SAFE_INTEGER) this.#hash = new Map();
     else this.#text = new Map();
     this.#keys = keyers.map(() => new Int32Array(0));
@@ -225,6 +242,14 @@ class GroupTable {
       sizes[g]!++;
       out[i] = g;
     }
+  }
+
+  /** Gives back the per-group arrays, the accumulators' too (see _scratch_arrays.ts). */
+  release(): void {
+    for (const keys of this.#keys) giveInts(keys);
+    giveFloats(this.sizes);
+    if (this.#dense !== undefined) giveInts(this.#dense);
+    for (const accumulator of this.#accumulators) accumulator.release();
   }
 
   /** Makes the one group of an aggregation without grouping properties. */
@@ -369,8 +394,9 @@ class GroupTable {
   #reserve(capacity: number): void {
     const keys: Int32Array[] = [];
     for (const old of this.#keys) {
-      const next = new Int32Array(capacity);
+      const next = takeInts(capacity);
       next.set(old);
+      giveInts(old);
       keys.push(next);
     }
     this.#keys = keys;
