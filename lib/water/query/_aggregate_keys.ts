@@ -106,8 +106,16 @@ export class CodedKeyer implements Keyer {
   }
 
   fill(rows: Uint32Array, n: number, out: Int32Array): void {
-    this.#codes.fill(rows, n, out);
     const canonical = this.#canonical;
+    const codes = this.#rowCodes;
+    if (canonical !== undefined && codes !== undefined) {
+      // A row's code and its key in one pass, a loop for each kind of code array.
+      if (codes instanceof Uint8Array) keys8(codes, canonical, rows, n, out);
+      else if (codes instanceof Uint16Array) keys16(codes, canonical, rows, n, out);
+      else keys32(codes, canonical, rows, n, out);
+      return;
+    }
+    this.#codes.fill(rows, n, out);
     if (canonical !== undefined) { for (let i = 0; i < n; i++) out[i] = canonical[out[i]!]!; }
   }
 
@@ -118,6 +126,36 @@ export class CodedKeyer implements Keyer {
   values(): readonly Scalar[] {
     return this.#distinct;
   }
+}
+
+function keys8(
+  codes: Uint8Array,
+  canonical: Int32Array,
+  rows: Uint32Array,
+  n: number,
+  out: Int32Array,
+): void {
+  for (let i = 0; i < n; i++) out[i] = canonical[codes[rows[i]!]!]!;
+}
+
+function keys16(
+  codes: Uint16Array,
+  canonical: Int32Array,
+  rows: Uint32Array,
+  n: number,
+  out: Int32Array,
+): void {
+  for (let i = 0; i < n; i++) out[i] = canonical[codes[rows[i]!]!]!;
+}
+
+function keys32(
+  codes: Uint32Array,
+  canonical: Int32Array,
+  rows: Uint32Array,
+  n: number,
+  out: Int32Array,
+): void {
+  for (let i = 0; i < n; i++) out[i] = canonical[codes[rows[i]!]!]!;
 }
 
 /** Widest range of integers a number column's keys are offsets into (then a dense group array). */

@@ -149,15 +149,22 @@ function codedColumn(
       return {
         codes: {
           fill(rows, n, out) {
+            // The group's bounds and code in registers: a row of the same group costs one comparison.
             let h = g;
+            let begin = starts[h]!;
+            let end = starts[h + 1]!;
+            let code = byGroup[h]!;
             for (let i = 0; i < n; i++) {
               const row = rows[i]!;
-              if (row >= starts[h + 1]! || row < starts[h]!) {
-                h = h < last && row >= starts[h + 1]! && row < starts[h + 2]!
+              if (row >= end || row < begin) {
+                h = h < last && row >= end && row < starts[h + 2]!
                   ? h + 1
                   : upperBound(starts, row) - 1;
+                begin = starts[h]!;
+                end = starts[h + 1]!;
+                code = byGroup[h]!;
               }
-              out[i] = byGroup[h]!;
+              out[i] = code;
             }
             g = h;
           },
