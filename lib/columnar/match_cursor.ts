@@ -12,9 +12,19 @@ export interface MatchCursorOptions {
   from?: number;
   /** Called before each batch; throws to stop a query that has run too long. */
   checkpoint?: () => void;
+  /**
+   * Where the batches go, at least {@linkcode FULL_BATCH} rows, for a caller
+   * that reads every match and keeps the buffer for its next cursor: batches
+   * are then full from the first, and no buffer is made. The cursor writes
+   * it until its walk is over.
+   */
+  scratch?: Uint32Array;
 }
 
 const FIRST_BATCH = 256;
+
+/** Rows of a full batch: what {@linkcode MatchCursorOptions.scratch} must hold at least. */
+export const FULL_BATCH = MAX_BATCH;
 /** Rows a fused counter takes per call; the checkpoint runs between calls. */
 const COUNT_BATCH = 1 << 20;
 
@@ -39,7 +49,7 @@ export class MatchCursor {
   #i = 0;
   #batch = FIRST_BATCH;
   // Grows with the batch size, so that a short page never zero-fills a large buffer.
-  #pending = new Uint32Array(FIRST_BATCH);
+  #pending: Uint32Array = new Uint32Array(FIRST_BATCH);
   #pendingAt = 0;
   #pendingEnd = 0;
 
@@ -51,6 +61,15 @@ export class MatchCursor {
   constructor(filter: CompiledFilter, options: MatchCursorOptions = {}) {
     this.#kernel = filter.kernel;
     this.#checkpoint = options.checkpoint;
+    if (options.scratch !== undefined) {
+      if (options.scratch.length < MAX_BATCH) {
+        throw new RangeError(
+          `Cannot use a scratch buffer of ${options.scratch.length} rows: it needs ${MAX_BATCH}`,
+        );
+      }
+      this.#pending = options.scratch;
+      this.#batch = MAX_BATCH;
+    }
     const candidates = filter.candidates;
     if (candidates === undefined) this.#ranges = Uint32Array.of(0, filter.length);
     else if (candidates.kind === "ranges") this.#ranges = candidates.ranges;

@@ -19,4 +19,5 @@ export type {
 export { rowNumberAt, rowNumberReader, rowsBelow, rowWithNumber } from "./row_numbers.ts";
 export { compileFilter } from "./compile_filter.ts";
 export type { CompiledFilter } from "./compile_filter.ts";
-export { countMatches, MatchCursor } from "./match_cursor.ts";
+export { countMatches, FULL_BATCH, MatchCursor } from "./match_cursor.ts";
+export type { MatchCursorOptions } from "./match_cursor.ts";

@@ -6,6 +6,7 @@ import {
   type CompiledFilter,
   compileFilter,
   countMatches,
+  FULL_BATCH,
   MatchCursor,
   type PostingIndex,
 } from "../../lib/columnar/mod.ts";
@@ -218,6 +219,32 @@ describe("MatchCursor", () => {
     assert.equal(cursor.next(out), 100_000 - 10);
     assert.deepEqual(sizes.slice(0, 7), [256, 512, 1024, 2048, 4096, 8192, 8192]);
     assert.equal(sizes.reduce((a, b) => a + b, 0), 100_000);
+  });
+
+  it("writes full batches into a scratch buffer, finding the same rows", () => {
+    const scratch = new Uint32Array(FULL_BATCH);
+    for (const f of FILTERS) {
+      const filter = compile(f.text);
+      const cursor = new MatchCursor(filter, { scratch });
+      const out = new Uint32Array(LENGTH);
+      assert.deepEqual([...out.subarray(0, cursor.next(out))], allRows(filter), f.name);
+    }
+    const sizes: number[] = [];
+    const kernel: Kernel = (sel, start, n, out) => {
+      sizes.push(n);
+      for (let i = 0; i < n; i++) out[i] = sel === null ? start + i : sel[i]!;
+      return n;
+    };
+    const cursor = new MatchCursor({ length: 20_000, candidates: undefined, kernel }, { scratch });
+    assert.equal(cursor.next(new Uint32Array(20_000)), 20_000);
+    assert.deepEqual(sizes, [FULL_BATCH, FULL_BATCH, 20_000 - 2 * FULL_BATCH]);
+  });
+
+  it("refuses a scratch buffer shorter than a full batch", () => {
+    assert.throws(
+      () => new MatchCursor(compile("V lt 0.5"), { scratch: new Uint32Array(FULL_BATCH - 1) }),
+      RangeError,
+    );
   });
 
   it("walks only the candidate ranges", () => {

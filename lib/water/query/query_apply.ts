@@ -5,6 +5,7 @@ import {
   parseApply,
   type Scalar,
 } from "../../odata/mod.ts";
+import { FULL_BATCH } from "../../columnar/mod.ts";
 import { COLLECTIONS, type CollectionSchema } from "../fields.ts";
 import type { WaterStore } from "../store/store.ts";
 import { aggregateColumns } from "./aggregate_rows.ts";
@@ -94,6 +95,9 @@ export function prepareApply(collection: CollectionSchema, text: string): BoundA
   return bound;
 }
 
+/** The batches of the cursor of an aggregation, one after another. */
+const PENDING = new Uint32Array(FULL_BATCH);
+
 /** What {@linkcode aggregateQuery} needs besides the store. */
 export interface AggregateQuery {
   readonly collection: CollectionSchema;
@@ -132,7 +136,8 @@ export function aggregateQueryColumns(store: WaterStore, query: AggregateQuery):
     ...(query.checkpoint === undefined ? {} : { checkpoint: query.checkpoint }),
   };
   const location = collection.level === "location";
-  const cursor = location ? locationCursor(store, rows) : observationCursor(store, rows);
+  // The cursor is read to its end before this returns, so one buffer serves every aggregation.
+  const cursor = location ? locationCursor(store, rows) : observationCursor(store, rows, PENDING);
   return aggregateColumns(
     store.view(location ? "location" : "observation", collection.filter),
     cursor,

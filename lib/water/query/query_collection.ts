@@ -240,10 +240,19 @@ export function* observationBatches(
  * cache: what an aggregation reads its rows from.
  * @param store the store
  * @param query collection, filter and checkpoint
+ * @param scratch where the cursor's batches go, for a caller that reads every row (see `MatchCursorOptions`)
  * @returns the cursor
  */
-export function observationCursor(store: WaterStore, query: CollectionQuery): MatchCursor {
-  return new MatchCursor(compileAt(store, query, "observation"), optionsOf(query, 0));
+export function observationCursor(
+  store: WaterStore,
+  query: CollectionQuery,
+  scratch?: Uint32Array,
+): MatchCursor {
+  const options = optionsOf(query, 0);
+  return new MatchCursor(
+    compileAt(store, query, "observation"),
+    scratch === undefined ? options : { ...options, scratch },
+  );
 }
 
 /**
