@@ -123,13 +123,12 @@ export function orderGroups(count: number, keys: readonly GroupedColumn[]): Uint
   if (space / count <= 4 * count + 1024) {
     // One counting sort by the ranks together (groups, the order met, within a combination).
     const combined = new Int32Array(count);
-    for (let g = 0; g < count; g++) {
-      let key = 0;
-      for (let k = 0; k < ranked.length; k++) {
-        const { ranks, codes } = ranked[k]!;
-        key = key * ranks.length + ranks[codes[g]!]!;
-      }
-      combined[g] = key;
+    const { ranks, codes } = ranked[0]!;
+    for (let g = 0; g < count; g++) combined[g] = ranks[codes[g]!]!;
+    for (let k = 1; k < ranked.length; k++) {
+      const { ranks, codes } = ranked[k]!;
+      const size = ranks.length;
+      for (let g = 0; g < count; g++) combined[g] = combined[g]! * size + ranks[codes[g]!]!;
     }
     const starts = new Int32Array(space / count + 1);
     for (let g = 0; g < count; g++) starts[combined[g]! + 1]!++;
