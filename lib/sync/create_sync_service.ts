@@ -11,8 +11,7 @@ import {
   type Router,
   withErrorStatuses,
 } from "../http/mod.ts";
-import { ifNoneMatch, JSON_CONTENT_TYPE, parseQuery } from "../http/_internal.ts";
-import { StorageError } from "../storage/mod.ts";
+import { ifNoneMatch, JSON_CONTENT_TYPE, parseQuery, statusOf } from "../http/_internal.ts";
 import { SYNC_DOCS } from "./api_docs.ts";
 import { SYNC_ERROR_STATUS } from "./error_status.ts";
 import { SyncError } from "./errors.ts";
@@ -132,15 +131,18 @@ export function createSyncService(store: SyncStore, options: SyncServiceOptions)
     new RevisionStreams(store.feed, { headOf: (owner) => store.head(owner) });
   /**
    * Whether the request's credentials still act for `owner`: asked again at a
-   * heartbeat. Refused (expired, revoked) is false; a store away for now
-   * rejects, and the stream stays until the next heartbeat.
+   * heartbeat. Refused (expired, revoked: 401 or 403) is false; anything
+   * else (a store away for now) rejects, and the stream stays until the next
+   * heartbeat.
    */
   const allowedOf = (request: HttpRequest, owner: string): StillAllowed => async () => {
     try {
       return (await authorize(request)) === owner;
     } catch (error) {
-      if (error instanceof StorageError) throw error;
-      return false;
+      // Only a refusal (401, 403) ends a stream: anything else cannot tell now.
+      const status = statusOf(error, STATUSES);
+      if (status === 401 || status === 403) return false;
+      throw error;
     }
   };
   /** The head of the owner's context, made first if the user has none and `completeContext` can make it. */

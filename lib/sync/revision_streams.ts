@@ -163,7 +163,6 @@ export class RevisionStreams {
     if (allowed !== undefined) this.#allowed.set(watcher, allowed);
     this.#open++;
     this.#stopHeartbeat ??= this.#every(() => this.#beat(), this.#heartbeatMs);
-    watcher.endOn(signal);
     try {
       owned.subscribed ??= this.#feed.subscribe(owner, (revision) => {
         for (const each of owned.watchers) each.announce(revision);
@@ -174,6 +173,8 @@ export class RevisionStreams {
       watcher.close();
       throw error;
     }
+    // Once subscribed: a request already gone closes it here, and its release stops the subscription.
+    watcher.endOn(signal);
     return watcher;
   }
 
@@ -208,6 +209,27 @@ export class RevisionStreams {
     if (!this.#checking && this.#allowed.size > 0) void this.#check();
   }
 
+  /**
+   * One stream's check: rejected (the store cannot tell now) or unanswered
+   * within a heartbeat, the stream stays until the next heartbeat asks again,
+   * and a check that never ends does not hold up the later ones.
+   */
+  #ask(allowed: StillAllowed): Promise<boolean> {
+    return new Promise((resolve) => {
+      const cancel = this.#after(() => resolve(true), this.#heartbeatMs);
+      allowed().then(
+        (answer) => {
+          cancel();
+          resolve(answer);
+        },
+        () => {
+          cancel();
+          resolve(true);
+        },
+      );
+    });
+  }
+
   /** Asks each stream's credentials (a few at once) and ends the streams whose no longer hold. */
   async #check(): Promise<void> {
     this.#checking = true;
@@ -216,8 +238,7 @@ export class RevisionStreams {
       for (let pair = pairs.pop(); pair !== undefined; pair = pairs.pop()) {
         const [watcher, allowed] = pair;
         if (watcher.closed) continue;
-        // Rejected: the store cannot tell now; the stream stays until the next heartbeat asks again.
-        if (!(await allowed().catch(() => true))) watcher.close();
+        if (!(await this.#ask(allowed))) watcher.close();
       }
     };
     try {

@@ -439,4 +439,67 @@ describe("RevisionStreams", () => {
     assert.equal(streams.size, 0);
     (await streams.open(ALICE, new AbortController().signal)).close();
   });
+
+  it("opened for a request already gone, closes and leaves no subscription behind", async () => {
+    const feed = new MemoryRevisionFeed();
+    let subscribed = 0;
+    const counting = {
+      ...feed,
+      onGap: (listener: () => void) => feed.onGap(listener),
+      subscribe: async (
+        owner: string,
+        listener: Parameters<MemoryRevisionFeed["subscribe"]>[1],
+      ) => {
+        const stop = await feed.subscribe(owner, listener);
+        subscribed++;
+        return () => {
+          subscribed--;
+          stop();
+        };
+      },
+    } as unknown as MemoryRevisionFeed;
+    const streams = new RevisionStreams(counting, {
+      headOf: () => Promise.resolve(undefined),
+      every: () => () => {},
+    });
+    const gone = new AbortController();
+    gone.abort();
+    const watcher = await streams.open(ALICE, gone.signal);
+    assert.equal(watcher.closed, true);
+    assert.equal(streams.size, 0);
+    await new Promise(setImmediate);
+    assert.equal(subscribed, 0, "its subscription was stopped");
+  });
+
+  it("keeps streams whose check fails otherwise than by a refusal, or hangs; a hung check holds up no later one", async () => {
+    const timers = handTimers();
+    const streams = new RevisionStreams(new MemoryRevisionFeed(), {
+      ...timers.options,
+      headOf: () => Promise.resolve(undefined),
+    });
+    let answer: () => Promise<boolean> = () => new Promise(() => {});
+    const watcher = await streams.open(ALICE, new AbortController().signal, () => answer());
+    const failing = await streams.open(
+      BOB,
+      new AbortController().signal,
+      () => Promise.reject(new Error("a bug, not a refusal")),
+    );
+    timers.beat();
+    await new Promise(setImmediate);
+    assert.equal(watcher.closed, false);
+    assert.equal(failing.closed, false);
+    // The hung check gives up after a heartbeat's time: the stream stays.
+    const wait = timers.ends.find((end) => !end.cancelled)!;
+    assert.equal(wait.ms, 15_000);
+    wait.task();
+    await new Promise(setImmediate);
+    assert.equal(watcher.closed, false);
+    // The next heartbeat asks again, and hears the refusal.
+    answer = () => Promise.resolve(false);
+    timers.beat();
+    await new Promise(setImmediate);
+    assert.equal(watcher.closed, true);
+    assert.equal(failing.closed, false);
+    failing.close();
+  });
 });

@@ -13,6 +13,8 @@ after(() => server.close());
 function changes(token: string): Promise<Response> {
   return fetch(`${server.url}/api/v2/sync/user/changes`, {
     headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" },
+    // A stream that neither ends nor pings fails the test rather than hanging it.
+    signal: AbortSignal.timeout(30_000),
   });
 }
 
