@@ -476,4 +476,23 @@ describe("AggregateCache", () => {
     cache.get("big", rows(6));
     assert.equal(computed, 3);
   });
+
+  it("counts a column of any values (boxed, a kept ordered result) as four cells a value", () => {
+    const cache = new AggregateCache(40);
+    let computed = 0;
+    const column = (kind: "numbers" | "values", n: number) => (): GroupedColumns => {
+      computed++;
+      const order = new Uint32Array(n);
+      return kind === "numbers"
+        ? { count: n, keys: 0, columns: [{ kind, values: new Float64Array(n) }], order }
+        : { count: n, keys: 0, columns: [{ kind, values: new Array(n).fill(1) }], order };
+    };
+    // 3 numbers are 3 cells, kept; 3 values are 12, over a quarter of 40, not kept.
+    cache.get("numbers", column("numbers", 3));
+    cache.get("numbers", column("numbers", 3));
+    assert.equal(computed, 1);
+    cache.get("values", column("values", 3));
+    cache.get("values", column("values", 3));
+    assert.equal(computed, 3);
+  });
 });

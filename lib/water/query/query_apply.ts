@@ -195,5 +195,11 @@ export class AggregateCache {
 }
 
 function cellsOf(groups: GroupedColumns): number {
-  return groups.count * Math.max(1, groups.columns.length);
+  // A column of any values (boxed numbers, strings) costs several typed-array cells a value.
+  let width = 0;
+  for (const column of groups.columns) width += column.kind === "values" ? VALUE_CELLS : 1;
+  return groups.count * Math.max(1, width);
 }
+
+/** What one value of a column of any values counts for against the cache's budget, in cells. */
+const VALUE_CELLS = 4;

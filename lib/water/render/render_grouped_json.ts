@@ -39,6 +39,9 @@ const encodedTimesByValues = new WeakMap<readonly Scalar[], (Uint8Array | undefi
 /** Where pages are written before they are copied out whole; grows, and is used again by the next page. */
 let scratch: Uint8Array = new Uint8Array(64 * 1024);
 
+/** The largest scratch kept for the next page: one huge page does not pin its size for the process's life. */
+const MAX_SCRATCH = 1 << 20;
+
 /** How a property's values are written: numbers of the group, numbers or text of the group's code, or anything. */
 const NUMBER = 0;
 const CODED = 1;
@@ -141,7 +144,7 @@ export function renderGroupedJson(page: GroupedJsonPage): Uint8Array {
   buf = ensure(buf, at, tail.length);
   buf.set(tail, at);
   at += tail.length;
-  scratch = buf;
+  if (buf.length <= MAX_SCRATCH) scratch = buf;
   return buf.slice(0, at);
 }
 
