@@ -1,3 +1,4 @@
+import { mendKafkajsFetchManager } from "./_kafkajs_fetch_fix.ts";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Consumer } from "kafkajs";
 import { SharedConnections } from "./_shared_connections.ts";
@@ -74,6 +75,7 @@ export async function connectKafka(
 ): Promise<KafkaConnection> {
   let kafkajs: typeof import("kafkajs");
   try {
+    mendKafkajsFetchManager();
     kafkajs = await import("kafkajs");
   } catch {
     throw new Error("the kafkajs package is not installed (npm install kafkajs)");
