@@ -46,15 +46,14 @@ export function stoppableFetchManager(original: CreateFetchManager): CreateFetch
   if ((original as unknown as Record<symbol, unknown>)[MENDED] === true) return original;
   const mended: CreateFetchManager = (options) => {
     let stopped = false;
-    let manager: FetchManager | undefined;
+    // Called only once fetchers run, after `made` is set.
     const fetch = (nodeId: number): Promise<unknown[]> => {
-      if (!stopped || manager === undefined) return options.fetch(nodeId);
+      if (!stopped) return options.fetch(nodeId);
       // Each fetcher ends at its loop's next test; the one asking is among them.
-      for (const fetcher of manager.getFetchers()) void fetcher.stop();
+      for (const fetcher of made.getFetchers()) void fetcher.stop();
       return Promise.resolve([]);
     };
     const made = original({ ...options, fetch });
-    manager = made;
     return {
       ...made,
       start: () => made.start(),
