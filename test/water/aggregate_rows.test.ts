@@ -77,6 +77,14 @@ describe("aggregateRows()", () => {
     assert.equal(naive, 0);
   });
 
+  it("sums past the largest double to Infinity, not NaN, through the error term", () => {
+    const t = table({ X: [1.7e308, 1.7e308, 1], G: ["a", "a", "b"] });
+    assert.deepEqual(run(t, "groupby((G), aggregate(X with sum as S, X with average as A))"), [
+      ["a", Infinity, Infinity],
+      ["b", 1, 1],
+    ]);
+  });
+
   it("leaves nulls out of every aggregate but $count", () => {
     const t = table({ X: [null, 3, null, 5], G: ["a", null, "a", "b"] });
     assert.deepEqual(

@@ -218,7 +218,7 @@ export class NumberStats implements Accumulator {
             out[g] = Number.NaN;
             continue;
           }
-          const sum = sums[g]! + errors[g]!;
+          const sum = compensated(sums[g]!, errors[g]!);
           const v = kind === AVERAGE ? sum / n : sum;
           if (v !== v) return false;
           out[g] = v;
@@ -243,7 +243,7 @@ export class NumberStats implements Accumulator {
       case AVERAGE: {
         const n = this.#counts[g]!;
         if (n === 0) return null;
-        const sum = this.#sums[g]! + this.#errors[g]!;
+        const sum = compensated(this.#sums[g]!, this.#errors[g]!);
         return kind === AVERAGE ? sum / n : sum;
       }
       case MIN: {
@@ -256,6 +256,15 @@ export class NumberStats implements Accumulator {
       }
     }
   }
+}
+
+/**
+ * A compensated sum's value: the running sum with its error term added, or
+ * the running sum alone once it has overflowed (its error term is then NaN,
+ * from Infinity minus Infinity).
+ */
+function compensated(sum: number, error: number): number {
+  return Number.isFinite(sum) ? sum + error : sum;
 }
 
 // addSums, addExtremes and addAll repeat their loop bodies on purpose: addAll
