@@ -174,16 +174,30 @@ export async function counter(url: string, name: string): Promise<number> {
   return sum;
 }
 
+/**
+ * What `work` gives, or undefined when it has not settled within `ms` (its
+ * timer then cleared).
+ */
+export async function within<T>(ms: number, work: Promise<T>): Promise<T | undefined> {
+  const abort = new AbortController();
+  try {
+    return await Promise.race([
+      work,
+      delay(ms, undefined, { signal: abort.signal }),
+    ]);
+  } finally {
+    abort.abort();
+  }
+}
+
 export async function stop(started: Started): Promise<void> {
   if (started.child.exitCode !== null || started.child.signalCode !== null) return;
   started.child.kill("SIGTERM");
   // A relay that drains for ever fails by name, rather than running out the file's time.
-  const abort = new AbortController();
-  const exited = await Promise.race([
+  const exited = await within(
+    EXIT_MS,
     once(started.child, "exit").then(([code]) => ({ code: code as number | null })),
-    delay(EXIT_MS, undefined, { signal: abort.signal }).then(() => undefined),
-  ]);
-  abort.abort();
+  );
   if (exited === undefined) {
     started.child.kill("SIGKILL");
     assert.fail(`the relay had not exited ${EXIT_MS} ms after SIGTERM:\n${started.errors()}`);
@@ -214,13 +228,7 @@ export async function allDelivered(
   relays: readonly Started[],
   ms = 180_000,
 ): Promise<void> {
-  const abort = new AbortController();
-  const outcome = await Promise.race([
-    receiver.all(accepted).then(() => "delivered" as const),
-    delay(ms, "late" as const, { signal: abort.signal }),
-  ]);
-  abort.abort();
-  if (outcome === "delivered") return;
+  if ((await within(ms, receiver.all(accepted).then(() => "delivered"))) !== undefined) return;
   const missing = [...accepted].filter((id) => !receiver.seen.has(id)).length;
   const errors = relays.map((relay) => relay.errors().slice(-3000)).join("\n---\n");
   assert.fail(

@@ -24,6 +24,7 @@ import {
   stop,
   tenantsFile,
   twoRelaysShare,
+  within,
 } from "../_helpers/relay_e2e.ts";
 import { listeningUrl, startServer } from "../_helpers/server.ts";
 
@@ -31,13 +32,8 @@ const PARTITIONS = 4;
 
 /** `work`, or a failure naming it when the mock cluster has not answered in 30 s. */
 async function bounded(work: Promise<void>, what: string): Promise<void> {
-  const abort = new AbortController();
-  const outcome = await Promise.race([
-    work.then(() => "done" as const),
-    delay(30_000, "late" as const, { signal: abort.signal }),
-  ]);
-  abort.abort();
-  assert.equal(outcome, "done", `the mock cluster did not finish ${what} in 30 s`);
+  const done = await within(30_000, work.then(() => "done"));
+  assert.equal(done, "done", `the mock cluster did not finish ${what} in 30 s`);
 }
 
 describe(
