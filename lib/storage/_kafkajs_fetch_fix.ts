@@ -56,12 +56,10 @@ export function stoppableFetchManager(original: CreateFetchManager): CreateFetch
     const made = original({ ...options, fetch });
     return {
       ...made,
-      start: () => made.start(),
       stop: () => {
         stopped = true;
         return made.stop();
       },
-      getFetchers: () => made.getFetchers(),
     };
   };
   (mended as unknown as Record<symbol, unknown>)[MENDED] = true;
