@@ -1,16 +1,24 @@
 import { writeSync } from "node:fs";
-import { createLogger, type LogConfig, type Logger } from "../log/mod.ts";
+import {
+  createLogger,
+  type EncodedFields,
+  LineBuffer,
+  type LogConfig,
+  type Logger,
+  type LogLevel,
+} from "../log/mod.ts";
 import type { ServiceLog } from "../http/mod.ts";
 
 /** Where a console logger writes: a stream that may be a terminal. */
 export interface LogStream {
-  write(text: string): unknown;
+  /** Takes lines as UTF-8 bytes, each with its newline; it may keep the bytes (they are not reused). */
+  write(bytes: Uint8Array): unknown;
   readonly isTTY?: boolean;
   /** Its file descriptor, for the lines still waiting when the process exits. */
   readonly fd?: number;
 }
 
-/** Above this many characters waiting, lines are written at once rather than at the end of the turn. */
+/** Above this many bytes waiting, lines are written at once rather than at the end of the turn. */
 const FLUSH_ABOVE = 1 << 20;
 
 /** Writers with lines waiting, written synchronously if the process exits first. */
@@ -51,18 +59,16 @@ function turnWriter(
   stream: LogStream,
   intervalMs: number,
   setTimer: (task: () => void, ms: number) => () => void,
-): (line: string) => void {
-  let pending = "";
+): TurnWriter {
+  const lines = new LineBuffer();
   /** A write waits for the end of this turn. */
   let atTurnEnd = false;
   /** The last write was less than `intervalMs` ago: lines wait for its end. */
   let resting = false;
   const write = (): void => {
-    if (pending === "") return;
-    const text = pending;
-    pending = "";
+    if (lines.length === 0) return;
     waiting.delete(flushAtExit);
-    stream.write(text);
+    stream.write(lines.take());
     if (intervalMs > 0 && !resting) {
       resting = true;
       setTimer(rested, intervalMs);
@@ -77,13 +83,12 @@ function turnWriter(
     write();
   };
   const flushAtExit = (): void => {
-    if (pending === "") return;
-    const text = pending;
-    pending = "";
-    if (stream.fd === undefined) stream.write(text);
+    if (lines.length === 0) return;
+    const bytes = lines.take();
+    if (stream.fd === undefined) stream.write(bytes);
     else {
       try {
-        writeSync(stream.fd, text);
+        writeSync(stream.fd, bytes);
       } catch {
         // A full or closed pipe at exit: nothing more can be done.
       }
@@ -95,14 +100,30 @@ function turnWriter(
       for (const write of waiting) write();
     });
   }
-  return (line) => {
-    if (pending === "") waiting.add(flushAtExit);
-    pending += `${line}\n`;
-    if (pending.length > FLUSH_ABOVE) return write();
+  const added = (): void => {
+    if (lines.length > FLUSH_ABOVE) return write();
     if (atTurnEnd || resting) return;
     atTurnEnd = true;
     setImmediate(turnEnded);
   };
+  return {
+    text: (line) => {
+      if (lines.length === 0) waiting.add(flushAtExit);
+      lines.addText(line);
+      added();
+    },
+    json: (level, time, fields) => {
+      if (lines.length === 0) waiting.add(flushAtExit);
+      lines.addJson(level, time, fields);
+      added();
+    },
+  };
+}
+
+/** A stream's lines: text, and JSON lines whose fields encode themselves. */
+interface TurnWriter {
+  text(line: string): void;
+  json(level: LogLevel, time: number, fields: EncodedFields): void;
 }
 
 /**
@@ -138,7 +159,9 @@ export function createConsoleLogger(
   const out = turnWriter(streams.out, intervalMs, setTimer);
   const err = turnWriter(streams.err, intervalMs, setTimer);
   return createLogger({
-    write: (line, level) => (level === "warn" || level === "error" ? err : out)(line),
+    write: (line, level) => (level === "warn" || level === "error" ? err : out).text(line),
+    writeEncoded: (level, time, fields) =>
+      (level === "warn" || level === "error" ? err : out).json(level, time, fields),
     now: Date.now,
     level: config.level,
     format,

@@ -10,7 +10,8 @@ import {
   type Router,
   type RunningService,
 } from "../http/mod.ts";
-import type { Logger } from "../log/mod.ts";
+import { encodedWriter, type Logger } from "../log/mod.ts";
+import { AccessLine } from "./access_line.ts";
 import { createMetricsHandler, type MetricsRegistry } from "../metrics/mod.ts";
 import { METRICS_ROUTE_DOC } from "../metrics/_internal.ts";
 import type { AppState } from "./app_state.ts";
@@ -93,6 +94,15 @@ export function hostRoutes(options: HostRoutesOptions): HostRoutes {
  * @returns the node listener's `onResponse`
  */
 export function accessLogger(log: Logger): (entry: ResponseEntry) => void {
+  // A JSON log takes the line as bytes, from one record kept for every response.
+  const write = encodedWriter(log, "info");
+  if (write !== undefined) {
+    const line = new AccessLine();
+    return (entry) => {
+      line.set(entry, entry.request === undefined ? undefined : answeredBy(entry.request));
+      write(line);
+    };
+  }
   return (entry) => {
     const by = entry.request === undefined ? undefined : answeredBy(entry.request);
     const route = by?.route ?? "other";

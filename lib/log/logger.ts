@@ -1,4 +1,5 @@
 import { formatRecord } from "./format_record.ts";
+import type { EncodedFields } from "./line_buffer.ts";
 import {
   LOG_LEVELS,
   type LogFields,
@@ -44,6 +45,35 @@ export interface LoggerOptions {
   readonly format?: LogFormat;
   /** Fields added to every line. */
   readonly fields?: LogFields;
+  /**
+   * Writes a JSON line whose message and fields encode themselves (into a
+   * `LineBuffer`): with it, {@linkcode encodedWriter} gives the logger's
+   * JSON lines a way that allocates nothing a line.
+   */
+  readonly writeEncoded?: (level: LogLevel, time: number, fields: EncodedFields) => void;
+}
+
+/** The slot of a logger that writes encoded lines: see {@linkcode encodedWriter}. */
+const ENCODED: unique symbol = Symbol("tributary.encodedWriter");
+
+interface WithEncoded {
+  [ENCODED]?: (level: LogLevel) => ((fields: EncodedFields) => void) | undefined;
+}
+
+/**
+ * How to write lines of a level whose message and fields encode themselves
+ * ({@linkcode EncodedFields}), as the logger writes JSON lines but without a
+ * fields object or a string: a logger made by {@linkcode createLogger} with
+ * `writeEncoded`, writing JSON and without fields of its own, has one.
+ * @param log the logger
+ * @param level the lines' level
+ * @returns the writer, or undefined when the logger has none or does not write the level
+ */
+export function encodedWriter(
+  log: Logger,
+  level: LogLevel,
+): ((fields: EncodedFields) => void) | undefined {
+  return (log as WithEncoded)[ENCODED]?.(level);
 }
 
 /**
@@ -83,7 +113,7 @@ export function createLogger(options: LoggerOptions): Logger {
         : { level, time: now(), msg, fields: all, error };
       write(formatRecord(record, format, least === 0), level);
     };
-    return {
+    const logger: Logger & WithEncoded = {
       debug: (msg, fields) => emit("debug", msg, fields),
       info: (msg, fields) => emit("info", msg, fields),
       warn: (msg, fields) => emit("warn", msg, fields),
@@ -91,6 +121,15 @@ export function createLogger(options: LoggerOptions): Logger {
       enabled: (level) => LOG_LEVELS.indexOf(level) >= least,
       child: (fields) => make({ ...base, ...fields }),
     };
+    // Only where a line is the level, the time and the fields alone: JSON, without fields of the logger's own.
+    const writeEncoded = options.writeEncoded;
+    if (writeEncoded !== undefined && format === "json" && noBase) {
+      logger[ENCODED] = (level) =>
+        LOG_LEVELS.indexOf(level) < least
+          ? undefined
+          : (fields) => writeEncoded(level, now(), fields);
+    }
+    return logger;
   };
   return make(options.fields ?? {});
 }

@@ -6,7 +6,15 @@
  * @module
  */
 export { count } from "./count.ts";
-export { createLogger } from "./logger.ts";
+export { createLogger, encodedWriter } from "./logger.ts";
+export {
+  type EncodedFields,
+  encodeIsoTime,
+  encodeJsonNumber,
+  encodeJsonString,
+  encodeThousandths,
+  LineBuffer,
+} from "./line_buffer.ts";
 export type { Logger, LoggerOptions } from "./logger.ts";
 export { LOG_LEVELS } from "./log_record.ts";
 export type { LogFields, LogFormat, LogLevel, LogRecord } from "./log_record.ts";

@@ -5,14 +5,15 @@ import { describe, it } from "node:test";
 import { createConsoleLogger } from "../../lib/app/mod.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
+const decoder = new TextDecoder();
 
 describe("createConsoleLogger", () => {
   it("writes the lines of one turn together at its end, info to out and warnings and errors to err, JSON off a terminal", async () => {
     const out: string[] = [];
     const err: string[] = [];
     const log = createConsoleLogger({ level: "info", format: "auto" }, {
-      out: { write: (text) => out.push(text) },
-      err: { write: (text) => err.push(text) },
+      out: { write: (bytes) => out.push(decoder.decode(bytes)) },
+      err: { write: (bytes) => err.push(decoder.decode(bytes)) },
     });
     log.info("one");
     log.info("two", { n: 2 });
@@ -40,7 +41,7 @@ describe("createConsoleLogger", () => {
       return () => {};
     };
     const log = createConsoleLogger({ level: "info", format: "json" }, {
-      out: { write: (text) => out.push(text) },
+      out: { write: (bytes) => out.push(decoder.decode(bytes)) },
       err: { write: () => {} },
     }, { writeIntervalMs: 10, setTimer });
     const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -70,7 +71,7 @@ describe("createConsoleLogger", () => {
   it("writes at the end of every turn with writeIntervalMs 0", async () => {
     const out: string[] = [];
     const log = createConsoleLogger({ level: "info", format: "json" }, {
-      out: { write: (text) => out.push(text) },
+      out: { write: (bytes) => out.push(decoder.decode(bytes)) },
       err: { write: () => {} },
     }, { writeIntervalMs: 0, setTimer: () => assert.fail("no timer") });
     for (const msg of ["one", "two", "three"]) {
@@ -88,7 +89,7 @@ describe("createConsoleLogger", () => {
   it("writes readable lines when both streams are terminals", async () => {
     const out: string[] = [];
     const log = createConsoleLogger({ level: "info", format: "auto" }, {
-      out: { write: (text) => out.push(text), isTTY: true },
+      out: { write: (bytes) => out.push(decoder.decode(bytes)), isTTY: true },
       err: { write: () => {}, isTTY: true },
     });
     log.info("hello", { who: "you" });

@@ -1,0 +1,175 @@
+import assert from "node:assert/strict";
+import { PerformanceObserver } from "node:perf_hooks";
+import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { describe, it } from "node:test";
+import { accessLogger } from "../../lib/app/host_routes.ts";
+import {
+  type AnsweredBy,
+  type HttpRequest,
+  noteAnsweredBy,
+  type ResponseEntry,
+} from "../../lib/http/mod.ts";
+import { createLogger, encodedWriter, LineBuffer, type Logger } from "../../lib/log/mod.ts";
+import { createPrng } from "../_helpers/prng.ts";
+
+const T = Date.UTC(2026, 10, 28, 18, 4, 5, 6);
+const decoder = new TextDecoder();
+
+/** A request record as the access log reads it: its client and its note. */
+function requestFrom(remoteAddress: string, by: AnsweredBy | undefined): HttpRequest {
+  const request = { remoteAddress } as unknown as HttpRequest;
+  if (by !== undefined) noteAnsweredBy(request, by);
+  return request;
+}
+
+/** Both loggers of the same lines: the generic one (fields object, formatRecord) and the one with a line buffer. */
+function loggers(now: () => number) {
+  const generic: string[] = [];
+  const buffer = new LineBuffer(256);
+  const plain = createLogger({ write: (line) => generic.push(line), now });
+  const encoded = createLogger({
+    write: (line) => buffer.addText(line),
+    writeEncoded: (level, time, fields) => buffer.addJson(level, time, fields),
+    now,
+  });
+  return {
+    plain,
+    encoded,
+    generic,
+    encodedLines: () => decoder.decode(buffer.take()).split("\n").slice(0, -1),
+  };
+}
+
+describe("the access line, written as bytes", () => {
+  it("is the line the generic logger writes, for every route, method, status, id, client and abort", () => {
+    const prng = createPrng(2911);
+    const bys: (AnsweredBy | undefined)[] = [
+      undefined,
+      { service: "water", route: "/v1/odata/v4/Observations" },
+      { service: "relay", route: "/webhook" },
+      { service: "host", route: "other" },
+      { service: 'qu"ote', route: "/items/:id" },
+      { service: "sync", route: "/é/水" },
+    ];
+    const methods = ["GET", "POST", "HEAD", "DELETE", "PURGE", "M\u00e9"];
+    const ids = [undefined, "a8cbd97a-1", "proxy.id:9@x+y/z=", 'we"ird\\'];
+    const clients = ["127.0.0.1", "::1", "::ffff:10.1.2.3", "", "cli\u00e9nt", "\ud800"];
+    const durations = [0, 0.0004, 0.0005, 4.6364, 12, 1234.5, 3_600_000.25, Number.NaN];
+    let time = T;
+    const { plain, encoded, generic, encodedLines } = loggers(() => time);
+    const slow = accessLogger(plain);
+    const fast = accessLogger(encoded);
+    assert.equal(
+      encodedWriter(plain, "info"),
+      undefined,
+      "a logger without writeEncoded has no encoded writer",
+    );
+    assert.notEqual(encodedWriter(encoded, "info"), undefined);
+    for (let n = 0; n < 3000; n++) {
+      time += prng.int(700);
+      const by = prng.pick(bys);
+      const entry: ResponseEntry = {
+        request: prng.int(8) === 0 ? undefined : requestFrom(prng.pick(clients), by),
+        method: prng.pick(methods),
+        status: prng.pick([200, 202, 304, 400, 404, 408, 500, 503]),
+        bytes: prng.pick([0, 82, 119, 65_536, 123_456_789]),
+        durationMs: prng.pick(durations) + (prng.int(2) === 0 ? 0 : prng.next()),
+        requestId: prng.pick(ids),
+        aborted: prng.int(5) === 0,
+      };
+      slow(entry);
+      fast(entry);
+    }
+    const lines = encodedLines();
+    assert.equal(lines.length, 3000);
+    assert.deepEqual(lines, generic);
+    assert.deepEqual(Object.keys(JSON.parse(lines.find((line) => line.includes('"aborted"'))!)), [
+      "level",
+      "time",
+      "msg",
+      "event",
+      "method",
+      "route",
+      "status",
+      "durationMs",
+      "bytes",
+      ...(lines.find((line) => line.includes('"aborted"'))!.includes("requestId")
+        ? ["requestId"]
+        : []),
+      ...(lines.find((line) => line.includes('"aborted"'))!.includes("service") ? ["service"] : []),
+      ...(lines.find((line) => line.includes('"aborted"'))!.includes("client") ? ["client"] : []),
+      "aborted",
+    ]);
+  });
+
+  it("is written only by a JSON logger without fields of its own, at a level it writes", () => {
+    const writeEncoded = () => assert.fail("not written encoded");
+    const base = { write: () => {}, writeEncoded, now: () => T };
+    assert.equal(encodedWriter(createLogger({ ...base, format: "pretty" }), "info"), undefined);
+    assert.equal(encodedWriter(createLogger(base).child({ service: "relay" }), "info"), undefined);
+    assert.equal(encodedWriter(createLogger({ ...base, level: "warn" }), "info"), undefined);
+    assert.notEqual(encodedWriter(createLogger({ ...base, level: "warn" }), "error"), undefined);
+    const lines: string[] = [];
+    const child = createLogger({ ...base, write: (line) => lines.push(line) }).child({ pid: 7 });
+    accessLogger(child)({
+      request: undefined,
+      method: "GET",
+      status: 400,
+      bytes: 1,
+      durationMs: 1,
+      requestId: undefined,
+      aborted: false,
+    });
+    assert.equal(
+      JSON.parse(lines[0]!).pid,
+      7,
+      "a child's lines keep its fields, by the generic way",
+    );
+  });
+
+  it("allocates nothing on the heap a line once warm", () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const buffer = new LineBuffer(1 << 24);
+    const log: Logger = createLogger({
+      write: () => assert.fail("no text line"),
+      writeEncoded: (level, time, fields) => buffer.addJson(level, time, fields),
+      now: () => T,
+    });
+    const write = accessLogger(log);
+    const by = { service: "relay", route: "/webhook" };
+    const entries: ResponseEntry[] = Array.from({ length: 64 }, (_, i) => ({
+      request: requestFrom(`127.0.0.${i}`, by),
+      method: "POST",
+      status: 202,
+      bytes: 82 + i,
+      durationMs: 0.25 + i / 7,
+      requestId: `5313aa7e-${i}`,
+      aborted: false,
+    }));
+    const lines = (count: number): void => {
+      for (let i = 0; i < count; i++) write(entries[i & 63]!);
+    };
+    lines(200_000); // optimized, and the buffer grown
+    buffer.take();
+    const youngUsed = () =>
+      getHeapSpaceStatistics().find((space) => space.space_name === "new_space")!.space_used_size;
+    let gcs = 0;
+    const observer = new PerformanceObserver((list) => (gcs += list.getEntries().length));
+    observer.observe({ entryTypes: ["gc"] });
+    // A collection in the middle spoils a measure: up to five tries for one without.
+    let perLine = Number.POSITIVE_INFINITY;
+    for (let attempt = 0; attempt < 5 && perLine === Number.POSITIVE_INFINITY; attempt++) {
+      gc();
+      const seen = gcs;
+      const before = youngUsed();
+      lines(20_000);
+      const after = youngUsed();
+      if (gcs === seen && after >= before) perLine = (after - before) / 20_000;
+      buffer.take();
+    }
+    observer.disconnect();
+    assert.ok(perLine < 1, `${perLine} bytes allocated a line (none expected)`);
+  });
+});
