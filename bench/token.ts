@@ -7,6 +7,11 @@
 // CPU time per grant (from /proc) is printed too, as a check on the rate.
 // Both servers run pinned to the same core and the client to another
 // (taskset, where there is one).
+//
+// Beside them, in the same rounds, a bare node:http server doing the least a
+// grant must do (bench/_bare_token_server.ts): ours against it says how much
+// of a grant's cost is the tributary's own and how much is node:http and the
+// kernel's, which no server on node:http can shed.
 // Needs: no disk, about 1 minute.
 import { readFileSync } from "node:fs";
 import { report } from "./_data.ts";
@@ -51,12 +56,14 @@ const ours = await startPinnedServer(["--import", "tsx", "server.ts"], {
   ACCESS_LOG: "off",
 });
 const peer = await startPinnedServer(["--import", "tsx", "bench/_oauth2_server.ts"]);
+const bare = await startPinnedServer(["--import", "tsx", "bench/_bare_token_server.ts"]);
 try {
   await check(ours.url);
   await check(peer.url);
+  await check(bare.url);
   // Both warm up (JIT) before the measured rounds; each server keeps every
   // token it issued, so later rounds run with fuller maps. Best against best.
-  for (const server of [peer, ours]) {
+  for (const server of [peer, ours, bare]) {
     await runPinnedLoad({
       url: `${server.url}/oauth2/token`,
       method: "POST",
@@ -66,11 +73,11 @@ try {
       seconds: 2,
     });
   }
-  const rates = { ours: [] as number[], peer: [] as number[] };
+  const rates = { ours: [] as number[], peer: [] as number[], bare: [] as number[] };
   /** Server CPU µs per grant, each round. */
-  const cpus = { ours: [] as number[], peer: [] as number[] };
+  const cpus = { ours: [] as number[], peer: [] as number[], bare: [] as number[] };
   for (let round = 0; round < 3; round++) {
-    for (const [name, server] of [["peer", peer], ["ours", ours]] as const) {
+    for (const [name, server] of [["peer", peer], ["ours", ours], ["bare", bare]] as const) {
       const before = cpuSeconds(server.child.pid!);
       const result = await runPinnedLoad({
         url: `${server.url}/oauth2/token`,
@@ -94,16 +101,25 @@ try {
     }
   }
   const ratio = Math.max(...rates.ours) / Math.max(...rates.peer);
+  const floor = Math.max(...rates.ours) / Math.max(...rates.bare);
+  console.log(
+    `ours / a bare node:http grant server: ${floor.toFixed(3)} grants/s (server CPU ${
+      Math.min(...cpus.ours).toFixed(1)
+    } against ${Math.min(...cpus.bare).toFixed(1)} µs); the peer / bare ${
+      (Math.max(...rates.peer) / Math.max(...rates.bare)).toFixed(3)
+    }`,
+  );
   report([{
     name: "token client_credentials",
     measure: `our grants/s / @node-oauth/oauth2-server grants/s, best round of each (server CPU ${
       Math.min(...cpus.ours).toFixed(1)
-    } µs per grant, the peer ${Math.min(...cpus.peer).toFixed(1)} µs, least of the rounds)`,
+    } µs per grant, the peer ${Math.min(...cpus.peer).toFixed(1)} µs, a bare node:http grant ${
+      Math.min(...cpus.bare).toFixed(1)
+    } µs, least of the rounds)`,
     ratio,
     target: ">= 3",
     pass: ratio >= 3,
   }]);
 } finally {
-  ours.child.kill("SIGTERM");
-  peer.child.kill("SIGTERM");
+  for (const server of [ours, peer, bare]) server.child.kill("SIGTERM");
 }
