@@ -86,7 +86,16 @@ async function drained(): Promise<void> {
 }
 
 try {
-  for (const server of Object.values(servers)) await runPinnedLoad(request(server.url, 1));
+  /**
+   * Messages the intake-only process holds (its queue has no worker, so it
+   * keeps them all): its cost a webhook grows with them, the collections of
+   * its heap being most of what it adds to bare's.
+   */
+  let held = 0;
+  for (const server of Object.values(servers)) {
+    const warm = await runPinnedLoad(request(server.url, 1));
+    if (server === servers.intake) held += warm.requests;
+  }
   const rates = {
     bare: [] as number[],
     intake: [] as number[],
@@ -102,6 +111,7 @@ try {
   /** Server CPU µs per request of bare and intake-only (10 connections), each round. */
   const cpu = { bare: [] as number[], intake: [] as number[] };
   for (let round = 0; round < ROUNDS; round++) {
+    const heldBefore = held;
     for (const [name, server, connections] of runs) {
       const result = await measureTurn(
         servers[server].child,
@@ -112,6 +122,7 @@ try {
       }
       rates[name].push(result.perSecond);
       if (name === "bare" || name === "intake") cpu[name].push(result.cpu * 1e6 / result.requests);
+      if (server === "intake") held += result.requests;
     }
     await drained();
     console.log(
@@ -119,7 +130,7 @@ try {
         cpu.bare[round]!.toFixed(1)
       } µs, intake-only ${rates.intake[round]!.toFixed(0)}/s ${
         cpu.intake[round]!.toFixed(1)
-      } µs; 64 connections: ` +
+      } µs (holding ${heldBefore} messages); 64 connections: ` +
         `intake-only ${rates.intake64[round]!.toFixed(0)}/s, journaled ${
           rates.journaled[round]!.toFixed(0)
         }/s; intake with deliveries ${rates.delivering[round]!.toFixed(0)}/s`,

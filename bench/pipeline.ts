@@ -13,13 +13,15 @@
 // compression check (withCompression, as serveOverHttp wraps the app; the body
 // is below COMPRESS_ABOVE_BYTES). Prints, per stage, req/s, the server's CPU
 // time per request (from /proc) and what the stage adds to the one before, and
-// reports the full path's rate / bare's (informational). Each stage is its own
-// process, all pinned to one core; the client is bench/_load.ts (a lean closed
-// loop, 10 connections) pinned to the other. 5 rounds of 2 s per stage, each
-// round in another order; the figures are the medians of the rounds. A turn
-// during which other processes took 10% or more of either core is run again,
-// up to twice.
-// Needs: no disk, about 2 minutes (up to 5 while other processes keep the CPUs busy).
+// reports the full path's rate / bare's (informational). Each stage runs in
+// three processes of its own, all pinned to one core; the client is
+// bench/_load.ts (a lean closed loop, 10 connections) pinned to the other. Two
+// processes of the same server differ by several µs a request (where the heap
+// and the compiled code fall), as much as a stage costs: so each round loads
+// the next process of every stage, and the medians of 6 rounds of 2 s (each
+// round in another order) come from all three. A turn during which other
+// processes took 10% or more of either core is run again, up to twice.
+// Needs: no disk, about 3 minutes (up to 6 while other processes keep the CPUs busy).
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -46,7 +48,9 @@ import {
 } from "./_processes.ts";
 
 const SECONDS = Number(process.env["BENCH_PIPELINE_SECONDS"] ?? 2);
-const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 5);
+const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 6);
+/** Processes of each stage, taking turns from round to round. */
+const PROCESSES = Number(process.env["BENCH_PIPELINE_PROCESSES"] ?? 3);
 const CONNECTIONS = 10;
 /**
  * A turn during which other processes took this share of the servers' CPU or
@@ -84,21 +88,24 @@ async function check(stage: StageName, url: string): Promise<void> {
 // This process drains the servers' output (the access log) as a log collector
 // would: beside the client, not on the servers' core.
 pinToClientCpu(process.pid);
-const servers = new Map<StageName, { child: ChildProcess; url: string }>();
+const servers = new Map<StageName, { child: ChildProcess; url: string }[]>();
 const dir = mkdtempSync(join(tmpdir(), "tributary-bench-"));
 try {
   writeFileSync(join(dir, "body.json"), BODY);
   for (const { name } of STAGES) {
-    const server = await startPinnedServer(
-      name === "bare"
-        ? ["--import", "tsx", "bench/_bare_server.ts", join(dir, "body.json"), CONTENT_TYPE]
-        : ["--import", "tsx", "bench/_pipeline_server.ts", name],
-    );
-    servers.set(name, server);
-    await check(name, server.url);
+    servers.set(name, []);
+    for (let i = 0; i < PROCESSES; i++) {
+      const server = await startPinnedServer(
+        name === "bare"
+          ? ["--import", "tsx", "bench/_bare_server.ts", join(dir, "body.json"), CONTENT_TYPE]
+          : ["--import", "tsx", "bench/_pipeline_server.ts", name],
+      );
+      servers.get(name)!.push(server);
+      await check(name, server.url);
+    }
   }
   console.log(
-    `response: ${BODY.length} bytes; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per stage`,
+    `response: ${BODY.length} bytes; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per stage, ${PROCESSES} processes of each stage taking turns`,
   );
   const load = (url: string, seconds: number) => ({
     url: `${url}${PATH}`,
@@ -109,7 +116,9 @@ try {
     seconds,
   });
   // Each warms up (JIT) before the measured rounds: a server's first seconds under load are slower.
-  for (const server of servers.values()) await runPinnedLoad(load(server.url, 3));
+  for (const stage of servers.values()) {
+    for (const server of stage) await runPinnedLoad(load(server.url, 2));
+  }
   const rates = new Map<StageName, number[]>(STAGES.map(({ name }) => [name, []]));
   const cpus = new Map<StageName, number[]>(STAGES.map(({ name }) => [name, []]));
   const non2xx = new Map<StageName, number>(STAGES.map(({ name }) => [name, 0]));
@@ -118,7 +127,7 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     const line: string[] = [];
     for (const name of stageOrder(round)) {
-      const server = servers.get(name)!;
+      const server = servers.get(name)![round % PROCESSES]!;
       const turn = (): Promise<MeasuredTurn> =>
         measureTurn(server.child, load(server.url, SECONDS));
       // Other processes on either core (a test suite run meanwhile) slow whichever stage runs then:
@@ -198,6 +207,6 @@ try {
     },
   ]);
 } finally {
-  for (const server of servers.values()) server.child.kill("SIGTERM");
+  for (const stage of servers.values()) for (const server of stage) server.child.kill("SIGTERM");
   rmSync(dir, { recursive: true, force: true });
 }
