@@ -44,8 +44,13 @@ export interface FaultLoadOptions {
   /** A request not answered by then is given up (recorded with status 0). */
   readonly hangMs: number;
   /**
-   * Requests a client sends for an account (a multiple of ten: the round's
-   * first turn is then a sign-up) before it signs up another, answered or not.
+   * Requests a client sends for an account before it signs up another,
+   * answered or not. Clients sign up on different turns (client i when
+   * turn + i × the number of URLs is a multiple of it), so that some client
+   * signs up in any stretch of the run, a fault's too, not all of them at
+   * once; each through the URL it would ask then, so every process takes
+   * sign-ups (client i through URL i modulo their number, when this is a
+   * multiple of it).
    * @default {Infinity}
    */
   readonly turnsPerAccount?: number;
@@ -117,7 +122,8 @@ export function startFaultLoad(options: FaultLoadOptions): FaultLoad {
     let attempt = 0;
     for (let turn = 0; !stopping && turn < 1_000_000; turn++) {
       const url = options.urls[(index + turn) % options.urls.length]!;
-      // A round of ten turns: a sign-up, a login, a snapshot, patches. Each step is asked in its
+      // A round of ten turns: a login, a snapshot, patches, and now and then a sign-up in place of
+      // one of them (see turnsPerAccount); a login follows it. Each step is asked in its
       // turn whatever the last answers were (a failed login keeps the token before it), so that
       // every kind of request goes on during a fault.
       const step = turn % 10;
@@ -132,7 +138,10 @@ export function startFaultLoad(options: FaultLoadOptions): FaultLoad {
         if (reply.status === 200) {
           signUpToken = (JSON.parse(reply.body) as { access_token: string }).access_token;
         }
-      } else if (account === undefined || (turn > 0 && turn % turnsPerAccount === 0)) {
+      } else if (
+        account === undefined ||
+        (turn > 0 && (turn + index * options.urls.length) % turnsPerAccount === 0)
+      ) {
         const username = `${options.prefix}-${index}-${++attempt}`;
         const reply = await ask("sign-up", url, "/api/v2/sign-up", {
           method: "POST",
