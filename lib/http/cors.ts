@@ -44,7 +44,8 @@ export function withCors(handler: Handler, options: CorsOptions): Handler {
     .map((h) => h.toLowerCase());
   const expose = (options.exposeHeaders ?? ["link", "retry-after"]).join(", ");
   const maxAge = String(options.maxAgeSeconds ?? 600);
-  return async function cors(request: HttpRequest): Promise<HttpResponse> {
+  // An answer given at once stays synchronous through here, with an origin or without.
+  return function cors(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
     const origin = request.headers["origin"];
     if (origin === undefined) return handler(request);
     const requestedMethod = request.headers["access-control-request-method"];
@@ -78,17 +79,22 @@ export function withCors(handler: Handler, options: CorsOptions): Handler {
         },
       };
     }
-    let response: HttpResponse;
+    const allowed = (response: HttpResponse): HttpResponse => {
+      if (!origins.has(origin)) return response;
+      const headers = mergeHeaders(response.headers);
+      headers["access-control-allow-origin"] = origin;
+      headers["access-control-expose-headers"] = expose;
+      headers["vary"] = "Origin";
+      return { ...response, headers };
+    };
+    let response: HttpResponse | Promise<HttpResponse>;
     try {
-      response = await handler(request);
+      response = handler(request);
     } catch (error) {
-      response = errorResponse(error);
+      return allowed(errorResponse(error));
     }
-    if (!origins.has(origin)) return response;
-    const headers = mergeHeaders(response.headers);
-    headers["access-control-allow-origin"] = origin;
-    headers["access-control-expose-headers"] = expose;
-    headers["vary"] = "Origin";
-    return { ...response, headers };
+    return response instanceof Promise
+      ? response.then(allowed, (error: unknown) => allowed(errorResponse(error)))
+      : allowed(response);
   };
 }

@@ -30,77 +30,113 @@ export function withRateLimit(
   limiter: KeyLimiter,
   identify: (request: HttpRequest) => string,
 ): Handler {
-  return async function rateLimited(request: HttpRequest): Promise<HttpResponse> {
+  // An answer given at once stays synchronous through here: a limiter in memory and a handler
+  // that answers at once cost no turn of the microtask queue.
+  return function rateLimited(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
     const key = identify(request);
-    let decision: RateDecision;
+    let acquired: RateDecision | Promise<RateDecision>;
     try {
-      // A limiter in memory answers at once: no turn of the microtask queue for it.
-      const acquired = limiter.acquire(key);
-      decision = typeof (acquired as { then?: unknown }).then === "function"
-        ? await acquired
-        : acquired as RateDecision;
+      acquired = limiter.acquire(key);
     } catch (cause) {
-      throw new HttpError(
-        "ERR_HTTP_UNAVAILABLE",
-        "Cannot check the rate limit: its store does not answer; retry shortly",
-        {
-          headers: { "retry-after": "1" },
-          cause,
+      throw unavailable(cause);
+    }
+    if (typeof (acquired as { then?: unknown }).then === "function") {
+      return (acquired as Promise<RateDecision>).then(
+        (decision) => decided(handler, request, decision),
+        (cause: unknown) => {
+          throw unavailable(cause);
         },
       );
     }
-    const quota = decision.quota;
-    if (!decision.ok) {
-      const why = decision.reason === "rate"
-        ? "the request rate is above the limit"
-        : "another request from the same caller is still running";
-      throw new HttpError(
-        "ERR_HTTP_RATE_LIMITED",
-        `Cannot accept the request now: ${why}; retry after ${decision.retryAfterSeconds} s`,
-        {
-          headers: addQuota({ "retry-after": String(decision.retryAfterSeconds) }, quota),
-        },
-      );
-    }
-    let answer: HttpResponse;
-    try {
-      answer = await handler(request);
-    } catch (error) {
-      decision.release();
-      // An error the client caused carries the quota too; an internal one goes on to be logged.
-      if (quota === undefined || statusOf(error) === 500) throw error;
-      answer = errorResponse(error);
-    }
-    const response = quota === undefined
-      ? answer
-      : { ...answer, headers: addQuota(mergeHeaders(answer.headers), quota) };
-    const body = response.body;
-    if (
-      body === undefined || typeof body === "string" || body instanceof Uint8Array ||
-      Array.isArray(body)
-    ) {
-      decision.release();
-      return response;
-    }
-    // A permit that expires is renewed while the stream runs, and no longer once it ends.
-    const renew = decision.renew;
-    // A renewal that fails leaves the permit to expire; it must not become an unhandled rejection.
-    const timer = renew === undefined ? undefined : setInterval(
-      () => void Promise.resolve().then(renew).catch(() => {}),
-      decision.renewEveryMs ?? 10_000,
-    );
-    timer?.unref();
-    return {
-      ...response,
-      body: releasing(body as BodyChunks, () => {
-        if (timer !== undefined) clearInterval(timer);
-        decision.release();
-      }),
-    };
+    return decided(handler, request, acquired as RateDecision);
   };
 }
 
-/** Adds the `RateLimit-*` headers of a quota (if any) to `headers`, a new object of the caller's. */
+function unavailable(cause: unknown): HttpError {
+  return new HttpError(
+    "ERR_HTTP_UNAVAILABLE",
+    "Cannot check the rate limit: its store does not answer; retry shortly",
+    {
+      headers: { "retry-after": "1" },
+      cause,
+    },
+  );
+}
+
+/** A decision that lets the request through, with its permit. */
+type Granted = Extract<RateDecision, { readonly ok: true }>;
+
+/** The answer once the limiter has decided: a 429, or the handler's answer with the quota. */
+function decided(
+  handler: Handler,
+  request: HttpRequest,
+  decision: RateDecision,
+): HttpResponse | Promise<HttpResponse> {
+  if (!decision.ok) {
+    const why = decision.reason === "rate"
+      ? "the request rate is above the limit"
+      : "another request from the same caller is still running";
+    throw new HttpError(
+      "ERR_HTTP_RATE_LIMITED",
+      `Cannot accept the request now: ${why}; retry after ${decision.retryAfterSeconds} s`,
+      {
+        headers: addQuota({ "retry-after": String(decision.retryAfterSeconds) }, decision.quota),
+      },
+    );
+  }
+  let answer: HttpResponse | Promise<HttpResponse>;
+  try {
+    answer = handler(request);
+  } catch (error) {
+    return failed(decision, error);
+  }
+  return answer instanceof Promise
+    ? answer.then(
+      (value) => answered(decision, value),
+      (error: unknown) => failed(decision, error),
+    )
+    : answered(decision, answer);
+}
+
+/** A handler's error: the permit released, and an error the client caused answered with the quota. */
+function failed(decision: Granted, error: unknown): HttpResponse {
+  decision.release();
+  // An internal one goes on to be logged.
+  if (decision.quota === undefined || statusOf(error) === 500) throw error;
+  return answered(decision, errorResponse(error));
+}
+
+/** The answer with the quota's headers, its permit released once its body is sent. */
+function answered(decision: Granted, answer: HttpResponse): HttpResponse {
+  const quota = decision.quota;
+  const response = quota === undefined
+    ? answer
+    : { ...answer, headers: addQuota(mergeHeaders(answer.headers), quota) };
+  const body = response.body;
+  if (
+    body === undefined || typeof body === "string" || body instanceof Uint8Array ||
+    Array.isArray(body)
+  ) {
+    decision.release();
+    return response;
+  }
+  // A permit that expires is renewed while the stream runs, and no longer once it ends.
+  const renew = decision.renew;
+  // A renewal that fails leaves the permit to expire; it must not become an unhandled rejection.
+  const timer = renew === undefined ? undefined : setInterval(
+    () => void Promise.resolve().then(renew).catch(() => {}),
+    decision.renewEveryMs ?? 10_000,
+  );
+  timer?.unref();
+  return {
+    ...response,
+    body: releasing(body as BodyChunks, () => {
+      if (timer !== undefined) clearInterval(timer);
+      decision.release();
+    }),
+  };
+}
+
 function addQuota(
   headers: Record<string, string>,
   quota: RateQuota | undefined,

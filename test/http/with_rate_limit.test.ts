@@ -6,6 +6,7 @@ import {
   HttpError,
   type HttpResponse,
   RateLimiter,
+  withCors,
   withRateLimit,
 } from "../../lib/http/mod.ts";
 import { statusOf } from "../../lib/http/error_response.ts";
@@ -298,5 +299,68 @@ describe("withRateLimit() with a body in parts", () => {
     const response = await callHandler(handler, makeRequest());
     assert.ok(Array.isArray(response.body));
     assert.equal(limiter.acquire("k").ok, true);
+  });
+});
+
+describe("withRateLimit() and withCors() with an answer given at once", () => {
+  const limiter = () =>
+    new RateLimiter({ ratePerSecond: 100, burst: 10, maxConcurrent: 8, now: () => 0 });
+  const fixed: Handler = () => ({
+    status: 200,
+    headers: { "content-type": "text/plain" },
+    body: "ok",
+  });
+
+  it("answer synchronously, a memory limiter and a handler that answers at once costing no microtask turn", () => {
+    const limited = withRateLimit(fixed, limiter(), byKey);
+    const answer = limited(makeRequest());
+    assert.ok(!(answer instanceof Promise), "withRateLimit answers at once");
+    assert.equal((answer as HttpResponse).headers?.["ratelimit-limit"], "10");
+    const crossed = withCors(limited, { origins: ["https://app.example"] });
+    for (
+      const headers of [{}, { origin: "https://app.example" }, { origin: "https://other.example" }]
+    ) {
+      const result = crossed(makeRequest({ headers }));
+      assert.ok(
+        !(result instanceof Promise),
+        `withCors answers at once (${JSON.stringify(headers)})`,
+      );
+      assert.equal((result as HttpResponse).status, 200);
+    }
+    const allowed = crossed(
+      makeRequest({ headers: { origin: "https://app.example" } }),
+    ) as HttpResponse;
+    assert.equal(allowed.headers?.["access-control-allow-origin"], "https://app.example");
+    assert.equal(allowed.headers?.["ratelimit-limit"], "10");
+  });
+
+  it("answer a client error thrown at once with the quota, at once, and release its permit", () => {
+    const limits = new RateLimiter({
+      ratePerSecond: 100,
+      burst: 10,
+      maxConcurrent: 1,
+      now: () => 0,
+    });
+    const refusing: Handler = () => {
+      throw new HttpError("ERR_HTTP_NOT_FOUND", "no such thing");
+    };
+    const answer = withRateLimit(refusing, limits, byKey)(makeRequest());
+    assert.ok(!(answer instanceof Promise));
+    assert.equal((answer as HttpResponse).status, 404);
+    assert.equal((answer as HttpResponse).headers?.["ratelimit-limit"], "10");
+    assert.ok(canAcquire(limits, "k"), "the permit is released");
+  });
+
+  it("still wait for a limiter that answers later, and for a handler that does", async () => {
+    const later = { acquire: (key: string) => Promise.resolve(limiter().acquire(key)) };
+    const slow: Handler = () => Promise.resolve({ status: 201, body: "made" });
+    const answer = withCors(withRateLimit(slow, later, byKey), { origins: [] })(makeRequest());
+    assert.ok(answer instanceof Promise);
+    assert.equal((await answer).status, 201);
+    const down = { acquire: () => Promise.reject(new Error("store down")) };
+    await assert.rejects(
+      Promise.resolve().then(() => withRateLimit(fixed, down, byKey)(makeRequest())),
+      (error: unknown) => statusOf(error) === 503,
+    );
   });
 });
