@@ -3,6 +3,7 @@
 // Usage: _bare_http2_server.ts <body file> <content type> <cert> <key>
 import { readFileSync } from "node:fs";
 import { createSecureServer } from "node:http2";
+import { listenOnLoopback } from "./_listen.ts";
 
 const body = readFileSync(process.argv[2]!);
 const type = process.argv[3]!;
@@ -14,14 +15,4 @@ const server = createSecureServer({
   res.writeHead(200, { "content-type": type, "content-length": body.length });
   res.end(body);
 });
-server.listen(0, "127.0.0.1", () => {
-  const address = server.address();
-  console.log(
-    JSON.stringify({
-      event: "listening",
-      url: `https://127.0.0.1:${
-        typeof address === "object" && address !== null ? address.port : 0
-      }`,
-    }),
-  );
-});
+listenOnLoopback(server, "https");

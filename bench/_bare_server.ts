@@ -2,6 +2,7 @@
 // the HTTP benchmark's baseline. Usage: _bare_server.ts <body file> <content type>
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { listenOnLoopback } from "./_listen.ts";
 
 const body = readFileSync(process.argv[2]!);
 const type = process.argv[3]!;
@@ -9,12 +10,4 @@ const server = createServer((_req, res) => {
   res.writeHead(200, { "content-type": type, "content-length": body.length });
   res.end(body);
 });
-server.listen(0, "127.0.0.1", () => {
-  const address = server.address();
-  console.log(
-    JSON.stringify({
-      event: "listening",
-      url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`,
-    }),
-  );
-});
+listenOnLoopback(server);

@@ -4,6 +4,7 @@
 // same JSON with the same headers), with nothing of a framework around it.
 import { createHash, randomBytes } from "node:crypto";
 import { createServer } from "node:http";
+import { listenOnLoopback } from "./_listen.ts";
 
 const CREDENTIALS = `Basic ${btoa("demo-backend:demo-backend-secret")}`;
 const tokens = new Map<string, number>();
@@ -31,12 +32,4 @@ const server = createServer((req, res) => {
     res.end(answer);
   });
 });
-server.listen(0, "127.0.0.1", () => {
-  const address = server.address();
-  console.log(
-    JSON.stringify({
-      event: "listening",
-      url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`,
-    }),
-  );
-});
+listenOnLoopback(server);

@@ -1,6 +1,7 @@
 // The intake benchmark's baseline: a bare node:http server that reads each
 // body, parses it as JSON and answers 202 with a small JSON body.
 import { createServer } from "node:http";
+import { listenOnLoopback } from "./_listen.ts";
 
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
@@ -15,12 +16,4 @@ const server = createServer((req, res) => {
     res.end(body);
   });
 });
-server.listen(0, "127.0.0.1", () => {
-  const address = server.address();
-  console.log(
-    JSON.stringify({
-      event: "listening",
-      url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`,
-    }),
-  );
-});
+listenOnLoopback(server);

@@ -3,6 +3,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer } from "node:http";
 import OAuth2Server from "@node-oauth/oauth2-server";
+import { listenOnLoopback } from "./_listen.ts";
 
 const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");
 const CLIENT = {
@@ -65,12 +66,4 @@ const server = createServer((req, res) => {
     );
   });
 });
-server.listen(0, "127.0.0.1", () => {
-  const address = server.address();
-  console.log(
-    JSON.stringify({
-      event: "listening",
-      url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`,
-    }),
-  );
-});
+listenOnLoopback(server);

@@ -2,6 +2,7 @@
 // every POST 204 at once and counts it; GET /count answers the count.
 // Usage: node --import tsx bench/_receiver.ts   (prints {"event": "listening", "url": ...})
 import { createServer } from "node:http";
+import { listenOnLoopback } from "./_listen.ts";
 
 let received = 0;
 const server = createServer((req, res) => {
@@ -18,12 +19,4 @@ const server = createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 60_000;
-server.listen(0, "127.0.0.1", () => {
-  const address = server.address();
-  console.log(
-    JSON.stringify({
-      event: "listening",
-      url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`,
-    }),
-  );
-});
+listenOnLoopback(server);
