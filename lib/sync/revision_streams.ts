@@ -217,7 +217,16 @@ export class RevisionStreams {
   #ask(allowed: StillAllowed): Promise<boolean> {
     return new Promise((resolve) => {
       const cancel = this.#after(() => resolve(true), this.#heartbeatMs);
-      allowed().then(
+      let asked: Promise<boolean>;
+      try {
+        asked = allowed();
+      } catch {
+        // A check that throws at once cannot tell either: the stream stays, as for a rejection.
+        cancel();
+        resolve(true);
+        return;
+      }
+      asked.then(
         (answer) => {
           cancel();
           resolve(answer);

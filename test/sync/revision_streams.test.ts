@@ -502,4 +502,39 @@ describe("RevisionStreams", () => {
     assert.equal(failing.closed, false);
     failing.close();
   });
+
+  it("keeps a stream whose check throws at once, and goes on checking the others", async () => {
+    const timers = handTimers();
+    const streams = new RevisionStreams(new MemoryRevisionFeed(), {
+      ...timers.options,
+      headOf: () => Promise.resolve(undefined),
+    });
+    const unhandled: unknown[] = [];
+    const note = (reason: unknown): void => void unhandled.push(reason);
+    process.on("unhandledRejection", note);
+    try {
+      const throwing = await streams.open(ALICE, new AbortController().signal, () => {
+        throw new Error("a bug, thrown before any promise");
+      });
+      const refused = await streams.open(
+        BOB,
+        new AbortController().signal,
+        () => Promise.resolve(false),
+      );
+      timers.beat();
+      await new Promise(setImmediate);
+      await new Promise(setImmediate);
+      assert.equal(throwing.closed, false, "the throwing check keeps its stream");
+      assert.equal(refused.closed, true, "the other stream's refusal is heard");
+      assert.equal(
+        timers.ends.filter((end) => !end.cancelled).length,
+        0,
+        "no give-up timer left waiting",
+      );
+      assert.deepEqual(unhandled, []);
+      throwing.close();
+    } finally {
+      process.off("unhandledRejection", note);
+    }
+  });
 });
