@@ -158,15 +158,17 @@ describe("the access line, written as bytes", () => {
     let gcs = 0;
     const observer = new PerformanceObserver((list) => (gcs += list.getEntries().length));
     observer.observe({ entryTypes: ["gc"] });
-    // A collection in the middle spoils a measure: up to five tries for one without.
+    // A collection in the middle spoils a measure, and a one-off event (the compiler at work, a
+    // coverage tool's counters) can allocate once: the least of five measures counts, so only an
+    // allocation every line fails.
     let perLine = Number.POSITIVE_INFINITY;
-    for (let attempt = 0; attempt < 5 && perLine === Number.POSITIVE_INFINITY; attempt++) {
+    for (let attempt = 0; attempt < 5; attempt++) {
       gc();
       const seen = gcs;
       const before = youngUsed();
       lines(20_000);
       const after = youngUsed();
-      if (gcs === seen && after >= before) perLine = (after - before) / 20_000;
+      if (gcs === seen && after >= before) perLine = Math.min(perLine, (after - before) / 20_000);
       buffer.take();
     }
     observer.disconnect();
