@@ -1,4 +1,5 @@
 import {
+  type AnsweredBy,
   answeredBy,
   type Handler,
   HttpError,
@@ -68,8 +69,13 @@ export function hostRoutes(options: HostRoutesOptions): HostRoutes {
   });
   const named = (handler: Router): Handler => {
     if (!options.accessLog) return handler;
+    // One note a route, shared by its requests (the access line keeps its encoded parts by it).
+    const notes = new Map<string, AnsweredBy>();
     return (request) => {
-      noteAnsweredBy(request, { service: "host", route: handler.routeOf(request) ?? "other" });
+      const route = handler.routeOf(request) ?? "other";
+      let by = notes.get(route);
+      if (by === undefined) notes.set(route, by = { service: "host", route });
+      noteAnsweredBy(request, by);
       return handler(request);
     };
   };

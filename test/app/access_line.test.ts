@@ -3,9 +3,11 @@ import { PerformanceObserver } from "node:perf_hooks";
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, it } from "node:test";
-import { accessLogger } from "../../lib/app/host_routes.ts";
+import { accessLogger, hostRoutes } from "../../lib/app/host_routes.ts";
+import { MetricsRegistry } from "../../lib/metrics/mod.ts";
 import {
   type AnsweredBy,
+  answeredBy,
   type HttpRequest,
   noteAnsweredBy,
   type ResponseEntry,
@@ -174,4 +176,38 @@ describe("the access line, written as bytes", () => {
     observer.disconnect();
     assert.ok(perLine < 1, `${perLine} bytes allocated a line (none expected)`);
   });
+
+  it("notes the host's routes with one record a route, so their parts are encoded once", async () => {
+    const host = hostRoutes({
+      metrics: new MetricsRegistry(),
+      services: ["water"],
+      state: () => "started",
+      ready: () => Promise.resolve({ ready: true, problems: [] }),
+      running: () => [],
+      accessLog: true,
+    });
+    const health = host.mounts.find((mount) => mount.prefix === "/health")!;
+    const notes = [];
+    for (const path of ["/health", "/health", "/health/live"]) {
+      const request = makeHostRequest(path);
+      await health.handler(request);
+      notes.push(answeredBy(request));
+    }
+    assert.equal(notes[0]?.route, "/health");
+    assert.equal(notes[0], notes[1], "the same route's requests share one note");
+    assert.notEqual(notes[0], notes[2]);
+    assert.deepEqual(notes[2], { service: "host", route: "/health/live" });
+  });
 });
+
+/** A GET request record for a host route, with the slot the access log's note goes in. */
+function makeHostRequest(path: string): HttpRequest {
+  return {
+    method: "GET",
+    path,
+    query: "",
+    headers: {},
+    remoteAddress: "127.0.0.1",
+    origin: "http://127.0.0.1",
+  } as unknown as HttpRequest;
+}
