@@ -15,6 +15,8 @@ const encoder = new TextEncoder();
 const NOBODY: AnsweredBy = { service: "", route: "other" };
 /** Parts kept at most, across routes, methods and statuses (a client chooses the method). */
 const MAX_PARTS = 4096;
+/** The longest method whose parts are kept: the registered methods are far shorter. */
+const MAX_KEPT_METHOD = 24;
 
 /** The bytes of an access line that depend only on its route, method and status. */
 interface Parts {
@@ -94,22 +96,14 @@ export class AccessLine implements EncodedFields {
   }
 
   #partsOf(by: AnsweredBy, method: string, status: number, request: unknown): Parts {
-    let byMethod = this.#parts.get(by);
-    let byStatus = byMethod?.get(method);
-    const known = byStatus?.get(status);
+    const known = this.#parts.get(by)?.get(method)?.get(status);
     if (known !== undefined) return known;
-    if (this.#count >= MAX_PARTS) {
-      this.#parts.clear();
-      this.#count = 0;
-      byMethod = undefined;
-    }
-    if (byMethod === undefined) this.#parts.set(by, byMethod = new Map());
-    byStatus = byMethod.get(method);
-    if (byStatus === undefined) byMethod.set(method, byStatus = new Map());
     const route = by.route;
+    // A status that is not a finite number (only a direct caller can give one) is null, as JSON has it.
+    const shown = Number.isFinite(status) ? String(status) : "null";
     const head = `${JSON.stringify(`${method} ${route} ${status}`)},"event":"request","method":${
       JSON.stringify(method)
-    },"route":${JSON.stringify(route)},"status":${status},"durationMs":`;
+    },"route":${JSON.stringify(route)},"status":${shown},"durationMs":`;
     const parts: Parts = {
       head: encoder.encode(head),
       // A request the record names has a service (the host's own routes are "host"); a response without one has none.
@@ -117,6 +111,17 @@ export class AccessLine implements EncodedFields {
         ? new Uint8Array(0)
         : encoder.encode(`,"service":${JSON.stringify(by.service)}`),
     };
+    // A client chooses the method (HTTP/2 takes any token, thousands of characters long): only
+    // the short ones, the methods there are, are kept.
+    if (method.length > MAX_KEPT_METHOD) return parts;
+    if (this.#count >= MAX_PARTS) {
+      this.#parts.clear();
+      this.#count = 0;
+    }
+    let byMethod = this.#parts.get(by);
+    if (byMethod === undefined) this.#parts.set(by, byMethod = new Map());
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) byMethod.set(method, byStatus = new Map());
     byStatus.set(status, parts);
     this.#count++;
     return parts;

@@ -105,6 +105,36 @@ describe("the access line, written as bytes", () => {
     ]);
   });
 
+  it("writes a line for a method thousands of characters long, and a status that is not finite as null", () => {
+    const { plain, encoded, generic, encodedLines } = loggers(() => T);
+    const slow = accessLogger(plain);
+    const fast = accessLogger(encoded);
+    const by = { service: "water", route: "/items" };
+    const long = "X".repeat(15_000);
+    for (
+      const [method, status] of [[long, 200], [long, 200], ["GET", Number.NaN], [
+        "GET",
+        Infinity,
+      ]] as const
+    ) {
+      const entry: ResponseEntry = {
+        request: requestFrom("127.0.0.1", by),
+        method,
+        status,
+        bytes: 1,
+        durationMs: 1,
+        requestId: undefined,
+        aborted: false,
+      };
+      slow(entry);
+      fast(entry);
+    }
+    const lines = encodedLines();
+    assert.deepEqual(lines, generic);
+    assert.equal(JSON.parse(lines[2]!).status, null);
+    assert.equal(JSON.parse(lines[0]!).method.length, 15_000);
+  });
+
   it("is written only by a JSON logger without fields of its own, at a level it writes", () => {
     const writeEncoded = () => assert.fail("not written encoded");
     const base = { write: () => {}, writeEncoded, now: () => T };
