@@ -35,13 +35,18 @@ export function withRateLimit(
   return function rateLimited(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
     const key = identify(request);
     let acquired: RateDecision | Promise<RateDecision>;
+    /** A decision to come; every failure of the limiter's, at once or later, is a 503. */
+    let later: Promise<RateDecision> | undefined;
     try {
       acquired = limiter.acquire(key);
+      if (typeof (acquired as { then?: unknown }).then === "function") {
+        later = Promise.resolve(acquired);
+      }
     } catch (cause) {
       throw unavailable(cause);
     }
-    if (typeof (acquired as { then?: unknown }).then === "function") {
-      return (acquired as Promise<RateDecision>).then(
+    if (later !== undefined) {
+      return later.then(
         (decision) => decided(handler, request, decision),
         (cause: unknown) => {
           throw unavailable(cause);

@@ -362,5 +362,23 @@ describe("withRateLimit() and withCors() with an answer given at once", () => {
       Promise.resolve().then(() => withRateLimit(fixed, down, byKey)(makeRequest())),
       (error: unknown) => statusOf(error) === 503,
     );
+    // A limiter that answers nothing, or a thenable whose then throws: its failure, a 503 too.
+    const broken = [
+      { acquire: () => null as unknown as ReturnType<RateLimiter["acquire"]> },
+      {
+        acquire: () =>
+          ({
+            then: () => {
+              throw new Error("a broken thenable");
+            },
+          }) as unknown as Promise<ReturnType<RateLimiter["acquire"]>>,
+      },
+    ];
+    for (const limiter of broken) {
+      await assert.rejects(
+        Promise.resolve().then(() => withRateLimit(fixed, limiter, byKey)(makeRequest())),
+        (error: unknown) => statusOf(error) === 503,
+      );
+    }
   });
 });
