@@ -61,7 +61,7 @@ try {
   await check(ours.url);
   await check(peer.url);
   await check(bare.url);
-  // Both warm up (JIT) before the measured rounds; each server keeps every
+  // Each warms up (JIT) before the measured rounds; each server keeps every
   // token it issued, so later rounds run with fuller maps. Best against best.
   for (const server of [peer, ours, bare]) {
     await runPinnedLoad({
@@ -103,7 +103,7 @@ try {
   const ratio = Math.max(...rates.ours) / Math.max(...rates.peer);
   const floor = Math.max(...rates.ours) / Math.max(...rates.bare);
   console.log(
-    `ours / a bare node:http grant server: ${floor.toFixed(3)} grants/s (server CPU ${
+    `ours / a bare node:http grant server: ${floor.toFixed(3)} by grants/s (server CPU ${
       Math.min(...cpus.ours).toFixed(1)
     } against ${Math.min(...cpus.bare).toFixed(1)} µs); the peer / bare ${
       (Math.max(...rates.peer) / Math.max(...rates.bare)).toFixed(3)
