@@ -45,20 +45,32 @@ export function formatRecord(record: LogRecord, format: LogFormat, withStack = f
 let lastSecond = Number.NaN;
 let lastPrefix = "";
 
+/**
+ * A time's ISO 8601 text up to its milliseconds (`2026-11-24T22:30:01.`),
+ * kept for the second last asked (the JSON lines' times, as text or as bytes,
+ * share it); undefined for a year past 9999, whose text is longer.
+ * @param whole epoch milliseconds, a whole number
+ * @returns the text before the milliseconds, or undefined
+ * @throws {RangeError} for a time a Date cannot hold, as `toISOString` does
+ */
+export function isoSecondPrefix(whole: number): string | undefined {
+  const second = Math.floor(whole / 1000);
+  if (second !== lastSecond) {
+    const iso = new Date(whole).toISOString();
+    if (iso.length !== 24) return undefined;
+    lastSecond = second;
+    lastPrefix = iso.slice(0, 20);
+  }
+  return lastPrefix;
+}
+
 function isoTime(time: number): string {
   // As Date takes it: whole milliseconds, toward zero.
   const whole = Math.trunc(time);
-  const second = Math.floor(whole / 1000);
-  if (second !== lastSecond) {
-    // toISOString throws on an invalid time, as before; years past 9999 (a longer text) are not kept.
-    const iso = new Date(whole).toISOString();
-    if (iso.length !== 24) return iso;
-    lastSecond = second;
-    lastPrefix = iso.slice(0, 20);
-    return iso;
-  }
-  const ms = whole - second * 1000;
-  return `${lastPrefix}${ms < 10 ? "00" : ms < 100 ? "0" : ""}${ms}Z`;
+  const prefix = isoSecondPrefix(whole);
+  if (prefix === undefined) return new Date(whole).toISOString();
+  const ms = whole - Math.floor(whole / 1000) * 1000;
+  return `${prefix}${ms < 10 ? "00" : ms < 100 ? "0" : ""}${ms}Z`;
 }
 
 /** How a field's name starts its part of a JSON line. */

@@ -1,3 +1,4 @@
+import { isoSecondPrefix } from "./format_record.ts";
 import type { LogLevel } from "./log_record.ts";
 
 // Lines as UTF-8 bytes in a buffer that outlives them: a line written a
@@ -113,13 +114,10 @@ function encodeDigits(value: number, into: Uint8Array, at: number): number {
   return at + digits;
 }
 
-/** The second of the last time written, and its text up to the milliseconds (`2026-11-24T22:30:01.`) as bytes. */
-let lastSecond = Number.NaN;
-const lastPrefix = new Uint8Array(20);
-
 /**
  * Writes a time as the JSON format writes it: ISO 8601 in UTC, to the
- * millisecond, quoted. Lines of one second share the date's text.
+ * millisecond, quoted. Lines of one second share the date's text
+ * (`isoSecondPrefix`, as the text lines do).
  * @param time epoch milliseconds
  * @param into the buffer, with room for 32 bytes from `at`
  * @param at where to start
@@ -128,18 +126,11 @@ const lastPrefix = new Uint8Array(20);
  */
 export function encodeIsoTime(time: number, into: Uint8Array, at: number): number {
   const whole = Math.trunc(time);
-  const second = Math.floor(whole / 1000);
+  const prefix = isoSecondPrefix(whole);
+  if (prefix === undefined) return encodeJsonString(new Date(whole).toISOString(), into, at);
   into[at++] = QUOTE;
-  if (second !== lastSecond) {
-    const iso = new Date(whole).toISOString();
-    // Years past 9999 make a longer text: written whole, not kept.
-    if (iso.length !== 24) return encodeJsonString(iso, into, at - 1);
-    for (let i = 0; i < 20; i++) lastPrefix[i] = iso.charCodeAt(i);
-    lastSecond = second;
-  }
-  into.set(lastPrefix, at);
-  at += 20;
-  const ms = whole - second * 1000;
+  at = encodeText(prefix, into, at);
+  const ms = whole - Math.floor(whole / 1000) * 1000;
   into[at++] = ZERO + Math.floor(ms / 100);
   into[at++] = ZERO + (Math.floor(ms / 10) % 10);
   into[at++] = ZERO + (ms % 10);
