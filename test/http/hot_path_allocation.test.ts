@@ -1,12 +1,9 @@
 // What the shared request path allocates per request where it matters: the
-// key check, the route lookup, the rate limit and the metrics. Measured as V8
-// counts it, the growth of the young generation over a run of calls (after
-// warm-up, with the least of several runs taken, so a collection in between
-// cannot inflate it): a per-request record or closure coming back shows as
-// tens of bytes a call.
+// key check, the route lookup, the rate limit and the metrics, measured by
+// bytesPerCall (test/_helpers/allocation.ts): a per-request record or closure
+// coming back shows as tens of bytes a call.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { getHeapSpaceStatistics } from "node:v8";
 import {
   authenticateApiKey,
   createRouter,
@@ -17,30 +14,8 @@ import {
   RateLimiter,
 } from "../../lib/http/mod.ts";
 import { createHttpMetrics, MetricsRegistry, withMetrics } from "../../lib/metrics/mod.ts";
+import { bytesPerCall, COVERED } from "../_helpers/allocation.ts";
 
-function youngBytes(): number {
-  for (const space of getHeapSpaceStatistics()) {
-    if (space.space_name === "new_space") return space.space_used_size;
-  }
-  throw new Error("no new_space in this V8");
-}
-
-/** Bytes the young generation grows by per call of `f`, the least of 7 runs of 2,000 calls. */
-function bytesPerCall(f: () => unknown): number {
-  for (let i = 0; i < 50_000; i++) f();
-  let least = Number.POSITIVE_INFINITY;
-  for (let run = 0; run < 7; run++) {
-    const before = youngBytes();
-    for (let i = 0; i < 2000; i++) f();
-    const grown = youngBytes() - before;
-    // A collection during the run shrinks the space: that run says nothing.
-    if (grown >= 0) least = Math.min(least, grown / 2000);
-  }
-  return least;
-}
-
-/** Whether V8 counts coverage, which keeps some temporaries from being optimized away. */
-const COVERED = process.env["NODE_V8_COVERAGE"] !== undefined;
 const KEY = "hot-path-key-0123456789";
 const request = {
   method: "GET",
