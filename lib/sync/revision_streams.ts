@@ -217,25 +217,20 @@ export class RevisionStreams {
   #ask(allowed: StillAllowed): Promise<boolean> {
     return new Promise((resolve) => {
       const cancel = this.#after(() => resolve(true), this.#heartbeatMs);
+      const answered = (answer: boolean): void => {
+        cancel();
+        resolve(answer);
+      };
+      // A check that throws, at once or later, cannot tell: the stream stays.
+      const keep = (): void => answered(true);
       let asked: Promise<boolean>;
       try {
         asked = allowed();
       } catch {
-        // A check that throws at once cannot tell either: the stream stays, as for a rejection.
-        cancel();
-        resolve(true);
+        keep();
         return;
       }
-      asked.then(
-        (answer) => {
-          cancel();
-          resolve(answer);
-        },
-        () => {
-          cancel();
-          resolve(true);
-        },
-      );
+      asked.then(answered, keep);
     });
   }
 
