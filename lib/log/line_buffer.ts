@@ -46,10 +46,10 @@ export function encodeJsonString(text: string, into: Uint8Array, at: number): nu
       return at + encoder.encodeInto(JSON.stringify(text), into.subarray(at)).written;
     }
   }
-  into[at++] = QUOTE;
-  for (let i = 0; i < length; i++) into[at++] = text.charCodeAt(i);
-  into[at++] = QUOTE;
-  return at;
+  into[at] = QUOTE;
+  at = encodeText(text, into, at + 1);
+  into[at] = QUOTE;
+  return at + 1;
 }
 
 /**
