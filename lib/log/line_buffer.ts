@@ -114,6 +114,10 @@ function encodeDigits(value: number, into: Uint8Array, at: number): number {
   return at + digits;
 }
 
+/** The second of the last time {@linkcode encodeIsoTime} wrote, and its text before the milliseconds. */
+let encodedSecond = Number.NaN;
+let encodedPrefix = "";
+
 /**
  * Writes a time as the JSON format writes it: ISO 8601 in UTC, to the
  * millisecond, quoted. Lines of one second share the date's text
@@ -126,11 +130,17 @@ function encodeDigits(value: number, into: Uint8Array, at: number): number {
  */
 export function encodeIsoTime(time: number, into: Uint8Array, at: number): number {
   const whole = Math.trunc(time);
-  const prefix = isoSecondPrefix(whole);
-  if (prefix === undefined) return encodeJsonString(new Date(whole).toISOString(), into, at);
+  const second = Math.floor(whole / 1000);
+  // A line of the second before calls nothing with the time, which a call might box on the heap.
+  if (second !== encodedSecond) {
+    const prefix = isoSecondPrefix(whole);
+    if (prefix === undefined) return encodeJsonString(new Date(whole).toISOString(), into, at);
+    encodedSecond = second;
+    encodedPrefix = prefix;
+  }
   into[at++] = QUOTE;
-  at = encodeText(prefix, into, at);
-  const ms = whole - Math.floor(whole / 1000) * 1000;
+  at = encodeText(encodedPrefix, into, at);
+  const ms = whole - second * 1000;
   into[at++] = ZERO + Math.floor(ms / 100);
   into[at++] = ZERO + (Math.floor(ms / 10) % 10);
   into[at++] = ZERO + (ms % 10);
