@@ -17,6 +17,10 @@ const JSON_TYPE = "application/json";
 const MAX_DEPTH = 32;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
+/** Event names kept at most by {@linkcode ownEventName}; past it, the memory starts again. */
+const MAX_EVENT_NAMES = 1024;
+/** Each event name seen, as a string of its own (the key is the value). */
+const eventNames = new Map<string, string>();
 /** The attempts of a new job, shared: attempts are added by copying, never in place. */
 const NO_ATTEMPTS: readonly Attempt[] = Object.freeze([]);
 
@@ -228,7 +232,7 @@ export function parseWebhook(bytes: Uint8Array): { event: string; data: string }
       try {
         // Valid, the data is one JSON object (the head saw its "{"), so the whole body is valid too.
         JSON.parse(data);
-        return { event, data };
+        return { event: ownEventName(event), data };
       } catch {
         // Not one value, e.g. a repeated "data" member: the full parse below decides.
       }
@@ -265,6 +269,22 @@ export function parseWebhook(bytes: Uint8Array): { event: string; data: string }
     throw invalidWebhook('Field "data" must be a JSON object', "data");
   }
   return { event, data: memberText(text, "data") };
+}
+
+/**
+ * An event name found in a body, as a string that does not hold the body: V8
+ * keeps a part of a string of 13 characters or more as a view of the whole,
+ * and a job keeps its event long after its body is delivered (the status
+ * API's retention) or sealed. One copy per name, shared by its jobs; the name
+ * needs no JSON escaping (the caller checked it against EVENT_NAME).
+ */
+function ownEventName(event: string): string {
+  const known = eventNames.get(event);
+  if (known !== undefined) return known;
+  if (eventNames.size >= MAX_EVENT_NAMES) eventNames.clear();
+  const own = JSON.parse(`"${event}"`) as string;
+  eventNames.set(own, own);
+  return own;
 }
 
 /**

@@ -3,7 +3,10 @@
 // several runs taken so that a collection in between (or a one-off
 // allocation, the compiler's or a coverage tool's) cannot inflate it. A
 // per-call record or closure coming back shows as tens of bytes a call.
-import { getHeapSpaceStatistics } from "node:v8";
+// And what a value keeps alive once held (retainedBytesPer): the heap's
+// growth across full collections, per value.
+import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 
 function youngBytes(): number {
   for (const space of getHeapSpaceStatistics()) {
@@ -33,3 +36,28 @@ export function bytesPerCall(f: () => unknown): number {
 
 /** Whether V8 counts coverage, which keeps some temporaries from being optimized away: a few bytes a call more. */
 export const COVERED = process.env["NODE_V8_COVERAGE"] !== undefined;
+
+/** A full collection, V8's own (exposed for this process on first use). */
+function collect(): void {
+  setFlagsFromString("--expose-gc");
+  (runInNewContext("gc") as () => void)();
+}
+
+/**
+ * Bytes of heap each of `count` values that `make` returns keeps alive once
+ * everything else is collected: what a queue or a log pays to hold one.
+ * @param count how many to make and hold
+ * @param make the i-th value
+ * @returns bytes a value
+ */
+export function retainedBytesPer(count: number, make: (i: number) => unknown): number {
+  const held: unknown[] = new Array(count);
+  collect();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < count; i++) held[i] = make(i);
+  collect();
+  const bytes = (process.memoryUsage().heapUsed - before) / count;
+  // Read after the measure, so the values cannot be collected before it.
+  if (held.length !== count) throw new Error("the values were not held");
+  return bytes;
+}
