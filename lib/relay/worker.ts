@@ -27,6 +27,13 @@ export interface RelayWorkerOptions {
   /** Runs `task` after `ms`; returns a function that cancels it. */
   readonly setTimer: (task: () => void, ms: number) => () => void;
   /**
+   * Runs `task` once the I/O of the event loop's current turn is handled:
+   * the deliveries that finish in one turn wake the worker once, and their
+   * freed slots are filled by one claim.
+   * @default {setImmediate}
+   */
+  readonly defer?: (task: () => void) => void;
+  /**
    * Deliveries in flight at most, over all endpoints.
    * @default {64}
    */
@@ -118,6 +125,9 @@ export class RelayWorker {
   #running = false;
   #pumping: Promise<void> | undefined;
   #again = false;
+  /** The wake-up that finished deliveries asked for, until it runs. */
+  #soon: Promise<void> | undefined;
+  readonly #defer: (task: () => void) => void;
   #cancelTimer: (() => void) | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
 
@@ -133,6 +143,7 @@ export class RelayWorker {
     // Short, and renewed while the delivery runs: a live worker keeps its jobs, a dead one's come back soon.
     this.#leaseMs = options.leaseMs ?? 5000;
     this.#pollInterval = options.pollIntervalMs ?? 1000;
+    this.#defer = options.defer ?? setImmediate;
     const schedule = options.schedule;
     this.#maxRetryAfter = schedule.kind === "fixed"
       ? Math.max(0, ...schedule.delaysMs)
@@ -177,8 +188,8 @@ export class RelayWorker {
 
   /** Resolves when nothing is in flight (for tests and benchmarks). */
   async idle(): Promise<void> {
-    while (this.#inFlight.size > 0 || this.#pumping !== undefined) {
-      await Promise.all([...this.#inFlight, this.#pumping]);
+    while (this.#inFlight.size > 0 || this.#pumping !== undefined || this.#soon !== undefined) {
+      await Promise.all([...this.#inFlight, this.#pumping, this.#soon]);
     }
   }
 
@@ -268,7 +279,24 @@ export class RelayWorker {
     void task.finally(() => {
       this.#held.delete(lease);
       this.#inFlight.delete(task);
-      this.notify();
+      this.#notifySoon();
+    });
+  }
+
+  /**
+   * Wakes the worker once the turn's I/O is handled: under load several
+   * deliveries finish in one turn, and one claim then fills their slots
+   * (a wake-up each cost a claim, a look at the next due time and their
+   * promises for every delivery).
+   */
+  #notifySoon(): void {
+    if (this.#soon !== undefined) return;
+    this.#soon = new Promise((resolve) => {
+      this.#defer(() => {
+        this.#soon = undefined;
+        this.notify();
+        resolve();
+      });
     });
   }
 

@@ -394,6 +394,37 @@ describe("RelayWorker", () => {
   it("does not let a failing endpoint's retries delay another tenant's messages", () =>
     failingEndpointKeepsOthersGoing());
 
+  it("fills the slots of the deliveries that finish in one turn with one claim", async () => {
+    class CountingQueue extends MemoryQueue {
+      claims = 0;
+      override claim(options: Parameters<MemoryQueue["claim"]>[0]) {
+        this.claims++;
+        return super.claim(options);
+      }
+    }
+    const queue = new CountingQueue();
+    const t = setup({ concurrency: 8, perEndpoint: 8, queue });
+    const hanging: ((result: DeliveryResult) => void)[] = [];
+    t.receiver.on(
+      A,
+      (n) => n <= 8 ? new Promise<DeliveryResult>((resolve) => hanging.push(resolve)) : status(200),
+    );
+    await t.send("acme", 16, true);
+    assert.equal(hanging.length, 8, "eight in flight, the other eight ready");
+    const before = queue.claims;
+    // Eight answers in one turn of the event loop, each in a callback of its own, as a loaded
+    // relay reads them from its sockets (promise jobs run between them, so each answer's
+    // bookkeeping is done before the next is read).
+    for (const resolve of hanging.splice(0)) setImmediate(() => resolve(status(200)));
+    await turns(1);
+    await t.worker.idle();
+    assert.equal(t.receiver.requests.length, 16, "every message went out");
+    // One claim fills the eight freed slots with the other eight jobs, and one more, once those
+    // finish (in one turn too), finds the queue empty; a claim for each finished delivery made 16.
+    assert.ok(queue.claims - before <= 3, `${queue.claims - before} claims for 16 deliveries`);
+    await t.worker.stop();
+  });
+
   it("holds an endpoint to its rate limit per second", async () => {
     const t = setup({ rate: 2 });
     t.receiver.on(B, () => status(200));
