@@ -28,8 +28,8 @@ export interface RelayWorkerOptions {
   readonly setTimer: (task: () => void, ms: number) => () => void;
   /**
    * Runs `task` once the I/O of the event loop's current turn is handled:
-   * the deliveries that finish in one turn wake the worker once, and their
-   * freed slots are filled by one claim.
+   * the messages queued and the deliveries finished in one turn wake the
+   * worker once, and one claim takes their jobs and fills the freed slots.
    * @default {setImmediate}
    */
   readonly defer?: (task: () => void) => void;
@@ -125,7 +125,7 @@ export class RelayWorker {
   #running = false;
   #pumping: Promise<void> | undefined;
   #again = false;
-  /** The wake-up that finished deliveries asked for, until it runs. */
+  /** The wake-up that {@linkcode RelayWorker.notify} asked for, until it runs. */
   #soon: Promise<void> | undefined;
   readonly #defer: (task: () => void) => void;
   #cancelTimer: (() => void) | undefined;
@@ -158,11 +158,27 @@ export class RelayWorker {
   /** Starts claiming and delivering. */
   start(): void {
     this.#running = true;
-    this.notify();
+    this.#wake();
   }
 
-  /** Tells the worker that jobs may be due now, e.g. after intake. */
+  /**
+   * Tells the worker that jobs may be due now, e.g. after intake: it looks
+   * once the I/O of the event loop's turn is handled, so the messages and
+   * the answers of one turn make one look.
+   */
   notify(): void {
+    if (!this.#running || this.#soon !== undefined) return;
+    this.#soon = new Promise((resolve) => {
+      this.#defer(() => {
+        this.#soon = undefined;
+        this.#wake();
+        resolve();
+      });
+    });
+  }
+
+  /** Looks for due jobs now (or again once the look under way ends). */
+  #wake(): void {
     if (!this.#running) return;
     if (this.#pumping !== undefined) {
       this.#again = true;
@@ -172,7 +188,7 @@ export class RelayWorker {
     this.#pumping = this.#pump().finally(() => {
       this.#pumping = undefined;
       // A wake-up that came after the last look is not lost.
-      if (this.#again) this.notify();
+      if (this.#again) this.#wake();
     });
   }
 
@@ -267,7 +283,7 @@ export class RelayWorker {
     this.#cancelTimer = this.#options.setTimer(() => {
       this.#cancelTimer = undefined;
       this.#timerAt = Number.POSITIVE_INFINITY;
-      this.notify();
+      this.#wake();
     }, ms);
   }
 
@@ -279,24 +295,7 @@ export class RelayWorker {
     void task.finally(() => {
       this.#held.delete(lease);
       this.#inFlight.delete(task);
-      this.#notifySoon();
-    });
-  }
-
-  /**
-   * Wakes the worker once the turn's I/O is handled: under load several
-   * deliveries finish in one turn, and one claim then fills their slots
-   * (a wake-up each cost a claim, a look at the next due time and their
-   * promises for every delivery).
-   */
-  #notifySoon(): void {
-    if (this.#soon !== undefined) return;
-    this.#soon = new Promise((resolve) => {
-      this.#defer(() => {
-        this.#soon = undefined;
-        this.notify();
-        resolve();
-      });
+      this.notify();
     });
   }
 

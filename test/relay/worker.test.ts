@@ -425,6 +425,51 @@ describe("RelayWorker", () => {
     await t.worker.stop();
   });
 
+  it("takes the messages queued in one turn with one claim", async () => {
+    class CountingQueue extends MemoryQueue {
+      claims = 0;
+      override claim(options: Parameters<MemoryQueue["claim"]>[0]) {
+        this.claims++;
+        return super.claim(options);
+      }
+    }
+    const queue = new CountingQueue();
+    const t = setup({ concurrency: 8, perEndpoint: 8, queue });
+    const hanging: ((result: DeliveryResult) => void)[] = [];
+    t.receiver.on(A, () => new Promise<DeliveryResult>((resolve) => hanging.push(resolve)));
+    await t.worker.idle();
+    const before = queue.claims;
+    // Eight webhooks taken in one turn, each in a callback of its own, each telling the worker.
+    for (let i = 0; i < 8; i++) {
+      setImmediate(() => {
+        const messageId = `msg_turn${i}`;
+        void queue.enqueue({
+          tenantId: "acme",
+          messageId,
+          jobs: [{
+            id: `${messageId}.a`,
+            messageId,
+            tenantId: "acme",
+            endpointId: "a",
+            event: "user.created",
+            body: "{}",
+            contentType: "application/json",
+            createdAt: t.clock.time,
+            dueAt: t.clock.time,
+            attempts: [],
+          }],
+        });
+        t.worker.notify();
+      });
+    }
+    await turns(3);
+    assert.equal(t.receiver.requests.length, 8, "all eight on their way");
+    // A look each made eight claims.
+    assert.equal(queue.claims - before, 1);
+    for (const resolve of hanging.splice(0)) resolve(status(200));
+    await t.worker.stop();
+  });
+
   it("holds an endpoint to its rate limit per second", async () => {
     const t = setup({ rate: 2 });
     t.receiver.on(B, () => status(200));
