@@ -87,6 +87,15 @@ function setup(
   return { clock, registry, queue, receiver, worker, dead, send, advance };
 }
 
+/** A memory queue that counts its claims. */
+class CountingQueue extends MemoryQueue {
+  claims = 0;
+  override claim(options: Parameters<MemoryQueue["claim"]>[0]) {
+    this.claims++;
+    return super.claim(options);
+  }
+}
+
 /** Lets the event loop go round a few times, for work that does not finish. */
 async function turns(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -395,13 +404,6 @@ describe("RelayWorker", () => {
     failingEndpointKeepsOthersGoing());
 
   it("fills the slots of the deliveries that finish in one turn with one claim", async () => {
-    class CountingQueue extends MemoryQueue {
-      claims = 0;
-      override claim(options: Parameters<MemoryQueue["claim"]>[0]) {
-        this.claims++;
-        return super.claim(options);
-      }
-    }
     const queue = new CountingQueue();
     const t = setup({ concurrency: 8, perEndpoint: 8, queue });
     const hanging: ((result: DeliveryResult) => void)[] = [];
@@ -426,13 +428,6 @@ describe("RelayWorker", () => {
   });
 
   it("takes the messages queued in one turn with one claim", async () => {
-    class CountingQueue extends MemoryQueue {
-      claims = 0;
-      override claim(options: Parameters<MemoryQueue["claim"]>[0]) {
-        this.claims++;
-        return super.claim(options);
-      }
-    }
     const queue = new CountingQueue();
     const t = setup({ concurrency: 8, perEndpoint: 8, queue });
     const hanging: ((result: DeliveryResult) => void)[] = [];
