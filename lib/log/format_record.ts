@@ -41,9 +41,14 @@ export function formatRecord(record: LogRecord, format: LogFormat, withStack = f
   return line;
 }
 
-/** The second of the last time formatted, its text up to the milliseconds (`2026-11-24T22:30:01.`): lines of one second share it. */
-let lastSecond = Number.NaN;
-let lastPrefix = "";
+/**
+ * The second of the last time formatted and its text up to the milliseconds
+ * (`2026-11-24T22:30:01.`): lines of one second share it. A caller on a hot
+ * path compares `second` itself before calling {@linkcode isoSecondPrefix}, so
+ * that a line of the same second makes no call with the time (a call may box
+ * a number that large on the heap).
+ */
+export const lastIsoSecond = { second: Number.NaN, prefix: "" };
 
 /**
  * A time's ISO 8601 text up to its milliseconds (`2026-11-24T22:30:01.`),
@@ -55,13 +60,13 @@ let lastPrefix = "";
  */
 export function isoSecondPrefix(whole: number): string | undefined {
   const second = Math.floor(whole / 1000);
-  if (second !== lastSecond) {
+  if (second !== lastIsoSecond.second) {
     const iso = new Date(whole).toISOString();
     if (iso.length !== 24) return undefined;
-    lastSecond = second;
-    lastPrefix = iso.slice(0, 20);
+    lastIsoSecond.second = second;
+    lastIsoSecond.prefix = iso.slice(0, 20);
   }
-  return lastPrefix;
+  return lastIsoSecond.prefix;
 }
 
 function isoTime(time: number): string {

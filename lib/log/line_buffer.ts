@@ -1,4 +1,4 @@
-import { isoSecondPrefix } from "./format_record.ts";
+import { isoSecondPrefix, lastIsoSecond } from "./format_record.ts";
 import type { LogLevel } from "./log_record.ts";
 
 // Lines as UTF-8 bytes in a buffer that outlives them: a line written a
@@ -114,10 +114,6 @@ function encodeDigits(value: number, into: Uint8Array, at: number): number {
   return at + digits;
 }
 
-/** The second of the last time {@linkcode encodeIsoTime} wrote, and its text before the milliseconds. */
-let encodedSecond = Number.NaN;
-let encodedPrefix = "";
-
 /**
  * Writes a time as the JSON format writes it: ISO 8601 in UTC, to the
  * millisecond, quoted. Lines of one second share the date's text
@@ -131,15 +127,12 @@ let encodedPrefix = "";
 export function encodeIsoTime(time: number, into: Uint8Array, at: number): number {
   const whole = Math.trunc(time);
   const second = Math.floor(whole / 1000);
-  // A line of the second before calls nothing with the time, which a call might box on the heap.
-  if (second !== encodedSecond) {
-    const prefix = isoSecondPrefix(whole);
-    if (prefix === undefined) return encodeJsonString(new Date(whole).toISOString(), into, at);
-    encodedSecond = second;
-    encodedPrefix = prefix;
+  // The second's text is looked up only when the second changes (lastIsoSecond says why).
+  if (second !== lastIsoSecond.second && isoSecondPrefix(whole) === undefined) {
+    return encodeJsonString(new Date(whole).toISOString(), into, at);
   }
   into[at++] = QUOTE;
-  at = encodeText(encodedPrefix, into, at);
+  at = encodeText(lastIsoSecond.prefix, into, at);
   const ms = whole - second * 1000;
   into[at++] = ZERO + Math.floor(ms / 100);
   into[at++] = ZERO + (Math.floor(ms / 10) % 10);
