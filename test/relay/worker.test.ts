@@ -55,13 +55,16 @@ function setup(
     onDead: (job, reason) => dead.push(`${job.id}: ${reason}`),
   });
   let n = 0;
-  /** Queues `count` messages and lets the worker take them; with `hang`, does not wait for deliveries that hang. */
-  async function send(tenant: "acme" | "globex", count = 1, hang = false): Promise<string[]> {
-    const ids: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const messageId = `msg_${++n}`;
-      const endpointId = tenant === "acme" ? "a" : "b";
-      const job: Job = {
+  /** A new message of the tenant, for its one endpoint, due now. */
+  function message(
+    tenant: "acme" | "globex",
+  ): { tenantId: string; messageId: string; jobs: Job[] } {
+    const messageId = `msg_${++n}`;
+    const endpointId = tenant === "acme" ? "a" : "b";
+    return {
+      tenantId: tenant,
+      messageId,
+      jobs: [{
         id: `${messageId}.${endpointId}`,
         messageId,
         tenantId: tenant,
@@ -72,9 +75,16 @@ function setup(
         createdAt: clock.time,
         dueAt: clock.time,
         attempts: [],
-      };
-      await queue.enqueue({ tenantId: tenant, messageId, jobs: [job] });
-      ids.push(messageId);
+      }],
+    };
+  }
+  /** Queues `count` messages and lets the worker take them; with `hang`, does not wait for deliveries that hang. */
+  async function send(tenant: "acme" | "globex", count = 1, hang = false): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const batch = message(tenant);
+      await queue.enqueue(batch);
+      ids.push(batch.messageId);
     }
     worker.notify();
     await (hang ? turns(5) : worker.idle());
@@ -84,7 +94,7 @@ function setup(
     await clock.advance(ms, () => worker.idle());
   }
   worker.start();
-  return { clock, registry, queue, receiver, worker, dead, send, advance };
+  return { clock, registry, queue, receiver, worker, dead, message, send, advance };
 }
 
 /** A memory queue that counts its claims. */
@@ -437,23 +447,7 @@ describe("RelayWorker", () => {
     // Eight webhooks taken in one turn, each in a callback of its own, each telling the worker.
     for (let i = 0; i < 8; i++) {
       setImmediate(() => {
-        const messageId = `msg_turn${i}`;
-        void queue.enqueue({
-          tenantId: "acme",
-          messageId,
-          jobs: [{
-            id: `${messageId}.a`,
-            messageId,
-            tenantId: "acme",
-            endpointId: "a",
-            event: "user.created",
-            body: "{}",
-            contentType: "application/json",
-            createdAt: t.clock.time,
-            dueAt: t.clock.time,
-            attempts: [],
-          }],
-        });
+        void queue.enqueue(t.message("acme"));
         t.worker.notify();
       });
     }
